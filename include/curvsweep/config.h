@@ -1,0 +1,73 @@
+/* config.h — the fully resolved settings of one cell.
+ *
+ * The spec module expands a sweep spec into cells; each cell is one
+ * cs_config with every axis fixed. Everything downstream (tasks, model,
+ * train, geom) reads only this struct. Defaults are those of DESIGN §8. */
+#ifndef CURVSWEEP_CONFIG_H
+#define CURVSWEEP_CONFIG_H
+
+#include <stdint.h>
+
+typedef enum {
+  ARCH_UNGATED = 0,     /* y = W_o o + b_o */
+  ARCH_GATED,           /* y = W_o (σ(W_g a + b_g) ⊙ o) + b_o, elementwise gate (G1) */
+  ARCH_GATED_HEADWISE,  /* one scalar gate per head */
+  ARCH_MLP,             /* y = W_2 tanh(W_1 a + b_1) + b_2 */
+  ARCH_COUNT
+} cs_arch;
+
+typedef enum {
+  TASK_LINEAR = 0,
+  TASK_BLOBS,
+  TASK_XOR,
+  TASK_CIRCLES,
+  TASK_SPIRAL,
+  TASK_CHECKER,
+  TASK_COUNT
+} cs_task_kind;
+
+typedef enum { SCHEDULE_CONSTANT = 0, SCHEDULE_COSINE } cs_schedule;
+typedef enum { NORM_NONE = 0, NORM_PRE } cs_norm;
+
+typedef struct {
+  /* the four named axes */
+  cs_arch arch;          /* default gated */
+  int depth;             /* default 1 */
+  cs_task_kind task;     /* default circles */
+  int64_t seed;          /* default 0 */
+  /* [task] */
+  int input_dim;         /* m, default 2 */
+  int train_points;      /* 2048 */
+  int test_points;       /* 2048 */
+  double label_noise;    /* 0 */
+  /* [model] */
+  int width;             /* d, 16 */
+  int slots;             /* n, 3 */
+  int heads;             /* H, 1 */
+  int residual;          /* 0 = pure composition */
+  cs_norm norm;          /* none */
+  /* [train] */
+  int epochs;            /* 100 */
+  int batch;             /* 256; 0 = full batch */
+  double lr;             /* 3e-3 */
+  cs_schedule schedule;  /* constant */
+  double weight_decay;   /* 0 */
+  int eval_every;        /* 10 */
+  /* [curvature] */
+  int points;            /* 128 */
+  double sigma;          /* 1.0 */
+  int exact_dim_max;     /* 8 */
+  /* [team] */
+  int team_p, team_q;    /* 1 x 1 */
+} cs_config;
+
+/* The DESIGN §8 defaults. */
+cs_config config_default(void);
+
+const char *config_arch_name(cs_arch a);        /* "ungated", "gated", "gated-headwise", "mlp" */
+const char *config_task_name(cs_task_kind t);   /* "linear", "blobs", ... */
+/* Name -> enum; -1 when unknown. */
+int config_arch_parse(const char *s);
+int config_task_parse(const char *s);
+
+#endif

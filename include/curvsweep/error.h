@@ -1,0 +1,43 @@
+/* error.h — error codes and the one checking macro (PETSc style).
+ *
+ * Every fallible library function returns an int: CS_OK (0) or one of the
+ * codes below, after recording a human-readable message with cs_error().
+ * Callers propagate with CS_CHECK(call). Library code never prints and never
+ * exits; only src/cli turns a code into a message and an exit status
+ * (CS_ERR_INPUT -> 2, anything else -> 1). */
+#ifndef CURVSWEEP_ERROR_H
+#define CURVSWEEP_ERROR_H
+
+#include <stddef.h>
+
+enum {
+  CS_OK = 0,
+  CS_ERR_INPUT,    /* bad spec, archive or command line: the user's to fix (exit 2) */
+  CS_ERR_IO,       /* file system or HDF5 failure at run time */
+  CS_ERR_NOMEM,    /* allocation failed */
+  CS_ERR_NUMERIC,  /* non-finite value where a finite one is required */
+  CS_ERR_MPI,      /* communication failure */
+  CS_ERR_INTERRUPTED, /* stopped by a signal; resumable */
+  CS_ERR_INTERNAL  /* a bug: an invariant did not hold */
+};
+
+/* Record a message for code and return code (so: return cs_error(...);).
+ * The message is kept per thread until the next cs_error(). */
+int cs_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepend context ("while reading X: ") to the current message; returns code. */
+int cs_error_context(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cs_error_message(void);
+void cs_error_clear(void);
+
+/* Propagate a non-zero return code to the caller. */
+#define CS_CHECK(call)                 \
+  do {                                 \
+    int cs_rc_ = (call);               \
+    if (cs_rc_ != CS_OK) return cs_rc_; \
+  } while (0)
+
+/* Allocate n zeroed elements of *ptr's type; CS_ERR_NOMEM on failure. */
+int cs_calloc_bytes(void **ptr, size_t n, size_t size);
+#define CS_CALLOC(ptr, n) cs_calloc_bytes((void **)&(ptr), (size_t)(n), sizeof *(ptr))
+
+#endif

@@ -1,0 +1,78 @@
+/* geom.h — intrinsic (Fisher–Rao) curvature of a representation μ(x) ∈ R^d
+ * over input coordinates x ∈ R^m, from its exact first and second
+ * derivatives (DESIGN §5).
+ *
+ * Input layout, per point: a "jet" of C = 1 + m + P rows of d values each
+ * (row-major, row stride d), P = m(m+1)/2:
+ *   row 0               μ(x)
+ *   row 1 + a           ∂μ/∂x_a                  (a = 0..m-1)
+ *   row 1 + m + p(a,b)  ∂²μ/∂x_a∂x_b, a ≤ b      p(a,b) = geom_pair_index(m, a, b)
+ * Pairs are packed row by row: (0,0),(0,1),…,(0,m-1),(1,1),…,(m-1,m-1).
+ * This is exactly the layout the model's jet forward pass produces. */
+#ifndef CURVSWEEP_GEOM_H
+#define CURVSWEEP_GEOM_H
+
+#include "curvsweep/rng.h"
+
+#define GEOM_DEGENERATE_COND 1e10
+
+/* Rows in a second-order jet for input dimension m: 1 + m + m(m+1)/2. */
+int geom_jet_rows(int m);
+/* Packed index of the pair (a, b) (order irrelevant) among the P pairs. */
+int geom_pair_index(int m, int a, int b);
+
+/* Curvature at one point. With metric g = JᵀJ/σ²:
+ *   S       scalar curvature of g  (σ² × the Euclidean value)
+ *   K       S / (m(m-1)): mean sectional curvature; the Gaussian curvature when m = 2
+ *   S_tilde, K_tilde  scale-free: S · tr(g)/m, K · tr(g)/m
+ *   logdet_g          log det g
+ *   H_norm            mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic)
+ *   area              √det g (area element, for ∫K dA)
+ *   S_se              Monte Carlo standard error of S (0 when computed exactly)
+ *   degenerate        1 when cond(R) > GEOM_DEGENERATE_COND: no other field valid */
+typedef struct {
+  double S, K, S_tilde, K_tilde, logdet_g, H_norm, area, S_se;
+  int degenerate;
+} geom_point;
+
+/* Options of the estimator. */
+typedef struct {
+  double sigma;        /* Fisher noise scale σ */
+  int exact_dim_max;   /* m above this: Monte Carlo S over random 2-frames */
+  int mc_frames;       /* number of random 2-frames for Monte Carlo (default 256) */
+} geom_options;
+
+geom_options geom_options_default(void);
+
+/* Curvature at one point from its jet (d values per row, layout above).
+ * mc supplies the random frames when m > exact_dim_max (may be NULL
+ * otherwise). Returns CS_OK, or an error for invalid arguments. */
+int geom_point_curvature(int d, int m, const double *jet, const geom_options *opt,
+                         rng_stream *mc, geom_point *out);
+
+/* Sectional curvature K(p, r) of the plane spanned by tangent vectors p, r
+ * given in input coordinates (need not be orthonormal). */
+int geom_sectional_curvature(int d, int m, const double *jet, double sigma, const double *p,
+                             const double *r, double *K_out);
+
+/* The DESIGN §5 statistics of one prefix over a set of points. */
+typedef struct {
+  int n_points;            /* evaluation points */
+  double degenerate_frac;  /* fraction excluded as degenerate */
+  double K_mean, K_median, K_absmean, K_q05, K_q95, K_fracpos;
+  double S_mean, S_se;     /* S_se: standard error of S_mean (sample + Monte Carlo) */
+  double Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95, Kt_fracpos; /* scale-free K̃ */
+  double St_mean;
+  double H_norm_mean;      /* mean of the mean-curvature norm */
+  double logdet_mean;      /* mean log det g */
+  double intK;             /* ∫K dA over the input box (m = 2), NaN otherwise */
+} geom_stats;
+
+/* Statistics over n points (degenerate ones excluded, counted).
+ * box: optional second set of n_box points drawn uniformly from the input
+ * box of volume box_volume, used for ∫K dA = volume · mean(K · √det g)
+ * when m = 2; pass n_box = 0 to get intK = NaN. */
+int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
+                       double box_volume, int m, geom_stats *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* la.h — the one module through which every dense product goes (DESIGN §6).
+ *
+ * A matrix is a row-major view plus what a ScaLAPACK 2-D block-cyclic
+ * descriptor needs: global shape, block sizes, the team (BLACS context) it
+ * lives on and the local extents. On the 1×1 team (the default) the local
+ * block is the whole matrix and la calls BLAS directly; on larger teams the
+ * same calls go through PBLAS. Model, train and geom code never call BLAS
+ * or MPI themselves. */
+#ifndef CURVSWEEP_LA_H
+#define CURVSWEEP_LA_H
+
+#include <stdint.h>
+
+typedef struct la_team la_team;
+
+typedef struct {
+  int rows, cols;      /* global shape (row-major logical matrix) */
+  int ld;              /* row stride of the local storage */
+  double *v;           /* local storage: lrows × ld */
+  int mb, nb;          /* block sizes of the block-cyclic layout */
+  int lrows, lcols;    /* local extents */
+  const la_team *team; /* owner; NULL means the 1×1 team */
+} la_mat;
+
+/* A view of rows × cols doubles at v with row stride ld on team (NULL = 1×1). */
+la_mat la_view(const la_team *team, int rows, int cols, int ld, double *v);
+/* Columns [c0, c0 + n) of a view (e.g. one attention head). */
+la_mat la_cols(la_mat a, int c0, int n);
+/* Every k-th row starting at r0 (e.g. the value rows of a jet): needs ld scaling. */
+la_mat la_rows_strided(la_mat a, int r0, int step);
+
+/* C = alpha · op(A) · op(B) + beta · C, op = 'N' (as is) or 'T' (transposed). */
+int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double beta, la_mat c);
+/* Y[r, :] += b  for every row r. */
+void la_add_row_vector(la_mat y, const double *b);
+/* acc[:] += Σ_r Y[r, :]  (bias gradients). */
+void la_sum_rows(la_mat y, double *acc);
+/* dot product and axpy over flat vectors (optimizer and reductions). */
+double la_dot(int64_t n, const double *x, const double *y);
+void la_axpy(int64_t n, double alpha, const double *x, double *y);
+
+/* Floating-point operations issued through la on this thread (benchmarks). */
+uint64_t la_flop_count(void);
+void la_flop_reset(void);
+
+#endif

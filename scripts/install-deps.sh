@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install exactly the Debian packages curvsweep needs that are missing.
+# Idempotent: prints nothing to install when everything is there.
+# Without root or apt-get: says what to install and exits 2.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libscalapack-openmpi-dev
+  libhdf5-openmpi-dev hdf5-tools
+  libopenblas-dev
+  libinih-dev
+  libcmocka-dev
+  gnuplot-nox
+  python3-h5py python3-numpy
+)
+# Slurm is only needed by the Slurm end-to-end tests (tests/sh_slurm*.sh).
+if [[ "${CS_WITH_SLURM:-0}" == 1 ]]; then
+  PACKAGES+=(slurm-wlm munge slurm-wlm-basic-plugins libpmix2)
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1 || [[ $(id -u) -ne 0 ]]; then
+  echo "curvsweep needs these Debian packages, which are not installed:" >&2
+  echo "  sudo apt-get install ${missing[*]}" >&2
+  exit 2
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

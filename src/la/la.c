@@ -1,0 +1,62 @@
+/* la.c — dense linear algebra on row-major views; the 1×1 team path.
+ *
+ * On a 1×1 team every view is its own local block, so products go straight
+ * to CBLAS (OpenBLAS, single-threaded per rank). */
+#include "curvsweep/la.h"
+
+#include <cblas.h>
+
+static _Thread_local uint64_t la_flops;
+
+la_mat la_view(const la_team *team, int rows, int cols, int ld, double *v) {
+  return (la_mat){.rows = rows, .cols = cols, .ld = ld, .v = v, .mb = rows, .nb = cols,
+                  .lrows = rows, .lcols = cols, .team = team};
+}
+
+la_mat la_cols(la_mat a, int c0, int n) {
+  la_mat s = a;
+  s.v = a.v + c0;
+  s.cols = s.lcols = s.nb = n;
+  return s;
+}
+
+la_mat la_rows_strided(la_mat a, int r0, int step) {
+  la_mat s = a;
+  s.v = a.v + (int64_t)r0 * a.ld;
+  s.rows = s.lrows = s.mb = (a.rows - r0 + step - 1) / step;
+  s.ld = a.ld * step;
+  return s;
+}
+
+int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double beta, la_mat c) {
+  int ta = (trans_a == 'T'), tb = (trans_b == 'T');
+  int m = c.rows, n = c.cols, k = ta ? a.rows : a.cols;
+  if (m == 0 || n == 0) return 0;
+  la_flops += 2ull * (uint64_t)m * (uint64_t)n * (uint64_t)k;
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+              n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
+  return 0;
+}
+
+void la_add_row_vector(la_mat y, const double *b) {
+  for (int r = 0; r < y.rows; r++) {
+    double *row = y.v + (int64_t)r * y.ld;
+    for (int j = 0; j < y.cols; j++) row[j] += b[j];
+  }
+}
+
+void la_sum_rows(la_mat y, double *acc) {
+  for (int r = 0; r < y.rows; r++) {
+    const double *row = y.v + (int64_t)r * y.ld;
+    for (int j = 0; j < y.cols; j++) acc[j] += row[j];
+  }
+}
+
+double la_dot(int64_t n, const double *x, const double *y) { return cblas_ddot((int)n, x, 1, y, 1); }
+
+void la_axpy(int64_t n, double alpha, const double *x, double *y) {
+  cblas_daxpy((int)n, alpha, x, 1, y, 1);
+}
+
+uint64_t la_flop_count(void) { return la_flops; }
+void la_flop_reset(void) { la_flops = 0; }

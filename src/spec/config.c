@@ -1,0 +1,37 @@
+/* config.c — defaults and the name tables of the arch and task axes. */
+#include "curvsweep/config.h"
+
+#include <string.h>
+
+static const char *const ARCH_NAMES[ARCH_COUNT] = {"ungated", "gated", "gated-headwise", "mlp"};
+static const char *const TASK_NAMES[TASK_COUNT] = {"linear", "blobs",  "xor",
+                                                   "circles", "spiral", "checker"};
+
+cs_config config_default(void) {
+  return (cs_config){
+      .arch = ARCH_GATED, .depth = 1, .task = TASK_CIRCLES, .seed = 0,
+      .input_dim = 2, .train_points = 2048, .test_points = 2048, .label_noise = 0.0,
+      .width = 16, .slots = 3, .heads = 1, .residual = 0, .norm = NORM_NONE,
+      .epochs = 100, .batch = 256, .lr = 3e-3, .schedule = SCHEDULE_CONSTANT,
+      .weight_decay = 0.0, .eval_every = 10,
+      .points = 128, .sigma = 1.0, .exact_dim_max = 8,
+      .team_p = 1, .team_q = 1,
+  };
+}
+
+const char *config_arch_name(cs_arch a) {
+  return (a >= 0 && a < ARCH_COUNT) ? ARCH_NAMES[a] : "?";
+}
+
+const char *config_task_name(cs_task_kind t) {
+  return (t >= 0 && t < TASK_COUNT) ? TASK_NAMES[t] : "?";
+}
+
+static int lookup(const char *const *names, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], s) == 0) return i;
+  return -1;
+}
+
+int config_arch_parse(const char *s) { return lookup(ARCH_NAMES, ARCH_COUNT, s); }
+int config_task_parse(const char *s) { return lookup(TASK_NAMES, TASK_COUNT, s); }

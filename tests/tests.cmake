@@ -1,0 +1,34 @@
+# Test registration.
+#   tests/test_<name>.c  -> cmocka unit test, one process
+#   tests/mpi_<name>.c   -> cmocka test run under mpiexec at 1, 2, 3 and 4 ranks
+#   tests/sh_<name>.sh   -> end-to-end shell test; gets the build dir and source dir
+set(CS_MPIEXEC mpiexec --oversubscribe --bind-to none)
+set(CS_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;CS_SOURCE_DIR=${PROJECT_SOURCE_DIR};CS_BUILD_DIR=${PROJECT_BINARY_DIR};CS_BIN=${PROJECT_BINARY_DIR}/curvsweep")
+
+file(GLOB CS_UNIT_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/test_*.c)
+foreach(src ${CS_UNIT_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE curvsweep_core PkgConfig::CMOCKA)
+  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 600)
+endforeach()
+
+file(GLOB CS_MPI_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/mpi_*.c)
+foreach(src ${CS_MPI_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE curvsweep_core PkgConfig::CMOCKA)
+  foreach(np 1 2 3 4)
+    add_test(NAME ${name}_np${np} COMMAND ${CS_MPIEXEC} -np ${np} $<TARGET_FILE:${name}>
+             WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+    set_tests_properties(${name}_np${np} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 600)
+  endforeach()
+endforeach()
+
+file(GLOB CS_SH_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/sh_*.sh)
+foreach(src ${CS_SH_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 900)
+endforeach()
