@@ -43,4 +43,12 @@ void la_axpy(int64_t n, double alpha, const double *x, double *y);
 uint64_t la_flop_count(void);
 void la_flop_reset(void);
 
+
+/* Small dense factorisations (LAPACK), used per point by geom. */
+/* Thin QR of the column-major n×k matrix A (n ≥ k, lda = n): Q n×k with
+ * orthonormal columns (column-major, ldq = n) and R k×k upper triangular
+ * (column-major, ldr = k), with A = Q R. */
+int la_qr_thin(int n, int k, const double *a, double *q, double *r);
+/* Singular values (descending) of the column-major k×k matrix A. */
+int la_singular_values(int k, const double *a, double *s);
 #endif

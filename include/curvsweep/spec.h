@@ -1,0 +1,57 @@
+/* spec.h — sweep specs (INI, DESIGN §8): parse, validate, expand into cells.
+ *
+ * Cell numbering: the axes in the order they appear in [grid]; cell ids run
+ * 0 .. count-1 in row-major (nested-loop) order, the first axis slowest and
+ * the last fastest; values within an axis in the order written (a range a..b
+ * ascending). The numbering is a pure function of the spec text. */
+#ifndef CURVSWEEP_SPEC_H
+#define CURVSWEEP_SPEC_H
+
+#include "curvsweep/config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cs_spec cs_spec;
+
+typedef enum { SPEC_AXIS_INT = 0, SPEC_AXIS_REAL, SPEC_AXIS_STRING } cs_axis_type;
+
+/* [sweep] section. */
+typedef struct {
+  char name[128];
+  char output[1024];  /* archive path, relative to the working directory */
+  int save_params;
+  int save_points;
+  int max_retries;
+} cs_sweep_settings;
+
+/* Parse and fully validate. On bad input returns CS_ERR_INPUT with a message
+ * "FILE:LINE: [section] key: what is wrong; allowed: …". */
+int spec_load_file(const char *path, cs_spec **out);
+/* Same, from text in memory; source names the text in messages. */
+int spec_load_string(const char *text, const char *source, cs_spec **out);
+void spec_free(cs_spec *spec);
+
+const cs_sweep_settings *spec_sweep(const cs_spec *spec);
+const char *spec_text(const cs_spec *spec);    /* the text exactly as read */
+const char *spec_sha256(const cs_spec *spec);  /* hex SHA-256 of that text */
+const char *spec_source(const cs_spec *spec);  /* file name given at load */
+
+int64_t spec_cell_count(const cs_spec *spec);
+/* Resolved settings of one cell; CS_ERR_INPUT if cell_id is out of range. */
+int spec_cell_config(const cs_spec *spec, int64_t cell_id, cs_config *out);
+
+/* Axes, in [grid] order. */
+int spec_axis_count(const cs_spec *spec);
+const char *spec_axis_name(const cs_spec *spec, int axis);
+cs_axis_type spec_axis_type(const cs_spec *spec, int axis);
+int spec_axis_length(const cs_spec *spec, int axis);
+/* Value of an axis at a cell: as text (names for strings, %.17g for
+ * numbers) and, for numeric axes, as a number. */
+int spec_axis_value_text(const cs_spec *spec, int axis, int64_t cell_id, char *buf, size_t len);
+double spec_axis_value_number(const cs_spec *spec, int axis, int64_t cell_id);
+
+/* SHA-256 of bytes as 64 hex characters + NUL. */
+void spec_sha256_hex(const void *data, size_t len, char out[65]);
+
+#endif
