@@ -51,4 +51,8 @@ void la_flop_reset(void);
 int la_qr_thin(int n, int k, const double *a, double *q, double *r);
 /* Singular values (descending) of the column-major k×k matrix A. */
 int la_singular_values(int k, const double *a, double *s);
+/* Inverse of the column-major k×k upper triangular R (strictly lower part
+ * ignored) into rinv (column-major, upper triangular); CS_ERR_NUMERIC if R
+ * has an exactly zero diagonal entry. */
+int la_upper_tri_inverse(int k, const double *r, double *rinv);
 #endif
