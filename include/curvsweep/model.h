@@ -1,0 +1,73 @@
+/* model.h — gated and ungated memory-attention models (DESIGN §3).
+ *
+ *   h_0     = W_e x + b_e                                   embedding
+ *   a       = h_l  or  LayerNorm(h_l)                        (norm = pre)
+ *   layer   = memory attention (ungated | gated | gated-headwise) or mlp
+ *   h_{l+1} = y  or  h_l + y                                 (residual)
+ *   logits  = W_r h_L + b_r;  loss = softmax cross-entropy
+ *
+ * Parameters live in one flat array (llm.c style) described by a table of
+ * named tensors; each tensor is initialised from its own counter-based
+ * stream keyed by (seed, layer, name), so tensors two archs share are
+ * bit-identical at the same seed.
+ *
+ * The forward pass runs on values (training) or on second-order jets
+ * (geometry): one code path, jet_order 0 or 2. With jets, the activation
+ * after layer l holds μ_l(x), ∂μ_l/∂x and ∂²μ_l/∂x² for every point, in the
+ * layout of geom.h. */
+#ifndef CURVSWEEP_MODEL_H
+#define CURVSWEEP_MODEL_H
+
+#include "curvsweep/config.h"
+#include "curvsweep/la.h"
+#include "curvsweep/result.h"
+
+#include <stdint.h>
+
+typedef struct cs_model cs_model;
+typedef struct cs_acts cs_acts;
+
+/* Build the model described by cfg (arch, depth, width, slots, heads,
+ * residual, norm, input_dim, seed) and initialise its parameters. team is
+ * the la team it computes on (NULL: 1×1). */
+int model_create(const cs_config *cfg, const la_team *team, cs_model **out);
+void model_free(cs_model *model);
+
+int64_t model_param_count(const cs_model *model);
+double *model_params(cs_model *model);
+double *model_grads(cs_model *model);
+int model_depth(const cs_model *model);
+int model_width(const cs_model *model);
+
+/* Named tensors: a view into the parameter array (no copy). */
+int model_tensor_count(const cs_model *model);
+void model_tensor(cs_model *model, int i, cs_tensor *view, int *decays);
+/* CS_ERR_INPUT when no tensor has that name. */
+int model_find_tensor(cs_model *model, const char *name, cs_tensor *view);
+
+/* Workspace for forward/backward on up to max_points points.
+ * jet_order 0: values only (training, evaluation); 2: second-order jets. */
+int model_acts_create(const cs_model *model, int max_points, int jet_order, cs_acts **out);
+void model_acts_free(cs_acts *acts);
+int model_acts_jet_rows(const cs_acts *acts); /* C: 1, or 1 + m + m(m+1)/2 */
+
+/* Forward pass on n points x (n × m). Fills h_0..h_L; with jet_order 0
+ * also the logits. */
+int model_forward(const cs_model *model, cs_acts *acts, int n, const double *x);
+/* h_l (l = 0..L) after the last forward: (n·C) × width rows. */
+const double *model_layer_output(const cs_acts *acts, int l);
+/* n × 2 logits after a value forward. */
+const double *model_logits(const cs_acts *acts);
+
+/* Mean softmax cross-entropy of the last forward against labels y, and the
+ * number of correct predictions; also stores dL/dlogits for backward. */
+double model_loss(cs_acts *acts, int n, const int *y, int *n_correct);
+/* Backward of the last forward + loss: accumulates dL/dθ into the grads
+ * array (the caller zeroes it). Needs a value forward (jet_order 0). */
+int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
+
+/* Nominal floating-point operations of one forward pass per point (the
+ * products only), for cost estimates and benchmarks. */
+double model_forward_flops_per_point(const cs_config *cfg);
+
+#endif

@@ -1,0 +1,216 @@
+/* jet.c — chain rules for second-order jets (see jet.h for the layout).
+ *
+ * For a scalar f applied to a jet (u, u_a, u_ab):
+ *   f(u)_0  = f(u)
+ *   f(u)_a  = f'(u) u_a
+ *   f(u)_ab = f''(u) u_a u_b + f'(u) u_ab
+ * For a product w = u v (Leibniz):
+ *   w_0  = u v
+ *   w_a  = u_a v + u v_a
+ *   w_ab = u_ab v + u_a v_b + u_b v_a + u v_ab
+ * Everything nonlinear in the models (softmax, sigmoid, tanh, LayerNorm)
+ * is composed from these two rules plus linear maps. */
+#include "jet.h"
+
+#include "curvsweep/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int jet_shape_init(jet_shape *s, int m, int order) {
+  memset(s, 0, sizeof *s);
+  s->m = m;
+  if (order == 0) {
+    s->C = 1;
+    return CS_OK;
+  }
+  int P = m * (m + 1) / 2;
+  s->C = 1 + m + P;
+  CS_CHECK(CS_CALLOC(s->pa, P));
+  CS_CHECK(CS_CALLOC(s->pb, P));
+  /* packed pair order (0,0),(0,1),…,(0,m-1),(1,1),… as in geom.h */
+  int p = 0;
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++, p++) s->pa[p] = a, s->pb[p] = b;
+  return CS_OK;
+}
+
+void jet_shape_free(jet_shape *s) {
+  free(s->pa);
+  free(s->pb);
+  s->pa = s->pb = NULL;
+}
+
+/* f, f', f'' of the elementary functions at t. */
+static inline void jet_fn_derivs(jet_fn f, double t, double *f0, double *f1, double *f2) {
+  *f0 = *f1 = *f2 = NAN;
+  switch (f) {
+    case JET_EXP: {
+      double e = exp(t);
+      *f0 = *f1 = *f2 = e;
+      break;
+    }
+    case JET_SIGMOID: { /* σ' = σ(1-σ), σ'' = σ'(1-2σ) */
+      double sg = 1.0 / (1.0 + exp(-t));
+      *f0 = sg;
+      *f1 = sg * (1.0 - sg);
+      *f2 = *f1 * (1.0 - 2.0 * sg);
+      break;
+    }
+    case JET_TANH: { /* tanh' = 1 - tanh², tanh'' = -2 tanh tanh' */
+      double th = tanh(t);
+      *f0 = th;
+      *f1 = 1.0 - th * th;
+      *f2 = -2.0 * th * *f1;
+      break;
+    }
+    case JET_RSQRT: { /* t^{-1/2}: f' = -f/(2t), f'' = 3f/(4t²) */
+      double r = 1.0 / sqrt(t);
+      *f0 = r;
+      *f1 = -0.5 * r / t;
+      *f2 = 0.75 * r / (t * t);
+      break;
+    }
+    case JET_RECIP: { /* 1/t: f' = -1/t², f'' = 2/t³ */
+      double r = 1.0 / t;
+      *f0 = r;
+      *f1 = -r * r;
+      *f2 = 2.0 * r * r * r;
+      break;
+    }
+  }
+}
+
+static inline double jet_fn_value(jet_fn f, double t) {
+  switch (f) {
+    case JET_EXP: return exp(t);
+    case JET_SIGMOID: return 1.0 / (1.0 + exp(-t));
+    case JET_TANH: return tanh(t);
+    case JET_RSQRT: return 1.0 / sqrt(t);
+    case JET_RECIP: return 1.0 / t;
+  }
+  return NAN;
+}
+
+/* x, y: (N·C) × w. Second-derivative rows first (they need the old first
+ * derivatives), then first-derivative rows, then the value: safe in place. */
+void jet_unary(const jet_shape *s, jet_fn f, int N, int w, const double *x, double *y) {
+  int C = s->C, m = s->m;
+  if (C == 1) {
+    for (long i = 0; i < (long)N * w; i++) y[i] = jet_fn_value(f, x[i]);
+    return;
+  }
+  int P = C - 1 - m;
+  for (int p = 0; p < N; p++) {
+    const double *xp = x + (long)p * C * w;
+    double *yp = y + (long)p * C * w;
+    for (int j = 0; j < w; j++) {
+      double f0, f1, f2;
+      jet_fn_derivs(f, xp[j], &f0, &f1, &f2);
+      for (int q = 0; q < P; q++) { /* f'' u_a u_b + f' u_ab */
+        double ua = xp[(1 + s->pa[q]) * w + j], ub = xp[(1 + s->pb[q]) * w + j];
+        yp[(1 + m + q) * w + j] = f2 * ua * ub + f1 * xp[(1 + m + q) * w + j];
+      }
+      for (int a = 0; a < m; a++) yp[(1 + a) * w + j] = f1 * xp[(1 + a) * w + j];
+      yp[j] = f0;
+    }
+  }
+}
+
+/* Leibniz rule, elementwise, in an order safe for out aliasing u or v. */
+void jet_mul(const jet_shape *s, int N, int w, const double *u, const double *v, double *out) {
+  int C = s->C, m = s->m;
+  if (C == 1) {
+    for (long i = 0; i < (long)N * w; i++) out[i] = u[i] * v[i];
+    return;
+  }
+  int P = C - 1 - m;
+  for (int p = 0; p < N; p++) {
+    const double *up = u + (long)p * C * w, *vp = v + (long)p * C * w;
+    double *op = out + (long)p * C * w;
+    for (int j = 0; j < w; j++) {
+      double u0 = up[j], v0 = vp[j];
+      for (int q = 0; q < P; q++) {
+        int a = 1 + s->pa[q], b = 1 + s->pb[q], r = (1 + m + q) * w + j;
+        op[r] = up[r] * v0 + up[a * w + j] * vp[b * w + j] + up[b * w + j] * vp[a * w + j] +
+                u0 * vp[r];
+      }
+      for (int a = 1; a <= m; a++) op[a * w + j] = up[a * w + j] * v0 + u0 * vp[a * w + j];
+      op[j] = u0 * v0;
+    }
+  }
+}
+
+/* Leibniz rule with v broadcast over each group of n columns. */
+void jet_mul_group(const jet_shape *s, int N, int G, int n, const double *u, const double *v,
+                   double *out) {
+  int C = s->C, m = s->m, w = G * n;
+  if (C == 1) {
+    for (int r = 0; r < N; r++)
+      for (int g = 0; g < G; g++) {
+        double vg = v[(long)r * G + g];
+        const double *ur = u + (long)r * w + g * n;
+        double *orow = out + (long)r * w + g * n;
+        for (int i = 0; i < n; i++) orow[i] = ur[i] * vg;
+      }
+    return;
+  }
+  int P = C - 1 - m;
+  for (int p = 0; p < N; p++) {
+    const double *up = u + (long)p * C * w, *vp = v + (long)p * C * G;
+    double *op = out + (long)p * C * w;
+    for (int g = 0; g < G; g++) {
+      double v0 = vp[g];
+      for (int i = 0; i < n; i++) {
+        int j = g * n + i;
+        double u0 = up[j];
+        for (int q = 0; q < P; q++) {
+          int a = 1 + s->pa[q], b = 1 + s->pb[q], rq = 1 + m + q;
+          op[rq * w + j] = up[rq * w + j] * v0 + up[a * w + j] * vp[b * G + g] +
+                           up[b * w + j] * vp[a * G + g] + u0 * vp[rq * G + g];
+        }
+        for (int a = 1; a <= m; a++) op[a * w + j] = up[a * w + j] * v0 + u0 * vp[a * G + g];
+        op[j] = u0 * v0;
+      }
+    }
+  }
+}
+
+void jet_group_sum(int rows, int G, int n, const double *u, double *out) {
+  for (int r = 0; r < rows; r++)
+    for (int g = 0; g < G; g++) {
+      const double *ur = u + (long)r * G * n + g * n;
+      double acc = 0.0;
+      for (int i = 0; i < n; i++) acc += ur[i];
+      out[(long)r * G + g] = acc;
+    }
+}
+
+void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c) {
+  for (int p = 0; p < N; p++) {
+    double *xp = x + (long)p * s->C * w;
+    for (int j = 0; j < w; j++) xp[j] += c;
+  }
+}
+
+/* Softmax per group: α = exp(x − max) / Σ exp(x − max).
+ * The max is a constant (no derivative), subtracted from value rows only;
+ * then exp (unary rule), Z = group sum (linear, all rows), 1/Z (unary
+ * rule), α = e ⊙ (1/Z) broadcast over the group (Leibniz). */
+void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp) {
+  int C = s->C, w = G * n;
+  for (int p = 0; p < N; p++) {
+    double *xp = x + (long)p * C * w;
+    for (int g = 0; g < G; g++) {
+      double mx = xp[g * n];
+      for (int i = 1; i < n; i++) mx = fmax(mx, xp[g * n + i]);
+      for (int i = 0; i < n; i++) xp[g * n + i] -= mx;
+    }
+  }
+  double *Z = tmp; /* (N·C) × G */
+  jet_unary(s, JET_EXP, N, w, x, x);
+  jet_group_sum(N * C, G, n, x, Z);
+  jet_unary(s, JET_RECIP, N, G, Z, Z);
+  jet_mul_group(s, N, G, n, x, Z, x);
+}

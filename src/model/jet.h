@@ -1,0 +1,44 @@
+/* jet.h — second-order forward-mode jets (internal to the model module).
+ *
+ * A jet of a function u(x), x ∈ R^m, at one point is C = 1 + m + P rows
+ * (P = m(m+1)/2): row 0 the value u, rows 1..m the first derivatives u_a,
+ * rows 1+m.. the second derivatives u_ab (a ≤ b, packed as in geom.h).
+ * An activation of N points and width w is an (N·C) × w row-major array:
+ * point p's jet occupies rows p·C .. p·C + C - 1. C = 1 is the plain
+ * (value only) forward pass used in training, with the same code path.
+ *
+ * Linear maps act on every row alike (one GEMM over all jet rows); biases
+ * and constants touch only the value rows. The rules below carry the chain
+ * rule for the nonlinear pieces. */
+#ifndef CURVSWEEP_MODEL_JET_H
+#define CURVSWEEP_MODEL_JET_H
+
+typedef struct {
+  int m;      /* input dimension */
+  int C;      /* rows per point: 1 (values only) or 1 + m + m(m+1)/2 */
+  int *pa, *pb; /* pair p -> (a, b), P entries (NULL when C = 1) */
+} jet_shape;
+
+typedef enum { JET_EXP, JET_SIGMOID, JET_TANH, JET_RSQRT, JET_RECIP } jet_fn;
+
+int jet_shape_init(jet_shape *s, int m, int order);
+void jet_shape_free(jet_shape *s);
+
+/* y = f(x) elementwise; x, y (N·C) × w, may alias. */
+void jet_unary(const jet_shape *s, jet_fn f, int N, int w, const double *x, double *y);
+/* out = u ⊙ v elementwise; all (N·C) × w; out may alias u or v. */
+void jet_mul(const jet_shape *s, int N, int w, const double *u, const double *v, double *out);
+/* Group-broadcast product: out[:, g·n + i] = u[:, g·n + i] · v[:, g];
+ * u, out (N·C) × (G·n), v (N·C) × G. out may alias u. */
+void jet_mul_group(const jet_shape *s, int N, int G, int n, const double *u, const double *v,
+                   double *out);
+/* Linear group sum over all rows: out[r, g] = Σ_i u[r, g·n + i]; out (N·C) × G. */
+void jet_group_sum(int rows, int G, int n, const double *u, double *out);
+/* Value rows only: x[p·C, j] += c  (adding a constant leaves derivatives alone). */
+void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c);
+/* Softmax over each group of n columns, in place: x (N·C) × (G·n).
+ * Built from the rules above: shift by the max (value rows), exp, group
+ * sum, reciprocal, group product. tmp: (N·C) × 2G scratch. */
+void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp);
+
+#endif

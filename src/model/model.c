@@ -1,0 +1,607 @@
+/* model.c — parameters, initialisation, forward (values or jets), loss and
+ * backward for the memory-attention and mlp models of DESIGN §3.
+ *
+ * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
+ * m input dim, d width, n slots, H heads, dh = d/H head dim.
+ * All matrices are row-major; a weight W maps in -> out and is out × in,
+ * so a linear layer is Y = X Wᵀ (+ b on value rows). */
+#include "curvsweep/model.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/rng.h"
+#include "jet.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_CLASSES 2
+#define LN_EPS 1e-5
+#define MAX_TENSORS 512
+
+typedef enum { INIT_NORMAL, INIT_ZEROS, INIT_ONES } init_kind;
+
+typedef struct {
+  char name[48];
+  int rows, cols;
+  int64_t offset;
+  int decays; /* weight matrices take weight decay; biases and LN gains do not */
+} tensor_entry;
+
+/* Offsets of one layer's tensors in the parameter array (-1 when absent). */
+typedef struct {
+  int64_t Wq, K, U, Wo, bo, Wg, bg, W1, b1, W2, b2, ln_g, ln_b;
+} layer_offsets;
+
+struct cs_model {
+  cs_config cfg;
+  const la_team *team;
+  int L, m, d, n, H, dh, n_gate; /* n_gate: gate width (d, H, or 0) */
+  int64_t n_params;
+  double *params, *grads;
+  int n_tensors;
+  tensor_entry tensors[MAX_TENSORS];
+  int64_t embed_W, embed_b, readout_W, readout_b;
+  layer_offsets *layers;
+};
+
+/* Per-layer forward caches, each R × (width given). */
+typedef struct {
+  double *xhat, *rstd, *a; /* LayerNorm: normalised input, 1/std (R × 1), output */
+  double *q;               /* R × d   queries */
+  double *alpha;           /* R × Hn  attention weights */
+  double *o;               /* R × d   Σ α U */
+  double *g;               /* R × n_gate gate σ(W_g a + b_g) */
+  double *u;               /* R × d   gated value (g ⊙ o) or o */
+  double *t;               /* R × d   mlp hidden tanh(W_1 a + b_1) */
+} layer_cache;
+
+struct cs_acts {
+  int max_points, n, L;
+  jet_shape js;
+  double *xjet;        /* R × m  jet of the input */
+  double **h;          /* L + 1 arrays, R × d */
+  layer_cache *cache;  /* L */
+  double *tmp;         /* R × max(2H, 2, d) scratch */
+  double *logits, *dlogits; /* N × 2 */
+  /* backward buffers (N × …) */
+  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dq;
+};
+
+/* ---------------------------------------------------------------- setup */
+
+static int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
+  tensor_entry *t = &M->tensors[M->n_tensors++];
+  snprintf(t->name, sizeof t->name, "%s", name);
+  t->rows = rows;
+  t->cols = cols;
+  t->offset = M->n_params;
+  t->decays = decays;
+  M->n_params += (int64_t)rows * cols;
+  return t->offset;
+}
+
+static int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
+                                      int cols, int decays) {
+  char name[48];
+  snprintf(name, sizeof name, "layer%d/%s", layer, short_name);
+  return model_add_tensor(M, name, rows, cols, decays);
+}
+
+/* Draw tensor t from its own stream keyed by (seed, tensor name): shared
+ * tensors of different archs at one seed are bit-identical. */
+static void model_init_tensor(cs_model *M, const tensor_entry *t) {
+  double *v = M->params + t->offset;
+  int64_t count = (int64_t)t->rows * t->cols;
+  const char *leaf = strrchr(t->name, '/');
+  leaf = leaf ? leaf + 1 : t->name;
+  init_kind kind = INIT_NORMAL;
+  double std = 1.0 / sqrt((double)t->cols); /* W: N(0, 1/fan_in) */
+  if (leaf[0] == 'b' || strcmp(leaf, "ln_b") == 0) kind = INIT_ZEROS;
+  if (strcmp(leaf, "ln_g") == 0) kind = INIT_ONES;
+  if (strcmp(leaf, "K") == 0 || strcmp(leaf, "U") == 0) std = 1.0; /* slots: N(0, 1) */
+  rng_stream s = rng_stream_make((uint64_t)M->cfg.seed, "init", 0, t->name);
+  for (int64_t i = 0; i < count; i++)
+    v[i] = kind == INIT_ZEROS ? 0.0 : kind == INIT_ONES ? 1.0 : std * rng_normal(&s);
+}
+
+int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
+  *out = NULL;
+  if (cfg->width < 1 || cfg->depth < 1 || cfg->slots < 1 || cfg->heads < 1 ||
+      cfg->width % cfg->heads != 0 || cfg->input_dim < 1)
+    return cs_error(CS_ERR_INPUT, "model: invalid shape (width %d, depth %d, slots %d, heads %d)",
+                    cfg->width, cfg->depth, cfg->slots, cfg->heads);
+  cs_model *M;
+  CS_CHECK(CS_CALLOC(M, 1));
+  M->cfg = *cfg;
+  M->team = team;
+  M->L = cfg->depth;
+  M->m = cfg->input_dim;
+  M->d = cfg->width;
+  M->n = cfg->slots;
+  M->H = cfg->heads;
+  M->dh = M->d / M->H;
+  M->n_gate = cfg->arch == ARCH_GATED ? M->d : cfg->arch == ARCH_GATED_HEADWISE ? M->H : 0;
+  int rc = CS_CALLOC(M->layers, M->L);
+  if (rc) {
+    free(M);
+    return rc;
+  }
+  int d = M->d;
+  M->embed_W = model_add_tensor(M, "embed/W", d, M->m, 1);
+  M->embed_b = model_add_tensor(M, "embed/b", 1, d, 0);
+  for (int l = 0; l < M->L; l++) {
+    layer_offsets *P = &M->layers[l];
+    memset(P, 0xff, sizeof *P); /* all -1 */
+    if (cfg->arch == ARCH_MLP) {
+      P->W1 = model_add_layer_tensor(M, l, "W1", d, d, 1);
+      P->b1 = model_add_layer_tensor(M, l, "b1", 1, d, 0);
+      P->W2 = model_add_layer_tensor(M, l, "W2", d, d, 1);
+      P->b2 = model_add_layer_tensor(M, l, "b2", 1, d, 0);
+    } else {
+      P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
+      P->K = model_add_layer_tensor(M, l, "K", M->n, d, 1);
+      P->U = model_add_layer_tensor(M, l, "U", M->n, d, 1);
+      P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
+      P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
+      if (M->n_gate) {
+        P->Wg = model_add_layer_tensor(M, l, "Wg", M->n_gate, d, 1);
+        P->bg = model_add_layer_tensor(M, l, "bg", 1, M->n_gate, 0);
+      }
+    }
+    if (cfg->norm == NORM_PRE) {
+      P->ln_g = model_add_layer_tensor(M, l, "ln_g", 1, d, 0);
+      P->ln_b = model_add_layer_tensor(M, l, "ln_b", 1, d, 0);
+    }
+  }
+  M->readout_W = model_add_tensor(M, "readout/W", N_CLASSES, d, 1);
+  M->readout_b = model_add_tensor(M, "readout/b", 1, N_CLASSES, 0);
+  if ((rc = CS_CALLOC(M->params, M->n_params)) || (rc = CS_CALLOC(M->grads, M->n_params))) {
+    model_free(M);
+    return rc;
+  }
+  for (int i = 0; i < M->n_tensors; i++) model_init_tensor(M, &M->tensors[i]);
+  *out = M;
+  return CS_OK;
+}
+
+void model_free(cs_model *M) {
+  if (!M) return;
+  free(M->params);
+  free(M->grads);
+  free(M->layers);
+  free(M);
+}
+
+int64_t model_param_count(const cs_model *M) { return M->n_params; }
+double *model_params(cs_model *M) { return M->params; }
+double *model_grads(cs_model *M) { return M->grads; }
+int model_depth(const cs_model *M) { return M->L; }
+int model_width(const cs_model *M) { return M->d; }
+int model_tensor_count(const cs_model *M) { return M->n_tensors; }
+
+void model_tensor(cs_model *M, int i, cs_tensor *view, int *decays) {
+  const tensor_entry *t = &M->tensors[i];
+  snprintf(view->name, sizeof view->name, "%s", t->name);
+  view->rows = t->rows;
+  view->cols = t->cols;
+  view->v = M->params + t->offset;
+  if (decays) *decays = t->decays;
+}
+
+int model_find_tensor(cs_model *M, const char *name, cs_tensor *view) {
+  for (int i = 0; i < M->n_tensors; i++)
+    if (strcmp(M->tensors[i].name, name) == 0) {
+      model_tensor(M, i, view, NULL);
+      return CS_OK;
+    }
+  return cs_error(CS_ERR_INPUT, "model has no tensor named '%s'", name);
+}
+
+double model_forward_flops_per_point(const cs_config *c) {
+  double d = c->width, m = c->input_dim, n = c->slots, H = c->heads;
+  double layer = c->arch == ARCH_MLP ? 4 * d * d : 4 * d * d + 4 * d * n;
+  if (c->arch == ARCH_GATED) layer += 2 * d * d;
+  if (c->arch == ARCH_GATED_HEADWISE) layer += 2 * d * H;
+  return 2 * d * m + c->depth * layer + 2 * N_CLASSES * d;
+}
+
+/* ------------------------------------------------------------ workspace */
+
+int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts **out) {
+  *out = NULL;
+  cs_acts *A;
+  CS_CHECK(CS_CALLOC(A, 1));
+  int rc = jet_shape_init(&A->js, M->m, jet_order);
+  if (rc) {
+    free(A);
+    return rc;
+  }
+  A->max_points = max_points;
+  A->L = M->L;
+  int64_t R = (int64_t)max_points * A->js.C, N = max_points, d = M->d;
+  int64_t Hn = (int64_t)M->H * M->n;
+  int64_t tmpw = d > 2 * M->H ? d : 2 * M->H;
+  if (tmpw < 2) tmpw = 2;
+#define ALLOC(p, count) \
+  if (!rc) rc = CS_CALLOC(p, count)
+  ALLOC(A->xjet, R * M->m);
+  ALLOC(A->h, M->L + 1);
+  ALLOC(A->cache, M->L);
+  for (int l = 0; !rc && l <= M->L; l++) ALLOC(A->h[l], R * d);
+  for (int l = 0; !rc && l < M->L; l++) {
+    layer_cache *c = &A->cache[l];
+    if (M->cfg.norm == NORM_PRE) {
+      ALLOC(c->xhat, R * d);
+      ALLOC(c->rstd, R);
+      ALLOC(c->a, R * d);
+    }
+    if (M->cfg.arch == ARCH_MLP) {
+      ALLOC(c->t, R * d);
+    } else {
+      ALLOC(c->q, R * d);
+      ALLOC(c->alpha, R * Hn);
+      ALLOC(c->o, R * d);
+      if (M->n_gate) {
+        ALLOC(c->g, R * M->n_gate);
+        ALLOC(c->u, R * d);
+      }
+    }
+  }
+  ALLOC(A->tmp, R * tmpw);
+  ALLOC(A->logits, N * N_CLASSES);
+  ALLOC(A->dlogits, N * N_CLASSES);
+  if (jet_order == 0) {
+    ALLOC(A->dh_a, N * d);
+    ALLOC(A->dh_b, N * d);
+    ALLOC(A->da, N * d);
+    ALLOC(A->du, N * d);
+    ALLOC(A->dz, N * d);
+    ALLOC(A->dob, N * d);
+    ALLOC(A->dalpha, N * Hn);
+    ALLOC(A->dq, N * d);
+  }
+#undef ALLOC
+  if (rc) {
+    model_acts_free(A);
+    return rc;
+  }
+  *out = A;
+  return CS_OK;
+}
+
+void model_acts_free(cs_acts *A) {
+  if (!A) return;
+  if (A->h)
+    for (int l = 0; l <= A->L; l++) free(A->h[l]);
+  if (A->cache)
+    for (int l = 0; l < A->L; l++) {
+      layer_cache *c = &A->cache[l];
+      free(c->xhat), free(c->rstd), free(c->a), free(c->q), free(c->alpha), free(c->o),
+          free(c->g), free(c->u), free(c->t);
+    }
+  free(A->h), free(A->cache), free(A->xjet), free(A->tmp), free(A->logits), free(A->dlogits);
+  free(A->dh_a), free(A->dh_b), free(A->da), free(A->du), free(A->dz), free(A->dob);
+  free(A->dalpha), free(A->dq);
+  jet_shape_free(&A->js);
+  free(A);
+}
+
+int model_acts_jet_rows(const cs_acts *A) { return A->js.C; }
+const double *model_layer_output(const cs_acts *A, int l) { return A->h[l]; }
+const double *model_logits(const cs_acts *A) { return A->logits; }
+
+/* --------------------------------------------------------------- layers */
+
+#define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
+
+/* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
+ * X R × in, W out × in, Y R × out. */
+static int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                          const double *X, const double *W, const double *b, double *Y) {
+  int R = N * js->C;
+  la_mat y = VIEW(M, R, out, out, Y);
+  CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, in, in, (double *)X),
+                   VIEW(M, out, in, in, (double *)W), 0.0, y));
+  if (b) la_add_row_vector(la_rows_strided(y, 0, js->C), b);
+  return CS_OK;
+}
+
+/* Backward of Y = X Wᵀ + b on values. X N × in, dY N × out, W out × in.
+ * dW += dYᵀ X;  db += Σ_rows dY;  dX = dY W (skipped when dX is NULL). */
+static int linear_backward(const cs_model *M, int N, int in, int out, const double *X,
+                           const double *W, const double *dY, double *dW, double *db,
+                           double *dX, double beta_dx) {
+  la_mat dy = VIEW(M, N, out, out, (double *)dY);
+  CS_CHECK(la_gemm('T', 'N', 1.0, dy, VIEW(M, N, in, in, (double *)X), 1.0,
+                   VIEW(M, out, in, in, dW)));
+  if (db) la_sum_rows(dy, db);
+  if (dX)
+    CS_CHECK(la_gemm('N', 'N', 1.0, dy, VIEW(M, out, in, in, (double *)W), beta_dx,
+                     VIEW(M, N, in, in, dX)));
+  return CS_OK;
+}
+
+/* Embedding forward: h_0 = x W_eᵀ + b_e on jets.
+ * The input jet of point p: value x_p, ∂x/∂x_a = e_a, second derivatives 0.
+ * x N × m; h0 R × d. */
+static int embedding_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+  int C = A->js.C, m = M->m;
+  memset(A->xjet, 0, sizeof(double) * (size_t)N * C * m);
+  for (int p = 0; p < N; p++) {
+    double *xp = A->xjet + (int64_t)p * C * m;
+    memcpy(xp, x + (int64_t)p * m, sizeof(double) * m);
+    if (C > 1)
+      for (int a = 0; a < m; a++) xp[(1 + a) * m + a] = 1.0;
+  }
+  return linear_forward(M, &A->js, N, m, M->d, A->xjet, M->params + M->embed_W,
+                        M->params + M->embed_b, A->h[0]);
+}
+
+/* Pre-LayerNorm forward on jets, x R × d -> a R × d:
+ *   μ = mean_j x_j;  c = x − μ;  v = mean_j c_j²;  r = (v + ε)^{-1/2}
+ *   x̂ = c r;  a = x̂ ⊙ γ + β
+ * mean and centring are linear (all jet rows); c² is a Leibniz product;
+ * r is the unary rule of t^{-1/2}; x̂ = c r a group product (G = 1). */
+static void layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
+                              const double *gamma, const double *beta, layer_cache *c,
+                              double *tmp) {
+  int d = M->d, R = N * js->C;
+  double *mu = tmp, *var = tmp + R;
+  jet_group_sum(R, 1, d, x, mu);
+  for (int r = 0; r < R; r++) {
+    double mr = mu[r] / d;
+    for (int j = 0; j < d; j++) c->xhat[(int64_t)r * d + j] = x[(int64_t)r * d + j] - mr;
+  }
+  jet_mul(js, N, d, c->xhat, c->xhat, c->a); /* c² into a (scratch) */
+  jet_group_sum(R, 1, d, c->a, var);
+  for (int r = 0; r < R; r++) var[r] /= d;
+  jet_add_value_scalar(js, N, 1, var, LN_EPS);
+  jet_unary(js, JET_RSQRT, N, 1, var, c->rstd);
+  jet_mul_group(js, N, 1, d, c->xhat, c->rstd, c->xhat);
+  for (int r = 0; r < R; r++)
+    for (int j = 0; j < d; j++) c->a[(int64_t)r * d + j] = c->xhat[(int64_t)r * d + j] * gamma[j];
+  la_add_row_vector(la_rows_strided(VIEW(M, R, d, d, c->a), 0, js->C), beta);
+}
+
+/* LayerNorm backward on values, N × d:
+ *   dγ += Σ da ⊙ x̂;  dβ += Σ da;  dx̂ = da ⊙ γ
+ *   dx = r (dx̂ − mean(dx̂) − x̂ mean(dx̂ ⊙ x̂)) */
+static void layernorm_backward(const cs_model *M, int N, const layer_cache *c,
+                               const double *gamma, const double *da, double *dgamma,
+                               double *dbeta, double *dx) {
+  int d = M->d;
+  for (int r = 0; r < N; r++) {
+    const double *dar = da + (int64_t)r * d, *xh = c->xhat + (int64_t)r * d;
+    double *dxr = dx + (int64_t)r * d;
+    double mean_dxh = 0.0, mean_dxh_xh = 0.0;
+    for (int j = 0; j < d; j++) {
+      double dxh = dar[j] * gamma[j];
+      dgamma[j] += dar[j] * xh[j];
+      dbeta[j] += dar[j];
+      mean_dxh += dxh;
+      mean_dxh_xh += dxh * xh[j];
+    }
+    mean_dxh /= d;
+    mean_dxh_xh /= d;
+    for (int j = 0; j < d; j++)
+      dxr[j] = c->rstd[r] * (dar[j] * gamma[j] - mean_dxh - xh[j] * mean_dxh_xh);
+  }
+}
+
+/* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
+ *   q = a W_qᵀ                                  R × d
+ *   s_j = q_j K_jᵀ / √dh  per head j            R × n   (linear in q)
+ *   α_j = softmax(s_j)                          R × n   (jet softmax)
+ *   o_j = α_j U_j                               R × dh  (linear in α)
+ *   gated:          u = σ(a W_gᵀ + b_g) ⊙ o     (unary + Leibniz)
+ *   gated-headwise: u_j = σ(a w_{g,j} + b_{g,j}) o_j  (group product)
+ *   y = u W_oᵀ + b_o */
+static int attention_forward(const cs_model *M, const jet_shape *js, int N, int l,
+                             const double *a, layer_cache *c, double *tmp, double *y) {
+  const layer_offsets *P = &M->layers[l];
+  const double *W = M->params;
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n;
+  CS_CHECK(linear_forward(M, js, N, d, d, a, W + P->Wq, NULL, c->q));
+  la_mat q = VIEW(M, R, d, d, c->q), alpha = VIEW(M, R, Hn, Hn, c->alpha);
+  la_mat K = VIEW(M, n, d, d, (double *)W + P->K), U = VIEW(M, n, d, d, (double *)W + P->U);
+  la_mat o = VIEW(M, R, d, d, c->o);
+  for (int j = 0; j < H; j++)
+    CS_CHECK(la_gemm('N', 'T', 1.0 / sqrt((double)dh), la_cols(q, j * dh, dh),
+                     la_cols(K, j * dh, dh), 0.0, la_cols(alpha, j * n, n)));
+  jet_softmax_groups(js, N, H, n, c->alpha, tmp);
+  for (int j = 0; j < H; j++)
+    CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
+                     la_cols(o, j * dh, dh)));
+  const double *u = c->o;
+  if (M->n_gate) {
+    CS_CHECK(linear_forward(M, js, N, d, M->n_gate, a, W + P->Wg, W + P->bg, c->g));
+    jet_unary(js, JET_SIGMOID, N, M->n_gate, c->g, c->g);
+    if (M->n_gate == d)
+      jet_mul(js, N, d, c->g, c->o, c->u);
+    else
+      jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
+    u = c->u;
+  }
+  return linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
+}
+
+/* Attention backward on values. dy N × d -> da N × d (overwritten). */
+static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
+                              const double *dy, double *da) {
+  const layer_offsets *P = &M->layers[l];
+  const layer_cache *c = &A->cache[l];
+  double *W = M->params, *G = M->grads;
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n;
+  const double *u = M->n_gate ? c->u : c->o;
+  /* y = u W_oᵀ + b_o:  dW_o += dyᵀ u, db_o += Σ dy, du = dy W_o */
+  CS_CHECK(linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
+  double *dob = A->du; /* dL/do */
+  if (M->n_gate == d) {
+    /* u = g ⊙ o:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1−g) */
+    for (int64_t i = 0; i < (int64_t)N * d; i++) {
+      double gi = c->g[i];
+      A->dz[i] = A->du[i] * c->o[i] * gi * (1.0 - gi);
+      A->dob[i] = A->du[i] * gi;
+    }
+    dob = A->dob;
+  } else if (M->n_gate == H) {
+    /* u_j = g_j o_j:  do_j = du_j g_j;  dz_j = ⟨du_j, o_j⟩ g_j(1−g_j) */
+    for (int r = 0; r < N; r++)
+      for (int j = 0; j < H; j++) {
+        double gj = c->g[(int64_t)r * H + j], acc = 0.0;
+        for (int k = 0; k < dh; k++) {
+          int64_t i = (int64_t)r * d + j * dh + k;
+          acc += A->du[i] * c->o[i];
+          A->dob[i] = A->du[i] * gj;
+        }
+        A->dz[(int64_t)r * H + j] = acc * gj * (1.0 - gj);
+      }
+    dob = A->dob;
+  }
+  /* o_j = α_j U_j:  dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j */
+  la_mat alpha = VIEW(M, N, Hn, Hn, c->alpha), dalpha = VIEW(M, N, Hn, Hn, A->dalpha);
+  la_mat dO = VIEW(M, N, d, d, dob);
+  la_mat U = VIEW(M, n, d, d, W + P->U), dU = VIEW(M, n, d, d, G + P->U);
+  for (int j = 0; j < H; j++) {
+    CS_CHECK(la_gemm('N', 'T', 1.0, la_cols(dO, j * dh, dh), la_cols(U, j * dh, dh), 0.0,
+                     la_cols(dalpha, j * n, n)));
+    CS_CHECK(la_gemm('T', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(dO, j * dh, dh), 1.0,
+                     la_cols(dU, j * dh, dh)));
+  }
+  /* softmax: ds = α ⊙ (dα − ⟨α, dα⟩) per group (in place in dalpha) */
+  for (int r = 0; r < N; r++)
+    for (int j = 0; j < H; j++) {
+      const double *al = c->alpha + (int64_t)r * Hn + j * n;
+      double *dal = A->dalpha + (int64_t)r * Hn + j * n, dot = 0.0;
+      for (int i = 0; i < n; i++) dot += al[i] * dal[i];
+      for (int i = 0; i < n; i++) dal[i] = al[i] * (dal[i] - dot);
+    }
+  /* s_j = q_j K_jᵀ/√dh:  dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh */
+  double scale = 1.0 / sqrt((double)dh);
+  la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
+  la_mat q = VIEW(M, N, d, d, c->q), dq = VIEW(M, N, d, d, A->dq);
+  for (int j = 0; j < H; j++) {
+    CS_CHECK(la_gemm('N', 'N', scale, la_cols(dalpha, j * n, n), la_cols(K, j * dh, dh), 0.0,
+                     la_cols(dq, j * dh, dh)));
+    CS_CHECK(la_gemm('T', 'N', scale, la_cols(dalpha, j * n, n), la_cols(q, j * dh, dh), 1.0,
+                     la_cols(dK, j * dh, dh)));
+  }
+  /* q = a W_qᵀ:  dW_q += dqᵀ a;  da = dq W_q */
+  CS_CHECK(linear_backward(M, N, d, d, a, W + P->Wq, A->dq, G + P->Wq, NULL, da, 0.0));
+  /* gate pre-activation z = a W_gᵀ + b_g:  da += dz W_g */
+  if (M->n_gate)
+    CS_CHECK(linear_backward(M, N, d, M->n_gate, a, W + P->Wg, A->dz, G + P->Wg, G + P->bg, da,
+                             1.0));
+  return CS_OK;
+}
+
+/* mlp block forward on jets: t = tanh(a W_1ᵀ + b_1);  y = t W_2ᵀ + b_2. */
+static int mlp_forward(const cs_model *M, const jet_shape *js, int N, int l, const double *a,
+                       layer_cache *c, double *y) {
+  const layer_offsets *P = &M->layers[l];
+  const double *W = M->params;
+  CS_CHECK(linear_forward(M, js, N, M->d, M->d, a, W + P->W1, W + P->b1, c->t));
+  jet_unary(js, JET_TANH, N, M->d, c->t, c->t);
+  return linear_forward(M, js, N, M->d, M->d, c->t, W + P->W2, W + P->b2, y);
+}
+
+/* mlp backward on values: dt = dy W_2;  dz = dt ⊙ (1 − t²);  da = dz W_1. */
+static int mlp_backward(cs_model *M, cs_acts *A, int N, int l, const double *a, const double *dy,
+                        double *da) {
+  const layer_offsets *P = &M->layers[l];
+  const layer_cache *c = &A->cache[l];
+  double *W = M->params, *G = M->grads;
+  int d = M->d;
+  CS_CHECK(linear_backward(M, N, d, d, c->t, W + P->W2, dy, G + P->W2, G + P->b2, A->du, 0.0));
+  for (int64_t i = 0; i < (int64_t)N * d; i++) A->dz[i] = A->du[i] * (1.0 - c->t[i] * c->t[i]);
+  return linear_backward(M, N, d, d, a, W + P->W1, A->dz, G + P->W1, G + P->b1, da, 0.0);
+}
+
+/* ---------------------------------------------------------- whole model */
+
+int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+  if (N > A->max_points)
+    return cs_error(CS_ERR_INTERNAL, "model_forward: %d points exceed workspace of %d", N,
+                    A->max_points);
+  A->n = N;
+  const jet_shape *js = &A->js;
+  int d = M->d, R = N * js->C;
+  CS_CHECK(embedding_forward(M, A, N, x));
+  for (int l = 0; l < M->L; l++) {
+    const layer_offsets *P = &M->layers[l];
+    layer_cache *c = &A->cache[l];
+    const double *hin = A->h[l];
+    double *hout = A->h[l + 1];
+    const double *a = hin;
+    if (M->cfg.norm == NORM_PRE) {
+      layernorm_forward(M, js, N, hin, M->params + P->ln_g, M->params + P->ln_b, c, A->tmp);
+      a = c->a;
+    }
+    if (M->cfg.arch == ARCH_MLP)
+      CS_CHECK(mlp_forward(M, js, N, l, a, c, hout));
+    else
+      CS_CHECK(attention_forward(M, js, N, l, a, c, A->tmp, hout));
+    /* residual h_{l+1} = h_l + y: linear, all jet rows */
+    if (M->cfg.residual)
+      for (int64_t i = 0; i < (int64_t)R * d; i++) hout[i] += hin[i];
+  }
+  if (js->C == 1)
+    CS_CHECK(linear_forward(M, js, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W,
+                            M->params + M->readout_b, A->logits));
+  return CS_OK;
+}
+
+/* Softmax cross-entropy: p = softmax(logits), L = −mean log p_y,
+ * dL/dlogits = (p − onehot(y)) / N. */
+double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
+  double loss = 0.0;
+  int correct = 0;
+  for (int r = 0; r < N; r++) {
+    const double *z = A->logits + (int64_t)r * N_CLASSES;
+    double *dz = A->dlogits + (int64_t)r * N_CLASSES;
+    double mx = z[0];
+    int best = 0;
+    for (int k = 1; k < N_CLASSES; k++)
+      if (z[k] > mx) mx = z[k], best = k;
+    double sum = 0.0;
+    for (int k = 0; k < N_CLASSES; k++) sum += exp(z[k] - mx);
+    loss += -(z[y[r]] - mx - log(sum));
+    for (int k = 0; k < N_CLASSES; k++)
+      dz[k] = (exp(z[k] - mx) / sum - (k == y[r] ? 1.0 : 0.0)) / N;
+    correct += best == y[r];
+  }
+  if (n_correct) *n_correct = correct;
+  return loss / N;
+}
+
+int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
+  if (A->js.C != 1) return cs_error(CS_ERR_INTERNAL, "model_backward needs a value forward");
+  int d = M->d;
+  double *G = M->grads, *dh = A->dh_a, *dh_next = A->dh_b;
+  /* readout: dW_r += dlogitsᵀ h_L;  db_r;  dh_L = dlogits W_r */
+  CS_CHECK(linear_backward(M, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W, A->dlogits,
+                           G + M->readout_W, G + M->readout_b, dh, 0.0));
+  for (int l = M->L - 1; l >= 0; l--) {
+    const layer_offsets *P = &M->layers[l];
+    const layer_cache *c = &A->cache[l];
+    const double *a = M->cfg.norm == NORM_PRE ? c->a : A->h[l];
+    double *da = M->cfg.norm == NORM_PRE ? A->da : dh_next;
+    if (M->cfg.arch == ARCH_MLP)
+      CS_CHECK(mlp_backward(M, A, N, l, a, dh, da));
+    else
+      CS_CHECK(attention_backward(M, A, N, l, a, dh, da));
+    if (M->cfg.norm == NORM_PRE)
+      layernorm_backward(M, N, c, M->params + P->ln_g, A->da, G + P->ln_g, G + P->ln_b, dh_next);
+    /* residual: dh_l = dh_{l+1} + (branch gradient) */
+    if (M->cfg.residual)
+      for (int64_t i = 0; i < (int64_t)N * d; i++) dh_next[i] += dh[i];
+    double *t = dh;
+    dh = dh_next;
+    dh_next = t;
+  }
+  /* embedding: dW_e += dh_0ᵀ x;  db_e += Σ dh_0 */
+  return linear_backward(M, N, M->m, d, x, M->params + M->embed_W, dh, G + M->embed_W,
+                         G + M->embed_b, NULL, 0.0);
+}
