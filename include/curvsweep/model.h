@@ -50,6 +50,7 @@ int model_find_tensor(cs_model *model, const char *name, cs_tensor *view);
 int model_acts_create(const cs_model *model, int max_points, int jet_order, cs_acts **out);
 void model_acts_free(cs_acts *acts);
 int model_acts_jet_rows(const cs_acts *acts); /* C: 1, or 1 + m + m(m+1)/2 */
+int model_acts_capacity(const cs_acts *acts);  /* max_points */
 
 /* Forward pass on n points x (n × m). Fills h_0..h_L; with jet_order 0
  * also the logits. */

@@ -1,12 +1,96 @@
 /* main.c — the curvsweep command line: dispatch to subcommands. */
+#include "cli.h"
+
+#include "curvsweep/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command COMMANDS[] = {
+    {"train", cmd_train, "train one cell of a spec and print its metrics and curvature"},
+    {"verify", cmd_verify, "run the theory checks of the geometry engine as a table"},
+};
+#define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void print_usage(FILE *f) {
+  fprintf(f,
+          "curvsweep %s — sweeps of gated vs ungated attention and the curvature of their\n"
+          "representations\n\n"
+          "usage: curvsweep COMMAND [ARGS]\n"
+          "       curvsweep --help | --version\n\ncommands:\n",
+          CS_VERSION);
+  for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(f, "\n'curvsweep COMMAND --help' describes one command.\n"
+             "Exit status: 0 success, 1 run-time failure, 2 usage or spec error.\n");
+}
+
+int cli_fail(int rc) {
+  fprintf(stderr, "curvsweep: %s\n", cs_error_message());
+  return rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "curvsweep %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(see 'curvsweep %s --help')\n", cmd);
+  return EXIT_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+  return 0;
+}
+
+long long cli_parse_count(const char *s) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end || v < 0) return -1;
+  return v;
+}
+
+void cli_print_curvature_table(int depth, const geom_stats *c) {
+  printf("%-6s %12s %12s %12s %12s %12s %8s %12s %12s %12s %12s %12s %6s\n", "prefix", "K_mean",
+         "K_median", "|K|_mean", "K_q05", "K_q95", "K>0", "Kt_mean", "|Kt|_mean", "logdet_g",
+         "H_norm", "int_K_dA", "degen");
+  for (int l = 0; l < depth; l++)
+    printf("%-6d %12.4e %12.4e %12.4e %12.4e %12.4e %8.3f %12.4e %12.4e %12.4e %12.4e %12.4e %6.3f\n",
+           l + 1, c[l].K_mean, c[l].K_median, c[l].K_absmean, c[l].K_q05, c[l].K_q95,
+           c[l].K_fracpos, c[l].Kt_mean, c[l].Kt_absmean, c[l].logdet_mean, c[l].H_norm_mean,
+           c[l].intK, c[l].degenerate_frac);
+}
+
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-    printf("curvsweep %s\n", CS_VERSION);
-    return 0;
+  if (argc < 2) {
+    print_usage(stderr);
+    return EXIT_USAGE;
   }
-  fprintf(stderr, "usage: curvsweep COMMAND ...\n");
-  return 2;
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("curvsweep %s\n", CS_VERSION);
+    return EXIT_OK;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    print_usage(stdout);
+    return EXIT_OK;
+  }
+  for (int i = 0; i < N_COMMANDS; i++)
+    if (strcmp(argv[1], COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "curvsweep: unknown command '%s'\n\n", argv[1]);
+  print_usage(stderr);
+  return EXIT_USAGE;
 }

@@ -289,6 +289,7 @@ void model_acts_free(cs_acts *A) {
 }
 
 int model_acts_jet_rows(const cs_acts *A) { return A->js.C; }
+int model_acts_capacity(const cs_acts *A) { return A->max_points; }
 const double *model_layer_output(const cs_acts *A, int l) { return A->h[l]; }
 const double *model_logits(const cs_acts *A) { return A->logits; }
 

@@ -1,0 +1,48 @@
+/* train.h — training one model (DESIGN §4) and running one whole cell:
+ * data → model → train → curvature → cs_cell_result. */
+#ifndef CURVSWEEP_TRAIN_H
+#define CURVSWEEP_TRAIN_H
+
+#include "curvsweep/config.h"
+#include "curvsweep/model.h"
+#include "curvsweep/result.h"
+#include "curvsweep/tasks.h"
+
+/* Called between optimisation steps (the sweep's rank 0 serves workers
+ * there). A non-zero return stops training with that code. */
+typedef struct {
+  int (*between_steps)(void *ctx);
+  void *ctx;
+} train_hooks;
+
+/* Adam (β = 0.9, 0.999, ε = 1e-8), constant or cosine learning rate,
+ * decoupled weight decay on weight matrices, deterministic shuffling from
+ * cfg->seed. Fills status (done or diverged), message, train_loss,
+ * train_acc, test_acc and the curve (every eval_every epochs and the last)
+ * of res. A non-finite loss is status diverged, not an error. */
+int train_model(cs_model *model, const cs_config *cfg, const cs_dataset *train,
+                const cs_dataset *test, const train_hooks *hooks, cs_cell_result *res);
+
+/* Mean loss and accuracy of the model on a dataset (forward in chunks). */
+int train_evaluate(const cs_model *model, cs_acts *acts, const cs_dataset *data, double *loss,
+                   double *acc);
+
+typedef struct {
+  int save_points;  /* per-point curvature and inputs into the result */
+  int save_params;  /* trained tensors into the result */
+} cell_options;
+
+/* Curvature of the model's representation after every layer (DESIGN §5):
+ * cfg->points evaluation points from the task's test distribution (their
+ * own stream), jets through the model, geom at every prefix l = 1..L; for
+ * m = 2 also ∫K dA from as many uniform points in the task's input box.
+ * Fills res->depth, res->curv and, with save_points, the per-point arrays. */
+int cell_measure_curvature(const cs_model *model, const cs_config *cfg, int save_points,
+                           cs_cell_result *res);
+
+/* Run one cell end to end: generate data, build and train the model,
+ * measure curvature at every prefix. The result depends only on cfg. */
+int cell_run(const cs_config *cfg, int64_t cell_id, const cell_options *opt,
+             const la_team *team, const train_hooks *hooks, cs_cell_result *res);
+
+#endif

@@ -1,0 +1,26 @@
+/* cli.h — shared pieces of the curvsweep command line (only src/cli prints
+ * to the user and chooses exit codes). */
+#ifndef CURVSWEEP_CLI_H
+#define CURVSWEEP_CLI_H
+
+#include "curvsweep/geom.h"
+#include "curvsweep/spec.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* Print "curvsweep: <message>" for a library error and map it to an exit status. */
+int cli_fail(int rc);
+/* Print "curvsweep COMMAND: <message>" + a hint to run --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when argv contains -h or --help. */
+int cli_wants_help(int argc, char **argv);
+/* Parse a non-negative integer option value; -1 on error. */
+long long cli_parse_count(const char *s);
+
+/* Per-prefix curvature table to stdout. */
+void cli_print_curvature_table(int depth, const geom_stats *curv);
+
+int cmd_train(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+
+#endif

@@ -1,0 +1,89 @@
+/* cmd_train.c — `curvsweep train SPEC.ini --cell ID`: one cell, metrics to stdout. */
+#include "cli.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/result.h"
+#include "curvsweep/train.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *TRAIN_HELP =
+    "usage: curvsweep train SPEC.ini --cell ID [--save-points]\n\n"
+    "Train one cell of the sweep spec (cells are numbered 0 .. N-1 in the order of\n"
+    "'curvsweep run --dry-run') and print its axis values, final train loss and\n"
+    "accuracy, test accuracy, wall time and the curvature of the representation\n"
+    "after every layer. Nothing is written to disk.\n";
+
+int cmd_train(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    fputs(TRAIN_HELP, stdout);
+    return EXIT_OK;
+  }
+  const char *spec_path = NULL;
+  long long cell = -1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--cell") == 0) {
+      if (i + 1 >= argc) return cli_usage_error("train", "--cell needs a cell number");
+      cell = cli_parse_count(argv[++i]);
+      if (cell < 0)
+        return cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)", argv[i]);
+    } else if (argv[i][0] == '-') {
+      return cli_usage_error("train", "unknown option '%s'", argv[i]);
+    } else if (!spec_path) {
+      spec_path = argv[i];
+    } else {
+      return cli_usage_error("train", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!spec_path) return cli_usage_error("train", "missing SPEC.ini");
+  if (cell < 0) return cli_usage_error("train", "missing --cell ID");
+
+  cs_spec *spec;
+  int rc = spec_load_file(spec_path, &spec);
+  if (rc) return cli_fail(rc);
+  int64_t count = spec_cell_count(spec);
+  if (cell >= count) {
+    spec_free(spec);
+    return cli_usage_error("train", "--cell %lld is out of range: %s has %lld cells (0 .. %lld)",
+                           cell, spec_path, (long long)count, (long long)count - 1);
+  }
+  cs_config cfg;
+  rc = spec_cell_config(spec, cell, &cfg);
+  if (rc) {
+    spec_free(spec);
+    return cli_fail(rc);
+  }
+  printf("cell %lld of %lld:", cell, (long long)count);
+  printf(" arch=%s depth=%d task=%s seed=%lld", config_arch_name(cfg.arch), cfg.depth,
+         config_task_name(cfg.task), (long long)cfg.seed);
+  for (int a = 0; a < spec_axis_count(spec); a++) {
+    const char *name = spec_axis_name(spec, a);
+    if (!strcmp(name, "arch") || !strcmp(name, "depth") || !strcmp(name, "task") ||
+        !strcmp(name, "seed"))
+      continue;
+    char buf[128];
+    spec_axis_value_text(spec, a, cell, buf, sizeof buf);
+    printf(" %s=%s", name, buf);
+  }
+  printf("\n");
+  spec_free(spec);
+
+  cs_cell_result res;
+  cell_options opt = {0, 0};
+  rc = cell_run(&cfg, cell, &opt, NULL, NULL, &res);
+  if (rc) {
+    result_free(&res);
+    return cli_fail(rc);
+  }
+  printf("status %s%s%s\n", result_status_name(res.status), res.message[0] ? ": " : "", res.message);
+  printf("train_loss %.6f  train_acc %.4f  test_acc %.4f  params %lld  wall %.3f s\n",
+         res.train_loss, res.train_acc, res.test_acc, (long long)res.n_params, res.wall_s);
+  if (res.status == CELL_DONE) {
+    printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
+           cfg.points, cfg.sigma);
+    cli_print_curvature_table(res.depth, res.curv);
+  }
+  result_free(&res);
+  return EXIT_OK;
+}

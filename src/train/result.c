@@ -1,0 +1,133 @@
+/* result.c — freeing and flat (de)serialisation of cs_cell_result.
+ *
+ * Wire format: a fixed header struct copy followed by each variable-length
+ * array in a fixed order, each preceded by its element count. Both ends are
+ * the same build on the same kind of machine (one MPI job), so native byte
+ * order and struct layout are used. */
+#include "curvsweep/result.h"
+
+#include "curvsweep/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *result_status_name(cs_cell_status s) {
+  switch (s) {
+    case CELL_PENDING: return "pending";
+    case CELL_DONE: return "done";
+    case CELL_FAILED: return "failed";
+    case CELL_DIVERGED: return "diverged";
+  }
+  return "?";
+}
+
+void result_free(cs_cell_result *r) {
+  free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_S), free(r->pt_S_tilde);
+  free(r->pt_logdet_g), free(r->pt_H_norm);
+  for (int i = 0; i < r->n_tensors; i++) free(r->tensors[i].v);
+  free(r->tensors);
+  r->curve = NULL, r->curv = NULL, r->pt_x = r->pt_S = r->pt_S_tilde = NULL;
+  r->pt_logdet_g = r->pt_H_norm = NULL, r->tensors = NULL;
+  r->n_curve = r->depth = r->n_points = r->n_tensors = 0;
+}
+
+typedef struct {
+  unsigned char *buf;
+  size_t len, cap;
+} writer;
+
+static int put(writer *w, const void *p, size_t n) {
+  if (w->len + n > w->cap) {
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap < w->len + n) cap *= 2;
+    unsigned char *b = realloc(w->buf, cap);
+    if (!b) return cs_error(CS_ERR_NOMEM, "out of memory packing a result");
+    w->buf = b, w->cap = cap;
+  }
+  if (n) memcpy(w->buf + w->len, p, n);
+  w->len += n;
+  return CS_OK;
+}
+
+typedef struct {
+  const unsigned char *buf;
+  size_t len, pos;
+} reader;
+
+static int get(reader *r, void *p, size_t n) {
+  if (r->pos + n > r->len) return cs_error(CS_ERR_INTERNAL, "truncated result message");
+  if (n) memcpy(p, r->buf + r->pos, n);
+  r->pos += n;
+  return CS_OK;
+}
+
+/* read count elements of size into a fresh allocation */
+static int get_array(reader *r, void **p, size_t count, size_t size) {
+  *p = NULL;
+  if (count == 0) return CS_OK;
+  CS_CHECK(cs_calloc_bytes(p, count, size));
+  return get(r, *p, count * size);
+}
+
+int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
+  writer w = {0};
+  int rc = put(&w, res, sizeof *res);
+  size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
+  if (!rc) rc = put(&w, res->curve, sizeof *res->curve * (size_t)res->n_curve);
+  if (!rc) rc = put(&w, res->curv, sizeof *res->curv * L);
+  if (!rc && res->pt_x) {
+    rc = put(&w, res->pt_x, sizeof(double) * (size_t)res->n_points * res->m);
+    if (!rc) rc = put(&w, res->pt_S, sizeof(double) * np);
+    if (!rc) rc = put(&w, res->pt_S_tilde, sizeof(double) * np);
+    if (!rc) rc = put(&w, res->pt_logdet_g, sizeof(double) * np);
+    if (!rc) rc = put(&w, res->pt_H_norm, sizeof(double) * np);
+  }
+  for (int i = 0; !rc && i < res->n_tensors; i++) {
+    rc = put(&w, &res->tensors[i], sizeof res->tensors[i]);
+    if (!rc) rc = put(&w, res->tensors[i].v, sizeof(double) * res->tensors[i].rows * res->tensors[i].cols);
+  }
+  if (rc) {
+    free(w.buf);
+    return rc;
+  }
+  *buf = w.buf;
+  *len = w.len;
+  return CS_OK;
+}
+
+static int unpack(reader *r, cs_cell_result *res) {
+  CS_CHECK(get(r, res, sizeof *res));
+  int has_points = res->pt_x != NULL;
+  res->curve = NULL, res->curv = NULL, res->pt_x = res->pt_S = res->pt_S_tilde = NULL;
+  res->pt_logdet_g = res->pt_H_norm = NULL;
+  int nt = res->n_tensors;
+  res->tensors = NULL, res->n_tensors = 0;
+  size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
+  CS_CHECK(get_array(r, (void **)&res->curve, (size_t)res->n_curve, sizeof *res->curve));
+  CS_CHECK(get_array(r, (void **)&res->curv, L, sizeof *res->curv));
+  if (has_points) {
+    CS_CHECK(get_array(r, (void **)&res->pt_x, (size_t)res->n_points * res->m, sizeof(double)));
+    CS_CHECK(get_array(r, (void **)&res->pt_S, np, sizeof(double)));
+    CS_CHECK(get_array(r, (void **)&res->pt_S_tilde, np, sizeof(double)));
+    CS_CHECK(get_array(r, (void **)&res->pt_logdet_g, np, sizeof(double)));
+    CS_CHECK(get_array(r, (void **)&res->pt_H_norm, np, sizeof(double)));
+  }
+  if (nt) {
+    CS_CHECK(CS_CALLOC(res->tensors, nt));
+    for (int i = 0; i < nt; i++) {
+      CS_CHECK(get(r, &res->tensors[i], sizeof res->tensors[i]));
+      res->tensors[i].v = NULL;
+      res->n_tensors = i + 1;
+      CS_CHECK(get_array(r, (void **)&res->tensors[i].v,
+                         (size_t)res->tensors[i].rows * res->tensors[i].cols, sizeof(double)));
+    }
+  }
+  return CS_OK;
+}
+
+int result_unpack(const unsigned char *buf, size_t len, cs_cell_result *res) {
+  reader r = {buf, len, 0};
+  int rc = unpack(&r, res);
+  if (rc) result_free(res);
+  return rc;
+}
