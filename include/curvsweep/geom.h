@@ -75,4 +75,52 @@ typedef struct {
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
                        double box_volume, int m, geom_stats *out);
 
+/* The per-point functions keep one growing scratch buffer per thread (no
+ * allocation per point once it has reached size). Release it, e.g. before
+ * a thread ends or to keep leak checkers quiet; it is re-created on demand. */
+void geom_workspace_release(void);
+
+/* Analytic surfaces in R^3 (d = 3, m = 2) with known Gaussian curvature,
+ * fed through the same engine by the tests and `curvsweep verify`.
+ * Parametrisations (u, v) and exact K:
+ *   SPHERE    radius r: r(sin u cos v, sin u sin v, cos u)      K = 1/r²  (u ∉ {0, π})
+ *   CYLINDER  radius r: (r cos u, r sin u, v)                    K = 0
+ *   SADDLE    z = xy:   (u, v, uv)   (radius ignored)            K = -1/(1+u²+v²)²
+ *   TORUS     tube r = radius, centre R = radius2 > r:
+ *             ((R + r cos v) cos u, (R + r cos v) sin u, r sin v)
+ *                                                                K = cos v / (r (R + r cos v)) */
+typedef enum {
+  GEOM_SURFACE_SPHERE,
+  GEOM_SURFACE_CYLINDER,
+  GEOM_SURFACE_SADDLE,
+  GEOM_SURFACE_TORUS
+} geom_surface;
+
+/* Exact jet of surface s at (u, v): jet is C×3 = 6 rows of 3 values, the
+ * layout above (value, ∂u, ∂v, ∂uu, ∂uv, ∂vv). K_exact (may be NULL)
+ * receives the exact Gaussian curvature there (Euclidean, σ = 1). */
+int geom_surface_jet(geom_surface s, double radius, double radius2, double u, double v,
+                     double *jet, double *K_exact);
+
+/* The round m-sphere of the given radius in R^{m+1} as the graph
+ * x ↦ (x, √(r² − |x|²)), |x| < r: jet is geom_jet_rows(m) × (m+1) values.
+ * Constant sectional curvature 1/r², scalar curvature m(m−1)/r². */
+int geom_hypersphere_jet(int m, double radius, const double *x, double *jet);
+
+/* One row of the `curvsweep verify` table: pass = |value − expected| ≤ tol
+ * (tol is the absolute bound actually applied, e.g. 1e-10·|expected|). */
+typedef struct {
+  char check[96];
+  double value, expected, tol;
+  int pass;
+} geom_check;
+
+/* Analytic-surface checks of the engine (DESIGN §5): one row per surface and
+ * point (relative tolerance 1e-10, absolute 1e-12 where expected is 0).
+ * *n_rows is the number of rows of the table. With rows = NULL only *n_rows
+ * is set (a size query); otherwise max_rows must be at least that many
+ * (CS_ERR_INPUT if not). Returns an error only if the engine itself fails:
+ * a wrong curvature is a row with pass = 0, not an error. */
+int geom_verify_surfaces(geom_check *rows, int max_rows, int *n_rows);
+
 #endif

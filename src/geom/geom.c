@@ -1,0 +1,412 @@
+/* geom.c — the pointwise curvature engine (DESIGN §5).
+ *
+ * At one point x ∈ R^m the representation μ(x) ∈ R^d comes with its exact
+ * Jacobian J = ∂μ/∂x (d×m) and Hessians H_ab = ∂²μ/∂x_a∂x_b (d each), read
+ * from a jet (layout in geom.h). The image of x ↦ μ(x) is an immersed
+ * m-manifold in Euclidean R^d, and the Fisher–Rao metric of N(μ(x), σ²I) is
+ * the pulled-back metric g = JᵀJ/σ². Its curvature follows from the Gauss
+ * equation:
+ *
+ *   J = Q R (thin QR)       Q: orthonormal basis of the tangent space
+ *   E = R⁻¹                 J E = Q, so the columns of E are tangent vectors
+ *                           in input coordinates that are Euclidean-orthonormal
+ *   P⊥ v = v − Q(Qᵀv)       projection onto the normal space
+ *   II_ab = P⊥ Σ_{c,e} E_ca E_eb H_ce      second fundamental form in that frame
+ *   K_ab = ⟨II_aa, II_bb⟩ − |II_ab|²       sectional curvature of the (a,b) plane
+ *   S_E  = Σ_{a≠b} K_ab = |Σ_a II_aa|² − Σ_{a,b} |II_ab|²
+ *
+ * Scaling the metric by 1/σ² multiplies curvature by σ²: S = σ² S_E.
+ *
+ * Memory: one thread-local scratch buffer, grown on demand, so the per-point
+ * path allocates nothing once warm. The LAPACK kernels live in src/la. */
+#include "curvsweep/geom.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "curvsweep/error.h"
+#include "curvsweep/la.h"
+
+// ----------------------------------------------------------------------------
+// jet layout and options
+
+int geom_jet_rows(int m) { return 1 + m + m * (m + 1) / 2; }
+
+int geom_pair_index(int m, int a, int b) {
+  // pairs packed row by row: (0,0..m-1), (1,1..m-1), ...; row a starts at
+  // m + (m-1) + ... + (m-a+1) = a·m − a(a−1)/2
+  if (a > b) {
+    int t = a;
+    a = b;
+    b = t;
+  }
+  if (a < 0 || b >= m) return -1;
+  return a * m - a * (a - 1) / 2 + (b - a);
+}
+
+geom_options geom_options_default(void) {
+  return (geom_options){.sigma = 1.0, .exact_dim_max = 8, .mc_frames = 256};
+}
+
+// ----------------------------------------------------------------------------
+// thread-local scratch
+
+static _Thread_local double *geom_work;
+static _Thread_local size_t geom_work_len;
+
+/* A scratch buffer of at least n doubles (contents undefined). Only one
+ * caller at a time per thread: the public functions below never nest. */
+static int geom_scratch(size_t n, double **out) {
+  if (n > geom_work_len) {
+    free(geom_work);
+    geom_work = NULL;
+    geom_work_len = 0;
+    CS_CHECK(CS_CALLOC(geom_work, n));
+    geom_work_len = n;
+  }
+  *out = geom_work;
+  return CS_OK;
+}
+
+void geom_workspace_release(void) {
+  free(geom_work);
+  geom_work = NULL;
+  geom_work_len = 0;
+}
+
+// ----------------------------------------------------------------------------
+// small vector helpers (length d)
+
+static double geom_dot(int d, const double *x, const double *y) {
+  double s = 0.0;
+  for (int i = 0; i < d; i++) s += x[i] * y[i];
+  return s;
+}
+
+/* Every value of the jet finite? (rows × d values) */
+static int geom_check_finite(int64_t n, const double *x) {
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(x[i]))
+      return cs_error(CS_ERR_NUMERIC, "geom: non-finite jet entry %g at index %lld", x[i],
+                      (long long)i);
+  return CS_OK;
+}
+
+/* v ← P⊥ v = v − Q(Qᵀv).
+ * q: (m, d) — m orthonormal columns of length d, stored contiguously; v: (d).
+ * Done twice ("twice is enough" re-orthogonalisation): H often has a large
+ * tangential part (all of it, in the flat affine regime), and one pass
+ * leaves a normal residue of order ε·|v|·(loss of orthogonality); the second
+ * pass brings it to ε·|normal part|-level accuracy. */
+static void geom_project_normal(int d, int m, const double *q, double *v) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int a = 0; a < m; a++) {
+      const double *qa = q + (size_t)a * d;
+      double c = geom_dot(d, qa, v);
+      for (int i = 0; i < d; i++) v[i] -= c * qa[i];
+    }
+}
+
+/* Tangent frame and degeneracy test.
+ * jet: (C, d); q: (m, d) out, column-major d×m; r: (m, m) column-major out;
+ * sv: (m) out, singular values of R (= those of J), descending.
+ * Rows 1..m of the jet are the columns ∂μ/∂x_a, contiguous, i.e. J is already
+ * a column-major d×m matrix with lda = d. Degenerate when
+ * cond(R) = s_max/s_min > GEOM_DEGENERATE_COND (written so that s_min = 0 or
+ * NaN also count as degenerate). */
+static int geom_tangent_frame(int d, int m, const double *jet, double *q, double *r, double *sv,
+                              int *degenerate) {
+  CS_CHECK(la_qr_thin(d, m, jet + d, q, r));
+  CS_CHECK(la_singular_values(m, r, sv));
+  *degenerate = !(sv[0] <= GEOM_DEGENERATE_COND * sv[m - 1]);
+  return CS_OK;
+}
+
+static void geom_point_set_degenerate(geom_point *out) {
+  double nan = NAN;
+  *out = (geom_point){.S = nan, .K = nan, .S_tilde = nan, .K_tilde = nan, .logdet_g = nan,
+                      .H_norm = nan, .area = nan, .S_se = nan, .degenerate = 1};
+}
+
+// ----------------------------------------------------------------------------
+// second fundamental form and scalar curvature
+
+/* Second fundamental form in the orthonormal frame.
+ * jet: (C, d); q: (m, d); e: (m, m) column-major, E = R⁻¹ upper triangular;
+ * w: (m·m, d) scratch; ii: (P, d) out, II_ab at row geom_pair_index(m, a, b).
+ * Two contractions instead of one four-index sum (m³d + P·m·d flops rather
+ * than P²d):
+ *   W_ae  = Σ_c E_ca H_ce        (E_ca = 0 for c > a)
+ *   T_ab  = Σ_e E_eb W_ae        (E_eb = 0 for e > b), a ≤ b
+ *   II_ab = P⊥ T_ab */
+static void geom_second_fundamental_form(int d, int m, const double *jet, const double *q,
+                                         const double *e, double *w, double *ii) {
+  const double *hess = jet + (size_t)(1 + m) * d;
+  for (int a = 0; a < m; a++)
+    for (int ee = 0; ee < m; ee++) {
+      double *wae = w + ((size_t)a * m + ee) * d;
+      memset(wae, 0, sizeof(double) * (size_t)d);
+      for (int c = 0; c <= a; c++) {
+        double eca = e[c + (size_t)a * m];
+        const double *hce = hess + (size_t)geom_pair_index(m, c, ee) * d;
+        for (int i = 0; i < d; i++) wae[i] += eca * hce[i];
+      }
+    }
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++) {
+      double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
+      memset(iab, 0, sizeof(double) * (size_t)d);
+      for (int ee = 0; ee <= b; ee++) {
+        double eeb = e[ee + (size_t)b * m];
+        const double *wae = w + ((size_t)a * m + ee) * d;
+        for (int i = 0; i < d; i++) iab[i] += eeb * wae[i];
+      }
+      geom_project_normal(d, m, q, iab);
+    }
+}
+
+/* Exact Euclidean scalar curvature from the second fundamental form.
+ * ii: (P, d). S_E = Σ_{a≠b} K_ab = 2 Σ_{a<b} (⟨II_aa, II_bb⟩ − |II_ab|²).
+ * Summing the sectional curvatures pair by pair (rather than
+ * |Σ II_aa|² − Σ|II_ab|²) avoids cancelling the large |II_aa|² terms,
+ * e.g. on a cylinder. */
+static double geom_scalar_curvature_exact(int d, int m, const double *ii) {
+  double s = 0.0;
+  for (int a = 0; a < m; a++)
+    for (int b = a + 1; b < m; b++) {
+      const double *iaa = ii + (size_t)geom_pair_index(m, a, a) * d;
+      const double *ibb = ii + (size_t)geom_pair_index(m, b, b) * d;
+      const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
+      s += geom_dot(d, iaa, ibb) - geom_dot(d, iab, iab);
+    }
+  return 2.0 * s;
+}
+
+/* A uniformly random unit vector of R^m orthogonal to the unit vector p
+ * (p = NULL: no constraint): Gaussian draw, Gram–Schmidt, normalise.
+ * v: (m) out. Redraws in the (measure-zero) case of a vanishing norm. */
+static void geom_random_unit(int m, rng_stream *mc, const double *p, double *v) {
+  for (;;) {
+    for (int a = 0; a < m; a++) v[a] = rng_normal(mc);
+    if (p) {
+      double c = 0.0;
+      for (int a = 0; a < m; a++) c += v[a] * p[a];
+      for (int a = 0; a < m; a++) v[a] -= c * p[a];
+    }
+    double n2 = 0.0;
+    for (int a = 0; a < m; a++) n2 += v[a] * v[a];
+    if (n2 > 1e-20) {
+      double inv = 1.0 / sqrt(n2);
+      for (int a = 0; a < m; a++) v[a] *= inv;
+      return;
+    }
+  }
+}
+
+/* Monte Carlo Euclidean scalar curvature over random orthonormal 2-frames.
+ * ii: (P, d) in the orthonormal frame; work: (3d + 2m) scratch.
+ * For a uniformly random orthonormal pair (p, r) of R^m,
+ *   K(p, r) = ⟨II(p,p), II(r,r)⟩ − |II(p,r)|²,  II(p,r) = Σ_ab p_a r_b II_ab,
+ * has expectation S_E / (m(m−1)) (the average of K over all 2-planes), so
+ *   S_E ≈ m(m−1)·mean K,   se = m(m−1)·sd(K)/√N  (sd with N − 1).
+ * II(p,p) etc. are accumulated over the packed pairs a ≤ b with the
+ * symmetric weights p_a p_b (×2 off the diagonal) and p_a r_b + p_b r_a.
+ * Mean and variance by Welford's update. */
+static void geom_scalar_curvature_mc(int d, int m, const double *ii, int n_frames,
+                                     rng_stream *mc, double *work, double *S_E, double *se_E) {
+  double *ipp = work, *irr = work + d, *ipr = work + 2 * (size_t)d;
+  double *p = work + 3 * (size_t)d, *r = p + m;
+  double mean = 0.0, m2 = 0.0;
+  for (int f = 0; f < n_frames; f++) {
+    geom_random_unit(m, mc, NULL, p);
+    geom_random_unit(m, mc, p, r);
+    memset(ipp, 0, sizeof(double) * 3 * (size_t)d);
+    for (int a = 0; a < m; a++)
+      for (int b = a; b < m; b++) {
+        double off = a == b ? 1.0 : 2.0;
+        double wpp = off * p[a] * p[b], wrr = off * r[a] * r[b];
+        double wpr = a == b ? p[a] * r[a] : p[a] * r[b] + p[b] * r[a];
+        const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
+        for (int i = 0; i < d; i++) {
+          ipp[i] += wpp * iab[i];
+          irr[i] += wrr * iab[i];
+          ipr[i] += wpr * iab[i];
+        }
+      }
+    double k = geom_dot(d, ipp, irr) - geom_dot(d, ipr, ipr);
+    double delta = k - mean;
+    mean += delta / (f + 1);
+    m2 += delta * (k - mean);
+  }
+  double scale = (double)m * (m - 1);
+  *S_E = scale * mean;
+  *se_E = scale * sqrt(m2 / (n_frames - 1) / n_frames);
+}
+
+// ----------------------------------------------------------------------------
+// public: curvature at one point
+
+int geom_point_curvature(int d, int m, const double *jet, const geom_options *opt,
+                         rng_stream *mc, geom_point *out) {
+  // jet: (C, d) row-major, C = 1 + m + P, P = m(m+1)/2 (layout in geom.h)
+  if (!jet || !opt || !out) return cs_error(CS_ERR_INPUT, "geom_point_curvature: NULL argument");
+  if (d < 1 || m < 1)
+    return cs_error(CS_ERR_INPUT, "geom_point_curvature: need d >= 1, m >= 1 (got d = %d, m = %d)",
+                    d, m);
+  double sigma = opt->sigma;
+  if (!(sigma > 0.0) || !isfinite(sigma))
+    return cs_error(CS_ERR_INPUT, "geom_point_curvature: sigma must be positive, got %g", sigma);
+  int use_mc = m >= 2 && m > opt->exact_dim_max;
+  if (use_mc && opt->mc_frames < 2)
+    return cs_error(CS_ERR_INPUT, "geom_point_curvature: mc_frames must be >= 2, got %d",
+                    opt->mc_frames);
+  if (use_mc && !mc)
+    return cs_error(CS_ERR_INPUT,
+                    "geom_point_curvature: m = %d > exact_dim_max = %d needs a random stream", m,
+                    opt->exact_dim_max);
+  int P = m * (m + 1) / 2;
+  CS_CHECK(geom_check_finite((int64_t)geom_jet_rows(m) * d, jet));
+  // m > d: J has rank ≤ d < m, never an immersion
+  if (m > d) {
+    geom_point_set_degenerate(out);
+    return CS_OK;
+  }
+
+  // scratch: q (m·d) | r (m²) | e (m²) | sv (m) | w (m²·d) | ii (P·d) | mc (3d + 2m)
+  size_t n_work = (size_t)m * d + 2 * (size_t)m * m + m + (size_t)m * m * d + (size_t)P * d +
+                  3 * (size_t)d + 2 * (size_t)m;
+  double *work;
+  CS_CHECK(geom_scratch(n_work, &work));
+  double *q = work, *r = q + (size_t)m * d, *e = r + (size_t)m * m, *sv = e + (size_t)m * m;
+  double *w = sv + m, *ii = w + (size_t)m * m * d, *mc_work = ii + (size_t)P * d;
+
+  // pass 1: J = Q R and the degeneracy test on cond(R)
+  int degenerate;
+  CS_CHECK(geom_tangent_frame(d, m, jet, q, r, sv, &degenerate));
+  if (degenerate) {
+    geom_point_set_degenerate(out);
+    return CS_OK;
+  }
+
+  // pass 2: orthonormal frame E = R⁻¹ and the second fundamental form in it
+  CS_CHECK(la_upper_tri_inverse(m, r, e));
+  geom_second_fundamental_form(d, m, jet, q, e, w, ii);
+
+  // pass 3: Euclidean scalar curvature, exact or Monte Carlo over 2-frames
+  double S_E = 0.0, se_E = 0.0;
+  if (use_mc)
+    geom_scalar_curvature_mc(d, m, ii, opt->mc_frames, mc, mc_work, &S_E, &se_E);
+  else
+    S_E = geom_scalar_curvature_exact(d, m, ii);
+
+  // pass 4: mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic)
+  double *hsum = mc_work;
+  memset(hsum, 0, sizeof(double) * (size_t)d);
+  for (int a = 0; a < m; a++) {
+    const double *iaa = ii + (size_t)geom_pair_index(m, a, a) * d;
+    for (int i = 0; i < d; i++) hsum[i] += iaa[i];
+  }
+  double H_norm = sqrt(geom_dot(d, hsum, hsum)) / m;
+
+  // pass 5: the metric g = JᵀJ/σ²: tr g = Σ_a |J_a|²/σ²,
+  // log det g = log det(RᵀR) − m log σ² = 2 Σ_a log|R_aa| − m log σ²
+  double sigma2 = sigma * sigma, trJ = 0.0, logdet = 0.0;
+  for (int a = 0; a < m; a++) {
+    const double *ja = jet + (size_t)(1 + a) * d;
+    trJ += geom_dot(d, ja, ja);
+    logdet += 2.0 * log(fabs(r[a + (size_t)a * m]));
+  }
+  logdet -= m * log(sigma2);
+  double tr_g = trJ / sigma2;
+
+  // Fisher scaling: curvature of g = σ² × Euclidean. K = S/(m(m−1)) is the
+  // mean sectional curvature (Gaussian curvature for m = 2); a curve (m = 1)
+  // is intrinsically flat and gets K = 0. K̃, S̃ multiply by tr(g)/m, which
+  // cancels both σ² and any rescaling μ → cμ.
+  out->S = sigma2 * S_E;
+  out->K = m >= 2 ? out->S / ((double)m * (m - 1)) : 0.0;
+  out->S_tilde = out->S * tr_g / m;
+  out->K_tilde = out->K * tr_g / m;
+  out->logdet_g = logdet;
+  out->H_norm = H_norm;
+  out->area = exp(0.5 * logdet);
+  out->S_se = sigma2 * se_E;
+  out->degenerate = 0;
+  return CS_OK;
+}
+
+// ----------------------------------------------------------------------------
+// public: sectional curvature of one plane
+
+int geom_sectional_curvature(int d, int m, const double *jet, double sigma, const double *p,
+                             const double *r, double *K_out) {
+  // jet: (C, d); p, r: (m) tangent vectors in input coordinates
+  // K(p, r) = σ² (⟨II(p,p), II(r,r)⟩ − |II(p,r)|²) / (|Jp|²|Jr|² − ⟨Jp,Jr⟩²)
+  // with II(X, Y) = P⊥ Σ_ab X_a Y_b H_ab: the Gauss equation for the
+  // Euclidean metric, times σ² for g = JᵀJ/σ² (numerator and denominator in
+  // g carry 1/σ² and 1/σ⁴). Degenerate J: *K_out = NaN.
+  if (!jet || !p || !r || !K_out)
+    return cs_error(CS_ERR_INPUT, "geom_sectional_curvature: NULL argument");
+  if (d < 1 || m < 2)
+    return cs_error(CS_ERR_INPUT,
+                    "geom_sectional_curvature: need d >= 1, m >= 2 (got d = %d, m = %d)", d, m);
+  if (!(sigma > 0.0) || !isfinite(sigma))
+    return cs_error(CS_ERR_INPUT, "geom_sectional_curvature: sigma must be positive, got %g",
+                    sigma);
+  CS_CHECK(geom_check_finite((int64_t)geom_jet_rows(m) * d, jet));
+  CS_CHECK(geom_check_finite(m, p));
+  CS_CHECK(geom_check_finite(m, r));
+  *K_out = NAN;
+  if (m > d) return CS_OK;
+
+  // scratch: q (m·d) | R (m²) | sv (m) | hpp, hrr, hpr, jp, jr (5d)
+  double *work;
+  CS_CHECK(geom_scratch((size_t)m * d + (size_t)m * m + m + 5 * (size_t)d, &work));
+  double *q = work, *rr = q + (size_t)m * d, *sv = rr + (size_t)m * m;
+  double *hpp = sv + m, *hrr = hpp + d, *hpr = hrr + d, *jp = hpr + d, *jr = jp + d;
+
+  // pass 1: tangent basis Q and the degeneracy test
+  int degenerate;
+  CS_CHECK(geom_tangent_frame(d, m, jet, q, rr, sv, &degenerate));
+  if (degenerate) return CS_OK;
+
+  // pass 2: pushed-forward vectors Jp, Jr and the area² of their parallelogram
+  memset(jp, 0, sizeof(double) * 2 * (size_t)d);
+  for (int a = 0; a < m; a++) {
+    const double *ja = jet + (size_t)(1 + a) * d;
+    for (int i = 0; i < d; i++) {
+      jp[i] += p[a] * ja[i];
+      jr[i] += r[a] * ja[i];
+    }
+  }
+  double pp = geom_dot(d, jp, jp), rr2 = geom_dot(d, jr, jr), pr = geom_dot(d, jp, jr);
+  double den = pp * rr2 - pr * pr;
+  if (!(den > 1e-20 * pp * rr2))
+    return cs_error(CS_ERR_INPUT, "geom_sectional_curvature: p and r do not span a plane");
+
+  // pass 3: H(p,p), H(r,r), H(p,r) over the packed pairs, then P⊥
+  const double *hess = jet + (size_t)(1 + m) * d;
+  memset(hpp, 0, sizeof(double) * 3 * (size_t)d);
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++) {
+      double off = a == b ? 1.0 : 2.0;
+      double wpp = off * p[a] * p[b], wrr = off * r[a] * r[b];
+      double wpr = a == b ? p[a] * r[a] : p[a] * r[b] + p[b] * r[a];
+      const double *hab = hess + (size_t)geom_pair_index(m, a, b) * d;
+      for (int i = 0; i < d; i++) {
+        hpp[i] += wpp * hab[i];
+        hrr[i] += wrr * hab[i];
+        hpr[i] += wpr * hab[i];
+      }
+    }
+  geom_project_normal(d, m, q, hpp);
+  geom_project_normal(d, m, q, hrr);
+  geom_project_normal(d, m, q, hpr);
+
+  // pass 4: Gauss equation, Fisher-scaled
+  double num = geom_dot(d, hpp, hrr) - geom_dot(d, hpr, hpr);
+  *K_out = sigma * sigma * num / den;
+  return CS_OK;
+}

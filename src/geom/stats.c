@@ -1,0 +1,130 @@
+/* stats.c — the DESIGN §5 per-prefix statistics over evaluation points.
+ *
+ * Degenerate points (cond(J) > GEOM_DEGENERATE_COND) are counted and left
+ * out of every statistic except ∫K dA, where a degenerate box point
+ * contributes 0 (a vanishing area element). Quantiles are "type 7" (linear
+ * interpolation between order statistics, the R and NumPy default). With no
+ * valid point every statistic is NaN. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "curvsweep/error.h"
+#include "curvsweep/geom.h"
+
+/* Ascending order, NaN last (so a stray NaN never breaks qsort). */
+static int geom_compare_doubles(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  if (isnan(a)) return isnan(b) ? 0 : 1;
+  if (isnan(b)) return -1;
+  return (a > b) - (a < b);
+}
+
+/* Type-7 quantile of sorted x: (n), 0 ≤ prob ≤ 1.
+ * h = (n − 1)·prob, Q = x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋ + 1] − x[⌊h⌋]). */
+static double geom_quantile_sorted(int n, const double *x, double prob) {
+  double h = (n - 1) * prob;
+  int lo = (int)floor(h);
+  if (lo >= n - 1) return x[n - 1];
+  return x[lo] + (h - lo) * (x[lo + 1] - x[lo]);
+}
+
+/* Distribution summary of one curvature quantity.
+ * x: (n) values, sorted in place; n ≥ 1.
+ * mean, median (= type-7 0.5 quantile), mean |x|, 5% and 95% quantiles,
+ * fraction strictly positive. */
+static void geom_summary(int n, double *x, double *mean, double *median, double *absmean,
+                         double *q05, double *q95, double *fracpos) {
+  double sum = 0.0, abssum = 0.0;
+  int pos = 0;
+  for (int i = 0; i < n; i++) {
+    sum += x[i];
+    abssum += fabs(x[i]);
+    pos += x[i] > 0.0;
+  }
+  qsort(x, (size_t)n, sizeof *x, geom_compare_doubles);
+  *mean = sum / n;
+  *absmean = abssum / n;
+  *fracpos = (double)pos / n;
+  *median = geom_quantile_sorted(n, x, 0.5);
+  *q05 = geom_quantile_sorted(n, x, 0.05);
+  *q95 = geom_quantile_sorted(n, x, 0.95);
+}
+
+int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
+                       double box_volume, int m, geom_stats *out) {
+  // pts: (n) evaluation points; box: (n_box) uniform points of the input box
+  if (!out) return cs_error(CS_ERR_INPUT, "geom_stats_compute: NULL output");
+  if (n < 0 || n_box < 0 || (n > 0 && !pts) || (n_box > 0 && !box))
+    return cs_error(CS_ERR_INPUT, "geom_stats_compute: bad point arrays (n = %d, n_box = %d)", n,
+                    n_box);
+  double nan = NAN;
+  *out = (geom_stats){.n_points = n,
+                      .degenerate_frac = nan,
+                      .K_mean = nan, .K_median = nan, .K_absmean = nan,
+                      .K_q05 = nan, .K_q95 = nan, .K_fracpos = nan,
+                      .S_mean = nan, .S_se = nan,
+                      .Kt_mean = nan, .Kt_median = nan, .Kt_absmean = nan,
+                      .Kt_q05 = nan, .Kt_q95 = nan, .Kt_fracpos = nan,
+                      .St_mean = nan, .H_norm_mean = nan, .logdet_mean = nan, .intK = nan};
+
+  // ∫K dA = volume · E_box[K·√det g] (m = 2): Monte Carlo over the box points
+  if (m == 2 && n_box > 0) {
+    double acc = 0.0;
+    for (int i = 0; i < n_box; i++)
+      if (!box[i].degenerate) acc += box[i].K * box[i].area;
+    out->intK = box_volume * acc / n_box;
+  }
+
+  int nv = 0;
+  for (int i = 0; i < n; i++) nv += !pts[i].degenerate;
+  if (n > 0) out->degenerate_frac = (double)(n - nv) / n;
+  if (nv == 0) return CS_OK;
+
+  // pass 1: plain means, and Σ (MC standard error)² of S
+  double S_sum = 0.0, St_sum = 0.0, H_sum = 0.0, ld_sum = 0.0, mc_var_sum = 0.0;
+  for (int i = 0; i < n; i++) {
+    if (pts[i].degenerate) continue;
+    S_sum += pts[i].S;
+    St_sum += pts[i].S_tilde;
+    H_sum += pts[i].H_norm;
+    ld_sum += pts[i].logdet_g;
+    mc_var_sum += pts[i].S_se * pts[i].S_se;
+  }
+  out->S_mean = S_sum / nv;
+  out->St_mean = St_sum / nv;
+  out->H_norm_mean = H_sum / nv;
+  out->logdet_mean = ld_sum / nv;
+
+  // pass 2: standard error of S_mean. The sample variance s² of the per-point
+  // estimates Ŝ_i = S_i + ε_i is unbiased for Var(S) + mean Var(ε_i), so
+  // s²/n already carries the Monte Carlo noise; but the error of the mean can
+  // never be below the Monte Carlo part alone, Σ se_i²/n². Hence
+  //   se² = max(s²/n, Σ se_i²/n²),
+  // which also stays sensible when s² happens to be small. One point: unknown.
+  if (nv >= 2) {
+    double ss = 0.0;
+    for (int i = 0; i < n; i++) {
+      if (pts[i].degenerate) continue;
+      double dev = pts[i].S - out->S_mean;
+      ss += dev * dev;
+    }
+    double sample_var = ss / (nv - 1) / nv, mc_var = mc_var_sum / ((double)nv * nv);
+    out->S_se = sqrt(sample_var > mc_var ? sample_var : mc_var);
+  }
+
+  // pass 3: distribution summaries of K and K̃ (sorting a copy)
+  double *vals;
+  CS_CHECK(CS_CALLOC(vals, nv));
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!pts[i].degenerate) vals[k++] = pts[i].K;
+  geom_summary(nv, vals, &out->K_mean, &out->K_median, &out->K_absmean, &out->K_q05, &out->K_q95,
+               &out->K_fracpos);
+  k = 0;
+  for (int i = 0; i < n; i++)
+    if (!pts[i].degenerate) vals[k++] = pts[i].K_tilde;
+  geom_summary(nv, vals, &out->Kt_mean, &out->Kt_median, &out->Kt_absmean, &out->Kt_q05,
+               &out->Kt_q95, &out->Kt_fracpos);
+  free(vals);
+  return CS_OK;
+}
