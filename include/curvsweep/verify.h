@@ -1,0 +1,50 @@
+/* verify.h — the theory checks of DESIGN §5, run on the real engine:
+ * analytic surfaces, flatness of the affine (structured) regime, curvature
+ * of its gated counterpart, a gated point of positive curvature, and the
+ * scale behaviour of K and K̃. Shared by `curvsweep verify` and the tests. */
+#ifndef CURVSWEEP_VERIFY_H
+#define CURVSWEEP_VERIFY_H
+
+#include "curvsweep/config.h"
+#include "curvsweep/geom.h"
+
+/* A growing table of checks. */
+typedef struct {
+  int n, cap;
+  geom_check *rows;
+} verify_table;
+
+void verify_table_free(verify_table *t);
+/* Append a row; pass is given by the caller (for bounds, value ≤ tol or ≥). */
+int verify_add(verify_table *t, const char *check, double value, double expected, double tol,
+               int pass);
+
+/* Affine regime (DESIGN §1): m input dims, m + 1 slots, one head, no
+ * residual, no norm, every tensor randomised from seed; curvature of h_L at
+ * random points in [-1,1]^m. ratio = |S| / Σ_ab |Π_ab|², Π_ab the
+ * unprojected second derivatives in an orthonormal tangent frame (the
+ * scale S would have if every second derivative were normal): flat ⇔ ratio
+ * at rounding level. |K̃| is the scale-free curvature. */
+typedef struct {
+  double max_ratio, median_ratio;
+  double max_abs_Kt, median_abs_Kt;
+  int valid_points;
+} verify_affine;
+
+int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_affine *out);
+
+/* Search seeds 0..99 of a depth-1 gated model on the m = 2 affine skeleton
+ * for an input point with K̃ > 0.05; returns the seed, point, K̃ there and
+ * K̃ of the ungated model sharing every other tensor at the same point. */
+int verify_positive_gated_point(int64_t *seed, double x[2], double *Kt_gated,
+                                double *Kt_ungated);
+
+/* Scale check: multiply the last layer's W_o, b_o of a random gated model
+ * (no residual) by c; returns the largest relative deviation of K·c² from
+ * K and of K̃ from K̃ over a set of points. */
+int verify_scaling(double c, double *dev_K, double *dev_Kt);
+
+/* Every check, in the order `curvsweep verify` prints them. */
+int verify_all(verify_table *t);
+
+#endif

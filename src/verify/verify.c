@@ -1,0 +1,254 @@
+/* verify.c — theory checks of the geometry engine on real models. */
+#include "curvsweep/verify.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/la.h"
+#include "curvsweep/model.h"
+#include "curvsweep/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AFFINE_WIDTH 6
+#define AFFINE_POINTS 24
+
+void verify_table_free(verify_table *t) {
+  free(t->rows);
+  memset(t, 0, sizeof *t);
+}
+
+int verify_add(verify_table *t, const char *check, double value, double expected, double tol,
+               int pass) {
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 32;
+    geom_check *r = realloc(t->rows, sizeof *r * (size_t)cap);
+    if (!r) return cs_error(CS_ERR_NOMEM, "out of memory growing the verify table");
+    t->rows = r, t->cap = cap;
+  }
+  geom_check *r = &t->rows[t->n++];
+  snprintf(r->check, sizeof r->check, "%s", check);
+  r->value = value, r->expected = expected, r->tol = tol, r->pass = pass;
+  return CS_OK;
+}
+
+/* The affine skeleton of DESIGN §1: one head, m + 1 slots, pure composition. */
+static cs_config affine_config(cs_arch arch, int m, int depth, uint64_t seed) {
+  cs_config c = config_default();
+  c.arch = arch, c.input_dim = m, c.slots = m + 1, c.heads = 1, c.residual = 0;
+  c.norm = NORM_NONE, c.width = AFFINE_WIDTH, c.depth = depth, c.seed = (int64_t)seed;
+  return c;
+}
+
+/* Add 0.1·N(0,1) to every tensor from a stream keyed by its name, so the
+ * tensors two archs share stay identical (and biases become non-zero). */
+static void randomise(cs_model *M, uint64_t seed) {
+  for (int t = 0; t < model_tensor_count(M); t++) {
+    cs_tensor v;
+    model_tensor(M, t, &v, NULL);
+    rng_stream s = rng_stream_make(seed, "verify-perturb", 0, v.name);
+    for (int i = 0; i < v.rows * v.cols; i++) v.v[i] += 0.1 * rng_normal(&s);
+  }
+}
+
+/* Σ_ab |Π_ab|², Π_ab = Σ_ce E_ca E_eb H_ce, E = R⁻¹ from J = QR.
+ * jet: C × d (geom.h layout). */
+static int unprojected_scale(int d, int m, const double *jet, double *scale) {
+  double J[8 * 512], Q[8 * 512], R[64], E[64], Pi[512];
+  if (m > 8 || d > 512) return cs_error(CS_ERR_INTERNAL, "verify: shape too large");
+  for (int a = 0; a < m; a++) memcpy(J + a * d, jet + (1 + a) * d, sizeof(double) * d);
+  CS_CHECK(la_qr_thin(d, m, J, Q, R));
+  CS_CHECK(la_upper_tri_inverse(m, R, E));
+  double total = 0.0;
+  for (int a = 0; a < m; a++)
+    for (int b = 0; b < m; b++) {
+      memset(Pi, 0, sizeof(double) * d);
+      for (int c = 0; c < m; c++)
+        for (int e = 0; e < m; e++) {
+          double w = E[c + a * m] * E[e + b * m];
+          const double *H = jet + (1 + m + geom_pair_index(m, c, e)) * d;
+          for (int i = 0; i < d; i++) Pi[i] += w * H[i];
+        }
+      for (int i = 0; i < d; i++) total += Pi[i] * Pi[i];
+    }
+  *scale = total;
+  return CS_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Curvature of prefix L at npts points x (npts × m) of model M. */
+static int curvature_at(const cs_model *M, int npts, const double *x, geom_point *pts,
+                        double *scales) {
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, npts, 2, &A));
+  int rc = model_forward(M, A, npts, x);
+  int C = model_acts_jet_rows(A), d = model_width(M), L = model_depth(M);
+  int m = (C == 6) ? 2 : (C == 10) ? 3 : 0;
+  for (int k = 1; k <= 8 && !m; k++)
+    if (1 + k + k * (k + 1) / 2 == C) m = k;
+  geom_options opt = geom_options_default();
+  for (int p = 0; p < npts && !rc; p++) {
+    const double *jet = model_layer_output(A, L) + (int64_t)p * C * d;
+    rc = geom_point_curvature(d, m, jet, &opt, NULL, &pts[p]);
+    if (!rc && scales && !pts[p].degenerate) rc = unprojected_scale(d, m, jet, &scales[p]);
+  }
+  model_acts_free(A);
+  return rc;
+}
+
+static void random_points(uint64_t seed, int npts, int m, double *x) {
+  rng_stream s = rng_stream_make(seed, "verify-points", m, NULL);
+  for (int i = 0; i < npts * m; i++) x[i] = 2 * rng_uniform(&s) - 1;
+}
+
+int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_affine *out) {
+  cs_config c = affine_config(arch, m, depth, seed);
+  cs_model *M;
+  CS_CHECK(model_create(&c, NULL, &M));
+  randomise(M, seed);
+  double x[AFFINE_POINTS * 8], scales[AFFINE_POINTS], r[AFFINE_POINTS], kt[AFFINE_POINTS];
+  geom_point pts[AFFINE_POINTS];
+  random_points(seed, AFFINE_POINTS, m, x);
+  int rc = curvature_at(M, AFFINE_POINTS, x, pts, scales);
+  model_free(M);
+  CS_CHECK(rc);
+  int n = 0;
+  for (int p = 0; p < AFFINE_POINTS; p++)
+    if (!pts[p].degenerate && scales[p] > 0) {
+      r[n] = fabs(pts[p].S) / scales[p];
+      kt[n++] = fabs(pts[p].K_tilde);
+    }
+  if (n < AFFINE_POINTS / 2)
+    return cs_error(CS_ERR_NUMERIC, "verify: %d of %d points degenerate (m=%d depth=%d)",
+                    AFFINE_POINTS - n, AFFINE_POINTS, m, depth);
+  qsort(r, (size_t)n, sizeof *r, cmp_double);
+  qsort(kt, (size_t)n, sizeof *kt, cmp_double);
+  out->max_ratio = r[n - 1];
+  out->median_ratio = r[n / 2];
+  out->max_abs_Kt = kt[n - 1];
+  out->median_abs_Kt = kt[n / 2];
+  out->valid_points = n;
+  return CS_OK;
+}
+
+int verify_positive_gated_point(int64_t *seed_out, double x_out[2], double *Kt_gated,
+                                double *Kt_ungated) {
+  double x[AFFINE_POINTS * 2];
+  geom_point gp[AFFINE_POINTS], up[AFFINE_POINTS];
+  for (uint64_t seed = 0; seed < 100; seed++) {
+    cs_model *G, *U;
+    cs_config cg = affine_config(ARCH_GATED, 2, 1, seed), cu = affine_config(ARCH_UNGATED, 2, 1, seed);
+    CS_CHECK(model_create(&cg, NULL, &G));
+    int rc = model_create(&cu, NULL, &U);
+    if (rc) {
+      model_free(G);
+      return rc;
+    }
+    randomise(G, seed);
+    randomise(U, seed);
+    random_points(seed, AFFINE_POINTS, 2, x);
+    rc = curvature_at(G, AFFINE_POINTS, x, gp, NULL);
+    if (!rc) rc = curvature_at(U, AFFINE_POINTS, x, up, NULL);
+    model_free(G);
+    model_free(U);
+    CS_CHECK(rc);
+    for (int p = 0; p < AFFINE_POINTS; p++)
+      if (!gp[p].degenerate && !up[p].degenerate && gp[p].K_tilde > 0.05) {
+        *seed_out = (int64_t)seed;
+        x_out[0] = x[2 * p], x_out[1] = x[2 * p + 1];
+        *Kt_gated = gp[p].K_tilde;
+        *Kt_ungated = up[p].K_tilde;
+        return CS_OK;
+      }
+  }
+  return cs_error(CS_ERR_NUMERIC, "verify: no gated point with K~ > 0.05 in seeds 0..99");
+}
+
+int verify_scaling(double c, double *dev_K, double *dev_Kt) {
+  cs_config cfg = affine_config(ARCH_GATED, 2, 2, 3);
+  cfg.slots = 4, cfg.width = 8;
+  cs_model *M;
+  CS_CHECK(model_create(&cfg, NULL, &M));
+  randomise(M, 3);
+  double x[AFFINE_POINTS * 2];
+  geom_point before[AFFINE_POINTS], after[AFFINE_POINTS];
+  random_points(3, AFFINE_POINTS, 2, x);
+  int rc = curvature_at(M, AFFINE_POINTS, x, before, NULL);
+  /* h_L = W_o u + b_o (no residual): scaling W_o and b_o scales h_L by c */
+  cs_tensor Wo, bo;
+  if (!rc) rc = model_find_tensor(M, "layer1/Wo", &Wo);
+  if (!rc) rc = model_find_tensor(M, "layer1/bo", &bo);
+  if (!rc) {
+    for (int i = 0; i < Wo.rows * Wo.cols; i++) Wo.v[i] *= c;
+    for (int i = 0; i < bo.rows * bo.cols; i++) bo.v[i] *= c;
+    rc = curvature_at(M, AFFINE_POINTS, x, after, NULL);
+  }
+  model_free(M);
+  CS_CHECK(rc);
+  double dk = 0, dkt = 0;
+  int n = 0;
+  for (int p = 0; p < AFFINE_POINTS; p++) {
+    if (before[p].degenerate || after[p].degenerate) continue;
+    dk = fmax(dk, fabs(after[p].K * c * c - before[p].K) / fabs(before[p].K));
+    dkt = fmax(dkt, fabs(after[p].K_tilde - before[p].K_tilde) / fabs(before[p].K_tilde));
+    n++;
+  }
+  if (n == 0) return cs_error(CS_ERR_NUMERIC, "verify: every point degenerate in the scale check");
+  *dev_K = dk, *dev_Kt = dkt;
+  return CS_OK;
+}
+
+int verify_all(verify_table *t) {
+  /* 1. analytic surfaces through the engine */
+  int n = 0;
+  CS_CHECK(geom_verify_surfaces(NULL, 0, &n));
+  geom_check *rows;
+  CS_CHECK(CS_CALLOC(rows, n));
+  int rc = geom_verify_surfaces(rows, n, &n);
+  for (int i = 0; !rc && i < n; i++)
+    rc = verify_add(t, rows[i].check, rows[i].value, rows[i].expected, rows[i].tol, rows[i].pass);
+  free(rows);
+  CS_CHECK(rc);
+  char name[96];
+  /* 2. affine regime: ungated flat to rounding at every depth */
+  for (int m = 2; m <= 3; m++)
+    for (int depth = 1; depth <= 8; depth++) {
+      verify_affine v;
+      CS_CHECK(verify_affine_stats(ARCH_UNGATED, m, depth, 100 + depth, &v));
+      double r = v.max_ratio;
+      snprintf(name, sizeof name, "ungated affine m=%d depth %d: max |S|/|Pi|^2", m, depth);
+      CS_CHECK(verify_add(t, name, r, 0.0, 1e-8, r <= 1e-8));
+    }
+  /* 3. the same skeleton gated is curved: some point with |S| at least 100×
+   * the flatness bound. (Deeper random gated stacks saturate their gates and
+   * softmaxes and the ratio decays; trained models are what sweeps measure.) */
+  const cs_arch gated[2] = {ARCH_GATED, ARCH_GATED_HEADWISE};
+  for (int g = 0; g < 2; g++)
+    for (int m = 2; m <= 3; m++)
+      for (int depth = 1; depth <= 3; depth++) {
+        verify_affine v;
+        CS_CHECK(verify_affine_stats(gated[g], m, depth, 100 + depth, &v));
+        snprintf(name, sizeof name, "%s affine m=%d depth %d: max |S|/|Pi|^2 >= 1e-6",
+                 config_arch_name(gated[g]), m, depth);
+        CS_CHECK(verify_add(t, name, v.max_ratio, 1e-6, 0.0, v.max_ratio >= 1e-6));
+      }
+  /* 4. positive curvature needs the gate */
+  int64_t seed;
+  double x[2], kg, ku;
+  CS_CHECK(verify_positive_gated_point(&seed, x, &kg, &ku));
+  snprintf(name, sizeof name, "gated K~ > 0 at seed %lld x=(%.3f,%.3f)", (long long)seed, x[0], x[1]);
+  CS_CHECK(verify_add(t, name, kg, 0.05, 0.0, kg > 0.05));
+  snprintf(name, sizeof name, "ungated K~ = 0 at the same point");
+  CS_CHECK(verify_add(t, name, ku, 0.0, 1e-8, fabs(ku) <= 1e-8));
+  /* 5. rescaling the representation by c: K -> K/c², K~ unchanged */
+  double dk, dkt;
+  CS_CHECK(verify_scaling(3.0, &dk, &dkt));
+  CS_CHECK(verify_add(t, "scale h_L by 3: max rel dev of K*9 from K", dk, 0.0, 1e-9, dk <= 1e-9));
+  CS_CHECK(verify_add(t, "scale h_L by 3: max rel dev of K~", dkt, 0.0, 1e-9, dkt <= 1e-9));
+  return CS_OK;
+}

@@ -1,0 +1,82 @@
+/* test_verify.c — the theory checks of DESIGN §5 on real models: affine
+ * regime flat to rounding (ungated, depths 1..8, m = 2, 3), curved when
+ * gated, a gated point of positive curvature, and scale behaviour. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "curvsweep/error.h"
+#include "curvsweep/verify.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static void test_ungated_affine_regime_is_flat(void **state) {
+  (void)state;
+  for (int m = 2; m <= 3; m++)
+    for (int depth = 1; depth <= 8; depth++)
+      for (uint64_t seed = 0; seed < 3; seed++) {
+        verify_affine v;
+        assert_int_equal(verify_affine_stats(ARCH_UNGATED, m, depth, seed, &v), CS_OK);
+        if (!(v.max_ratio <= 1e-8))
+          fail_msg("m=%d depth=%d seed=%d: |S|/|Pi|^2 = %.3e", m, depth, (int)seed, v.max_ratio);
+      }
+}
+
+static void test_gated_affine_skeleton_is_curved(void **state) {
+  (void)state;
+  const cs_arch archs[2] = {ARCH_GATED, ARCH_GATED_HEADWISE};
+  for (int g = 0; g < 2; g++)
+    for (int m = 2; m <= 3; m++)
+      for (int depth = 1; depth <= 2; depth++) {
+        verify_affine v;
+        assert_int_equal(verify_affine_stats(archs[g], m, depth, 7, &v), CS_OK);
+        /* ≥ 100 × the flatness bound (and ~1e20 × the ungated values) */
+        if (!(v.max_ratio >= 1e-6))
+          fail_msg("%s m=%d depth=%d: |S|/|Pi|^2 = %.3e", config_arch_name(archs[g]), m, depth,
+                   v.max_ratio);
+      }
+}
+
+static void test_positive_curvature_needs_the_gate(void **state) {
+  (void)state;
+  int64_t seed;
+  double x[2], kg, ku;
+  assert_int_equal(verify_positive_gated_point(&seed, x, &kg, &ku), CS_OK);
+  assert_true(kg > 0.05);
+  assert_true(fabs(ku) <= 1e-8);
+  assert_true(fabs(x[0]) <= 1 && fabs(x[1]) <= 1);
+}
+
+static void test_rescaling_changes_K_not_K_tilde(void **state) {
+  (void)state;
+  double dk, dkt;
+  assert_int_equal(verify_scaling(3.0, &dk, &dkt), CS_OK);
+  assert_true(dk <= 1e-9);
+  assert_true(dkt <= 1e-9);
+  assert_int_equal(verify_scaling(0.1, &dk, &dkt), CS_OK);
+  assert_true(dk <= 1e-9);
+  assert_true(dkt <= 1e-9);
+}
+
+static void test_verify_table_all_pass(void **state) {
+  (void)state;
+  verify_table t = {0};
+  assert_int_equal(verify_all(&t), CS_OK);
+  assert_true(t.n >= 40);
+  for (int i = 0; i < t.n; i++)
+    if (!t.rows[i].pass) fail_msg("verify row failed: %s = %.6e", t.rows[i].check, t.rows[i].value);
+  verify_table_free(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ungated_affine_regime_is_flat),
+      cmocka_unit_test(test_gated_affine_skeleton_is_curved),
+      cmocka_unit_test(test_positive_curvature_needs_the_gate),
+      cmocka_unit_test(test_rescaling_changes_K_not_K_tilde),
+      cmocka_unit_test(test_verify_table_all_pass),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
