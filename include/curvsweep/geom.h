@@ -46,12 +46,18 @@ geom_options geom_options_default(void);
 
 /* Curvature at one point from its jet (d values per row, layout above).
  * mc supplies the random frames when m > exact_dim_max (may be NULL
- * otherwise). Returns CS_OK, or an error for invalid arguments. */
+ * otherwise). Returns CS_OK, or an error for invalid arguments
+ * (CS_ERR_INPUT) or a non-finite jet entry (CS_ERR_NUMERIC). A degenerate
+ * point (including m > d, never an immersion) is CS_OK with degenerate = 1
+ * and NaN elsewhere. m = 1 (a curve, intrinsically flat): S = K = 0.
+ * Not re-entrant within a thread (uses the thread's scratch buffer). */
 int geom_point_curvature(int d, int m, const double *jet, const geom_options *opt,
                          rng_stream *mc, geom_point *out);
 
 /* Sectional curvature K(p, r) of the plane spanned by tangent vectors p, r
- * given in input coordinates (need not be orthonormal). */
+ * given in input coordinates (need not be orthonormal), Fisher-scaled
+ * (σ² × Euclidean). m ≥ 2. Degenerate J: *K_out = NaN and CS_OK; p, r not
+ * spanning a plane: CS_ERR_INPUT. */
 int geom_sectional_curvature(int d, int m, const double *jet, double sigma, const double *p,
                              const double *r, double *K_out);
 
@@ -60,7 +66,10 @@ typedef struct {
   int n_points;            /* evaluation points */
   double degenerate_frac;  /* fraction excluded as degenerate */
   double K_mean, K_median, K_absmean, K_q05, K_q95, K_fracpos;
-  double S_mean, S_se;     /* S_se: standard error of S_mean (sample + Monte Carlo) */
+  double S_mean, S_se;     /* S_se: standard error of S_mean, √max(s²/n, Σ se_i²/n²)
+                              (s² the sample variance, which already carries the
+                              Monte Carlo noise; se_i the per-point MC errors);
+                              NaN with fewer than 2 valid points */
   double Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95, Kt_fracpos; /* scale-free K̃ */
   double St_mean;
   double H_norm_mean;      /* mean of the mean-curvature norm */
@@ -71,7 +80,9 @@ typedef struct {
 /* Statistics over n points (degenerate ones excluded, counted).
  * box: optional second set of n_box points drawn uniformly from the input
  * box of volume box_volume, used for ∫K dA = volume · mean(K · √det g)
- * when m = 2; pass n_box = 0 to get intK = NaN. */
+ * when m = 2 (degenerate box points contribute 0); pass n_box = 0 to get
+ * intK = NaN. Quantiles are type 7 (linear interpolation between order
+ * statistics). With no valid point every statistic is NaN. */
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
                        double box_volume, int m, geom_stats *out);
 
