@@ -8,6 +8,8 @@
 
 #include "curvsweep/error.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +76,16 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
   int rc = put(&w, res, sizeof *res);
   size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
   if (!rc) rc = put(&w, res->curve, sizeof *res->curve * (size_t)res->n_curve);
-  if (!rc) rc = put(&w, res->curv, sizeof *res->curv * L);
+  for (size_t l = 0; !rc && l < L; l++) {
+    /* copy the numbers only: struct padding holds garbage that would make
+     * equal results pack to different bytes */
+    geom_stats st;
+    memset(&st, 0, sizeof st);
+    st.n_points = res->curv[l].n_points;
+    memcpy(&st.degenerate_frac, &res->curv[l].degenerate_frac,
+           sizeof st - offsetof(geom_stats, degenerate_frac));
+    rc = put(&w, &st, sizeof st);
+  }
   if (!rc && res->pt_x) {
     rc = put(&w, res->pt_x, sizeof(double) * (size_t)res->n_points * res->m);
     if (!rc) rc = put(&w, res->pt_S, sizeof(double) * np);
@@ -83,7 +94,12 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
     if (!rc) rc = put(&w, res->pt_H_norm, sizeof(double) * np);
   }
   for (int i = 0; !rc && i < res->n_tensors; i++) {
-    rc = put(&w, &res->tensors[i], sizeof res->tensors[i]);
+    cs_tensor head;
+    memset(&head, 0, sizeof head); /* no garbage after the name, no pointer */
+    snprintf(head.name, sizeof head.name, "%s", res->tensors[i].name);
+    head.rows = res->tensors[i].rows;
+    head.cols = res->tensors[i].cols;
+    rc = put(&w, &head, sizeof head);
     if (!rc) rc = put(&w, res->tensors[i].v, sizeof(double) * res->tensors[i].rows * res->tensors[i].cols);
   }
   if (rc) {

@@ -1,0 +1,142 @@
+/* test_train.c — training reaches the accuracy the tasks allow, is bitwise
+ * deterministic, reports divergence, and results survive packing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "curvsweep/error.h"
+#include "curvsweep/train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cs_cell_result run(cs_config c, int save_points, int save_params) {
+  cs_cell_result r;
+  cell_options opt = {save_points, save_params};
+  int rc = cell_run(&c, 0, &opt, NULL, NULL, &r);
+  if (rc) fail_msg("cell_run: %s", cs_error_message());
+  return r;
+}
+
+/* DESIGN acceptance: every arch ≥ 97% on linear at depth 2, width 16,
+ * default training. */
+static void test_every_arch_learns_linear(void **state) {
+  (void)state;
+  for (int a = 0; a < ARCH_COUNT; a++) {
+    cs_config c = config_default();
+    c.arch = (cs_arch)a, c.task = TASK_LINEAR, c.depth = 2, c.width = 16, c.points = 16;
+    cs_cell_result r = run(c, 0, 0);
+    assert_int_equal(r.status, CELL_DONE);
+    if (!(r.test_acc >= 0.97)) fail_msg("%s on linear: test acc %.4f", config_arch_name(c.arch), r.test_acc);
+    assert_int_equal(r.n_curve, 10); /* eval every 10 of 100 epochs */
+    assert_int_equal(r.curve[9].epoch, 100);
+    assert_true(r.curve[9].train_loss < r.curve[0].train_loss);
+    result_free(&r);
+  }
+}
+
+static void test_mlp_learns_circles(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.arch = ARCH_MLP, c.task = TASK_CIRCLES, c.depth = 2, c.width = 16, c.points = 16;
+  cs_cell_result r = run(c, 0, 0);
+  assert_int_equal(r.status, CELL_DONE);
+  if (!(r.test_acc >= 0.95)) fail_msg("mlp on circles: test acc %.4f", r.test_acc);
+  result_free(&r);
+}
+
+/* Same cell twice: every number bitwise equal (wall time aside). */
+static void test_same_cell_bitwise_identical(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.arch = ARCH_GATED, c.task = TASK_XOR, c.depth = 3, c.epochs = 20, c.points = 32;
+  c.schedule = SCHEDULE_COSINE, c.weight_decay = 1e-3;
+  cs_cell_result a = run(c, 1, 1), b = run(c, 1, 1);
+  a.wall_s = b.wall_s = 0;
+  unsigned char *pa, *pb;
+  size_t la, lb;
+  assert_int_equal(result_pack(&a, &pa, &la), CS_OK);
+  assert_int_equal(result_pack(&b, &pb, &lb), CS_OK);
+  assert_int_equal(la, lb);
+  /* the header holds pointers; compare it field by field, the arrays bytewise */
+  size_t hdr = sizeof(cs_cell_result);
+  assert_memory_equal(pa + hdr, pb + hdr, la - hdr);
+  assert_true(a.train_loss == b.train_loss && a.test_acc == b.test_acc);
+  assert_true(a.curv[2].K_mean == b.curv[2].K_mean);
+  free(pa), free(pb);
+  /* a different seed gives a different model */
+  c.seed = 1;
+  cs_cell_result d = run(c, 0, 0);
+  assert_true(d.train_loss != a.train_loss);
+  result_free(&a), result_free(&b), result_free(&d);
+}
+
+/* A huge learning rate makes the loss non-finite: status diverged, no error. */
+static void test_divergence_is_a_status(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.arch = ARCH_GATED, c.task = TASK_CIRCLES, c.epochs = 5, c.lr = 1e200, c.points = 8;
+  cs_cell_result r = run(c, 0, 0);
+  assert_int_equal(r.status, CELL_DIVERGED);
+  assert_non_null(strstr(r.message, "non-finite"));
+  result_free(&r);
+}
+
+/* Weight decay shrinks the weights: ‖θ‖ smaller with λ > 0 than without. */
+static void test_weight_decay_shrinks_weights(void **state) {
+  (void)state;
+  double norms[2];
+  for (int k = 0; k < 2; k++) {
+    cs_config c = config_default();
+    c.task = TASK_LINEAR, c.epochs = 10, c.points = 8, c.weight_decay = k ? 1.0 : 0.0;
+    cs_cell_result r = run(c, 0, 1);
+    double s = 0;
+    for (int t = 0; t < r.n_tensors; t++)
+      if (strstr(r.tensors[t].name, "/W") && !strstr(r.tensors[t].name, "embed"))
+        for (int i = 0; i < r.tensors[t].rows * r.tensors[t].cols; i++)
+          s += r.tensors[t].v[i] * r.tensors[t].v[i];
+    norms[k] = sqrt(s);
+    result_free(&r);
+  }
+  assert_true(norms[1] < 0.9 * norms[0]);
+}
+
+/* pack → unpack → pack reproduces the bytes; arrays survive. */
+static void test_result_roundtrip(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.epochs = 3, c.points = 8, c.depth = 2;
+  cs_cell_result r = run(c, 1, 1), u;
+  unsigned char *p1, *p2;
+  size_t l1, l2;
+  assert_int_equal(result_pack(&r, &p1, &l1), CS_OK);
+  assert_int_equal(result_unpack(p1, l1, &u), CS_OK);
+  assert_int_equal(result_pack(&u, &p2, &l2), CS_OK);
+  assert_int_equal(l1, l2);
+  size_t hdr = sizeof(cs_cell_result);
+  assert_memory_equal(p1 + hdr, p2 + hdr, l1 - hdr);
+  assert_int_equal(u.depth, 2);
+  assert_int_equal(u.n_points, 8);
+  assert_true(u.curv[1].K_mean == r.curv[1].K_mean || (isnan(u.curv[1].K_mean) && isnan(r.curv[1].K_mean)));
+  assert_string_equal(u.tensors[u.n_tensors - 1].name, "readout/b");
+  /* truncated message is an error, not a crash */
+  cs_cell_result bad;
+  assert_int_not_equal(result_unpack(p1, l1 / 2, &bad), CS_OK);
+  free(p1), free(p2);
+  result_free(&r), result_free(&u);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_arch_learns_linear),
+      cmocka_unit_test(test_mlp_learns_circles),
+      cmocka_unit_test(test_same_cell_bitwise_identical),
+      cmocka_unit_test(test_divergence_is_a_status),
+      cmocka_unit_test(test_weight_decay_shrinks_weights),
+      cmocka_unit_test(test_result_roundtrip),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
