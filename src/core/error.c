@@ -17,13 +17,18 @@ int cs_error(int code, const char *fmt, ...) {
 }
 
 int cs_error_context(int code, const char *fmt, ...) {
-  char prefix[1024], old[sizeof cs_error_text];
+  char old[sizeof cs_error_text];
+  memcpy(old, cs_error_text, sizeof old);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  int n = vsnprintf(cs_error_text, sizeof cs_error_text, fmt, ap);
   va_end(ap);
-  memcpy(old, cs_error_text, sizeof old);
-  snprintf(cs_error_text, sizeof cs_error_text, "%s%s", prefix, old);
+  /* append the old message after the prefix, truncating at the buffer end */
+  size_t used = n < 0 ? 0 : (size_t)n < sizeof cs_error_text ? (size_t)n : sizeof cs_error_text - 1;
+  size_t room = sizeof cs_error_text - 1 - used, len = strlen(old);
+  if (len > room) len = room;
+  memcpy(cs_error_text + used, old, len);
+  cs_error_text[used + len] = '\0';
   return code;
 }
 
