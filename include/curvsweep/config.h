@@ -70,4 +70,10 @@ const char *config_task_name(cs_task_kind t);   /* "linear", "blobs", ... */
 int config_arch_parse(const char *s);
 int config_task_parse(const char *s);
 
+const char *config_norm_name(cs_norm n);         /* "none", "pre" */
+const char *config_schedule_name(cs_schedule s); /* "constant", "cosine" */
+/* Name -> enum; -1 when unknown. */
+int config_norm_parse(const char *s);
+int config_schedule_parse(const char *s);
+
 #endif

@@ -51,6 +51,15 @@ int spec_axis_length(const cs_spec *spec, int axis);
 int spec_axis_value_text(const cs_spec *spec, int axis, int64_t cell_id, char *buf, size_t len);
 double spec_axis_value_number(const cs_spec *spec, int axis, int64_t cell_id);
 
+/* Additions to the contract above. */
+/* Largest grid accepted (cells); larger grids are refused at load. */
+#define SPEC_MAX_CELLS 10000000
+/* Index of the axis named name (e.g. "arch"), or -1 when no axis has it. */
+int spec_find_axis(const cs_spec *spec, const char *name);
+/* Position (0 .. length-1) of a cell's value within an axis; -1 when axis or
+ * cell_id is out of range. */
+int64_t spec_axis_value_index(const cs_spec *spec, int axis, int64_t cell_id);
+
 /* SHA-256 of bytes as 64 hex characters + NUL. */
 void spec_sha256_hex(const void *data, size_t len, char out[65]);
 

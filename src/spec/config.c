@@ -6,6 +6,11 @@
 static const char *const ARCH_NAMES[ARCH_COUNT] = {"ungated", "gated", "gated-headwise", "mlp"};
 static const char *const TASK_NAMES[TASK_COUNT] = {"linear", "blobs",  "xor",
                                                    "circles", "spiral", "checker"};
+/* indexed by cs_norm and cs_schedule */
+#define NORM_COUNT 2
+#define SCHEDULE_COUNT 2
+static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
+static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
 
 cs_config config_default(void) {
   return (cs_config){
@@ -27,6 +32,14 @@ const char *config_task_name(cs_task_kind t) {
   return (t >= 0 && t < TASK_COUNT) ? TASK_NAMES[t] : "?";
 }
 
+const char *config_norm_name(cs_norm n) {
+  return ((int)n >= 0 && (int)n < NORM_COUNT) ? NORM_NAMES[n] : "?";
+}
+
+const char *config_schedule_name(cs_schedule s) {
+  return ((int)s >= 0 && (int)s < SCHEDULE_COUNT) ? SCHEDULE_NAMES[s] : "?";
+}
+
 static int lookup(const char *const *names, int n, const char *s) {
   for (int i = 0; i < n; i++)
     if (strcmp(names[i], s) == 0) return i;
@@ -35,3 +48,5 @@ static int lookup(const char *const *names, int n, const char *s) {
 
 int config_arch_parse(const char *s) { return lookup(ARCH_NAMES, ARCH_COUNT, s); }
 int config_task_parse(const char *s) { return lookup(TASK_NAMES, TASK_COUNT, s); }
+int config_norm_parse(const char *s) { return lookup(NORM_NAMES, NORM_COUNT, s); }
+int config_schedule_parse(const char *s) { return lookup(SCHEDULE_NAMES, SCHEDULE_COUNT, s); }

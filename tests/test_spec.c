@@ -1,0 +1,716 @@
+/* test_spec.c — sweep specs: SHA-256 vectors, defaults, cell numbering,
+ * axes, and the exact message of every kind of bad spec. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "curvsweep/config.h"
+#include "curvsweep/error.h"
+#include "curvsweep/spec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                    */
+
+static cs_spec *load_ok(const char *text) {
+  cs_spec *s = NULL;
+  int rc = spec_load_string(text, "good.ini", &s);
+  if (rc != CS_OK) print_error("unexpected error: %s\n", cs_error_message());
+  assert_int_equal(rc, CS_OK);
+  assert_non_null(s);
+  return s;
+}
+
+/* The spec must be refused with CS_ERR_INPUT and exactly this message. */
+static void expect_bad(const char *text, const char *message) {
+  cs_spec *s = (cs_spec *)0x1;
+  cs_error_clear();
+  int rc = spec_load_string(text, "bad.ini", &s);
+  assert_int_equal(rc, CS_ERR_INPUT);
+  assert_null(s);
+  assert_string_equal(cs_error_message(), message);
+}
+
+static char *source_path(const char *rel, char *buf, size_t len) {
+  const char *dir = getenv("CS_SOURCE_DIR");  // set by ctest (tests/tests.cmake)
+  assert_non_null(dir);
+  snprintf(buf, len, "%s/%s", dir, rel);
+  return buf;
+}
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  char *buf = calloc(1 << 16, 1);
+  assert_non_null(buf);
+  *len = fread(buf, 1, (1 << 16) - 1, f);
+  fclose(f);
+  return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SHA-256                                                                    */
+
+static void sha_of(const char *s, size_t n, char out[65]) { spec_sha256_hex(s, n, out); }
+
+static void test_sha256_vectors(void **state) {
+  char h[65];
+  // FIPS 180-4 examples
+  sha_of("", 0, h);
+  assert_string_equal(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  sha_of("abc", 3, h);
+  assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  sha_of(two, strlen(two), h);
+  assert_string_equal(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const char *four = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopq"
+                     "klmnopqrlmnopqrsmnopqrstnopqrstu";
+  sha_of(four, strlen(four), h);
+  assert_string_equal(h, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  // one million 'a' (many blocks)
+  char *a = malloc(1000000);
+  assert_non_null(a);
+  memset(a, 'a', 1000000);
+  sha_of(a, 1000000, h);
+  assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // padding boundaries: 55 bytes fit one final block, 56..63 need two
+  sha_of(a, 55, h);
+  assert_string_equal(h, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  sha_of(a, 56, h);
+  assert_string_equal(h, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  sha_of(a, 63, h);
+  assert_string_equal(h, "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34");
+  sha_of(a, 64, h);
+  assert_string_equal(h, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+  sha_of(a, 119, h);
+  assert_string_equal(h, "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb");
+  free(a);
+}
+
+static void test_sha256_of_spec_text(void **state) {
+  const char *t1 = "[model]\nwidth = 8\n";
+  const char *t2 = "[model]\nwidth = 9\n";  // one byte differs
+  cs_spec *s1 = load_ok(t1), *s2 = load_ok(t2);
+  char h[65];
+  spec_sha256_hex(t1, strlen(t1), h);
+  assert_string_equal(spec_sha256(s1), h);
+  assert_int_equal(strlen(spec_sha256(s1)), 64);
+  assert_string_not_equal(spec_sha256(s1), spec_sha256(s2));
+  // a comment changes the text (and so the hash) but not the cells
+  cs_spec *s3 = load_ok("[model]\nwidth = 8 ; eight\n");
+  assert_string_not_equal(spec_sha256(s1), spec_sha256(s3));
+  assert_string_equal(spec_text(s1), t1);
+  assert_string_equal(spec_source(s1), "good.ini");
+  spec_free(s1);
+  spec_free(s2);
+  spec_free(s3);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Good specs                                                                 */
+
+static void assert_config_equal(const cs_config *a, const cs_config *b) {
+  assert_int_equal(a->arch, b->arch);
+  assert_int_equal(a->depth, b->depth);
+  assert_int_equal(a->task, b->task);
+  assert_int_equal(a->seed, b->seed);
+  assert_int_equal(a->input_dim, b->input_dim);
+  assert_int_equal(a->train_points, b->train_points);
+  assert_int_equal(a->test_points, b->test_points);
+  assert_true(a->label_noise == b->label_noise);
+  assert_int_equal(a->width, b->width);
+  assert_int_equal(a->slots, b->slots);
+  assert_int_equal(a->heads, b->heads);
+  assert_int_equal(a->residual, b->residual);
+  assert_int_equal(a->norm, b->norm);
+  assert_int_equal(a->epochs, b->epochs);
+  assert_int_equal(a->batch, b->batch);
+  assert_true(a->lr == b->lr);
+  assert_int_equal(a->schedule, b->schedule);
+  assert_true(a->weight_decay == b->weight_decay);
+  assert_int_equal(a->eval_every, b->eval_every);
+  assert_int_equal(a->points, b->points);
+  assert_true(a->sigma == b->sigma);
+  assert_int_equal(a->exact_dim_max, b->exact_dim_max);
+  assert_int_equal(a->team_p, b->team_p);
+  assert_int_equal(a->team_q, b->team_q);
+}
+
+/* Every section absent: one cell with the DESIGN §8 defaults, written out
+ * here by hand rather than taken from config_default(). */
+static void test_defaults_when_sections_absent(void **state) {
+  cs_spec *s = load_ok("");
+  assert_int_equal(spec_cell_count(s), 1);
+  assert_int_equal(spec_axis_count(s), 0);
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  cs_config want = {.arch = ARCH_GATED, .depth = 1, .task = TASK_CIRCLES, .seed = 0,
+                    .input_dim = 2, .train_points = 2048, .test_points = 2048,
+                    .label_noise = 0.0, .width = 16, .slots = 3, .heads = 1, .residual = 0,
+                    .norm = NORM_NONE, .epochs = 100, .batch = 256, .lr = 3e-3,
+                    .schedule = SCHEDULE_CONSTANT, .weight_decay = 0.0, .eval_every = 10,
+                    .points = 128, .sigma = 1.0, .exact_dim_max = 8, .team_p = 1, .team_q = 1};
+  assert_config_equal(&c, &want);
+  const cs_sweep_settings *sw = spec_sweep(s);
+  assert_string_equal(sw->name, "depth-amplification");
+  assert_string_equal(sw->output, "results/demo.h5");
+  assert_int_equal(sw->save_params, 0);
+  assert_int_equal(sw->save_points, 0);
+  assert_int_equal(sw->max_retries, 1);
+  spec_free(s);
+
+  // only [model] given: everything else stays default
+  s = load_ok("[model]\nwidth = 32\nresidual = yes\nnorm = pre\n");
+  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  want.width = 32;
+  want.residual = 1;
+  want.norm = NORM_PRE;
+  assert_config_equal(&c, &want);
+  spec_free(s);
+}
+
+/* Row-major numbering, first axis slowest: compared against nested loops. */
+static void test_row_major_numbering(void **state) {
+  cs_spec *s = load_ok("[grid]\n"
+                       "arch  = ungated, gated\n"
+                       "depth = 1..3\n"
+                       "seed  = 7, 5\n");
+  assert_int_equal(spec_cell_count(s), 12);
+  assert_int_equal(spec_axis_count(s), 3);
+  assert_string_equal(spec_axis_name(s, 0), "arch");
+  assert_string_equal(spec_axis_name(s, 1), "depth");
+  assert_string_equal(spec_axis_name(s, 2), "seed");
+  assert_int_equal(spec_axis_length(s, 0), 2);
+  assert_int_equal(spec_axis_length(s, 1), 3);
+  assert_int_equal(spec_axis_length(s, 2), 2);
+  const cs_arch archs[2] = {ARCH_UNGATED, ARCH_GATED};
+  const int depths[3] = {1, 2, 3};
+  const int64_t seeds[2] = {7, 5};  // in written order, not sorted
+  int64_t id = 0;
+  for (int a = 0; a < 2; a++)
+    for (int d = 0; d < 3; d++)
+      for (int k = 0; k < 2; k++, id++) {
+        cs_config c;
+        assert_int_equal(spec_cell_config(s, id, &c), CS_OK);
+        assert_int_equal(c.arch, archs[a]);
+        assert_int_equal(c.depth, depths[d]);
+        assert_int_equal(c.seed, seeds[k]);
+        assert_int_equal(c.task, TASK_CIRCLES);  // not an axis: the default
+        assert_int_equal(spec_axis_value_index(s, 0, id), a);
+        assert_int_equal(spec_axis_value_index(s, 1, id), d);
+        assert_int_equal(spec_axis_value_index(s, 2, id), k);
+      }
+  // two cells worked by hand: 7 = 1*6 + 0*2 + 1 -> gated, depth 1, seed 5;
+  // 4 = 0*6 + 2*2 + 0 -> ungated, depth 3, seed 7
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 7, &c), CS_OK);
+  assert_int_equal(c.arch, ARCH_GATED);
+  assert_int_equal(c.depth, 1);
+  assert_int_equal(c.seed, 5);
+  assert_int_equal(spec_cell_config(s, 4, &c), CS_OK);
+  assert_int_equal(c.arch, ARCH_UNGATED);
+  assert_int_equal(c.depth, 3);
+  assert_int_equal(c.seed, 7);
+  spec_free(s);
+
+  // axis order is the written order, not a fixed one
+  s = load_ok("[grid]\nseed = 0..2\narch = mlp, gated\n");
+  assert_string_equal(spec_axis_name(s, 0), "seed");
+  assert_string_equal(spec_axis_name(s, 1), "arch");
+  assert_int_equal(spec_find_axis(s, "arch"), 1);
+  assert_int_equal(spec_find_axis(s, "depth"), -1);
+  assert_int_equal(spec_cell_config(s, 3, &c), CS_OK);  // seed index 1, arch index 1
+  assert_int_equal(c.seed, 1);
+  assert_int_equal(c.arch, ARCH_GATED);
+  assert_int_equal(spec_cell_config(s, 4, &c), CS_OK);  // seed 2, arch mlp
+  assert_int_equal(c.seed, 2);
+  assert_int_equal(c.arch, ARCH_MLP);
+  spec_free(s);
+}
+
+static void test_ranges(void **state) {
+  // a..b inclusive, mixed with single values, seeds beyond 2^53 kept exactly
+  cs_spec *s = load_ok("[grid]\ndepth = 2..4, 8\nseed = 9007199254740993, 0..1\n");
+  assert_int_equal(spec_axis_length(s, 0), 4);
+  assert_int_equal(spec_axis_length(s, 1), 3);
+  assert_int_equal(spec_cell_count(s), 12);
+  const int depths[4] = {2, 3, 4, 8};
+  char buf[64];
+  for (int d = 0; d < 4; d++) {
+    cs_config c;
+    assert_int_equal(spec_cell_config(s, 3 * d, &c), CS_OK);
+    assert_int_equal(c.depth, depths[d]);
+    assert_int_equal(c.seed, INT64_C(9007199254740993));
+  }
+  assert_int_equal(spec_axis_value_text(s, 1, 0, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "9007199254740993");
+  assert_int_equal(spec_axis_value_text(s, 1, 2, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "1");
+  spec_free(s);
+  // a one-value range, and whitespace around the dots
+  s = load_ok("[grid]\nwidth = 4 .. 4\n");
+  assert_int_equal(spec_cell_count(s), 1);
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  assert_int_equal(c.width, 4);
+  spec_free(s);
+}
+
+/* A [train] key as an axis, resolved into cs_config per cell, with the fixed
+ * [train] and [model] keys applied to every cell. */
+static void test_train_key_as_axis(void **state) {
+  cs_spec *s = load_ok("[grid]\n"
+                       "lr = 1e-3, 3e-3\n"
+                       "residual = no, yes\n"
+                       "[train]\n"
+                       "epochs = 7\n"
+                       "schedule = cosine\n"
+                       "[model]\n"
+                       "width = 12\n"
+                       "heads = 3\n"
+                       "[team]\n"
+                       "grid = 2x3\n");
+  assert_int_equal(spec_cell_count(s), 4);
+  const double lrs[2] = {1e-3, 3e-3};
+  for (int i = 0; i < 2; i++)
+    for (int r = 0; r < 2; r++) {
+      cs_config c;
+      assert_int_equal(spec_cell_config(s, 2 * i + r, &c), CS_OK);
+      assert_true(c.lr == lrs[i]);
+      assert_int_equal(c.residual, r);
+      assert_int_equal(c.epochs, 7);
+      assert_int_equal(c.schedule, SCHEDULE_COSINE);
+      assert_int_equal(c.width, 12);
+      assert_int_equal(c.heads, 3);
+      assert_int_equal(c.team_p, 2);
+      assert_int_equal(c.team_q, 3);
+      assert_int_equal(c.batch, 256);  // untouched default
+    }
+  spec_free(s);
+}
+
+static void test_axis_types_and_values(void **state) {
+  cs_spec *s = load_ok("[grid]\n"
+                       "arch = gated-headwise, mlp\n"
+                       "depth = 3\n"
+                       "lr = 0.001, 3e-3\n"
+                       "norm = pre\n");
+  assert_int_equal(spec_axis_type(s, 0), SPEC_AXIS_STRING);
+  assert_int_equal(spec_axis_type(s, 1), SPEC_AXIS_INT);
+  assert_int_equal(spec_axis_type(s, 2), SPEC_AXIS_REAL);
+  assert_int_equal(spec_axis_type(s, 3), SPEC_AXIS_STRING);
+  char buf[64];
+  // cell 3 = arch index 1 (mlp), depth 3, lr index 1 (3e-3), norm pre
+  assert_int_equal(spec_axis_value_text(s, 0, 3, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "mlp");
+  assert_int_equal(spec_axis_value_text(s, 1, 3, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "3");
+  assert_int_equal(spec_axis_value_text(s, 2, 2, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "0.001");
+  assert_int_equal(spec_axis_value_text(s, 2, 3, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "0.0030000000000000001");  // %.17g of the double nearest 3e-3
+  assert_int_equal(spec_axis_value_text(s, 3, 0, buf, sizeof buf), CS_OK);
+  assert_string_equal(buf, "pre");
+  assert_true(spec_axis_value_number(s, 1, 3) == 3.0);
+  assert_true(spec_axis_value_number(s, 2, 3) == 3e-3);
+  assert_true(spec_axis_value_number(s, 2, 0) == 1e-3);
+  assert_true(isnan(spec_axis_value_number(s, 0, 0)));   // names have no number
+  assert_true(isnan(spec_axis_value_number(s, 1, 4)));   // cell out of range
+  assert_true(isnan(spec_axis_value_number(s, 7, 0)));   // axis out of range
+  assert_null(spec_axis_name(s, 4));
+  assert_int_equal(spec_axis_length(s, -1), -1);
+  assert_int_equal(spec_axis_value_index(s, 0, 4), -1);
+  // out-of-range lookups and a buffer too small are errors, not truncation
+  assert_int_equal(spec_axis_value_text(s, 0, 4, buf, sizeof buf), CS_ERR_INPUT);
+  assert_string_equal(cs_error_message(),
+                      "good.ini: no value for axis 0 at cell 4; allowed: axis 0..3, cell 0..3");
+  assert_int_equal(spec_axis_value_text(s, 0, 0, buf, 5), CS_ERR_INTERNAL);
+  spec_free(s);
+}
+
+static void test_cell_config_out_of_range(void **state) {
+  cs_spec *s = load_ok("[grid]\nseed = 0..9\n");
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 9, &c), CS_OK);
+  assert_int_equal(c.seed, 9);
+  assert_int_equal(spec_cell_config(s, 10, &c), CS_ERR_INPUT);
+  assert_string_equal(cs_error_message(), "good.ini: cell 10 is out of range; allowed: 0..9");
+  assert_int_equal(spec_cell_config(s, -1, &c), CS_ERR_INPUT);
+  assert_string_equal(cs_error_message(), "good.ini: cell -1 is out of range; allowed: 0..9");
+  spec_free(s);
+}
+
+/* The DESIGN §8 example, verbatim: 3 archs x 4 depths x 2 tasks x 5 seeds. */
+static void test_design_example(void **state) {
+  char path[1024];
+  source_path("tests/specs/design-example.ini", path, sizeof path);
+  cs_spec *s = NULL;
+  assert_int_equal(spec_load_file(path, &s), CS_OK);
+  assert_int_equal(spec_cell_count(s), 120);
+  assert_int_equal(spec_axis_count(s), 4);
+  assert_string_equal(spec_source(s), path);
+  // sha256sum tests/specs/design-example.ini
+  assert_string_equal(spec_sha256(s),
+                      "11eaaaf7db44e43408c883270b5cc9da567c114aabce16ff56504372344dd983");
+  cs_config c;
+  // last cell: gated-headwise, depth 8, circles, seed 4
+  assert_int_equal(spec_cell_config(s, 119, &c), CS_OK);
+  assert_int_equal(c.arch, ARCH_GATED_HEADWISE);
+  assert_int_equal(c.depth, 8);
+  assert_int_equal(c.task, TASK_CIRCLES);
+  assert_int_equal(c.seed, 4);
+  // cell 57 = 1*40 + 1*10 + 1*5 + 2: gated, depth 2, circles, seed 2
+  assert_int_equal(spec_cell_config(s, 57, &c), CS_OK);
+  assert_int_equal(c.arch, ARCH_GATED);
+  assert_int_equal(c.depth, 2);
+  assert_int_equal(c.task, TASK_CIRCLES);
+  assert_int_equal(c.seed, 2);
+  assert_true(c.lr == 3e-3);
+  assert_int_equal(c.batch, 256);
+  spec_free(s);
+}
+
+static void test_demo_small_file(void **state) {
+  char path[1024];
+  source_path("tests/specs/demo-small.ini", path, sizeof path);
+  cs_spec *s = NULL;
+  assert_int_equal(spec_load_file(path, &s), CS_OK);
+  assert_int_equal(spec_cell_count(s), 8);
+  // the text is kept byte for byte, and hashed as such
+  size_t len;
+  char *bytes = read_all(path, &len);
+  assert_int_equal(strlen(spec_text(s)), len);
+  assert_memory_equal(spec_text(s), bytes, len);
+  char h[65];
+  spec_sha256_hex(bytes, len, h);
+  assert_string_equal(spec_sha256(s), h);
+  free(bytes);
+  const cs_sweep_settings *sw = spec_sweep(s);
+  assert_string_equal(sw->name, "demo-small");
+  assert_string_equal(sw->output, "results/demo-small.h5");
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 5, &c), CS_OK);  // 5 = 1*4 + 0*2 + 1
+  assert_int_equal(c.arch, ARCH_GATED);
+  assert_int_equal(c.depth, 1);
+  assert_int_equal(c.task, TASK_LINEAR);
+  assert_int_equal(c.seed, 1);
+  assert_int_equal(c.width, 8);
+  assert_int_equal(c.epochs, 5);
+  assert_int_equal(c.points, 16);
+  spec_free(s);
+}
+
+/* Layout the parser must accept: CRLF, a BOM, indentation, comments of both
+ * kinds, "key: value", a ';' inside a value, no final newline. */
+static void test_lexical_forms(void **state) {
+  cs_spec *s = load_ok("\xEF\xBB\xBF[sweep]\r\n"
+                       "  name = a;b   ; the ';' without a space before it is part of the name\r\n"
+                       "# comment\r\n"
+                       "    output: out/x.h5\r\n"
+                       "[model]\n"
+                       "\twidth = 24\n"
+                       "  heads = 4 ; indented keys are keys, not continuations\n"
+                       "[grid]\n"
+                       "   arch = ungated,gated ,  mlp");
+  const cs_sweep_settings *sw = spec_sweep(s);
+  assert_string_equal(sw->name, "a;b");
+  assert_string_equal(sw->output, "out/x.h5");
+  assert_int_equal(spec_cell_count(s), 3);
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 2, &c), CS_OK);
+  assert_int_equal(c.width, 24);
+  assert_int_equal(c.heads, 4);
+  assert_int_equal(c.arch, ARCH_MLP);
+  spec_free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bad specs: one exact message each                                          */
+
+#define SECTIONS "allowed: sweep, grid, task, model, train, curvature, team"
+#define AXES "allowed: arch, depth, task, seed, or any key of [task], [model], [train], [curvature]"
+#define MODEL_KEYS "allowed: width, slots, heads, residual, norm"
+#define SYNTAX "allowed: [section], key = value, a ; or # comment, or a blank line"
+#define DEPTH_LIST "allowed: a comma list of values or integer ranges a..b, each an integer in [1, 64]"
+
+static void test_bad_sections(void **state) {
+  expect_bad("[sweep]\nname = x\n[modle]\nwidth = 8\n",
+             "bad.ini:3: unknown section [modle]; did you mean [model]? " SECTIONS);
+  expect_bad("[results]\n", "bad.ini:1: unknown section [results]; " SECTIONS);
+  // an empty unknown section is still an error (inih alone would not see it)
+  expect_bad("[model]\nwidth = 8\n[curvatur]\n",
+             "bad.ini:3: unknown section [curvatur]; did you mean [curvature]? " SECTIONS);
+  expect_bad("[model]\nwidth = 8\n[train]\n[model]\nslots = 2\n",
+             "bad.ini:4: section [model] appears twice (first at line 1); allowed: each section once");
+  expect_bad("width = 8\n",
+             "bad.ini:1: width: key outside any section; allowed: keys inside [sweep], [grid], "
+             "[task], [model], [train], [curvature] or [team]");
+}
+
+static void test_bad_keys(void **state) {
+  expect_bad("[model]\nwidht = 8\n",
+             "bad.ini:2: [model] widht: unknown key; did you mean width? " MODEL_KEYS);
+  expect_bad("[model]\nWidth = 8\n",
+             "bad.ini:2: [model] Width: unknown key; did you mean width? " MODEL_KEYS);
+  expect_bad("[model]\ncolour = red\n", "bad.ini:2: [model] colour: unknown key; " MODEL_KEYS);
+  expect_bad("[model]\nlr = 0.1\n",
+             "bad.ini:2: [model] lr: not a [model] key (it belongs in [train]); " MODEL_KEYS);
+  expect_bad("[model]\ndepth = 2\n",
+             "bad.ini:2: [model] depth: not a [model] key (it is an axis: set it in [grid]); "
+             MODEL_KEYS);
+  expect_bad("[grid]\ndept = 1, 2\n", "bad.ini:2: [grid] dept: unknown axis; did you mean depth? " AXES);
+  expect_bad("[grid]\nmax_retries = 0, 1\n",
+             "bad.ini:2: [grid] max_retries: a [sweep] key cannot be an axis; " AXES);
+  expect_bad("[grid]\ngrid = 1x1, 2x2\n", "bad.ini:2: [grid] grid: a [team] key cannot be an axis; " AXES);
+  expect_bad("[model]\nwidth = 8\nslots = 2\nwidth = 16\n",
+             "bad.ini:4: [model] width: set twice (first at line 2); allowed: each key once per section");
+  expect_bad("[grid]\nseed = 1\nseed = 2\n",
+             "bad.ini:3: [grid] seed: set twice (first at line 2); allowed: each key once per section");
+}
+
+static void test_bad_fixed_and_axis(void **state) {
+  expect_bad("[model]\nwidth = 8\n[grid]\nwidth = 8, 16\n",
+             "bad.ini:4: [grid] width: also set in [model] at line 2; allowed: an axis here or a "
+             "fixed value in [model], not both");
+  // the file has comments and blank lines: line numbers count them
+  char path[1024];
+  source_path("tests/specs/bad-both.ini", path, sizeof path);
+  cs_spec *s = (cs_spec *)0x1;
+  assert_int_equal(spec_load_file(path, &s), CS_ERR_INPUT);
+  assert_null(s);
+  char want[1400];
+  snprintf(want, sizeof want,
+           "%s:7: [train] lr: also an axis in [grid] at line 3; allowed: a fixed value here or "
+           "an axis in [grid], not both",
+           path);
+  assert_string_equal(cs_error_message(), want);
+  source_path("tests/specs/bad-typo.ini", path, sizeof path);
+  assert_int_equal(spec_load_file(path, &s), CS_ERR_INPUT);
+  snprintf(want, sizeof want, "%s:9: [model] widht: unknown key; did you mean width? " MODEL_KEYS,
+           path);
+  assert_string_equal(cs_error_message(), want);
+}
+
+static void test_bad_numbers(void **state) {
+  expect_bad("[model]\nwidth = 12x\n",
+             "bad.ini:2: [model] width: '12x' is not an integer; allowed: an integer >= 1");
+  expect_bad("[train]\nepochs = 1.5\n",
+             "bad.ini:2: [train] epochs: '1.5' is not an integer; allowed: an integer >= 1");
+  expect_bad("[train]\nlr = fast\n",
+             "bad.ini:2: [train] lr: 'fast' is not a number; allowed: a real number > 0");
+  expect_bad("[curvature]\nsigma = nan\n",
+             "bad.ini:2: [curvature] sigma: 'nan' is not a number; allowed: a real number > 0");
+  expect_bad("[curvature]\nsigma = 1e999\n",
+             "bad.ini:2: [curvature] sigma: 1e999 is out of range; allowed: a real number > 0");
+  expect_bad("[model]\nwidth = 0\n",
+             "bad.ini:2: [model] width: 0 is out of range; allowed: an integer >= 1");
+  expect_bad("[train]\nlr = 0\n", "bad.ini:2: [train] lr: 0 is out of range; allowed: a real number > 0");
+  expect_bad("[task]\nlabel_noise = 0.7\n",
+             "bad.ini:2: [task] label_noise: 0.7 is out of range; allowed: a real number in [0, 0.5]");
+  expect_bad("[grid]\nseed = 3, -1\n",
+             "bad.ini:2: [grid] seed: -1 is out of range; allowed: an integer >= 0");
+  expect_bad("[grid]\ndepth = 65\n",
+             "bad.ini:2: [grid] depth: 65 is out of range; allowed: an integer in [1, 64]");
+  expect_bad("[task]\ninput_dim = 99999999999999999999\n",
+             "bad.ini:2: [task] input_dim: 99999999999999999999 is out of range; allowed: an "
+             "integer in [1, 64]");
+  expect_bad("[model]\nslots = 3000000000\n",
+             "bad.ini:2: [model] slots: 3000000000 is out of range; allowed: an integer >= 1");
+  expect_bad("[train]\nbatch = -1\n",
+             "bad.ini:2: [train] batch: -1 is out of range; allowed: an integer >= 0 (0 = full batch)");
+  expect_bad("[curvature]\nexact_dim_max = 1\n",
+             "bad.ini:2: [curvature] exact_dim_max: 1 is out of range; allowed: an integer >= 2");
+  expect_bad("[sweep]\nmax_retries = -2\n",
+             "bad.ini:2: [sweep] max_retries: -2 is out of range; allowed: an integer >= 0");
+  expect_bad("[model]\nwidth =\n", "bad.ini:2: [model] width: empty value; allowed: an integer >= 1");
+  expect_bad("[model]\nwidth = 8, 16\n",
+             "bad.ini:2: [model] width: '8, 16' is a list; allowed: one value, an integer >= 1 "
+             "(lists belong in [grid])");
+  expect_bad("[model]\nwidth = 8..16\n",
+             "bad.ini:2: [model] width: '8..16' is a range; allowed: one value, an integer >= 1 "
+             "(ranges belong in [grid])");
+}
+
+static void test_bad_names(void **state) {
+  expect_bad("[model]\nresidual = maybe\n",
+             "bad.ini:2: [model] residual: unknown value 'maybe'; allowed: no, yes");
+  expect_bad("[sweep]\nsave_points = ys\n",
+             "bad.ini:2: [sweep] save_points: unknown value 'ys'; did you mean yes? allowed: no, yes");
+  expect_bad("[grid]\narch = ungated, gatd\n",
+             "bad.ini:2: [grid] arch: unknown value 'gatd'; did you mean gated? allowed: ungated, "
+             "gated, gated-headwise, mlp");
+  expect_bad("[grid]\ntask = circle\n",
+             "bad.ini:2: [grid] task: unknown value 'circle'; did you mean circles? allowed: linear, "
+             "blobs, xor, circles, spiral, checker");
+  expect_bad("[train]\nschedule = linear\n",
+             "bad.ini:2: [train] schedule: unknown value 'linear'; allowed: constant, cosine");
+  expect_bad("[model]\nnorm = post\n",
+             "bad.ini:2: [model] norm: unknown value 'post'; allowed: none, pre");
+  expect_bad("[sweep]\nname =\n",
+             "bad.ini:2: [sweep] name: empty value; allowed: a non-empty name of at most 127 characters");
+}
+
+static void test_bad_axes(void **state) {
+  expect_bad("[grid]\ndepth =\n", "bad.ini:2: [grid] depth: empty axis; " DEPTH_LIST);
+  expect_bad("[grid]\ndepth = 1,,2\n", "bad.ini:2: [grid] depth: empty element 2 in '1,,2'; " DEPTH_LIST);
+  expect_bad("[grid]\ndepth = 1, 2,\n",
+             "bad.ini:2: [grid] depth: empty element 3 in '1, 2,'; " DEPTH_LIST);
+  expect_bad("[grid]\nnorm =\n",
+             "bad.ini:2: [grid] norm: empty axis; allowed: a comma list of values, each none, pre");
+  expect_bad("[grid]\ndepth = 4..2\n",
+             "bad.ini:2: [grid] depth: range 4..2 is empty (4 > 2); allowed: a..b with a <= b");
+  expect_bad("[grid]\ndepth = 1..x\n", "bad.ini:2: [grid] depth: '1..x' is not an integer range a..b; " DEPTH_LIST);
+  expect_bad("[grid]\ndepth = 0..3\n",
+             "bad.ini:2: [grid] depth: 0 is out of range; allowed: an integer in [1, 64]");
+  expect_bad("[grid]\nlr = 1e-3..1e-2\n",
+             "bad.ini:2: [grid] lr: range '1e-3..1e-2' on a non-integer key; allowed: a comma list "
+             "of values, each a real number > 0");
+  expect_bad("[grid]\narch = ungated..gated\n",
+             "bad.ini:2: [grid] arch: range 'ungated..gated' on a non-integer key; allowed: a comma "
+             "list of values, each ungated, gated, gated-headwise, mlp");
+  expect_bad("[grid]\ndepth = 1..3, 2\n",
+             "bad.ini:2: [grid] depth: 2 appears twice; allowed: each value once per axis");
+  // duplicates are equal values, not equal text; the first repeat is named
+  expect_bad("[grid]\nlr = 3e-3, 1e-3, 0.001, 0.003\n",
+             "bad.ini:2: [grid] lr: 0.001 appears twice; allowed: each value once per axis");
+  expect_bad("[grid]\narch = gated, mlp, gated\n",
+             "bad.ini:2: [grid] arch: gated appears twice; allowed: each value once per axis");
+}
+
+static void test_bad_combinations(void **state) {
+  expect_bad("[grid]\nwidth = 8, 12\n[model]\nheads = 8\n",
+             "bad.ini:4: [model] heads: 8 does not divide width 12 ([grid] line 2); allowed: a "
+             "divisor of the width: 1, 2, 3, 4, 6, 12");
+  expect_bad("[grid]\nheads = 1, 2, 3\n",
+             "bad.ini:2: [grid] heads: 3 does not divide width 16 (the default); allowed: a divisor "
+             "of the width: 1, 2, 4, 8, 16");
+  expect_bad("[grid]\ntask = linear, spiral\n[task]\ninput_dim = 3\n",
+             "bad.ini:4: [task] input_dim: 3 is not supported by task spiral ([grid] line 2); "
+             "allowed with spiral: 2");
+  expect_bad("[task]\ninput_dim = 1\n",
+             "bad.ini:2: [task] input_dim: 1 is not supported by task circles (the default); "
+             "allowed with circles: 2..64");
+  expect_bad("[grid]\ninput_dim = 2, 4\ntask = xor, checker\n",
+             "bad.ini:2: [grid] input_dim: 4 is not supported by task checker ([grid] line 3); "
+             "allowed with checker: 2");
+}
+
+static void test_bad_team(void **state) {
+  expect_bad("[team]\ngrid = 2by2\n",
+             "bad.ini:2: [team] grid: '2by2' is not PxQ; allowed: PxQ with P, Q >= 1 (e.g. 1x1, 2x2)");
+  expect_bad("[team]\ngrid = 0x1\n",
+             "bad.ini:2: [team] grid: 0x1 is out of range; allowed: PxQ with P, Q >= 1 (e.g. 1x1, 2x2)");
+  expect_bad("[team]\ngrid = 2x\n",
+             "bad.ini:2: [team] grid: '2x' is not PxQ; allowed: PxQ with P, Q >= 1 (e.g. 1x1, 2x2)");
+}
+
+static void test_bad_grid_size(void **state) {
+  expect_bad("[grid]\nseed = 0..9999\nwidth = 1..1001\n",
+             "bad.ini:3: [grid] width: the grid would have 10010000 cells (10000 x 1001); allowed: "
+             "at most 10000000 cells");
+  expect_bad("[grid]\nseed = 0..10000000\n",
+             "bad.ini:2: [grid] seed: the grid would have 10000001 cells; allowed: at most 10000000 cells");
+  expect_bad("[grid]\narch = ungated, gated\nseed = 0..9223372036854775806\n",
+             "bad.ini:3: [grid] seed: the grid would have more than 9223372036854775807 cells "
+             "(2 x 9223372036854775807 overflows int64); allowed: at most 10000000 cells");
+  expect_bad("[grid]\nseed = 0..9223372036854775807\n",
+             "bad.ini:2: [grid] seed: the grid would have more than 9223372036854775807 cells "
+             "(9223372036854775808 overflows int64); allowed: at most 10000000 cells");
+  // exactly the limit is accepted
+  cs_spec *s = load_ok("[grid]\nseed = 1..10000\nwidth = 1..1000\n");
+  assert_int_equal(spec_cell_count(s), 10000000);
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 9999999, &c), CS_OK);
+  assert_int_equal(c.seed, 10000);
+  assert_int_equal(c.width, 1000);
+  spec_free(s);
+}
+
+static void test_bad_syntax(void **state) {
+  expect_bad("[model]\nwidth 8\n",
+             "bad.ini:2: syntax error: 'width 8' is not key = value; " SYNTAX);
+  expect_bad("[model\nwidth = 8\n", "bad.ini:1: syntax error: '[model' has no closing ]; " SYNTAX);
+  expect_bad("[model] extra\n", "bad.ini:1: syntax error: text after ] in '[model] extra'; " SYNTAX);
+  expect_bad("[model]\n= 8\n", "bad.ini:2: syntax error: '= 8' has no key before '='; " SYNTAX);
+  // the first error by line wins, whichever kind it is
+  expect_bad("[model]\nwidth 8\nwidht = 3\n",
+             "bad.ini:2: syntax error: 'width 8' is not key = value; " SYNTAX);
+  expect_bad("[model]\nwidht = 3\nwidth 8\n",
+             "bad.ini:2: [model] widht: unknown key; did you mean width? " MODEL_KEYS);
+  // a line longer than libinih's buffer is refused, not split in two
+  char text[400];
+  snprintf(text, sizeof text, "[sweep]\nname = %0300d\n", 0);
+  cs_spec *s = (cs_spec *)0x1;
+  assert_int_equal(spec_load_string(text, "bad.ini", &s), CS_ERR_INPUT);
+  assert_null(s);
+  // 198 = Debian libinih's INI_MAX_LINE (200) less the newline and the NUL
+  assert_string_equal(cs_error_message(),
+                      "bad.ini:2: line is 307 characters long (without comments); allowed: at most 198");
+  // a long comment is no problem: comments are removed before inih sees the line
+  snprintf(text, sizeof text, "[sweep]\nname = n ; %0300d\n", 0);
+  s = load_ok(text);
+  assert_string_equal(spec_sweep(s)->name, "n");
+  spec_free(s);
+}
+
+static void test_bad_files(void **state) {
+  cs_spec *s = (cs_spec *)0x1;
+  assert_int_equal(spec_load_file("/nonexistent/dir/spec.ini", &s), CS_ERR_INPUT);
+  assert_null(s);
+  assert_string_equal(cs_error_message(),
+                      "/nonexistent/dir/spec.ini: cannot open spec: No such file or directory");
+  char path[1024], want[1200];
+  source_path("tests/specs", path, sizeof path);
+  assert_int_equal(spec_load_file(path, &s), CS_ERR_INPUT);
+  assert_null(s);
+  snprintf(want, sizeof want, "%s: cannot read spec: Is a directory", path);
+  assert_string_equal(cs_error_message(), want);
+  // a NUL byte (only a file can carry one) is refused with its line
+  char tmp[] = "/tmp/test_spec_nul_XXXXXX";
+  int fd = mkstemp(tmp);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "wb");
+  assert_non_null(f);
+  const char bytes[] = "[model]\nwidth = 8\0junk\n";
+  assert_int_equal(fwrite(bytes, 1, sizeof bytes - 1, f), sizeof bytes - 1);
+  fclose(f);
+  assert_int_equal(spec_load_file(tmp, &s), CS_ERR_INPUT);
+  assert_null(s);
+  snprintf(want, sizeof want, "%s:2: NUL byte in the line; allowed: text", tmp);
+  assert_string_equal(cs_error_message(), want);
+  remove(tmp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sha256_vectors),
+      cmocka_unit_test(test_sha256_of_spec_text),
+      cmocka_unit_test(test_defaults_when_sections_absent),
+      cmocka_unit_test(test_row_major_numbering),
+      cmocka_unit_test(test_ranges),
+      cmocka_unit_test(test_train_key_as_axis),
+      cmocka_unit_test(test_axis_types_and_values),
+      cmocka_unit_test(test_cell_config_out_of_range),
+      cmocka_unit_test(test_design_example),
+      cmocka_unit_test(test_demo_small_file),
+      cmocka_unit_test(test_lexical_forms),
+      cmocka_unit_test(test_bad_sections),
+      cmocka_unit_test(test_bad_keys),
+      cmocka_unit_test(test_bad_fixed_and_axis),
+      cmocka_unit_test(test_bad_numbers),
+      cmocka_unit_test(test_bad_names),
+      cmocka_unit_test(test_bad_axes),
+      cmocka_unit_test(test_bad_combinations),
+      cmocka_unit_test(test_bad_team),
+      cmocka_unit_test(test_bad_grid_size),
+      cmocka_unit_test(test_bad_syntax),
+      cmocka_unit_test(test_bad_files),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
