@@ -1,0 +1,96 @@
+/* archive.h — the HDF5 result archive (DESIGN §8, format_version 1).
+ *
+ * Layout: root attributes (format = "curvsweep", format_version,
+ * software_version, created (UTC ISO 8601), spec_sha256); /spec (the spec
+ * text exactly as read); /cells, /curvature, /curves, /runs compound tables;
+ * optional /points/<cell_id>/ and /params/<cell_id>/ groups. All datasets
+ * chunked, shuffle + deflate + Fletcher32.
+ *
+ * Durability: every result is first appended to a journal file beside the
+ * archive (ARCHIVE.journal: length-prefixed, checksummed records, fsync'ed)
+ * and then written into the HDF5 file, which is flushed and closed after
+ * each batch, so readers (h5dump, h5py, `curvsweep info`) can open it
+ * between writes. A result is "reported done" once archive_write_result
+ * returns. If the HDF5 file is found damaged on resume it is set aside
+ * (renamed, never deleted) and rebuilt from the spec and the journal.
+ * The journal is removed once the archive holds every record of it and is
+ * closed cleanly with no cell pending. */
+#ifndef CURVSWEEP_ARCHIVE_H
+#define CURVSWEEP_ARCHIVE_H
+
+#include "curvsweep/result.h"
+#include "curvsweep/spec.h"
+
+#include <stdint.h>
+
+#define ARCHIVE_FORMAT "curvsweep"
+#define ARCHIVE_FORMAT_VERSION 1
+
+typedef struct cs_archive cs_archive;
+
+/* One invocation (a /runs row). */
+typedef struct {
+  char start[32], end[32]; /* UTC ISO 8601; end empty while running */
+  char hosts[256];         /* comma-separated unique host names */
+  int ranks;               /* MPI world size */
+  char team[16];           /* e.g. "1x1" */
+  char shard[32];          /* e.g. "0/3", or "" when unsharded */
+  char slurm_job[64];      /* SLURM_JOB_ID (and array index "123_4"), or "" */
+  char nodelist[256];      /* SLURM_JOB_NODELIST or "" */
+  int requeue_count;       /* SLURM_RESTART_COUNT, 0 otherwise */
+  int64_t cells_run;       /* cells this invocation completed */
+} cs_run_info;
+
+typedef enum {
+  ARCHIVE_CREATE = 0,   /* new file: CS_ERR_INPUT if it exists */
+  ARCHIVE_OVERWRITE,    /* new file replacing an existing one (--overwrite) */
+  ARCHIVE_RESUME        /* existing file of the same spec, or new if absent */
+} cs_archive_mode;
+
+/* Open for writing by the sweep's rank 0. With a cell subset (shards), only
+ * those cells are listed as pending rows; others are absent. mask[cell] != 0
+ * selects (NULL = every cell). Errors: an existing archive of a different
+ * spec (CS_ERR_INPUT, naming both sha256s and what to do), not HDF5 or not a
+ * curvsweep archive, wrong format_version, unwritable directory. */
+int archive_open_write(const char *path, const cs_spec *spec, cs_archive_mode mode,
+                       const unsigned char *mask, cs_archive **out);
+/* Status of a cell in an archive open for writing (CELL_PENDING if absent). */
+cs_cell_status archive_cell_status(const cs_archive *a, int64_t cell_id);
+/* Number of selected cells and how many are done/failed/diverged. */
+void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64_t *failed,
+                    int64_t *diverged);
+/* Journal + HDF5 write of one result (the /cells row updated in place; rows
+ * appended to /curvature and /curves; /points and /params groups when the
+ * result carries them). Durable on return. */
+int archive_write_result(cs_archive *a, const cs_cell_result *r);
+/* Append the /runs row of this invocation (at start) and update it (at end). */
+int archive_begin_run(cs_archive *a, const cs_run_info *run);
+int archive_end_run(cs_archive *a, const cs_run_info *run);
+/* Flush and close; removes the journal when nothing is pending. */
+int archive_close(cs_archive *a);
+
+/* Read-only summary (`curvsweep info`). */
+typedef struct {
+  char name[128];
+  char spec_sha256[65];
+  char created[32];
+  char software_version[32];
+  int64_t cells, pending, done, failed, diverged;
+  double wall_s;          /* sum of wall_s over finished cells */
+  int runs, max_ranks;
+  char last_run_end[32];
+} cs_archive_summary;
+
+int archive_summary(const char *path, cs_archive_summary *out);
+/* The /spec text (malloc'ed, NUL-terminated). */
+int archive_read_spec(const char *path, char **text);
+/* All results of an archive (status, metrics, curves, curvature; points and
+ * params when present), cells absent from a shard archive left out.
+ * *results is malloc'ed; free each with result_free. */
+int archive_read_results(const char *path, cs_cell_result **results, int64_t *n);
+
+/* Combine shard archives of one spec into out (CS_ERR_INPUT on mismatched
+ * specs, or a cell done in two inputs with different values). */
+int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);
+
+#endif
