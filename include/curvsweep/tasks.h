@@ -35,4 +35,23 @@ void task_domain(cs_task_kind kind, int m, double *lo, double *hi);
 /* Number of classes (2 for every current task). */
 int task_classes(cs_task_kind kind);
 
+/* Added by the tasks module. Definitions and choices are documented at the top
+ * of src/tasks/tasks.c (blobs/spiral noise truncated at 4 sd so task_domain
+ * really contains every point: [-3, 3]^m for blobs, [-1, 1]^m otherwise). */
+
+/* The seeded unit vector w (m entries) of linear (y = [w·x > 0]) or the
+ * direction μ of blobs (centres ±μ). Depends only on (kind, seed, m), the same
+ * for every split. CS_ERR_INPUT for other tasks or m < 1. */
+int task_direction(cs_task_kind kind, int64_t seed, int m, double *w);
+/* circles' r0: P(|x| < r0) = 1/2 for x ~ U[-1,1]^m, m >= 2. Closed form for
+ * m = 2 (sqrt(2/π)) and m = 3 ((3/π)^(1/3)); for m >= 4 the root of the
+ * Fourier-series CDF of task_ball_fraction (absolute CDF error <= 1e-12),
+ * computed once per m and cached. */
+int task_circles_radius(int m, double *r0);
+/* P(|x| < r) for x ~ U[-1,1]^m (the volume of ball ∩ cube over 2^m), always by
+ * the Fourier series in src/tasks/circles.c (no closed forms): absolute error
+ * <= 1e-12 + rounding for m >= 4; m = 2, 3 are capped at 2^21 terms (error
+ * about 1e-7 and 1e-11). */
+int task_ball_fraction(int m, double r, double *fraction);
+
 #endif
