@@ -38,16 +38,16 @@ int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double
   return 0;
 }
 
-void la_add_row_vector(la_mat y, const double *b) {
+void la_add_row_vector(la_mat y, const double *restrict b) {
   for (int r = 0; r < y.rows; r++) {
-    double *row = y.v + (int64_t)r * y.ld;
+    double *restrict row = y.v + (int64_t)r * y.ld;
     for (int j = 0; j < y.cols; j++) row[j] += b[j];
   }
 }
 
-void la_sum_rows(la_mat y, double *acc) {
+void la_sum_rows(la_mat y, double *restrict acc) {
   for (int r = 0; r < y.rows; r++) {
-    const double *row = y.v + (int64_t)r * y.ld;
+    const double *restrict row = y.v + (int64_t)r * y.ld;
     for (int j = 0; j < y.cols; j++) acc[j] += row[j];
   }
 }

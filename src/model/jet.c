@@ -82,15 +82,25 @@ static inline void jet_fn_derivs(jet_fn f, double t, double *f0, double *f1, dou
   }
 }
 
-static inline double jet_fn_value(jet_fn f, double t) {
+/* Values only (C = 1): one tight loop per function so it vectorises. */
+static void jet_unary_values(jet_fn f, long n, const double *restrict x, double *restrict y) {
   switch (f) {
-    case JET_EXP: return exp(t);
-    case JET_SIGMOID: return 1.0 / (1.0 + exp(-t));
-    case JET_TANH: return tanh(t);
-    case JET_RSQRT: return 1.0 / sqrt(t);
-    case JET_RECIP: return 1.0 / t;
+    case JET_EXP:
+      for (long i = 0; i < n; i++) y[i] = exp(x[i]);
+      break;
+    case JET_SIGMOID:
+      for (long i = 0; i < n; i++) y[i] = 1.0 / (1.0 + exp(-x[i]));
+      break;
+    case JET_TANH:
+      for (long i = 0; i < n; i++) y[i] = tanh(x[i]);
+      break;
+    case JET_RSQRT:
+      for (long i = 0; i < n; i++) y[i] = 1.0 / sqrt(x[i]);
+      break;
+    case JET_RECIP:
+      for (long i = 0; i < n; i++) y[i] = 1.0 / x[i];
+      break;
   }
-  return NAN;
 }
 
 /* x, y: (N·C) × w. Second-derivative rows first (they need the old first
@@ -98,7 +108,17 @@ static inline double jet_fn_value(jet_fn f, double t) {
 void jet_unary(const jet_shape *s, jet_fn f, int N, int w, const double *x, double *y) {
   int C = s->C, m = s->m;
   if (C == 1) {
-    for (long i = 0; i < (long)N * w; i++) y[i] = jet_fn_value(f, x[i]);
+    if (x == y) {
+      /* in place: restrict does not hold, go through a chunked copy */
+      double buf[512];
+      for (long i0 = 0; i0 < (long)N * w; i0 += 512) {
+        long cnt = (long)N * w - i0 < 512 ? (long)N * w - i0 : 512;
+        memcpy(buf, x + i0, sizeof(double) * cnt);
+        jet_unary_values(f, cnt, buf, y + i0);
+      }
+    } else {
+      jet_unary_values(f, (long)N * w, x, y);
+    }
     return;
   }
   int P = C - 1 - m;
