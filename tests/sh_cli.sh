@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# End-to-end checks of the command line: exit statuses, messages, train output.
+set -u
+bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+check() { # name, expected status, actual status, [grep pattern, file]
+  local name=$1 want=$2 got=$3
+  if [[ $got -ne $want ]]; then echo "FAIL $name: exit $got, wanted $want"; fails=$((fails+1)); return; fi
+  if [[ $# -ge 5 ]] && ! grep -q -- "$4" "$5"; then echo "FAIL $name: no '$4' in output:"; cat "$5"; fails=$((fails+1)); return; fi
+  passes=$((passes+1))
+}
+"$bin" --version >"$tmp/o" 2>&1; check version 0 $? "curvsweep 0" "$tmp/o"
+"$bin" --help >"$tmp/o" 2>&1; check help 0 $? "usage: curvsweep COMMAND" "$tmp/o"
+"$bin" >"$tmp/o" 2>&1; check no-command 2 $? "usage" "$tmp/o"
+"$bin" frobnicate >"$tmp/o" 2>&1; check unknown-command 2 $? "unknown command 'frobnicate'" "$tmp/o"
+"$bin" train --help >"$tmp/o" 2>&1; check train-help 0 $? "usage: curvsweep train SPEC.ini --cell ID" "$tmp/o"
+"$bin" train "$src/tests/specs/demo-small.ini" >"$tmp/o" 2>&1; check train-no-cell 2 $? "missing --cell" "$tmp/o"
+"$bin" train "$src/tests/specs/demo-small.ini" --cell x >"$tmp/o" 2>&1; check train-bad-cell 2 $? "is not a cell number" "$tmp/o"
+"$bin" train "$src/tests/specs/demo-small.ini" --cell 8 >"$tmp/o" 2>&1; check train-cell-range 2 $? "out of range: .* has 8 cells" "$tmp/o"
+"$bin" train "$tmp/missing.ini" --cell 0 >"$tmp/o" 2>&1; check train-missing-spec 2 $? "missing.ini: cannot open spec" "$tmp/o"
+printf '[model]\nwidht = 8\n' > "$tmp/bad.ini"
+"$bin" train "$tmp/bad.ini" --cell 0 >"$tmp/o" 2>&1; check train-bad-spec 2 $? 'bad.ini:2: \[model\] widht: unknown key; did you mean width? allowed: width, slots' "$tmp/o"
+"$bin" train "$src/tests/specs/demo-small.ini" --cell 3 >"$tmp/o" 2>&1; check train-runs 0 $? "cell 3 of 8: arch=ungated depth=2 task=linear seed=1" "$tmp/o"
+grep -q "^status done" "$tmp/o" && grep -q "test_acc 0\.[0-9]" "$tmp/o" && [[ $(grep -c '^[12] ' "$tmp/o") -eq 2 ]]
+check train-table 0 $?
+# the same cell twice prints the same numbers (wall time aside)
+"$bin" train "$src/tests/specs/demo-small.ini" --cell 3 | sed 's/wall .*//' > "$tmp/a"
+"$bin" train "$src/tests/specs/demo-small.ini" --cell 3 | sed 's/wall .*//' > "$tmp/b"
+cmp -s "$tmp/a" "$tmp/b"; check train-deterministic 0 $?
+"$bin" verify >"$tmp/o" 2>&1; check verify 0 $? "checks passed" "$tmp/o"
+"$bin" verify extra >"$tmp/o" 2>&1; check verify-extra-arg 2 $? "unexpected argument" "$tmp/o"
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
