@@ -1,0 +1,68 @@
+/* bench/curvature.c — cost of exact curvature at every prefix, per point,
+ * against one plain forward pass of the same model (width 16 and 128,
+ * depth 8, m = 2, gated). Not a test: prints microseconds and ratios.
+ *
+ *   OPENBLAS_NUM_THREADS=1 build/bench_curvature
+ * Target (issue 3): curvature of all prefixes at a point ≤ 12 forward passes. */
+#include "curvsweep/error.h"
+#include "curvsweep/geom.h"
+#include "curvsweep/model.h"
+#include "curvsweep/rng.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NPTS 256
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int bench(int width, int reps) {
+  cs_config c = config_default();
+  c.arch = ARCH_GATED, c.depth = 8, c.width = width, c.input_dim = 2, c.residual = 1;
+  cs_model *M;
+  cs_acts *V, *J;
+  CS_CHECK(model_create(&c, NULL, &M));
+  CS_CHECK(model_acts_create(M, NPTS, 0, &V));
+  CS_CHECK(model_acts_create(M, NPTS, 2, &J));
+  double x[NPTS * 2];
+  rng_stream s = rng_stream_make(1, "bench", 0, "x");
+  for (int i = 0; i < NPTS * 2; i++) x[i] = 2 * rng_uniform(&s) - 1;
+  geom_options opt = geom_options_default();
+  geom_point pt;
+  int C = model_acts_jet_rows(J);
+  double t_fwd = 1e30, t_jet = 1e30, t_geom = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    CS_CHECK(model_forward(M, V, NPTS, x));
+    double t1 = now();
+    CS_CHECK(model_forward(M, J, NPTS, x));
+    double t2 = now();
+    for (int l = 1; l <= c.depth; l++)
+      for (int p = 0; p < NPTS; p++)
+        CS_CHECK(geom_point_curvature(width, 2, model_layer_output(J, l) + (long)p * C * width, &opt,
+                                      NULL, &pt));
+    double t3 = now();
+    if (t1 - t0 < t_fwd) t_fwd = t1 - t0;
+    if (t2 - t1 < t_jet) t_jet = t2 - t1;
+    if (t3 - t2 < t_geom) t_geom = t3 - t2;
+  }
+  double fwd = 1e6 * t_fwd / NPTS, jet = 1e6 * t_jet / NPTS, geo = 1e6 * t_geom / NPTS;
+  printf("width %3d depth %d m=2: forward %.3f us/pt; jet forward %.3f us/pt; geom %.3f us/pt/prefix; "
+         "all prefixes %.3f us/pt = %.1f forward passes (target <= 12)\n",
+         width, c.depth, fwd, jet, geo / c.depth, jet + geo, (jet + geo) / fwd);
+  model_acts_free(V), model_acts_free(J), model_free(M);
+  return CS_OK;
+}
+
+int main(void) {
+  if (bench(16, 20) || bench(128, 5)) {
+    fprintf(stderr, "bench: %s\n", cs_error_message());
+    return 1;
+  }
+  return 0;
+}
