@@ -1,0 +1,56 @@
+/* sweep.h — the MPI sweep engine (DESIGN §7).
+ *
+ * Rank 0 of the communicator expands the spec, orders the cells to run
+ * longest first by a cost model, hands them out one at a time, trains
+ * cells itself between serving requests (it polls for messages between
+ * its own optimisation steps), and writes every result into the archive as
+ * it arrives. Waiting ranks poll with short sleeps: no core spins.
+ * Results depend only on the cell, never on ranks or scheduling. */
+#ifndef CURVSWEEP_SWEEP_H
+#define CURVSWEEP_SWEEP_H
+
+#include "curvsweep/archive.h"
+#include "curvsweep/spec.h"
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdint.h>
+
+/* Progress seen by rank 0 after each result. */
+typedef struct {
+  int64_t total;      /* cells this invocation is responsible for (shard) */
+  int64_t done;       /* finished in the archive (any final status), incl. earlier runs */
+  int64_t run_now;    /* finished by this invocation */
+  int64_t failed;     /* failed or diverged so far */
+  double elapsed_s;   /* since this invocation started */
+  double eta_s;       /* estimated seconds left (NaN until known) */
+} sweep_progress;
+
+typedef struct {
+  const char *archive_path;     /* where results go */
+  int shard_index, shard_count; /* --shard I/N (0/1 = all) */
+  int overwrite;                /* replace an existing archive */
+  volatile sig_atomic_t *stop;  /* set asynchronously (signals): stop handing out work */
+  /* rank 0 only: called after every result and once at the start */
+  void (*progress)(void *ctx, const sweep_progress *p);
+  void *progress_ctx;
+  /* /runs details supplied by the caller (hosts, Slurm ids); ranks and
+   * team are filled in by the sweep. */
+  cs_run_info run;
+} sweep_options;
+
+/* Estimated cost of a cell in floating-point operations (train + curvature). */
+double sweep_cell_cost(const cs_config *cfg);
+
+/* Deterministic shard membership: cells sorted by cost (descending, then
+ * id) dealt round-robin, so shards carry similar work. mask[cell] = 1 for
+ * cells of shard index of count. mask has spec_cell_count entries. */
+int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask);
+
+/* Run (or resume) the sweep on comm. Every rank calls it with the same
+ * spec. Returns CS_OK when every cell of the shard has a final status,
+ * CS_ERR_INTERRUPTED when stopped by *stop (results so far are durable),
+ * or an error (the same code on every rank; the message on rank 0). */
+int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt);
+
+#endif

@@ -1,0 +1,454 @@
+/* sweep.c — dynamic scheduling of cells over MPI ranks, results to rank 0.
+ *
+ * Protocol (rank 0 ↔ worker w, all point-to-point on the sweep's comm):
+ *   w → 0  TAG_READY    (no payload)        w is idle
+ *   0 → w  TAG_CELL     int64 cell id       train this cell
+ *   w → 0  TAG_RESULT   packed result       done/failed/diverged; w is idle again
+ *   w → 0  TAG_ABORTED  int64 cell id       interrupted mid-cell (not recorded)
+ *   0 → w  TAG_STOP     (no payload)        no more work: leave the loop
+ * Rank 0 trains cells too; between its own optimisation steps it serves
+ * whatever messages have arrived, so dispatch latency is one training step.
+ * Idle ranks poll with 1 ms sleeps instead of blocking in MPI (Open MPI's
+ * blocking receive spins a core). */
+#include "curvsweep/sweep.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { TAG_READY = 101, TAG_CELL, TAG_RESULT, TAG_ABORTED, TAG_STOP };
+
+#define POLL_SLEEP_NS 1000000L /* 1 ms */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void sleep_poll(void) {
+  struct timespec ts = {0, POLL_SLEEP_NS};
+  nanosleep(&ts, NULL);
+}
+
+static void utc_now(char *buf, size_t len) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+double sweep_cell_cost(const cs_config *c) {
+  double F = model_forward_flops_per_point(c);
+  double train = 3.0 * c->epochs * (double)c->train_points * F;
+  double evals = (double)(c->epochs / (c->eval_every > 0 ? c->eval_every : 1) + 1) *
+                 (c->train_points + c->test_points) * F;
+  int m = c->input_dim, C = 1 + m + m * (m + 1) / 2;
+  double curv = (m == 2 ? 2.0 : 1.0) * c->points * C * F * 3.0;
+  return train + evals + curv;
+}
+
+typedef struct {
+  int64_t id;
+  double cost;
+} cell_cost;
+
+static int cmp_cost_desc(const void *a, const void *b) {
+  const cell_cost *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Cells sorted longest first (ties by id): a pure function of the spec. */
+static int sorted_cells(const cs_spec *spec, cell_cost **out) {
+  int64_t n = spec_cell_count(spec);
+  cell_cost *cc;
+  CS_CHECK(CS_CALLOC(cc, n));
+  for (int64_t i = 0; i < n; i++) {
+    cs_config cfg;
+    int rc = spec_cell_config(spec, i, &cfg);
+    if (rc) {
+      free(cc);
+      return rc;
+    }
+    cc[i] = (cell_cost){i, sweep_cell_cost(&cfg)};
+  }
+  qsort(cc, (size_t)n, sizeof *cc, cmp_cost_desc);
+  *out = cc;
+  return CS_OK;
+}
+
+int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask) {
+  if (count < 1 || index < 0 || index >= count)
+    return cs_error(CS_ERR_INPUT, "shard %d/%d: need 0 <= I < N", index, count);
+  cell_cost *cc;
+  CS_CHECK(sorted_cells(spec, &cc));
+  int64_t n = spec_cell_count(spec);
+  for (int64_t k = 0; k < n; k++) mask[cc[k].id] = (k % count) == index;
+  free(cc);
+  return CS_OK;
+}
+
+/* ------------------------------------------------------------ rank 0 */
+
+typedef struct {
+  MPI_Comm comm;
+  int size;
+  const cs_spec *spec;
+  const sweep_options *opt;
+  cs_archive *archive;
+  int64_t *queue; /* cell ids to run, longest first */
+  int64_t q_head, q_len;
+  int *attempts;        /* per cell id */
+  int64_t *busy;        /* per rank: cell id being run, -1 idle, -2 stopped */
+  unsigned char *stop_sent; /* per rank: a STOP is on its way */
+  int outstanding;      /* workers with a cell */
+  int stopping;         /* no more dispatch */
+  int64_t total, run_now;
+  double t0, work_s;    /* sum of wall_s this invocation */
+  int max_retries;
+  int error;            /* an error raised while serving inside rank 0's own cell */
+  char error_text[1024];
+} master;
+
+static void report_progress(master *M) {
+  if (!M->opt->progress) return;
+  int64_t sel, done, failed, diverged;
+  archive_counts(M->archive, &sel, &done, &failed, &diverged);
+  sweep_progress p = {.total = M->total, .done = done + failed + diverged, .run_now = M->run_now,
+                      .failed = failed + diverged, .elapsed_s = now_s() - M->t0, .eta_s = NAN};
+  int64_t left = p.total - p.done;
+  if (M->run_now > 0) p.eta_s = p.elapsed_s / M->run_now * left;
+  M->opt->progress(M->opt->progress_ctx, &p);
+}
+
+/* A finished result: retry failures (errors) up to max_retries, else record. */
+static int master_accept(master *M, cs_cell_result *r) {
+  int64_t id = r->cell_id;
+  r->attempts = ++M->attempts[id];
+  if (r->status == CELL_FAILED && M->attempts[id] <= M->max_retries && !M->stopping) {
+    M->queue[--M->q_head] = id; /* run it again next (q_head > 0: it was taken) */
+    return CS_OK;
+  }
+  CS_CHECK(archive_write_result(M->archive, r));
+  M->run_now++;
+  M->work_s += r->wall_s;
+  report_progress(M);
+  return CS_OK;
+}
+
+static int master_dispatch(master *M, int w) {
+  if (M->stopping || M->q_head >= M->q_len) {
+    if (!M->stop_sent[w]) MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm);
+    M->stop_sent[w] = 1;
+    M->busy[w] = -2;
+    return CS_OK;
+  }
+  int64_t id = M->queue[M->q_head++];
+  M->busy[w] = id;
+  M->outstanding++;
+  if (MPI_Send(&id, 1, MPI_INT64_T, w, TAG_CELL, M->comm) != MPI_SUCCESS)
+    return cs_error(CS_ERR_MPI, "sending cell %lld to rank %d failed", (long long)id, w);
+  return CS_OK;
+}
+
+/* Serve every message already arrived (non-blocking). */
+static int master_serve(master *M) {
+  for (;;) {
+    int flag;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st);
+    if (!flag) return CS_OK;
+    int w = st.MPI_SOURCE;
+    if (st.MPI_TAG == TAG_READY) {
+      MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE);
+      CS_CHECK(master_dispatch(M, w));
+    } else if (st.MPI_TAG == TAG_RESULT) {
+      int len;
+      MPI_Get_count(&st, MPI_BYTE, &len);
+      unsigned char *buf = malloc(len > 0 ? (size_t)len : 1);
+      if (!buf) return cs_error(CS_ERR_NOMEM, "out of memory receiving a result");
+      MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE);
+      cs_cell_result r;
+      int rc = result_unpack(buf, (size_t)len, &r);
+      free(buf);
+      CS_CHECK(rc);
+      M->outstanding--;
+      M->busy[w] = -1;
+      rc = master_accept(M, &r);
+      result_free(&r);
+      CS_CHECK(rc);
+      CS_CHECK(master_dispatch(M, w));
+    } else if (st.MPI_TAG == TAG_ABORTED) {
+      int64_t id;
+      MPI_Recv(&id, 1, MPI_INT64_T, w, TAG_ABORTED, M->comm, MPI_STATUS_IGNORE);
+      M->outstanding--;
+      M->busy[w] = -1;
+      M->stopping = 1; /* a worker was interrupted: the job is being stopped */
+      CS_CHECK(master_dispatch(M, w)); /* sends STOP */
+    } else {
+      return cs_error(CS_ERR_INTERNAL, "unexpected message tag %d from rank %d", st.MPI_TAG, w);
+    }
+  }
+}
+
+/* Enter stopping mode: tell busy workers to abandon their cells. */
+static void master_begin_stop(master *M) {
+  if (M->stopping == 2) return;
+  M->stopping = 2;
+  for (int w = 1; w < M->size; w++)
+    if (M->busy[w] >= 0 && !M->stop_sent[w]) {
+      MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm);
+      M->stop_sent[w] = 1;
+    }
+}
+
+/* Hook between rank 0's own optimisation steps. */
+static int master_between_steps(void *ctx) {
+  master *M = ctx;
+  if (M->opt->stop && *M->opt->stop) return cs_error(CS_ERR_INTERRUPTED, "interrupted");
+  int rc = master_serve(M);
+  if (rc) { /* not the cell's fault: remember it so the sweep stops with it */
+    M->error = rc;
+    snprintf(M->error_text, sizeof M->error_text, "%s", cs_error_message());
+  }
+  return rc;
+}
+
+static int master_loop(master *M) {
+  cs_config cfg;
+  cell_options copt = {spec_sweep(M->spec)->save_points, spec_sweep(M->spec)->save_params};
+  train_hooks hooks = {master_between_steps, M};
+  for (;;) {
+    if (M->opt->stop && *M->opt->stop) M->stopping = M->stopping ? M->stopping : 1;
+    if (M->stopping) master_begin_stop(M);
+    CS_CHECK(master_serve(M));
+    if (!M->stopping && M->q_head < M->q_len) {
+      /* rank 0's own cell */
+      int64_t id = M->queue[M->q_head++];
+      CS_CHECK(spec_cell_config(M->spec, id, &cfg));
+      cs_cell_result r;
+      int rc = cell_run(&cfg, id, &copt, NULL, &hooks, &r);
+      if (M->error) {
+        result_free(&r);
+        return cs_error(M->error, "%s", M->error_text);
+      }
+      if (rc == CS_ERR_INTERRUPTED) {
+        result_free(&r);
+        M->stopping = 1;
+        continue;
+      }
+      if (rc) { /* an error inside the cell: recorded as failed, the sweep goes on */
+        result_free(&r);
+        memset(&r, 0, sizeof r);
+        r.cell_id = id;
+        r.status = CELL_FAILED;
+        snprintf(r.message, sizeof r.message, "%s", cs_error_message());
+      }
+      r.rank = 0;
+      rc = master_accept(M, &r);
+      result_free(&r);
+      CS_CHECK(rc);
+      continue;
+    }
+    if (M->outstanding == 0) break;
+    sleep_poll();
+  }
+  /* release workers still waiting for work */
+  for (int w = 1; w < M->size; w++)
+    if (M->busy[w] == -1) {
+      /* an idle worker has a READY pending or will send one: answer STOP */
+      MPI_Status st;
+      MPI_Probe(w, TAG_READY, M->comm, &st);
+      MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE);
+      CS_CHECK(master_dispatch(M, w)); /* the queue is empty or stopping: STOP */
+    }
+  return M->stopping ? cs_error(CS_ERR_INTERRUPTED, "interrupted") : CS_OK;
+}
+
+/* ------------------------------------------------------------ workers */
+
+typedef struct {
+  MPI_Comm comm;
+  volatile sig_atomic_t *stop;
+} worker;
+
+/* Between steps: stop on a local signal or a STOP from rank 0. */
+static int worker_between_steps(void *ctx) {
+  worker *W = ctx;
+  if (W->stop && *W->stop) return cs_error(CS_ERR_INTERRUPTED, "interrupted");
+  int flag;
+  MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE);
+  if (flag) return cs_error(CS_ERR_INTERRUPTED, "stopped by rank 0");
+  return CS_OK;
+}
+
+static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t *stop, int rank) {
+  worker W = {comm, stop};
+  train_hooks hooks = {worker_between_steps, &W};
+  cell_options copt = {spec_sweep(spec)->save_points, spec_sweep(spec)->save_params};
+  MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, comm);
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    while (!flag) {
+      MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, &st);
+      if (!flag) sleep_poll();
+    }
+    if (st.MPI_TAG == TAG_STOP) {
+      MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, comm, MPI_STATUS_IGNORE);
+      return CS_OK;
+    }
+    int64_t id;
+    MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, comm, MPI_STATUS_IGNORE);
+    cs_config cfg;
+    cs_cell_result r;
+    int rc = spec_cell_config(spec, id, &cfg);
+    if (!rc) rc = cell_run(&cfg, id, &copt, NULL, &hooks, &r);
+    else memset(&r, 0, sizeof r);
+    if (rc == CS_ERR_INTERRUPTED) {
+      result_free(&r);
+      MPI_Send(&id, 1, MPI_INT64_T, 0, TAG_ABORTED, comm);
+      continue; /* rank 0 answers with STOP */
+    }
+    if (rc) {
+      result_free(&r);
+      memset(&r, 0, sizeof r);
+      r.cell_id = id;
+      r.status = CELL_FAILED;
+      snprintf(r.message, sizeof r.message, "%s", cs_error_message());
+    }
+    r.rank = rank;
+    unsigned char *buf;
+    size_t len;
+    rc = result_pack(&r, &buf, &len);
+    result_free(&r);
+    CS_CHECK(rc);
+    MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_RESULT, comm);
+    free(buf);
+  }
+}
+
+/* ------------------------------------------------------------ setup */
+
+/* Unique host names of all ranks, comma-separated, into out (rank 0). */
+static void gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+  int nl;
+  MPI_Get_processor_name(name, &nl);
+  char *all = rank == 0 ? calloc((size_t)size, MPI_MAX_PROCESSOR_NAME) : NULL;
+  MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+             comm);
+  if (rank != 0 || !all) return;
+  out[0] = '\0';
+  for (int r = 0; r < size; r++) {
+    const char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+    int seen = 0;
+    for (int q = 0; q < r && !seen; q++) seen = !strcmp(h, all + (size_t)q * MPI_MAX_PROCESSOR_NAME);
+    if (seen) continue;
+    if (out[0] && strlen(out) + 1 < len) strcat(out, ",");
+    strncat(out, h, len - strlen(out) - 1);
+  }
+  free(all);
+}
+
+static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
+                        const sweep_options *opt) {
+  memset(M, 0, sizeof *M);
+  M->comm = comm, M->size = size, M->spec = spec, M->opt = opt, M->t0 = now_s();
+  M->max_retries = spec_sweep(spec)->max_retries;
+  int64_t n = spec_cell_count(spec);
+  unsigned char *mask;
+  CS_CHECK(CS_CALLOC(mask, n));
+  int rc = sweep_shard_mask(spec, opt->shard_index, opt->shard_count, mask);
+  if (!rc)
+    rc = archive_open_write(opt->archive_path, spec,
+                            opt->overwrite ? ARCHIVE_OVERWRITE : ARCHIVE_RESUME, mask,
+                            &M->archive);
+  cell_cost *cc = NULL;
+  if (!rc) rc = sorted_cells(spec, &cc);
+  if (!rc) rc = CS_CALLOC(M->queue, n);
+  if (!rc) rc = CS_CALLOC(M->attempts, n);
+  if (!rc) rc = CS_CALLOC(M->busy, size);
+  if (!rc) rc = CS_CALLOC(M->stop_sent, size);
+  if (!rc) {
+    for (int64_t k = 0; k < n; k++) {
+      int64_t id = cc[k].id;
+      if (!mask[id]) continue;
+      M->total++;
+      cs_cell_status s = archive_cell_status(M->archive, id);
+      if (s != CELL_DONE && s != CELL_DIVERGED) M->queue[M->q_len++] = id;
+    }
+    for (int w = 0; w < size; w++) M->busy[w] = -1;
+  }
+  free(cc);
+  free(mask);
+  return rc;
+}
+
+static void master_teardown(master *M) {
+  free(M->queue), free(M->attempts), free(M->busy), free(M->stop_sent);
+}
+
+int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  cs_run_info run = opt->run;
+  gather_hosts(comm, rank, size, run.hosts, sizeof run.hosts);
+
+  /* rank 0 opens the archive; everyone learns whether that worked */
+  master M;
+  int rc = CS_OK;
+  if (rank == 0) {
+    rc = master_setup(&M, comm, size, spec, opt);
+    if (!rc) {
+      run.ranks = size;
+      snprintf(run.team, sizeof run.team, "1x1");
+      if (opt->shard_count > 1)
+        snprintf(run.shard, sizeof run.shard, "%d/%d", opt->shard_index, opt->shard_count);
+      utc_now(run.start, sizeof run.start);
+      run.end[0] = '\0';
+      rc = archive_begin_run(M.archive, &run);
+    }
+  }
+  int setup_rc = rc;
+  MPI_Bcast(&setup_rc, 1, MPI_INT, 0, comm);
+  if (setup_rc) {
+    if (rank == 0) {
+      if (M.archive) archive_close(M.archive);
+      master_teardown(&M);
+      return rc;
+    }
+    return cs_error(setup_rc, "rank 0 could not start the sweep");
+  }
+
+  if (rank != 0) {
+    rc = worker_loop(comm, spec, opt->stop, rank);
+    int final;
+    MPI_Bcast(&final, 1, MPI_INT, 0, comm);
+    if (rc) return rc;
+    return final == CS_OK ? CS_OK : cs_error(final, "sweep ended with an error on rank 0");
+  }
+
+  report_progress(&M);
+  rc = master_loop(&M);
+  char saved[2048];
+  snprintf(saved, sizeof saved, "%s", cs_error_message());
+  utc_now(run.end, sizeof run.end);
+  run.cells_run = M.run_now;
+  int rc2 = archive_end_run(M.archive, &run);
+  int rc3 = archive_close(M.archive);
+  master_teardown(&M);
+  if (!rc && rc2) rc = rc2;
+  if (!rc && rc3) rc = rc3;
+  if (rc && rc != rc2 && rc != rc3) cs_error(rc, "%s", saved);
+  int final = rc;
+  MPI_Bcast(&final, 1, MPI_INT, 0, comm);
+  return rc;
+}
