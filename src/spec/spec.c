@@ -1180,6 +1180,17 @@ int spec_cell_config(const cs_spec *spec, int64_t cell_id, cs_config *out) {
   return CS_OK;
 }
 
+/* The shortest %.Ng (N = 1..17) that reads back as exactly the same double:
+ * 3e-3 prints as "0.003", not "0.0030000000000000001". */
+static int format_shortest_real(char *buf, size_t len, double v) {
+  int n = 0;
+  for (int prec = 1; prec <= 17; prec++) {
+    n = snprintf(buf, len, "%.*g", prec, v);
+    if (n < 0 || (size_t)n >= len || strtod(buf, NULL) == v) break;
+  }
+  return n;
+}
+
 int spec_axis_value_text(const cs_spec *spec, int axis, int64_t cell_id, char *buf, size_t len) {
   int64_t idx = spec_axis_value_index(spec, axis, cell_id);
   if (idx < 0)
@@ -1189,7 +1200,7 @@ int spec_axis_value_text(const cs_spec *spec, int axis, int64_t cell_id, char *b
   const spec_axis *ax = &spec->axes[axis];
   const key_desc *k = &KEYS[ax->key];
   int n;
-  if (k->kind == KIND_REAL) n = snprintf(buf, len, "%.17g", ax->rvals[idx]);
+  if (k->kind == KIND_REAL) n = format_shortest_real(buf, len, ax->rvals[idx]);
   else if (k->kind == KIND_ENUM) n = snprintf(buf, len, "%s", enum_name(k->table, (int)ax->ivals[idx]));
   else n = snprintf(buf, len, "%" PRId64, ax->ivals[idx]);
   if (n < 0 || (size_t)n >= len)
