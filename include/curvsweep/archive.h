@@ -93,4 +93,11 @@ int archive_read_results(const char *path, cs_cell_result **results, int64_t *n)
  * specs, or a cell done in two inputs with different values). */
 int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);
 
+/* Additions to the contract above. */
+/* The journal of an archive is the archive's path + ".journal". */
+/* Fault injection for tests: append r to the journal (durably) but skip the
+ * HDF5 write, as a process killed between the two steps leaves it; the
+ * next resume applies it. Same checks and errors as archive_write_result. */
+int archive_test_journal_only(cs_archive *a, const cs_cell_result *r);
+
 #endif
