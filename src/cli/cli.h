@@ -22,5 +22,8 @@ void cli_print_curvature_table(int depth, const geom_stats *curv);
 
 int cmd_train(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

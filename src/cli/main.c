@@ -16,7 +16,10 @@ typedef struct {
 } command;
 
 static const command COMMANDS[] = {
+    {"run", cmd_run, "run or resume a sweep over MPI ranks into an HDF5 archive"},
     {"train", cmd_train, "train one cell of a spec and print its metrics and curvature"},
+    {"info", cmd_info, "spec, grid size and done/pending/failed counts of an archive"},
+    {"merge", cmd_merge, "combine shard archives of one sweep"},
     {"verify", cmd_verify, "run the theory checks of the geometry engine as a table"},
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])

@@ -1,0 +1,71 @@
+/* cmd_archive.c — `curvsweep info ARCHIVE` and `curvsweep merge OUT IN...`. */
+#include "cli.h"
+
+#include "curvsweep/archive.h"
+#include "curvsweep/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *INFO_HELP =
+    "usage: curvsweep info ARCHIVE\n\n"
+    "Print the spec name, grid size, how many cells are done, pending, failed and\n"
+    "diverged, the total training time and the ranks used. Works on the archive of\n"
+    "a running sweep (it is written between results).\n";
+
+static const char *MERGE_HELP =
+    "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite]\n\n"
+    "Combine the archives of shards of one sweep (curvsweep run --shard I/N) into\n"
+    "OUT.h5. Refuses archives of different specs and cells done in two inputs with\n"
+    "different values. OUT.h5 must not exist unless --overwrite is given.\n";
+
+int cmd_info(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    fputs(INFO_HELP, stdout);
+    return EXIT_OK;
+  }
+  if (argc != 2) return cli_usage_error("info", argc < 2 ? "missing ARCHIVE" : "unexpected argument '%s'", argv[argc - 1]);
+  cs_archive_summary s;
+  int rc = archive_summary(argv[1], &s);
+  if (rc) return cli_fail(rc);
+  printf("archive   %s\n", argv[1]);
+  printf("spec      %s (sha256 %.16s…)\n", s.name, s.spec_sha256);
+  printf("created   %s by curvsweep %s\n", s.created, s.software_version);
+  printf("cells     %lld: %lld done, %lld pending, %lld failed, %lld diverged (%.1f%% finished)\n",
+         (long long)s.cells, (long long)s.done, (long long)s.pending, (long long)s.failed,
+         (long long)s.diverged,
+         s.cells ? 100.0 * (s.cells - s.pending) / s.cells : 0.0);
+  printf("wall time %.1f s of training in finished cells\n", s.wall_s);
+  printf("runs      %d invocation(s), at most %d ranks%s%s\n", s.runs, s.max_ranks,
+         s.last_run_end[0] ? ", last ended " : "", s.last_run_end);
+  return EXIT_OK;
+}
+
+int cmd_merge(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    fputs(MERGE_HELP, stdout);
+    return EXIT_OK;
+  }
+  const char *out = NULL, *inputs[1024];
+  int n = 0, overwrite = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--overwrite"))
+      overwrite = 1;
+    else if (argv[i][0] == '-')
+      return cli_usage_error("merge", "unknown option '%s'", argv[i]);
+    else if (!out)
+      out = argv[i];
+    else if (n < 1024)
+      inputs[n++] = argv[i];
+    else
+      return cli_usage_error("merge", "at most 1024 inputs");
+  }
+  if (!out || n == 0) return cli_usage_error("merge", "need OUT.h5 and at least one IN.h5");
+  int rc = archive_merge(out, inputs, n, overwrite);
+  if (rc) return cli_fail(rc);
+  cs_archive_summary s;
+  if (archive_summary(out, &s) == CS_OK)
+    fprintf(stderr, "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending\n",
+            n, out, (long long)s.cells, (long long)s.done, (long long)s.pending);
+  return EXIT_OK;
+}

@@ -1,0 +1,245 @@
+/* cmd_run.c — `curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run] [--overwrite]`,
+ * usually under mpirun/srun. Only rank 0 prints. */
+#include "cli.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/sweep.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *RUN_HELP =
+    "usage: curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run] [--overwrite]\n\n"
+    "Run (or resume) the sweep described by SPEC.ini on every MPI rank, e.g.\n"
+    "  mpirun -np 8 curvsweep run jobs/demo.ini\n"
+    "  srun --mpi=pmix curvsweep run jobs/paper.ini\n"
+    "Results go to ARCHIVE (default: [sweep] output of the spec), written by rank 0 as\n"
+    "they arrive. Running the same command again resumes: only cells not done run.\n\n"
+    "  -o ARCHIVE     archive path (HDF5)\n"
+    "  --shard I/N    run the I-th of N deterministic parts of the grid (0 <= I < N),\n"
+    "                 e.g. one per Slurm array task; combine with 'curvsweep merge'\n"
+    "  --dry-run      print the grid size, cost estimate and first cells; run nothing\n"
+    "  --overwrite    replace an existing archive instead of resuming it\n\n"
+    "SIGINT, SIGTERM or SIGUSR1 stop the hand-out of work; results so far are kept\n"
+    "and the command exits with status 1: resume with the same command.\n";
+
+static volatile sig_atomic_t run_stop;
+
+static void on_signal(int sig) {
+  (void)sig;
+  run_stop = 1;
+}
+
+typedef struct {
+  int tty;
+  double last_print;
+} progress_state;
+
+static double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void format_duration(double s, char *buf, size_t len) {
+  if (!isfinite(s)) {
+    snprintf(buf, len, "--:--:--");
+    return;
+  }
+  long t = (long)(s + 0.5);
+  snprintf(buf, len, "%02ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+}
+
+/* Progress: a live line on a terminal, a line every 10 s otherwise (Slurm logs). */
+static void print_progress(void *ctx, const sweep_progress *p) {
+  progress_state *ps = ctx;
+  double t = mono_s();
+  int last = p->done >= p->total;
+  if (!ps->tty && !last && t - ps->last_print < 10.0 && ps->last_print > 0) return;
+  ps->last_print = t;
+  char eta[32], el[32];
+  format_duration(p->eta_s, eta, sizeof eta);
+  format_duration(p->elapsed_s, el, sizeof el);
+  double rate = p->elapsed_s > 0 ? 60.0 * p->run_now / p->elapsed_s : 0;
+  fprintf(stderr, "%s[%lld/%lld cells] %.1f cells/min, %lld failed, elapsed %s, ETA %s%s",
+          ps->tty ? "\r" : "", (long long)p->done, (long long)p->total, rate,
+          (long long)p->failed, el, eta, ps->tty ? "   " : "\n");
+  if (ps->tty && last) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+static int parse_shard(const char *s, int *i, int *n) {
+  char *end;
+  long a = strtol(s, &end, 10);
+  if (end == s || *end != '/') return -1;
+  const char *t = end + 1;
+  long b = strtol(t, &end, 10);
+  if (end == t || *end || b < 1 || a < 0 || a >= b || b > 1000000) return -1;
+  *i = (int)a, *n = (int)b;
+  return 0;
+}
+
+static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
+  int64_t n = spec_cell_count(spec), mine = 0;
+  double cost = 0, longest = 0;
+  unsigned char *mask = calloc((size_t)n, 1);
+  if (!mask || sweep_shard_mask(spec, si, sn, mask)) {
+    free(mask);
+    return;
+  }
+  for (int64_t c = 0; c < n; c++) {
+    if (!mask[c]) continue;
+    cs_config cfg;
+    if (spec_cell_config(spec, c, &cfg)) continue;
+    double k = sweep_cell_cost(&cfg);
+    cost += k, mine++;
+    if (k > longest) longest = k;
+  }
+  printf("spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
+  printf("archive  %s\n", archive);
+  printf("grid     %lld cells", (long long)n);
+  for (int a = 0; a < spec_axis_count(spec); a++)
+    printf("%s %s[%d]", a ? " x" : " =", spec_axis_name(spec, a), spec_axis_length(spec, a));
+  printf("\n");
+  if (sn > 1) printf("shard    %d/%d: %lld cells\n", si, sn, (long long)mine);
+  /* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
+  printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.0f core-seconds at 10 GFLOP/s\n",
+         cost / 1e9, longest / 1e9, cost / 1e10);
+  printf("team     1x1 (one rank per cell)\n");
+  printf("first cells:\n");
+  int64_t shown = 0;
+  for (int64_t c = 0; c < n && shown < 10; c++) {
+    if (!mask[c]) continue;
+    printf("  %6lld", (long long)c);
+    for (int a = 0; a < spec_axis_count(spec); a++) {
+      char buf[128];
+      spec_axis_value_text(spec, a, c, buf, sizeof buf);
+      printf(" %s=%s", spec_axis_name(spec, a), buf);
+    }
+    printf("\n");
+    shown++;
+  }
+  free(mask);
+}
+
+/* Rank 0 reads the spec; every rank parses the same text. */
+static int load_spec_everywhere(MPI_Comm comm, int rank, const char *path, cs_spec **spec) {
+  int rc = CS_OK;
+  long len = 0;
+  if (rank == 0) {
+    rc = spec_load_file(path, spec);
+    if (!rc) len = (long)strlen(spec_text(*spec));
+  }
+  int code = rc;
+  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  if (code) return rank == 0 ? rc : code;
+  MPI_Bcast(&len, 1, MPI_LONG, 0, comm);
+  char *text = malloc((size_t)len + 1);
+  if (!text) return cs_error(CS_ERR_NOMEM, "out of memory");
+  if (rank == 0) memcpy(text, spec_text(*spec), (size_t)len + 1);
+  MPI_Bcast(text, (int)len + 1, MPI_CHAR, 0, comm);
+  if (rank != 0) rc = spec_load_string(text, path, spec);
+  free(text);
+  return rc;
+}
+
+static void fill_slurm(cs_run_info *run) {
+  const char *job = getenv("SLURM_JOB_ID"), *arr = getenv("SLURM_ARRAY_JOB_ID"),
+             *idx = getenv("SLURM_ARRAY_TASK_ID"), *nodes = getenv("SLURM_JOB_NODELIST"),
+             *restarts = getenv("SLURM_RESTART_COUNT");
+  if (arr && idx)
+    snprintf(run->slurm_job, sizeof run->slurm_job, "%s_%s", arr, idx);
+  else if (job)
+    snprintf(run->slurm_job, sizeof run->slurm_job, "%s", job);
+  if (nodes) snprintf(run->nodelist, sizeof run->nodelist, "%s", nodes);
+  run->requeue_count = restarts ? atoi(restarts) : 0;
+}
+
+static int run_main(int argc, char **argv, int rank) {
+  const char *spec_path = NULL, *out = NULL;
+  int dry = 0, overwrite = 0, si = 0, sn = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+      if (i + 1 >= argc) return rank ? EXIT_USAGE : cli_usage_error("run", "-o needs an archive path");
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--shard")) {
+      if (i + 1 >= argc || parse_shard(argv[i + 1], &si, &sn))
+        return rank ? EXIT_USAGE
+                    : cli_usage_error("run", "--shard needs I/N with 0 <= I < N, e.g. --shard 0/4");
+      i++;
+    } else if (!strcmp(argv[i], "--dry-run")) {
+      dry = 1;
+    } else if (!strcmp(argv[i], "--overwrite")) {
+      overwrite = 1;
+    } else if (argv[i][0] == '-') {
+      return rank ? EXIT_USAGE : cli_usage_error("run", "unknown option '%s'", argv[i]);
+    } else if (!spec_path) {
+      spec_path = argv[i];
+    } else {
+      return rank ? EXIT_USAGE : cli_usage_error("run", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!spec_path) return rank ? EXIT_USAGE : cli_usage_error("run", "missing SPEC.ini");
+
+  cs_spec *spec = NULL;
+  int rc = load_spec_everywhere(MPI_COMM_WORLD, rank, spec_path, &spec);
+  if (rc) return rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
+  const char *archive = out ? out : spec_sweep(spec)->output;
+  if (dry) {
+    if (rank == 0) dry_run(spec, archive, si, sn);
+    spec_free(spec);
+    return EXIT_OK;
+  }
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+
+  progress_state ps = {isatty(STDERR_FILENO), 0};
+  sweep_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.archive_path = archive;
+  opt.shard_index = si, opt.shard_count = sn;
+  opt.overwrite = overwrite;
+  opt.stop = &run_stop;
+  opt.progress = rank == 0 ? print_progress : NULL;
+  opt.progress_ctx = &ps;
+  fill_slurm(&opt.run);
+  rc = sweep_run(MPI_COMM_WORLD, spec, &opt);
+  spec_free(spec);
+  if (rank != 0) return rc == CS_OK ? EXIT_OK : rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
+  if (rc == CS_ERR_INTERRUPTED) {
+    fprintf(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
+            archive);
+    return EXIT_RUNTIME;
+  }
+  if (rc) return cli_fail(rc);
+  cs_archive_summary s;
+  if (archive_summary(archive, &s) == CS_OK)
+    fprintf(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
+            (long long)s.cells, (long long)s.done, (long long)s.failed, (long long)s.diverged,
+            (long long)s.pending, archive);
+  return EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    fputs(RUN_HELP, stdout);
+    return EXIT_OK;
+  }
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = run_main(argc, argv, rank);
+  MPI_Finalize();
+  return status;
+}
