@@ -1841,6 +1841,15 @@ static int archive_sha_mismatch(const char *path, const char *theirs, const char
                   "%.12s…): use a new -o path, or --overwrite to replace it", path, theirs, ours);
 }
 
+/* A journal holding records of another spec is never applied nor reset. */
+static int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *s) {
+  if (s->header_ok && s->n > 0 && strcmp(s->sha, a->spec_sha256) != 0)
+    return cs_error(CS_ERR_INPUT, "the journal %s was written by a different spec (sha256 %.12s…, "
+                    "this spec %.12s…): finish that sweep, or move the journal away",
+                    a->journal_path, s->sha, a->spec_sha256);
+  return CS_OK;
+}
+
 /* Resume an existing file (the journal is locked and scanned). */
 static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
                                    archive_journal_scan *s, int journal_created) {
@@ -1874,6 +1883,7 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
     }
     return rc;
   }
+  CS_CHECK(archive_journal_check_spec(a, s));
   CS_CHECK(archive_apply_mask(a, spec, mask));
   // repair interrupted writes, then apply the journal
   CS_CHECK(archive_h5_session_open(a, &file));
@@ -1911,12 +1921,9 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
   if (mode == ARCHIVE_RESUME && (exists || jexists)) {
     // read the journal (untouched until everything checks out)
     rc = archive_journal_scan_fd(a->journal_fd, a->journal_path, &scan);
-    if (!rc && scan.header_ok && scan.n > 0 && strcmp(scan.sha, a->spec_sha256) != 0)
-      rc = cs_error(CS_ERR_INPUT, "the journal %s was written by a different spec (sha256 %.12s…, "
-                    "this spec %.12s…): finish that sweep, or move the journal away",
-                    a->journal_path, scan.sha, a->spec_sha256);
     if (!rc && exists) rc = archive_resume_existing(a, spec, mask, &scan, created);
-    else if (!rc) rc = archive_rebuild(a, spec, mask, &scan);  // journal without archive
+    else if (!rc) rc = archive_journal_check_spec(a, &scan);
+    if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan);  // journal without archive
     if (rc) goto fail;
     // cut a torn tail away; a journal without a valid header starts afresh
     if (!scan.header_ok || strcmp(scan.sha, a->spec_sha256) != 0) {
