@@ -24,6 +24,8 @@ typedef struct {
   int64_t failed;     /* failed or diverged so far */
   double elapsed_s;   /* since this invocation started */
   double eta_s;       /* estimated seconds left (NaN until known) */
+  double archive_s;   /* rank 0 time spent writing results so far */
+  double work_s;      /* sum of wall_s of the cells run so far */
 } sweep_progress;
 
 typedef struct {

@@ -70,6 +70,11 @@ static void print_progress(void *ctx, const sweep_progress *p) {
           ps->tty ? "\r" : "", (long long)p->done, (long long)p->total, rate,
           (long long)p->failed, el, eta, ps->tty ? "   " : "\n");
   if (ps->tty && last) fputc('\n', stderr);
+  if (last && p->run_now > 0)
+    fprintf(stderr, "curvsweep: %lld cells in %.2f s: %.2f s of training, %.3f s writing the archive "
+                    "(%.1f%% of wall time)\n",
+            (long long)p->run_now, p->elapsed_s, p->work_s, p->archive_s,
+            100.0 * p->archive_s / (p->elapsed_s > 0 ? p->elapsed_s : 1));
   fflush(stderr);
 }
 

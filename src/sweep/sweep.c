@@ -110,7 +110,8 @@ typedef struct {
   int outstanding;      /* workers with a cell */
   int stopping;         /* no more dispatch */
   int64_t total, run_now;
-  double t0, work_s;    /* sum of wall_s this invocation */
+  double t0, work_s;    /* start; sum of wall_s this invocation */
+  double archive_s;     /* time in archive_write_result */
   int max_retries;
   int error;            /* an error raised while serving inside rank 0's own cell */
   char error_text[1024];
@@ -121,7 +122,8 @@ static void report_progress(master *M) {
   int64_t sel, done, failed, diverged;
   archive_counts(M->archive, &sel, &done, &failed, &diverged);
   sweep_progress p = {.total = M->total, .done = done + failed + diverged, .run_now = M->run_now,
-                      .failed = failed + diverged, .elapsed_s = now_s() - M->t0, .eta_s = NAN};
+                      .failed = failed + diverged, .elapsed_s = now_s() - M->t0, .eta_s = NAN,
+                      .archive_s = M->archive_s, .work_s = M->work_s};
   int64_t left = p.total - p.done;
   if (M->run_now > 0) p.eta_s = p.elapsed_s / M->run_now * left;
   M->opt->progress(M->opt->progress_ctx, &p);
@@ -135,7 +137,9 @@ static int master_accept(master *M, cs_cell_result *r) {
     M->queue[--M->q_head] = id; /* run it again next (q_head > 0: it was taken) */
     return CS_OK;
   }
+  double t = now_s();
   CS_CHECK(archive_write_result(M->archive, r));
+  M->archive_s += now_s() - t;
   M->run_now++;
   M->work_s += r->wall_s;
   report_progress(M);
