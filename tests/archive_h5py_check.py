@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""archive_h5py_check.py ARCHIVE SPEC — read a curvsweep archive with h5py +
+numpy (as a user would) and check the documented schema and values.
+
+ARCHIVE is the demo archive written by `test_archive` with
+CS_ARCHIVE_WRITE_DEMO set (tests/test_archive.c, demo_archive): spec
+tests/specs/demo-small.ini; cells 0..5 done, 6 failed, 7 pending; depth 1
+for even cells, 2 for odd; cell 1 carries /points and /params. The
+expected numbers are recomputed here from the formulas documented at
+make_result in tests/test_archive.c."""
+import math
+import sys
+
+import h5py
+import numpy as np
+
+path, spec_path = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def close(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+STATS = ["degenerate_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos",
+         "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95",
+         "Kt_fracpos", "St_mean", "H_norm_mean", "logdet_mean", "intK"]
+
+with h5py.File(path, "r") as f:
+    # root attributes
+    check(f.attrs["format"] == b"curvsweep", "format attribute")
+    check(int(f.attrs["format_version"]) == 1, "format_version attribute")
+    for name in ("software_version", "created", "spec_sha256", "spec_name"):
+        check(name in f.attrs, "root attribute " + name)
+    check(f.attrs["spec_name"] == b"demo-small", "spec_name")
+    created = f.attrs["created"].decode()
+    check(len(created) == 20 and created[10] == "T" and created.endswith("Z"), "created is UTC ISO 8601")
+
+    # /spec: the spec text exactly
+    with open(spec_path, "rb") as s:
+        check(f["spec"][()] == s.read(), "/spec equals the spec file")
+    import hashlib
+    check(f.attrs["spec_sha256"].decode() == hashlib.sha256(f["spec"][()]).hexdigest(), "spec_sha256")
+
+    # /cells as a numpy structured array
+    cells = f["cells"][:]
+    want = ["cell_id", "arch", "depth", "task", "seed", "status", "rank", "attempts", "wall_s",
+            "train_loss", "train_acc", "test_acc", "n_params", "message"]
+    check(list(cells.dtype.names) == want, "cells fields %s" % (cells.dtype.names,))
+    check(cells.shape == (8,), "8 cells")
+    check(list(cells["cell_id"]) == list(range(8)), "cell ids 0..7")
+    # demo-small: arch (ungated, gated) x depth (1, 2) x task linear x seed (0, 1), seed fastest
+    for c in range(8):
+        row = cells[c]
+        check(row["arch"] == (b"ungated" if c < 4 else b"gated"), "arch of cell %d" % c)
+        check(row["depth"] == 1 + (c // 2) % 2, "depth of cell %d" % c)
+        check(row["task"] == b"linear", "task of cell %d" % c)
+        check(row["seed"] == c % 2, "seed of cell %d" % c)
+    status = [s.decode() for s in cells["status"]]
+    check(status == ["done"] * 6 + ["failed", "pending"], "statuses %s" % status)
+    for c in range(7):
+        row = cells[c]
+        check(row["rank"] == c % 4, "rank of cell %d" % c)
+        check(row["attempts"] == (2 if c == 6 else 1), "attempts of cell %d" % c)
+        check(row["wall_s"] == 1.5 + c, "wall_s of cell %d" % c)
+        check(row["train_loss"] == 0.25 + c / 64, "train_loss of cell %d" % c)
+        check(row["train_acc"] == 0.5 + c / 128, "train_acc of cell %d" % c)
+        check(row["test_acc"] == 0.375 + c / 256, "test_acc of cell %d" % c)
+        check(row["n_params"] == 1000 + c, "n_params of cell %d" % c)
+    check(cells[6]["message"] == b"failed: cell 6", "message of the failed cell")
+    check(cells[7]["rank"] == -1 and math.isnan(cells[7]["test_acc"]), "pending row")
+
+    # /curvature: one row per (cell, prefix), geom_stats names
+    curv = f["curvature"][:]
+    check(list(curv.dtype.names) == ["cell_id", "prefix", "n_points"] + STATS,
+          "curvature fields %s" % (curv.dtype.names,))
+    depth = {c: 1 + c % 2 for c in range(7)}
+    check(len(curv) == sum(depth.values()), "curvature rows %d" % len(curv))
+    for row in curv:
+        c, l = int(row["cell_id"]), int(row["prefix"])
+        check(1 <= l <= depth[c], "prefix %d of cell %d" % (l, c))
+        check(row["n_points"] == 16, "n_points")
+        for k, name in enumerate(STATS):
+            want_v = float("nan") if (name == "intK" and c % 2) else 100 * c + l + k / 32 - 3
+            check(close(float(row[name]), want_v), "%s of cell %d prefix %d" % (name, c, l))
+
+    # /curves
+    curves = f["curves"][:]
+    check(list(curves.dtype.names) == ["cell_id", "epoch", "train_loss", "train_acc", "test_acc"],
+          "curves fields")
+    check(len(curves) == 7 * 3, "curves rows")
+    for row in curves:
+        c, e = int(row["cell_id"]), int(row["epoch"])
+        check(row["train_loss"] == 1.0 / e + c and row["train_acc"] == 0.125 * (e - 1)
+              and row["test_acc"] == 0.0625 * (e - 1) + c / 1024, "curve of cell %d epoch %d" % (c, e))
+
+    # /points/1 and /params/1
+    g = f["points/1"]
+    check(g["x"].shape == (5, 2), "x shape")
+    check(np.array_equal(g["x"][:], np.array([[i + j / 2 - 1 for j in range(2)] for i in range(5)])), "x values")
+    for k, name in enumerate(["S", "S_tilde", "logdet_g", "H_norm"]):
+        want_a = np.array([[10 * k + l + i / 8 + 1 for i in range(5)] for l in (1, 2)])
+        check(g[name].shape == (2, 5) and np.array_equal(g[name][:], want_a), "/points/1/" + name)
+    check("points/0" not in f, "no points for cell 0")
+    p = f["params/1"]
+    names = [n.decode() for n in p.attrs["tensors"]]
+    check(names == ["embed/W", "embed/b", "layer0/Wq", "readout/b"], "tensor order %s" % names)
+    for t, (name, shape) in enumerate(zip(names, [(3, 2), (1, 3), (3, 3), (1, 2)])):
+        want_a = np.array([t + i / 2 + 1 for i in range(shape[0] * shape[1])]).reshape(shape)
+        check(p[name].shape == shape and np.array_equal(p[name][:], want_a), "/params/1/" + name)
+        dcpl_filters = p[name].compression == "gzip" and p[name].shuffle and p[name].fletcher32
+        check(dcpl_filters, "filters on /params/1/" + name)
+    for name in ("cells", "curvature", "curves", "runs"):
+        d = f[name]
+        check(d.chunks is not None and d.compression == "gzip" and d.shuffle and d.fletcher32
+              and d.maxshape == (None,), "chunked, filtered, extendible /" + name)
+
+    # /runs
+    runs = f["runs"][:]
+    check(list(runs.dtype.names) == ["start", "end", "hosts", "ranks", "team", "shard", "slurm_job",
+                                     "nodelist", "requeue_count", "cells_run"], "runs fields")
+    check(len(runs) == 1 and runs[0]["end"] == b"2026-05-01T00:10:00Z" and runs[0]["cells_run"] == 7
+          and runs[0]["ranks"] == 2 and runs[0]["slurm_job"] == b"123_4", "runs row")
+
+    # pandas, when installed (not a project dependency)
+    try:
+        import pandas
+    except ImportError:
+        print("pandas not installed: DataFrame check skipped")
+    else:
+        df = pandas.DataFrame(f["cells"][:])
+        check(list(df.columns) == want and len(df) == 8, "pandas DataFrame of /cells")
+        check((df["status"] == b"done").sum() == 6, "pandas status counts")
+
+if failures:
+    for x in failures:
+        print("FAIL:", x)
+    sys.exit(1)
+print("archive_h5py_check: all checks passed")
