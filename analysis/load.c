@@ -1,0 +1,282 @@
+/* load.c — read one or more archives of one spec (through archive.h only),
+ * merge their cells and arrange the done ones in the (arch, task, depth,
+ * regime, seed) table of analysis_internal.h. */
+#include "analysis_internal.h"
+
+#include "curvsweep/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One result of one archive, for merging by cell id. */
+typedef struct {
+  const cs_cell_result *r;
+  int path;
+} analysis_entry;
+
+/* Order by cell id; for the same cell a done result first, then the earlier archive. */
+static int analysis_cmp_entry(const void *pa, const void *pb) {
+  const analysis_entry *a = pa, *b = pb;
+  if (a->r->cell_id != b->r->cell_id) return a->r->cell_id < b->r->cell_id ? -1 : 1;
+  int da = a->r->status == CELL_DONE, db = b->r->status == CELL_DONE;
+  if (da != db) return db - da;
+  return a->path - b->path;
+}
+
+static int analysis_cmp_i64(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+static int analysis_cmp_int(const void *pa, const void *pb) {
+  int a = *(const int *)pa, b = *(const int *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Sort v[0..n-1] and drop repeats; returns the distinct count. */
+static int64_t analysis_unique_i64(int64_t *v, int64_t n) {
+  if (n == 0) return 0;
+  qsort(v, n, sizeof *v, analysis_cmp_i64);
+  int64_t k = 1;
+  for (int64_t i = 1; i < n; i++)
+    if (v[i] != v[k - 1]) v[k++] = v[i];
+  return k;
+}
+
+static int64_t analysis_find_i64(const int64_t *v, int64_t n, int64_t key) {
+  const int64_t *p = bsearch(&key, v, n, sizeof *v, analysis_cmp_i64);
+  return p ? p - v : -1;
+}
+
+int analysis_find_arch(const analysis_data *D, cs_arch arch) {
+  for (int a = 0; a < D->n_arch; a++)
+    if (D->arch[a] == arch) return a;
+  return -1;
+}
+
+static int analysis_find_task(const analysis_data *D, cs_task_kind task) {
+  for (int t = 0; t < D->n_task; t++)
+    if (D->task[t] == task) return t;
+  return -1;
+}
+
+static int analysis_find_depth(const analysis_data *D, int depth) {
+  const int *p = bsearch(&depth, D->depth, D->n_depth, sizeof *D->depth, analysis_cmp_int);
+  return p ? (int)(p - D->depth) : -1;
+}
+
+/* Mixed-radix id of a cell's position along the regime axes. */
+static int64_t analysis_regime_id(const analysis_data *D, int64_t cell_id) {
+  int64_t id = 0;
+  for (int k = 0; k < D->n_other; k++) {
+    int ax = D->other_axis[k];
+    id = id * spec_axis_length(D->spec, ax) + spec_axis_value_index(D->spec, ax, cell_id);
+  }
+  return id;
+}
+
+/* "name=value;name=value" over the regime axes, or "all". */
+static void analysis_regime_name(const analysis_data *D, int64_t cell_id, analysis_regime *g) {
+  size_t used = 0;
+  g->name[0] = '\0';
+  for (int k = 0; k < D->n_other; k++) {
+    char val[128];
+    int ax = D->other_axis[k];
+    spec_axis_value_text(D->spec, ax, cell_id, val, sizeof val);
+    int n = snprintf(g->name + used, sizeof g->name - used, "%s%s=%s", k ? ";" : "",
+                     spec_axis_name(D->spec, ax), val);
+    if (n > 0) used += (size_t)n;
+    if (used >= sizeof g->name) used = sizeof g->name - 1;
+  }
+  if (D->n_other == 0) snprintf(g->name, sizeof g->name, "all");
+  size_t i = 0;
+  for (const char *c = g->name; *c && i + 1 < sizeof g->file_tag; c++) {
+    char ch = *c;
+    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '.' || ch == '-';
+    g->file_tag[i++] = ok ? ch : '_';
+  }
+  g->file_tag[i] = '\0';
+}
+
+/* Read every archive's spec, check they are one sweep, read the results. */
+static int analysis_read_inputs(const char *const *paths, int n_paths, analysis_data *D) {
+  char *first_sha = NULL;
+  int rc = CS_OK;
+  CS_CHECK(CS_CALLOC(D->results_per_path, n_paths));
+  CS_CHECK(CS_CALLOC(D->n_per_path, n_paths));
+  for (int p = 0; p < n_paths && !rc; p++) {
+    char *text = NULL;
+    cs_spec *spec = NULL;
+    rc = archive_read_spec(paths[p], &text);
+    if (!rc) rc = spec_load_string(text, paths[p], &spec);
+    free(text);
+    if (rc) {
+      if (!strstr(cs_error_message(), paths[p])) cs_error_context(rc, "%s: ", paths[p]);
+      break;
+    }
+    if (p == 0) {
+      D->spec = spec;
+      first_sha = strdup(spec_sha256(spec));
+      if (!first_sha) rc = cs_error(CS_ERR_NOMEM, "out of memory");
+    } else {
+      if (strcmp(first_sha, spec_sha256(spec)) != 0)
+        rc = cs_error(CS_ERR_INPUT,
+                      "%s and %s are archives of different sweeps (spec sha256 %.12s… vs "
+                      "%.12s…): analyse them separately (several archives must be shards or "
+                      "copies of one spec)",
+                      paths[0], paths[p], first_sha, spec_sha256(spec));
+      spec_free(spec);
+    }
+  }
+  free(first_sha);
+  if (rc) return rc;
+  for (int p = 0; p < n_paths; p++) {
+    rc = archive_read_results(paths[p], &D->results_per_path[p], &D->n_per_path[p]);
+    if (rc) {
+      if (!strstr(cs_error_message(), paths[p])) cs_error_context(rc, "%s: ", paths[p]);
+      return rc;
+    }
+  }
+  return CS_OK;
+}
+
+int analysis_load(const char *const *paths, int n_paths, analysis_data *D) {
+  if (n_paths < 1) return cs_error(CS_ERR_INPUT, "analyze: no archive given");
+  D->paths = paths;
+  D->n_paths = n_paths;
+  CS_CHECK(analysis_read_inputs(paths, n_paths, D));
+  const cs_spec *spec = D->spec;
+  D->cells_total = spec_cell_count(spec);
+
+  /* merge: one entry per cell id, a done result preferred */
+  int64_t n_all = 0;
+  for (int p = 0; p < n_paths; p++) n_all += D->n_per_path[p];
+  analysis_entry *all = NULL;
+  int64_t *ids = NULL;
+  CS_CHECK(CS_CALLOC(all, n_all));
+  int64_t k = 0;
+  for (int p = 0; p < n_paths; p++)
+    for (int64_t i = 0; i < D->n_per_path[p]; i++) all[k++] = (analysis_entry){&D->results_per_path[p][i], p};
+  qsort(all, n_all, sizeof *all, analysis_cmp_entry);
+  int64_t n_cells = 0;
+  for (int64_t i = 0; i < n_all; i++)
+    if (i == 0 || all[i].r->cell_id != all[i - 1].r->cell_id) all[n_cells++] = all[i];
+  D->cells_selected = n_cells;
+  for (int64_t i = 0; i < n_cells; i++) {
+    switch (all[i].r->status) {
+      case CELL_DONE: D->done++; break;
+      case CELL_FAILED: D->failed++; break;
+      case CELL_DIVERGED: D->diverged++; break;
+      default: D->pending++; break;
+    }
+    if (all[i].r->cell_id < 0 || all[i].r->cell_id >= D->cells_total) {
+      int64_t id = all[i].r->cell_id;
+      free(all);
+      return cs_error(CS_ERR_INPUT, "%s: cell %lld is outside the spec's grid of %lld cells",
+                      paths[0], (long long)id, (long long)D->cells_total);
+    }
+  }
+  if (D->done == 0) {
+    free(all);
+    return cs_error(CS_ERR_INPUT,
+                    "%s%s: no finished cells yet (%lld of %lld cells pending, %lld failed, "
+                    "%lld diverged): run or resume the sweep first",
+                    paths[0], n_paths > 1 ? " and the other archives" : "", (long long)D->pending,
+                    (long long)D->cells_total, (long long)D->failed, (long long)D->diverged);
+  }
+
+  /* axes */
+  D->ax_arch = spec_find_axis(spec, "arch");
+  D->ax_task = spec_find_axis(spec, "task");
+  D->ax_depth = spec_find_axis(spec, "depth");
+  D->ax_seed = spec_find_axis(spec, "seed");
+  int n_axes = spec_axis_count(spec);
+  int rc = CS_CALLOC(D->other_axis, n_axes);
+  for (int ax = 0; !rc && ax < n_axes; ax++)
+    if (ax != D->ax_arch && ax != D->ax_task && ax != D->ax_depth && ax != D->ax_seed)
+      D->other_axis[D->n_other++] = ax;
+
+  /* distinct values of arch, task, depth, seed and regime over the cells */
+  cs_config *cfg = NULL;
+  int64_t *seeds = NULL, *depths = NULL, *regimes = NULL;
+  if (!rc) rc = CS_CALLOC(cfg, n_cells);
+  if (!rc) rc = CS_CALLOC(seeds, n_cells);
+  if (!rc) rc = CS_CALLOC(depths, n_cells);
+  if (!rc) rc = CS_CALLOC(regimes, n_cells);
+  if (!rc) rc = CS_CALLOC(ids, n_cells);
+  int has_arch[ARCH_COUNT] = {0}, has_task[TASK_COUNT] = {0};
+  for (int64_t i = 0; !rc && i < n_cells; i++) {
+    rc = spec_cell_config(spec, all[i].r->cell_id, &cfg[i]);
+    if (rc) break;
+    has_arch[cfg[i].arch] = 1;
+    has_task[cfg[i].task] = 1;
+    seeds[i] = cfg[i].seed;
+    depths[i] = cfg[i].depth;
+    regimes[i] = ids[i] = analysis_regime_id(D, all[i].r->cell_id);
+  }
+  if (!rc) {
+    for (int a = 0; a < ARCH_COUNT; a++)
+      if (has_arch[a]) D->arch[D->n_arch++] = (cs_arch)a;
+    for (int t = 0; t < TASK_COUNT; t++)
+      if (has_task[t]) D->task[D->n_task++] = (cs_task_kind)t;
+    D->n_seed = (int)analysis_unique_i64(seeds, n_cells);
+    D->n_depth = (int)analysis_unique_i64(depths, n_cells);
+    D->n_regime = (int)analysis_unique_i64(regimes, n_cells);
+    rc = CS_CALLOC(D->seed, D->n_seed);
+    if (!rc) rc = CS_CALLOC(D->depth, D->n_depth);
+    if (!rc) rc = CS_CALLOC(D->regime, D->n_regime);
+  }
+  if (!rc) {
+    memcpy(D->seed, seeds, sizeof *D->seed * D->n_seed);
+    for (int d = 0; d < D->n_depth; d++) D->depth[d] = (int)depths[d];
+    for (int r = 0; r < D->n_regime; r++) D->regime[r].cell_id = -1;
+    size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
+    rc = CS_CALLOC(D->cell, n_groups * D->n_seed);
+    if (!rc) rc = CS_CALLOC(D->group, n_groups);
+    if (!rc) rc = CS_CALLOC(D->prefix, n_groups);
+  }
+  for (int64_t i = 0; !rc && i < n_cells; i++) {
+    const cs_cell_result *r = all[i].r;
+    int a = analysis_find_arch(D, cfg[i].arch), t = analysis_find_task(D, cfg[i].task);
+    int d = analysis_find_depth(D, cfg[i].depth);
+    int rg = (int)analysis_find_i64(regimes, D->n_regime, ids[i]);
+    int s = (int)analysis_find_i64(D->seed, D->n_seed, cfg[i].seed);
+    analysis_regime *g = &D->regime[rg];
+    if (g->cell_id < 0) {
+      g->cell_id = r->cell_id;
+      g->cfg = cfg[i];
+      g->skeleton = cfg[i].heads == 1 && cfg[i].slots == cfg[i].input_dim + 1 &&
+                    !cfg[i].residual && cfg[i].norm == NORM_NONE;
+      analysis_regime_name(D, r->cell_id, g);
+    }
+    analysis_group *grp = &D->group[analysis_gidx(D, a, t, d, rg)];
+    grp->n_cells++;
+    if (r->status == CELL_FAILED) grp->n_failed++;
+    if (r->status == CELL_DIVERGED) grp->n_diverged++;
+    if (r->status == CELL_DONE) {
+      grp->n_done++;
+      D->cell[analysis_cidx(D, a, t, d, rg, s)] = r;
+      if (r->n_points > 0 && r->pt_x && r->pt_S_tilde) D->has_points = 1;
+    }
+  }
+  free(all), free(cfg), free(seeds), free(depths), free(regimes), free(ids);
+  return rc;
+}
+
+void analysis_data_free(analysis_data *D) {
+  if (D->prefix) {
+    size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
+    for (size_t i = 0; i < n_groups; i++) free(D->prefix[i]);
+  }
+  free(D->prefix), free(D->group), free(D->cell), free(D->amp), free(D->gap);
+  free(D->seed), free(D->depth), free(D->regime), free(D->other_axis);
+  for (int p = 0; p < D->n_paths; p++) {
+    if (!D->results_per_path || !D->results_per_path[p]) continue;
+    for (int64_t i = 0; i < D->n_per_path[p]; i++) result_free(&D->results_per_path[p][i]);
+    free(D->results_per_path[p]);
+  }
+  free(D->results_per_path), free(D->n_per_path);
+  spec_free(D->spec);
+  memset(D, 0, sizeof *D);
+}

@@ -1,0 +1,626 @@
+/* plots.c — the report's figures as gnuplot scripts (.gp) with their data
+ * (.dat), rendered to PNG with gnuplot's pngcairo terminal when gnuplot is
+ * available. Scripts are self-contained and read their data by relative
+ * name, so `cd REPORT && gnuplot NAME.gp` re-renders a restyled figure.
+ *
+ * Per task (and regime when there are several):
+ *   curvature_depth_*  mean |K| and mean |K̃| at the deepest prefix vs depth,
+ *                      log-log, 95% t bands over seeds, one line per arch
+ *   accuracy_depth_*   test accuracy vs depth
+ *   prefix_*           mean |K|, mean |K̃| and mean log det g vs prefix l in
+ *                      each arch's deepest models (accumulation under composition)
+ *   hist_Kt_*          histogram of per-point K̃ at the deepest depth, per arch
+ *                      (needs /points)
+ *   map_Kt_*           m = 2: evaluation points coloured by K̃ over the input
+ *                      plane with the task's test set by class (needs /points) */
+#include "analysis_internal.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/tasks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ANALYSIS_HIST_BINS 40
+#define ANALYSIS_MAP_CLASS_POINTS 1500
+
+static const char *analysis_arch_color(cs_arch a) {
+  switch (a) {
+    case ARCH_UNGATED: return "#1f77b4";
+    case ARCH_GATED: return "#d62728";
+    case ARCH_GATED_HEADWISE: return "#ff7f0e";
+    case ARCH_MLP: return "#2ca02c";
+    default: return "#7f7f7f";
+  }
+}
+
+/* Numbers in .dat files: %.10g, NaN for anything not finite (gnuplot's missing value). */
+static void analysis_dat_num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, " %.10g", v);
+  else
+    fprintf(f, " NaN");
+}
+
+/* The log-axis band of an interval: [lo, hi] with lo clipped to mean/1000
+ * when it is not positive, and both set to the mean when there is no interval. */
+static void analysis_log_band(const analysis_ci *c, double *mean, double *lo, double *hi) {
+  *mean = c->mean > 0 && isfinite(c->mean) ? c->mean : NAN;
+  *lo = c->lo, *hi = c->hi;
+  if (isnan(*mean)) {
+    *lo = *hi = NAN;
+    return;
+  }
+  if (!isfinite(*lo) || !isfinite(*hi)) *lo = *hi = *mean;
+  if (!(*lo > 0)) *lo = *mean / 1000.0;
+}
+
+static void analysis_lin_band(const analysis_ci *c, double *mean, double *lo, double *hi) {
+  *mean = c->mean, *lo = c->lo, *hi = c->hi;
+  if (!isfinite(*lo) || !isfinite(*hi)) *lo = *hi = *mean;
+}
+
+/* The common preamble of every script. */
+static void analysis_gp_header(FILE *f, const char *name, const char *caption, int width, int height) {
+  fprintf(f,
+          "# %s\n"
+          "# Data: %s.dat (one block per arch unless said, blocks separated by two blank\n"
+          "# lines; columns listed in its header). Render: gnuplot %s.gp -> %s.png\n"
+          "set encoding utf8\n"
+          "set terminal pngcairo noenhanced size %d,%d font 'Sans,11'\n"
+          "set output '%s.png'\n"
+          "set datafile missing 'NaN'\n"
+          "set grid\n"
+          "set key top left\n",
+          caption, name, name, name, width, height, name);
+}
+
+/* An empty panel with a note (gnuplot refuses to autoscale no data). */
+static void analysis_gp_empty(FILE *f, const char *note) {
+  fprintf(f,
+          "set label 1 '%s' at graph 0.5,0.5 center\n"
+          "unset logscale y\n"
+          "plot [0:1][0:1] NaN notitle\n"
+          "unset label 1\n",
+          note);
+}
+
+/* plot: a band (column lo:hi) and a line (column mean) for each valid block. */
+static void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const cs_arch *archs,
+                                  const int *valid, int c_mean, int c_lo, int c_hi, int log_y,
+                                  const char *empty_note) {
+  int any = 0;
+  for (int b = 0; b < n_blocks; b++) any |= valid[b];
+  if (!any) {
+    analysis_gp_empty(f, empty_note);
+    return;
+  }
+  fprintf(f, log_y ? "set logscale y\n" : "unset logscale y\n");
+  fprintf(f, "plot ");
+  int first = 1;
+  for (int b = 0; b < n_blocks; b++) {
+    if (!valid[b]) continue;
+    const char *col = analysis_arch_color(archs[b]);
+    fprintf(f,
+            "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
+            "noborder notitle, \\\n"
+            "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'",
+            first ? "" : ", \\\n     ", dat, b, c_lo, c_hi, col, dat, b, c_mean, col,
+            config_arch_name(archs[b]));
+    first = 0;
+  }
+  fprintf(f, "\n");
+}
+
+/* File name stem and caption suffix for a (task, regime). */
+static void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t len,
+                                char *desc, size_t dlen) {
+  if (D->n_regime > 1)
+    snprintf(tag, len, "%s_%s", config_task_name(D->task[t]), D->regime[r].file_tag);
+  else
+    snprintf(tag, len, "%s", config_task_name(D->task[t]));
+  snprintf(desc, dlen, "task %s, regime %s", config_task_name(D->task[t]), D->regime[r].name);
+}
+
+static analysis_plot *analysis_new_plot(analysis_plot **plots, int *n, int *cap) {
+  if (*n == *cap) {
+    int nc = *cap ? 2 * *cap : 16;
+    analysis_plot *p = realloc(*plots, sizeof *p * nc);
+    if (!p) return NULL;
+    *plots = p, *cap = nc;
+  }
+  analysis_plot *p = &(*plots)[(*n)++];
+  memset(p, 0, sizeof *p);
+  return p;
+}
+
+/* ---- (1) curvature vs depth, (2) accuracy vs depth ---- */
+
+static int analysis_plot_depth(const analysis_data *D, int t, int r, const char *dir,
+                               analysis_plot *P, int accuracy) {
+  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
+  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
+  snprintf(P->name, sizeof P->name, "%s_%s", accuracy ? "accuracy_depth" : "curvature_depth", tag);
+  if (accuracy)
+    snprintf(P->caption, sizeof P->caption,
+             "Test accuracy vs depth (%s): mean over seeds with 95%% t interval", desc);
+  else
+    snprintf(P->caption, sizeof P->caption,
+             "Curvature vs depth (%s): raw mean |K| and scale-free mean |K̃| of the last layer, "
+             "mean over seeds with 95%% t interval", desc);
+  cs_arch archs[ARCH_COUNT];
+  int validK[ARCH_COUNT] = {0}, validKt[ARCH_COUNT] = {0}, nb = 0;
+  char dat[sizeof P->name + 8];
+  snprintf(dat, sizeof dat, "%s.dat", P->name);
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, dat));
+  if (accuracy)
+    fprintf(o.f, "# depth acc_mean acc_band_lo acc_band_hi (band: 95%% t interval over seeds)\n");
+  else
+    fprintf(o.f, "# depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi\n"
+                 "# (bands: 95%% t interval over seeds, lower end clipped to mean/1000 for the\n"
+                 "# log axis; exact intervals in summary.csv)\n");
+  for (int a = 0; a < D->n_arch; a++) {
+    int rows = 0;
+    for (int d = 0; d < D->n_depth; d++) rows += D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
+    if (!rows) continue;
+    fprintf(o.f, "%s# arch %s\n", nb ? "\n\n" : "", config_arch_name(D->arch[a]));
+    archs[nb] = D->arch[a];
+    for (int d = 0; d < D->n_depth; d++) {
+      const analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
+      if (g->n_done == 0) continue;
+      double m, lo, hi;
+      fprintf(o.f, "%d", D->depth[d]);
+      if (accuracy) {
+        analysis_lin_band(&g->acc, &m, &lo, &hi);
+        validK[nb] |= isfinite(m);
+        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      } else {
+        analysis_log_band(&g->K, &m, &lo, &hi);
+        validK[nb] |= isfinite(m);
+        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+        analysis_log_band(&g->Kt, &m, &lo, &hi);
+        validKt[nb] |= isfinite(m);
+        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      }
+      fprintf(o.f, "\n");
+    }
+    nb++;
+  }
+  CS_CHECK(analysis_file_commit(&o));
+
+  char gp[sizeof P->name + 8];
+  snprintf(gp, sizeof gp, "%s.gp", P->name);
+  CS_CHECK(analysis_file_open(&o, dir, gp));
+  FILE *f = o.f;
+  analysis_gp_header(f, P->name, P->caption, accuracy ? 800 : 1400, 560);
+  fprintf(f, "set logscale x 2\nset xtics (");
+  int first = 1;
+  for (int d = 0; d < D->n_depth; d++) {
+    int any = 0;
+    for (int a = 0; a < D->n_arch; a++) any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
+    if (any) fprintf(f, "%s%d", first ? "" : ", ", D->depth[d]), first = 0;
+  }
+  fprintf(f, ")\nset xlabel 'depth L (layers)'\n");
+  if (accuracy) {
+    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", desc);
+    fprintf(f, "set key bottom left\n");
+    analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 0, "no accuracy values");
+  } else {
+    fprintf(f, "set multiplot layout 1,2 title 'curvature of the last layer vs depth — %s'\n", desc);
+    fprintf(f, "set title 'raw curvature (shrinks with the representation)'\n"
+               "set ylabel 'mean |K|'\n");
+    analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 1, "no positive mean |K|");
+    fprintf(f, "set title 'scale-free curvature K̃ = K tr(g)/m'\nset ylabel 'mean |K̃|'\n");
+    analysis_gp_band_plot(f, dat, nb, archs, validKt, 5, 6, 7, 1, "no positive mean |K̃|");
+    fprintf(f, "unset multiplot\n");
+  }
+  return analysis_file_commit(&o);
+}
+
+/* ---- (3) per-prefix accumulation in the deepest models ---- */
+
+static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P) {
+  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
+  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
+  snprintf(P->name, sizeof P->name, "prefix_%s", tag);
+  snprintf(P->caption, sizeof P->caption,
+           "Accumulation under composition (%s): mean |K|, mean |K̃| and mean log det g after "
+           "each layer l of the deepest models, mean over seeds with 95%% t interval", desc);
+  cs_arch archs[ARCH_COUNT];
+  int vK[ARCH_COUNT] = {0}, vKt[ARCH_COUNT] = {0}, vLd[ARCH_COUNT] = {0}, nb = 0, maxL = 0;
+  char dat[sizeof P->name + 8];
+  snprintf(dat, sizeof dat, "%s.dat", P->name);
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, dat));
+  fprintf(o.f, "# prefix K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi logdet "
+               "logdet_band_lo logdet_band_hi\n"
+               "# (bands: 95%% t interval over seeds; K bands clipped below at mean/1000 for the "
+               "log axis; exact values in prefix.csv)\n");
+  for (int a = 0; a < D->n_arch; a++) {
+    int dd = -1;
+    for (int d = 0; d < D->n_depth; d++)
+      if (D->prefix[analysis_gidx(D, a, t, d, r)]) dd = d;
+    if (dd < 0) continue;
+    const analysis_prefix *p = D->prefix[analysis_gidx(D, a, t, dd, r)];
+    int L = D->depth[dd];
+    if (L > maxL) maxL = L;
+    fprintf(o.f, "%s# arch %s, depth %d\n", nb ? "\n\n" : "", config_arch_name(D->arch[a]), L);
+    archs[nb] = D->arch[a];
+    for (int l = 1; l <= L; l++) {
+      double m, lo, hi;
+      fprintf(o.f, "%d", l);
+      analysis_log_band(&p[l - 1].K, &m, &lo, &hi);
+      vK[nb] |= isfinite(m);
+      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      analysis_log_band(&p[l - 1].Kt, &m, &lo, &hi);
+      vKt[nb] |= isfinite(m);
+      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      analysis_lin_band(&p[l - 1].logdet, &m, &lo, &hi);
+      vLd[nb] |= isfinite(m);
+      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      fprintf(o.f, "\n");
+    }
+    nb++;
+  }
+  CS_CHECK(analysis_file_commit(&o));
+  char gp[sizeof P->name + 8];
+  snprintf(gp, sizeof gp, "%s.gp", P->name);
+  CS_CHECK(analysis_file_open(&o, dir, gp));
+  FILE *f = o.f;
+  analysis_gp_header(f, P->name, P->caption, 1800, 560);
+  fprintf(f, "set xlabel 'prefix l (representation after layer l)'\nset xtics 1\n");
+  fprintf(f, "set xrange [0.8:%g]\n", maxL + 0.2);
+  fprintf(f, "set multiplot layout 1,3 title 'accumulation over layers in the deepest models — %s'\n",
+          desc);
+  fprintf(f, "set title 'raw curvature'\nset ylabel 'mean |K|'\n");
+  analysis_gp_band_plot(f, dat, nb, archs, vK, 2, 3, 4, 1, "no positive mean |K|");
+  fprintf(f, "set title 'scale-free curvature'\nset ylabel 'mean |K̃|'\n");
+  analysis_gp_band_plot(f, dat, nb, archs, vKt, 5, 6, 7, 1, "no positive mean |K̃|");
+  fprintf(f, "set title 'contraction: log det g (falls when layers shrink)'\n"
+             "set ylabel 'mean log det g'\n");
+  analysis_gp_band_plot(f, dat, nb, archs, vLd, 8, 9, 10, 0, "no log det g values");
+  fprintf(f, "unset multiplot\n");
+  return analysis_file_commit(&o);
+}
+
+/* ---- per-point K̃ (needs /points) ---- */
+
+/* The deepest depth index with a done cell carrying points for (a, t, r), or -1. */
+static int analysis_points_depth(const analysis_data *D, int a, int t, int r) {
+  for (int d = D->n_depth - 1; d >= 0; d--)
+    for (int s = 0; s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+      if (c && c->n_points > 0 && c->pt_S_tilde && c->pt_x && c->depth >= 1) return d;
+    }
+  return -1;
+}
+
+/* Per-point K̃ of the last prefix of a cell: S̃ / (m(m−1)) (K̃ itself for m = 2). */
+static double analysis_point_Kt(const cs_cell_result *c, int i) {
+  int m = c->m;
+  if (m < 2) return NAN;
+  return c->pt_S_tilde[(size_t)(c->depth - 1) * c->n_points + i] / (m * (m - 1.0));
+}
+
+static int analysis_cmp_dbl(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P,
+                              int *made) {
+  *made = 0;
+  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
+  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
+  /* pool the values of every arch at its deepest depth with points */
+  size_t total = 0;
+  int pd[ARCH_COUNT];
+  for (int a = 0; a < D->n_arch; a++) {
+    pd[a] = analysis_points_depth(D, a, t, r);
+    for (int s = 0; pd[a] >= 0 && s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
+      if (c && c->pt_S_tilde && c->m >= 2) total += (size_t)c->n_points;
+    }
+  }
+  if (total == 0) return CS_OK;
+  double *all;
+  CS_CHECK(CS_CALLOC(all, total));
+  size_t n_all = 0;
+  for (int a = 0; a < D->n_arch; a++)
+    for (int s = 0; pd[a] >= 0 && s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
+      if (!c || !c->pt_S_tilde || c->m < 2) continue;
+      for (int i = 0; i < c->n_points; i++) {
+        double v = analysis_point_Kt(c, i);
+        if (isfinite(v)) all[n_all++] = v;
+      }
+    }
+  if (n_all == 0) {
+    free(all);
+    return CS_OK;
+  }
+  qsort(all, n_all, sizeof *all, analysis_cmp_dbl);
+  double lo = analysis_quantile_sorted(all, (int)n_all, 0.01);
+  double hi = analysis_quantile_sorted(all, (int)n_all, 0.99);
+  if (!(hi > lo)) {
+    double w = fabs(lo) > 0 ? 0.5 * fabs(lo) : 1e-12;
+    lo -= w, hi += w;
+  }
+  double width = (hi - lo) / ANALYSIS_HIST_BINS;
+  double frac[ARCH_COUNT][ANALYSIS_HIST_BINS];
+  int depth_of[ARCH_COUNT], present[ARCH_COUNT] = {0};
+  for (int a = 0; a < D->n_arch; a++) {
+    memset(frac[a], 0, sizeof frac[a]);
+    depth_of[a] = pd[a] >= 0 ? D->depth[pd[a]] : 0;
+    int k = 0;
+    for (int s = 0; pd[a] >= 0 && s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
+      if (!c || !c->pt_S_tilde || c->m < 2) continue;
+      for (int i = 0; i < c->n_points; i++) {
+        double v = analysis_point_Kt(c, i);
+        if (!isfinite(v)) continue;
+        int b = (int)floor((v - lo) / width);
+        if (b < 0) b = 0;
+        if (b >= ANALYSIS_HIST_BINS) b = ANALYSIS_HIST_BINS - 1;
+        frac[a][b] += 1.0, k++;
+      }
+    }
+    for (int b = 0; k && b < ANALYSIS_HIST_BINS; b++) frac[a][b] /= k;
+    present[a] = k > 0;
+  }
+  free(all);
+
+  snprintf(P->name, sizeof P->name, "hist_Kt_%s", tag);
+  snprintf(P->caption, sizeof P->caption,
+           "Per-point scale-free curvature K̃ of the last layer at each arch's deepest depth "
+           "(%s), pooled over seeds; fraction of points per bin, values outside the pooled "
+           "1%%–99%% quantiles counted in the end bins", desc);
+  char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
+  snprintf(dat, sizeof dat, "%s.dat", P->name);
+  snprintf(gp, sizeof gp, "%s.gp", P->name);
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, dat));
+  fprintf(o.f, "# bin_center");
+  for (int a = 0; a < D->n_arch; a++)
+    if (present[a]) fprintf(o.f, " %s(depth%d)", config_arch_name(D->arch[a]), depth_of[a]);
+  fprintf(o.f, "\n# one block; fraction of the arch's points in each bin of width %.6g\n", width);
+  for (int b = 0; b < ANALYSIS_HIST_BINS; b++) {
+    analysis_dat_num(o.f, lo + (b + 0.5) * width);
+    for (int a = 0; a < D->n_arch; a++)
+      if (present[a]) analysis_dat_num(o.f, frac[a][b]);
+    fprintf(o.f, "\n");
+  }
+  CS_CHECK(analysis_file_commit(&o));
+  CS_CHECK(analysis_file_open(&o, dir, gp));
+  FILE *f = o.f;
+  analysis_gp_header(f, P->name, P->caption, 900, 560);
+  fprintf(f, "set title 'per-point K̃ at the deepest depth — %s'\n", desc);
+  fprintf(f, "set xlabel 'K̃ = K tr(g)/m'\nset ylabel 'fraction of points'\nset key top right\n");
+  fprintf(f, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb '#444444'\n");
+  fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", lo, hi);
+  int col = 2, first = 1;
+  for (int a = 0; a < D->n_arch; a++) {
+    if (!present[a]) continue;
+    fprintf(f, "%s'%s' using 1:%d with histeps lw 2 lc rgb '%s' title '%s (depth %d)'",
+            first ? "" : ", \\\n     ", dat, col++, analysis_arch_color(D->arch[a]),
+            config_arch_name(D->arch[a]), depth_of[a]);
+    first = 0;
+  }
+  fprintf(f, "\n");
+  CS_CHECK(analysis_file_commit(&o));
+  *made = 1;
+  return CS_OK;
+}
+
+/* (5) m = 2: K̃ over the input plane with the task's classes, one panel per arch. */
+static int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P,
+                             int *made) {
+  *made = 0;
+  if (D->regime[r].cfg.input_dim != 2) return CS_OK;
+  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
+  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
+  const cs_cell_result *cell[ARCH_COUNT] = {0};
+  int64_t seed_of[ARCH_COUNT] = {0};
+  int na = 0, arch_of[ARCH_COUNT];
+  for (int a = 0; a < D->n_arch; a++) {
+    int d = analysis_points_depth(D, a, t, r);
+    for (int s = 0; d >= 0 && s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+      if (c && c->pt_S_tilde && c->pt_x && c->m == 2 && c->n_points > 0) {
+        cell[na] = c, seed_of[na] = D->seed[s], arch_of[na] = a, na++;
+        break;
+      }
+    }
+  }
+  if (na == 0) return CS_OK;
+  /* one colour scale for every panel: the 95% quantile of |K̃| over all of them */
+  size_t total = 0;
+  for (int i = 0; i < na; i++) total += (size_t)cell[i]->n_points;
+  double *absv;
+  CS_CHECK(CS_CALLOC(absv, total));
+  size_t k = 0;
+  for (int i = 0; i < na; i++)
+    for (int p = 0; p < cell[i]->n_points; p++) {
+      double v = analysis_point_Kt(cell[i], p);
+      if (isfinite(v)) absv[k++] = fabs(v);
+    }
+  qsort(absv, k, sizeof *absv, analysis_cmp_dbl);
+  double cmax = k ? analysis_quantile_sorted(absv, (int)k, 0.95) : 1.0;
+  free(absv);
+  if (!(cmax > 0)) cmax = 1e-12;
+
+  snprintf(P->name, sizeof P->name, "map_Kt_%s", tag);
+  snprintf(P->caption, sizeof P->caption,
+           "Scale-free curvature K̃ of the last layer over the input plane (%s): evaluation "
+           "points coloured by K̃ (colour scale clipped at the 95%% quantile of |K̃|), one model "
+           "per arch at its deepest depth, over the task's test set by class", desc);
+  char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
+  snprintf(dat, sizeof dat, "%s.dat", P->name);
+  snprintf(gp, sizeof gp, "%s.gp", P->name);
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, dat));
+  fprintf(o.f, "# per arch three blocks: test points of class 0 (x1 x2), of class 1 (x1 x2),\n"
+               "# evaluation points (x1 x2 Kt) of the model\n");
+  int rc = CS_OK;
+  for (int i = 0; i < na && !rc; i++) {
+    const cs_cell_result *c = cell[i];
+    cs_dataset ds = {0};
+    int n_cls = D->regime[r].cfg.test_points;
+    if (n_cls > ANALYSIS_MAP_CLASS_POINTS || n_cls < 1) n_cls = ANALYSIS_MAP_CLASS_POINTS;
+    rc = task_generate(D->task[t], 2, n_cls, seed_of[i], SPLIT_TEST, 0.0, &ds);
+    if (rc) break;
+    for (int cls = 0; cls < 2; cls++) {
+      fprintf(o.f, "%s# arch %s seed %lld depth %d: test points of class %d\n", i || cls ? "\n\n" : "",
+              config_arch_name(D->arch[arch_of[i]]), (long long)seed_of[i], c->depth, cls);
+      for (int p = 0; p < ds.n; p++)
+        if (ds.y[p] == cls) fprintf(o.f, "%.10g %.10g\n", ds.x[2 * p], ds.x[2 * p + 1]);
+    }
+    task_dataset_free(&ds);
+    fprintf(o.f, "\n\n# arch %s seed %lld depth %d: evaluation points x1 x2 Kt\n",
+            config_arch_name(D->arch[arch_of[i]]), (long long)seed_of[i], c->depth);
+    for (int p = 0; p < c->n_points; p++) {
+      fprintf(o.f, "%.10g %.10g", c->pt_x[2 * p], c->pt_x[2 * p + 1]);
+      analysis_dat_num(o.f, analysis_point_Kt(c, p));
+      fprintf(o.f, "\n");
+    }
+  }
+  if (rc) {
+    analysis_file_abort(&o);
+    return rc;
+  }
+  CS_CHECK(analysis_file_commit(&o));
+  CS_CHECK(analysis_file_open(&o, dir, gp));
+  FILE *f = o.f;
+  analysis_gp_header(f, P->name, P->caption, 620 * na + 120, 600);
+  fprintf(f, "set size ratio -1\nset xlabel 'x1'\nset ylabel 'x2'\nset key below\n"
+             "set palette defined (-1 '#2166ac', 0 '#f2f2f2', 1 '#b2182b')\n"
+             "set cbrange [%.6g:%.6g]\nset cblabel 'K̃'\n",
+             -cmax, cmax);
+  fprintf(f, "set multiplot layout 1,%d title 'K̃ over the input plane — %s'\n", na, desc);
+  for (int i = 0; i < na; i++) {
+    fprintf(f, "set title '%s (seed %lld, depth %d)'\n", config_arch_name(D->arch[arch_of[i]]),
+            (long long)seed_of[i], cell[i]->depth);
+    fprintf(f,
+            "plot '%s' index %d using 1:2 with points pt 7 ps 0.3 lc rgb '#c6dbef' title 'class 0', \\\n"
+            "     '%s' index %d using 1:2 with points pt 7 ps 0.3 lc rgb '#fdd0a2' title 'class 1', \\\n"
+            "     '%s' index %d using 1:2:3 with points pt 7 ps 1.4 lc palette notitle, \\\n"
+            "     '%s' index %d using 1:2 with points pt 6 ps 1.4 lc rgb '#333333' lw 0.5 "
+            "title 'evaluation points'\n",
+            dat, 3 * i, dat, 3 * i + 1, dat, 3 * i + 2, dat, 3 * i + 2);
+  }
+  fprintf(f, "unset multiplot\n");
+  CS_CHECK(analysis_file_commit(&o));
+  *made = 1;
+  return CS_OK;
+}
+
+/* ---- running gnuplot ---- */
+
+/* The gnuplot to use: opt->gnuplot, else $CS_GNUPLOT, else "gnuplot" on $PATH.
+ * Returns 1 with its path when it exists and is executable. */
+static int analysis_find_gnuplot(const analysis_options *opt, char *path, size_t len) {
+  const char *want = opt->gnuplot;
+  if (!want) want = getenv("CS_GNUPLOT");
+  if (want && *want) {
+    snprintf(path, len, "%s", want);
+    return access(path, X_OK) == 0;
+  }
+  const char *env = getenv("PATH");
+  if (!env) return 0;
+  char *copy = strdup(env);
+  if (!copy) return 0;
+  int found = 0;
+  for (char *save = NULL, *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+    snprintf(path, len, "%s/gnuplot", *d ? d : ".");
+    struct stat st;
+    found = stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+  }
+  free(copy);
+  return found;
+}
+
+/* Run `gnuplot NAME.gp` in dir, its output appended to dir/gnuplot.log.
+ * Returns 1 when it exited 0 and NAME.png exists and is not empty. */
+static int analysis_render(const char *gnuplot, const char *dir, const char *name) {
+  char script[ANALYSIS_NAME_LEN + 80], png[4096 + ANALYSIS_NAME_LEN + 80];
+  snprintf(script, sizeof script, "%s.gp", name);
+  snprintf(png, sizeof png, "%s/%s.png", dir, name);
+  unlink(png); /* a stale figure must not pass for a fresh one */
+  pid_t pid = fork();
+  if (pid < 0) return 0;
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(126);
+    int in = open("/dev/null", O_RDONLY);
+    int log = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in >= 0) dup2(in, 0);
+    if (log >= 0) dup2(log, 1), dup2(log, 2);
+    char *argv[] = {(char *)"gnuplot", script, NULL};
+    execv(gnuplot, argv);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 0;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+  struct stat st;
+  return stat(png, &st) == 0 && st.st_size > 0;
+}
+
+int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
+                         analysis_outcome *out) {
+  int cap = 0, rc = CS_OK;
+  *plots = NULL, *n_plots = 0;
+  for (int t = 0; t < D->n_task && !rc; t++)
+    for (int r = 0; r < D->n_regime && !rc; r++) {
+      int any = 0;
+      for (int a = 0; a < D->n_arch; a++)
+        for (int d = 0; d < D->n_depth; d++) any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
+      if (!any) continue;
+      for (int kind = 0; kind < 5 && !rc; kind++) {
+        analysis_plot *P = analysis_new_plot(plots, n_plots, &cap);
+        if (!P) return cs_error(CS_ERR_NOMEM, "out of memory listing plots");
+        int made = 1;
+        switch (kind) {
+          case 0: rc = analysis_plot_depth(D, t, r, dir, P, 0); break;
+          case 1: rc = analysis_plot_depth(D, t, r, dir, P, 1); break;
+          case 2: rc = analysis_plot_prefix(D, t, r, dir, P); break;
+          case 3: rc = analysis_plot_hist(D, t, r, dir, P, &made); break;
+          case 4: rc = analysis_plot_map(D, t, r, dir, P, &made); break;
+        }
+        if (!made) (*n_plots)--;
+      }
+    }
+  if (rc) return rc;
+  if (out) out->plots_scripted = *n_plots;
+  if (!D->opt.render) return CS_OK;
+  char gnuplot[4096];
+  if (!analysis_find_gnuplot(&D->opt, gnuplot, sizeof gnuplot)) {
+    analysis_warn(out, "gnuplot not found: plots skipped (%s; the .gp scripts and .dat data are "
+                       "written, render them with 'gnuplot NAME.gp' in %s)",
+                  (D->opt.gnuplot || getenv("CS_GNUPLOT")) ? "CS_GNUPLOT does not name an executable"
+                                                           : "no gnuplot on PATH",
+                  dir);
+    return CS_OK;
+  }
+  char logpath[4096 + 16];
+  snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
+  unlink(logpath);
+  int failed = 0;
+  for (int i = 0; i < *n_plots; i++) {
+    (*plots)[i].rendered = analysis_render(gnuplot, dir, (*plots)[i].name);
+    if ((*plots)[i].rendered) {
+      if (out) out->plots_written++;
+    } else if (failed++ < 3) {
+      analysis_warn(out, "gnuplot (%s) failed on %s.gp: see %s", gnuplot, (*plots)[i].name, logpath);
+    }
+  }
+  if (!failed) unlink(logpath); /* only gnuplot's chatter (e.g. range warnings) */
+  return CS_OK;
+}

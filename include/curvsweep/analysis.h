@@ -1,0 +1,120 @@
+/* analysis.h — `curvsweep analyze`: the depth-amplification report
+ * (DESIGN §8 "Depth-amplification report").
+ *
+ * An archive (or several archives of one spec, merged on the fly) is read
+ * through archive.h only; the report is a directory of CSV tables
+ * (summary.csv, prefix.csv, amplification.csv, gap.csv), gnuplot scripts with
+ * their data files and the PNGs they render, and an index.md whose verdicts on
+ * the claims of DESIGN §1 are computed from the tables. Column meanings are in
+ * analysis/README.md.
+ *
+ * The statistics helpers (Student-t quantile, mean and t interval, least
+ * squares slope, paired bootstrap of a log-log slope, sign test, median
+ * interval) are public so the tests can check them against hand values. */
+#ifndef CURVSWEEP_ANALYSIS_H
+#define CURVSWEEP_ANALYSIS_H
+
+#include "curvsweep/rng.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A cell (ungated, affine skeleton) counts as flat when its mean |K̃| is at
+ * most this (the bound `curvsweep verify` applies to K̃ at a point). */
+#define ANALYSIS_FLAT_KT 1e-8
+/* Bootstrap replicates and confidence level of every interval. */
+#define ANALYSIS_BOOTSTRAP_B 2000
+#define ANALYSIS_LEVEL 0.95
+
+#define ANALYSIS_MAX_WARNINGS 16
+
+typedef struct {
+  int bootstrap;            /* replicates B (default ANALYSIS_BOOTSTRAP_B) */
+  uint64_t bootstrap_seed;  /* key of the bootstrap streams (default 0) */
+  const char *gnuplot;      /* gnuplot binary; NULL: $CS_GNUPLOT if set (and it
+                               must exist), else "gnuplot" searched on $PATH */
+  int render;               /* 0: write .gp/.dat but never run gnuplot */
+} analysis_options;
+
+analysis_options analysis_options_default(void);
+
+/* What a run of the analysis produced. Warnings are for the caller to print
+ * (library code never prints); e.g. "gnuplot not found: plots skipped". */
+typedef struct {
+  int64_t cells_total;      /* cells of the spec's grid */
+  int64_t cells_selected;   /* cells listed in the archives (all, unless shards) */
+  int64_t done, pending, failed, diverged;
+  int plots_written;        /* PNGs rendered */
+  int plots_scripted;       /* .gp scripts written */
+  int n_warnings;
+  char warnings[ANALYSIS_MAX_WARNINGS][256];
+} analysis_outcome;
+
+/* Analyse n_paths archives of one spec into out_dir (created if missing;
+ * files of a previous report there are replaced). Errors, all before anything
+ * is written: archives of different specs (CS_ERR_INPUT naming both files and
+ * hashes), an unreadable archive (the archive module's code, with the file
+ * name), no done cell in any archive (CS_ERR_INPUT "no finished cells yet").
+ * opt may be NULL (defaults). out may be NULL. */
+int analysis_run(const char *const *paths, int n_paths, const char *out_dir,
+                 const analysis_options *opt, analysis_outcome *out);
+
+/* Default report directory: "<archive without .h5>-report" next to it,
+ * e.g. results/demo.h5 -> results/demo-report. CS_ERR_INPUT if it does not fit. */
+int analysis_default_dir(const char *archive_path, char *buf, size_t len);
+
+/* ---- statistics (analysis/stats.c) ---- */
+
+/* Mean and two-sided t interval of the finite values among x[0..n-1]:
+ * mean ± t_{(1+level)/2, k-1} · s/√k, s the sample standard deviation and k
+ * the number of finite values (k = out->n). k = 0: all NaN; k = 1: lo = hi = NaN. */
+typedef struct {
+  int n;
+  double mean, lo, hi;
+} analysis_ci;
+
+void analysis_mean_ci(const double *x, int n, double level, analysis_ci *out);
+
+/* Regularised incomplete beta I_x(a, b) (continued fraction). */
+double analysis_incbeta(double a, double b, double x);
+/* Student-t CDF with df degrees of freedom (df > 0, may be fractional). */
+double analysis_t_cdf(double t, double df);
+/* Quantile t_{p, df}: the t with analysis_t_cdf(t, df) = p, 0 < p < 1. NaN for bad input. */
+double analysis_t_quantile(double p, double df);
+
+/* Least-squares slope of y on x over the pairs where both are finite; NaN
+ * with fewer than two such pairs or no spread in x. intercept may be NULL. */
+double analysis_ls_slope(const double *x, const double *y, int n, double *intercept);
+
+/* P(X ≤ k) for X ~ Binomial(n, 1/2). */
+double analysis_binom_half_cdf(int k, int n);
+/* Two-sided sign test: p = min(1, 2·P(X ≤ min(n_pos, n_neg))), X ~ Bin(n_pos + n_neg, 1/2)
+ * (ties dropped by the caller). NaN when n_pos + n_neg = 0. */
+double analysis_sign_test(int n_pos, int n_neg);
+
+/* Type-7 quantile (linear interpolation between order statistics) of the
+ * sorted values v[0..n-1], 0 ≤ q ≤ 1. NaN when n = 0. */
+double analysis_quantile_sorted(const double *v, int n, double q);
+
+/* Median of the finite x[] with the distribution-free order-statistic
+ * interval [x_(j), x_(k-j+1)] (k finite values), j the largest with coverage
+ * 1 − 2·P(Bin(k, 1/2) ≤ j−1) ≥ level; when even j = 1 falls short (k ≤ 5 at
+ * 95%) j = 1 and *coverage reports the lower coverage actually achieved. */
+int analysis_median_ci(const double *x, int n, double level, analysis_ci *out, double *coverage);
+
+/* Slope of f(ȳ_g) against log x_g over groups g = 0..G-1, with ȳ_g the mean
+ * of the finite y[g·S + s] over seeds s (f = log when log_y, else identity;
+ * groups whose f(ȳ_g) is not finite are left out of the fit), and its
+ * percentile bootstrap interval: B replicates each drawing S seed indices with
+ * replacement from rng, the same draw for every group (paired by seed).
+ * Replicates whose slope is not finite are dropped (n_valid counts the rest).
+ * The interval is NaN when S < 2 or fewer than half the replicates are valid. */
+typedef struct {
+  double estimate, lo, hi;
+  int n_valid;
+} analysis_boot;
+
+int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int log_y, int B,
+                             double level, rng_stream *rng, analysis_boot *out);
+
+#endif

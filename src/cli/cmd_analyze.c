@@ -1,0 +1,76 @@
+/* cmd_analyze.c — `curvsweep analyze ARCHIVE... [-o DIR]`: the depth-amplification report. */
+#include "cli.h"
+
+#include "curvsweep/analysis.h"
+#include "curvsweep/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *ANALYZE_HELP =
+    "usage: curvsweep analyze ARCHIVE... [-o DIR]\n\n"
+    "Turn a sweep archive into the depth-amplification report (DESIGN §8): CSV tables,\n"
+    "gnuplot figures (PNG, with their .gp scripts and .dat data) and DIR/index.md with a\n"
+    "verdict on each claim, computed from the tables. Several archives are merged on the\n"
+    "fly when they hold one spec (e.g. the shards of a sweep). A running or interrupted\n"
+    "sweep can be analysed: the report says which fraction of the grid is done.\n\n"
+    "  -o DIR   report directory (default: ARCHIVE without .h5, plus '-report', next to\n"
+    "           the first archive); created if missing, earlier report files replaced\n\n"
+    "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, *.gp, *.dat, *.png,\n"
+    "index.md. Column meanings: analysis/README.md.\n"
+    "Environment: CS_GNUPLOT names the gnuplot binary (default: gnuplot on PATH);\n"
+    "without gnuplot the tables, scripts and index.md are written and plots skipped.\n";
+
+int cmd_analyze(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    fputs(ANALYZE_HELP, stdout);
+    return EXIT_OK;
+  }
+  const char *dir = NULL;
+  const char **paths = calloc(argc > 1 ? (size_t)argc : 1, sizeof *paths);
+  if (!paths) {
+    fprintf(stderr, "curvsweep analyze: out of memory\n");
+    return EXIT_RUNTIME;
+  }
+  int n = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+      if (i + 1 >= argc) {
+        free(paths);
+        return cli_usage_error("analyze", "-o needs a directory");
+      }
+      dir = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      free(paths);
+      return cli_usage_error("analyze", "unknown option '%s'", argv[i]);
+    } else {
+      paths[n++] = argv[i];
+    }
+  }
+  if (n == 0) {
+    free(paths);
+    return cli_usage_error("analyze", "missing ARCHIVE");
+  }
+  char default_dir[4096];
+  if (!dir) {
+    int rc = analysis_default_dir(paths[0], default_dir, sizeof default_dir);
+    if (rc) {
+      free(paths);
+      return cli_fail(rc);
+    }
+    dir = default_dir;
+  }
+  analysis_options opt = analysis_options_default();
+  analysis_outcome out;
+  int rc = analysis_run(paths, n, dir, &opt, &out);
+  free(paths);
+  if (rc) return cli_fail(rc);
+  for (int i = 0; i < out.n_warnings; i++) fprintf(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
+  printf("analysed %lld of %lld cells done (%lld failed, %lld diverged, %lld pending); "
+         "%d of %d plots rendered\n",
+         (long long)out.done, (long long)out.cells_total, (long long)out.failed,
+         (long long)out.diverged, (long long)out.pending, out.plots_written, out.plots_scripted);
+  printf("report: %s/index.md\n", dir);
+  return EXIT_OK;
+}

@@ -1,0 +1,804 @@
+/* test_analysis.c — `curvsweep analyze`: the hand-written statistics against
+ * table and hand values, the paired bootstrap (deterministic, covering the
+ * true exponent of a noisy power law), and whole reports of synthetic
+ * archives written through archive.h, checked number by number against hand
+ * computation; errors (mixed specs, no done cells, unreadable file) and a
+ * missing gnuplot. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "curvsweep/analysis.h"
+#include "curvsweep/archive.h"
+#include "curvsweep/error.h"
+#include "curvsweep/result.h"
+#include "curvsweep/rng.h"
+#include "curvsweep/spec.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                    */
+
+static void check_close(double a, double b, double tol, const char *expr, const char *file, int line) {
+  if (fabs(a - b) <= tol) return;
+  print_error("ERROR: %s: %.17g vs %.17g differ by %.3g > %.3g\n", expr, a, b, fabs(a - b), tol);
+  _fail(file, line);
+}
+#define assert_close(a, b, tol) check_close((a), (b), (tol), #a, __FILE__, __LINE__)
+
+static void check_ok(int rc, const char *expr, const char *file, int line) {
+  if (rc == CS_OK) return;
+  print_error("ERROR: %s returned %d: %s\n", expr, rc, cs_error_message());
+  _fail(file, line);
+}
+#define assert_ok(call) check_ok((call), #call, __FILE__, __LINE__)
+
+static int file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static void make_dir(char *buf, size_t len, const char *tag) {
+  snprintf(buf, len, "analysis_test_%s_XXXXXX", tag);
+  assert_non_null(mkdtemp(buf));
+}
+
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char p[4096];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+      remove_tree(p);
+    else
+      unlink(p);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* A CSV file as rows of fields (no quoting: the report's fields have no commas). */
+typedef struct {
+  int n_rows, n_cols;
+  char **header;
+  char ***row;
+  char *text;
+} csv;
+
+static int split(char *line, char **out, int max) {
+  int n = 0;
+  for (char *p = line; n < max;) {
+    out[n++] = p;
+    char *c = strchr(p, ',');
+    if (!c) break;
+    *c = '\0';
+    p = c + 1;
+  }
+  return n;
+}
+
+static void csv_load(const char *path, csv *t) {
+  memset(t, 0, sizeof *t);
+  t->text = read_text(path);
+  int lines = 0;
+  for (char *c = t->text; *c; c++) lines += *c == '\n';
+  t->row = calloc((size_t)lines + 1, sizeof *t->row);
+  t->header = calloc(256, sizeof *t->header);
+  char *save = NULL;
+  int i = 0;
+  for (char *line = strtok_r(t->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
+    if (i == 0) {
+      t->n_cols = split(line, t->header, 256);
+    } else {
+      t->row[t->n_rows] = calloc(256, sizeof(char *));
+      assert_int_equal(split(line, t->row[t->n_rows], 256), t->n_cols);
+      t->n_rows++;
+    }
+  }
+}
+
+static void csv_free(csv *t) {
+  for (int i = 0; i < t->n_rows; i++) free(t->row[i]);
+  free(t->row), free(t->header), free(t->text);
+}
+
+static int csv_col(const csv *t, const char *name) {
+  for (int c = 0; c < t->n_cols; c++)
+    if (!strcmp(t->header[c], name)) return c;
+  fail_msg("no column %s", name);
+  return -1;
+}
+
+/* The one row matching "col=value;col=value"; fails unless exactly one matches. */
+static int csv_find(const csv *t, const char *where) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", where);
+  char *conds[16];
+  int nc = 0;
+  for (char *save = NULL, *c = strtok_r(buf, ";", &save); c && nc < 16; c = strtok_r(NULL, ";", &save))
+    conds[nc++] = c;
+  int found = -1, count = 0;
+  for (int r = 0; r < t->n_rows; r++) {
+    int ok = 1;
+    for (int k = 0; k < nc && ok; k++) {
+      char *eq = strchr(conds[k], '=');
+      assert_non_null(eq);
+      *eq = '\0';
+      ok = !strcmp(t->row[r][csv_col(t, conds[k])], eq + 1);
+      *eq = '=';
+    }
+    if (ok) found = r, count++;
+  }
+  if (count != 1) fail_msg("%d rows match %s", count, where);
+  return found;
+}
+
+static double csv_num(const csv *t, const char *where, const char *col) {
+  return strtod(t->row[csv_find(t, where)][csv_col(t, col)], NULL);
+}
+
+static cs_spec *spec_from(const char *text) {
+  cs_spec *s = NULL;
+  int rc = spec_load_string(text, "inline.ini", &s);
+  if (rc) print_error("%s\n", cs_error_message());
+  assert_int_equal(rc, CS_OK);
+  return s;
+}
+
+/* Per-prefix values of a synthetic cell. */
+typedef struct {
+  double K, Kt, Kt_signed, logdet, intK;
+} prefix_values;
+
+/* A done result with the given accuracy and per-prefix statistics; with
+ * n_points > 0 also per-point arrays (x on a seeded grid, K̃ = kt_scale·x1·x2). */
+static cs_cell_result make_result(int64_t id, int L, double acc, const prefix_values *pv,
+                                  int n_points, double kt_scale) {
+  cs_cell_result r;
+  memset(&r, 0, sizeof r);
+  r.cell_id = id;
+  r.status = CELL_DONE;
+  r.test_acc = acc;
+  r.train_acc = acc;
+  r.train_loss = 0.3;
+  r.n_params = 100;
+  r.depth = L;
+  r.curv = calloc((size_t)L, sizeof *r.curv);
+  for (int l = 0; l < L; l++) {
+    geom_stats *g = &r.curv[l];
+    g->n_points = 16;
+    g->K_absmean = pv[l].K;
+    g->K_mean = g->K_median = g->K_q05 = g->K_q95 = pv[l].K;
+    g->Kt_absmean = pv[l].Kt;
+    g->Kt_mean = pv[l].Kt_signed;
+    g->Kt_median = g->Kt_q05 = g->Kt_q95 = pv[l].Kt;
+    g->logdet_mean = pv[l].logdet;
+    g->intK = pv[l].intK;
+    g->S_se = NAN;
+  }
+  if (n_points > 0) {
+    r.n_points = n_points, r.m = 2;
+    r.pt_x = calloc((size_t)n_points * 2, sizeof(double));
+    size_t np = (size_t)n_points * L;
+    r.pt_S = calloc(np, sizeof(double)), r.pt_S_tilde = calloc(np, sizeof(double));
+    r.pt_logdet_g = calloc(np, sizeof(double)), r.pt_H_norm = calloc(np, sizeof(double));
+    rng_stream s = rng_stream_make((uint64_t)id, "test:points", 0, NULL);
+    for (int i = 0; i < n_points; i++) {
+      double x1 = 2 * rng_uniform(&s) - 1, x2 = 2 * rng_uniform(&s) - 1;
+      r.pt_x[2 * i] = x1, r.pt_x[2 * i + 1] = x2;
+      for (int l = 0; l < L; l++) {
+        r.pt_S_tilde[(size_t)l * n_points + i] = 2.0 * kt_scale * (l + 1) * x1 * x2;
+        r.pt_S[(size_t)l * n_points + i] = 2.0 * kt_scale * x1 * x2;
+      }
+    }
+  }
+  return r;
+}
+
+/* Write the given results into a new archive of spec (mask may be NULL). */
+static void write_archive(const char *path, const cs_spec *spec, const unsigned char *mask,
+                          cs_cell_result *res, int n) {
+  cs_archive *a = NULL;
+  assert_ok(archive_open_write(path, spec, ARCHIVE_CREATE, mask, &a));
+  for (int i = 0; i < n; i++)
+    if (!mask || mask[res[i].cell_id]) assert_ok(archive_write_result(a, &res[i]));
+  assert_ok(archive_close(a));
+}
+
+static int has_warning(const analysis_outcome *o, const char *text) {
+  for (int i = 0; i < o->n_warnings; i++)
+    if (strstr(o->warnings[i], text)) return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* statistics                                                                 */
+
+static void test_t_quantile(void **state) {
+  (void)state;
+  /* two-sided 95% values of the usual t table */
+  assert_close(analysis_t_quantile(0.975, 1), 12.706, 5e-4);
+  assert_close(analysis_t_quantile(0.975, 4), 2.776, 5e-4);
+  assert_close(analysis_t_quantile(0.975, 30), 2.042, 5e-4);
+  /* more digits: t_{0.975,1} = tan(0.475 π) exactly (Cauchy) */
+  assert_close(analysis_t_quantile(0.975, 1), tan(0.475 * M_PI), 1e-9);
+  /* ν = 2 in closed form: t_p = (2p − 1)/√(2p(1 − p)) = 4.302652729749464 at p = 0.975 */
+  assert_close(analysis_t_quantile(0.975, 2), (2 * 0.975 - 1) / sqrt(2 * 0.975 * (1 - 0.975)), 1e-9);
+  assert_close(analysis_t_quantile(0.95, 10), 1.812, 5e-4);
+  assert_close(analysis_t_quantile(0.995, 5), 4.032, 5e-4);
+  /* symmetry, the median, and the normal limit */
+  assert_close(analysis_t_quantile(0.025, 4), -analysis_t_quantile(0.975, 4), 1e-12);
+  assert_close(analysis_t_quantile(0.5, 3), 0.0, 0.0);
+  assert_close(analysis_t_quantile(0.975, 1e7), 1.959964, 2e-6);
+  assert_true(isnan(analysis_t_quantile(1.0, 3)));
+  assert_true(isnan(analysis_t_quantile(0.9, 0)));
+  /* the CDF inverts the quantile; I_{1/2}(2, 3) = (C(4,2) + C(4,3) + C(4,4))/16 = 11/16 */
+  assert_close(analysis_t_cdf(2.776445105, 4), 0.975, 1e-9);
+  assert_close(analysis_t_cdf(-1.0, 1), 0.25, 1e-12); /* Cauchy: ½ + atan(−1)/π */
+  assert_close(analysis_incbeta(2, 3, 0.5), 11.0 / 16.0, 1e-13);
+  assert_close(analysis_incbeta(1, 1, 0.3), 0.3, 1e-13);
+}
+
+static void test_mean_ci(void **state) {
+  (void)state;
+  /* x = 2,4,4,4,5,5,7,9: mean 5, s² = 32/7, half-width t_{.975,7} √(32/7)/√8 with
+   * t_{.975,7} = 2.364624251592785 -> [3.21251208, 6.78748792] */
+  double x[9] = {2, 4, 4, 4, 5, 5, 7, 9, NAN};
+  analysis_ci c;
+  analysis_mean_ci(x, 9, 0.95, &c);
+  assert_int_equal(c.n, 8);
+  assert_close(c.mean, 5.0, 1e-14);
+  assert_close(c.lo, 3.2125120817637898, 1e-9);
+  assert_close(c.hi, 6.78748791823621, 1e-9);
+  /* one value: a mean, no interval; none: NaN */
+  analysis_mean_ci(x + 4, 1, 0.95, &c);
+  assert_int_equal(c.n, 1);
+  assert_close(c.mean, 5.0, 0.0);
+  assert_true(isnan(c.lo) && isnan(c.hi));
+  analysis_mean_ci(x + 8, 1, 0.95, &c);
+  assert_int_equal(c.n, 0);
+  assert_true(isnan(c.mean));
+}
+
+static void test_ls_slope(void **state) {
+  (void)state;
+  /* y = log(3 x^1.5) against log x: slope 1.5, intercept log 3 */
+  double x[5] = {1, 2, 4, 8, 16}, lx[5], ly[5];
+  for (int i = 0; i < 5; i++) lx[i] = log(x[i]), ly[i] = log(3.0 * pow(x[i], 1.5));
+  double b;
+  assert_close(analysis_ls_slope(lx, ly, 5, &b), 1.5, 1e-13);
+  assert_close(b, log(3.0), 1e-13);
+  /* y = 1, 3, 2 at x = 0, 1, 2: slope Σ(x−1)(y−2)/Σ(x−1)² = (−1·−1 + 1·0)/2 = 0.5 */
+  double x3[3] = {0, 1, 2}, y3[3] = {1, 3, 2};
+  assert_close(analysis_ls_slope(x3, y3, 3, NULL), 0.5, 1e-15);
+  /* non-finite pairs are dropped; one point or no spread in x: NaN */
+  double yn[3] = {1, NAN, 2};
+  assert_close(analysis_ls_slope(x3, yn, 3, NULL), 0.5, 1e-15);
+  double same[2] = {1, 1};
+  assert_true(isnan(analysis_ls_slope(same, y3, 2, NULL)));
+  assert_true(isnan(analysis_ls_slope(x3, y3, 1, NULL)));
+}
+
+static void test_sign_test(void **state) {
+  (void)state;
+  assert_close(analysis_sign_test(8, 0), 2.0 / 256.0, 1e-15);
+  assert_close(analysis_sign_test(0, 8), 2.0 / 256.0, 1e-15);
+  assert_close(analysis_sign_test(7, 1), 2.0 * (1 + 8) / 256.0, 1e-14);
+  assert_close(analysis_sign_test(3, 0), 0.25, 1e-15);
+  assert_close(analysis_sign_test(6, 0), 2.0 / 64.0, 1e-15);
+  assert_close(analysis_sign_test(9, 3), 2.0 * (1 + 12 + 66 + 220) / 4096.0, 1e-14);
+  assert_close(analysis_sign_test(5, 5), 1.0, 0.0);
+  assert_true(isnan(analysis_sign_test(0, 0)));
+  assert_close(analysis_binom_half_cdf(2, 10), (1 + 10 + 45) / 1024.0, 1e-15);
+  assert_close(analysis_binom_half_cdf(10, 10), 1.0, 0.0);
+}
+
+static void test_median_ci(void **state) {
+  (void)state;
+  analysis_ci m;
+  double cover;
+  /* 5 values: even [min, max] covers only 1 − 2/32 = 0.9375 */
+  double x5[5] = {5, 1, 4, 2, 3};
+  assert_ok(analysis_median_ci(x5, 5, 0.95, &m, &cover));
+  assert_close(m.mean, 3, 0), assert_close(m.lo, 1, 0), assert_close(m.hi, 5, 0);
+  assert_close(cover, 0.9375, 1e-15);
+  /* 1..10: j = 2 covers 1 − 2·11/1024 = 0.978515625 ≥ 0.95, j = 3 only 0.890625 */
+  double x10[10] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  assert_ok(analysis_median_ci(x10, 10, 0.95, &m, &cover));
+  assert_close(m.mean, 5.5, 0), assert_close(m.lo, 2, 0), assert_close(m.hi, 9, 0);
+  assert_close(cover, 0.978515625, 1e-14);
+  assert_close(analysis_quantile_sorted((double[]){1, 2, 4}, 3, 0.25), 1.5, 1e-15);
+}
+
+/* y[g][s] = depth_g^1.5 · exp(noise · z): the bootstrap of the log-log slope. */
+static void fill_power_law(double *y, const double *depth, int G, int S, double noise, uint64_t seed) {
+  rng_stream s = rng_stream_make(seed, "test:power-law", 0, NULL);
+  for (int g = 0; g < G; g++)
+    for (int k = 0; k < S; k++) y[g * S + k] = pow(depth[g], 1.5) * exp(noise * rng_normal(&s));
+}
+
+static void test_bootstrap(void **state) {
+  (void)state;
+  enum { G = 4, S = 8 };
+  double depth[G] = {1, 2, 4, 8}, y[G * S];
+  /* exact power law: every replicate has slope 1.5 */
+  fill_power_law(y, depth, G, S, 0.0, 1);
+  rng_stream r1 = rng_stream_make(0, "analysis:bootstrap", 0, "test");
+  analysis_boot b1, b2, b3;
+  assert_ok(analysis_bootstrap_slope(G, S, depth, y, 1, 2000, 0.95, &r1, &b1));
+  assert_close(b1.estimate, 1.5, 1e-12);
+  assert_close(b1.lo, 1.5, 1e-12);
+  assert_close(b1.hi, 1.5, 1e-12);
+  assert_int_equal(b1.n_valid, 2000);
+  /* lognormal noise (sd 0.3 in log): deterministic from the stream, covers 1.5 */
+  fill_power_law(y, depth, G, S, 0.3, 2);
+  r1 = rng_stream_make(0, "analysis:bootstrap", 0, "test");
+  rng_stream r2 = rng_stream_make(0, "analysis:bootstrap", 0, "test");
+  assert_ok(analysis_bootstrap_slope(G, S, depth, y, 1, 2000, 0.95, &r1, &b1));
+  assert_ok(analysis_bootstrap_slope(G, S, depth, y, 1, 2000, 0.95, &r2, &b2));
+  assert_memory_equal(&b1, &b2, sizeof b1);
+  assert_true(b1.lo < 1.5 && 1.5 < b1.hi);
+  assert_true(b1.hi - b1.lo > 0.02 && b1.hi - b1.lo < 0.6);
+  assert_close(b1.estimate, 1.5, 0.25);
+  /* another stream gives another (but close) interval: the draws come from the stream */
+  rng_stream r3 = rng_stream_make(1, "analysis:bootstrap", 0, "test");
+  assert_ok(analysis_bootstrap_slope(G, S, depth, y, 1, 2000, 0.95, &r3, &b3));
+  assert_true(b3.lo != b1.lo || b3.hi != b1.hi);
+  assert_close(b3.estimate, b1.estimate, 0.0);
+  /* coverage over 40 independent noisy data sets: nominal 95%, allow ≥ 80% */
+  int covered = 0;
+  for (int rep = 0; rep < 40; rep++) {
+    fill_power_law(y, depth, G, S, 0.3, 100 + rep);
+    rng_stream r = rng_stream_make(rep, "analysis:bootstrap", 0, "coverage");
+    assert_ok(analysis_bootstrap_slope(G, S, depth, y, 1, 500, 0.95, &r, &b3));
+    covered += b3.lo <= 1.5 && 1.5 <= b3.hi;
+  }
+  assert_true(covered >= 32);
+  /* one seed: a slope but no interval */
+  assert_ok(analysis_bootstrap_slope(G, 1, depth, y, 1, 100, 0.95, &r1, &b3));
+  assert_true(isfinite(b3.estimate) && isnan(b3.lo) && isnan(b3.hi));
+}
+
+static void test_default_dir(void **state) {
+  (void)state;
+  char buf[256];
+  assert_ok(analysis_default_dir("results/demo.h5", buf, sizeof buf));
+  assert_string_equal(buf, "results/demo-report");
+  assert_ok(analysis_default_dir("x", buf, sizeof buf));
+  assert_string_equal(buf, "x-report");
+  assert_int_equal(analysis_default_dir("results/demo.h5", buf, 8), CS_ERR_INPUT);
+}
+
+/* ------------------------------------------------------------------------ */
+/* reports of synthetic archives                                              */
+
+/* 2 archs × 2 depths × 2 tasks × 3 seeds; cell id = ((a·2 + d)·2 + t)·3 + s. */
+static const char *HAND_SPEC = "[sweep]\nname = hand\n[grid]\narch = ungated, gated\n"
+                               "depth = 1, 2\ntask = linear, circles\nseed = 0..2\n"
+                               "[curvature]\npoints = 16\n";
+
+/* Hand values: ungated acc 0.80 + 0.01 s, |K| = 1e-15 (s+1) l, K̃ = 2e-15 (s+1),
+ * log det g = −0.5 l; gated acc = ungated + delta[task][s], |K| = (s+1) l²,
+ * K̃ = {0.5, 0.7, 0.9}[s] · l, mean K̃ 0.1 (s+1), log det g = −l, ∫K dA 0.2 (s+1).
+ * The cell (gated, depth 1, linear, seed 2) is left pending. */
+static const double HAND_DELTA[2][3] = {{0.01, -0.02, 0.0}, {0.10, 0.05, 0.15}};
+static const double HAND_KT[3] = {0.5, 0.7, 0.9};
+#define HAND_PENDING ((((1 * 2 + 0) * 2 + 0) * 3) + 2)
+
+static int hand_results(cs_cell_result *res, int with_points) {
+  int n = 0;
+  for (int a = 0; a < 2; a++)
+    for (int d = 0; d < 2; d++)
+      for (int t = 0; t < 2; t++)
+        for (int s = 0; s < 3; s++) {
+          int id = ((a * 2 + d) * 2 + t) * 3 + s, L = d + 1;
+          if (id == HAND_PENDING) continue;
+          prefix_values pv[2];
+          for (int l = 1; l <= L; l++) {
+            if (a == 0)
+              pv[l - 1] = (prefix_values){1e-15 * (s + 1) * l, 2e-15 * (s + 1), 0.0, -0.5 * l, 0.0};
+            else
+              pv[l - 1] = (prefix_values){(s + 1.0) * l * l, HAND_KT[s] * l, 0.1 * (s + 1), -1.0 * l,
+                                          0.2 * (s + 1)};
+          }
+          double acc = 0.80 + 0.01 * s;
+          if (a == 1) acc += HAND_DELTA[t][s];
+          res[n++] = make_result(id, L, acc, pv, with_points ? 16 : 0, a == 0 ? 1e-15 : 1.0);
+        }
+  return n;
+}
+
+static void free_results(cs_cell_result *res, int n) {
+  for (int i = 0; i < n; i++) result_free(&res[i]);
+}
+
+static void test_report_hand(void **state) {
+  (void)state;
+  char dir[64], arch[128], out[128], path[256];
+  make_dir(dir, sizeof dir, "hand");
+  snprintf(arch, sizeof arch, "%s/hand.h5", dir);
+  snprintf(out, sizeof out, "%s/report", dir);
+  cs_spec *spec = spec_from(HAND_SPEC);
+  cs_cell_result res[24];
+  int n = hand_results(res, 0);
+  assert_int_equal(n, 23);
+  write_archive(arch, spec, NULL, res, n);
+
+  setenv("CS_GNUPLOT", "/nonexistent/gnuplot", 1);
+  const char *paths[1] = {arch};
+  analysis_outcome o;
+  assert_ok(analysis_run(paths, 1, out, NULL, &o));
+  assert_int_equal(o.cells_total, 24);
+  assert_int_equal(o.done, 23);
+  assert_int_equal(o.pending, 1);
+  assert_true(has_warning(&o, "partial archive: 23 of 24 cells done"));
+  assert_true(has_warning(&o, "gnuplot not found: plots skipped"));
+  assert_int_equal(o.plots_written, 0);
+
+  csv t;
+  snprintf(path, sizeof path, "%s/summary.csv", out);
+  csv_load(path, &t);
+  assert_int_equal(t.n_rows, 8);
+  /* gated, circles, depth 2: acc {0.90, 0.86, 0.97}: mean 0.91 ± t_{.975,2} √0.0031/√3 */
+  const char *g = "arch=gated;task=circles;depth=2";
+  assert_close(csv_num(&t, g, "n_seeds"), 3, 0);
+  assert_close(csv_num(&t, g, "acc_mean"), 0.91, 1e-12);
+  assert_close(csv_num(&t, g, "acc_ci_low"), 0.771689065761544, 1e-9);
+  assert_close(csv_num(&t, g, "acc_ci_high"), 1.0483109342384562, 1e-9);
+  /* |K| at l = 2: {4, 8, 12}: 8 ± 4.30265·4/√3; K̃ {1.0, 1.4, 1.8}: 1.4 ± 4.30265·0.4/√3 */
+  assert_close(csv_num(&t, g, "K_absmean_mean"), 8.0, 1e-12);
+  assert_close(csv_num(&t, g, "K_absmean_ci_low"), -1.9365508470013246, 1e-8);
+  assert_close(csv_num(&t, g, "K_absmean_ci_high"), 17.936550847001325, 1e-8);
+  assert_close(csv_num(&t, g, "Kt_absmean_mean"), 1.4, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_absmean_ci_low"), 0.4063449152998677, 1e-9);
+  assert_close(csv_num(&t, g, "Kt_absmean_ci_high"), 2.3936550847001326, 1e-9);
+  assert_close(csv_num(&t, g, "intK_mean"), 0.4, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_mean_mean"), 0.2, 1e-12);
+  assert_close(csv_num(&t, g, "logdet_mean"), -2.0, 1e-12);
+  assert_close(csv_num(&t, g, "skeleton"), 1, 0);
+  /* gated, linear, depth 1: seed 2 pending: acc {0.81, 0.79}: 0.80 ± 12.7062·0.0141421/√2 */
+  const char *p = "arch=gated;task=linear;depth=1";
+  assert_close(csv_num(&t, p, "n_cells"), 3, 0);
+  assert_close(csv_num(&t, p, "n_seeds"), 2, 0);
+  assert_close(csv_num(&t, p, "acc_mean"), 0.80, 1e-12);
+  assert_close(csv_num(&t, p, "acc_ci_low"), 0.6729379526382528, 1e-9);
+  assert_close(csv_num(&t, p, "acc_ci_high"), 0.9270620473617472, 1e-9);
+  assert_string_equal(t.row[csv_find(&t, p)][csv_col(&t, "boundary")], "linear");
+  csv_free(&t);
+
+  snprintf(path, sizeof path, "%s/gap.csv", out);
+  csv_load(path, &t);
+  assert_int_equal(t.n_rows, 4);
+  /* circles, depth 2: Δacc {0.10, 0.05, 0.15}: 0.1 ± 4.30265·0.05/√3, 3 of 3 positive, p = 2/8 */
+  g = "comparison=gated-ungated;task=circles;depth=2";
+  assert_close(csv_num(&t, g, "n_pairs"), 3, 0);
+  assert_close(csv_num(&t, g, "dacc_mean"), 0.1, 1e-12);
+  assert_close(csv_num(&t, g, "dacc_ci_low"), -0.02420688558751652, 1e-9);
+  assert_close(csv_num(&t, g, "dacc_ci_high"), 0.22420688558751656, 1e-9);
+  assert_close(csv_num(&t, g, "dacc_npos"), 3, 0);
+  assert_close(csv_num(&t, g, "dacc_nneg"), 0, 0);
+  assert_close(csv_num(&t, g, "dacc_sign_p"), 0.25, 1e-12);
+  /* ΔK̃ = {1.0 − 2e-15, 1.4 − 4e-15, 1.8 − 6e-15}; Δ|K| = 4(s+1) − 2e-15 (s+1) */
+  assert_close(csv_num(&t, g, "dKt_mean"), 1.4 - 4e-15, 1e-12);
+  assert_close(csv_num(&t, g, "dK_mean"), 8.0, 1e-12);
+  /* linear, depth 2: Δacc {0.01, −0.02, 0}: one of each sign, the tie dropped, p = 1 */
+  p = "comparison=gated-ungated;task=linear;depth=2";
+  assert_close(csv_num(&t, p, "dacc_mean"), -0.01 / 3, 1e-12);
+  assert_close(csv_num(&t, p, "dacc_ci_low"), -0.04127916366930094, 1e-9);
+  assert_close(csv_num(&t, p, "dacc_npos"), 1, 0);
+  assert_close(csv_num(&t, p, "dacc_nneg"), 1, 0);
+  assert_close(csv_num(&t, p, "dacc_sign_p"), 1.0, 0);
+  assert_close(csv_num(&t, "comparison=gated-ungated;task=linear;depth=1", "n_pairs"), 2, 0);
+  csv_free(&t);
+
+  snprintf(path, sizeof path, "%s/amplification.csv", out);
+  csv_load(path, &t);
+  assert_int_equal(t.n_rows, 4);
+  /* gated circles: seed means |K| 2 (depth 1) and 8 (depth 2): slope log 4/log 2 = 2 in
+   * every replicate; K̃ doubles: slope 1; log det g −1 → −2: slope −1/log 2 */
+  g = "arch=gated;task=circles";
+  assert_close(csv_num(&t, g, "K_depth_slope"), 2.0, 1e-12);
+  assert_close(csv_num(&t, g, "K_depth_slope_ci_low"), 2.0, 1e-12);
+  assert_close(csv_num(&t, g, "K_depth_slope_ci_high"), 2.0, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_depth_slope"), 1.0, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_depth_slope_ci_low"), 1.0, 1e-12);
+  assert_close(csv_num(&t, g, "logdet_depth_slope"), -1.4426950408889634, 1e-12);
+  assert_close(csv_num(&t, g, "K_ratio"), 4.0, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_ratio"), 2.0, 1e-12);
+  assert_close(csv_num(&t, g, "prefix_depth"), 2, 0);
+  assert_close(csv_num(&t, g, "K_prefix_slope"), 2.0, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_prefix_slope"), 1.0, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_prefix_ratio"), 2.0, 1e-12);
+  assert_close(csv_num(&t, g, "Kt_absmean_max"), 1.8, 1e-12);
+  assert_close(csv_num(&t, "arch=ungated;task=circles", "Kt_absmean_max"), 6e-15, 1e-27);
+  assert_close(csv_num(&t, "arch=ungated;task=circles", "n_seeds"), 3, 0);
+  csv_free(&t);
+
+  snprintf(path, sizeof path, "%s/prefix.csv", out);
+  csv_load(path, &t);
+  assert_int_equal(t.n_rows, 12); /* 4 groups of depth 1, 4 of depth 2 with two prefixes */
+  assert_close(csv_num(&t, "arch=gated;task=circles;depth=2;prefix=1", "K_absmean_mean"), 2.0, 1e-12);
+  assert_close(csv_num(&t, "arch=gated;task=circles;depth=2;prefix=1", "Kt_absmean_max"), 0.9, 1e-12);
+  csv_free(&t);
+
+  /* index.md: the grid, the partial state and each verdict from the numbers above */
+  snprintf(path, sizeof path, "%s/index.md", out);
+  char *md = read_text(path);
+  assert_non_null(strstr(md, "23 of 24 done (95.8%)"));
+  assert_non_null(strstr(md, "Partial archive"));
+  assert_non_null(strstr(md, "| seed | 0, 1, 2 | 3 |"));
+  assert_non_null(strstr(md, "**6e-15** (flat bound 1e-08)"));            /* claim 1 */
+  assert_non_null(strstr(md, "**Supported**: every ungated skeleton cell is flat"));
+  assert_non_null(strstr(md, "above ungated on **4 of 4**"));             /* claim 2 */
+  assert_non_null(strstr(md, "sign test p = 0.125"));
+  assert_non_null(strstr(md, "**Suggestive, not significant**"));
+  assert_non_null(strstr(md, "more accurate in **6**, less in **0** (sign test p = **0.03125**)"));
+  assert_non_null(strstr(md, "more accurate in **2**, less in **2** (sign test p = **1**)"));
+  assert_non_null(strstr(md, "**Supported**: a significant accuracy gain on nonlinear"));
+  assert_non_null(strstr(md, "K̃ slope 1 [1, 1], raw |K| slope 2 [2, 2]"));  /* claim 4 */
+  assert_non_null(strstr(md, "K̃ grows: geometric amplification"));
+  assert_non_null(strstr(md, "flat to rounding"));
+  assert_non_null(strstr(md, "[summary.csv](summary.csv)"));
+  assert_non_null(strstr(md, "[gap.csv](gap.csv)"));
+  assert_non_null(strstr(md, "[curvature_depth_circles.gp](curvature_depth_circles.gp)"));
+  free(md);
+  /* plots skipped but their scripts and data written; no PNG */
+  snprintf(path, sizeof path, "%s/curvature_depth_linear.gp", out);
+  assert_true(file_exists(path));
+  snprintf(path, sizeof path, "%s/prefix_circles.dat", out);
+  assert_true(file_exists(path));
+  snprintf(path, sizeof path, "%s/curvature_depth_linear.png", out);
+  assert_false(file_exists(path));
+  assert_int_equal(o.plots_scripted, 6); /* (1)-(3) per task; no points: no histogram or map */
+
+  /* the same archive as two shards merges to the same tables */
+  char sa[128], sb[128], out2[128];
+  snprintf(sa, sizeof sa, "%s/shard0.h5", dir);
+  snprintf(sb, sizeof sb, "%s/shard1.h5", dir);
+  snprintf(out2, sizeof out2, "%s/report2", dir);
+  unsigned char mask0[24], mask1[24];
+  for (int i = 0; i < 24; i++) mask0[i] = i % 2 == 0, mask1[i] = i % 2 == 1;
+  write_archive(sa, spec, mask0, res, n);
+  write_archive(sb, spec, mask1, res, n);
+  const char *shards[2] = {sa, sb};
+  analysis_outcome o2;
+  assert_ok(analysis_run(shards, 2, out2, NULL, &o2));
+  assert_int_equal(o2.done, 23);
+  const char *tables[4] = {"summary.csv", "prefix.csv", "amplification.csv", "gap.csv"};
+  for (int i = 0; i < 4; i++) {
+    char p1[256], p2[256];
+    snprintf(p1, sizeof p1, "%s/%s", out, tables[i]);
+    snprintf(p2, sizeof p2, "%s/%s", out2, tables[i]);
+    char *a1 = read_text(p1), *a2 = read_text(p2);
+    assert_string_equal(a1, a2);
+    free(a1), free(a2);
+  }
+  unsetenv("CS_GNUPLOT");
+  free_results(res, n);
+  spec_free(spec);
+  remove_tree(dir);
+}
+
+/* K ∝ depth^1.5 × lognormal noise over 6 seeds, K̃ constant × noise, log det g = −3 log l. */
+static const char *POWER_SPEC = "[sweep]\nname = power\n[grid]\narch = gated\n"
+                                "depth = 1, 2, 4, 8\nseed = 0..5\n";
+
+static void test_report_power_law(void **state) {
+  (void)state;
+  char dir[64], arch[128], out[128], out2[128], path[256];
+  make_dir(dir, sizeof dir, "power");
+  snprintf(arch, sizeof arch, "%s/power.h5", dir);
+  snprintf(out, sizeof out, "%s/report", dir);
+  snprintf(out2, sizeof out2, "%s/again", dir);
+  cs_spec *spec = spec_from(POWER_SPEC);
+  cs_cell_result res[24];
+  rng_stream noise = rng_stream_make(7, "test:noise", 0, NULL);
+  for (int d = 0; d < 4; d++)
+    for (int s = 0; s < 6; s++) {
+      int L = 1 << d;
+      prefix_values pv[8];
+      for (int l = 1; l <= L; l++)
+        pv[l - 1] = (prefix_values){pow(l, 1.5) * exp(0.3 * rng_normal(&noise)),
+                                    0.5 * exp(0.3 * rng_normal(&noise)), 0.1, -3.0 * log(l), NAN};
+      res[d * 6 + s] = make_result(d * 6 + s, L, 0.9, pv, 0, 0);
+    }
+  write_archive(arch, spec, NULL, res, 24);
+  analysis_options opt = analysis_options_default();
+  opt.render = 0;
+  const char *paths[1] = {arch};
+  assert_ok(analysis_run(paths, 1, out, &opt, NULL));
+  assert_ok(analysis_run(paths, 1, out2, &opt, NULL));
+
+  csv t;
+  snprintf(path, sizeof path, "%s/amplification.csv", out);
+  csv_load(path, &t);
+  assert_int_equal(t.n_rows, 1);
+  const char *g = "arch=gated";
+  double lo = csv_num(&t, g, "K_depth_slope_ci_low"), hi = csv_num(&t, g, "K_depth_slope_ci_high");
+  assert_true(lo < 1.5 && 1.5 < hi && hi - lo < 0.8);
+  lo = csv_num(&t, g, "K_prefix_slope_ci_low"), hi = csv_num(&t, g, "K_prefix_slope_ci_high");
+  assert_true(lo < 1.5 && 1.5 < hi && hi - lo < 0.8);
+  lo = csv_num(&t, g, "Kt_depth_slope_ci_low"), hi = csv_num(&t, g, "Kt_depth_slope_ci_high");
+  assert_true(lo < 0 && 0 < hi);
+  assert_close(csv_num(&t, g, "logdet_depth_slope"), -3.0, 1e-12);
+  assert_close(csv_num(&t, g, "logdet_depth_slope_ci_low"), -3.0, 1e-12);
+  assert_close(csv_num(&t, g, "logdet_prefix_slope"), -3.0, 1e-12);
+  /* ratio deepest/shallowest of the seed means, recomputed from the results */
+  double m1 = 0, m8 = 0;
+  for (int s = 0; s < 6; s++) m1 += res[s].curv[0].K_absmean / 6, m8 += res[18 + s].curv[7].K_absmean / 6;
+  assert_close(csv_num(&t, g, "K_ratio"), m8 / m1, 1e-9 * m8 / m1);
+  assert_close(csv_num(&t, g, "n_depths"), 4, 0);
+  assert_close(csv_num(&t, g, "depth_max"), 8, 0);
+  csv_free(&t);
+  /* deterministic: a second run writes the same bytes */
+  char p2[256];
+  snprintf(path, sizeof path, "%s/amplification.csv", out);
+  snprintf(p2, sizeof p2, "%s/amplification.csv", out2);
+  char *a1 = read_text(path), *a2 = read_text(p2);
+  assert_string_equal(a1, a2);
+  free(a1), free(a2);
+  /* raw K grows, K̃ does not: index.md calls it shrinkage */
+  snprintf(path, sizeof path, "%s/index.md", out);
+  char *md = read_text(path);
+  assert_non_null(strstr(md, "raw K grows but K̃ does not: shrinkage, not geometry (log det g falls)"));
+  assert_non_null(strstr(md, "**Not supported by these data**: raw K grows with depth in 1 gated rows"));
+  assert_non_null(strstr(md, "24 of 24 done (100.0%)"));
+  assert_null(strstr(md, "Partial archive"));
+  /* no ungated cells: claims 1-3 say they cannot be tested */
+  assert_non_null(strstr(md, "**Not testable with this archive**: no done ungated cell"));
+  free(md);
+  free_results(res, 24);
+  spec_free(spec);
+  remove_tree(dir);
+}
+
+/* With gnuplot (a declared dependency): every plot rendered to a real PNG,
+ * including the histogram and the map from /points. */
+static void test_report_plots(void **state) {
+  (void)state;
+  char dir[64], arch[128], out[128], path[256];
+  make_dir(dir, sizeof dir, "plots");
+  snprintf(arch, sizeof arch, "%s/hand.h5", dir);
+  snprintf(out, sizeof out, "%s/report", dir);
+  const char *spec_text = "[sweep]\nname = hand\nsave_points = yes\n[grid]\narch = ungated, gated\n"
+                          "depth = 1, 2\ntask = linear, circles\nseed = 0..2\n[curvature]\npoints = 16\n";
+  cs_spec *spec = spec_from(spec_text);
+  cs_cell_result res[24];
+  int n = hand_results(res, 1);
+  write_archive(arch, spec, NULL, res, n);
+  unsetenv("CS_GNUPLOT");
+  analysis_options opt = analysis_options_default();
+  opt.gnuplot = "/usr/bin/gnuplot";
+  analysis_outcome o;
+  const char *paths[1] = {arch};
+  assert_ok(analysis_run(paths, 1, out, &opt, &o));
+  for (int i = 0; i < o.n_warnings; i++) print_message("warning: %s\n", o.warnings[i]);
+  assert_int_equal(o.plots_scripted, 10); /* 5 kinds × 2 tasks */
+  assert_int_equal(o.plots_written, 10);
+  const char *names[5] = {"curvature_depth", "accuracy_depth", "prefix", "hist_Kt", "map_Kt"};
+  for (int k = 0; k < 5; k++) {
+    snprintf(path, sizeof path, "%s/%s_circles.png", out, names[k]);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char sig[8];
+    assert_int_equal(fread(sig, 1, 8, f), 8);
+    assert_memory_equal(sig, "\x89PNG\r\n\x1a\n", 8);
+    fseek(f, 0, SEEK_END);
+    assert_true(ftell(f) > 5000);
+    fclose(f);
+  }
+  /* the histogram data: each arch's fractions sum to 1 over the bins */
+  snprintf(path, sizeof path, "%s/hist_Kt_circles.dat", out);
+  char *dat = read_text(path);
+  double sum_u = 0, sum_g = 0;
+  for (char *save = NULL, *line = strtok_r(dat, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (line[0] == '#') continue;
+    double c, u, gg;
+    assert_int_equal(sscanf(line, "%lf %lf %lf", &c, &u, &gg), 3);
+    sum_u += u, sum_g += gg;
+  }
+  assert_close(sum_u, 1.0, 1e-9);
+  assert_close(sum_g, 1.0, 1e-9);
+  free(dat);
+  snprintf(path, sizeof path, "%s/index.md", out);
+  char *md = read_text(path);
+  assert_non_null(strstr(md, "![map_Kt_circles](map_Kt_circles.png)"));
+  free(md);
+  free_results(res, n);
+  spec_free(spec);
+  remove_tree(dir);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  char dir[64], a1[128], a2[128], a3[128], out[128];
+  make_dir(dir, sizeof dir, "errors");
+  snprintf(a1, sizeof a1, "%s/one.h5", dir);
+  snprintf(a2, sizeof a2, "%s/other.h5", dir);
+  snprintf(a3, sizeof a3, "%s/empty.h5", dir);
+  snprintf(out, sizeof out, "%s/report", dir);
+  cs_spec *spec = spec_from(HAND_SPEC);
+  cs_spec *other = spec_from(POWER_SPEC);
+  cs_cell_result res[24];
+  int n = hand_results(res, 0);
+  write_archive(a1, spec, NULL, res, n);
+  write_archive(a2, other, NULL, res, 0);
+  cs_archive *a = NULL;
+  assert_ok(archive_open_write(a3, spec, ARCHIVE_CREATE, NULL, &a));
+  assert_ok(archive_close(a));
+
+  /* archives of different specs */
+  const char *mixed[2] = {a1, a2};
+  assert_int_equal(analysis_run(mixed, 2, out, NULL, NULL), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), a1));
+  assert_non_null(strstr(cs_error_message(), a2));
+  assert_non_null(strstr(cs_error_message(), "different sweeps"));
+  assert_false(file_exists(out));
+  /* no done cells */
+  const char *empty[1] = {a3};
+  assert_int_equal(analysis_run(empty, 1, out, NULL, NULL), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "no finished cells yet"));
+  assert_non_null(strstr(cs_error_message(), a3));
+  assert_false(file_exists(out));
+  /* an unreadable file, named in the message */
+  char missing[128];
+  snprintf(missing, sizeof missing, "%s/missing.h5", dir);
+  const char *gone[1] = {missing};
+  assert_int_not_equal(analysis_run(gone, 1, out, NULL, NULL), CS_OK);
+  assert_non_null(strstr(cs_error_message(), missing));
+  assert_false(file_exists(out));
+  /* an output path that is a file: refused, the file untouched */
+  FILE *f = fopen(out, "w");
+  fputs("keep", f);
+  fclose(f);
+  const char *ok[1] = {a1};
+  analysis_options opt = analysis_options_default();
+  opt.render = 0;
+  assert_int_not_equal(analysis_run(ok, 1, out, &opt, NULL), CS_OK);
+  char *keep = read_text(out);
+  assert_string_equal(keep, "keep");
+  free(keep);
+  free_results(res, n);
+  spec_free(spec);
+  spec_free(other);
+  remove_tree(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_t_quantile),     cmocka_unit_test(test_mean_ci),
+      cmocka_unit_test(test_ls_slope),       cmocka_unit_test(test_sign_test),
+      cmocka_unit_test(test_median_ci),      cmocka_unit_test(test_bootstrap),
+      cmocka_unit_test(test_default_dir),    cmocka_unit_test(test_report_hand),
+      cmocka_unit_test(test_report_power_law), cmocka_unit_test(test_report_plots),
+      cmocka_unit_test(test_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
