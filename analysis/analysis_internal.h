@@ -117,7 +117,7 @@ int analysis_compute(analysis_data *D);
  * 1 Kt_absmean, 2 Kt_mean, 3 intK, 4 logdet_mean; NaN if missing. */
 double analysis_cell_value(const cs_cell_result *r, int prefix, int which);
 int analysis_write_tables(const analysis_data *D, const char *dir);
-/* "%.10g", "nan"/"inf" for non-finite values, into buf. */
+/* "%.15g", "nan"/"inf" for non-finite values, into buf. */
 const char *analysis_fmt(char *buf, size_t len, double v);
 
 /* plots.c — writes .gp/.dat (always) and renders them when gnuplot is

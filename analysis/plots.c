@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ANALYSIS_HIST_BINS 40
+#define ANALYSIS_HIST_BINS 41 /* odd: K̃ = 0 is the centre of the middle bin */
 #define ANALYSIS_MAP_CLASS_POINTS 1500
 
 static const char *analysis_arch_color(cs_arch a) {
@@ -77,7 +77,7 @@ static void analysis_gp_header(FILE *f, const char *name, const char *caption, i
           "set output '%s.png'\n"
           "set datafile missing 'NaN'\n"
           "set grid\n"
-          "set key top left\n",
+          "set key below\n",
           caption, name, name, name, width, height, name);
 }
 
@@ -210,7 +210,6 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
   fprintf(f, ")\nset xlabel 'depth L (layers)'\n");
   if (accuracy) {
     fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", desc);
-    fprintf(f, "set key bottom left\n");
     analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 0, "no accuracy values");
   } else {
     fprintf(f, "set multiplot layout 1,2 title 'curvature of the last layer vs depth — %s'\n", desc);
@@ -314,6 +313,23 @@ static int analysis_cmp_dbl(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
+/* Signed log scale for heavy-tailed K̃: s(v) = sign(v) log10(1 + |v|/k0);
+ * linear near 0 (|v| ≪ k0), logarithmic beyond. */
+static double analysis_slog(double v, double k0) {
+  double m = log10(1.0 + fabs(v) / k0);
+  return v < 0 ? -m : m;
+}
+
+/* Tics of a signed log axis labelled with K̃ itself: 0 and ±k0·10^j, j = 0..decades. */
+static void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, int decades) {
+  fprintf(f, "set %s (\"0\" 0", axis);
+  for (int j = 0; j <= decades; j++) {
+    double v = k0 * pow(10.0, j);
+    fprintf(f, ", \"%.2g\" %.10g, \"-%.2g\" %.10g", v, analysis_slog(v, k0), v, -analysis_slog(v, k0));
+  }
+  fprintf(f, ")\n");
+}
+
 static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P,
                               int *made) {
   *made = 0;
@@ -346,14 +362,14 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
     free(all);
     return CS_OK;
   }
+  /* signed log scale: 4 decades below the pooled 99% quantile of |K̃| */
+  for (size_t i = 0; i < n_all; i++) all[i] = fabs(all[i]);
   qsort(all, n_all, sizeof *all, analysis_cmp_dbl);
-  double lo = analysis_quantile_sorted(all, (int)n_all, 0.01);
-  double hi = analysis_quantile_sorted(all, (int)n_all, 0.99);
-  if (!(hi > lo)) {
-    double w = fabs(lo) > 0 ? 0.5 * fabs(lo) : 1e-12;
-    lo -= w, hi += w;
-  }
-  double width = (hi - lo) / ANALYSIS_HIST_BINS;
+  double cmax = analysis_quantile_sorted(all, (int)n_all, 0.99);
+  free(all);
+  if (!(cmax > 0)) cmax = 1e-12;
+  double k0 = cmax * 1e-4, smax = analysis_slog(cmax, k0);
+  double width = 2.0 * smax / ANALYSIS_HIST_BINS;
   double frac[ARCH_COUNT][ANALYSIS_HIST_BINS];
   int depth_of[ARCH_COUNT], present[ARCH_COUNT] = {0};
   for (int a = 0; a < D->n_arch; a++) {
@@ -366,7 +382,7 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
       for (int i = 0; i < c->n_points; i++) {
         double v = analysis_point_Kt(c, i);
         if (!isfinite(v)) continue;
-        int b = (int)floor((v - lo) / width);
+        int b = (int)floor((analysis_slog(v, k0) + smax) / width);
         if (b < 0) b = 0;
         if (b >= ANALYSIS_HIST_BINS) b = ANALYSIS_HIST_BINS - 1;
         frac[a][b] += 1.0, k++;
@@ -375,24 +391,27 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
     for (int b = 0; k && b < ANALYSIS_HIST_BINS; b++) frac[a][b] /= k;
     present[a] = k > 0;
   }
-  free(all);
 
   snprintf(P->name, sizeof P->name, "hist_Kt_%s", tag);
   snprintf(P->caption, sizeof P->caption,
            "Per-point scale-free curvature K̃ of the last layer at each arch's deepest depth "
-           "(%s), pooled over seeds; fraction of points per bin, values outside the pooled "
-           "1%%–99%% quantiles counted in the end bins", desc);
+           "(%s), pooled over seeds: fraction of points per bin on a signed log axis "
+           "sign(K̃)·log10(1 + |K̃|/k0), k0 = 1e-4 × the pooled 99%% quantile of |K̃| (larger "
+           "values in the end bins; flat points sit in the middle bin)", desc);
   char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
   snprintf(dat, sizeof dat, "%s.dat", P->name);
   snprintf(gp, sizeof gp, "%s.gp", P->name);
   analysis_file o;
   CS_CHECK(analysis_file_open(&o, dir, dat));
-  fprintf(o.f, "# bin_center");
+  fprintf(o.f, "# bin_center_slog bin_center_Kt");
   for (int a = 0; a < D->n_arch; a++)
     if (present[a]) fprintf(o.f, " %s(depth%d)", config_arch_name(D->arch[a]), depth_of[a]);
-  fprintf(o.f, "\n# one block; fraction of the arch's points in each bin of width %.6g\n", width);
+  fprintf(o.f, "\n# one block; slog = sign(Kt) log10(1 + |Kt|/k0), k0 = %.6g; fraction of the "
+               "arch's points in each bin of width %.6g in slog\n", k0, width);
   for (int b = 0; b < ANALYSIS_HIST_BINS; b++) {
-    analysis_dat_num(o.f, lo + (b + 0.5) * width);
+    double c = -smax + (b + 0.5) * width;
+    analysis_dat_num(o.f, c);
+    analysis_dat_num(o.f, (c < 0 ? -1.0 : 1.0) * k0 * (pow(10.0, fabs(c)) - 1.0));
     for (int a = 0; a < D->n_arch; a++)
       if (present[a]) analysis_dat_num(o.f, frac[a][b]);
     fprintf(o.f, "\n");
@@ -400,12 +419,14 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
   CS_CHECK(analysis_file_commit(&o));
   CS_CHECK(analysis_file_open(&o, dir, gp));
   FILE *f = o.f;
-  analysis_gp_header(f, P->name, P->caption, 900, 560);
+  analysis_gp_header(f, P->name, P->caption, 1000, 560);
   fprintf(f, "set title 'per-point K̃ at the deepest depth — %s'\n", desc);
-  fprintf(f, "set xlabel 'K̃ = K tr(g)/m'\nset ylabel 'fraction of points'\nset key top right\n");
+  fprintf(f, "set xlabel 'K̃ = K tr(g)/m  (signed log axis)'\nset ylabel 'fraction of points'\n"
+             "set key top right\n");
+  analysis_gp_slog_tics(f, "xtics", k0, 4);
   fprintf(f, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb '#444444'\n");
-  fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", lo, hi);
-  int col = 2, first = 1;
+  fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", -smax, smax);
+  int col = 3, first = 1;
   for (int a = 0; a < D->n_arch; a++) {
     if (!present[a]) continue;
     fprintf(f, "%s'%s' using 1:%d with histeps lw 2 lc rgb '%s' title '%s (depth %d)'",
@@ -440,7 +461,7 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
     }
   }
   if (na == 0) return CS_OK;
-  /* one colour scale for every panel: the 95% quantile of |K̃| over all of them */
+  /* one colour scale for every panel: signed log, 3 decades below the largest |K̃| */
   size_t total = 0;
   for (int i = 0; i < na; i++) total += (size_t)cell[i]->n_points;
   double *absv;
@@ -452,22 +473,25 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
       if (isfinite(v)) absv[k++] = fabs(v);
     }
   qsort(absv, k, sizeof *absv, analysis_cmp_dbl);
-  double cmax = k ? analysis_quantile_sorted(absv, (int)k, 0.95) : 1.0;
+  double cmax = k ? absv[k - 1] : 1.0;
   free(absv);
   if (!(cmax > 0)) cmax = 1e-12;
+  double k0 = cmax * 1e-3, smax = analysis_slog(cmax, k0);
 
   snprintf(P->name, sizeof P->name, "map_Kt_%s", tag);
   snprintf(P->caption, sizeof P->caption,
            "Scale-free curvature K̃ of the last layer over the input plane (%s): evaluation "
-           "points coloured by K̃ (colour scale clipped at the 95%% quantile of |K̃|), one model "
-           "per arch at its deepest depth, over the task's test set by class", desc);
+           "points coloured by K̃ on a signed log scale sign(K̃)·log10(1 + |K̃|/k0), k0 = 1e-3 × "
+           "the largest |K̃| (one scale for all panels; flat points are white), one model per "
+           "arch at its deepest depth, over the task's test set drawn by class", desc);
   char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
   snprintf(dat, sizeof dat, "%s.dat", P->name);
   snprintf(gp, sizeof gp, "%s.gp", P->name);
   analysis_file o;
   CS_CHECK(analysis_file_open(&o, dir, dat));
   fprintf(o.f, "# per arch three blocks: test points of class 0 (x1 x2), of class 1 (x1 x2),\n"
-               "# evaluation points (x1 x2 Kt) of the model\n");
+               "# evaluation points (x1 x2 Kt slog) of the model, slog = sign(Kt) log10(1 + |Kt|/k0)\n"
+               "# with k0 = %.6g\n", k0);
   int rc = CS_OK;
   for (int i = 0; i < na && !rc; i++) {
     const cs_cell_result *c = cell[i];
@@ -483,11 +507,13 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
         if (ds.y[p] == cls) fprintf(o.f, "%.10g %.10g\n", ds.x[2 * p], ds.x[2 * p + 1]);
     }
     task_dataset_free(&ds);
-    fprintf(o.f, "\n\n# arch %s seed %lld depth %d: evaluation points x1 x2 Kt\n",
+    fprintf(o.f, "\n\n# arch %s seed %lld depth %d: evaluation points x1 x2 Kt slog\n",
             config_arch_name(D->arch[arch_of[i]]), (long long)seed_of[i], c->depth);
     for (int p = 0; p < c->n_points; p++) {
       fprintf(o.f, "%.10g %.10g", c->pt_x[2 * p], c->pt_x[2 * p + 1]);
-      analysis_dat_num(o.f, analysis_point_Kt(c, p));
+      double v = analysis_point_Kt(c, p);
+      analysis_dat_num(o.f, v);
+      analysis_dat_num(o.f, isfinite(v) ? analysis_slog(v, k0) : NAN);
       fprintf(o.f, "\n");
     }
   }
@@ -501,16 +527,17 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
   analysis_gp_header(f, P->name, P->caption, 620 * na + 120, 600);
   fprintf(f, "set size ratio -1\nset xlabel 'x1'\nset ylabel 'x2'\nset key below\n"
              "set palette defined (-1 '#2166ac', 0 '#f2f2f2', 1 '#b2182b')\n"
-             "set cbrange [%.6g:%.6g]\nset cblabel 'K̃'\n",
-             -cmax, cmax);
+             "set cbrange [%.10g:%.10g]\nset cblabel 'K̃ (signed log scale)'\n",
+             -smax, smax);
+  analysis_gp_slog_tics(f, "cbtics", k0, 3);
   fprintf(f, "set multiplot layout 1,%d title 'K̃ over the input plane — %s'\n", na, desc);
   for (int i = 0; i < na; i++) {
     fprintf(f, "set title '%s (seed %lld, depth %d)'\n", config_arch_name(D->arch[arch_of[i]]),
             (long long)seed_of[i], cell[i]->depth);
     fprintf(f,
-            "plot '%s' index %d using 1:2 with points pt 7 ps 0.3 lc rgb '#c6dbef' title 'class 0', \\\n"
-            "     '%s' index %d using 1:2 with points pt 7 ps 0.3 lc rgb '#fdd0a2' title 'class 1', \\\n"
-            "     '%s' index %d using 1:2:3 with points pt 7 ps 1.4 lc palette notitle, \\\n"
+            "plot '%s' index %d using 1:2 with points pt 7 ps 0.35 lc rgb '#9ecae1' title 'class 0', \\\n"
+            "     '%s' index %d using 1:2 with points pt 7 ps 0.35 lc rgb '#fdae6b' title 'class 1', \\\n"
+            "     '%s' index %d using 1:2:4 with points pt 7 ps 1.4 lc palette notitle, \\\n"
             "     '%s' index %d using 1:2 with points pt 6 ps 1.4 lc rgb '#333333' lw 0.5 "
             "title 'evaluation points'\n",
             dat, 3 * i, dat, 3 * i + 1, dat, 3 * i + 2, dat, 3 * i + 2);

@@ -1,7 +1,7 @@
 /* report.c — `curvsweep analyze` end to end: load and check the archives,
  * compute the tables, write CSVs, plots and index.md, whose verdicts on the
  * claims of DESIGN §1 are computed here from the same numbers as the tables
- * (printed with %.4g, the tables with %.10g). */
+ * (printed with %.4g, the tables with %.15g). */
 #include "analysis_internal.h"
 
 #include "curvsweep/error.h"

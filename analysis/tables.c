@@ -35,7 +35,7 @@ const char *analysis_fmt(char *buf, size_t len, double v) {
   else if (isinf(v))
     snprintf(buf, len, v > 0 ? "inf" : "-inf");
   else
-    snprintf(buf, len, "%.10g", v);
+    snprintf(buf, len, "%.15g", v);
   return buf;
 }
 
