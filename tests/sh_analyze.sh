@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# End-to-end check of `curvsweep analyze`: run the small sweep under MPI, analyse
+# it, and check the report: every file exists, the PNGs are real, and each
+# verdict number in index.md agrees with the CSV tables (recomputed here in
+# Python from the CSVs alone). Then the error paths and a missing gnuplot.
+set -u
+bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL $*"; fails=$((fails+1)); }
+
+if ! "$bin" --help | grep -q ' run '; then
+  echo "FAIL: 'curvsweep run' is not available in $bin yet; this test needs it to make an archive"
+  exit 1
+fi
+if ! "$bin" --help | grep -q ' analyze '; then
+  echo "FAIL: 'curvsweep analyze' is not registered in src/cli/main.c's command table (cmd_analyze)"
+  exit 1
+fi
+cd "$tmp" || exit 1
+spec="$src/tests/specs/sweep-small.ini"
+if ! mpiexec --oversubscribe -np 2 "$bin" run "$spec" -o X.h5 >run.log 2>&1; then
+  cat run.log; echo "FAIL: curvsweep run of $spec"; exit 1
+fi
+
+# --- the report ---
+if "$bin" analyze X.h5 -o R >an.out 2>an.err; then ok; else bad "analyze exit $?"; cat an.out an.err; fi
+grep -q "report: R/index.md" an.out && ok || bad "no 'report:' line"
+grep -q "analysed 12 of 12 cells done" an.out && ok || { bad "cell count line"; cat an.out; }
+[[ ! -s an.err ]] && ok || { bad "warnings with gnuplot present:"; cat an.err; }
+for f in summary.csv prefix.csv amplification.csv gap.csv index.md; do
+  [[ -s R/$f ]] && ok || bad "missing R/$f"
+done
+png_sig=$(printf '\x89PNG\r\n\x1a\n' | od -An -tx1)
+for p in curvature_depth accuracy_depth prefix hist_Kt map_Kt; do
+  for ext in gp dat png; do [[ -s R/${p}_circles.$ext ]] && ok || bad "missing R/${p}_circles.$ext"; done
+  f=R/${p}_circles.png
+  [[ -f $f && "$(head -c 8 "$f" | od -An -tx1)" == "$png_sig" ]] && ok || bad "$f: not a PNG"
+  size=$(stat -c %s "$f" 2>/dev/null || echo 0)
+  [[ $size -gt 5000 ]] && ok || bad "$f: $size bytes, want > 5000"
+  grep -q "(${p}_circles.png)" R/index.md && ok || bad "index.md does not link ${p}_circles.png"
+  # the script re-renders by itself in the report directory
+  if (cd R && rm -f "${p}_circles.png" && gnuplot "${p}_circles.gp" 2>/dev/null) && [[ -s R/${p}_circles.png ]]; then ok
+  else bad "gnuplot ${p}_circles.gp does not re-render"; fi
+done
+for t in summary prefix amplification gap; do
+  grep -q "($t.csv)" R/index.md && ok || bad "index.md does not link $t.csv"
+done
+[[ $(grep -c '^arch,' R/summary.csv) -eq 1 && $(wc -l <R/summary.csv) -eq 7 ]] && ok || bad "summary.csv rows"
+
+# --- the verdicts of index.md against the CSVs ---
+cat >check.py <<'EOF'
+import csv, math, sys
+
+d = sys.argv[1]
+def rows(name):
+    with open(f"{d}/{name}") as f:
+        return list(csv.DictReader(f))
+def num(s):
+    return float(s)
+def f4(v):
+    return "n/a" if math.isnan(v) else "%.4g" % v
+def sign_p(k, n):
+    if n == 0: return float("nan")
+    m = min(k, n - k)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(m + 1)) / 2 ** n)
+def median(v):
+    v = sorted(v); n = len(v)
+    return float("nan") if n == 0 else (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
+
+md = open(f"{d}/index.md", encoding="utf-8").read()
+sec = {}
+for part in md.split("### Claim ")[1:]:
+    sec[int(part[0])] = part.split("\n## ")[0]
+assert set(sec) == {1, 2, 3, 4}, sorted(sec)
+errors = []
+def expect(claim, text):
+    if text not in sec[claim]:
+        errors.append(f"claim {claim}: '{text}' not in index.md:\n{sec[claim]}")
+
+summary, prefix, amp, gap = rows("summary.csv"), rows("prefix.csv"), rows("amplification.csv"), rows("gap.csv")
+gated = ("gated", "gated-headwise")
+# claim 1: largest Kt_absmean_max of ungated skeleton prefixes, cell count, gated median
+flat = [num(r["Kt_absmean_max"]) for r in prefix if r["arch"] == "ungated" and r["skeleton"] == "1"]
+cells = sum(int(r["n_seeds"]) for r in summary if r["arch"] == "ungated" and r["skeleton"] == "1")
+assert flat and cells == 6, (flat, cells)
+expect(1, f"{cells} done; largest mean |K̃|")
+expect(1, f"**{f4(max(flat))}** (flat bound 1e-08)")
+gmed = median([num(r["Kt_absmean_mean"]) for r in prefix if r["arch"] in gated and r["skeleton"] == "1"])
+expect(1, f"gated skeleton cells: {f4(gmed)}.")
+expect(1, "**Supported**" if max(flat) <= 1e-8 else "**Not supported by these data**")
+# claim 2: gated above ungated on k of n (task, depth, regime) pairs, median ratio
+key = lambda r: (r["task"], r["depth"], r["regime"])
+ung = {key(r): num(r["Kt_absmean_mean"]) for r in summary if r["arch"] == "ungated"}
+pairs = [(num(r["Kt_absmean_mean"]), ung[key(r)]) for r in summary
+         if r["arch"] == "gated" and key(r) in ung
+         and math.isfinite(num(r["Kt_absmean_mean"])) and math.isfinite(ung[key(r)])]
+k = sum(g > u for g, u in pairs)
+expect(2, f"above ungated on **{k} of {len(pairs)}**")
+expect(2, f"sign test p = {f4(sign_p(k, len(pairs)))}")
+expect(2, f"median ratio gated/ungated **{f4(median([g / u for g, u in pairs if u > 0]))}**")
+# claim 3: per-row gaps and pooled signs per boundary
+for r in gap:
+    if r["comparison"] != "gated-ungated": continue
+    expect(3, f"{r['task']} ({r['boundary']}), depth {r['depth']}, {r['regime']}: {r['n_pairs']} pairs, "
+              f"Δacc {f4(num(r['dacc_mean']))} [{f4(num(r['dacc_ci_low']))}, {f4(num(r['dacc_ci_high']))}], "
+              f"sign test p = {f4(num(r['dacc_sign_p']))}")
+for b in ("nonlinear", "linear"):
+    sel = [r for r in gap if r["comparison"] == "gated-ungated" and r["boundary"] == b]
+    if not sel:
+        expect(3, f"{b} tasks: none in this archive"); continue
+    npos = sum(int(r["dacc_npos"]) for r in sel); nneg = sum(int(r["dacc_nneg"]) for r in sel)
+    expect(3, f"{b} tasks, pooled over every seed pair: gated more accurate in **{npos}**, less in "
+              f"**{nneg}** (sign test p = **{f4(sign_p(npos, npos + nneg))}**)")
+# claim 4: every amplification row's slopes as printed
+for r in amp:
+    s = lambda q: f"{f4(num(r[q]))} [{f4(num(r[q + '_ci_low']))}, {f4(num(r[q + '_ci_high']))}]"
+    expect(4, f"**{r['arch']}**, {r['task']}, {r['regime']}")
+    expect(4, f"K̃ slope {s('Kt_depth_slope')}, raw |K| slope {s('K_depth_slope')}, "
+              f"log det g slope {s('logdet_depth_slope')}, K̃ ratio deepest/shallowest "
+              f"{f4(num(r['Kt_ratio']))}, raw |K| ratio {f4(num(r['K_ratio']))}")
+    expect(4, f"depth-{r['prefix_depth']} models: K̃ slope {s('Kt_prefix_slope')}, raw |K| slope "
+              f"{s('K_prefix_slope')}, log det g slope {s('logdet_prefix_slope')}")
+    if r["arch"] in gated:
+        lo, klo = num(r["Kt_depth_slope_ci_low"]), num(r["K_depth_slope_ci_low"])
+        if lo > 0: expect(4, "K̃ grows: geometric amplification")
+        elif klo > 0: expect(4, "raw K grows but K̃ does not: shrinkage, not geometry")
+    elif r["skeleton"] == "1" and num(r["Kt_absmean_max"]) <= 1e-8:
+        expect(4, "flat to rounding")
+if errors:
+    print("\n".join(errors)); sys.exit(1)
+print("index.md verdicts agree with the CSVs")
+EOF
+if python3 check.py R; then ok; else bad "index.md verdicts disagree with the CSVs"; fi
+grep -q "Cells: \*\*12 of 12 done (100.0%)\*\*" R/index.md && ok || bad "index.md grid line"
+
+# --- a second run gives the same tables (fixed bootstrap streams) ---
+"$bin" analyze X.h5 -o R2 >/dev/null 2>&1
+for t in summary prefix amplification gap; do cmp -s R/$t.csv R2/$t.csv && ok || bad "$t.csv differs between runs"; done
+
+# --- default directory: X-report next to the archive ---
+"$bin" analyze X.h5 >o 2>&1 && [[ -s X-report/index.md ]] && grep -q "report: X-report/index.md" o && ok || { bad "default directory"; cat o; }
+
+# --- missing gnuplot: tables and index.md, no plots, a warning ---
+CS_GNUPLOT=/nonexistent/gnuplot "$bin" analyze X.h5 -o NG >o 2>e; rc=$?
+[[ $rc -eq 0 ]] && ok || bad "no gnuplot: exit $rc"
+grep -q "warning: gnuplot not found: plots skipped" e && ok || { bad "no gnuplot warning"; cat e; }
+[[ -s NG/summary.csv && -s NG/index.md && -s NG/prefix_circles.gp ]] && ok || bad "no gnuplot: tables missing"
+ls NG/*.png >/dev/null 2>&1 && bad "no gnuplot: PNGs written" || ok
+
+# --- a partial archive (one shard of two): analysed, the fraction stated ---
+mpiexec --oversubscribe -np 2 "$bin" run "$spec" -o P.h5 --shard 0/2 >run2.log 2>&1 || { cat run2.log; bad "shard run"; }
+"$bin" analyze P.h5 -o PR >o 2>e && ok || { bad "partial analyze"; cat o e; }
+grep -q "Partial archive" PR/index.md && grep -q "of 12 done" PR/index.md && ok || bad "partial not stated"
+grep -q "warning: partial archive" e && ok || bad "no partial warning"
+
+# --- errors: another spec mixed in, a missing file, usage (no done cells: test_analysis) ---
+mpiexec --oversubscribe -np 2 "$bin" run "$src/tests/specs/demo-small.ini" -o O.h5 >/dev/null 2>&1
+"$bin" analyze X.h5 O.h5 -o MX >o 2>&1; rc=$?
+[[ $rc -eq 2 ]] && grep -q "different sweeps" o && grep -q "O.h5" o && ok || { bad "mixed specs: exit $rc"; cat o; }
+[[ ! -e MX ]] && ok || bad "mixed specs: directory created"
+"$bin" analyze "$tmp/none.h5" >o 2>&1; rc=$?
+[[ $rc -ne 0 ]] && grep -q "none.h5" o && ok || { bad "missing file: exit $rc"; cat o; }
+"$bin" analyze >o 2>&1; [[ $? -eq 2 ]] && grep -q "missing ARCHIVE" o && ok || bad "no archive usage"
+"$bin" analyze X.h5 --frob >o 2>&1; [[ $? -eq 2 ]] && grep -q "unknown option" o && ok || bad "bad option"
+"$bin" analyze --help >o 2>&1; [[ $? -eq 0 ]] && grep -q "usage: curvsweep analyze ARCHIVE" o && ok || bad "help"
+
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
