@@ -25,5 +25,6 @@ int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const command COMMANDS[] = {
     {"train", cmd_train, "train one cell of a spec and print its metrics and curvature"},
     {"info", cmd_info, "spec, grid size and done/pending/failed counts of an archive"},
     {"merge", cmd_merge, "combine shard archives of one sweep"},
+    {"analyze", cmd_analyze, "depth-amplification report (CSV tables, plots, index.md) of archives"},
     {"verify", cmd_verify, "run the theory checks of the geometry engine as a table"},
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
