@@ -392,9 +392,10 @@ static void analysis_md_claim4(FILE *f, const analysis_data *D) {
         int kd, kp;
         const char *rd = analysis_amp_reading(&A->Kt_depth, &A->K_depth, &A->logdet_depth, flat, &kd);
         const char *rp = analysis_amp_reading(&A->Kt_prefix, &A->K_prefix, &A->logdet_prefix, flat, &kp);
-        fprintf(f, "- **%s**, %s, %s%s: across depths %d–%d (%d seeds): ", config_arch_name(D->arch[a]),
+        fprintf(f, "- **%s**, %s, %s%s: across depths %d–%d (%d seeds%s): ", config_arch_name(D->arch[a]),
                 config_task_name(D->task[t]), D->regime[r].name, skel ? " (skeleton)" : "",
-                A->depth_min, A->depth_max, A->n_seeds);
+                A->depth_min, A->depth_max, A->n_seeds,
+                A->n_seeds < 5 ? ", too few for a reliable bootstrap interval" : "");
         analysis_md_slope(f, "K̃ slope", &A->Kt_depth);
         analysis_md_slope(f, ", raw |K| slope", &A->K_depth);
         analysis_md_slope(f, ", log det g slope", &A->logdet_depth);
