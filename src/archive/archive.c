@@ -167,7 +167,7 @@ static const char *const ARCHIVE_POINT_FIELDS[4] = {"S", "S_tilde", "logdet_g", 
 /* Journal file header and record header (see the top comment). */
 #define ARCHIVE_JOURNAL_MAGIC "CSJRNL01"
 #define ARCHIVE_RECORD_MAGIC 0x31525343u /* "CSR1" little-endian */
-enum { ARCHIVE_REC_RESULT = 1, ARCHIVE_REC_RUN_BEGIN = 2, ARCHIVE_REC_RUN_END = 3 };
+enum { ARCHIVE_REC_RESULT = 1, ARCHIVE_REC_RUN_BEGIN = 2, ARCHIVE_REC_RUN_END = 3, ARCHIVE_REC_COVER = 4 };
 
 typedef struct {
   char magic[8];
@@ -176,7 +176,7 @@ typedef struct {
   uint32_t result_bytes, stats_bytes, tensor_bytes, run_bytes;
   char spec_sha256[72];
   uint32_t crc;      /* CRC-32 of every byte before it */
-  uint32_t reserved;
+  uint32_t dirty;    /* 1 while an HDF5 write may be in progress (not in the CRC) */
 } archive_journal_header;
 
 typedef struct {
@@ -204,7 +204,9 @@ struct cs_archive {
   int64_t n_runs;             /* /runs rows */
   int64_t run_row;            /* row of this invocation, -1 before begin_run */
   int journal_fd;             /* -1: no journal (merge output) */
-  int64_t journal_records;    /* records in the journal file */
+  int64_t journal_records;    /* result and run records in the journal file */
+  int journal_covers;         /* the journal holds every result of the archive */
+  int dirty;                  /* the journal's dirty flag is set */
   int64_t unapplied;          /* journaled but not written to HDF5 (write failed) */
   char spec_sha256[65];
 };
@@ -327,10 +329,15 @@ typedef struct {
   void *data;
 } archive_quiet;
 
+/* HDF5 clears its error stack at the next API call, so a helper that must
+ * close things after a failure notes the reason first (archive_h5_note). */
+static _Thread_local char archive_saved_reason[256];
+
 static archive_quiet archive_quiet_begin(void) {
   archive_quiet q = {NULL, NULL};
   H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  archive_saved_reason[0] = '\0';
   return q;
 }
 
@@ -341,11 +348,20 @@ static herr_t archive_h5_walk(unsigned n, const H5E_error2_t *e, void *data) {
   return 0;
 }
 
+
+static void archive_h5_note(void) {
+  char buf[256] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, archive_h5_walk, buf);
+  if (buf[0]) archive_copy_str(archive_saved_reason, sizeof archive_saved_reason, buf);
+}
+
 /* The innermost HDF5 error description (what actually went wrong). */
 static const char *archive_h5_reason(char buf[256]) {
   buf[0] = '\0';
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, archive_h5_walk, buf);
+  if (!buf[0]) archive_copy_str(buf, 256, archive_saved_reason);
   if (!buf[0]) archive_copy_str(buf, 256, "HDF5 error");
+  archive_saved_reason[0] = '\0';
   return buf;
 }
 
@@ -420,8 +436,10 @@ static int archive_attr_write(hid_t obj, const char *name, hid_t type, const voi
   int rc = CS_OK;
   if (H5Aexists(obj, name) > 0) attr = H5Aopen(obj, name, H5P_DEFAULT);
   else attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (space < 0 || attr < 0 || H5Awrite(attr, type, value) < 0)
+  if (space < 0 || attr < 0 || H5Awrite(attr, type, value) < 0) {
+    archive_h5_note();
     rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the attribute %s", path, name);
+  }
   archive_h5_close_id(&attr, H5Aclose);
   archive_h5_close_id(&space, H5Sclose);
   return rc;
@@ -441,8 +459,10 @@ static int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, 
   int rc = CS_OK;
   if (H5Aexists(obj, name) > 0) attr = H5Aopen(obj, name, H5P_DEFAULT);
   else attr = H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (space < 0 || attr < 0 || H5Awrite(attr, H5T_NATIVE_INT64, &v) < 0)
+  if (space < 0 || attr < 0 || H5Awrite(attr, H5T_NATIVE_INT64, &v) < 0) {
+    archive_h5_note();
     rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the attribute %s", path, name);
+  }
   archive_h5_close_id(&attr, H5Aclose);
   archive_h5_close_id(&space, H5Sclose);
   return rc;
@@ -757,6 +777,7 @@ static int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, voi
            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &n, NULL) >= 0;
   if (ok) ok = (write ? H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, rows)
                       : H5Dread(ds, mtype, mspace, fspace, H5P_DEFAULT, rows)) >= 0;
+  if (!ok) archive_h5_note();
   if (mspace >= 0) H5Sclose(mspace);
   if (fspace >= 0) H5Sclose(fspace);
   return ok ? 0 : -1;
@@ -1176,8 +1197,10 @@ static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize
   hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk);
   hid_t ds = H5Dcreate2(loc, name, H5T_IEEE_F64LE, space, lcpl, dcpl, H5P_DEFAULT);
   int rc = CS_OK;
-  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0))
+  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
+    archive_h5_note();
     rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the dataset %s", path, name);
+  }
   archive_h5_close_id(&ds, H5Dclose);
   archive_h5_close_id(&dcpl, H5Pclose);
   archive_h5_close_id(&space, H5Sclose);
@@ -1290,9 +1313,11 @@ static void archive_cell_row_from_result(archive_cell_row *row, const cs_cell_re
 
 static int archive_write_cell_row(hid_t file, int64_t row_index, const archive_cell_row *row,
                                   const char *path) {
-  hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT), mt = archive_cell_row_type();
+  hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /cells", path);
+  hid_t mt = archive_cell_row_type();
   int rc = CS_OK;
-  if (ds < 0 || archive_table_io(ds, mt, (hsize_t)row_index, 1, (void *)row, 1) < 0)
+  if (archive_table_io(ds, mt, (hsize_t)row_index, 1, (void *)row, 1) < 0)
     rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /cells row %" PRId64, path, row_index);
   H5Tclose(mt);
   archive_h5_close_id(&ds, H5Dclose);
@@ -1420,6 +1445,20 @@ static int archive_read_run(hid_t file, int64_t row, cs_run_info *run) {
 /* ------------------------------------------------------------------------ */
 /* the journal                                                                */
 
+/* The reader (below) is used to seed a journal from an existing archive. */
+typedef struct {
+  cs_archive *a;  /* rows and statuses (no journal) */
+  hid_t file;
+  archive_meta meta;
+} archive_reader;
+
+static int archive_reader_open(const char *path, archive_reader *rd);
+static void archive_reader_close(archive_reader *rd);
+static int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows,
+                              hsize_t *n);
+static int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
+static void archive_results_free(cs_cell_result *res, int64_t n);
+
 static void archive_journal_header_make(archive_journal_header *h, const char *sha) {
   memset(h, 0, sizeof *h);
   memcpy(h->magic, ARCHIVE_JOURNAL_MAGIC, 8);
@@ -1455,14 +1494,50 @@ static int archive_read_all(int fd, void *p, size_t n) {
   return 0;
 }
 
-/* Start the journal afresh: header only, synced. */
-static int archive_journal_reset(cs_archive *a) {
+/* Append one record (synced when asked); on failure the file is cut back
+ * so no torn record can hide later ones. */
+static int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n,
+                                  int sync) {
+  archive_record_header rh = {ARCHIVE_RECORD_MAGIC, kind, n, 0, 0};
+  rh.crc = archive_crc32(archive_crc32(0, &rh, offsetof(archive_record_header, crc)), payload, n);
+  off_t end = lseek(a->journal_fd, 0, SEEK_END);
+  if (end < 0 || archive_write_all(a->journal_fd, &rh, sizeof rh) != 0 ||
+      archive_write_all(a->journal_fd, payload, n) != 0 || (sync && fdatasync(a->journal_fd) != 0)) {
+    int err = errno;
+    if (end >= 0 && ftruncate(a->journal_fd, end) == 0) fdatasync(a->journal_fd);
+    return cs_error(CS_ERR_IO, "cannot append to the journal %s: %s", a->journal_path, strerror(err));
+  }
+  if (kind != ARCHIVE_REC_COVER) a->journal_records++;
+  return CS_OK;
+}
+
+/* Start the journal afresh: the header, and a COVER record when the archive
+ * holds no result the journal lacks (a new archive). Synced. */
+static int archive_journal_reset(cs_archive *a, int covers) {
   archive_journal_header h;
   archive_journal_header_make(&h, a->spec_sha256);
   if (ftruncate(a->journal_fd, 0) != 0 || lseek(a->journal_fd, 0, SEEK_SET) != 0 ||
-      archive_write_all(a->journal_fd, &h, sizeof h) != 0 || fdatasync(a->journal_fd) != 0)
+      archive_write_all(a->journal_fd, &h, sizeof h) != 0)
     return cs_error(CS_ERR_IO, "cannot write the journal %s: %s", a->journal_path, strerror(errno));
   a->journal_records = 0;
+  a->journal_covers = 0;
+  a->dirty = 0;
+  if (covers) CS_CHECK(archive_journal_append(a, ARCHIVE_REC_COVER, "", 0, 0));
+  if (fdatasync(a->journal_fd) != 0)
+    return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+  a->journal_covers = covers;
+  return CS_OK;
+}
+
+/* The dirty flag in the journal header: set while an HDF5 write on the
+ * archive may be in progress. Found set on resume, the file is suspect and
+ * is rebuilt from the journal. */
+static int archive_journal_set_dirty(cs_archive *a, uint32_t dirty, int sync) {
+  if (pwrite(a->journal_fd, &dirty, sizeof dirty, offsetof(archive_journal_header, dirty)) !=
+          (ssize_t)sizeof dirty ||
+      (sync && fdatasync(a->journal_fd) != 0))
+    return cs_error(CS_ERR_IO, "cannot write the journal %s: %s", a->journal_path, strerror(errno));
+  a->dirty = dirty;
   return CS_OK;
 }
 
@@ -1506,8 +1581,10 @@ typedef struct {
 typedef struct {
   int header_ok;         /* a complete header for this build */
   char sha[65];          /* its spec sha256 */
+  int dirty;             /* an HDF5 write was in progress */
+  int covers;            /* a COVER record: every result of the archive is in here */
   archive_record_ref *recs;
-  int64_t n;
+  int64_t n;             /* records, COVER records excluded */
   off_t good_end;        /* end of the last valid record (cut here) */
   off_t size;
 } archive_journal_scan;
@@ -1539,6 +1616,7 @@ static int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_sc
     return cs_error(CS_ERR_INPUT, "%s was written by a different curvsweep build (record layout "
                     "differs): resume with the build that wrote it", jpath);
   s->header_ok = 1;
+  s->dirty = h.dirty != 0;
   archive_copy_str(s->sha, sizeof s->sha, h.spec_sha256);
   s->good_end = (off_t)sizeof h;
   // records
@@ -1571,8 +1649,13 @@ static int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_sc
       ref.cell_id = head.cell_id, ref.status = head.status, ref.attempts = head.attempts;
     } else if (rh.kind == ARCHIVE_REC_RUN_BEGIN || rh.kind == ARCHIVE_REC_RUN_END) {
       if (rh.length != sizeof(archive_run_payload)) break;
-    } else {
+    } else if (rh.kind != ARCHIVE_REC_COVER || rh.length != 0) {
       break;
+    }
+    s->good_end = ref.offset + (off_t)rh.length;
+    if (rh.kind == ARCHIVE_REC_COVER) {
+      s->covers = 1;
+      continue;
     }
     if (s->n == cap) {
       cap = cap ? 2 * cap : 64;
@@ -1584,7 +1667,6 @@ static int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_sc
       s->recs = nr;
     }
     s->recs[s->n++] = ref;
-    s->good_end = ref.offset + (off_t)rh.length;
   }
   free(buf);
   if (rc) archive_scan_free(s);
@@ -1603,29 +1685,62 @@ static int archive_journal_read_payload(int fd, const archive_record_ref *ref, c
   return CS_OK;
 }
 
-/* Append one record and make it durable; on failure the file is cut back
- * so no torn record can hide later ones. */
-static int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n) {
-  archive_record_header rh = {ARCHIVE_RECORD_MAGIC, kind, n, 0, 0};
-  rh.crc = archive_crc32(archive_crc32(0, &rh, offsetof(archive_record_header, crc)), payload, n);
-  off_t end = lseek(a->journal_fd, 0, SEEK_END);
-  if (end < 0 || archive_write_all(a->journal_fd, &rh, sizeof rh) != 0 ||
-      archive_write_all(a->journal_fd, payload, n) != 0 || fdatasync(a->journal_fd) != 0) {
-    int err = errno;
-    if (end >= 0 && ftruncate(a->journal_fd, end) == 0) fdatasync(a->journal_fd);
-    return cs_error(CS_ERR_IO, "cannot append to the journal %s: %s", a->journal_path, strerror(err));
-  }
-  a->journal_records++;
-  return CS_OK;
-}
-
-static int archive_journal_result(cs_archive *a, const cs_cell_result *r) {
+static int archive_journal_result(cs_archive *a, const cs_cell_result *r, int sync) {
   unsigned char *buf = NULL;
   size_t n = 0;
   CS_CHECK(result_pack(r, &buf, &n));
-  int rc = archive_journal_append(a, ARCHIVE_REC_RESULT, buf, n);
+  int rc = archive_journal_append(a, ARCHIVE_REC_RESULT, buf, n, sync);
   free(buf);
   return rc;
+}
+
+/* Make the journal cover the archive before the first write of a session
+ * whose journal is new beside an archive that may hold results (a merged
+ * archive, or one whose journal was removed when it was complete): every
+ * finished result and every /runs row of the file, then COVER; one sync. */
+static int archive_journal_seed(cs_archive *a) {
+  if (a->journal_fd < 0 || a->journal_covers) return CS_OK;
+  archive_reader rd;
+  CS_CHECK(archive_reader_open(a->path, &rd));
+  cs_cell_result *res = NULL;
+  cs_run_info *runs = NULL;
+  int64_t n = 0;
+  hsize_t nr = 0;
+  int rc = archive_read_results_rd(&rd, &res, &n);
+  if (!rc) {
+    hid_t mt = archive_run_row_type();
+    rc = archive_read_table(&rd, "runs", mt, (void **)&runs, &nr);
+    H5Tclose(mt);
+  }
+  archive_reader_close(&rd);
+  for (int64_t i = 0; i < n && !rc; i++)
+    if (res[i].status != CELL_PENDING) rc = archive_journal_result(a, &res[i], 0);
+  for (hsize_t k = 0; k < nr && !rc; k++) {
+    archive_run_payload p;
+    memset(&p, 0, sizeof p);
+    p.row = (int64_t)k;
+    p.info = runs[k];
+    rc = archive_journal_append(a, ARCHIVE_REC_RUN_BEGIN, &p, sizeof p, 0);
+  }
+  if (!rc) rc = archive_journal_append(a, ARCHIVE_REC_COVER, "", 0, 1);
+  if (!rc) a->journal_covers = 1;
+  archive_results_free(res, n);
+  free(runs);
+  return rc;
+}
+
+/* Around every HDF5 write on the archive: the journal covers it and the
+ * dirty flag is set (synced here, or by the record append that follows);
+ * cleared once the file is closed again. */
+static int archive_window_begin(cs_archive *a, int sync) {
+  if (a->journal_fd < 0) return CS_OK;
+  CS_CHECK(archive_journal_seed(a));
+  return archive_journal_set_dirty(a, 1, sync);
+}
+
+static int archive_window_end(cs_archive *a) {
+  if (a->journal_fd < 0) return CS_OK;
+  return archive_journal_set_dirty(a, 0, 0);
 }
 
 /* Apply the scanned journal to the open file. rebuilt: the file was just
@@ -1754,12 +1869,12 @@ static int archive_apply_mask(cs_archive *a, const cs_spec *spec, const unsigned
 
 /* Create a new archive (rows from mask) under a temp name and rename it
  * into place; the journal is reset just before (it belonged to whatever
- * the path held). */
+ * the path held, which the user asked to replace). */
 static int archive_create_fresh(cs_archive *a, const cs_spec *spec, const unsigned char *mask) {
   CS_CHECK(archive_rows_from_mask(a, spec, mask));
   char *tmp = NULL;
   CS_CHECK(archive_create_temp(a, spec, &tmp));
-  int rc = archive_journal_reset(a);
+  int rc = archive_journal_reset(a, 1);
   if (!rc) rc = archive_rename_into_place(tmp, a->path);
   else unlink(tmp);
   free(tmp);
@@ -1791,15 +1906,20 @@ static int archive_set_aside(const char *path, char **aside_out) {
   return CS_OK;
 }
 
-/* Rebuild from spec + journal: set the damaged file aside (if any), create
- * a fresh archive listing the mask's cells and every journaled cell, apply
- * every record. */
+/* Rebuild from spec + journal: a complete new file listing the mask's
+ * cells and every journaled cell is built under a temp name with every
+ * record applied; then the old file (if any) is set aside, never deleted,
+ * and the new one renamed into place. A crash at any point leaves the old
+ * file or no file, and the journal, so the next resume starts over. */
 static int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
-                           const archive_journal_scan *s) {
+                           const archive_journal_scan *s, int keep_rows) {
   int64_t nc = spec_cell_count(spec);
   unsigned char *sel = NULL;
   CS_CHECK(CS_CALLOC(sel, nc));
   for (int64_t c = 0; c < nc; c++) sel[c] = !mask || mask[c];
+  // the rows the old file listed (when it could be read) stay listed
+  for (int64_t r = 0; keep_rows && r < a->n_rows; r++)
+    if (a->row_cell[r] >= 0 && a->row_cell[r] < nc) sel[a->row_cell[r]] = 1;
   for (int64_t i = 0; i < s->n; i++) {
     if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
     if (s->recs[i].cell_id < 0 || s->recs[i].cell_id >= nc) {
@@ -1809,27 +1929,28 @@ static int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned ch
     }
     sel[s->recs[i].cell_id] = 1;
   }
-  if (archive_file_exists(a->path)) {
-    int rc = archive_set_aside(a->path, NULL);
-    if (rc) {
-      free(sel);
-      return rc;
-    }
-  }
-  // fresh file without touching the journal, then replay it
   int rc = archive_rows_from_mask(a, spec, sel);
   free(sel);
   CS_CHECK(rc);
-  char *tmp = NULL;
+  // the new file, complete, under a temp name
+  char *tmp = NULL, *final_path = a->path;
   CS_CHECK(archive_create_temp(a, spec, &tmp));
-  rc = archive_rename_into_place(tmp, a->path);
-  free(tmp);
-  CS_CHECK(rc);
+  a->path = tmp;
   a->n_runs = 0;
   hid_t file;
-  CS_CHECK(archive_h5_session_open(a, &file));
-  rc = archive_journal_replay(a, file, s, 1);
-  rc = archive_h5_session_close(a, file, rc);
+  rc = archive_h5_session_open(a, &file);
+  if (!rc) {
+    rc = archive_journal_replay(a, file, s, 1);
+    rc = archive_h5_session_close(a, file, rc);
+  }
+  a->path = final_path;
+  if (!rc) rc = archive_fsync_file(tmp);
+  // the old file aside, the new one in place, the journal clean
+  if (!rc && archive_file_exists(a->path)) rc = archive_set_aside(a->path, NULL);
+  if (!rc) rc = archive_rename_into_place(tmp, a->path);
+  else unlink(tmp);
+  free(tmp);
+  if (!rc && s->header_ok) rc = archive_journal_set_dirty(a, 0, 1);
   CS_CHECK(rc);
   // rows outside the mask were added for journaled cells: keep them unselected
   for (int64_t r = 0; r < a->n_rows; r++) a->row_selected[r] = !mask || mask[a->row_cell[r]];
@@ -1850,7 +1971,11 @@ static int archive_journal_check_spec(const cs_archive *a, const archive_journal
   return CS_OK;
 }
 
-/* Resume an existing file (the journal is locked and scanned). */
+/* Resume an existing file (the journal is locked and scanned):
+ *   identity and spec checked read-only (refusals touch nothing);
+ *   unreadable, or left dirty by a killed write -> rebuilt from a journal
+ *   that covers it (else refused: damaged, nothing to rebuild from);
+ *   otherwise interrupted rows are cut and unapplied records applied. */
 static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
                                    archive_journal_scan *s, int journal_created) {
   hid_t file;
@@ -1868,29 +1993,38 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
     if (rc) cls = ARCHIVE_PROBE_UNREADABLE;
     H5Fclose(file);
   }
+  int covers = !journal_created && s->header_ok && s->covers && !strcmp(s->sha, a->spec_sha256);
   if (rc) {
-    // damaged (not foreign) and a journal of this spec from before: rebuild
-    int have_journal = !journal_created && s->header_ok && !strcmp(s->sha, a->spec_sha256);
-    if (cls == ARCHIVE_PROBE_UNREADABLE && have_journal) {
+    if (cls == ARCHIVE_PROBE_UNREADABLE && covers) {
       cs_error_clear();
-      return archive_rebuild(a, spec, mask, s);
+      return archive_rebuild(a, spec, mask, s, 0);
     }
     if (cls == ARCHIVE_PROBE_UNREADABLE) {
       char msg[1024];
       archive_copy_str(msg, sizeof msg, cs_error_message());
-      return cs_error(rc, "%s; there is no journal %s to rebuild it from: move it away or use "
-                      "another -o path", msg, a->journal_path);
+      return cs_error(rc, "%s; there is no journal %s holding its results to rebuild it from: "
+                      "move it away or use another -o path", msg, a->journal_path);
     }
     return rc;
   }
   CS_CHECK(archive_journal_check_spec(a, s));
   CS_CHECK(archive_apply_mask(a, spec, mask));
+  if (s->dirty && covers) return archive_rebuild(a, spec, mask, s, 1);
   // repair interrupted writes, then apply the journal
+  CS_CHECK(archive_window_begin(a, 1));
   CS_CHECK(archive_h5_session_open(a, &file));
   rc = archive_table_repair(a, file, "curvature");
   if (!rc) rc = archive_table_repair(a, file, "curves");
   if (!rc) rc = archive_journal_replay(a, file, s, 0);
-  return archive_h5_session_close(a, file, rc);
+  rc = archive_h5_session_close(a, file, rc);
+  if (!rc) rc = archive_window_end(a);
+  return rc;
+}
+
+static int archive_any_finished(const cs_archive *a) {
+  for (int64_t r = 0; r < a->n_rows; r++)
+    if (a->row_status[r] != CELL_PENDING) return 1;
+  return 0;
 }
 
 static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_archive_mode mode,
@@ -1923,17 +2057,19 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
     rc = archive_journal_scan_fd(a->journal_fd, a->journal_path, &scan);
     if (!rc && exists) rc = archive_resume_existing(a, spec, mask, &scan, created);
     else if (!rc) rc = archive_journal_check_spec(a, &scan);
-    if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan);  // journal without archive
+    if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan, 0);  // journal without archive
     if (rc) goto fail;
-    // cut a torn tail away; a journal without a valid header starts afresh
     if (!scan.header_ok || strcmp(scan.sha, a->spec_sha256) != 0) {
-      rc = archive_journal_reset(a);
+      // no usable header (or an empty journal of another spec): start afresh
+      rc = archive_journal_reset(a, !archive_any_finished(a));
     } else {
+      // cut a torn tail away
       if (scan.good_end < scan.size && (ftruncate(a->journal_fd, scan.good_end) != 0 ||
                                         fdatasync(a->journal_fd) != 0))
         rc = cs_error(CS_ERR_IO, "cannot cut the torn tail of the journal %s: %s", a->journal_path,
                       strerror(errno));
       a->journal_records = scan.n;
+      a->journal_covers = scan.covers;
     }
   } else {
     // create or overwrite: a complete new file replaces the path atomically
@@ -1983,19 +2119,24 @@ void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64
   if (diverged) *diverged = n[CELL_DIVERGED];
 }
 
+/* One result: dirty flag and record in the journal (one sync), the HDF5
+ * write, the flag cleared. The dirty flag stays set when the HDF5 write
+ * fails, so the next resume rebuilds the file from the journal. */
 static int archive_write_result_impl(cs_archive *a, const cs_cell_result *r, int journal_only) {
   CS_CHECK(archive_check_result(a, r));
-  // 1. durable in the journal
-  if (a->journal_fd >= 0) CS_CHECK(archive_journal_result(a, r));
+  if (a->journal_fd >= 0) {
+    CS_CHECK(archive_window_begin(a, 0));
+    CS_CHECK(archive_journal_result(a, r, 1));
+  }
   a->unapplied++;
   if (journal_only) return CS_OK;
-  // 2. into the HDF5 file, closed again afterwards
   hid_t file;
   CS_CHECK(archive_h5_session_open(a, &file));
   int rc = archive_apply_result(a, file, r);
   rc = archive_h5_session_close(a, file, rc);
-  if (!rc) a->unapplied--;
-  return rc;
+  if (rc) return rc;
+  a->unapplied--;
+  return archive_window_end(a);
 }
 
 int archive_write_result(cs_archive *a, const cs_cell_result *r) {
@@ -2020,14 +2161,18 @@ static int archive_run_impl(cs_archive *a, const cs_run_info *run, int begin) {
   p.row = begin ? a->n_runs : a->run_row;
   p.info = *run;
   // journal first, then the file
-  if (a->journal_fd >= 0)
-    CS_CHECK(archive_journal_append(a, begin ? ARCHIVE_REC_RUN_BEGIN : ARCHIVE_REC_RUN_END, &p, sizeof p));
+  if (a->journal_fd >= 0) {
+    CS_CHECK(archive_window_begin(a, 0));
+    CS_CHECK(archive_journal_append(a, begin ? ARCHIVE_REC_RUN_BEGIN : ARCHIVE_REC_RUN_END, &p,
+                                    sizeof p, 1));
+  }
   hid_t file;
   CS_CHECK(archive_h5_session_open(a, &file));
   int rc = archive_apply_run(a, file, p.row, run);
   rc = archive_h5_session_close(a, file, rc);
-  if (!rc && begin) a->run_row = a->n_runs - 1;
-  return rc;
+  if (rc) return rc;
+  if (begin) a->run_row = a->n_runs - 1;
+  return archive_window_end(a);
 }
 
 int archive_begin_run(cs_archive *a, const cs_run_info *run) {
@@ -2046,10 +2191,12 @@ int archive_end_run(cs_archive *a, const cs_run_info *run) {
 
 int archive_close(cs_archive *a) {
   if (!a) return CS_OK;
-  // the journal goes once the file holds all of it and nothing is pending
+  // the journal goes once the file holds all of it (clean, nothing
+  // unapplied) and nothing is pending, or when it holds no record at all
   int64_t pending = 0;
   for (int64_t r = 0; r < a->n_rows; r++) pending += a->row_status[r] == CELL_PENDING;
-  if (a->journal_fd >= 0 && a->unapplied == 0 && (pending == 0 || a->journal_records == 0)) {
+  if (a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty &&
+      (pending == 0 || a->journal_records == 0)) {
     unlink(a->journal_path);
     archive_fsync_dir(a->journal_path);
   }
@@ -2060,12 +2207,6 @@ int archive_close(cs_archive *a) {
 /* ------------------------------------------------------------------------ */
 /* reading                                                                    */
 
-/* A read-only view: identity checked, rows loaded. */
-typedef struct {
-  cs_archive *a;  /* rows and statuses (no journal) */
-  hid_t file;
-  archive_meta meta;
-} archive_reader;
 
 static void archive_reader_close(archive_reader *rd) {
   if (rd->file >= 0) H5Fclose(rd->file);
@@ -2479,6 +2620,22 @@ typedef struct {
   hsize_t n_runs;
 } archive_merge_input;
 
+/* An input whose writer was killed inside a write may lack journaled
+ * results: it must be resumed (repaired) before it is merged. */
+static int archive_check_not_interrupted(const char *path) {
+  char *jpath = archive_strdup_printf("%s.journal", path);
+  if (!jpath) return cs_error(CS_ERR_NOMEM, "out of memory");
+  int fd = open(jpath, O_RDONLY | O_CLOEXEC), rc = CS_OK;
+  archive_journal_header h;
+  if (fd >= 0 && archive_read_all(fd, &h, sizeof h) == 0 &&
+      !memcmp(h.magic, ARCHIVE_JOURNAL_MAGIC, 8) && h.dirty)
+    rc = cs_error(CS_ERR_INPUT, "%s was interrupted during a write (its journal %s says so): resume "
+                  "it first (curvsweep run with its spec and -o %s), then merge", path, jpath, path);
+  if (fd >= 0) close(fd);
+  free(jpath);
+  return rc;
+}
+
 static int archive_merge_impl(const char *out, const char *const *inputs, int n_inputs, int overwrite) {
   if (!out || !inputs || n_inputs < 1)
     return cs_error(CS_ERR_INPUT, "merge: need an output and at least one input archive");
@@ -2504,6 +2661,7 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
   // read every input: identity, same spec, results, runs
   for (int i = 0; i < n_inputs && !rc; i++) {
     archive_reader rd;
+    if ((rc = archive_check_not_interrupted(inputs[i]))) break;
     if ((rc = archive_reader_open(inputs[i], &rd))) break;
     if (i == 0) {
       archive_copy_str(first_sha, sizeof first_sha, rd.meta.spec_sha256);
