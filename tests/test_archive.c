@@ -1199,6 +1199,26 @@ static void test_shards_and_merge(void **state) {
   assert_int_equal(s.failed, 1);
   assert_int_equal(s.pending, 1);
 
+  // resuming the merged archive (it has no journal) and being killed inside
+  // the first write: the journal was seeded with the merged results first,
+  // so the rebuild holds them all, the new cell 7 and both /runs rows
+  char mj[200];
+  snprintf(mj, sizeof mj, "%s.journal", pm);
+  assert_false(file_exists(mj));
+  cs_archive *m = open_ok(pm, spec, ARCHIVE_RESUME, NULL);
+  assert_int_equal(archive_test_journal_only(m, &r[7]), CS_OK);
+  close_ok(m);
+  m = open_ok(pm, spec, ARCHIVE_RESUME, NULL);  // dirty: rebuilt from the journal
+  close_ok(m);
+  assert_int_equal(count_prefixed(dir, "merged.h5.damaged-", NULL, 0), 1);
+  merged = read_ok(pm, &nm);
+  for (int c = 0; c < 8; c++) assert_same_result(&merged[c], &r[c]);
+  free_results(merged, nm);
+  assert_int_equal(archive_summary(pm, &s), CS_OK);
+  assert_int_equal(s.runs, 2);
+  assert_int_equal(s.done, 7);
+  assert_false(file_exists(mj));  // nothing pending: the journal is gone
+
   // merging a shard with the whole archive: overlaps agree, fine
   const char *agree[2] = {pa, pall};
   char pm2[160];

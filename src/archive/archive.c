@@ -64,17 +64,35 @@
  * ======================================================================
  * Journal (ARCHIVE.journal, native byte order: same machine, same build)
  * ======================================================================
- *   header  archive_journal_header: magic "CSJRNL01", version, struct
- *           sizes of this build (a layout fingerprint), spec sha256, CRC-32.
+ *   header  archive_journal_header: magic "CSJRNL01", version, struct sizes
+ *           of this build (a layout fingerprint), spec sha256, CRC-32, and
+ *           a dirty flag outside the CRC.
  *   records archive_record_header {magic "CSR1", kind, payload length,
  *           CRC-32 of the first 16 header bytes and the payload} + payload:
- *           kind 1: result_pack() bytes of one cs_cell_result;
- *           kind 2/3: run begin/end {int64 run row, cs_run_info}.
- * Write order: journal record, fdatasync, HDF5 rows, H5Fflush, /cells row
- * + committed_rows, H5Fclose. Resume reads records up to the first torn,
- * short or bad-checksum one (cut away), and re-applies every record whose
- * cell is not in that state in the HDF5 file. The journal file also
- * carries the writer's lock (flock), so two writers never share an archive.
+ *           kind 1 result: result_pack() bytes of one cs_cell_result;
+ *           kind 2/3 run begin/end: {int64 /runs row, cs_run_info};
+ *           kind 4 COVER (no payload): every result the archive holds is
+ *           in this journal (written at creation, or after seeding).
+ * One write (result or run row):
+ *   1. if the journal does not cover the archive yet (a journal started
+ *      beside an archive that holds results: a merged archive, or one whose
+ *      journal was removed when complete), seed it: every finished result
+ *      and /runs row of the file, then COVER;
+ *   2. dirty flag set, record appended, one fdatasync (durable: reported);
+ *   3. HDF5: rows appended, groups written, H5Fflush, the /cells row and
+ *      committed_rows (the commit point), H5Fclose;
+ *   4. dirty flag cleared (it stays set if step 3 failed).
+ * Resume: records are read up to the first torn, short or bad-checksum one
+ * (never reported done; cut away). An archive that cannot be read, or whose
+ * journal is dirty (a writer was killed inside step 3, so the file may be
+ * inconsistent in ways no check sees), is rebuilt from spec + journal when
+ * the journal covers it: a complete new file is built under a temp name,
+ * the old one renamed ARCHIVE.damaged-<UTC time> (never deleted), the new
+ * one renamed into place. Otherwise rows beyond committed_rows are cut and
+ * every record whose cell is not in that state in the file is applied. The
+ * journal is removed at close once the file holds all of it and no cell is
+ * pending (or it holds no record). The journal file also carries the
+ * writer's lock (flock), so two writers never share an archive.
  */
 #include "curvsweep/archive.h"
 
