@@ -24,6 +24,15 @@ static void test_ungated_affine_regime_is_flat(void **state) {
       }
 }
 
+/* Saturated softmax: derivatives far below the values' rounding, still flat. */
+static void test_flat_where_softmax_saturates(void **state) {
+  (void)state;
+  double mk, ml;
+  assert_int_equal(verify_saturated_flatness(20.0, &mk, &ml), CS_OK);
+  assert_true(ml < -40.0); /* det g < e^-40: deep in saturation */
+  if (!(mk <= 1e-8)) fail_msg("saturated ungated skeleton: max |K~| = %.3e", mk);
+}
+
 static void test_gated_affine_skeleton_is_curved(void **state) {
   (void)state;
   const cs_arch archs[2] = {ARCH_GATED, ARCH_GATED_HEADWISE};
@@ -72,6 +81,7 @@ static void test_verify_table_all_pass(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ungated_affine_regime_is_flat),
+      cmocka_unit_test(test_flat_where_softmax_saturates),
       cmocka_unit_test(test_gated_affine_skeleton_is_curved),
       cmocka_unit_test(test_positive_curvature_needs_the_gate),
       cmocka_unit_test(test_rescaling_changes_K_not_K_tilde),

@@ -49,6 +49,12 @@ int verify_positive_gated_point(int64_t *seed, double x[2], double *Kt_gated,
  * K and of K̃ from K̃ over a set of points. */
 int verify_scaling(double c, double *dev_K, double *dev_Kt);
 
+/* Ungated affine skeleton (m = 2, depth 2) with its slot keys multiplied by
+ * key_scale, so the softmax saturates and the derivatives become tiny:
+ * largest |K̃| over non-degenerate points (flat ⇒ rounding level) and the
+ * smallest log det g (how saturated). */
+int verify_saturated_flatness(double key_scale, double *max_abs_Kt, double *min_logdet);
+
 /* Every check, in the order `curvsweep verify` prints them. */
 int verify_all(verify_table *t);
 

@@ -51,18 +51,22 @@ static inline void jet_fn_derivs(jet_fn f, double t, double *f0, double *f1, dou
       *f0 = *f1 = *f2 = e;
       break;
     }
-    case JET_SIGMOID: { /* σ' = σ(1-σ), σ'' = σ'(1-2σ) */
-      double sg = 1.0 / (1.0 + exp(-t));
-      *f0 = sg;
-      *f1 = sg * (1.0 - sg);
-      *f2 = *f1 * (1.0 - 2.0 * sg);
+    case JET_SIGMOID: {
+      /* with e = exp(−|t|) (no cancellation when σ → 0 or 1):
+       * σ' = e/(1+e)², σ'' = σ'(1 − 2σ), 1 − 2σ = ∓(1 − e)/(1 + e) */
+      double e = exp(-fabs(t)), r = 1.0 / (1.0 + e);
+      *f0 = t >= 0 ? r : e * r;
+      *f1 = e * r * r;
+      *f2 = *f1 * (t >= 0 ? -(1.0 - e) * r : (1.0 - e) * r);
       break;
     }
-    case JET_TANH: { /* tanh' = 1 - tanh², tanh'' = -2 tanh tanh' */
-      double th = tanh(t);
-      *f0 = th;
-      *f1 = 1.0 - th * th;
-      *f2 = -2.0 * th * *f1;
+    case JET_TANH: {
+      /* with e = exp(−2|t|): tanh = ±(1 − e)/(1 + e), tanh' = 4e/(1+e)²,
+       * tanh'' = −2 tanh tanh' */
+      double e = exp(-2.0 * fabs(t)), r = 1.0 / (1.0 + e);
+      *f0 = (t >= 0 ? 1.0 : -1.0) * (1.0 - e) * r;
+      *f1 = 4.0 * e * r * r;
+      *f2 = -2.0 * *f0 * *f1;
       break;
     }
     case JET_RSQRT: { /* t^{-1/2}: f' = -f/(2t), f'' = 3f/(4t²) */
@@ -221,23 +225,86 @@ void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c)
   }
 }
 
-/* Softmax per group: α = exp(x − max) / Σ exp(x − max).
- * The max is a constant (no derivative), subtracted from value rows only;
- * then exp (unary rule), Z = group sum (linear, all rows), 1/Z (unary
- * rule), α = e ⊙ (1/Z) broadcast over the group (Leibniz). */
-void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp) {
-  int C = s->C, w = G * n;
+/* Softmax per group on values: α = exp(x − max) / Σ exp(x − max).
+ * x (N × G·n) in place; Z (N × G) scratch. */
+static void softmax_values(int N, int G, int n, double *x, double *Z) {
+  int w = G * n;
   for (int p = 0; p < N; p++) {
-    double *xp = x + (long)p * C * w;
+    double *xp = x + (long)p * w;
     for (int g = 0; g < G; g++) {
       double mx = xp[g * n];
       for (int i = 1; i < n; i++) mx = fmax(mx, xp[g * n + i]);
       for (int i = 0; i < n; i++) xp[g * n + i] -= mx;
     }
   }
-  double *Z = tmp; /* (N·C) × G */
-  jet_unary(s, JET_EXP, N, w, x, x);
-  jet_group_sum(N * C, G, n, x, Z);
-  jet_unary(s, JET_RECIP, N, G, Z, Z);
-  jet_mul_group(s, N, G, n, x, Z, x);
+#pragma omp simd
+  for (long i = 0; i < (long)N * w; i++) x[i] = exp(x[i]);
+  jet_group_sum(N, G, n, x, Z);
+  for (long r = 0; r < (long)N * G; r++) Z[r] = 1.0 / Z[r];
+  for (int p = 0; p < N; p++)
+    for (int g = 0; g < G; g++)
+      for (int i = 0; i < n; i++) x[(long)p * w + g * n + i] *= Z[(long)p * G + g];
+}
+
+/* Softmax per group on jets, in the form that stays accurate when the
+ * softmax saturates (α_i → 1): with u_a(i) = Σ_j α_j (s_a(i) − s_a(j)),
+ *   α_a(i)  = α_i u_a(i)
+ *   α_ab(i) = α_i [ u_a(i) u_b(i) + Σ_j α_j (s_ab(i) − s_ab(j))
+ *                   − Σ_j α_j u_a(j) u_b(j) ]
+ * Every term is a difference of scores weighted by probabilities, so a
+ * dominant slot's tiny derivatives are computed to full relative precision
+ * (the textbook α ⊙ (s_a − ⟨α, s_a⟩) cancels catastrophically there).
+ * x (N·C × G·n) in place; the scores are copied per group into scratch. */
+static void softmax_jets(const jet_shape *js, int N, int G, int n, double *x) {
+  int C = js->C, m = js->m, P = C - 1 - m, w = G * n;
+  double *s = malloc(sizeof(double) * (size_t)(C * n + m * n)), *u = s + C * n;
+  if (!s) { /* cannot happen in practice; leave NaN so the point is flagged */
+    for (long i = 0; i < (long)N * C * w; i++) x[i] = NAN;
+    return;
+  }
+  for (int p = 0; p < N; p++)
+    for (int g = 0; g < G; g++) {
+      double *xp = x + (long)p * C * w + g * n;
+      for (int r = 0; r < C; r++) memcpy(s + r * n, xp + (long)r * w, sizeof(double) * n);
+      /* values */
+      double mx = s[0], Z = 0.0;
+      for (int i = 1; i < n; i++) mx = fmax(mx, s[i]);
+      for (int i = 0; i < n; i++) Z += exp(s[i] - mx);
+      double *alpha = xp; /* row 0 */
+      for (int i = 0; i < n; i++) alpha[i] = exp(s[i] - mx) / Z;
+      /* first derivatives: u_a(i) = Σ_j α_j (s_a(i) − s_a(j)) */
+      for (int a = 0; a < m; a++) {
+        const double *sa = s + (1 + a) * n;
+        for (int i = 0; i < n; i++) {
+          double acc = 0.0;
+          for (int j = 0; j < n; j++) acc += alpha[j] * (sa[i] - sa[j]);
+          u[a * n + i] = acc;
+        }
+      }
+      /* second derivatives */
+      for (int q = 0; q < P; q++) {
+        int a = js->pa[q], b = js->pb[q];
+        const double *sab = s + (1 + m + q) * n, *ua = u + a * n, *ub = u + b * n;
+        double cross = 0.0;
+        for (int j = 0; j < n; j++) cross += alpha[j] * ua[j] * ub[j];
+        double *out = xp + (long)(1 + m + q) * w;
+        for (int i = 0; i < n; i++) {
+          double acc = 0.0;
+          for (int j = 0; j < n; j++) acc += alpha[j] * (sab[i] - sab[j]);
+          out[i] = alpha[i] * (ua[i] * ub[i] + acc - cross);
+        }
+      }
+      for (int a = 0; a < m; a++) {
+        double *out = xp + (long)(1 + a) * w;
+        for (int i = 0; i < n; i++) out[i] = alpha[i] * u[a * n + i];
+      }
+    }
+  free(s);
+}
+
+void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp) {
+  if (s->C == 1)
+    softmax_values(N, G, n, x, tmp);
+  else
+    softmax_jets(s, N, G, n, x);
 }

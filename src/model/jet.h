@@ -37,8 +37,9 @@ void jet_group_sum(int rows, int G, int n, const double *u, double *out);
 /* Value rows only: x[p·C, j] += c  (adding a constant leaves derivatives alone). */
 void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c);
 /* Softmax over each group of n columns, in place: x (N·C) × (G·n).
- * Built from the rules above: shift by the max (value rows), exp, group
- * sum, reciprocal, group product. tmp: (N·C) × 2G scratch. */
+ * Values: shift by the max, exp, normalise. Jets: the closed form in
+ * probability-weighted score differences (jet.c), accurate when the
+ * softmax saturates. tmp: (N·C) × 2G scratch. */
 void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp);
 
 #endif

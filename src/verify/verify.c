@@ -203,6 +203,42 @@ int verify_scaling(double c, double *dev_K, double *dev_Kt) {
   return CS_OK;
 }
 
+int verify_saturated_flatness(double key_scale, double *max_abs_Kt, double *min_logdet) {
+  cs_config c = affine_config(ARCH_UNGATED, 2, 2, 11);
+  cs_model *M;
+  CS_CHECK(model_create(&c, NULL, &M));
+  randomise(M, 11);
+  /* scale the slot keys: scores grow, the softmax saturates at most points */
+  for (int l = 0; l < c.depth; l++) {
+    char name[32];
+    cs_tensor K;
+    snprintf(name, sizeof name, "layer%d/K", l);
+    int rc = model_find_tensor(M, name, &K);
+    if (rc) {
+      model_free(M);
+      return rc;
+    }
+    for (int i = 0; i < K.rows * K.cols; i++) K.v[i] *= key_scale;
+  }
+  double x[AFFINE_POINTS * 2];
+  geom_point pts[AFFINE_POINTS];
+  random_points(11, AFFINE_POINTS, 2, x);
+  int rc = curvature_at(M, AFFINE_POINTS, x, pts, NULL);
+  model_free(M);
+  CS_CHECK(rc);
+  double mk = 0.0, ml = INFINITY;
+  int n = 0;
+  for (int p = 0; p < AFFINE_POINTS; p++) {
+    if (pts[p].degenerate) continue;
+    mk = fmax(mk, fabs(pts[p].K_tilde));
+    ml = fmin(ml, pts[p].logdet_g);
+    n++;
+  }
+  if (n == 0) return cs_error(CS_ERR_NUMERIC, "verify: every saturated point degenerate");
+  *max_abs_Kt = mk, *min_logdet = ml;
+  return CS_OK;
+}
+
 int verify_all(verify_table *t) {
   /* 1. analytic surfaces through the engine */
   int n = 0;
@@ -238,6 +274,11 @@ int verify_all(verify_table *t) {
         CS_CHECK(verify_add(t, name, v.max_ratio, VERIFY_CURVED_BOUND, 0.0,
                             v.max_ratio >= VERIFY_CURVED_BOUND));
       }
+  /* 2b. flat also where the softmax saturates (tiny but exact derivatives) */
+  double mk, ml;
+  CS_CHECK(verify_saturated_flatness(20.0, &mk, &ml));
+  snprintf(name, sizeof name, "ungated affine, saturated softmax (min log det g %.0f): max |K~|", ml);
+  CS_CHECK(verify_add(t, name, mk, 0.0, 1e-8, mk <= 1e-8));
   /* 4. positive curvature needs the gate */
   int64_t seed;
   double x[2], kg, ku;
