@@ -162,11 +162,59 @@ static double analysis_median(const double *v, int n) {
   return m.mean;
 }
 
+/* Flatness of the ungated affine-skeleton cells of task t and regime r (every
+ * task and regime when t < 0), prefix row by prefix row (depth, l): a row is
+ * flat when its largest mean |K̃| over seeds is at most ANALYSIS_FLAT_KT, or
+ * at most ANALYSIS_FLAT_REL × the mean |K̃| of the gated cells at the same
+ * (task, depth, regime, l): K̃ is invariant to uniform rescaling only, so in a
+ * model whose metric has collapsed anisotropically (log det g → −∞) the
+ * rounding error of K̃ grows with the condition number of J. */
+typedef struct {
+  int rows, cells;        /* prefix rows checked; done cells behind them */
+  int abs_flat, rel_flat; /* rows flat by the absolute bound; by the relative one only */
+  double max_abs;         /* largest Kt_max */
+  int max_t, max_d, max_l;
+  double max_logdet;      /* mean log det g at that row */
+  double worst_rel;       /* largest ratio to gated among rows above the absolute bound */
+} analysis_flatness;
+
+static analysis_flatness analysis_ungated_flatness(const analysis_data *D, int t_only, int r_only) {
+  analysis_flatness F = {0, 0, 0, 0, NAN, -1, -1, -1, NAN, NAN};
+  int u = analysis_find_arch(D, ARCH_UNGATED), g = analysis_find_arch(D, ARCH_GATED);
+  if (g < 0) g = analysis_find_arch(D, ARCH_GATED_HEADWISE);
+  if (u < 0) return F;
+  for (int t = 0; t < D->n_task; t++)
+    for (int r = 0; r < D->n_regime; r++) {
+      if ((t_only >= 0 && t != t_only) || (r_only >= 0 && r != r_only) || !D->regime[r].skeleton)
+        continue;
+      for (int d = 0; d < D->n_depth; d++) {
+        const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
+        const analysis_prefix *q = g >= 0 ? D->prefix[analysis_gidx(D, g, t, d, r)] : NULL;
+        if (!p) continue;
+        F.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
+        for (int l = 0; l < D->depth[d]; l++) {
+          double v = p[l].Kt_max;
+          if (!isfinite(v)) continue;
+          F.rows++;
+          if (!(v <= F.max_abs)) F.max_abs = v, F.max_t = t, F.max_d = d, F.max_l = l + 1,
+                                 F.max_logdet = p[l].logdet.mean;
+          if (v <= ANALYSIS_FLAT_KT) {
+            F.abs_flat++;
+            continue;
+          }
+          double rel = q && q[l].Kt.mean > 0 ? v / q[l].Kt.mean : NAN;
+          if (!(rel <= F.worst_rel)) F.worst_rel = rel;
+          if (rel <= ANALYSIS_FLAT_REL) F.rel_flat++;
+        }
+      }
+    }
+  return F;
+}
+
 static int analysis_md_claim1(FILE *f, const analysis_data *D) {
   fprintf(f, "### Claim 1 — ungated attention is flat in the structured (affine) regime\n\n");
   int u = analysis_find_arch(D, ARCH_UNGATED);
-  double flat_max = NAN;
-  int n_cells = 0, n_g = 0, n_o = 0, cap = 1;
+  int n_g = 0, n_o = 0, cap = 1;
   for (int d = 0; d < D->n_depth; d++) cap += D->depth[d];
   cap *= D->n_arch * D->n_task * D->n_regime;
   double *gated_skel, *ungated_other;
@@ -180,38 +228,47 @@ static int analysis_md_claim1(FILE *f, const analysis_data *D) {
     for (int t = 0; t < D->n_task; t++)
       for (int d = 0; d < D->n_depth; d++)
         for (int r = 0; r < D->n_regime; r++) {
-          size_t gi = analysis_gidx(D, a, t, d, r);
-          const analysis_prefix *p = D->prefix[gi];
-          if (!p) continue;
+          const analysis_prefix *p = D->prefix[analysis_gidx(D, a, t, d, r)];
           int skel = D->regime[r].skeleton;
-          if (a == u && skel) n_cells += D->group[gi].n_done;
-          for (int l = 0; l < D->depth[d]; l++) {
-            if (a == u && skel && isfinite(p[l].Kt_max) && !(p[l].Kt_max <= flat_max))
-              flat_max = p[l].Kt_max;
+          for (int l = 0; p && l < D->depth[d]; l++) {
             if (a == u && !skel && isfinite(p[l].Kt.mean)) ungated_other[n_o++] = p[l].Kt.mean;
             if (analysis_is_gated(D->arch[a]) && skel && isfinite(p[l].Kt.mean))
               gated_skel[n_g++] = p[l].Kt.mean;
           }
         }
-  if (u < 0 || n_cells == 0) {
+  analysis_flatness F = analysis_ungated_flatness(D, -1, -1);
+  if (F.rows == 0) {
     fprintf(f, "**Not testable with this archive**: no done ungated cell has the affine-skeleton "
                "config (add `arch = ungated` with heads 1, slots = input_dim + 1, residual no, "
                "norm none).\n\n");
   } else {
     fprintf(f, "Ungated cells with the affine-skeleton config: %d done; largest mean |K̃| over "
-               "every cell and prefix (prefix.csv `Kt_absmean_max`): **%s** (flat bound %g).\n",
-            n_cells, F4(flat_max), ANALYSIS_FLAT_KT);
+               "every cell and prefix (prefix.csv `Kt_absmean_max`): **%s** (flat bound %g), at "
+               "task %s, depth %d, prefix %d, where mean log det g is %s.\n",
+            F.cells, F4(F.max_abs), ANALYSIS_FLAT_KT, config_task_name(D->task[F.max_t]),
+            D->depth[F.max_d], F.max_l, F4(F.max_logdet));
     if (n_g) fprintf(f, "For contrast, median over prefixes of mean |K̃| in gated skeleton cells: %s.\n",
                      F4(analysis_median(gated_skel, n_g)));
     if (n_o) fprintf(f, "Ungated cells outside the skeleton (not flat in general): median mean |K̃| %s.\n",
                      F4(analysis_median(ungated_other, n_o)));
-    if (flat_max <= ANALYSIS_FLAT_KT)
+    int above = F.rows - F.abs_flat;
+    if (above == 0)
       fprintf(f, "\n**Supported**: every ungated skeleton cell is flat to rounding at every depth "
                  "and prefix.\n\n");
+    else if (F.abs_flat + F.rel_flat == F.rows)
+      fprintf(f, "\n**Supported, up to rounding in ill-conditioned models**: %d of %d (task, depth, "
+                 "prefix) rows exceed the absolute bound, but each stays below %g × the gated mean "
+                 "|K̃| at the same task, depth and prefix (largest ratio **%s**). These models have "
+                 "collapsed their metric (mean log det g down to %s): K̃ is invariant to uniform "
+                 "rescaling only, and its rounding error grows with the condition number of J.\n\n",
+              above, F.rows, ANALYSIS_FLAT_REL, F4(F.worst_rel), F4(F.max_logdet));
     else
-      fprintf(f, "\n**Not supported by these data**: ungated skeleton cells reach mean |K̃| = %s, "
-                 "above the flat bound %g (check the geometry engine with `curvsweep verify`).\n\n",
-              F4(flat_max), ANALYSIS_FLAT_KT);
+      fprintf(f, "\n**Not supported by these data**: %d of %d (task, depth, prefix) rows of "
+                 "ungated skeleton cells exceed both the flat bound %g and %g × the gated mean "
+                 "|K̃| at the same place (largest ratio **%s**); check the geometry engine with "
+                 "`curvsweep verify`.\n\n",
+              F.rows - F.abs_flat - F.rel_flat, F.rows, ANALYSIS_FLAT_KT, ANALYSIS_FLAT_REL,
+              F4(F.worst_rel));
   }
   free(gated_skel), free(ungated_other);
   return CS_OK;
@@ -354,6 +411,10 @@ static const char *analysis_amp_reading(const analysis_boot *Kt, const analysis_
   if (flat) return "flat to rounding (slopes are rounding noise)";
   if (!isfinite(Kt->estimate) && !isfinite(K->estimate)) return "not testable (needs two or more depths)";
   if (!isfinite(Kt->lo)) return "no interval (needs two or more seeds)";
+  if (Kt->lo > 0 && isfinite(Ld->hi) && Ld->hi < 0)
+    return (*kind = 3), "K̃ grows while log det g falls: more than uniform shrinkage, but K̃ is "
+                        "invariant to uniform rescaling only, so an anisotropic collapse of the "
+                        "metric can contribute (compare ∫K dA, summary.csv intK)";
   if (Kt->lo > 0) return (*kind = 1), "K̃ grows: geometric amplification";
   if (K->lo > 0) {
     *kind = 2;
@@ -376,7 +437,7 @@ static void analysis_md_claim4(FILE *f, const analysis_data *D) {
              "units 1/length², so a layer that only shrinks its output raises it: amplification of "
              "raw K alone is not evidence.\n\n",
           D->opt.bootstrap);
-  int n_rows = 0, n_geo = 0, n_geo_skel = 0, n_shrink = 0, n_testable = 0;
+  int n_rows = 0, n_geo = 0, n_geo_skel = 0, n_collapse = 0, n_shrink = 0, n_testable = 0;
   int order[ARCH_COUNT], no = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int a = 0; a < D->n_arch; a++)
@@ -388,7 +449,9 @@ static void analysis_md_claim4(FILE *f, const analysis_data *D) {
         const analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
         if (!A->present) continue;
         int skel = D->regime[r].skeleton;
-        int flat = D->arch[a] == ARCH_UNGATED && skel && A->Kt_max <= ANALYSIS_FLAT_KT;
+        analysis_flatness F = analysis_ungated_flatness(D, t, r);
+        int flat = D->arch[a] == ARCH_UNGATED && skel && F.rows > 0 &&
+                   F.abs_flat + F.rel_flat == F.rows;
         int kd, kp;
         const char *rd = analysis_amp_reading(&A->Kt_depth, &A->K_depth, &A->logdet_depth, flat, &kd);
         const char *rp = analysis_amp_reading(&A->Kt_prefix, &A->K_prefix, &A->logdet_prefix, flat, &kp);
@@ -409,8 +472,12 @@ static void analysis_md_claim4(FILE *f, const analysis_data *D) {
         if (!analysis_is_gated(D->arch[a])) continue;
         n_rows++;
         n_testable += isfinite(A->Kt_depth.lo) || isfinite(A->Kt_prefix.lo);
-        if (kd == 1 || kp == 1) n_geo++, n_geo_skel += skel;
-        else if (kd == 2 || kp == 2) n_shrink++;
+        if (kd == 1 || kp == 1 || kd == 3 || kp == 3) {
+          n_geo++, n_geo_skel += skel;
+          n_collapse += kd != 1 && kp != 1;
+        } else if (kd == 2 || kp == 2) {
+          n_shrink++;
+        }
       }
   fprintf(f, "\n");
   if (n_testable == 0)
@@ -418,8 +485,9 @@ static void analysis_md_claim4(FILE *f, const analysis_data *D) {
                "deeper than one layer) and two or more seeds.\n\n");
   else if (n_geo > 0)
     fprintf(f, "**Supported** in %d of %d gated (arch, task, regime) rows (%d in the affine "
-               "skeleton): scale-free K̃ grows with depth or along the layers%s.\n\n",
-            n_geo, n_rows, n_geo_skel,
+               "skeleton): scale-free K̃ grows with depth or along the layers. In %d of these "
+               "rows it grows only where log det g falls at the same time (see above)%s.\n\n",
+            n_geo, n_rows, n_geo_skel, n_collapse,
             n_shrink ? "; in other rows only raw K grows (shrinkage, not geometry)" : "");
   else if (n_shrink > 0)
     fprintf(f, "**Not supported by these data**: raw K grows with depth in %d gated rows but "

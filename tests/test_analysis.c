@@ -413,7 +413,7 @@ static const double HAND_DELTA[2][3] = {{0.01, -0.02, 0.0}, {0.10, 0.05, 0.15}};
 static const double HAND_KT[3] = {0.5, 0.7, 0.9};
 #define HAND_PENDING ((((1 * 2 + 0) * 2 + 0) * 3) + 2)
 
-static int hand_results(cs_cell_result *res, int with_points) {
+static int hand_results_bump(cs_cell_result *res, int with_points, double bump) {
   int n = 0;
   for (int a = 0; a < 2; a++)
     for (int d = 0; d < 2; d++)
@@ -429,11 +429,16 @@ static int hand_results(cs_cell_result *res, int with_points) {
               pv[l - 1] = (prefix_values){(s + 1.0) * l * l, HAND_KT[s] * l, 0.1 * (s + 1), -1.0 * l,
                                           0.2 * (s + 1)};
           }
+          if (bump > 0 && a == 0 && d == 1 && t == 1 && s == 0) pv[1].Kt = bump;
           double acc = 0.80 + 0.01 * s;
           if (a == 1) acc += HAND_DELTA[t][s];
           res[n++] = make_result(id, L, acc, pv, with_points ? 16 : 0, a == 0 ? 1e-15 : 1.0);
         }
   return n;
+}
+
+static int hand_results(cs_cell_result *res, int with_points) {
+  return hand_results_bump(res, with_points, 0.0);
 }
 
 static void free_results(cs_cell_result *res, int n) {
@@ -564,7 +569,9 @@ static void test_report_hand(void **state) {
   assert_non_null(strstr(md, "more accurate in **2**, less in **2** (sign test p = **1**)"));
   assert_non_null(strstr(md, "**Supported**: a significant accuracy gain on nonlinear"));
   assert_non_null(strstr(md, "K̃ slope 1 [1, 1], raw |K| slope 2 [2, 2]"));  /* claim 4 */
-  assert_non_null(strstr(md, "K̃ grows: geometric amplification"));
+  assert_non_null(strstr(md, "K̃ grows while log det g falls"));
+  assert_non_null(strstr(md, "**Supported** in 2 of 2 gated (arch, task, regime) rows (2 in the affine"));
+  assert_non_null(strstr(md, "In 2 of these rows it grows only where log det g falls"));
   assert_non_null(strstr(md, "flat to rounding"));
   assert_non_null(strstr(md, "[summary.csv](summary.csv)"));
   assert_non_null(strstr(md, "[gap.csv](gap.csv)"));
@@ -605,6 +612,51 @@ static void test_report_hand(void **state) {
   free_results(res, n);
   spec_free(spec);
   remove_tree(dir);
+}
+
+/* Claim 1 with one ungated skeleton value above the absolute flat bound: below
+ * 1e-6 × the gated mean |K̃| at the same place (circles, depth 2, prefix 2:
+ * gated {1.0, 1.4, 1.8}, mean 1.4; 6 ungated prefix rows) it is rounding in an ill-conditioned model,
+ * above it the claim is not supported. */
+static void test_report_flatness(void **state) {
+  (void)state;
+  const double bump[2] = {1e-7, 1e-3};
+  const char *ratio[2] = {"**7.143e-08**", "**0.0007143**"};
+  const char *verdict[2] = {"**Supported, up to rounding in ill-conditioned models**: 1 of 6",
+                            "**Not supported by these data**: 1 of 6"};
+  for (int k = 0; k < 2; k++) {
+    char dir[64], arch[128], out[128], path[256];
+    make_dir(dir, sizeof dir, "flat");
+    snprintf(arch, sizeof arch, "%s/hand.h5", dir);
+    snprintf(out, sizeof out, "%s/report", dir);
+    cs_spec *spec = spec_from(HAND_SPEC);
+    cs_cell_result res[24];
+    int n = hand_results_bump(res, 0, bump[k]);
+    write_archive(arch, spec, NULL, res, n);
+    analysis_options opt = analysis_options_default();
+    opt.render = 0;
+    const char *paths[1] = {arch};
+    assert_ok(analysis_run(paths, 1, out, &opt, NULL));
+    snprintf(path, sizeof path, "%s/index.md", out);
+    char *md = read_text(path);
+    char want[128];
+    snprintf(want, sizeof want, "**%s** (flat bound 1e-08), at task circles, depth 2, prefix 2",
+             k ? "0.001" : "1e-07");
+    if (!strstr(md, want)) fail_msg("no '%s' in index.md", want);
+    assert_non_null(strstr(md, verdict[k]));
+    assert_non_null(strstr(md, ratio[k]));
+    /* claim 4 reads the ungated circles row as flat only when claim 1 does */
+    assert_true((strstr(md, "**ungated**, circles, all (skeleton): across depths 1–2 (3 seeds, too few "
+                            "for a reliable bootstrap interval): K̃ slope") != NULL));
+    const char *row = strstr(md, "**ungated**, circles");
+    const char *end = strchr(row, '\n');
+    const char *fl = strstr(row, "flat to rounding");
+    assert_true(k == 0 ? (fl && fl < end) : (!fl || fl > end));
+    free(md);
+    free_results(res, n);
+    spec_free(spec);
+    remove_tree(dir);
+  }
 }
 
 /* K ∝ depth^1.5 × lognormal noise over 6 seeds, K̃ constant × noise, log det g = −3 log l. */
@@ -806,7 +858,8 @@ int main(void) {
       cmocka_unit_test(test_ls_slope),       cmocka_unit_test(test_sign_test),
       cmocka_unit_test(test_median_ci),      cmocka_unit_test(test_bootstrap),
       cmocka_unit_test(test_default_dir),    cmocka_unit_test(test_report_hand),
-      cmocka_unit_test(test_report_power_law), cmocka_unit_test(test_report_plots),
+      cmocka_unit_test(test_report_flatness), cmocka_unit_test(test_report_power_law),
+      cmocka_unit_test(test_report_plots),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

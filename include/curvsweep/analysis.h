@@ -22,6 +22,10 @@
 /* A cell (ungated, affine skeleton) counts as flat when its mean |K̃| is at
  * most this (the bound `curvsweep verify` applies to K̃ at a point). */
 #define ANALYSIS_FLAT_KT 1e-8
+/* ... or, in models whose metric has collapsed (ill-conditioned J, where the
+ * rounding error of K̃ grows), when it is at most this times the mean |K̃| of
+ * the gated cells at the same task, depth, regime and prefix. */
+#define ANALYSIS_FLAT_REL 1e-6
 /* Bootstrap replicates and confidence level of every interval. */
 #define ANALYSIS_BOOTSTRAP_B 2000
 #define ANALYSIS_LEVEL 0.95
