@@ -408,7 +408,7 @@ static const char *HAND_SPEC = "[sweep]\nname = hand\n[grid]\narch = ungated, ga
 /* Hand values: ungated acc 0.80 + 0.01 s, |K| = 1e-15 (s+1) l, K̃ = 2e-15 (s+1),
  * log det g = −0.5 l; gated acc = ungated + delta[task][s], |K| = (s+1) l²,
  * K̃ = {0.5, 0.7, 0.9}[s] · l, mean K̃ 0.1 (s+1), log det g = −l, ∫K dA 0.2 (s+1).
- * The cell (gated, depth 1, linear, seed 2) is left pending. */
+ * The cell (gated, depth 1, linear, seed 2) is left pending (HAND_PENDING). */
 static const double HAND_DELTA[2][3] = {{0.01, -0.02, 0.0}, {0.10, 0.05, 0.15}};
 static const double HAND_KT[3] = {0.5, 0.7, 0.9};
 #define HAND_PENDING ((((1 * 2 + 0) * 2 + 0) * 3) + 2)
@@ -455,6 +455,12 @@ static void test_report_hand(void **state) {
   cs_cell_result res[24];
   int n = hand_results(res, 0);
   assert_int_equal(n, 23);
+  /* cell 2 (ungated, depth 1, linear, seed 2) diverged instead */
+  assert_int_equal(res[2].cell_id, 2);
+  result_free(&res[2]);
+  res[2].status = CELL_DIVERGED;
+  res[2].test_acc = res[2].train_acc = res[2].train_loss = NAN;
+  snprintf(res[2].message, sizeof res[2].message, "non-finite loss at epoch 3");
   write_archive(arch, spec, NULL, res, n);
 
   setenv("CS_GNUPLOT", "/nonexistent/gnuplot", 1);
@@ -462,9 +468,10 @@ static void test_report_hand(void **state) {
   analysis_outcome o;
   assert_ok(analysis_run(paths, 1, out, NULL, &o));
   assert_int_equal(o.cells_total, 24);
-  assert_int_equal(o.done, 23);
+  assert_int_equal(o.done, 22);
   assert_int_equal(o.pending, 1);
-  assert_true(has_warning(&o, "partial archive: 23 of 24 cells done"));
+  assert_int_equal(o.diverged, 1);
+  assert_true(has_warning(&o, "partial archive: 22 of 24 cells done"));
   assert_true(has_warning(&o, "gnuplot not found: plots skipped"));
   assert_int_equal(o.plots_written, 0);
 
@@ -497,6 +504,13 @@ static void test_report_hand(void **state) {
   assert_close(csv_num(&t, p, "acc_ci_low"), 0.6729379526382528, 1e-9);
   assert_close(csv_num(&t, p, "acc_ci_high"), 0.9270620473617472, 1e-9);
   assert_string_equal(t.row[csv_find(&t, p)][csv_col(&t, "boundary")], "linear");
+  /* ungated, linear, depth 1: seed 2 diverged: acc {0.80, 0.81} */
+  p = "arch=ungated;task=linear;depth=1";
+  assert_close(csv_num(&t, p, "n_cells"), 3, 0);
+  assert_close(csv_num(&t, p, "n_seeds"), 2, 0);
+  assert_close(csv_num(&t, p, "n_diverged"), 1, 0);
+  assert_close(csv_num(&t, p, "n_failed"), 0, 0);
+  assert_close(csv_num(&t, p, "acc_mean"), 0.805, 1e-12);
   csv_free(&t);
 
   snprintf(path, sizeof path, "%s/gap.csv", out);
@@ -557,7 +571,7 @@ static void test_report_hand(void **state) {
   /* index.md: the grid, the partial state and each verdict from the numbers above */
   snprintf(path, sizeof path, "%s/index.md", out);
   char *md = read_text(path);
-  assert_non_null(strstr(md, "23 of 24 done (95.8%)"));
+  assert_non_null(strstr(md, "22 of 24 done (91.7%)**, 0 failed, 1 diverged, 1 pending"));
   assert_non_null(strstr(md, "Partial archive"));
   assert_non_null(strstr(md, "| seed | 0, 1, 2 | 3 |"));
   assert_non_null(strstr(md, "**6e-15** (flat bound 1e-08)"));            /* claim 1 */
@@ -598,7 +612,7 @@ static void test_report_hand(void **state) {
   const char *shards[2] = {sa, sb};
   analysis_outcome o2;
   assert_ok(analysis_run(shards, 2, out2, NULL, &o2));
-  assert_int_equal(o2.done, 23);
+  assert_int_equal(o2.done, 22);
   const char *tables[4] = {"summary.csv", "prefix.csv", "amplification.csv", "gap.csv"};
   for (int i = 0; i < 4; i++) {
     char p1[256], p2[256];
