@@ -1025,6 +1025,19 @@ static int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *p
   return CS_OK;
 }
 
+/* Does a table need the repair below? (read-only) */
+static int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name, int *need) {
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", a->path, name);
+  hsize_t valid = 0, n = 0;
+  int64_t committed = -1;
+  int rc = archive_table_valid_rows(a, ds, a->path, name, &valid, &n);
+  archive_attr_read_i64(ds, "committed_rows", &committed);
+  *need = !rc && (valid != n || committed != (int64_t)n);
+  H5Dclose(ds);
+  return rc;
+}
+
 /* Writer's repair at open: make committed_rows and the extent agree. */
 static int archive_table_repair(const cs_archive *a, hid_t file, const char *name) {
   hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
@@ -1767,10 +1780,19 @@ static int archive_window_end(cs_archive *a) {
  * holds that state (status and attempts). Runs: a begin is appended when
  * its row is the next one (or always when rebuilt), an end rewrites the row
  * of its begin. */
+static int archive_run_same(const cs_run_info *x, const cs_run_info *y) {
+  return !strcmp(x->start, y->start) && !strcmp(x->end, y->end) && !strcmp(x->hosts, y->hosts) &&
+         x->ranks == y->ranks && !strcmp(x->team, y->team) && !strcmp(x->shard, y->shard) &&
+         !strcmp(x->slurm_job, y->slurm_job) && !strcmp(x->nodelist, y->nodelist) &&
+         x->requeue_count == y->requeue_count && x->cells_run == y->cells_run;
+}
+
+/* dry: change nothing, set *needed when some record would be applied. */
 static int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan *s,
-                                  int rebuilt) {
+                                  int rebuilt, int dry, int *needed) {
   int64_t *last = NULL, *run_map = NULL, n_map = 0;
   int rc = CS_OK;
+  if (needed) *needed = 0;
   if (s->n == 0) return CS_OK;
   CS_CHECK(CS_CALLOC(last, a->n_rows));
   for (int64_t r = 0; r < a->n_rows; r++) last[r] = -1;
@@ -1793,6 +1815,10 @@ static int archive_journal_replay(cs_archive *a, hid_t file, const archive_journ
       int64_t row = archive_find_row(a, ref->cell_id);
       if (last[row] != i) continue;
       if (a->row_status[row] == ref->status && a->row_attempts[row] == ref->attempts) continue;
+      if (dry) {
+        *needed = 1;
+        break;
+      }
       cs_cell_result res;
       memset(&res, 0, sizeof res);
       if ((rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf))) break;
@@ -1812,6 +1838,10 @@ static int archive_journal_replay(cs_archive *a, hid_t file, const archive_journ
       free(buf);
       if (ref->kind == ARCHIVE_REC_RUN_BEGIN) {
         if (!rebuilt && p.row != a->n_runs) continue;  // already in the file
+        if (dry) {
+          *needed = 1;
+          break;
+        }
         if ((rc = archive_apply_run(a, file, a->n_runs, &p.info))) break;
         // map the journal's row to the file's (latest begin wins)
         int64_t k = 0;
@@ -1829,7 +1859,14 @@ static int archive_journal_replay(cs_archive *a, hid_t file, const archive_journ
               !strcmp(cur.hosts, p.info.hosts))
             target = p.row;
         }
-        if (target >= 0) rc = archive_apply_run(a, file, target, &p.info);
+        cs_run_info cur;
+        if (target < 0 || (archive_read_run(file, target, &cur) == 0 && archive_run_same(&cur, &p.info)))
+          continue;
+        if (dry) {
+          *needed = 1;
+          break;
+        }
+        rc = archive_apply_run(a, file, target, &p.info);
       }
     }
   }
@@ -1958,7 +1995,7 @@ static int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned ch
   hid_t file;
   rc = archive_h5_session_open(a, &file);
   if (!rc) {
-    rc = archive_journal_replay(a, file, s, 1);
+    rc = archive_journal_replay(a, file, s, 1, 0, NULL);
     rc = archive_h5_session_close(a, file, rc);
   }
   a->path = final_path;
@@ -2028,12 +2065,23 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   CS_CHECK(archive_journal_check_spec(a, s));
   CS_CHECK(archive_apply_mask(a, spec, mask));
   if (s->dirty && covers) return archive_rebuild(a, spec, mask, s, 1);
+  // anything to repair or apply? (decided read-only: a resume with nothing
+  // to do leaves the file untouched)
+  int need_repair = 0, need_replay = 0;
+  file = archive_h5_open(a->path, H5F_ACC_RDONLY);
+  if (file < 0) return archive_h5_error(CS_ERR_IO, "cannot open the archive %s", a->path);
+  rc = archive_table_needs_repair(a, file, "curvature", &need_repair);
+  if (!rc && !need_repair) rc = archive_table_needs_repair(a, file, "curves", &need_repair);
+  if (!rc) rc = archive_journal_replay(a, file, s, 0, 1, &need_replay);
+  H5Fclose(file);
+  CS_CHECK(rc);
+  if (!need_repair && !need_replay) return CS_OK;
   // repair interrupted writes, then apply the journal
   CS_CHECK(archive_window_begin(a, 1));
   CS_CHECK(archive_h5_session_open(a, &file));
   rc = archive_table_repair(a, file, "curvature");
   if (!rc) rc = archive_table_repair(a, file, "curves");
-  if (!rc) rc = archive_journal_replay(a, file, s, 0);
+  if (!rc) rc = archive_journal_replay(a, file, s, 0, 0, NULL);
   rc = archive_h5_session_close(a, file, rc);
   if (!rc) rc = archive_window_end(a);
   return rc;
