@@ -320,12 +320,13 @@ static double analysis_slog(double v, double k0) {
   return v < 0 ? -m : m;
 }
 
-/* Tics of a signed log axis labelled with K̃ itself: 0 and ±k0·10^j, j = 0..decades. */
-static void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, int decades) {
+/* Tics of a signed log axis labelled with K̃ itself: 0 and ±10^e for the round
+ * powers of ten between 3·k0 (closer ticks would crowd the 0) and vmax. */
+static void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax) {
   fprintf(f, "set %s (\"0\" 0", axis);
-  for (int j = 0; j <= decades; j++) {
-    double v = k0 * pow(10.0, j);
-    fprintf(f, ", \"%.2g\" %.10g, \"-%.2g\" %.10g", v, analysis_slog(v, k0), v, -analysis_slog(v, k0));
+  for (int e = (int)ceil(log10(3.0 * k0)); e <= (int)floor(log10(vmax) + 1e-9); e++) {
+    double v = pow(10.0, e);
+    fprintf(f, ", \"%g\" %.10g, \"-%g\" %.10g", v, analysis_slog(v, k0), v, -analysis_slog(v, k0));
   }
   fprintf(f, ")\n");
 }
@@ -423,7 +424,7 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
   fprintf(f, "set title 'per-point K̃ at the deepest depth — %s'\n", desc);
   fprintf(f, "set xlabel 'K̃ = K tr(g)/m  (signed log axis)'\nset ylabel 'fraction of points'\n"
              "set key top right\n");
-  analysis_gp_slog_tics(f, "xtics", k0, 4);
+  analysis_gp_slog_tics(f, "xtics", k0, cmax);
   fprintf(f, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb '#444444'\n");
   fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", -smax, smax);
   int col = 3, first = 1;
@@ -524,13 +525,14 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
   CS_CHECK(analysis_file_commit(&o));
   CS_CHECK(analysis_file_open(&o, dir, gp));
   FILE *f = o.f;
-  analysis_gp_header(f, P->name, P->caption, 620 * na + 120, 600);
+  int cols = na > 2 ? 2 : na, rows = (na + cols - 1) / cols;
+  analysis_gp_header(f, P->name, P->caption, 640 * cols + 120, 560 * rows + 40);
   fprintf(f, "set size ratio -1\nset xlabel 'x1'\nset ylabel 'x2'\nset key below\n"
              "set palette defined (-1 '#2166ac', 0 '#f2f2f2', 1 '#b2182b')\n"
              "set cbrange [%.10g:%.10g]\nset cblabel 'K̃ (signed log scale)'\n",
              -smax, smax);
-  analysis_gp_slog_tics(f, "cbtics", k0, 3);
-  fprintf(f, "set multiplot layout 1,%d title 'K̃ over the input plane — %s'\n", na, desc);
+  analysis_gp_slog_tics(f, "cbtics", k0, cmax);
+  fprintf(f, "set multiplot layout %d,%d title 'K̃ over the input plane — %s'\n", rows, cols, desc);
   for (int i = 0; i < na; i++) {
     fprintf(f, "set title '%s (seed %lld, depth %d)'\n", config_arch_name(D->arch[arch_of[i]]),
             (long long)seed_of[i], cell[i]->depth);
