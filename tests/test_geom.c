@@ -688,8 +688,36 @@ static void test_lapack_wrappers(void **state) {
   assert_int_equal(la_qr_thin(1, 2, a, q, r), CS_ERR_INPUT);
 }
 
+/* A flat map in near-degenerate coordinates (cond(J) ~ 1e9): the plane z = 0
+ * in R^3 drawn as μ(u, v) = (u + 0.3 v², 1e-9 v + 0.2 u², 0). Rounding in
+ * the tangent plane would show as noise in S, amplified in K̃; below the
+ * rounding floor S is reported as exactly 0. A curved surface in moderate
+ * coordinates keeps its exact curvature (floor far below |S|). */
+static void test_rounding_floor(void **state) {
+  (void)state;
+  double u = 0.3, v = -0.2, jet[6 * 3] = {
+      u + 0.3 * v * v, 1e-9 * v + 0.2 * u * u, 0,  /* μ */
+      1, 0.4 * u, 0,                              /* μ_u */
+      0.6 * v, 1e-9, 0,                           /* μ_v */
+      0, 0.4, 0,                                  /* μ_uu */
+      0, 0, 0,                                    /* μ_uv */
+      0.6, 0, 0};                                 /* μ_vv */
+  geom_options opt = geom_options_default();
+  geom_point p;
+  assert_int_equal(geom_point_curvature(3, 2, jet, &opt, NULL, &p), CS_OK);
+  assert_int_equal(p.degenerate, 0);
+  assert_true(p.S == 0.0 && p.K_tilde == 0.0);
+  assert_true(p.S_floor > 0.0);
+  double sphere[18], K;
+  assert_int_equal(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, &K), CS_OK);
+  assert_int_equal(geom_point_curvature(3, 2, sphere, &opt, NULL, &p), CS_OK);
+  assert_true(fabs(p.K - 0.25) <= 1e-10 * 0.25);
+  assert_true(p.S_floor < 1e-9 * fabs(p.S));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rounding_floor),
       cmocka_unit_test(test_jet_layout),
       cmocka_unit_test(test_sphere),
       cmocka_unit_test(test_cylinder),

@@ -32,8 +32,13 @@ int geom_pair_index(int m, int a, int b);
  *   degenerate        1 when cond(R) > GEOM_DEGENERATE_COND: no other field valid */
 typedef struct {
   double S, K, S_tilde, K_tilde, logdet_g, H_norm, area, S_se;
+  double S_floor;  /* rounding floor of S; |S| below it is reported as S = 0 */
   int degenerate;
 } geom_point;
+
+/* Safety factor on the tangent-plane rounding error (c in c·eps·cond(R)),
+ * covering the relative error the jets of J accumulate through a model. */
+#define GEOM_ROUNDING_FACTOR 64.0
 
 /* Options of the estimator. */
 typedef struct {

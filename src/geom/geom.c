@@ -21,6 +21,7 @@
  * path allocates nothing once warm. The LAPACK kernels live in src/la. */
 #include "curvsweep/geom.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ static int geom_tangent_frame(int d, int m, const double *jet, double *q, double
 static void geom_point_set_degenerate(geom_point *out) {
   double nan = NAN;
   *out = (geom_point){.S = nan, .K = nan, .S_tilde = nan, .K_tilde = nan, .logdet_g = nan,
-                      .H_norm = nan, .area = nan, .S_se = nan, .degenerate = 1};
+                      .H_norm = nan, .area = nan, .S_se = nan, .S_floor = nan, .degenerate = 1};
 }
 
 // ----------------------------------------------------------------------------
@@ -140,9 +141,10 @@ static void geom_point_set_degenerate(geom_point *out) {
  * than P²d):
  *   W_ae  = Σ_c E_ca H_ce        (E_ca = 0 for c > a)
  *   T_ab  = Σ_e E_eb W_ae        (E_eb = 0 for e > b), a ≤ b
- *   II_ab = P⊥ T_ab */
+ *   II_ab = P⊥ T_ab
+ * pi2 += Σ_ab |T_ab|², the size of the unprojected second derivatives. */
 static void geom_second_fundamental_form(int d, int m, const double *jet, const double *q,
-                                         const double *e, double *w, double *ii) {
+                                         const double *e, double *w, double *ii, double *pi2) {
   const double *hess = jet + (size_t)(1 + m) * d;
   for (int a = 0; a < m; a++)
     for (int ee = 0; ee < m; ee++) {
@@ -163,6 +165,8 @@ static void geom_second_fundamental_form(int d, int m, const double *jet, const 
         const double *wae = w + ((size_t)a * m + ee) * d;
         for (int i = 0; i < d; i++) iab[i] += eeb * wae[i];
       }
+      /* Σ_ab |T_ab|² before projection (off-diagonal pairs count twice) */
+      *pi2 += (a == b ? 1.0 : 2.0) * geom_dot(d, iab, iab);
       geom_project_normal(d, m, q, iab);
     }
 }
@@ -292,7 +296,8 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
 
   // pass 2: orthonormal frame E = R⁻¹ and the second fundamental form in it
   CS_CHECK(la_upper_tri_inverse(m, r, e));
-  geom_second_fundamental_form(d, m, jet, q, e, w, ii);
+  double pi2 = 0.0;
+  geom_second_fundamental_form(d, m, jet, q, e, w, ii, &pi2);
 
   // pass 3: Euclidean scalar curvature, exact or Monte Carlo over 2-frames
   double S_E = 0.0, se_E = 0.0;
@@ -300,6 +305,24 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
     geom_scalar_curvature_mc(d, m, ii, opt->mc_frames, mc, mc_work, &S_E, &se_E);
   else
     S_E = geom_scalar_curvature_exact(d, m, ii);
+
+  // pass 3b: rounding floor. The tangent plane of a computed J is known only
+  // to an angle ε ≈ c·eps·cond(R), so each II_ab carries an error up to
+  // ε|T_ab| leaked from the tangential part; S then carries up to
+  // δS ≈ m(m−1)(2ε|II||T| + ε²|T|²). A curvature below that floor is not
+  // distinguishable from zero in double precision and is reported as 0
+  // (near-degenerate points of flat maps would otherwise show pure noise,
+  // amplified by tr(g) in K̃).
+  double ii2 = 0.0;
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++) {
+      const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
+      ii2 += (a == b ? 1.0 : 2.0) * geom_dot(d, iab, iab);
+    }
+  double eps_tan = GEOM_ROUNDING_FACTOR * DBL_EPSILON * (sv[0] / sv[m - 1]);
+  double floor_E = (double)m * (m - 1) *
+                   (2.0 * eps_tan * sqrt(ii2 * pi2) + eps_tan * eps_tan * pi2);
+  if (fabs(S_E) <= floor_E) S_E = 0.0;
 
   // pass 4: mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic)
   double *hsum = mc_work;
@@ -333,6 +356,7 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   out->H_norm = H_norm;
   out->area = exp(0.5 * logdet);
   out->S_se = sigma2 * se_E;
+  out->S_floor = sigma2 * floor_E;
   out->degenerate = 0;
   return CS_OK;
 }
