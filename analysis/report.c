@@ -365,9 +365,9 @@ static void analysis_md_claim3(FILE *f, const analysis_data *D) {
     P->rows_sig += G->acc.ci.mean > 0 && G->acc.sign_p < 0.05;
     P->npos += G->acc.n_pos, P->nneg += G->acc.n_neg;
     P->kpos += G->Kt.n_pos, P->kneg += G->Kt.n_neg;
-    fprintf(f, "- %s (%s), depth %d, %s: %d pairs, Δacc %s [%s, %s], sign test p = %s; Δ mean |K̃| %s\n",
+    fprintf(f, "- %s (%s), depth %d, %s: %d pair%s, Δacc %s [%s, %s], sign test p = %s; Δ mean |K̃| %s\n",
             config_task_name(D->task[G->task]), bname[b], D->depth[G->depth],
-            D->regime[G->regime].name, G->n_pairs, F4(G->acc.ci.mean), F4(G->acc.ci.lo),
+            D->regime[G->regime].name, G->n_pairs, G->n_pairs == 1 ? "" : "s", F4(G->acc.ci.mean), F4(G->acc.ci.lo),
             F4(G->acc.ci.hi), F4(G->acc.sign_p), F4(G->Kt.ci.mean));
   }
   fprintf(f, "\n");
@@ -455,9 +455,9 @@ static void analysis_md_claim4(FILE *f, const analysis_data *D) {
         int kd, kp;
         const char *rd = analysis_amp_reading(&A->Kt_depth, &A->K_depth, &A->logdet_depth, flat, &kd);
         const char *rp = analysis_amp_reading(&A->Kt_prefix, &A->K_prefix, &A->logdet_prefix, flat, &kp);
-        fprintf(f, "- **%s**, %s, %s%s: across depths %d–%d (%d seeds%s): ", config_arch_name(D->arch[a]),
+        fprintf(f, "- **%s**, %s, %s%s: across depths %d–%d (%d seed%s%s): ", config_arch_name(D->arch[a]),
                 config_task_name(D->task[t]), D->regime[r].name, skel ? " (skeleton)" : "",
-                A->depth_min, A->depth_max, A->n_seeds,
+                A->depth_min, A->depth_max, A->n_seeds, A->n_seeds == 1 ? "" : "s",
                 A->n_seeds < 5 ? ", too few for a reliable bootstrap interval" : "");
         analysis_md_slope(f, "K̃ slope", &A->Kt_depth);
         analysis_md_slope(f, ", raw |K| slope", &A->K_depth);

@@ -113,7 +113,7 @@ expect(2, f"median ratio gated/ungated **{f4(median([g / u for g, u in pairs if 
 # claim 3: per-row gaps and pooled signs per boundary
 for r in gap:
     if r["comparison"] != "gated-ungated": continue
-    expect(3, f"{r['task']} ({r['boundary']}), depth {r['depth']}, {r['regime']}: {r['n_pairs']} pairs, "
+    expect(3, f"{r['task']} ({r['boundary']}), depth {r['depth']}, {r['regime']}: {r['n_pairs']} pair{'' if r['n_pairs'] == '1' else 's'}, "
               f"Δacc {f4(num(r['dacc_mean']))} [{f4(num(r['dacc_ci_low']))}, {f4(num(r['dacc_ci_high']))}], "
               f"sign test p = {f4(num(r['dacc_sign_p']))}")
 for b in ("nonlinear", "linear"):
