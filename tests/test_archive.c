@@ -1251,6 +1251,14 @@ static void test_shards_and_merge(void **state) {
   write_bytes(pt, "hello", 5);
   const char *junk[2] = {pa, pt};
   expect_refusal(archive_merge(pm, junk, 2, 1), CS_ERR_INPUT, pt, "not an HDF5 file", pm, hm, 0);
+  // an output path with a stale journal of an earlier run beside it
+  char pj[160], pjj[200];
+  snprintf(pj, sizeof pj, "%s/stale.h5", dir);
+  snprintf(pjj, sizeof pjj, "%s.journal", pj);
+  write_bytes(pjj, "old", 3);
+  expect_refusal(archive_merge(pj, inputs, 2, 0), CS_ERR_INPUT, pjj, "resume that run", NULL, NULL, 0);
+  assert_false(file_exists(pj));
+  assert_int_equal(file_size(pjj), 3);
   // an input whose writer was killed inside a write: resume it first
   char pd[160];
   snprintf(pd, sizeof pd, "%s/d.h5", dir);

@@ -2711,6 +2711,15 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
   if (out_exists && !overwrite)
     return cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, or another "
                     "output path", out);
+  char *out_journal = archive_strdup_printf("%s.journal", out);
+  int stale_journal = out_journal && archive_file_exists(out_journal);
+  if (stale_journal && !overwrite) {
+    int rc = cs_error(CS_ERR_INPUT, "%s does not exist but a journal %s does (an earlier run): "
+                      "resume that run, move the journal away, or use --overwrite", out, out_journal);
+    free(out_journal);
+    return rc;
+  }
+  free(out_journal);
   for (int i = 0; i < n_inputs && out_exists; i++)
     if (realpath(out, out_real) && realpath(inputs[i], in_real) && !strcmp(out_real, in_real))
       return cs_error(CS_ERR_INPUT, "merge: the output %s is also an input: write the merge to a new "
