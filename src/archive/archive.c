@@ -110,6 +110,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -2188,8 +2189,39 @@ void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64
 /* One result: dirty flag and record in the journal (one sync), the HDF5
  * write, the flag cleared. The dirty flag stays set when the HDF5 write
  * fails, so the next resume rebuilds the file from the journal. */
+/* Refuse a write the file system cannot hold before HDF5 sees it: an HDF5
+ * flush that fails with ENOSPC leaves a file that its library cannot close
+ * again (and crashes at exit). need: bytes the write may take. */
+static int archive_check_space(const cs_archive *a, size_t need) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", a->path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  if (!dir[0]) snprintf(dir, sizeof dir, "/");
+  struct statvfs st;
+  if (statvfs(dir, &st) != 0) return CS_OK; /* cannot tell: let the write report */
+  double avail = (double)st.f_bavail * (double)st.f_frsize;
+  if (avail < (double)need)
+    return cs_error(CS_ERR_IO,
+                    "cannot write to the archive %s: %.0f kB free on its file system, a result "
+                    "needs about %.0f kB (No space left on device); free some space and resume "
+                    "with the same command",
+                    a->path, avail / 1024, (double)need / 1024);
+  return CS_OK;
+}
+
+/* Bytes a result may occupy in journal + HDF5 (chunk overheads included). */
+static size_t archive_result_footprint(const cs_cell_result *r) {
+  unsigned char *buf;
+  size_t len = 0;
+  if (result_pack(r, &buf, &len) == CS_OK) free(buf);
+  return 3 * len + ((size_t)1 << 20);
+}
+
 static int archive_write_result_impl(cs_archive *a, const cs_cell_result *r, int journal_only) {
   CS_CHECK(archive_check_result(a, r));
+  CS_CHECK(archive_check_space(a, archive_result_footprint(r)));
   if (a->journal_fd >= 0) {
     CS_CHECK(archive_window_begin(a, 0));
     CS_CHECK(archive_journal_result(a, r, 1));
@@ -2226,6 +2258,7 @@ static int archive_run_impl(cs_archive *a, const cs_run_info *run, int begin) {
   memset(&p, 0, sizeof p);
   p.row = begin ? a->n_runs : a->run_row;
   p.info = *run;
+  CS_CHECK(archive_check_space(a, (size_t)1 << 20));
   // journal first, then the file
   if (a->journal_fd >= 0) {
     CS_CHECK(archive_window_begin(a, 0));

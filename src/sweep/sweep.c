@@ -23,6 +23,9 @@
 
 enum { TAG_READY = 101, TAG_CELL, TAG_RESULT, TAG_ABORTED, TAG_STOP };
 
+/* Worker states as seen by rank 0 (a cell id ≥ 0 means running it). */
+enum { W_WAITING = -1, W_STOPPED = -2, W_STARTING = -3 };
+
 #define POLL_SLEEP_NS 1000000L /* 1 ms */
 
 static double now_s(void) {
@@ -105,7 +108,7 @@ typedef struct {
   int64_t *queue; /* cell ids to run, longest first */
   int64_t q_head, q_len;
   int *attempts;        /* per cell id */
-  int64_t *busy;        /* per rank: cell id being run, -1 idle, -2 stopped */
+  int64_t *busy;        /* per rank: cell id being run, or a W_* state */
   unsigned char *stop_sent; /* per rank: a STOP is on its way */
   int outstanding;      /* workers with a cell */
   int stopping;         /* no more dispatch */
@@ -150,7 +153,7 @@ static int master_dispatch(master *M, int w) {
   if (M->stopping || M->q_head >= M->q_len) {
     if (!M->stop_sent[w]) MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm);
     M->stop_sent[w] = 1;
-    M->busy[w] = -2;
+    M->busy[w] = W_STOPPED;
     return CS_OK;
   }
   int64_t id = M->queue[M->q_head++];
@@ -171,6 +174,7 @@ static int master_serve(master *M) {
     int w = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
       MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE);
+      M->busy[w] = W_WAITING;
       CS_CHECK(master_dispatch(M, w));
     } else if (st.MPI_TAG == TAG_RESULT) {
       int len;
@@ -183,7 +187,7 @@ static int master_serve(master *M) {
       free(buf);
       CS_CHECK(rc);
       M->outstanding--;
-      M->busy[w] = -1;
+      M->busy[w] = W_WAITING;
       rc = master_accept(M, &r);
       result_free(&r);
       CS_CHECK(rc);
@@ -192,7 +196,7 @@ static int master_serve(master *M) {
       int64_t id;
       MPI_Recv(&id, 1, MPI_INT64_T, w, TAG_ABORTED, M->comm, MPI_STATUS_IGNORE);
       M->outstanding--;
-      M->busy[w] = -1;
+      M->busy[w] = W_WAITING;
       M->stopping = 1; /* a worker was interrupted: the job is being stopped */
       CS_CHECK(master_dispatch(M, w)); /* sends STOP */
     } else {
@@ -265,14 +269,48 @@ static int master_loop(master *M) {
   }
   /* release workers still waiting for work */
   for (int w = 1; w < M->size; w++)
-    if (M->busy[w] == -1) {
-      /* an idle worker has a READY pending or will send one: answer STOP */
+    if (M->busy[w] == W_STARTING) {
+      /* a worker whose READY has not been served yet: answer STOP */
       MPI_Status st;
       MPI_Probe(w, TAG_READY, M->comm, &st);
       MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE);
       CS_CHECK(master_dispatch(M, w)); /* the queue is empty or stopping: STOP */
     }
   return M->stopping ? cs_error(CS_ERR_INTERRUPTED, "interrupted") : CS_OK;
+}
+
+/* After an error on rank 0: stop every worker and drain what they still
+ * send (a result that cannot be written is dropped; the cell stays pending
+ * and runs again on resume), so every rank reaches the final broadcast. */
+static void master_shutdown(master *M) {
+  M->stopping = 2;
+  for (int w = 1; w < M->size; w++) {
+    if (M->busy[w] == W_STOPPED) continue;
+    if (!M->stop_sent[w]) {
+      MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm);
+      M->stop_sent[w] = 1;
+    }
+    if (M->busy[w] == W_WAITING) M->busy[w] = W_STOPPED; /* sends nothing more */
+  }
+  for (;;) {
+    /* starting workers still send READY, running ones RESULT or ABORTED */
+    int waiting = 0;
+    for (int w = 1; w < M->size; w++) waiting += M->busy[w] != W_STOPPED;
+    if (!waiting) return;
+    int flag;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st);
+    if (!flag) {
+      sleep_poll();
+      continue;
+    }
+    int len;
+    MPI_Get_count(&st, MPI_BYTE, &len);
+    unsigned char *buf = malloc(len > 0 ? (size_t)len : 1);
+    MPI_Recv(buf, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, M->comm, MPI_STATUS_IGNORE);
+    free(buf);
+    M->busy[st.MPI_SOURCE] = W_STOPPED; /* it has our STOP next */
+  }
 }
 
 /* ------------------------------------------------------------ workers */
@@ -388,7 +426,7 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
       cs_cell_status s = archive_cell_status(M->archive, id);
       if (s != CELL_DONE && s != CELL_DIVERGED) M->queue[M->q_len++] = id;
     }
-    for (int w = 0; w < size; w++) M->busy[w] = -1;
+    for (int w = 0; w < size; w++) M->busy[w] = W_STARTING;
   }
   free(cc);
   free(mask);
@@ -442,6 +480,12 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
 
   report_progress(&M);
   rc = master_loop(&M);
+  if (rc && rc != CS_ERR_INTERRUPTED) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s", cs_error_message());
+    master_shutdown(&M);
+    cs_error(rc, "%s", text);
+  }
   char saved[2048];
   snprintf(saved, sizeof saved, "%s", cs_error_message());
   utc_now(run.end, sizeof run.end);
