@@ -9,9 +9,22 @@
 #ifndef CURVSWEEP_LA_H
 #define CURVSWEEP_LA_H
 
+#include <mpi.h>
 #include <stdint.h>
 
 typedef struct la_team la_team;
+
+/* A team of p × q ranks on comm (whose size must be p·q), block size nb of
+ * the block-cyclic layout. Collective over comm. */
+int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out);
+void la_team_free(la_team *team);
+int la_team_size(const la_team *team);   /* 1 for NULL (the 1×1 team) */
+int la_team_rank(const la_team *team);   /* 0 for NULL */
+MPI_Comm la_team_comm(const la_team *team);
+void la_team_shape(const la_team *team, int *p, int *q, int *nb);
+/* Products below this many flops run redundantly on every rank (tests set
+ * 0 to force every product through PBLAS). */
+void la_team_set_flop_threshold(la_team *team, double flops);
 
 typedef struct {
   int rows, cols;      /* global shape (row-major logical matrix) */
@@ -29,7 +42,9 @@ la_mat la_cols(la_mat a, int c0, int n);
 /* Every k-th row starting at r0 (e.g. the value rows of a jet): needs ld scaling. */
 la_mat la_rows_strided(la_mat a, int r0, int step);
 
-/* C = alpha · op(A) · op(B) + beta · C, op = 'N' (as is) or 'T' (transposed). */
+/* C = alpha · op(A) · op(B) + beta · C, op = 'N' (as is) or 'T' (transposed).
+ * On a team of more than one rank: collective; A, B and C replicated on
+ * every rank of the team, C identical everywhere afterwards. */
 int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double beta, la_mat c);
 /* Y[r, :] += b  for every row r. */
 void la_add_row_vector(la_mat y, const double *b);

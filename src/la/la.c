@@ -2,7 +2,7 @@
  *
  * On a 1×1 team every view is its own local block, so products go straight
  * to CBLAS (OpenBLAS, single-threaded per rank). */
-#include "curvsweep/la.h"
+#include "la_internal.h"
 
 #include <cblas.h>
 
@@ -33,6 +33,9 @@ int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double
   int m = c.rows, n = c.cols, k = ta ? a.rows : a.cols;
   if (m == 0 || n == 0) return 0;
   la_flops += 2ull * (uint64_t)m * (uint64_t)n * (uint64_t)k;
+  const la_team *t = c.team;
+  if (t && t->size > 1 && k > 0 && 2.0 * m * n * k >= t->flop_threshold)
+    return la_gemm_team(t, trans_a, trans_b, alpha, a, b, beta, c);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
               n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
   return 0;
