@@ -206,13 +206,13 @@ start() {
   env "$marker" munged --force \
     --socket="$dir/munge/munge.socket.2" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
-    --seed-file="$dir/munge/munged.seed" 2>>"$dir/log/munged.log" ||
+    --seed-file="$dir/munge/munged.seed" </dev/null >>"$dir/log/munged.log" 2>&1 ||
     { say "munged did not start"; show_logs; stop_all quiet; return 1; }
 
   export SLURM_CONF=$conf
-  env "$marker" slurmctld -f "$conf" -i 2>>"$dir/log/slurmctld.log" ||
+  env "$marker" slurmctld -f "$conf" -i </dev/null >>"$dir/log/slurmctld.log" 2>&1 ||
     { say "slurmctld did not start"; show_logs; stop_all quiet; return 1; }
-  env "$marker" slurmd -f "$conf" 2>>"$dir/log/slurmd.log" ||
+  env "$marker" slurmd -f "$conf" </dev/null >>"$dir/log/slurmd.log" 2>&1 ||
     { say "slurmd did not start"; show_logs; stop_all quiet; return 1; }
 
   local t0=$SECONDS s=""
