@@ -140,6 +140,7 @@ static void assert_config_equal(const cs_config *a, const cs_config *b) {
   assert_int_equal(a->exact_dim_max, b->exact_dim_max);
   assert_int_equal(a->team_p, b->team_p);
   assert_int_equal(a->team_q, b->team_q);
+  assert_int_equal(a->team_block, b->team_block);
 }
 
 /* Every section absent: one cell with the DESIGN §8 defaults, written out
@@ -155,7 +156,7 @@ static void test_defaults_when_sections_absent(void **state) {
                     .label_noise = 0.0, .width = 16, .slots = 3, .heads = 1, .residual = 0,
                     .norm = NORM_NONE, .epochs = 100, .batch = 256, .lr = 3e-3,
                     .schedule = SCHEDULE_CONSTANT, .weight_decay = 0.0, .eval_every = 10,
-                    .points = 128, .sigma = 1.0, .exact_dim_max = 8, .team_p = 1, .team_q = 1};
+                    .points = 128, .sigma = 1.0, .exact_dim_max = 8, .team_p = 1, .team_q = 1, .team_block = 64};
   assert_config_equal(&c, &want);
   const cs_sweep_settings *sw = spec_sweep(s);
   assert_string_equal(sw->name, "depth-amplification");
@@ -275,7 +276,8 @@ static void test_train_key_as_axis(void **state) {
                        "width = 12\n"
                        "heads = 3\n"
                        "[team]\n"
-                       "grid = 2x3\n");
+                       "grid = 2x3\n"
+                       "block = 7\n");
   assert_int_equal(spec_cell_count(s), 4);
   const double lrs[2] = {1e-3, 3e-3};
   for (int i = 0; i < 2; i++)
@@ -290,6 +292,7 @@ static void test_train_key_as_axis(void **state) {
       assert_int_equal(c.heads, 3);
       assert_int_equal(c.team_p, 2);
       assert_int_equal(c.team_q, 3);
+      assert_int_equal(c.team_block, 7);
       assert_int_equal(c.batch, 256);  // untouched default
     }
   spec_free(s);
@@ -603,6 +606,8 @@ static void test_bad_combinations(void **state) {
 }
 
 static void test_bad_team(void **state) {
+  expect_bad("[team]\nblock = 0\n",
+             "bad.ini:2: [team] block: 0 is out of range; allowed: an integer in [1, 4096]");
   expect_bad("[team]\ngrid = 2by2\n",
              "bad.ini:2: [team] grid: '2by2' is not PxQ; allowed: PxQ with P, Q >= 1 (e.g. 1x1, 2x2)");
   expect_bad("[team]\ngrid = 0x1\n",

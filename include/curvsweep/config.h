@@ -59,6 +59,7 @@ typedef struct {
   int exact_dim_max;     /* 8 */
   /* [team] */
   int team_p, team_q;    /* 1 x 1 */
+  int team_block;        /* 64: block size of the block-cyclic layout */
 } cs_config;
 
 /* The DESIGN §8 defaults. */

@@ -332,6 +332,8 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
     for (int i = 0; i < d; i++) hsum[i] += iaa[i];
   }
   double H_norm = sqrt(geom_dot(d, hsum, hsum)) / m;
+  /* the same rounding floor for Σ_a II_aa: each II_aa is uncertain by ε|T_aa| */
+  if (H_norm <= eps_tan * sqrt(pi2)) H_norm = 0.0;
 
   // pass 5: the metric g = JᵀJ/σ²: tr g = Σ_a |J_a|²/σ²,
   // log det g = log det(RᵀR) − m log σ² = 2 Σ_a log|R_aa| − m log σ²

@@ -51,7 +51,10 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
   CS_CHECK(CS_CALLOC(t, 1));
   MPI_Comm_dup(comm, &t->comm);
   t->size = size, t->rank = rank, t->p = p, t->q = q, t->nb = nb;
-  t->flop_threshold = LA_TEAM_FLOP_THRESHOLD;
+  /* CS_TEAM_FLOP_THRESHOLD overrides the distribution threshold (tests use
+   * 0 to send every product through PBLAS) */
+  const char *env = getenv("CS_TEAM_FLOP_THRESHOLD");
+  t->flop_threshold = env ? atof(env) : LA_TEAM_FLOP_THRESHOLD;
   if (size > 1) {
     t->blacs_handle = Csys2blacs_handle(t->comm);
     t->ctxt = t->blacs_handle;

@@ -53,7 +53,7 @@ enum {
   K_WIDTH, K_SLOTS, K_HEADS, K_RESIDUAL, K_NORM,                         /* [model] */
   K_EPOCHS, K_BATCH, K_LR, K_SCHEDULE, K_WEIGHT_DECAY, K_EVAL_EVERY,     /* [train] */
   K_POINTS, K_SIGMA, K_EXACT_DIM_MAX,                                    /* [curvature] */
-  K_TEAM_GRID,                                                           /* [team] */
+  K_TEAM_GRID, K_TEAM_BLOCK,                                             /* [team] */
   K_COUNT
 };
 
@@ -120,6 +120,8 @@ static const key_desc KEYS[K_COUNT] = {
                          .axis_ok = 1, .allowed = "an integer >= 2"},
     [K_TEAM_GRID] = {"grid", SEC_TEAM, KIND_TEAM,
                      .allowed = "PxQ with P, Q >= 1 (e.g. 1x1, 2x2)"},
+    [K_TEAM_BLOCK] = {"block", SEC_TEAM, KIND_INT, .imin = 1, .imax = 4096,
+                      .allowed = "an integer in [1, 4096]"},
 };
 
 /* ------------------------------------------------------------------------ */
@@ -221,6 +223,7 @@ static void apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value 
     case K_POINTS: c->points = (int)v.i; break;
     case K_SIGMA: c->sigma = v.r; break;
     case K_EXACT_DIM_MAX: c->exact_dim_max = (int)v.i; break;
+    case K_TEAM_BLOCK: c->team_block = (int)v.i; break;
     default: break;  /* name, output, team grid are applied where parsed */
   }
 }

@@ -13,6 +13,7 @@
 #include "curvsweep/sweep.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/la.h"
 #include "curvsweep/train.h"
 
 #include <math.h>
@@ -97,6 +98,80 @@ int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *m
   return CS_OK;
 }
 
+/* ------------------------------------------------------------ teams */
+
+/* A rank's team (DESIGN §6): T = P·Q consecutive ranks train one cell
+ * together through la. The team's first rank (its leader) takes part in
+ * the scheduling; the others follow: they run the same cell on the same
+ * team, and at every optimisation step the leader broadcasts whether to
+ * stop, so the team stays in lock-step. */
+typedef struct {
+  la_team *team;       /* NULL for 1×1 */
+  MPI_Comm comm;       /* the team's communicator (MPI_COMM_NULL for 1×1) */
+  int T;               /* ranks per team */
+  train_hooks inner;   /* the leader's own between-steps work */
+} team_ctx;
+
+static int team_leader_hook(void *ctx) {
+  team_ctx *tc = ctx;
+  int rc = tc->inner.between_steps ? tc->inner.between_steps(tc->inner.ctx) : CS_OK;
+  if (tc->T > 1) {
+    int stop = rc != CS_OK;
+    MPI_Bcast(&stop, 1, MPI_INT, 0, tc->comm);
+  }
+  return rc;
+}
+
+static int team_follower_hook(void *ctx) {
+  team_ctx *tc = ctx;
+  int stop;
+  MPI_Bcast(&stop, 1, MPI_INT, 0, tc->comm);
+  return stop ? cs_error(CS_ERR_INTERRUPTED, "stopped by the team leader") : CS_OK;
+}
+
+/* Leader: run cell id on the whole team (followers are told first). */
+static int team_run_cell(team_ctx *tc, const cs_spec *spec, int64_t id, const cell_options *copt,
+                         train_hooks inner, cs_cell_result *r) {
+  for (int f = 1; f < tc->T; f++) MPI_Send(&id, 1, MPI_INT64_T, f, TAG_CELL, tc->comm);
+  cs_config cfg;
+  memset(r, 0, sizeof *r);
+  CS_CHECK(spec_cell_config(spec, id, &cfg));
+  tc->inner = inner;
+  train_hooks h = {team_leader_hook, tc};
+  return cell_run(&cfg, id, copt, tc->team, &h, r);
+}
+
+/* Leader: no more cells; followers leave their loop. */
+static void team_release(team_ctx *tc) {
+  for (int f = 1; f < tc->T; f++) MPI_Send(NULL, 0, MPI_BYTE, f, TAG_STOP, tc->comm);
+}
+
+/* Follower: run whatever cell the leader announces, until STOP. The result
+ * is the leader's to report. */
+static int team_follower_loop(team_ctx *tc, const cs_spec *spec) {
+  cell_options copt = {spec_sweep(spec)->save_points, spec_sweep(spec)->save_params};
+  train_hooks h = {team_follower_hook, tc};
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    while (!flag) {
+      MPI_Iprobe(0, MPI_ANY_TAG, tc->comm, &flag, &st);
+      if (!flag) sleep_poll();
+    }
+    if (st.MPI_TAG == TAG_STOP) {
+      MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, tc->comm, MPI_STATUS_IGNORE);
+      return CS_OK;
+    }
+    int64_t id;
+    MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, tc->comm, MPI_STATUS_IGNORE);
+    cs_config cfg;
+    cs_cell_result r;
+    memset(&r, 0, sizeof r);
+    if (spec_cell_config(spec, id, &cfg) == CS_OK) cell_run(&cfg, id, &copt, tc->team, &h, &r);
+    result_free(&r);
+  }
+}
+
 /* ------------------------------------------------------------ rank 0 */
 
 typedef struct {
@@ -116,6 +191,7 @@ typedef struct {
   double t0, work_s;    /* start; sum of wall_s this invocation */
   double archive_s;     /* time in archive_write_result */
   int max_retries;
+  team_ctx *tc;         /* rank 0's team */
   int error;            /* an error raised while serving inside rank 0's own cell */
   char error_text[1024];
 } master;
@@ -229,7 +305,6 @@ static int master_between_steps(void *ctx) {
 }
 
 static int master_loop(master *M) {
-  cs_config cfg;
   cell_options copt = {spec_sweep(M->spec)->save_points, spec_sweep(M->spec)->save_params};
   train_hooks hooks = {master_between_steps, M};
   for (;;) {
@@ -239,9 +314,8 @@ static int master_loop(master *M) {
     if (!M->stopping && M->q_head < M->q_len) {
       /* rank 0's own cell */
       int64_t id = M->queue[M->q_head++];
-      CS_CHECK(spec_cell_config(M->spec, id, &cfg));
       cs_cell_result r;
-      int rc = cell_run(&cfg, id, &copt, NULL, &hooks, &r);
+      int rc = team_run_cell(M->tc, M->spec, id, &copt, hooks, &r);
       if (M->error) {
         result_free(&r);
         return cs_error(M->error, "%s", M->error_text);
@@ -330,7 +404,8 @@ static int worker_between_steps(void *ctx) {
   return CS_OK;
 }
 
-static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t *stop, int rank) {
+static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t *stop, int rank,
+                       team_ctx *tc) {
   worker W = {comm, stop};
   train_hooks hooks = {worker_between_steps, &W};
   cell_options copt = {spec_sweep(spec)->save_points, spec_sweep(spec)->save_params};
@@ -348,11 +423,8 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
     }
     int64_t id;
     MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, comm, MPI_STATUS_IGNORE);
-    cs_config cfg;
     cs_cell_result r;
-    int rc = spec_cell_config(spec, id, &cfg);
-    if (!rc) rc = cell_run(&cfg, id, &copt, NULL, &hooks, &r);
-    else memset(&r, 0, sizeof r);
+    int rc = team_run_cell(tc, spec, id, &copt, hooks, &r);
     if (rc == CS_ERR_INTERRUPTED) {
       result_free(&r);
       MPI_Send(&id, 1, MPI_INT64_T, 0, TAG_ABORTED, comm);
@@ -437,6 +509,39 @@ static void master_teardown(master *M) {
   free(M->queue), free(M->attempts), free(M->busy), free(M->stop_sent);
 }
 
+/* Split comm into teams of the spec's [team] grid; leaders get a
+ * communicator of their own for the scheduling protocol. */
+static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, team_ctx *tc, MPI_Comm *leaders,
+                            int *p, int *q) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  cs_config c0;
+  CS_CHECK(spec_cell_config(spec, 0, &c0));
+  *p = c0.team_p, *q = c0.team_q;
+  tc->T = *p * *q;
+  tc->team = NULL;
+  tc->comm = MPI_COMM_NULL;
+  *leaders = MPI_COMM_NULL;
+  if (size % tc->T != 0)
+    return cs_error(CS_ERR_INPUT,
+                    "%s: [team] grid = %dx%d needs a multiple of %d ranks, this job has %d; "
+                    "start it with mpirun -np %d (or a multiple), or change the grid",
+                    spec_source(spec), *p, *q, tc->T, size, tc->T * (size / tc->T > 0 ? size / tc->T : 1));
+  if (tc->T > 1) {
+    MPI_Comm_split(comm, rank / tc->T, rank, &tc->comm);
+    CS_CHECK(la_team_create(tc->comm, *p, *q, c0.team_block, &tc->team));
+  }
+  MPI_Comm_split(comm, rank % tc->T == 0 ? 0 : MPI_UNDEFINED, rank, leaders);
+  return CS_OK;
+}
+
+static void sweep_free_teams(team_ctx *tc, MPI_Comm *leaders) {
+  if (tc->team) la_team_free(tc->team);
+  if (tc->comm != MPI_COMM_NULL) MPI_Comm_free(&tc->comm);
+  if (*leaders != MPI_COMM_NULL) MPI_Comm_free(leaders);
+}
+
 int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -444,14 +549,26 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   cs_run_info run = opt->run;
   gather_hosts(comm, rank, size, run.hosts, sizeof run.hosts);
 
+  team_ctx tc;
+  MPI_Comm leaders;
+  int p = 1, q = 1;
+  int rc = sweep_make_teams(comm, spec, &tc, &leaders, &p, &q);
+  if (rc) { /* the same on every rank: every rank returns it */
+    sweep_free_teams(&tc, &leaders);
+    return rc;
+  }
+  int lrank = -1, nteams = size / tc.T;
+  if (leaders != MPI_COMM_NULL) MPI_Comm_rank(leaders, &lrank);
+
   /* rank 0 opens the archive; everyone learns whether that worked */
   master M;
-  int rc = CS_OK;
+  memset(&M, 0, sizeof M);
   if (rank == 0) {
-    rc = master_setup(&M, comm, size, spec, opt);
+    rc = master_setup(&M, leaders, nteams, spec, opt);
+    M.tc = &tc;
     if (!rc) {
       run.ranks = size;
-      snprintf(run.team, sizeof run.team, "1x1");
+      snprintf(run.team, sizeof run.team, "%dx%d", p, q);
       if (opt->shard_count > 1)
         snprintf(run.shard, sizeof run.shard, "%d/%d", opt->shard_index, opt->shard_count);
       utc_now(run.start, sizeof run.start);
@@ -465,15 +582,21 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
     if (rank == 0) {
       if (M.archive) archive_close(M.archive);
       master_teardown(&M);
-      return rc;
     }
-    return cs_error(setup_rc, "rank 0 could not start the sweep");
+    sweep_free_teams(&tc, &leaders);
+    return rank == 0 ? rc : cs_error(setup_rc, "rank 0 could not start the sweep");
   }
 
   if (rank != 0) {
-    rc = worker_loop(comm, spec, opt->stop, rank);
+    if (leaders == MPI_COMM_NULL) {
+      rc = team_follower_loop(&tc, spec);
+    } else {
+      rc = worker_loop(leaders, spec, opt->stop, rank, &tc);
+      team_release(&tc);
+    }
     int final;
     MPI_Bcast(&final, 1, MPI_INT, 0, comm);
+    sweep_free_teams(&tc, &leaders);
     if (rc) return rc;
     return final == CS_OK ? CS_OK : cs_error(final, "sweep ended with an error on rank 0");
   }
@@ -486,6 +609,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
     master_shutdown(&M);
     cs_error(rc, "%s", text);
   }
+  team_release(&tc);
   char saved[2048];
   snprintf(saved, sizeof saved, "%s", cs_error_message());
   utc_now(run.end, sizeof run.end);
@@ -498,5 +622,6 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   if (rc && rc != rc2 && rc != rc3) cs_error(rc, "%s", saved);
   int final = rc;
   MPI_Bcast(&final, 1, MPI_INT, 0, comm);
+  sweep_free_teams(&tc, &leaders);
   return rc;
 }
