@@ -48,7 +48,18 @@ static void ten_steps(const cs_config *cfg, const la_team *team, double losses[1
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 
+static void check_shape_path(int p, int q, int nb, cs_config cfg);
+
+/* Both product paths: local blocks (default) and pdgemm (CS_TEAM_PBLAS=1). */
 static void check_shape(int p, int q, int nb, cs_config cfg) {
+  setenv("CS_TEAM_PBLAS", "0", 1);
+  check_shape_path(p, q, nb, cfg);
+  setenv("CS_TEAM_PBLAS", "1", 1);
+  check_shape_path(p, q, nb, cfg);
+  unsetenv("CS_TEAM_PBLAS");
+}
+
+static void check_shape_path(int p, int q, int nb, cs_config cfg) {
   int wr, ws;
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   MPI_Comm_size(MPI_COMM_WORLD, &ws);

@@ -17,6 +17,9 @@ struct la_team {
   int nb;               /* block size of the block-cyclic layout */
   int ctxt, blacs_handle;
   double flop_threshold;
+  int use_pblas;        /* pdgemm on block-cyclic copies instead of local blocks */
+  double *work;         /* all-gather scratch, grown on demand (kept: no page */
+  size_t work_len;      /* faults on every product) */
 };
 
 int la_gemm_team(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,

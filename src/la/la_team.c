@@ -2,10 +2,13 @@
  *
  * A team is a P × Q BLACS process grid on its own communicator. Within a
  * team every rank holds the same (replicated) activations and parameters;
- * each large product is computed by PBLAS pdgemm on a 2-D block-cyclic
- * distribution of its operands (each rank copies out its own blocks — no
- * communication, the operands are replicated) and the result blocks are
- * all-gathered back into the replicated matrix. Row-wise operations
+ * each large product C = op(A) op(B) is split over the grid: process (i, j)
+ * computes its block of C — a 2-D block layout, one block per process —
+ * with a local dgemm on the operand rows/columns it needs (already there,
+ * replicated), and the blocks are all-gathered back into the replicated C.
+ * The alternative, PBLAS pdgemm on 2-D block-cyclic copies of the operands
+ * (CS_TEAM_PBLAS=1), moves the operands' panels as well and measured
+ * slower (bench/team); both agree with the 1×1 path to rounding. Row-wise operations
  * (softmax, gates, LayerNorm, loss, the optimiser) therefore stay local and
  * identical on every rank of the team, and model/train/geom code is the
  * same for every team shape. Small products, where communication would
@@ -17,6 +20,8 @@
 #include "la_internal.h"
 
 #include "curvsweep/error.h"
+
+#include <cblas.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +60,11 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
    * 0 to send every product through PBLAS) */
   const char *env = getenv("CS_TEAM_FLOP_THRESHOLD");
   t->flop_threshold = env ? atof(env) : LA_TEAM_FLOP_THRESHOLD;
+  /* CS_TEAM_PBLAS=1 computes products with pdgemm on block-cyclic copies
+   * instead of local blocks (slower with replicated operands; kept for
+   * comparison: bench/team, tests) */
+  const char *pb = getenv("CS_TEAM_PBLAS");
+  t->use_pblas = pb && atoi(pb) != 0;
   if (size > 1) {
     t->blacs_handle = Csys2blacs_handle(t->comm);
     t->ctxt = t->blacs_handle;
@@ -73,6 +83,7 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
 
 void la_team_free(la_team *t) {
   if (!t) return;
+  free(t->work);
   if (t->size > 1) {
     Cblacs_gridexit(t->ctxt);
     Cfree_blacs_system_handle(t->blacs_handle);
@@ -149,7 +160,7 @@ static int dist_init(const la_team *t, la_mat x, int R, int C, int copy, dist_ma
 
 /* C = alpha op(A) op(B) + beta C on a team: pdgemm on block-cyclic copies,
  * then every rank's block of C all-gathered into the replicated C. */
-int la_gemm_team(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
+static int la_gemm_pblas(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
                  double beta, la_mat c) {
   int m = c.rows, n = c.cols, k = ta == 'T' ? a.rows : a.cols;
   /* column-major operands: Acm is a.cols × a.rows, etc. */
@@ -189,4 +200,86 @@ int la_gemm_team(const la_team *t, char ta, char tb, double alpha, la_mat a, la_
   }
   free(A.loc), free(B.loc), free(Cd.loc), free(all), free(counts), free(displs);
   return rc;
+}
+
+/* Rows [*lo, *hi) of n split into parts near-equal contiguous blocks. */
+static void block_range(int n, int parts, int me, int *lo, int *hi) {
+  int base = n / parts, extra = n % parts;
+  *lo = me * base + (me < extra ? me : extra);
+  *hi = *lo + base + (me < extra);
+}
+
+/* C = alpha op(A) op(B) + beta C with replicated operands, block layout:
+ * C is split into P × Q contiguous blocks (a block-cyclic layout with one
+ * block per process: mb = ⌈m/P⌉, nb = ⌈n/Q⌉); process (i, j) computes its
+ * block C_ij = alpha op(A)[rows_i, :] op(B)[:, cols_j] + beta C_ij with one
+ * local dgemm (its operands are already there), then the blocks are
+ * all-gathered. No communication but the all-gather of C. */
+/* The team's scratch of at least n doubles (the team is const to callers;
+ * its scratch is not part of its observable state). */
+static double *team_scratch(const la_team *t, size_t n) {
+  la_team *w = (la_team *)t;
+  if (w->work_len < n) {
+    double *p = realloc(w->work, sizeof(double) * n);
+    if (!p) return NULL;
+    w->work = p, w->work_len = n;
+  }
+  return w->work;
+}
+
+static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
+                          double beta, la_mat c) {
+  int m = c.rows, n = c.cols, k = ta == 'T' ? a.rows : a.cols;
+  int r0, r1, c0, c1;
+  block_range(m, t->p, t->myrow, &r0, &r1);
+  block_range(n, t->q, t->mycol, &c0, &c1);
+  /* op(A)[r0:r1, :]: rows of A, or columns of A when transposed */
+  const double *ap = ta == 'T' ? a.v + r0 : a.v + (int64_t)r0 * a.ld;
+  const double *bp = tb == 'T' ? b.v + (int64_t)c0 * b.ld : b.v + c0;
+  if (r1 > r0 && c1 > c0)
+    cblas_dgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
+                tb == 'T' ? CblasTrans : CblasNoTrans, r1 - r0, c1 - c0, k, alpha, ap, a.ld, bp,
+                b.ld, beta, c.v + (int64_t)r0 * c.ld + c0, c.ld);
+  /* all-gather the blocks (packed row-major) */
+  int *counts = NULL, *displs = NULL, rc = CS_OK;
+  double *all = NULL;
+  rc = CS_CALLOC(counts, t->size);
+  if (!rc) rc = CS_CALLOC(displs, t->size);
+  int64_t total = 0;
+  for (int r = 0; !rc && r < t->size; r++) {
+    int a0, a1, b0, b1;
+    block_range(m, t->p, r / t->q, &a0, &a1);
+    block_range(n, t->q, r % t->q, &b0, &b1);
+    counts[r] = (a1 - a0) * (b1 - b0);
+    displs[r] = (int)total;
+    total += counts[r];
+  }
+  if (!rc && !(all = team_scratch(t, (size_t)(total > 0 ? total : 1))))
+    rc = cs_error(CS_ERR_NOMEM, "out of memory for a %dx%d team product", m, n);
+  if (!rc) {
+    double *mine = all + displs[t->rank];
+    for (int i = r0; i < r1; i++)
+      memcpy(mine + (int64_t)(i - r0) * (c1 - c0), c.v + (int64_t)i * c.ld + c0,
+             sizeof(double) * (size_t)(c1 - c0));
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, t->comm) !=
+        MPI_SUCCESS)
+      rc = cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
+    for (int r = 0; !rc && r < t->size; r++) {
+      if (r == t->rank) continue;
+      int a0, a1, b0, b1;
+      block_range(m, t->p, r / t->q, &a0, &a1);
+      block_range(n, t->q, r % t->q, &b0, &b1);
+      for (int i = a0; i < a1; i++)
+        memcpy(c.v + (int64_t)i * c.ld + b0, all + displs[r] + (int64_t)(i - a0) * (b1 - b0),
+               sizeof(double) * (size_t)(b1 - b0));
+    }
+  }
+  free(counts), free(displs);
+  return rc;
+}
+
+int la_gemm_team(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
+                 double beta, la_mat c) {
+  if (t->use_pblas) return la_gemm_pblas(t, ta, tb, alpha, a, b, beta, c);
+  return la_gemm_blocks(t, ta, tb, alpha, a, b, beta, c);
 }
