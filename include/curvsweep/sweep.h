@@ -41,6 +41,10 @@ typedef struct {
   cs_run_info run;
 } sweep_options;
 
+/* Widths from which a team of 2 trains faster than one rank (bench/team on
+ * the 2-core reference machine); narrower models should use 1×1. */
+#define SWEEP_TEAM_MIN_WIDTH 512
+
 /* Estimated cost of a cell in floating-point operations (train + curvature). */
 double sweep_cell_cost(const cs_config *cfg);
 

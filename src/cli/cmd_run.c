@@ -115,7 +115,23 @@ static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
   /* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
   printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.0f core-seconds at 10 GFLOP/s\n",
          cost / 1e9, longest / 1e9, cost / 1e10);
-  printf("team     1x1 (one rank per cell)\n");
+  cs_config c0;
+  int max_width = 0;
+  for (int64_t c = 0; c < n; c++) {
+    cs_config cfg;
+    if (spec_cell_config(spec, c, &cfg) == CS_OK && cfg.width > max_width) max_width = cfg.width;
+  }
+  if (spec_cell_config(spec, 0, &c0) == CS_OK) {
+    printf("team     %dx%d (%d rank%s per cell), block size %d\n", c0.team_p, c0.team_q,
+           c0.team_p * c0.team_q, c0.team_p * c0.team_q > 1 ? "s" : "", c0.team_block);
+    if (max_width < SWEEP_TEAM_MIN_WIDTH)
+      printf("         suggestion: 1x1 — every width here is below %d, where a team's products "
+             "are slower than one rank's (measured by bench/team)%s\n",
+             SWEEP_TEAM_MIN_WIDTH, c0.team_p * c0.team_q > 1 ? "; this spec uses a larger team" : "");
+    else
+      printf("         suggestion: teams of 2 (e.g. grid = 1x2) for widths >= %d (widest here: "
+             "%d; measured by bench/team)\n", SWEEP_TEAM_MIN_WIDTH, max_width);
+  }
   printf("first cells:\n");
   int64_t shown = 0;
   for (int64_t c = 0; c < n && shown < 10; c++) {
