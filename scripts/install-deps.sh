@@ -15,7 +15,11 @@ PACKAGES=(
   gnuplot-nox
   python3-h5py python3-numpy
 )
-# Slurm is only needed by the Slurm end-to-end tests (tests/sh_slurm*.sh).
+# Slurm is only needed by the Slurm end-to-end tests (tests/sh_slurm*.sh), which
+# run slurmctld + slurmd on localhost (scripts/slurm-local.sh): slurm-wlm (which depends on
+# slurmctld, slurmd and slurm-client) runs the daemons; slurm-wlm-basic-plugins has
+# mpi_pmix (srun --mpi=pmix), proctrack/linuxproc and cons_tres; munge signs
+# Slurm's messages; libpmix2 is PMIx itself.
 if [[ "${CS_WITH_SLURM:-0}" == 1 ]]; then
   PACKAGES+=(slurm-wlm munge slurm-wlm-basic-plugins libpmix2)
 fi
