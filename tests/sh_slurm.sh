@@ -8,7 +8,9 @@
 #      ranks; the job requeues itself) and then a real preemption by a job of
 #      the higher-tier partition (Slurm requeues it); the final archive ==
 #      an uninterrupted run, and /runs has a row for each of the 3 runs with
-#      the same job id and restart counts 0, 1, 2.
+#      the same job id and restart counts 0, 1, 2;
+#  (d) 2 array tasks, one interrupted with USR1: it requeues itself, the
+#      afterok merge job waits for it; merged archive == the direct run.
 # Slurm that cannot be installed or started is a failure, not a skip.
 set -u
 bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
@@ -19,7 +21,7 @@ tmp=$(mktemp -d /tmp/cs-slurm.XXXXXX)
 sl=$tmp/slurm
 cleanup() {
   "$src/scripts/slurm-local.sh" stop "$sl" >/dev/null 2>&1
-  rm -rf "$tmp"
+  if [[ -n ${CS_KEEP_TMP:-} ]]; then echo "sh_slurm: kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 trap 'echo "sh_slurm: interrupted"; exit 130' INT TERM HUP
@@ -142,7 +144,11 @@ if read -r aj mj < <("$src/jobs/submit-array.sh" --parsable "$small" 3 shard -- 
   cmp_archives ref-small.h5 shard.h5 && ok || bad "(b) merged shards differ from the direct run"
   [[ $(runs_field shard.h5 slurm_job 2>/dev/null | sort | tr '\n' ' ') == "${aj}_0 ${aj}_1 ${aj}_2 " ]] && ok ||
     bad "(b) /runs of the merged archive: $(runs_field shard.h5 slurm_job 2>&1 | tr '\n' ' ')"
-  grep -q "report" curvsweep-merge-"$mj".out && ok || bad "(b) merge job log says nothing about the report"
+  if "$bin" analyze --help >/dev/null 2>&1; then
+    [[ -f shard-report/index.md ]] && ok || { bad "(b) the merge job wrote no report"; show_job "$mj" curvsweep-merge-"$mj".out; }
+  else
+    grep -q "report skipped" curvsweep-merge-"$mj".out && ok || bad "(b) merge job log says nothing about the report"
+  fi
 else
   bad "(b) jobs/submit-array.sh: $aj $mj"
 fi
@@ -208,6 +214,29 @@ grep -q "DUE TO PREEMPTION" "c-$j.out" && ok || bad "(c) the job log does not sh
   bad "(c) curvsweep did not report both interruptions"
 [[ -f urgent-${u:-x}.out ]] && grep -q "urgent job ran" "urgent-$u.out" && ok || bad "(c) the preempting job did not run"
 if ((fails)); then show_job "$j" "c-$j.out"; fi
+
+# --- (d) an interrupted array task requeues itself; the merge job waits ----
+t0=$SECONDS
+if read -r aj mj < <("$src/jobs/submit-array.sh" --parsable slow.ini 2 dshard -- -o 'd-%A_%a.out' 2>&1) &&
+  [[ $aj =~ ^[0-9]+$ && $mj =~ ^[0-9]+$ ]]; then
+  ok
+  if wait_until 120 eval '(($(done_cells dshard-1.h5) >= 1))'; then
+    scancel --signal=USR1 "${aj}_1" && ok || bad "(d) scancel --signal=USR1 ${aj}_1"
+  else
+    bad "(d) array task ${aj}_1 made no progress"; show_job "${aj}_1" "d-${aj}_1.out"
+  fi
+  if wait_done "$mj" 300 && [[ $state == COMPLETED ]]; then ok; else
+    bad "(d) merge job $mj: $state"; show_job "$mj" curvsweep-merge-"$mj".out
+    for i in 0 1; do show_job "${aj}_$i" "d-${aj}_$i.out"; done
+  fi
+  [[ $(job_field "${aj}_1" Restarts) == 1 ]] && ok || bad "(d) array task ${aj}_1 restarts: $(job_field "${aj}_1" Restarts) (wanted 1)"
+  cmp_archives ref-slow.h5 dshard.h5 && ok || bad "(d) merged shards with a requeued task differ from the direct run"
+  [[ $(runs_field dshard.h5 slurm_job 2>/dev/null | sort | tr '\n' ' ') == "${aj}_0 ${aj}_1 ${aj}_1 " ]] && ok ||
+    bad "(d) /runs of the merged archive: $(runs_field dshard.h5 slurm_job 2>&1 | tr '\n' ' ')"
+else
+  bad "(d) jobs/submit-array.sh: $aj $mj"
+fi
+echo "(d) array with a requeued task + merge: $((SECONDS - t0)) s"
 
 # --- Slurm down -------------------------------------------------------------
 "$src/scripts/slurm-local.sh" stop "$sl" && ok || bad "slurm-local.sh stop"
