@@ -241,7 +241,6 @@ stop_all() {
   [[ -d $dir ]] || { [[ -n $quiet ]] || say "nothing in $dir"; return 0; }
   # Jobs first, while the daemons can still end them cleanly.
   if [[ -f $conf ]] && pid_of "$dir/run/slurmctld.pid" >/dev/null; then
-    SLURM_CONF=$conf scancel --full --quiet --state=RUNNING --user="$(id -un)" 2>/dev/null
     SLURM_CONF=$conf scancel --quiet --user="$(id -un)" 2>/dev/null
     local t0=$SECONDS
     while ((SECONDS - t0 < 10)) && [[ -n $(SLURM_CONF=$conf squeue -h -o %i 2>/dev/null) ]]; do sleep 0.5; done
