@@ -16,7 +16,8 @@
 # 127.0.0.1, so a system Slurm on the default ports is not disturbed.
 # Needs: slurm-wlm munge slurm-wlm-basic-plugins (CS_WITH_SLURM=1 scripts/install-deps.sh).
 # Options (environment): CS_SLURM_CPUS (default: nproc), CS_SLURM_TIMEOUT (s to
-# wait for the node, default 60).
+# wait for the node, default 60), CS_SLURM_CRED_EXPIRE (s a requeued job waits
+# before it may start again, default 10; Slurm's own default is 120).
 set -uo pipefail
 
 cmd=${1:-}
@@ -27,7 +28,7 @@ wait_s=${CS_SLURM_TIMEOUT:-60}
 # which is how stop finds what this instance started and nothing else.
 marker="CS_SLURM_INSTANCE=$dir"
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 say() { echo "slurm-local: $*" >&2; }
 
 conf=$dir/etc/slurm.conf
