@@ -8,6 +8,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"
+#include "curvsweep/sweep.h"
 #include "curvsweep/tasks.h"
 
 #include <mpi.h>
@@ -81,12 +82,13 @@ int main(int argc, char **argv) {
     if (time_steps(&c, team, steps, &t2, &f2)) MPI_Abort(MPI_COMM_WORLD, 1);
     if (rank == 0) {
       printf("%6d %12.5f %12.5f %8.2f %16.2f\n", widths[k], t1, t2, t1 / t2, f1 / 2 / t2 / 1e9);
-      if (t1 / t2 > 1.0 && !crossover) crossover = widths[k];
+      if (t1 / t2 >= 1.4 && !crossover) crossover = widths[k];
     }
   }
   if (rank == 0)
-    printf("1x2 first faster than 1x1 at width %d (run --dry-run suggests 1x1 below %d); "
-           "target: speedup >= 1.6 at width 1024\n", crossover, crossover);
+    printf("1x2 first reaches speedup 1.4 (efficiency 0.7) at width %d; run --dry-run suggests "
+           "1x1 below %d (SWEEP_TEAM_MIN_WIDTH); target: speedup >= 1.6 at width 1024\n",
+           crossover, SWEEP_TEAM_MIN_WIDTH);
   if (team) la_team_free(team);
   if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
   MPI_Finalize();

@@ -23,6 +23,7 @@
 
 #include <cblas.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,9 +228,38 @@ static double *team_scratch(const la_team *t, size_t n) {
   return w->work;
 }
 
+/* Contiguous C (ld = n): the team splits C's rows 1-D, each rank computes
+ * its rows with one dgemm, and the rows are all-gathered in place — no
+ * packing. */
+static int la_gemm_rows(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
+                        double beta, la_mat c) {
+  int m = c.rows, n = c.cols, k = ta == 'T' ? a.rows : a.cols;
+  int r0, r1;
+  block_range(m, t->size, t->rank, &r0, &r1);
+  const double *ap = ta == 'T' ? a.v + r0 : a.v + (int64_t)r0 * a.ld;
+  if (r1 > r0)
+    cblas_dgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
+                tb == 'T' ? CblasTrans : CblasNoTrans, r1 - r0, n, k, alpha, ap, a.ld, b.v, b.ld,
+                beta, c.v + (int64_t)r0 * n, n);
+  int *counts = NULL, *displs = NULL, rc = CS_CALLOC(counts, t->size);
+  if (!rc) rc = CS_CALLOC(displs, t->size);
+  for (int r = 0; !rc && r < t->size; r++) {
+    int a0, a1;
+    block_range(m, t->size, r, &a0, &a1);
+    counts[r] = (a1 - a0) * n;
+    displs[r] = a0 * n;
+  }
+  if (!rc && MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, c.v, counts, displs, MPI_DOUBLE,
+                            t->comm) != MPI_SUCCESS)
+    rc = cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
+  free(counts), free(displs);
+  return rc;
+}
+
 static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
                           double beta, la_mat c) {
   int m = c.rows, n = c.cols, k = ta == 'T' ? a.rows : a.cols;
+  if (c.ld == n && (int64_t)m * n <= INT_MAX) return la_gemm_rows(t, ta, tb, alpha, a, b, beta, c);
   int r0, r1, c0, c1;
   block_range(m, t->p, t->myrow, &r0, &r1);
   block_range(n, t->q, t->mycol, &c0, &c1);
