@@ -286,16 +286,33 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   double *q = work, *r = q + (size_t)m * d, *e = r + (size_t)m * m, *sv = e + (size_t)m * m;
   double *w = sv + m, *ii = w + (size_t)m * m * d, *mc_work = ii + (size_t)P * d;
 
-  // pass 1: J = Q R and the degeneracy test on cond(R)
-  int degenerate;
-  CS_CHECK(geom_tangent_frame(d, m, jet, q, r, sv, &degenerate));
-  if (degenerate) {
+  // pass 1: J = Q R and the degeneracy test on cond(R). The SVD of R is
+  // only needed near the threshold: ‖R‖_F ‖R⁻¹‖_F ≥ cond₂(R) is a cheap
+  // upper bound, and when it is below the threshold the point is fine.
+  CS_CHECK(la_qr_thin(d, m, jet + d, q, r));
+  int singular = 0;
+  for (int a = 0; a < m; a++) singular |= r[a + (size_t)a * m] == 0.0;
+  double cond = INFINITY;
+  if (!singular) {
+    CS_CHECK(la_upper_tri_inverse(m, r, e));
+    double nr = 0.0, ne = 0.0;
+    for (int a = 0; a < m; a++)
+      for (int b = a; b < m; b++) {
+        nr += r[a + (size_t)b * m] * r[a + (size_t)b * m];
+        ne += e[a + (size_t)b * m] * e[a + (size_t)b * m];
+      }
+    cond = sqrt(nr * ne);
+    if (!(cond <= GEOM_DEGENERATE_COND)) { /* near or past the threshold: exact */
+      CS_CHECK(la_singular_values(m, r, sv));
+      cond = sv[0] / sv[m - 1];
+    }
+  }
+  if (singular || !(cond <= GEOM_DEGENERATE_COND)) {
     geom_point_set_degenerate(out);
     return CS_OK;
   }
 
-  // pass 2: orthonormal frame E = R⁻¹ and the second fundamental form in it
-  CS_CHECK(la_upper_tri_inverse(m, r, e));
+  // pass 2: orthonormal frame E = R⁻¹ (above) and the second fundamental form in it
   double pi2 = 0.0;
   geom_second_fundamental_form(d, m, jet, q, e, w, ii, &pi2);
 
@@ -319,7 +336,7 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
       const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
       ii2 += (a == b ? 1.0 : 2.0) * geom_dot(d, iab, iab);
     }
-  double eps_tan = GEOM_ROUNDING_FACTOR * DBL_EPSILON * (sv[0] / sv[m - 1]);
+  double eps_tan = GEOM_ROUNDING_FACTOR * DBL_EPSILON * cond;
   double floor_E = (double)m * (m - 1) *
                    (2.0 * eps_tan * sqrt(ii2 * pi2) + eps_tan * eps_tan * pi2);
   if (fabs(S_E) <= floor_E) S_E = 0.0;
