@@ -128,7 +128,7 @@
 #define ARCHIVE_STATUS_BYTES 16
 #define ARCHIVE_MESSAGE_BYTES 256
 #define ARCHIVE_TENSOR_NAME_BYTES 48
-#define ARCHIVE_CHUNK_BYTES 65536 /* target uncompressed chunk size */
+#define ARCHIVE_CHUNK_BYTES 8192 /* target uncompressed chunk size: small, since every append rewrites (recompresses) its chunk */
 #define ARCHIVE_DEFLATE_LEVEL 4
 #define ARCHIVE_BLOCK_ROWS 65536  /* rows per read/write block of big tables */
 
