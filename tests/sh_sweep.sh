@@ -52,7 +52,7 @@ rank_pid() { # pid of the curvsweep process with the given world rank
     if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then echo $p; return; fi
   done
 }
-n=0
+n=0 midrun=0
 for victim in 0 1; do
   for delay in 0.5 1.0 1.6; do
     n=$((n+1)); out="kill$n.h5"
@@ -62,10 +62,15 @@ for victim in 0 1; do
     pid=$(rank_pid $victim)
     [[ -n "$pid" ]] && kill -9 "$pid"
     wait $mpipid 2>/dev/null
+    # did the kill land mid-run (some cells done, some pending)?
+    "$bin" info "$out" 2>/dev/null | grep -qE "cells +24: [1-9][0-9]* done, [1-9][0-9]* pending" && midrun=$((midrun+1))
     if mpi 2 "$bin" run "$kill_spec" -o "$out" 2>"resume$n.err"; then ok; else bad "resume after kill -9 of rank $victim at ${delay}s"; cat "resume$n.err"; fi
     cmp_archives ref.h5 "$out" && ok || bad "kill -9 rank $victim at ${delay}s: resumed archive differs"
   done
 done
+
+# the kills must really have interrupted runs, or the resume checks prove nothing
+[[ $midrun -ge 3 ]] && ok || bad "only $midrun of 6 kills landed mid-run"
 
 # 6. SIGINT to rank 0: stop, keep results, say how to resume, exit non-zero; then resume
 mpi 2 "$bin" run "$kill_spec" -o sig.h5 2>sig.err &

@@ -50,9 +50,6 @@ int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double
 void la_add_row_vector(la_mat y, const double *b);
 /* acc[:] += Σ_r Y[r, :]  (bias gradients). */
 void la_sum_rows(la_mat y, double *acc);
-/* dot product and axpy over flat vectors (optimizer and reductions). */
-double la_dot(int64_t n, const double *x, const double *y);
-void la_axpy(int64_t n, double alpha, const double *x, double *y);
 
 /* Floating-point operations issued through la on this thread (benchmarks). */
 uint64_t la_flop_count(void);

@@ -92,6 +92,7 @@ static int parse_shard(const char *s, int *i, int *n) {
 static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
   int64_t n = spec_cell_count(spec), mine = 0;
   double cost = 0, longest = 0;
+  int max_width = 0;
   unsigned char *mask = calloc((size_t)n, 1);
   if (!mask || sweep_shard_mask(spec, si, sn, mask)) {
     free(mask);
@@ -101,6 +102,7 @@ static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
     if (!mask[c]) continue;
     cs_config cfg;
     if (spec_cell_config(spec, c, &cfg)) continue;
+    if (cfg.width > max_width) max_width = cfg.width;
     double k = sweep_cell_cost(&cfg);
     cost += k, mine++;
     if (k > longest) longest = k;
@@ -116,11 +118,6 @@ static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
   printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.0f core-seconds at 10 GFLOP/s\n",
          cost / 1e9, longest / 1e9, cost / 1e10);
   cs_config c0;
-  int max_width = 0;
-  for (int64_t c = 0; c < n; c++) {
-    cs_config cfg;
-    if (spec_cell_config(spec, c, &cfg) == CS_OK && cfg.width > max_width) max_width = cfg.width;
-  }
   if (spec_cell_config(spec, 0, &c0) == CS_OK) {
     printf("team     %dx%d (%d rank%s per cell), block size %d\n", c0.team_p, c0.team_q,
            c0.team_p * c0.team_q, c0.team_p * c0.team_q > 1 ? "s" : "", c0.team_block);

@@ -110,19 +110,57 @@ static void geom_project_normal(int d, int m, const double *q, double *v) {
     }
 }
 
-/* Tangent frame and degeneracy test.
- * jet: (C, d); q: (m, d) out, column-major d×m; r: (m, m) column-major out;
- * sv: (m) out, singular values of R (= those of J), descending.
+/* Tangent frame, its inverse and the degeneracy test.
+ * jet: (C, d); q: (m, d) out, column-major d×m; r, e: (m, m) column-major
+ * out, E = R⁻¹; sv: (m) scratch; *cond out (cond₂(R) or an upper bound).
  * Rows 1..m of the jet are the columns ∂μ/∂x_a, contiguous, i.e. J is already
- * a column-major d×m matrix with lda = d. Degenerate when
- * cond(R) = s_max/s_min > GEOM_DEGENERATE_COND (written so that s_min = 0 or
- * NaN also count as degenerate). */
-static int geom_tangent_frame(int d, int m, const double *jet, double *q, double *r, double *sv,
-                              int *degenerate) {
+ * a column-major d×m matrix with lda = d. Degenerate when R has a zero
+ * diagonal or cond(R) = s_max/s_min > GEOM_DEGENERATE_COND. The SVD is only
+ * needed near the threshold: ‖R‖_F ‖R⁻¹‖_F ≥ cond₂(R) is a cheap upper bound,
+ * and when it is below the threshold the point is fine. */
+static int geom_tangent_frame(int d, int m, const double *jet, double *q, double *r, double *e,
+                              double *sv, double *cond, int *degenerate) {
   CS_CHECK(la_qr_thin(d, m, jet + d, q, r));
-  CS_CHECK(la_singular_values(m, r, sv));
-  *degenerate = !(sv[0] <= GEOM_DEGENERATE_COND * sv[m - 1]);
+  *cond = INFINITY;
+  *degenerate = 1;
+  for (int a = 0; a < m; a++)
+    if (r[a + (size_t)a * m] == 0.0) return CS_OK;
+  CS_CHECK(la_upper_tri_inverse(m, r, e));
+  double nr = 0.0, ne = 0.0;
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++) {
+      nr += r[a + (size_t)b * m] * r[a + (size_t)b * m];
+      ne += e[a + (size_t)b * m] * e[a + (size_t)b * m];
+    }
+  *cond = sqrt(nr * ne);
+  if (!(*cond <= GEOM_DEGENERATE_COND)) { /* near or past the threshold: exact */
+    CS_CHECK(la_singular_values(m, r, sv));
+    *cond = sv[0] / sv[m - 1];
+  }
+  *degenerate = !(*cond <= GEOM_DEGENERATE_COND);
   return CS_OK;
+}
+
+/* The bilinear form B(p,p), B(r,r), B(p,r) of symmetric rows B_ab stored at
+ * the packed pairs a ≤ b: rows (P, d); out: pp, rr, pr (d each), overwritten.
+ * Weights p_a p_b (×2 off the diagonal) and p_a r_b + p_b r_a. */
+static void geom_bilinear(int d, int m, const double *rows, const double *p, const double *r,
+                          double *pp, double *rr, double *pr) {
+  memset(pp, 0, sizeof(double) * (size_t)d);
+  memset(rr, 0, sizeof(double) * (size_t)d);
+  memset(pr, 0, sizeof(double) * (size_t)d);
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++) {
+      double off = a == b ? 1.0 : 2.0;
+      double wpp = off * p[a] * p[b], wrr = off * r[a] * r[b];
+      double wpr = a == b ? p[a] * r[a] : p[a] * r[b] + p[b] * r[a];
+      const double *row = rows + (size_t)geom_pair_index(m, a, b) * d;
+      for (int i = 0; i < d; i++) {
+        pp[i] += wpp * row[i];
+        rr[i] += wrr * row[i];
+        pr[i] += wpr * row[i];
+      }
+    }
 }
 
 static void geom_point_set_degenerate(geom_point *out) {
@@ -226,19 +264,7 @@ static void geom_scalar_curvature_mc(int d, int m, const double *ii, int n_frame
   for (int f = 0; f < n_frames; f++) {
     geom_random_unit(m, mc, NULL, p);
     geom_random_unit(m, mc, p, r);
-    memset(ipp, 0, sizeof(double) * 3 * (size_t)d);
-    for (int a = 0; a < m; a++)
-      for (int b = a; b < m; b++) {
-        double off = a == b ? 1.0 : 2.0;
-        double wpp = off * p[a] * p[b], wrr = off * r[a] * r[b];
-        double wpr = a == b ? p[a] * r[a] : p[a] * r[b] + p[b] * r[a];
-        const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
-        for (int i = 0; i < d; i++) {
-          ipp[i] += wpp * iab[i];
-          irr[i] += wrr * iab[i];
-          ipr[i] += wpr * iab[i];
-        }
-      }
+    geom_bilinear(d, m, ii, p, r, ipp, irr, ipr);
     double k = geom_dot(d, ipp, irr) - geom_dot(d, ipr, ipr);
     double delta = k - mean;
     mean += delta / (f + 1);
@@ -286,28 +312,11 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   double *q = work, *r = q + (size_t)m * d, *e = r + (size_t)m * m, *sv = e + (size_t)m * m;
   double *w = sv + m, *ii = w + (size_t)m * m * d, *mc_work = ii + (size_t)P * d;
 
-  // pass 1: J = Q R and the degeneracy test on cond(R). The SVD of R is
-  // only needed near the threshold: ‖R‖_F ‖R⁻¹‖_F ≥ cond₂(R) is a cheap
-  // upper bound, and when it is below the threshold the point is fine.
-  CS_CHECK(la_qr_thin(d, m, jet + d, q, r));
-  int singular = 0;
-  for (int a = 0; a < m; a++) singular |= r[a + (size_t)a * m] == 0.0;
-  double cond = INFINITY;
-  if (!singular) {
-    CS_CHECK(la_upper_tri_inverse(m, r, e));
-    double nr = 0.0, ne = 0.0;
-    for (int a = 0; a < m; a++)
-      for (int b = a; b < m; b++) {
-        nr += r[a + (size_t)b * m] * r[a + (size_t)b * m];
-        ne += e[a + (size_t)b * m] * e[a + (size_t)b * m];
-      }
-    cond = sqrt(nr * ne);
-    if (!(cond <= GEOM_DEGENERATE_COND)) { /* near or past the threshold: exact */
-      CS_CHECK(la_singular_values(m, r, sv));
-      cond = sv[0] / sv[m - 1];
-    }
-  }
-  if (singular || !(cond <= GEOM_DEGENERATE_COND)) {
+  // pass 1: J = Q R, E = R⁻¹ and the degeneracy test on cond(R)
+  int degenerate;
+  double cond;
+  CS_CHECK(geom_tangent_frame(d, m, jet, q, r, e, sv, &cond, &degenerate));
+  if (degenerate) {
     geom_point_set_degenerate(out);
     return CS_OK;
   }
@@ -404,15 +413,16 @@ int geom_sectional_curvature(int d, int m, const double *jet, double sigma, cons
   *K_out = NAN;
   if (m > d) return CS_OK;
 
-  // scratch: q (m·d) | R (m²) | sv (m) | hpp, hrr, hpr, jp, jr (5d)
+  // scratch: q (m·d) | R, E (2m²) | sv (m) | hpp, hrr, hpr, jp, jr (5d)
   double *work;
-  CS_CHECK(geom_scratch((size_t)m * d + (size_t)m * m + m + 5 * (size_t)d, &work));
-  double *q = work, *rr = q + (size_t)m * d, *sv = rr + (size_t)m * m;
+  CS_CHECK(geom_scratch((size_t)m * d + 2 * (size_t)m * m + m + 5 * (size_t)d, &work));
+  double *q = work, *rr = q + (size_t)m * d, *ee = rr + (size_t)m * m, *sv = ee + (size_t)m * m;
   double *hpp = sv + m, *hrr = hpp + d, *hpr = hrr + d, *jp = hpr + d, *jr = jp + d;
 
   // pass 1: tangent basis Q and the degeneracy test
   int degenerate;
-  CS_CHECK(geom_tangent_frame(d, m, jet, q, rr, sv, &degenerate));
+  double cond;
+  CS_CHECK(geom_tangent_frame(d, m, jet, q, rr, ee, sv, &cond, &degenerate));
   if (degenerate) return CS_OK;
 
   // pass 2: pushed-forward vectors Jp, Jr and the area² of their parallelogram
@@ -430,20 +440,7 @@ int geom_sectional_curvature(int d, int m, const double *jet, double sigma, cons
     return cs_error(CS_ERR_INPUT, "geom_sectional_curvature: p and r do not span a plane");
 
   // pass 3: H(p,p), H(r,r), H(p,r) over the packed pairs, then P⊥
-  const double *hess = jet + (size_t)(1 + m) * d;
-  memset(hpp, 0, sizeof(double) * 3 * (size_t)d);
-  for (int a = 0; a < m; a++)
-    for (int b = a; b < m; b++) {
-      double off = a == b ? 1.0 : 2.0;
-      double wpp = off * p[a] * p[b], wrr = off * r[a] * r[b];
-      double wpr = a == b ? p[a] * r[a] : p[a] * r[b] + p[b] * r[a];
-      const double *hab = hess + (size_t)geom_pair_index(m, a, b) * d;
-      for (int i = 0; i < d; i++) {
-        hpp[i] += wpp * hab[i];
-        hrr[i] += wrr * hab[i];
-        hpr[i] += wpr * hab[i];
-      }
-    }
+  geom_bilinear(d, m, jet + (size_t)(1 + m) * d, p, r, hpp, hrr, hpr);
   geom_project_normal(d, m, q, hpp);
   geom_project_normal(d, m, q, hrr);
   geom_project_normal(d, m, q, hpr);

@@ -55,11 +55,6 @@ void la_sum_rows(la_mat y, double *restrict acc) {
   }
 }
 
-double la_dot(int64_t n, const double *x, const double *y) { return cblas_ddot((int)n, x, 1, y, 1); }
-
-void la_axpy(int64_t n, double alpha, const double *x, double *y) {
-  cblas_daxpy((int)n, alpha, x, 1, y, 1);
-}
 
 uint64_t la_flop_count(void) { return la_flops; }
 void la_flop_reset(void) { la_flops = 0; }

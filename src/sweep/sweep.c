@@ -98,6 +98,16 @@ int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *m
   return CS_OK;
 }
 
+/* Wait for the next message from source on comm without spinning a core. */
+static void wait_message(MPI_Comm comm, int source, MPI_Status *st) {
+  int flag = 0;
+  for (;;) {
+    MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, st);
+    if (flag) return;
+    sleep_poll();
+  }
+}
+
 /* ------------------------------------------------------------ teams */
 
 /* A rank's team (DESIGN §6): T = P·Q consecutive ranks train one cell
@@ -152,12 +162,8 @@ static int team_follower_loop(team_ctx *tc, const cs_spec *spec) {
   cell_options copt = {spec_sweep(spec)->save_points, spec_sweep(spec)->save_params};
   train_hooks h = {team_follower_hook, tc};
   for (;;) {
-    int flag = 0;
     MPI_Status st;
-    while (!flag) {
-      MPI_Iprobe(0, MPI_ANY_TAG, tc->comm, &flag, &st);
-      if (!flag) sleep_poll();
-    }
+    wait_message(tc->comm, 0, &st);
     if (st.MPI_TAG == TAG_STOP) {
       MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, tc->comm, MPI_STATUS_IGNORE);
       return CS_OK;
@@ -411,12 +417,8 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
   cell_options copt = {spec_sweep(spec)->save_points, spec_sweep(spec)->save_params};
   MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, comm);
   for (;;) {
-    int flag = 0;
     MPI_Status st;
-    while (!flag) {
-      MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, &st);
-      if (!flag) sleep_poll();
-    }
+    wait_message(comm, 0, &st);
     if (st.MPI_TAG == TAG_STOP) {
       MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, comm, MPI_STATUS_IGNORE);
       return CS_OK;

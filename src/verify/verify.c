@@ -82,15 +82,12 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Curvature of prefix L at npts points x (npts × m) of model M. */
-static int curvature_at(const cs_model *M, int npts, const double *x, geom_point *pts,
+static int curvature_at(const cs_model *M, int m, int npts, const double *x, geom_point *pts,
                         double *scales) {
   cs_acts *A;
   CS_CHECK(model_acts_create(M, npts, 2, &A));
   int rc = model_forward(M, A, npts, x);
   int C = model_acts_jet_rows(A), d = model_width(M), L = model_depth(M);
-  int m = (C == 6) ? 2 : (C == 10) ? 3 : 0;
-  for (int k = 1; k <= 8 && !m; k++)
-    if (1 + k + k * (k + 1) / 2 == C) m = k;
   geom_options opt = geom_options_default();
   for (int p = 0; p < npts && !rc; p++) {
     const double *jet = model_layer_output(A, L) + (int64_t)p * C * d;
@@ -114,7 +111,7 @@ int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_af
   double x[AFFINE_POINTS * 8], scales[AFFINE_POINTS], r[AFFINE_POINTS], kt[AFFINE_POINTS];
   geom_point pts[AFFINE_POINTS];
   random_points(seed, AFFINE_POINTS, m, x);
-  int rc = curvature_at(M, AFFINE_POINTS, x, pts, scales);
+  int rc = curvature_at(M, m, AFFINE_POINTS, x, pts, scales);
   model_free(M);
   CS_CHECK(rc);
   int n = 0;
@@ -152,8 +149,8 @@ int verify_positive_gated_point(int64_t *seed_out, double x_out[2], double *Kt_g
     randomise(G, seed);
     randomise(U, seed);
     random_points(seed, AFFINE_POINTS, 2, x);
-    rc = curvature_at(G, AFFINE_POINTS, x, gp, NULL);
-    if (!rc) rc = curvature_at(U, AFFINE_POINTS, x, up, NULL);
+    rc = curvature_at(G, 2, AFFINE_POINTS, x, gp, NULL);
+    if (!rc) rc = curvature_at(U, 2, AFFINE_POINTS, x, up, NULL);
     model_free(G);
     model_free(U);
     CS_CHECK(rc);
@@ -178,7 +175,7 @@ int verify_scaling(double c, double *dev_K, double *dev_Kt) {
   double x[AFFINE_POINTS * 2];
   geom_point before[AFFINE_POINTS], after[AFFINE_POINTS];
   random_points(3, AFFINE_POINTS, 2, x);
-  int rc = curvature_at(M, AFFINE_POINTS, x, before, NULL);
+  int rc = curvature_at(M, 2, AFFINE_POINTS, x, before, NULL);
   /* h_L = W_o u + b_o (no residual): scaling W_o and b_o scales h_L by c */
   cs_tensor Wo, bo;
   if (!rc) rc = model_find_tensor(M, "layer1/Wo", &Wo);
@@ -186,7 +183,7 @@ int verify_scaling(double c, double *dev_K, double *dev_Kt) {
   if (!rc) {
     for (int i = 0; i < Wo.rows * Wo.cols; i++) Wo.v[i] *= c;
     for (int i = 0; i < bo.rows * bo.cols; i++) bo.v[i] *= c;
-    rc = curvature_at(M, AFFINE_POINTS, x, after, NULL);
+    rc = curvature_at(M, 2, AFFINE_POINTS, x, after, NULL);
   }
   model_free(M);
   CS_CHECK(rc);
@@ -223,7 +220,7 @@ int verify_saturated_flatness(double key_scale, double *max_abs_Kt, double *min_
   double x[AFFINE_POINTS * 2];
   geom_point pts[AFFINE_POINTS];
   random_points(11, AFFINE_POINTS, 2, x);
-  int rc = curvature_at(M, AFFINE_POINTS, x, pts, NULL);
+  int rc = curvature_at(M, 2, AFFINE_POINTS, x, pts, NULL);
   model_free(M);
   CS_CHECK(rc);
   double mk = 0.0, ml = INFINITY;
