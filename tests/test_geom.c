@@ -514,24 +514,42 @@ static void test_errors(void **state) {
 // statistics
 
 static geom_point fake_point(double K, double K_tilde, double area) {
-  // m = 2: S = 2K, S̃ = 2K̃
-  return (geom_point){.S = 2 * K, .K = K, .S_tilde = 2 * K_tilde, .K_tilde = K_tilde,
+  // m = 2: S = 2K, S̃ = 2K̃, K̂ = K·√det g = K·area; tr g = 2.5·area, so the
+  // anisotropy index log(tr g/2) − log det g/2 = log 1.25 at every point
+  return (geom_point){.S = 2 * K, .S_err = 0.0, .K = K, .S_tilde = 2 * K_tilde,
+                      .K_tilde = K_tilde, .K_hat = K * area, .tr_g = 2.5 * area,
                       .logdet_g = 2 * log(area), .H_norm = fabs(K), .area = area, .S_se = 0.0,
-                      .degenerate = 0};
+                      .cls = GEOM_CURVED, .degenerate = 0};
 }
+
+static const geom_point DEGENERATE_POINT = {.S = NAN, .K = NAN, .area = NAN,
+                                            .cls = GEOM_DEGENERATE, .degenerate = 1};
 
 static void test_stats_hand(void **state) {
   (void)state;
   // K = 3, −1, 4, 1, −5, 9, 2, 6 (sorted: −5 −1 1 2 3 4 6 9), K̃ = −K, plus
-  // one degenerate point
+  // one degenerate point and one unresolved point (a huge S that must not
+  // enter any statistic)
   const double Ks[8] = {3, -1, 4, 1, -5, 9, 2, 6};
-  geom_point pts[9];
+  geom_point pts[10];
   for (int i = 0; i < 8; i++) pts[i] = fake_point(Ks[i], -Ks[i], 1.0 + i);
-  pts[8] = (geom_point){.S = NAN, .K = NAN, .degenerate = 1};
+  pts[8] = DEGENERATE_POINT;
+  pts[9] = fake_point(1e6, 1e6, 1.0);
+  pts[9].cls = GEOM_UNRESOLVED;
   geom_stats st;
-  assert_int_equal(geom_stats_compute(9, pts, 0, NULL, 0.0, 2, &st), CS_OK);
-  assert_int_equal(st.n_points, 9);
-  check_rel(st.degenerate_frac, 1.0 / 9.0, 1e-15, "degenerate_frac");
+  assert_int_equal(geom_stats_compute(10, pts, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_int_equal(st.n_points, 10);
+  check_rel(st.degenerate_frac, 0.1, 1e-15, "degenerate_frac");
+  check_rel(st.unresolved_frac, 0.1, 1e-15, "unresolved_frac");
+  check_rel(st.curved_frac, 0.8, 1e-15, "curved_frac");
+  check_close(st.flat_frac, 0.0, 0.0, "flat_frac");
+  // K̂ = K·(1 + i): Σ = 3 − 2 + 12 + 4 − 25 + 54 + 14 + 48 = 108
+  check_rel(st.Kh_mean, 108.0 / 8.0, 1e-15, "Kh mean");
+  // sorted K̂: −25 −2 3 4 12 14 48 54 → median 8, fraction positive 6/8
+  check_rel(st.Kh_median, 8.0, 1e-15, "Kh median");
+  check_rel(st.Kh_absmean, 162.0 / 8.0, 1e-15, "Kh mean |K̂|");
+  check_rel(st.Kh_fracpos, 0.75, 1e-15, "Kh fraction positive");
+  check_rel(st.aniso_median, log(1.25), 1e-14, "median anisotropy index");
   check_rel(st.K_mean, 19.0 / 8.0, 1e-15, "K mean");
   check_rel(st.K_absmean, 31.0 / 8.0, 1e-15, "K mean |K|");
   // type 7: h = 7p; median h = 3.5 → 2 + 0.5·(3 − 2)
@@ -594,10 +612,18 @@ static void test_integrated_curvature(void **state) {
   // constant K·area on the box; one degenerate box point contributes 0
   geom_point box[5];
   for (int i = 0; i < 4; i++) box[i] = fake_point(0.5, 0.1, 3.0);
-  box[4] = (geom_point){.K = NAN, .area = NAN, .degenerate = 1};
+  box[4] = DEGENERATE_POINT;
   geom_stats st;
   assert_int_equal(geom_stats_compute(4, box, 5, box, 4.0, 2, &st), CS_OK);
   check_rel(st.intK, 4.0 * (4.0 / 5.0) * 0.5 * 3.0, 1e-15, "intK constant");
+  check_rel(st.intabsK, st.intK, 1e-15, "intabsK of a positive K");
+  // ∫|K| dA of a sign-changing K; an unresolved box point is left out of the mean
+  geom_point mixed[4] = {fake_point(0.5, 0, 3.0), fake_point(-0.5, 0, 3.0),
+                         fake_point(-0.5, 0, 3.0), fake_point(100.0, 0, 3.0)};
+  mixed[3].cls = GEOM_UNRESOLVED;
+  assert_int_equal(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st), CS_OK);
+  check_rel(st.intK, 4.0 * (-0.5 * 3.0) / 3.0, 1e-15, "intK mixed");
+  check_rel(st.intabsK, 4.0 * (1.5 * 3.0) / 3.0, 1e-15, "intabsK mixed");
   // m ≠ 2: no integrated curvature
   assert_int_equal(geom_stats_compute(4, box, 5, box, 4.0, 3, &st), CS_OK);
   assert_true(isnan(st.intK));
@@ -688,12 +714,13 @@ static void test_lapack_wrappers(void **state) {
   assert_int_equal(la_qr_thin(1, 2, a, q, r), CS_ERR_INPUT);
 }
 
-/* A flat map in near-degenerate coordinates (cond(J) ~ 1e9): the plane z = 0
+/* A flat map with a tiny second coordinate direction: the plane z = 0
  * in R^3 drawn as μ(u, v) = (u + 0.3 v², 1e-9 v + 0.2 u², 0). Rounding in
- * the tangent plane would show as noise in S, amplified in K̃; below the
- * rounding floor S is reported as exactly 0. A curved surface in moderate
- * coordinates keeps its exact curvature (floor far below |S|). */
-static void test_rounding_floor(void **state) {
+ * the tangent plane shows as noise in S; S is kept as computed, its error
+ * estimate covers it, and the point is classified flat (the error is tiny
+ * against the curvature scale Σ|T|²). A curved surface in moderate
+ * coordinates is classified curved with an error far below |S|. */
+static void test_rounding_classification(void **state) {
   (void)state;
   double u = 0.3, v = -0.2, jet[6 * 3] = {
       u + 0.3 * v * v, 1e-9 * v + 0.2 * u * u, 0,  /* μ */
@@ -706,18 +733,56 @@ static void test_rounding_floor(void **state) {
   geom_point p;
   assert_int_equal(geom_point_curvature(3, 2, jet, &opt, NULL, &p), CS_OK);
   assert_int_equal(p.degenerate, 0);
-  assert_true(p.S == 0.0 && p.K_tilde == 0.0);
-  assert_true(p.S_floor > 0.0);
+  assert_int_equal(p.cls, GEOM_FLAT);
+  assert_true(fabs(p.S) <= 3.0 * p.S_err);
+  assert_true(3.0 * p.S_err <= GEOM_FLAT_REL * p.T2);
   double sphere[18], K;
   assert_int_equal(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, &K), CS_OK);
   assert_int_equal(geom_point_curvature(3, 2, sphere, &opt, NULL, &p), CS_OK);
+  assert_int_equal(p.cls, GEOM_CURVED);
   assert_true(fabs(p.K - 0.25) <= 1e-10 * 0.25);
-  assert_true(p.S_floor < 1e-9 * fabs(p.S));
+  assert_true(p.S_err > 0.0 && p.S_err < 1e-12 * fabs(p.S));
+  /* sphere of radius r at polar angle u: g = diag(r², r² sin²u), so
+   * K̂ = K·√det g = sin u, tr g = r²(1 + sin²u), and the anisotropy index is
+   * log(AM/GM) = log((1 + sin²u) / (2 sin u)) */
+  double su = sin(0.7);
+  check_rel(p.K_hat, su, 1e-12, "K_hat on the sphere");
+  check_rel(p.tr_g, 4.0 * (1.0 + su * su), 1e-12, "tr g on the sphere");
+  check_rel(geom_anisotropy_index(2, p.tr_g, p.logdet_g), log((1.0 + su * su) / (2.0 * su)), 1e-10,
+            "anisotropy on the sphere");
+}
+
+/* The class rules and the directed-rounding update, on hand-made points. */
+static void test_classification_rules(void **state) {
+  (void)state;
+  assert_int_equal(geom_classify(1.0, 0.3, 1e12), GEOM_CURVED);        /* |S| > 3 S_err */
+  assert_int_equal(geom_classify(-1.0, 0.34, 1e12), GEOM_FLAT);        /* 3 S_err ≤ 1e-8 T2 */
+  assert_int_equal(geom_classify(-1.0, 0.34, 1e7), GEOM_UNRESOLVED);   /* neither */
+  assert_int_equal(geom_classify(0.0, 0.0, 0.0), GEOM_FLAT);           /* a curve: exactly 0 */
+  geom_point p = {.S = 1.0, .S_err = 1e-9, .T2 = 1.0, .cls = GEOM_CURVED};
+  assert_false(geom_point_doubtful(&p));
+  p.S_err = 1e-2; /* curved, but within GEOM_DOUBT_MARGIN of the boundary */
+  assert_true(geom_point_doubtful(&p));
+  geom_point up = p, down = p;
+  up.S = 1.0 + 0.2, down.S = 1.0 - 0.05; /* spread 0.2 → S_err 0.6, unresolved */
+  geom_point_add_rounding_spread(&p, &up, &down);
+  check_rel(p.S_err, GEOM_SPREAD_FACTOR * 0.2, 1e-12, "S_err from the spread");
+  assert_int_equal(p.cls, GEOM_UNRESOLVED);
+  geom_point q = {.S = 5.0, .S_err = 1e-3, .T2 = 1e20, .cls = GEOM_CURVED};
+  up = q, down = q;
+  up.S = 5.0 + 1e-9; /* a smaller spread never lowers the a-priori estimate */
+  geom_point_add_rounding_spread(&q, &up, &down);
+  check_rel(q.S_err, 1e-3, 0.0, "S_err kept");
+  down.degenerate = 1; /* degeneracy flips under rounding: uncertain by |S| */
+  geom_point_add_rounding_spread(&q, &up, &down);
+  check_rel(q.S_err, 5.0, 0.0, "S_err = |S|");
+  assert_int_equal(q.cls, GEOM_FLAT);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rounding_floor),
+      cmocka_unit_test(test_rounding_classification),
+      cmocka_unit_test(test_classification_rules),
       cmocka_unit_test(test_jet_layout),
       cmocka_unit_test(test_sphere),
       cmocka_unit_test(test_cylinder),

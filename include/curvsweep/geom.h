@@ -21,24 +21,67 @@ int geom_jet_rows(int m);
 /* Packed index of the pair (a, b) (order irrelevant) among the P pairs. */
 int geom_pair_index(int m, int a, int b);
 
+/* How far a point's computed curvature can be trusted (docs/NUMERICS.md):
+ *   CURVED      |S| > 3·S_err: the sign and size of S are resolved
+ *   FLAT        |S| ≤ 3·S_err ≤ GEOM_FLAT_REL · Σ_ab |T_ab|²: zero to within
+ *               rounding, and that rounding is tiny against the curvature
+ *               the point would have if its second derivatives were normal
+ *   UNRESOLVED  neither: kept, counted, excluded from every statistic
+ *   DEGENERATE  cond(J) > GEOM_DEGENERATE_COND: no curvature at all */
+typedef enum {
+  GEOM_DEGENERATE = 0,
+  GEOM_FLAT = 1,
+  GEOM_CURVED = 2,
+  GEOM_UNRESOLVED = 3
+} geom_class;
+
+#define GEOM_FLAT_REL 1e-8
+
 /* Curvature at one point. With metric g = JᵀJ/σ²:
- *   S       scalar curvature of g  (σ² × the Euclidean value)
+ *   S       scalar curvature of g, as computed (σ² × the Euclidean value);
+ *           never replaced by 0
+ *   S_err   absolute error estimate of S (rounding), calibrated against a
+ *           high-precision reference (docs/NUMERICS.md)
+ *   T2      Σ_ab |T_ab|² (σ²-scaled like S): the unprojected second
+ *           derivatives in the orthonormal frame, the curvature scale of the
+ *           flatness test
+ *   cls     the classification above
  *   K       S / (m(m-1)): mean sectional curvature; the Gaussian curvature when m = 2
- *   S_tilde, K_tilde  scale-free: S · tr(g)/m, K · tr(g)/m
- *   logdet_g          log det g
+ *   S_tilde, K_tilde  trace-normalised: S · tr(g)/m, K · tr(g)/m
+ *   K_hat   area-normalised: K · det(g)^{1/m}
+ *   tr_g, logdet_g    trace and log-determinant of g
  *   H_norm            mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic)
  *   area              √det g (area element, for ∫K dA)
  *   S_se              Monte Carlo standard error of S (0 when computed exactly)
+ *   cond              cond₂(J) (or an upper bound when far below the threshold)
  *   degenerate        1 when cond(R) > GEOM_DEGENERATE_COND: no other field valid */
 typedef struct {
-  double S, K, S_tilde, K_tilde, logdet_g, H_norm, area, S_se;
-  double S_floor;  /* rounding floor of S; |S| below it is reported as S = 0 */
+  double S, S_err, T2, K, S_tilde, K_tilde, K_hat, tr_g, logdet_g, H_norm, area, S_se, cond;
+  geom_class cls;
   int degenerate;
 } geom_point;
 
-/* Safety factor on the tangent-plane rounding error (c in c·eps·cond(R)),
- * covering the relative error the jets of J accumulate through a model. */
-#define GEOM_ROUNDING_FACTOR 64.0
+/* Rounding-error estimate (docs/NUMERICS.md, "Rounding error"), calibrated
+ * against a 50-digit reference on trained models:
+ *   a priori   S_err = GEOM_ERR_FACTOR · eps · cond(J) · √(Σ|II_ab|² · Σ|T_ab|²)
+ *   a point is doubtful when its class would change were S_err
+ *   GEOM_DOUBT_MARGIN times larger; the caller then recomputes it under
+ *   upward and downward rounding and S_err becomes
+ *   max(a priori, GEOM_SPREAD_FACTOR · largest |S_directed − S|). */
+#define GEOM_ERR_FACTOR 16.0
+#define GEOM_DOUBT_MARGIN 100.0
+#define GEOM_SPREAD_FACTOR 3.0
+
+/* The classification of S given its error estimate and curvature scale T2. */
+geom_class geom_classify(double S, double S_err, double T2);
+/* 1 when p is not degenerate and its class would change if S_err were
+ * GEOM_DOUBT_MARGIN times larger: recompute it under directed rounding. */
+int geom_point_doubtful(const geom_point *p);
+/* Sharpen p with the same point recomputed (jets and geometry) under upward
+ * and downward rounding: S_err = max(S_err, GEOM_SPREAD_FACTOR · spread), and
+ * the class again. A recomputation that is degenerate where p is not leaves
+ * S uncertain by |S|. */
+void geom_point_add_rounding_spread(geom_point *p, const geom_point *up, const geom_point *down);
 
 /* Options of the estimator. */
 typedef struct {
@@ -66,30 +109,42 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
 int geom_sectional_curvature(int d, int m, const double *jet, double sigma, const double *p,
                              const double *r, double *K_out);
 
-/* The DESIGN §5 statistics of one prefix over a set of points. */
+/* The statistics of one prefix over a set of points (docs/NUMERICS.md).
+ * Fractions are of all n_points and add up to 1; every other statistic is
+ * over the resolved (flat or curved) points only. */
 typedef struct {
   int n_points;            /* evaluation points */
-  double degenerate_frac;  /* fraction excluded as degenerate */
+  double degenerate_frac;  /* cond(J) > GEOM_DEGENERATE_COND */
+  double unresolved_frac;  /* |S| within 3 S_err but S_err too large to call flat */
+  double flat_frac, curved_frac;
   double K_mean, K_median, K_absmean, K_q05, K_q95, K_fracpos;
   double S_mean, S_se;     /* S_se: standard error of S_mean, √max(s²/n, Σ se_i²/n²)
                               (s² the sample variance, which already carries the
                               Monte Carlo noise; se_i the per-point MC errors);
-                              NaN with fewer than 2 valid points */
-  double Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95, Kt_fracpos; /* scale-free K̃ */
+                              NaN with fewer than 2 resolved points */
+  double Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95, Kt_fracpos; /* K̃ = K·tr(g)/m */
   double St_mean;
+  double Kh_mean, Kh_median, Kh_absmean, Kh_q05, Kh_q95, Kh_fracpos; /* K̂ = K·det(g)^{1/m} */
+  double aniso_median;     /* median of log(AM/GM of g's eigenvalues) = log(tr g/m) − log det g/m */
   double H_norm_mean;      /* mean of the mean-curvature norm */
   double logdet_mean;      /* mean log det g */
-  double intK;             /* ∫K dA over the input box (m = 2), NaN otherwise */
+  double intK, intabsK;    /* ∫K dA and ∫|K| dA over the input box (m = 2), NaN otherwise */
 } geom_stats;
 
-/* Statistics over n points (degenerate ones excluded, counted).
- * box: optional second set of n_box points drawn uniformly from the input
- * box of volume box_volume, used for ∫K dA = volume · mean(K · √det g)
- * when m = 2 (degenerate box points contribute 0); pass n_box = 0 to get
- * intK = NaN. Quantiles are type 7 (linear interpolation between order
+/* Statistics over n points (degenerate and unresolved ones excluded,
+ * counted). box: optional second set of n_box points drawn uniformly from
+ * the input box of volume box_volume, used for ∫K dA = volume ·
+ * mean(K · √det g) and ∫|K| dA when m = 2 (degenerate box points contribute
+ * 0, unresolved ones are left out of the mean); pass n_box = 0 to get
+ * intK = intabsK = NaN. Quantiles are type 7 (linear interpolation between order
  * statistics). With no valid point every statistic is NaN. */
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
                        double box_volume, int m, geom_stats *out);
+
+/* Anisotropy index of g at a point: log(AM/GM of its eigenvalues)
+ * = log(tr g / m) − log det g / m ≥ 0, 0 exactly when g is a multiple of
+ * the identity. K̃/K̂ = AM/GM. */
+double geom_anisotropy_index(int m, double tr_g, double logdet_g);
 
 /* The per-point functions keep one growing scratch buffer per thread (no
  * allocation per point once it has reached size). Release it, e.g. before

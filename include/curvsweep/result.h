@@ -47,10 +47,12 @@ typedef struct {
   int depth;           /* L; curv has L entries, curv[l-1] is prefix l */
   geom_stats *curv;
 
-  /* optional (save_points): n_points evaluation inputs and L × n_points values */
+  /* optional (save_points): n_points evaluation inputs and L × n_points values
+   * (NaN at degenerate points; pt_class says which points those are) */
   int n_points, m;
   double *pt_x;        /* n_points × m */
-  double *pt_S, *pt_S_tilde, *pt_logdet_g, *pt_H_norm;  /* L × n_points each */
+  double *pt_S, *pt_S_err, *pt_S_tilde, *pt_tr_g, *pt_logdet_g, *pt_H_norm; /* L × n_points each */
+  int8_t *pt_class;    /* L × n_points geom_class codes */
 
   /* optional (save_params) */
   int n_tensors;

@@ -17,6 +17,11 @@
  *
  * Scaling the metric by 1/σ² multiplies curvature by σ²: S = σ² S_E.
  *
+ * Rounding: S is reported as computed, with an a-priori error estimate
+ * S_err and a classification (flat / curved / unresolved); callers that can
+ * recompute a point under directed rounding sharpen S_err with
+ * geom_point_add_rounding_spread (docs/NUMERICS.md, "Rounding error").
+ *
  * Memory: one thread-local scratch buffer, grown on demand, so the per-point
  * path allocates nothing once warm. The LAPACK kernels live in src/la. */
 #include "curvsweep/geom.h"
@@ -163,10 +168,47 @@ static void geom_bilinear(int d, int m, const double *rows, const double *p, con
     }
 }
 
-static void geom_point_set_degenerate(geom_point *out) {
+static void geom_point_set_degenerate(geom_point *out, double cond) {
   double nan = NAN;
-  *out = (geom_point){.S = nan, .K = nan, .S_tilde = nan, .K_tilde = nan, .logdet_g = nan,
-                      .H_norm = nan, .area = nan, .S_se = nan, .S_floor = nan, .degenerate = 1};
+  *out = (geom_point){.S = nan, .S_err = nan, .T2 = nan, .K = nan, .S_tilde = nan,
+                      .K_tilde = nan, .K_hat = nan, .tr_g = nan, .logdet_g = nan,
+                      .H_norm = nan, .area = nan, .S_se = nan, .cond = cond,
+                      .cls = GEOM_DEGENERATE, .degenerate = 1};
+}
+
+// ----------------------------------------------------------------------------
+// rounding error and classification (docs/NUMERICS.md, "Rounding error")
+
+geom_class geom_classify(double S, double S_err, double T2) {
+  if (fabs(S) > 3.0 * S_err) return GEOM_CURVED;
+  if (3.0 * S_err <= GEOM_FLAT_REL * T2) return GEOM_FLAT;
+  return GEOM_UNRESOLVED;
+}
+
+int geom_point_doubtful(const geom_point *p) {
+  if (p->degenerate) return 0;
+  double margin = GEOM_DOUBT_MARGIN * 3.0 * p->S_err;
+  switch (p->cls) {
+    case GEOM_CURVED: return !(fabs(p->S) > margin);
+    case GEOM_FLAT: return !(margin <= GEOM_FLAT_REL * p->T2);
+    default: return 1;
+  }
+}
+
+void geom_point_add_rounding_spread(geom_point *p, const geom_point *up, const geom_point *down) {
+  if (p->degenerate) return;
+  /* A perturbation that changes degeneracy: S is uncertain by its own size. */
+  double spread = fabs(p->S);
+  if (!up->degenerate && !down->degenerate) {
+    double su = fabs(up->S - p->S), sd = fabs(down->S - p->S);
+    spread = GEOM_SPREAD_FACTOR * (su > sd ? su : sd);
+  }
+  if (!(spread <= p->S_err)) p->S_err = spread;
+  p->cls = geom_classify(p->S, p->S_err, p->T2);
+}
+
+double geom_anisotropy_index(int m, double tr_g, double logdet_g) {
+  return log(tr_g / m) - logdet_g / m;
 }
 
 // ----------------------------------------------------------------------------
@@ -300,7 +342,7 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   CS_CHECK(geom_check_finite((int64_t)geom_jet_rows(m) * d, jet));
   // m > d: J has rank ≤ d < m, never an immersion
   if (m > d) {
-    geom_point_set_degenerate(out);
+    geom_point_set_degenerate(out, INFINITY);
     return CS_OK;
   }
 
@@ -317,7 +359,7 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   double cond;
   CS_CHECK(geom_tangent_frame(d, m, jet, q, r, e, sv, &cond, &degenerate));
   if (degenerate) {
-    geom_point_set_degenerate(out);
+    geom_point_set_degenerate(out, cond);
     return CS_OK;
   }
 
@@ -332,23 +374,19 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   else
     S_E = geom_scalar_curvature_exact(d, m, ii);
 
-  // pass 3b: rounding floor. The tangent plane of a computed J is known only
-  // to an angle ε ≈ c·eps·cond(R), so each II_ab carries an error up to
-  // ε|T_ab| leaked from the tangential part; S then carries up to
-  // δS ≈ m(m−1)(2ε|II||T| + ε²|T|²). A curvature below that floor is not
-  // distinguishable from zero in double precision and is reported as 0
-  // (near-degenerate points of flat maps would otherwise show pure noise,
-  // amplified by tr(g) in K̃).
+  // pass 3b: a-priori rounding error. The computed tangent plane is tilted
+  // by an angle of order eps·cond(R), which leaks that fraction of the
+  // tangential second derivatives T into II; to first order
+  //   δS ≈ m(m−1)·2·|δII|·|II|,  |δII| ≈ eps·cond·|T|,
+  // i.e. S_err = c·eps·cond·√(Σ|II|²·Σ|T|²) with c calibrated against a
+  // 50-digit reference on trained models (docs/NUMERICS.md).
   double ii2 = 0.0;
   for (int a = 0; a < m; a++)
     for (int b = a; b < m; b++) {
       const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
       ii2 += (a == b ? 1.0 : 2.0) * geom_dot(d, iab, iab);
     }
-  double eps_tan = GEOM_ROUNDING_FACTOR * DBL_EPSILON * cond;
-  double floor_E = (double)m * (m - 1) *
-                   (2.0 * eps_tan * sqrt(ii2 * pi2) + eps_tan * eps_tan * pi2);
-  if (fabs(S_E) <= floor_E) S_E = 0.0;
+  double err_E = GEOM_ERR_FACTOR * DBL_EPSILON * cond * sqrt(ii2 * pi2);
 
   // pass 4: mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic)
   double *hsum = mc_work;
@@ -358,8 +396,6 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
     for (int i = 0; i < d; i++) hsum[i] += iaa[i];
   }
   double H_norm = sqrt(geom_dot(d, hsum, hsum)) / m;
-  /* the same rounding floor for Σ_a II_aa: each II_aa is uncertain by ε|T_aa| */
-  if (H_norm <= eps_tan * sqrt(pi2)) H_norm = 0.0;
 
   // pass 5: the metric g = JᵀJ/σ²: tr g = Σ_a |J_a|²/σ²,
   // log det g = log det(RᵀR) − m log σ² = 2 Σ_a log|R_aa| − m log σ²
@@ -375,16 +411,22 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   // Fisher scaling: curvature of g = σ² × Euclidean. K = S/(m(m−1)) is the
   // mean sectional curvature (Gaussian curvature for m = 2); a curve (m = 1)
   // is intrinsically flat and gets K = 0. K̃, S̃ multiply by tr(g)/m, which
-  // cancels both σ² and any rescaling μ → cμ.
+  // cancels both σ² and any rescaling μ → cμ; K̂ multiplies by det(g)^{1/m},
+  // which cancels them too (curvature per unit input volume).
   out->S = sigma2 * S_E;
+  out->S_err = sigma2 * err_E;
+  out->T2 = sigma2 * pi2;
   out->K = m >= 2 ? out->S / ((double)m * (m - 1)) : 0.0;
   out->S_tilde = out->S * tr_g / m;
   out->K_tilde = out->K * tr_g / m;
+  out->K_hat = out->K * exp(logdet / m);
+  out->tr_g = tr_g;
   out->logdet_g = logdet;
   out->H_norm = H_norm;
   out->area = exp(0.5 * logdet);
   out->S_se = sigma2 * se_E;
-  out->S_floor = sigma2 * floor_E;
+  out->cond = cond;
+  out->cls = geom_classify(out->S, out->S_err, out->T2);
   out->degenerate = 0;
   return CS_OK;
 }

@@ -1,7 +1,9 @@
-/* stats.c — the DESIGN §5 per-prefix statistics over evaluation points.
+/* stats.c — the per-prefix statistics over evaluation points
+ * (docs/NUMERICS.md, "Per-prefix statistics").
  *
- * Degenerate points (cond(J) > GEOM_DEGENERATE_COND) are counted and left
- * out of every statistic except ∫K dA, where a degenerate box point
+ * Degenerate points (cond(J) > GEOM_DEGENERATE_COND) and unresolved points
+ * (rounding error too large to call them flat or curved) are counted and
+ * left out of every statistic except ∫K dA, where a degenerate box point
  * contributes 0 (a vanishing area element). Quantiles are "type 7" (linear
  * interpolation between order statistics, the R and NumPy default). With no
  * valid point every statistic is NaN. */
@@ -50,6 +52,23 @@ static void geom_summary(int n, double *x, double *mean, double *median, double 
   *q95 = geom_quantile_sorted(n, x, 0.95);
 }
 
+/* Usable in statistics: resolved (flat or curved). */
+static int geom_point_resolved(const geom_point *p) {
+  return !p->degenerate && (p->cls == GEOM_FLAT || p->cls == GEOM_CURVED);
+}
+
+/* Mean, median, mean |·|, quantiles and fraction positive of one per-point
+ * quantity over the resolved points. which: 0 K, 1 K̃, 2 K̂. vals: (nv) scratch. */
+static void geom_summary_of(int n, const geom_point *pts, int which, double *vals, double *mean,
+                            double *median, double *absmean, double *q05, double *q95,
+                            double *fracpos) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (geom_point_resolved(&pts[i]))
+      vals[k++] = which == 0 ? pts[i].K : which == 1 ? pts[i].K_tilde : pts[i].K_hat;
+  geom_summary(k, vals, mean, median, absmean, q05, q95, fracpos);
+}
+
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
                        double box_volume, int m, geom_stats *out) {
   // pts: (n) evaluation points; box: (n_box) uniform points of the input box
@@ -59,31 +78,58 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
                     n_box);
   double nan = NAN;
   *out = (geom_stats){.n_points = n,
-                      .degenerate_frac = nan,
+                      .degenerate_frac = nan, .unresolved_frac = nan,
+                      .flat_frac = nan, .curved_frac = nan,
                       .K_mean = nan, .K_median = nan, .K_absmean = nan,
                       .K_q05 = nan, .K_q95 = nan, .K_fracpos = nan,
                       .S_mean = nan, .S_se = nan,
                       .Kt_mean = nan, .Kt_median = nan, .Kt_absmean = nan,
-                      .Kt_q05 = nan, .Kt_q95 = nan, .Kt_fracpos = nan,
-                      .St_mean = nan, .H_norm_mean = nan, .logdet_mean = nan, .intK = nan};
+                      .Kt_q05 = nan, .Kt_q95 = nan, .Kt_fracpos = nan, .St_mean = nan,
+                      .Kh_mean = nan, .Kh_median = nan, .Kh_absmean = nan,
+                      .Kh_q05 = nan, .Kh_q95 = nan, .Kh_fracpos = nan,
+                      .aniso_median = nan,
+                      .H_norm_mean = nan, .logdet_mean = nan, .intK = nan, .intabsK = nan};
 
-  // ∫K dA = volume · E_box[K·√det g] (m = 2): Monte Carlo over the box points
+  // ∫K dA = volume · E_box[K·√det g] and ∫|K| dA (m = 2), Monte Carlo over the
+  // box points: degenerate ones contribute 0 (vanishing area element),
+  // unresolved ones are left out of the mean (their value is unknown)
   if (m == 2 && n_box > 0) {
-    double acc = 0.0;
-    for (int i = 0; i < n_box; i++)
-      if (!box[i].degenerate) acc += box[i].K * box[i].area;
-    out->intK = box_volume * acc / n_box;
+    double acc = 0.0, absacc = 0.0;
+    int used = 0;
+    for (int i = 0; i < n_box; i++) {
+      if (box[i].degenerate) {
+        used++;
+      } else if (geom_point_resolved(&box[i])) {
+        acc += box[i].K * box[i].area;
+        absacc += fabs(box[i].K) * box[i].area;
+        used++;
+      }
+    }
+    if (used > 0) {
+      out->intK = box_volume * acc / used;
+      out->intabsK = box_volume * absacc / used;
+    }
   }
 
-  int nv = 0;
-  for (int i = 0; i < n; i++) nv += !pts[i].degenerate;
-  if (n > 0) out->degenerate_frac = (double)(n - nv) / n;
+  int nv = 0, n_deg = 0, n_flat = 0, n_unres = 0;
+  for (int i = 0; i < n; i++) {
+    n_deg += pts[i].degenerate;
+    n_flat += !pts[i].degenerate && pts[i].cls == GEOM_FLAT;
+    n_unres += !pts[i].degenerate && !geom_point_resolved(&pts[i]);
+    nv += geom_point_resolved(&pts[i]);
+  }
+  if (n > 0) {
+    out->degenerate_frac = (double)n_deg / n;
+    out->unresolved_frac = (double)n_unres / n;
+    out->flat_frac = (double)n_flat / n;
+    out->curved_frac = (double)(nv - n_flat) / n;
+  }
   if (nv == 0) return CS_OK;
 
   // pass 1: plain means, and Σ (MC standard error)² of S
   double S_sum = 0.0, St_sum = 0.0, H_sum = 0.0, ld_sum = 0.0, mc_var_sum = 0.0;
   for (int i = 0; i < n; i++) {
-    if (pts[i].degenerate) continue;
+    if (!geom_point_resolved(&pts[i])) continue;
     S_sum += pts[i].S;
     St_sum += pts[i].S_tilde;
     H_sum += pts[i].H_norm;
@@ -104,7 +150,7 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
   if (nv >= 2) {
     double ss = 0.0;
     for (int i = 0; i < n; i++) {
-      if (pts[i].degenerate) continue;
+      if (!geom_point_resolved(&pts[i])) continue;
       double dev = pts[i].S - out->S_mean;
       ss += dev * dev;
     }
@@ -112,19 +158,22 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
     out->S_se = sqrt(sample_var > mc_var ? sample_var : mc_var);
   }
 
-  // pass 3: distribution summaries of K and K̃ (sorting a copy)
+  // pass 3: distribution summaries of K, K̃ and K̂ (sorting a copy), and the
+  // median anisotropy index log(tr g/m) − log det g/m = log(AM/GM) ≥ 0
   double *vals;
   CS_CHECK(CS_CALLOC(vals, nv));
+  geom_summary_of(n, pts, 0, vals, &out->K_mean, &out->K_median, &out->K_absmean, &out->K_q05,
+                  &out->K_q95, &out->K_fracpos);
+  geom_summary_of(n, pts, 1, vals, &out->Kt_mean, &out->Kt_median, &out->Kt_absmean, &out->Kt_q05,
+                  &out->Kt_q95, &out->Kt_fracpos);
+  geom_summary_of(n, pts, 2, vals, &out->Kh_mean, &out->Kh_median, &out->Kh_absmean, &out->Kh_q05,
+                  &out->Kh_q95, &out->Kh_fracpos);
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (!pts[i].degenerate) vals[k++] = pts[i].K;
-  geom_summary(nv, vals, &out->K_mean, &out->K_median, &out->K_absmean, &out->K_q05, &out->K_q95,
-               &out->K_fracpos);
-  k = 0;
-  for (int i = 0; i < n; i++)
-    if (!pts[i].degenerate) vals[k++] = pts[i].K_tilde;
-  geom_summary(nv, vals, &out->Kt_mean, &out->Kt_median, &out->Kt_absmean, &out->Kt_q05,
-               &out->Kt_q95, &out->Kt_fracpos);
+    if (geom_point_resolved(&pts[i]))
+      vals[k++] = geom_anisotropy_index(m, pts[i].tr_g, pts[i].logdet_g);
+  qsort(vals, (size_t)k, sizeof *vals, geom_compare_doubles);
+  out->aniso_median = geom_quantile_sorted(k, vals, 0.5);
   free(vals);
   return CS_OK;
 }

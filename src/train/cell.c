@@ -7,14 +7,20 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fenv.h>
 #include <time.h>
 
 #define CURVATURE_CHUNK 256 /* points per jet forward pass */
+#define CHECK_STRIDE 16      /* every 16th point checks the a-priori error estimate */
+#define CHECK_ESCALATE 0.10  /* share of checks beyond it that triggers a full recompute */
 
-/* Curvature at every prefix for n points x (n × m): jets through the model
- * in chunks, then geom per point. out: L × n geom_points (prefix-major). */
-static int measure_points(const cs_model *M, const cs_config *cfg, int n, const double *x,
-                          const char *stream_name, geom_point *out) {
+/* Curvature at every prefix for n points x (n × m) under the current
+ * rounding mode: jets through the model in chunks, then geom per point.
+ * index: (n) the points' indices in the evaluation set (NULL: 0..n-1),
+ * which key the Monte Carlo frames so a recomputed point sees the same
+ * frames. out: L × n geom_points (prefix-major). */
+static int measure_points_once(const cs_model *M, const cs_config *cfg, int n, const double *x,
+                               const int *index, const char *stream_name, geom_point *out) {
   int L = model_depth(M), d = model_width(M), m = cfg->input_dim;
   int chunk = n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK;
   cs_acts *A;
@@ -30,13 +36,95 @@ static int measure_points(const cs_model *M, const cs_config *cfg, int n, const 
       const double *h = model_layer_output(A, l);
       for (int p = 0; p < cnt && !rc; p++) {
         /* Monte Carlo frames (m > exact_dim_max) keyed by (seed, prefix, point) */
-        rng_stream mc = rng_stream_make((uint64_t)cfg->seed, stream_name, (int64_t)l << 32 | (p0 + p), "mc");
+        int64_t key = index ? index[p0 + p] : p0 + p;
+        rng_stream mc = rng_stream_make((uint64_t)cfg->seed, stream_name, (int64_t)l << 32 | key, "mc");
         rc = geom_point_curvature(d, m, h + (int64_t)p * C * d, &opt, &mc,
                                   &out[(int64_t)(l - 1) * n + p0 + p]);
       }
     }
   }
   model_acts_free(A);
+  return rc;
+}
+
+/* The same under a directed rounding mode (FE_UPWARD or FE_DOWNWARD) for
+ * the k points index[0..k-1] of x: every operation of the jets and of the
+ * geometry rounds one way, so the spread of the results measures how much
+ * rounding moves S at that point. out: L × k. */
+static int measure_points_directed(const cs_model *M, const cs_config *cfg, const double *x,
+                                   int k, const int *index, const char *stream_name, int mode,
+                                   geom_point *out) {
+  int m = cfg->input_dim;
+  double *xs;
+  CS_CHECK(CS_CALLOC(xs, (int64_t)k * m));
+  for (int i = 0; i < k; i++) memcpy(xs + (int64_t)i * m, x + (int64_t)index[i] * m, sizeof(double) * m);
+  int saved = fegetround(), rc = CS_OK;
+  if (fesetround(mode) != 0)
+    rc = cs_error(CS_ERR_INTERNAL, "curvature: this machine cannot switch the rounding mode");
+  if (!rc) rc = measure_points_once(M, cfg, k, xs, index, stream_name, out);
+  fesetround(saved);
+  free(xs);
+  return rc;
+}
+
+/* Is the a-priori estimate of this cell too small? Among the checked points
+ * (index[i] % CHECK_STRIDE == 0), the share of (point, prefix) pairs whose
+ * directed-rounding spread exceeds their a-priori S_err. */
+static int measure_needs_full_recompute(int L, int n, const geom_point *near, int k,
+                                        const int *index, const geom_point *up,
+                                        const geom_point *down) {
+  int checks = 0, beyond = 0;
+  for (int i = 0; i < k; i++) {
+    if (index[i] % CHECK_STRIDE) continue;
+    for (int l = 0; l < L; l++) {
+      const geom_point *p = &near[(int64_t)l * n + index[i]];
+      const geom_point *u = &up[(int64_t)l * k + i], *dn = &down[(int64_t)l * k + i];
+      if (p->degenerate || u->degenerate || dn->degenerate) continue;
+      double spread = fmax(fabs(u->S - p->S), fabs(dn->S - p->S));
+      checks++;
+      beyond += spread > p->S_err;
+    }
+  }
+  return checks > 0 && beyond > CHECK_ESCALATE * checks;
+}
+
+/* Curvature at every prefix with calibrated rounding errors
+ * (docs/NUMERICS.md, "Rounding error"): one pass under round-to-nearest
+ * gives S and its a-priori S_err; the doubtful points (geom_point_doubtful
+ * at some prefix) and every CHECK_STRIDE-th point are recomputed under
+ * upward and downward rounding, which sharpens their S_err; if the checked
+ * points show the a-priori estimate too small for this model, every point
+ * is recomputed. out: L × n. */
+static int measure_points(const cs_model *M, const cs_config *cfg, int n, const double *x,
+                          const char *stream_name, geom_point *out) {
+  int L = model_depth(M);
+  CS_CHECK(measure_points_once(M, cfg, n, x, NULL, stream_name, out));
+  int *index, k = 0, rc = CS_OK;
+  CS_CHECK(CS_CALLOC(index, n));
+  for (int p = 0; p < n; p++) {
+    int pick = p % CHECK_STRIDE == 0;
+    for (int l = 0; l < L && !pick; l++) pick = geom_point_doubtful(&out[(int64_t)l * n + p]);
+    if (pick) index[k++] = p;
+  }
+  geom_point *up = NULL, *down = NULL;
+  for (int pass = 0; pass < 2 && k > 0 && !rc; pass++) {
+    free(up), free(down);
+    up = down = NULL;
+    if (!rc) rc = CS_CALLOC(up, (int64_t)L * k);
+    if (!rc) rc = CS_CALLOC(down, (int64_t)L * k);
+    if (!rc) rc = measure_points_directed(M, cfg, x, k, index, stream_name, FE_UPWARD, up);
+    if (!rc) rc = measure_points_directed(M, cfg, x, k, index, stream_name, FE_DOWNWARD, down);
+    if (rc || pass == 1 || k == n ||
+        !measure_needs_full_recompute(L, n, out, k, index, up, down))
+      break;
+    for (int p = 0; p < n; p++) index[p] = p; /* escalate: every point */
+    k = n;
+  }
+  for (int i = 0; i < k && !rc; i++)
+    for (int l = 0; l < L; l++)
+      geom_point_add_rounding_spread(&out[(int64_t)l * n + index[i]], &up[(int64_t)l * k + i],
+                                     &down[(int64_t)l * k + i]);
+  free(up), free(down), free(index);
   return rc;
 }
 
@@ -76,16 +164,23 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
     res->m = m;
     CS_CHECK(CS_CALLOC(res->pt_x, (int64_t)n * m));
     memcpy(res->pt_x, s->eval.x, sizeof(double) * n * m);
-    CS_CHECK(CS_CALLOC(res->pt_S, (int64_t)L * n));
-    CS_CHECK(CS_CALLOC(res->pt_S_tilde, (int64_t)L * n));
-    CS_CHECK(CS_CALLOC(res->pt_logdet_g, (int64_t)L * n));
-    CS_CHECK(CS_CALLOC(res->pt_H_norm, (int64_t)L * n));
-    for (int64_t i = 0; i < (int64_t)L * n; i++) {
+    int64_t np = (int64_t)L * n;
+    CS_CHECK(CS_CALLOC(res->pt_S, np));
+    CS_CHECK(CS_CALLOC(res->pt_S_err, np));
+    CS_CHECK(CS_CALLOC(res->pt_S_tilde, np));
+    CS_CHECK(CS_CALLOC(res->pt_tr_g, np));
+    CS_CHECK(CS_CALLOC(res->pt_logdet_g, np));
+    CS_CHECK(CS_CALLOC(res->pt_H_norm, np));
+    CS_CHECK(CS_CALLOC(res->pt_class, np));
+    for (int64_t i = 0; i < np; i++) {
       const geom_point *p = &s->pts[i];
       res->pt_S[i] = p->degenerate ? NAN : p->S;
+      res->pt_S_err[i] = p->degenerate ? NAN : p->S_err;
       res->pt_S_tilde[i] = p->degenerate ? NAN : p->S_tilde;
+      res->pt_tr_g[i] = p->degenerate ? NAN : p->tr_g;
       res->pt_logdet_g[i] = p->degenerate ? NAN : p->logdet_g;
       res->pt_H_norm[i] = p->degenerate ? NAN : p->H_norm;
+      res->pt_class[i] = (int8_t)p->cls;
     }
   }
   return CS_OK;

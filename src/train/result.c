@@ -23,13 +23,32 @@ const char *result_status_name(cs_cell_status s) {
   return "?";
 }
 
+/* The per-point L × n_points double arrays, in wire order. */
+#define RESULT_N_POINT_ARRAYS 6
+static double **result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS]) {
+  out[0] = &r->pt_S, out[1] = &r->pt_S_err, out[2] = &r->pt_S_tilde;
+  out[3] = &r->pt_tr_g, out[4] = &r->pt_logdet_g, out[5] = &r->pt_H_norm;
+  return out[0];
+}
+
+/* Drop every per-point pointer (after a raw struct copy or a free). */
+static void result_forget_points(cs_cell_result *r) {
+  double **arr[RESULT_N_POINT_ARRAYS];
+  result_point_arrays(r, arr);
+  for (int i = 0; i < RESULT_N_POINT_ARRAYS; i++) *arr[i] = NULL;
+  r->pt_x = NULL;
+  r->pt_class = NULL;
+}
+
 void result_free(cs_cell_result *r) {
-  free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_S), free(r->pt_S_tilde);
-  free(r->pt_logdet_g), free(r->pt_H_norm);
+  double **arr[RESULT_N_POINT_ARRAYS];
+  result_point_arrays(r, arr);
+  for (int i = 0; i < RESULT_N_POINT_ARRAYS; i++) free(*arr[i]);
+  free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_class);
   for (int i = 0; i < r->n_tensors; i++) free(r->tensors[i].v);
   free(r->tensors);
-  r->curve = NULL, r->curv = NULL, r->pt_x = r->pt_S = r->pt_S_tilde = NULL;
-  r->pt_logdet_g = r->pt_H_norm = NULL, r->tensors = NULL;
+  result_forget_points(r);
+  r->curve = NULL, r->curv = NULL, r->tensors = NULL;
   r->n_curve = r->depth = r->n_points = r->n_tensors = 0;
 }
 
@@ -87,11 +106,11 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
     rc = put(&w, &st, sizeof st);
   }
   if (!rc && res->pt_x) {
+    double **arr[RESULT_N_POINT_ARRAYS];
+    result_point_arrays((cs_cell_result *)res, arr);
     rc = put(&w, res->pt_x, sizeof(double) * (size_t)res->n_points * res->m);
-    if (!rc) rc = put(&w, res->pt_S, sizeof(double) * np);
-    if (!rc) rc = put(&w, res->pt_S_tilde, sizeof(double) * np);
-    if (!rc) rc = put(&w, res->pt_logdet_g, sizeof(double) * np);
-    if (!rc) rc = put(&w, res->pt_H_norm, sizeof(double) * np);
+    for (int i = 0; !rc && i < RESULT_N_POINT_ARRAYS; i++) rc = put(&w, *arr[i], sizeof(double) * np);
+    if (!rc) rc = put(&w, res->pt_class, sizeof(int8_t) * np);
   }
   for (int i = 0; !rc && i < res->n_tensors; i++) {
     cs_tensor head;
@@ -114,8 +133,8 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
 static int unpack(reader *r, cs_cell_result *res) {
   CS_CHECK(get(r, res, sizeof *res));
   int has_points = res->pt_x != NULL;
-  res->curve = NULL, res->curv = NULL, res->pt_x = res->pt_S = res->pt_S_tilde = NULL;
-  res->pt_logdet_g = res->pt_H_norm = NULL;
+  res->curve = NULL, res->curv = NULL;
+  result_forget_points(res);
   int nt = res->n_tensors;
   res->tensors = NULL, res->n_tensors = 0;
   size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
@@ -123,10 +142,11 @@ static int unpack(reader *r, cs_cell_result *res) {
   CS_CHECK(get_array(r, (void **)&res->curv, L, sizeof *res->curv));
   if (has_points) {
     CS_CHECK(get_array(r, (void **)&res->pt_x, (size_t)res->n_points * res->m, sizeof(double)));
-    CS_CHECK(get_array(r, (void **)&res->pt_S, np, sizeof(double)));
-    CS_CHECK(get_array(r, (void **)&res->pt_S_tilde, np, sizeof(double)));
-    CS_CHECK(get_array(r, (void **)&res->pt_logdet_g, np, sizeof(double)));
-    CS_CHECK(get_array(r, (void **)&res->pt_H_norm, np, sizeof(double)));
+    double **arr[RESULT_N_POINT_ARRAYS];
+    result_point_arrays(res, arr);
+    for (int i = 0; i < RESULT_N_POINT_ARRAYS; i++)
+      CS_CHECK(get_array(r, (void **)arr[i], np, sizeof(double)));
+    CS_CHECK(get_array(r, (void **)&res->pt_class, np, sizeof(int8_t)));
   }
   if (nt) {
     CS_CHECK(CS_CALLOC(res->tensors, nt));
