@@ -27,14 +27,12 @@ def close(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-STATS = ["degenerate_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos",
-         "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95",
-         "Kt_fracpos", "St_mean", "H_norm_mean", "logdet_mean", "intK"]
+STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median", "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean", "intK", "intabsK"]
 
 with h5py.File(path, "r") as f:
     # root attributes
     check(f.attrs["format"] == b"curvsweep", "format attribute")
-    check(int(f.attrs["format_version"]) == 1, "format_version attribute")
+    check(int(f.attrs["format_version"]) == 2, "format_version attribute")
     for name in ("software_version", "created", "spec_sha256", "spec_name"):
         check(name in f.attrs, "root attribute " + name)
     check(f.attrs["spec_name"] == b"demo-small", "spec_name")
@@ -103,9 +101,13 @@ with h5py.File(path, "r") as f:
     g = f["points/1"]
     check(g["x"].shape == (5, 2), "x shape")
     check(np.array_equal(g["x"][:], np.array([[i + j / 2 - 1 for j in range(2)] for i in range(5)])), "x values")
-    for k, name in enumerate(["S", "S_tilde", "logdet_g", "H_norm"]):
+    for k, name in enumerate(["S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm"]):
         want_a = np.array([[10 * k + l + i / 8 + 1 for i in range(5)] for l in (1, 2)])
         check(g[name].shape == (2, 5) and np.array_equal(g[name][:], want_a), "/points/1/" + name)
+    codes = h5py.check_enum_dtype(g["class"].dtype)
+    check(codes == {"degenerate": 0, "flat": 1, "curved": 2, "unresolved": 3}, "class enum %s" % codes)
+    want_c = np.array([[(l * 5 + i + 1) % 4 for i in range(5)] for l in (0, 1)])
+    check(np.array_equal(g["class"][:], want_c), "/points/1/class")
     check("points/0" not in f, "no points for cell 0")
     p = f["params/1"]
     names = [n.decode() for n in p.attrs["tensors"]]

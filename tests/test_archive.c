@@ -34,16 +34,21 @@
 /* helpers                                                                    */
 
 /* The /curvature float64 columns in file order (the contract's names). */
-static const char *const STATS_NAMES[19] = {
-    "degenerate_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos",
-    "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos",
-    "St_mean", "H_norm_mean", "logdet_mean", "intK"};
+#define N_STATS 30
+static const char *const STATS_NAMES[N_STATS] = {
+    "degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median",
+    "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median",
+    "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median",
+    "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean",
+    "intK", "intabsK"};
 
 static double *stats_field(geom_stats *s, int k) {
-  double *f[19] = {&s->degenerate_frac, &s->K_mean, &s->K_median, &s->K_absmean, &s->K_q05,
-                   &s->K_q95, &s->K_fracpos, &s->S_mean, &s->S_se, &s->Kt_mean, &s->Kt_median,
-                   &s->Kt_absmean, &s->Kt_q05, &s->Kt_q95, &s->Kt_fracpos, &s->St_mean,
-                   &s->H_norm_mean, &s->logdet_mean, &s->intK};
+  double *f[N_STATS] = {
+      &s->degenerate_frac, &s->unresolved_frac, &s->flat_frac, &s->curved_frac, &s->K_mean,
+      &s->K_median, &s->K_absmean, &s->K_q05, &s->K_q95, &s->K_fracpos, &s->S_mean, &s->S_se,
+      &s->Kt_mean, &s->Kt_median, &s->Kt_absmean, &s->Kt_q05, &s->Kt_q95, &s->Kt_fracpos,
+      &s->St_mean, &s->Kh_mean, &s->Kh_median, &s->Kh_absmean, &s->Kh_q05, &s->Kh_q95,
+      &s->Kh_fracpos, &s->aniso_median, &s->H_norm_mean, &s->logdet_mean, &s->intK, &s->intabsK};
   return f[k];
 }
 
@@ -181,17 +186,20 @@ static cs_cell_result make_result(int64_t cell, int depth, cs_cell_status status
   r.curv = depth ? calloc((size_t)depth, sizeof *r.curv) : NULL;
   for (int l = 1; l <= depth; l++) {
     r.curv[l - 1].n_points = 16;
-    for (int k = 0; k < 19; k++) *stats_field(&r.curv[l - 1], k) = 100 * c + l + k / 32.0 - 3;
+    for (int k = 0; k < N_STATS; k++) *stats_field(&r.curv[l - 1], k) = 100 * c + l + k / 32.0 - 3;
     if (cell % 2) r.curv[l - 1].intK = NAN;
   }
   if (flags & WITH_POINTS) {
     int n = 5, m = 2;
     r.n_points = n, r.m = m;
     r.pt_x = calloc((size_t)n * m, sizeof(double));
-    double **f[4] = {&r.pt_S, &r.pt_S_tilde, &r.pt_logdet_g, &r.pt_H_norm};
+    double **f[RESULT_N_POINT_ARRAYS];
+    result_point_arrays(&r, f);
     for (int i = 0; i < n; i++)
       for (int j = 0; j < m; j++) r.pt_x[i * m + j] = i + j / 2.0 - c;
-    for (int k = 0; k < 4; k++) {
+    r.pt_class = calloc((size_t)(depth ? depth : 1) * n, sizeof(int8_t));
+    for (int i = 0; i < depth * n; i++) r.pt_class[i] = (int8_t)((i + (int)c) % 4);
+    for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++) {
       *f[k] = calloc((size_t)(depth ? depth : 1) * n, sizeof(double));
       for (int l = 1; l <= depth; l++)
         for (int i = 0; i < n; i++) (*f[k])[(l - 1) * n + i] = 10 * k + l + i / 8.0 + c;
@@ -245,7 +253,7 @@ static void assert_same_result(const cs_cell_result *a, const cs_cell_result *b)
   assert_int_equal(a->depth, b->depth);
   for (int l = 0; l < a->depth; l++) {
     assert_int_equal(a->curv[l].n_points, b->curv[l].n_points);
-    for (int k = 0; k < 19; k++)
+    for (int k = 0; k < N_STATS; k++)
       assert_same_doubles(stats_field((geom_stats *)&a->curv[l], k),
                           stats_field((geom_stats *)&b->curv[l], k), 1, STATS_NAMES[k]);
   }
@@ -255,10 +263,12 @@ static void assert_same_result(const cs_cell_result *a, const cs_cell_result *b)
     assert_int_equal(a->m, b->m);
     size_t np = (size_t)a->depth * a->n_points;
     assert_same_doubles(a->pt_x, b->pt_x, (size_t)a->n_points * a->m, "x");
-    assert_same_doubles(a->pt_S, b->pt_S, np, "S");
-    assert_same_doubles(a->pt_S_tilde, b->pt_S_tilde, np, "S_tilde");
-    assert_same_doubles(a->pt_logdet_g, b->pt_logdet_g, np, "logdet_g");
-    assert_same_doubles(a->pt_H_norm, b->pt_H_norm, np, "H_norm");
+    double **fa[RESULT_N_POINT_ARRAYS], **fb[RESULT_N_POINT_ARRAYS];
+    result_point_arrays((cs_cell_result *)a, fa);
+    result_point_arrays((cs_cell_result *)b, fb);
+    for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
+      assert_same_doubles(*fa[k], *fb[k], np, RESULT_POINT_NAMES[k]);
+    assert_memory_equal(a->pt_class, b->pt_class, np);
   }
   assert_int_equal(a->n_tensors, b->n_tensors);
   for (int t = 0; t < a->n_tensors; t++) {
@@ -435,10 +445,13 @@ static void test_schema_columns(void **state) {
                            "status:s16,rank:i4,attempts:i4,wall_s:f8,train_loss:f8,train_acc:f8,"
                            "test_acc:f8,n_params:i8,message:s256");
   compound_names(path, "curvature", got, sizeof got);
-  assert_string_equal(got, "cell_id:i8,prefix:i4,n_points:i4,degenerate_frac:f8,K_mean:f8,"
+  assert_string_equal(got, "cell_id:i8,prefix:i4,n_points:i4,degenerate_frac:f8,"
+                           "unresolved_frac:f8,flat_frac:f8,curved_frac:f8,K_mean:f8,"
                            "K_median:f8,K_absmean:f8,K_q05:f8,K_q95:f8,K_fracpos:f8,S_mean:f8,"
                            "S_se:f8,Kt_mean:f8,Kt_median:f8,Kt_absmean:f8,Kt_q05:f8,Kt_q95:f8,"
-                           "Kt_fracpos:f8,St_mean:f8,H_norm_mean:f8,logdet_mean:f8,intK:f8");
+                           "Kt_fracpos:f8,St_mean:f8,Kh_mean:f8,Kh_median:f8,Kh_absmean:f8,"
+                           "Kh_q05:f8,Kh_q95:f8,Kh_fracpos:f8,aniso_median:f8,H_norm_mean:f8,"
+                           "logdet_mean:f8,intK:f8,intabsK:f8");
   compound_names(path, "curves", got, sizeof got);
   assert_string_equal(got, "cell_id:i8,epoch:i4,train_loss:f8,train_acc:f8,test_acc:f8");
   compound_names(path, "runs", got, sizeof got);
@@ -986,21 +999,25 @@ static void test_bad_inputs(void **state) {
   file_hash(p, h);
   expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "format is 'netcdf4'", p, h, 0);
 
-  // 6. wrong format_version
-  snprintf(p, sizeof p, "%s/v2.h5", dir);
-  a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
-  close_ok(a);
-  f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
-  at = H5Aopen(f, "format_version", H5P_DEFAULT);
-  int v2 = 2;
-  H5Awrite(at, H5T_NATIVE_INT, &v2);
-  H5Aclose(at);
-  H5Fclose(f);
-  file_hash(p, h);
-  expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "format_version 2", p, h, 0);
+  // 6. wrong format_version: a future one, and version 1 (before per-point
+  // rounding errors), which is refused with the reason
   int64_t n;
   cs_cell_result *res = NULL;
-  expect_refusal(archive_read_results(p, &res, &n), CS_ERR_INPUT, p, "format_version 2", p, h, 0);
+  for (int v = 1; v <= 3; v += 2) {
+    snprintf(p, sizeof p, "%s/v%d.h5", dir, v);
+    a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
+    close_ok(a);
+    f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    at = H5Aopen(f, "format_version", H5P_DEFAULT);
+    H5Awrite(at, H5T_NATIVE_INT, &v);
+    H5Aclose(at);
+    H5Fclose(f);
+    file_hash(p, h);
+    const char *why = v == 1 ? "format_version 1, written before per-point rounding errors"
+                             : "format_version 3";
+    expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, why, p, h, 0);
+    expect_refusal(archive_read_results(p, &res, &n), CS_ERR_INPUT, p, why, p, h, 0);
+  }
 
   // 7. a different spec, exact message
   snprintf(p, sizeof p, "%s/spec.h5", dir);

@@ -1,4 +1,4 @@
-/* archive.h — the HDF5 result archive (DESIGN §8, format_version 1).
+/* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 2).
  *
  * Layout: root attributes (format = "curvsweep", format_version,
  * software_version, created (UTC ISO 8601), spec_sha256); /spec (the spec
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
-#define ARCHIVE_FORMAT_VERSION 1
+#define ARCHIVE_FORMAT_VERSION 2
 
 typedef struct cs_archive cs_archive;
 

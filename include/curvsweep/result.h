@@ -61,6 +61,13 @@ typedef struct {
 
 void result_free(cs_cell_result *r);  /* frees the arrays, keeps the struct */
 
+/* The per-point float64 arrays (L × n_points each) in one fixed order, and
+ * their dataset names under /points/<cell_id>/ ("S", "S_err", "S_tilde",
+ * "tr_g", "logdet_g", "H_norm"). pt_x and pt_class are separate. */
+#define RESULT_N_POINT_ARRAYS 6
+extern const char *const RESULT_POINT_NAMES[RESULT_N_POINT_ARRAYS];
+void result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS]);
+
 /* Flat byte serialisation (for MPI transfer). *buf is malloc'ed. */
 int result_pack(const cs_cell_result *r, unsigned char **buf, size_t *len);
 int result_unpack(const unsigned char *buf, size_t len, cs_cell_result *r);

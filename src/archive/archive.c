@@ -1,4 +1,4 @@
-/* archive.c — the HDF5 result archive (DESIGN §8, format_version 1) and its
+/* archive.c — the HDF5 result archive (docs/ARCHIVE.md, format_version 2) and its
  * journal. Serial HDF5, used by rank 0 only.
  *
  * ======================================================================
@@ -6,7 +6,8 @@
  * ======================================================================
  * Root attributes (fixed-length ASCII strings unless noted):
  *   format           "curvsweep"
- *   format_version   1 (32-bit integer)
+ *   format_version   2 (32-bit integer; 1 was written before per-point
+ *                    rounding errors and classes, and is refused)
  *   software_version CS_VERSION of the writer, e.g. "0.1.0"
  *   created          UTC ISO 8601, "2026-05-01T12:34:56Z"
  *   spec_sha256      hex SHA-256 of /spec
@@ -37,9 +38,11 @@
  *
  * /curvature  1-D compound table, one row per (cell_id, prefix):
  *   cell_id int64, prefix int32 (1..L), n_points int32, then float64
- *   degenerate_frac, K_mean, K_median, K_absmean, K_q05, K_q95, K_fracpos,
- *   S_mean, S_se, Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95,
- *   Kt_fracpos, St_mean, H_norm_mean, logdet_mean, intK (geom_stats names).
+ *   degenerate_frac, unresolved_frac, flat_frac, curved_frac,
+ *   K_mean, K_median, K_absmean, K_q05, K_q95, K_fracpos, S_mean, S_se,
+ *   Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95, Kt_fracpos, St_mean,
+ *   Kh_mean, Kh_median, Kh_absmean, Kh_q05, Kh_q95, Kh_fracpos,
+ *   aniso_median, H_norm_mean, logdet_mean, intK, intabsK (geom_stats names).
  * /curves     1-D compound table: cell_id int64, epoch int32,
  *             train_loss, train_acc, test_acc float64.
  *   Both carry an int64 attribute committed_rows: rows at and beyond it
@@ -49,7 +52,9 @@
  *   prefix / epoch order.
  *
  * /points/<cell_id>/ (save_points): x (n_points × m) float64, and
- *   S, S_tilde, logdet_g, H_norm (L × n_points) float64, row l-1 = prefix l.
+ *   S, S_err, S_tilde, tr_g, logdet_g, H_norm (L × n_points) float64 (NaN
+ *   at degenerate points), class (L × n_points) enum over int8
+ *   {degenerate 0, flat 1, curved 2, unresolved 3}; row l-1 = prefix l.
  * /params/<cell_id>/<tensor name> (save_params): every tensor as a 2-D
  *   float64 dataset (rows × cols, row-major; vectors are 1 × n), names
  *   with "/" as nested groups (embed/W -> group embed, dataset W). The
@@ -160,6 +165,9 @@ static const struct {
   size_t offset;
 } ARCHIVE_STATS_FIELDS[] = {
     {"degenerate_frac", offsetof(geom_stats, degenerate_frac)},
+    {"unresolved_frac", offsetof(geom_stats, unresolved_frac)},
+    {"flat_frac", offsetof(geom_stats, flat_frac)},
+    {"curved_frac", offsetof(geom_stats, curved_frac)},
     {"K_mean", offsetof(geom_stats, K_mean)},
     {"K_median", offsetof(geom_stats, K_median)},
     {"K_absmean", offsetof(geom_stats, K_absmean)},
@@ -175,13 +183,32 @@ static const struct {
     {"Kt_q95", offsetof(geom_stats, Kt_q95)},
     {"Kt_fracpos", offsetof(geom_stats, Kt_fracpos)},
     {"St_mean", offsetof(geom_stats, St_mean)},
+    {"Kh_mean", offsetof(geom_stats, Kh_mean)},
+    {"Kh_median", offsetof(geom_stats, Kh_median)},
+    {"Kh_absmean", offsetof(geom_stats, Kh_absmean)},
+    {"Kh_q05", offsetof(geom_stats, Kh_q05)},
+    {"Kh_q95", offsetof(geom_stats, Kh_q95)},
+    {"Kh_fracpos", offsetof(geom_stats, Kh_fracpos)},
+    {"aniso_median", offsetof(geom_stats, aniso_median)},
     {"H_norm_mean", offsetof(geom_stats, H_norm_mean)},
     {"logdet_mean", offsetof(geom_stats, logdet_mean)},
     {"intK", offsetof(geom_stats, intK)},
+    {"intabsK", offsetof(geom_stats, intabsK)},
 };
 #define ARCHIVE_N_STATS_FIELDS (sizeof ARCHIVE_STATS_FIELDS / sizeof ARCHIVE_STATS_FIELDS[0])
 
-static const char *const ARCHIVE_POINT_FIELDS[4] = {"S", "S_tilde", "logdet_g", "H_norm"};
+/* /points/<id>/class: an HDF5 enum over int8 with the geom_class codes. */
+static hid_t archive_class_type(hid_t base) {
+  static const struct {
+    const char *name;
+    int8_t code;
+  } CODES[] = {{"degenerate", GEOM_DEGENERATE}, {"flat", GEOM_FLAT}, {"curved", GEOM_CURVED},
+               {"unresolved", GEOM_UNRESOLVED}};
+  hid_t t = H5Tenum_create(base);
+  for (size_t i = 0; t >= 0 && i < sizeof CODES / sizeof CODES[0]; i++)
+    H5Tenum_insert(t, CODES[i].name, &CODES[i].code);
+  return t;
+}
 
 /* Journal file header and record header (see the top comment). */
 #define ARCHIVE_JOURNAL_MAGIC "CSJRNL01"
@@ -932,6 +959,12 @@ static int archive_probe(const char *path, unsigned flags, hid_t *file, archive_
                   "not '%s')", path, format, ARCHIVE_FORMAT);
   else if (archive_attr_read_i64(f, "format_version", &version) != 0)
     rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a format_version attribute", path);
+  else if (version == 1)
+    rc = cs_error(CS_ERR_INPUT, "%s has format_version 1, written before per-point rounding "
+                  "errors: its curvature statistics count points zeroed by a rounding floor as "
+                  "flat (docs/NUMERICS.md). This curvsweep (%s) reads format_version %d: re-run "
+                  "the spec into a new archive, or read it with curvsweep 0.1", path, CS_VERSION,
+                  ARCHIVE_FORMAT_VERSION);
   else if (version != ARCHIVE_FORMAT_VERSION)
     rc = cs_error(CS_ERR_INPUT, "%s has format_version %" PRId64 "; this curvsweep (%s) reads "
                   "format_version %d: use the curvsweep version that wrote it", path, version,
@@ -1191,6 +1224,15 @@ static int archive_check_tensor_name(const char *name) {
 }
 
 /* A result the archive can hold: a finished status and consistent arrays. */
+/* Every per-point array of a result that carries points is present. */
+static int archive_has_point_arrays(const cs_cell_result *r) {
+  double **f[RESULT_N_POINT_ARRAYS];
+  result_point_arrays((cs_cell_result *)r, f);
+  for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
+    if (!*f[k]) return 0;
+  return r->pt_class != NULL;
+}
+
 static int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
   if (r->status != CELL_DONE && r->status != CELL_FAILED && r->status != CELL_DIVERGED)
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": a result must be done, failed or diverged "
@@ -1202,7 +1244,7 @@ static int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent result (depth %d, %d curve "
                     "points)", a->path, r->cell_id, r->depth, r->n_curve);
   if (r->pt_x && (r->n_points <= 0 || r->m <= 0 ||
-                  (r->depth > 0 && (!r->pt_S || !r->pt_S_tilde || !r->pt_logdet_g || !r->pt_H_norm))))
+                  (r->depth > 0 && !archive_has_point_arrays(r))))
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent per-point arrays", a->path,
                     r->cell_id);
   for (int i = 0; i < r->n_tensors; i++) {
@@ -1215,21 +1257,23 @@ static int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
   return CS_OK;
 }
 
-/* A 2-D float64 dataset (rows × cols), chunked and filtered. */
-static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
-                                const double *v, const char *path) {
+/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype
+ * (elements of elem_bytes), chunked and filtered. */
+static int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
+                               hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
+                               const char *path) {
   hsize_t dims[2] = {rows, cols}, maxdims[2], chunk[2];
   for (int k = 0; k < 2; k++) maxdims[k] = dims[k] ? dims[k] : H5S_UNLIMITED;
   chunk[1] = cols ? cols : 1;
-  chunk[0] = (ARCHIVE_CHUNK_BYTES * 2 / 8) / chunk[1];
+  chunk[0] = (ARCHIVE_CHUNK_BYTES * 2 / elem_bytes) / chunk[1];
   if (chunk[0] < 1) chunk[0] = 1;
   if (rows && chunk[0] > rows) chunk[0] = rows;
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
   hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk);
-  hid_t ds = H5Dcreate2(loc, name, H5T_IEEE_F64LE, space, lcpl, dcpl, H5P_DEFAULT);
+  hid_t ds = H5Dcreate2(loc, name, ftype, space, lcpl, dcpl, H5P_DEFAULT);
   int rc = CS_OK;
-  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
+  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
     archive_h5_note();
     rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the dataset %s", path, name);
   }
@@ -1238,6 +1282,13 @@ static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize
   archive_h5_close_id(&space, H5Sclose);
   archive_h5_close_id(&lcpl, H5Pclose);
   return rc;
+}
+
+/* A 2-D float64 dataset (rows × cols), chunked and filtered. */
+static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
+                                const double *v, const char *path) {
+  return archive_write_array(loc, name, rows, cols, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                             sizeof(double), v, path);
 }
 
 /* Remove /points/<id> and /params/<id> if present (a rewrite, or leftovers
@@ -1262,11 +1313,20 @@ static int archive_write_points(hid_t file, const cs_cell_result *r, const char 
   hid_t g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
   H5Pclose(lcpl);
   if (g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
-  const double *fields[4] = {r->pt_S, r->pt_S_tilde, r->pt_logdet_g, r->pt_H_norm};
+  double **fields[RESULT_N_POINT_ARRAYS];
+  result_point_arrays((cs_cell_result *)r, fields);
   int rc = archive_write_matrix(g, "x", (hsize_t)r->n_points, (hsize_t)r->m, r->pt_x, path);
-  for (int k = 0; k < 4 && !rc; k++)
-    rc = archive_write_matrix(g, ARCHIVE_POINT_FIELDS[k], (hsize_t)r->depth, (hsize_t)r->n_points,
-                              fields[k], path);
+  for (int k = 0; k < RESULT_N_POINT_ARRAYS && !rc; k++)
+    rc = archive_write_matrix(g, RESULT_POINT_NAMES[k], (hsize_t)r->depth, (hsize_t)r->n_points,
+                              *fields[k], path);
+  hid_t ft = archive_class_type(H5T_STD_I8LE), mt = archive_class_type(H5T_NATIVE_INT8);
+  if (!rc && (ft < 0 || mt < 0))
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot build the class enum type", path);
+  if (!rc)
+    rc = archive_write_array(g, "class", (hsize_t)r->depth, (hsize_t)r->n_points, ft, mt,
+                             sizeof(int8_t), r->pt_class, path);
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&mt, H5Tclose);
   H5Gclose(g);
   return rc;
 }
@@ -2450,9 +2510,11 @@ int archive_read_spec(const char *path, char **text) {
   return rc;
 }
 
-/* A 2-D float64 dataset into a fresh array; dims out. Missing: -1. */
-static int archive_read_matrix(hid_t loc, const char *name, const char *path, double **v,
-                               hsize_t dims[2]) {
+/* A 2-D dataset into a fresh array of elements of memory type mtype
+ * (elem_bytes each); dims out. A missing or unreadable dataset is a
+ * refusal naming it. */
+static int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes,
+                              const char *path, void **v, hsize_t dims[2]) {
   *v = NULL;
   dims[0] = dims[1] = 0;
   hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT);
@@ -2465,8 +2527,8 @@ static int archive_read_matrix(hid_t loc, const char *name, const char *path, do
     H5Sget_simple_extent_dims(space, dims, NULL);
     size_t n = (size_t)(dims[0] * dims[1]);
     if (n > 0) {
-      rc = CS_CALLOC(*v, n);
-      if (!rc && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0)
+      rc = cs_calloc_bytes(v, n, elem_bytes);
+      if (!rc && H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0)
         rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read %s", path, name);
     }
   }
@@ -2479,6 +2541,12 @@ static int archive_read_matrix(hid_t loc, const char *name, const char *path, do
   return rc;
 }
 
+/* A 2-D float64 dataset into a fresh array; dims out. */
+static int archive_read_matrix(hid_t loc, const char *name, const char *path, double **v,
+                               hsize_t dims[2]) {
+  return archive_read_array(loc, name, H5T_NATIVE_DOUBLE, sizeof(double), path, (void **)v, dims);
+}
+
 static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   snprintf(name, sizeof name, "points/%" PRId64, r->cell_id);
@@ -2488,14 +2556,21 @@ static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) 
   hsize_t dims[2];
   int rc = archive_read_matrix(g, "x", path, &r->pt_x, dims);
   r->n_points = (int)dims[0], r->m = (int)dims[1];
-  double **fields[4] = {&r->pt_S, &r->pt_S_tilde, &r->pt_logdet_g, &r->pt_H_norm};
-  for (int k = 0; k < 4 && !rc; k++) {
-    rc = archive_read_matrix(g, ARCHIVE_POINT_FIELDS[k], path, fields[k], dims);
+  double **fields[RESULT_N_POINT_ARRAYS];
+  result_point_arrays(r, fields);
+  hid_t ct = archive_class_type(H5T_NATIVE_INT8);
+  for (int k = 0; k <= RESULT_N_POINT_ARRAYS && !rc; k++) {
+    const char *field = k < RESULT_N_POINT_ARRAYS ? RESULT_POINT_NAMES[k] : "class";
+    if (k < RESULT_N_POINT_ARRAYS)
+      rc = archive_read_matrix(g, field, path, fields[k], dims);
+    else
+      rc = archive_read_array(g, field, ct, sizeof(int8_t), path, (void **)&r->pt_class, dims);
     if (!rc && (dims[0] != (hsize_t)r->depth || dims[1] != (hsize_t)r->n_points))
       rc = cs_error(CS_ERR_INPUT, "%s: /%s/%s is %llu x %llu, expected %d x %d", path, name,
-                    ARCHIVE_POINT_FIELDS[k], (unsigned long long)dims[0],
-                    (unsigned long long)dims[1], r->depth, r->n_points);
+                    field, (unsigned long long)dims[0], (unsigned long long)dims[1], r->depth,
+                    r->n_points);
   }
+  archive_h5_close_id(&ct, H5Tclose);
   H5Gclose(g);
   return rc;
 }
@@ -2696,12 +2771,14 @@ static int archive_same_values(const cs_cell_result *x, const cs_cell_result *y)
   }
   if (x->pt_x) {
     size_t np = (size_t)x->depth * x->n_points;
+    double **fx[RESULT_N_POINT_ARRAYS], **fy[RESULT_N_POINT_ARRAYS];
+    result_point_arrays((cs_cell_result *)x, fx);
+    result_point_arrays((cs_cell_result *)y, fy);
     if (!archive_same_doubles(x->pt_x, y->pt_x, (size_t)x->n_points * x->m) ||
-        !archive_same_doubles(x->pt_S, y->pt_S, np) ||
-        !archive_same_doubles(x->pt_S_tilde, y->pt_S_tilde, np) ||
-        !archive_same_doubles(x->pt_logdet_g, y->pt_logdet_g, np) ||
-        !archive_same_doubles(x->pt_H_norm, y->pt_H_norm, np))
+        memcmp(x->pt_class, y->pt_class, np))
       return 0;
+    for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
+      if (!archive_same_doubles(*fx[k], *fy[k], np)) return 0;
   }
   for (int i = 0; i < x->n_tensors; i++) {
     const cs_tensor *s = &x->tensors[i], *t = &y->tensors[i];

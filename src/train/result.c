@@ -23,12 +23,12 @@ const char *result_status_name(cs_cell_status s) {
   return "?";
 }
 
-/* The per-point L × n_points double arrays, in wire order. */
-#define RESULT_N_POINT_ARRAYS 6
-static double **result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS]) {
+const char *const RESULT_POINT_NAMES[RESULT_N_POINT_ARRAYS] = {"S", "S_err", "S_tilde",
+                                                                "tr_g", "logdet_g", "H_norm"};
+
+void result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS]) {
   out[0] = &r->pt_S, out[1] = &r->pt_S_err, out[2] = &r->pt_S_tilde;
   out[3] = &r->pt_tr_g, out[4] = &r->pt_logdet_g, out[5] = &r->pt_H_norm;
-  return out[0];
 }
 
 /* Drop every per-point pointer (after a raw struct copy or a free). */
