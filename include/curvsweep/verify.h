@@ -34,9 +34,15 @@ typedef struct {
   double max_ratio, median_ratio;
   double max_abs_Kt, median_abs_Kt;
   int valid_points;
+  int flat_points;  /* of the valid points, classified flat (docs/NUMERICS.md) */
 } verify_affine;
 
 int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_affine *out);
+
+/* Train the default cell (circles, width 16, 3 slots) of arch at depth and
+ * measure its curvature as a sweep does: *resolved_min is the smallest, over
+ * prefixes, share of non-degenerate points classified flat or curved. */
+int verify_trained_resolved(cs_arch arch, int depth, double *resolved_min);
 
 /* Search seeds 0..99 of a depth-1 gated model on the m = 2 affine skeleton
  * for an input point with K̃ > 0.05; returns the seed, point, K̃ there and

@@ -1,6 +1,8 @@
 /* verify.c — theory checks of the geometry engine on real models. */
 #include "curvsweep/verify.h"
 
+#include "curvsweep/train.h"
+
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"
@@ -115,10 +117,12 @@ int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_af
   model_free(M);
   CS_CHECK(rc);
   int n = 0;
+  out->flat_points = 0;
   for (int p = 0; p < AFFINE_POINTS; p++)
     if (!pts[p].degenerate && scales[p] > 0) {
       r[n] = fabs(pts[p].S) / scales[p];
       kt[n++] = fabs(pts[p].K_tilde);
+      out->flat_points += pts[p].cls == GEOM_FLAT;
     }
   if (n < AFFINE_POINTS / 2)
     return cs_error(CS_ERR_NUMERIC, "verify: %d of %d points degenerate (m=%d depth=%d)",
@@ -236,6 +240,25 @@ int verify_saturated_flatness(double key_scale, double *max_abs_Kt, double *min_
   return CS_OK;
 }
 
+int verify_trained_resolved(cs_arch arch, int depth, double *resolved_min) {
+  cs_config c = config_default();
+  c.arch = arch, c.depth = depth, c.task = TASK_CIRCLES, c.seed = 0;
+  cs_cell_result res;
+  int rc = cell_run(&c, 0, NULL, NULL, NULL, &res);
+  if (!rc && res.status != CELL_DONE)
+    rc = cs_error(CS_ERR_NUMERIC, "verify: the trained %s depth-%d cell %s: %s",
+                  config_arch_name(arch), depth, result_status_name(res.status), res.message);
+  *resolved_min = 1.0;
+  for (int l = 0; !rc && l < res.depth; l++) {
+    const geom_stats *st = &res.curv[l];
+    double nondeg = 1.0 - st->degenerate_frac;
+    double resolved = nondeg > 0 ? (st->flat_frac + st->curved_frac) / nondeg : 1.0;
+    if (resolved < *resolved_min) *resolved_min = resolved;
+  }
+  result_free(&res);
+  return rc;
+}
+
 int verify_all(verify_table *t) {
   /* 1. analytic surfaces through the engine */
   int n = 0;
@@ -253,6 +276,10 @@ int verify_all(verify_table *t) {
     for (int depth = 1; depth <= 8; depth++) {
       verify_affine v;
       CS_CHECK(verify_affine_stats(ARCH_UNGATED, m, depth, 100 + depth, &v));
+      int not_flat = v.valid_points - v.flat_points;
+      snprintf(name, sizeof name, "ungated affine m=%d depth %d: points not flat (of %d)", m,
+               depth, v.valid_points);
+      CS_CHECK(verify_add(t, name, not_flat, 0.0, 0.0, not_flat == 0));
       double r = v.max_ratio;
       snprintf(name, sizeof name, "ungated affine m=%d depth %d: max |S|/|Pi|^2", m, depth);
       CS_CHECK(verify_add(t, name, r, 0.0, VERIFY_FLAT_BOUND, r <= VERIFY_FLAT_BOUND));
@@ -284,6 +311,15 @@ int verify_all(verify_table *t) {
   CS_CHECK(verify_add(t, name, kg, 0.05, 0.0, kg > 0.05));
   snprintf(name, sizeof name, "ungated K~ = 0 at the same point");
   CS_CHECK(verify_add(t, name, ku, 0.0, 1e-8, fabs(ku) <= 1e-8));
+  /* 6. trained gated models: at least 99% of the non-degenerate points are
+   * resolved (flat or curved) at every prefix */
+  for (int g = 0; g < 2; g++) {
+    double resolved;
+    CS_CHECK(verify_trained_resolved(gated[g], 5, &resolved));
+    snprintf(name, sizeof name, "trained %s depth 5: min share of points resolved",
+             config_arch_name(gated[g]));
+    CS_CHECK(verify_add(t, name, resolved, 0.99, 0.0, resolved >= 0.99));
+  }
   /* 5. rescaling the representation by c: K -> K/c², K~ unchanged */
   double dk, dkt;
   CS_CHECK(verify_scaling(3.0, &dk, &dkt));
