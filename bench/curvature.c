@@ -3,11 +3,15 @@
  * depth 8, m = 2, gated). Not a test: prints microseconds and ratios.
  *
  *   OPENBLAS_NUM_THREADS=1 build/bench_curvature
- * Target (issue 3): curvature of all prefixes at a point ≤ 12 forward passes. */
+ * "calibrated" is what a sweep runs (cell_curvature_points): jets and
+ * geometry, plus the directed-rounding recomputation of doubtful and
+ * check points that calibrates S_err (docs/NUMERICS.md).
+ * Targets: ≤ 15 forward passes at width 16, ≤ 10 at width 128. */
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/model.h"
 #include "curvsweep/rng.h"
+#include "curvsweep/train.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +39,9 @@ static int bench(int width, int reps) {
   geom_options opt = geom_options_default();
   geom_point pt;
   int C = model_acts_jet_rows(J);
-  double t_fwd = 1e30, t_jet = 1e30, t_geom = 1e30;
+  double t_fwd = 1e30, t_jet = 1e30, t_geom = 1e30, t_cal = 1e30;
+  geom_point *all = calloc((size_t)c.depth * NPTS, sizeof *all);
+  if (!all) return CS_ERR_NOMEM;
   for (int r = 0; r < reps; r++) {
     double t0 = now();
     CS_CHECK(model_forward(M, V, NPTS, x));
@@ -47,14 +53,23 @@ static int bench(int width, int reps) {
         CS_CHECK(geom_point_curvature(width, 2, model_layer_output(J, l) + (long)p * C * width, &opt,
                                       NULL, &pt));
     double t3 = now();
+    CS_CHECK(cell_curvature_points(M, J, &c, NPTS, x, "bench", all));
+    double t4 = now();
+    if (t4 - t3 < t_cal) t_cal = t4 - t3;
     if (t1 - t0 < t_fwd) t_fwd = t1 - t0;
     if (t2 - t1 < t_jet) t_jet = t2 - t1;
     if (t3 - t2 < t_geom) t_geom = t3 - t2;
   }
   double fwd = 1e6 * t_fwd / NPTS, jet = 1e6 * t_jet / NPTS, geo = 1e6 * t_geom / NPTS;
+  double cal = 1e6 * t_cal / NPTS;
+  int recomputed = 0;
+  for (int i = 0; i < c.depth * NPTS; i++) recomputed += geom_point_doubtful(&all[i]);
   printf("width %3d depth %d m=2: forward %.3f us/pt; jet forward %.3f us/pt; geom %.3f us/pt/prefix; "
-         "all prefixes %.3f us/pt = %.1f forward passes (target <= 12)\n",
-         width, c.depth, fwd, jet, geo / c.depth, jet + geo, (jet + geo) / fwd);
+         "all prefixes %.3f us/pt = %.1f forward passes; calibrated (sweep path) %.3f us/pt = "
+         "%.1f forward passes (target <= %d); still doubtful after it: %d of %d\n",
+         width, c.depth, fwd, jet, geo / c.depth, jet + geo, (jet + geo) / fwd, cal, cal / fwd,
+         width <= 16 ? 15 : 10, recomputed, c.depth * NPTS);
+  free(all);
   model_acts_free(V), model_acts_free(J), model_free(M);
   return CS_OK;
 }

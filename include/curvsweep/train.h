@@ -40,6 +40,17 @@ typedef struct {
 int cell_measure_curvature(const cs_model *model, const cs_config *cfg, int save_points,
                            cs_cell_result *res);
 
+/* Curvature at every prefix of n points x (n × m), with calibrated rounding
+ * errors (docs/NUMERICS.md, "Rounding error"): jets and geometry under
+ * round-to-nearest, then the doubtful points and every 32nd point again
+ * under upward and downward rounding (all points if those show the
+ * a-priori estimate too small for this model). stream_name keys the Monte
+ * Carlo frames. work: a jet workspace (model_acts_create with jet_order 2)
+ * to reuse, or NULL to allocate one for the call. out: L × n geom_points,
+ * prefix-major. */
+int cell_curvature_points(const cs_model *model, cs_acts *work, const cs_config *cfg, int n,
+                          const double *x, const char *stream_name, geom_point *out);
+
 /* Run one cell end to end: generate data, build and train the model,
  * measure curvature at every prefix. The result depends only on cfg. */
 int cell_run(const cs_config *cfg, int64_t cell_id, const cell_options *opt,

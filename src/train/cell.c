@@ -11,7 +11,7 @@
 #include <time.h>
 
 #define CURVATURE_CHUNK 256 /* points per jet forward pass */
-#define CHECK_STRIDE 16      /* every 16th point checks the a-priori error estimate */
+#define CHECK_STRIDE 32      /* every 32nd point checks the a-priori error estimate */
 #define CHECK_ESCALATE 0.10  /* share of checks beyond it that triggers a full recompute */
 
 /* Curvature at every prefix for n points x (n × m) under the current
@@ -19,12 +19,11 @@
  * index: (n) the points' indices in the evaluation set (NULL: 0..n-1),
  * which key the Monte Carlo frames so a recomputed point sees the same
  * frames. out: L × n geom_points (prefix-major). */
-static int measure_points_once(const cs_model *M, const cs_config *cfg, int n, const double *x,
-                               const int *index, const char *stream_name, geom_point *out) {
+static int measure_points_once(const cs_model *M, cs_acts *A, const cs_config *cfg, int n,
+                               const double *x, const int *index, const char *stream_name,
+                               geom_point *out) {
   int L = model_depth(M), d = model_width(M), m = cfg->input_dim;
-  int chunk = n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK;
-  cs_acts *A;
-  CS_CHECK(model_acts_create(M, chunk, 2, &A));
+  int chunk = model_acts_capacity(A);
   int C = model_acts_jet_rows(A), rc = CS_OK;
   geom_options opt = geom_options_default();
   opt.sigma = cfg->sigma;
@@ -35,15 +34,18 @@ static int measure_points_once(const cs_model *M, const cs_config *cfg, int n, c
     for (int l = 1; l <= L && !rc; l++) {
       const double *h = model_layer_output(A, l);
       for (int p = 0; p < cnt && !rc; p++) {
-        /* Monte Carlo frames (m > exact_dim_max) keyed by (seed, prefix, point) */
-        int64_t key = index ? index[p0 + p] : p0 + p;
-        rng_stream mc = rng_stream_make((uint64_t)cfg->seed, stream_name, (int64_t)l << 32 | key, "mc");
-        rc = geom_point_curvature(d, m, h + (int64_t)p * C * d, &opt, &mc,
+        /* Monte Carlo frames (m > exact_dim_max only) keyed by (seed, prefix, point) */
+        rng_stream mc, *mcp = NULL;
+        if (m > opt.exact_dim_max) {
+          int64_t key = index ? index[p0 + p] : p0 + p;
+          mc = rng_stream_make((uint64_t)cfg->seed, stream_name, (int64_t)l << 32 | key, "mc");
+          mcp = &mc;
+        }
+        rc = geom_point_curvature(d, m, h + (int64_t)p * C * d, &opt, mcp,
                                   &out[(int64_t)(l - 1) * n + p0 + p]);
       }
     }
   }
-  model_acts_free(A);
   return rc;
 }
 
@@ -51,9 +53,9 @@ static int measure_points_once(const cs_model *M, const cs_config *cfg, int n, c
  * the k points index[0..k-1] of x: every operation of the jets and of the
  * geometry rounds one way, so the spread of the results measures how much
  * rounding moves S at that point. out: L × k. */
-static int measure_points_directed(const cs_model *M, const cs_config *cfg, const double *x,
-                                   int k, const int *index, const char *stream_name, int mode,
-                                   geom_point *out) {
+static int measure_points_directed(const cs_model *M, cs_acts *A, const cs_config *cfg,
+                                   const double *x, int k, const int *index,
+                                   const char *stream_name, int mode, geom_point *out) {
   int m = cfg->input_dim;
   double *xs;
   CS_CHECK(CS_CALLOC(xs, (int64_t)k * m));
@@ -61,7 +63,7 @@ static int measure_points_directed(const cs_model *M, const cs_config *cfg, cons
   int saved = fegetround(), rc = CS_OK;
   if (fesetround(mode) != 0)
     rc = cs_error(CS_ERR_INTERNAL, "curvature: this machine cannot switch the rounding mode");
-  if (!rc) rc = measure_points_once(M, cfg, k, xs, index, stream_name, out);
+  if (!rc) rc = measure_points_once(M, A, cfg, k, xs, index, stream_name, out);
   fesetround(saved);
   free(xs);
   return rc;
@@ -95,12 +97,22 @@ static int measure_needs_full_recompute(int L, int n, const geom_point *near, in
  * upward and downward rounding, which sharpens their S_err; if the checked
  * points show the a-priori estimate too small for this model, every point
  * is recomputed. out: L × n. */
-static int measure_points(const cs_model *M, const cs_config *cfg, int n, const double *x,
-                          const char *stream_name, geom_point *out) {
+int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg, int n,
+                          const double *x, const char *stream_name, geom_point *out) {
   int L = model_depth(M);
-  CS_CHECK(measure_points_once(M, cfg, n, x, NULL, stream_name, out));
-  int *index, k = 0, rc = CS_OK;
-  CS_CHECK(CS_CALLOC(index, n));
+  cs_acts *A = work; /* one jet workspace for every pass */
+  if (!A) CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 2, &A));
+  if (model_acts_jet_rows(A) != geom_jet_rows(cfg->input_dim)) {
+    if (!work) model_acts_free(A);
+    return cs_error(CS_ERR_INTERNAL, "cell_curvature_points: the workspace holds no jets");
+  }
+  int *index = NULL, k = 0;
+  int rc = measure_points_once(M, A, cfg, n, x, NULL, stream_name, out);
+  if (!rc) rc = CS_CALLOC(index, n);
+  if (rc) {
+    if (!work) model_acts_free(A);
+    return rc;
+  }
   for (int p = 0; p < n; p++) {
     int pick = p % CHECK_STRIDE == 0;
     for (int l = 0; l < L && !pick; l++) pick = geom_point_doubtful(&out[(int64_t)l * n + p]);
@@ -112,8 +124,8 @@ static int measure_points(const cs_model *M, const cs_config *cfg, int n, const 
     up = down = NULL;
     if (!rc) rc = CS_CALLOC(up, (int64_t)L * k);
     if (!rc) rc = CS_CALLOC(down, (int64_t)L * k);
-    if (!rc) rc = measure_points_directed(M, cfg, x, k, index, stream_name, FE_UPWARD, up);
-    if (!rc) rc = measure_points_directed(M, cfg, x, k, index, stream_name, FE_DOWNWARD, down);
+    if (!rc) rc = measure_points_directed(M, A, cfg, x, k, index, stream_name, FE_UPWARD, up);
+    if (!rc) rc = measure_points_directed(M, A, cfg, x, k, index, stream_name, FE_DOWNWARD, down);
     if (rc || pass == 1 || k == n ||
         !measure_needs_full_recompute(L, n, out, k, index, up, down))
       break;
@@ -125,6 +137,7 @@ static int measure_points(const cs_model *M, const cs_config *cfg, int n, const 
       geom_point_add_rounding_spread(&out[(int64_t)l * n + index[i]], &up[(int64_t)l * k + i],
                                      &down[(int64_t)l * k + i]);
   free(up), free(down), free(index);
+  if (!work) model_acts_free(A);
   return rc;
 }
 
@@ -132,6 +145,7 @@ typedef struct {
   cs_dataset eval;
   double *box_x;
   geom_point *pts, *box;
+  cs_acts *jets; /* one jet workspace for the evaluation and the box points */
 } measure_state;
 
 static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_cell_result *res,
@@ -140,7 +154,8 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
   /* evaluation points: the task's test distribution, their own split */
   CS_CHECK(task_generate(cfg->task, m, n, cfg->seed, SPLIT_EVAL, 0.0, &s->eval));
   CS_CHECK(CS_CALLOC(s->pts, (int64_t)L * n));
-  CS_CHECK(measure_points(M, cfg, n, s->eval.x, "curv-eval", s->pts));
+  CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 2, &s->jets));
+  CS_CHECK(cell_curvature_points(M, s->jets, cfg, n, s->eval.x, "curv-eval", s->pts));
   /* ∫K dA (m = 2): uniform points over the input box, volume · mean(K √det g) */
   int n_box = m == 2 ? n : 0;
   double lo = 0, hi = 0, volume = 0;
@@ -151,7 +166,7 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
     rng_stream bs = rng_stream_make((uint64_t)cfg->seed, "curv-box", 0, config_task_name(cfg->task));
     for (int i = 0; i < n_box * m; i++) s->box_x[i] = lo + (hi - lo) * rng_uniform(&bs);
     CS_CHECK(CS_CALLOC(s->box, (int64_t)L * n_box));
-    CS_CHECK(measure_points(M, cfg, n_box, s->box_x, "curv-box", s->box));
+    CS_CHECK(cell_curvature_points(M, s->jets, cfg, n_box, s->box_x, "curv-box", s->box));
   }
   CS_CHECK(CS_CALLOC(res->curv, L));
   res->depth = L;
@@ -193,6 +208,7 @@ int cell_measure_curvature(const cs_model *M, const cs_config *cfg, int save_poi
   int rc = measure(M, cfg, save_points, res, &s);
   task_dataset_free(&s.eval);
   free(s.box_x), free(s.pts), free(s.box);
+  model_acts_free(s.jets);
   return rc;
 }
 
