@@ -14,6 +14,7 @@ PACKAGES=(
   libcmocka-dev
   gnuplot-nox
   python3-h5py python3-numpy
+  python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
 )
 # Slurm is only needed by the Slurm end-to-end tests (tests/sh_slurm*.sh), which
 # run slurmctld + slurmd on localhost (scripts/slurm-local.sh): slurm-wlm (which depends on
