@@ -34,13 +34,13 @@
 /* helpers                                                                    */
 
 /* The /curvature float64 columns in file order (the contract's names). */
-#define N_STATS 30
+#define N_STATS 31
 static const char *const STATS_NAMES[N_STATS] = {
     "degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median",
     "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median",
     "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median",
     "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean",
-    "intK", "intabsK"};
+    "intK", "intabsK", "intK_err"};
 
 static double *stats_field(geom_stats *s, int k) {
   double *f[N_STATS] = {
@@ -48,7 +48,7 @@ static double *stats_field(geom_stats *s, int k) {
       &s->K_median, &s->K_absmean, &s->K_q05, &s->K_q95, &s->K_fracpos, &s->S_mean, &s->S_se,
       &s->Kt_mean, &s->Kt_median, &s->Kt_absmean, &s->Kt_q05, &s->Kt_q95, &s->Kt_fracpos,
       &s->St_mean, &s->Kh_mean, &s->Kh_median, &s->Kh_absmean, &s->Kh_q05, &s->Kh_q95,
-      &s->Kh_fracpos, &s->aniso_median, &s->H_norm_mean, &s->logdet_mean, &s->intK, &s->intabsK};
+      &s->Kh_fracpos, &s->aniso_median, &s->H_norm_mean, &s->logdet_mean, &s->intK, &s->intabsK, &s->intK_err};
   return f[k];
 }
 
@@ -451,7 +451,7 @@ static void test_schema_columns(void **state) {
                            "S_se:f8,Kt_mean:f8,Kt_median:f8,Kt_absmean:f8,Kt_q05:f8,Kt_q95:f8,"
                            "Kt_fracpos:f8,St_mean:f8,Kh_mean:f8,Kh_median:f8,Kh_absmean:f8,"
                            "Kh_q05:f8,Kh_q95:f8,Kh_fracpos:f8,aniso_median:f8,H_norm_mean:f8,"
-                           "logdet_mean:f8,intK:f8,intabsK:f8");
+                           "logdet_mean:f8,intK:f8,intabsK:f8,intK_err:f8");
   compound_names(path, "curves", got, sizeof got);
   assert_string_equal(got, "cell_id:i8,epoch:i4,train_loss:f8,train_acc:f8,test_acc:f8");
   compound_names(path, "runs", got, sizeof got);

@@ -624,6 +624,10 @@ static void test_integrated_curvature(void **state) {
   assert_int_equal(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st), CS_OK);
   check_rel(st.intK, 4.0 * (-0.5 * 3.0) / 3.0, 1e-15, "intK mixed");
   check_rel(st.intabsK, 4.0 * (1.5 * 3.0) / 3.0, 1e-15, "intabsK mixed");
+  // the bound of both: volume · mean(S_err/2 · area) over the used box points
+  for (int i = 0; i < 4; i++) mixed[i].S_err = 0.1 * (i + 1);
+  assert_int_equal(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st), CS_OK);
+  check_rel(st.intK_err, 4.0 * (0.05 + 0.1 + 0.15) * 3.0 / 3.0, 1e-15, "intK_err");
   // m ≠ 2: no integrated curvature
   assert_int_equal(geom_stats_compute(4, box, 5, box, 4.0, 3, &st), CS_OK);
   assert_true(isnan(st.intK));

@@ -129,6 +129,7 @@ typedef struct {
   double H_norm_mean;      /* mean of the mean-curvature norm */
   double logdet_mean;      /* mean log det g */
   double intK, intabsK;    /* ∫K dA and ∫|K| dA over the input box (m = 2), NaN otherwise */
+  double intK_err;         /* rounding error bound of both: volume · mean(S_err/2 · area) */
 } geom_stats;
 
 /* Statistics over n points (degenerate and unresolved ones excluded,

@@ -42,7 +42,8 @@
  *   K_mean, K_median, K_absmean, K_q05, K_q95, K_fracpos, S_mean, S_se,
  *   Kt_mean, Kt_median, Kt_absmean, Kt_q05, Kt_q95, Kt_fracpos, St_mean,
  *   Kh_mean, Kh_median, Kh_absmean, Kh_q05, Kh_q95, Kh_fracpos,
- *   aniso_median, H_norm_mean, logdet_mean, intK, intabsK (geom_stats names).
+ *   aniso_median, H_norm_mean, logdet_mean, intK, intabsK, intK_err
+ *   (geom_stats names).
  * /curves     1-D compound table: cell_id int64, epoch int32,
  *             train_loss, train_acc, test_acc float64.
  *   Both carry an int64 attribute committed_rows: rows at and beyond it
@@ -194,6 +195,7 @@ static const struct {
     {"logdet_mean", offsetof(geom_stats, logdet_mean)},
     {"intK", offsetof(geom_stats, intK)},
     {"intabsK", offsetof(geom_stats, intabsK)},
+    {"intK_err", offsetof(geom_stats, intK_err)},
 };
 #define ARCHIVE_N_STATS_FIELDS (sizeof ARCHIVE_STATS_FIELDS / sizeof ARCHIVE_STATS_FIELDS[0])
 

@@ -88,13 +88,14 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
                       .Kh_mean = nan, .Kh_median = nan, .Kh_absmean = nan,
                       .Kh_q05 = nan, .Kh_q95 = nan, .Kh_fracpos = nan,
                       .aniso_median = nan,
-                      .H_norm_mean = nan, .logdet_mean = nan, .intK = nan, .intabsK = nan};
+                      .H_norm_mean = nan, .logdet_mean = nan, .intK = nan, .intabsK = nan,
+                      .intK_err = nan};
 
   // ∫K dA = volume · E_box[K·√det g] and ∫|K| dA (m = 2), Monte Carlo over the
   // box points: degenerate ones contribute 0 (vanishing area element),
   // unresolved ones are left out of the mean (their value is unknown)
   if (m == 2 && n_box > 0) {
-    double acc = 0.0, absacc = 0.0;
+    double acc = 0.0, absacc = 0.0, erracc = 0.0;
     int used = 0;
     for (int i = 0; i < n_box; i++) {
       if (box[i].degenerate) {
@@ -102,12 +103,14 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
       } else if (geom_point_resolved(&box[i])) {
         acc += box[i].K * box[i].area;
         absacc += fabs(box[i].K) * box[i].area;
+        erracc += box[i].S_err / 2.0 * box[i].area; /* K = S/2 */
         used++;
       }
     }
     if (used > 0) {
       out->intK = box_volume * acc / used;
       out->intabsK = box_volume * absacc / used;
+      out->intK_err = box_volume * erracc / used;
     }
   }
 
