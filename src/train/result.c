@@ -94,7 +94,17 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
   writer w = {0};
   int rc = put(&w, res, sizeof *res);
   size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
-  if (!rc) rc = put(&w, res->curve, sizeof *res->curve * (size_t)res->n_curve);
+  for (int e = 0; !rc && e < res->n_curve; e++) {
+    /* field by field: the padding after `epoch` holds garbage that would
+     * make equal results pack to different bytes */
+    cs_curve_point cp;
+    memset(&cp, 0, sizeof cp);
+    cp.epoch = res->curve[e].epoch;
+    cp.train_loss = res->curve[e].train_loss;
+    cp.train_acc = res->curve[e].train_acc;
+    cp.test_acc = res->curve[e].test_acc;
+    rc = put(&w, &cp, sizeof cp);
+  }
   for (size_t l = 0; !rc && l < L; l++) {
     /* copy the numbers only: struct padding holds garbage that would make
      * equal results pack to different bytes */
