@@ -68,14 +68,15 @@ long long cli_parse_count(const char *s) {
 }
 
 void cli_print_curvature_table(int depth, const geom_stats *c) {
-  printf("%-6s %12s %12s %12s %12s %12s %8s %12s %12s %12s %12s %12s %6s\n", "prefix", "K_mean",
-         "K_median", "|K|_mean", "K_q05", "K_q95", "K>0", "Kt_mean", "|Kt|_mean", "logdet_g",
-         "H_norm", "int_K_dA", "degen");
+  printf("%-6s %12s %12s %12s %8s %12s %12s %12s %8s %12s %12s %12s %6s %6s\n", "prefix",
+         "K_mean", "K_median", "|K|_mean", "K>0", "|Kt|_mean", "|Kh|_mean", "Kh_mean", "aniso",
+         "logdet_g", "int_K_dA", "int_|K|dA", "unres", "degen");
   for (int l = 0; l < depth; l++)
-    printf("%-6d %12.4e %12.4e %12.4e %12.4e %12.4e %8.3f %12.4e %12.4e %12.4e %12.4e %12.4e %6.3f\n",
-           l + 1, c[l].K_mean, c[l].K_median, c[l].K_absmean, c[l].K_q05, c[l].K_q95,
-           c[l].K_fracpos, c[l].Kt_mean, c[l].Kt_absmean, c[l].logdet_mean, c[l].H_norm_mean,
-           c[l].intK, c[l].degenerate_frac);
+    printf("%-6d %12.4e %12.4e %12.4e %8.3f %12.4e %12.4e %12.4e %8.3f %12.4e %12.4e %12.4e "
+           "%6.3f %6.3f\n",
+           l + 1, c[l].K_mean, c[l].K_median, c[l].K_absmean, c[l].K_fracpos, c[l].Kt_absmean,
+           c[l].Kh_absmean, c[l].Kh_mean, c[l].aniso_median, c[l].logdet_mean, c[l].intK,
+           c[l].intabsK, c[l].unresolved_frac, c[l].degenerate_frac);
 }
 
 int main(int argc, char **argv) {
