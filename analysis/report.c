@@ -189,7 +189,7 @@ static int analysis_write_index(const analysis_data *D, const char *dir, const a
     unrendered += !P->rendered;
   }
   if (!D->has_points)
-    fprintf(f, "Histograms of per-point K̃ and curvature maps need per-point values: set "
+    fprintf(f, "Histograms of per-point K̃ and K̂ and curvature maps need per-point values: set "
                "`save_points = yes` in [sweep] of the spec.\n\n");
   if (out && out->n_warnings) {
     fprintf(f, "## Warnings\n\n");

@@ -33,7 +33,7 @@ for f in summary.csv prefix.csv amplification.csv gap.csv index.md; do
   [[ -s R/$f ]] && ok || bad "missing R/$f"
 done
 png_sig=$(printf '\x89PNG\r\n\x1a\n' | od -An -tx1)
-for p in curvature_depth accuracy_depth prefix hist_Kt map_Kt; do
+for p in curvature_depth accuracy_depth prefix hist_Kt hist_Kh map_Kt; do
   for ext in gp dat png; do [[ -s R/${p}_circles.$ext ]] && ok || bad "missing R/${p}_circles.$ext"; done
   f=R/${p}_circles.png
   [[ -f $f && "$(head -c 8 "$f" | od -An -tx1)" == "$png_sig" ]] && ok || bad "$f: not a PNG"

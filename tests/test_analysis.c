@@ -774,10 +774,10 @@ static void test_report_plots(void **state) {
   const char *paths[1] = {arch};
   assert_ok(analysis_run(paths, 1, out, &opt, &o));
   for (int i = 0; i < o.n_warnings; i++) print_message("warning: %s\n", o.warnings[i]);
-  assert_int_equal(o.plots_scripted, 10); /* 5 kinds × 2 tasks */
-  assert_int_equal(o.plots_written, 10);
-  const char *names[5] = {"curvature_depth", "accuracy_depth", "prefix", "hist_Kt", "map_Kt"};
-  for (int k = 0; k < 5; k++) {
+  assert_int_equal(o.plots_scripted, 12); /* 6 kinds × 2 tasks */
+  assert_int_equal(o.plots_written, 12);
+  const char *names[6] = {"curvature_depth", "accuracy_depth", "prefix", "hist_Kt", "hist_Kh", "map_Kt"};
+  for (int k = 0; k < 6; k++) {
     snprintf(path, sizeof path, "%s/%s_circles.png", out, names[k]);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
