@@ -186,7 +186,20 @@ static void analysis_md_claim1_classified(FILE *f, const analysis_data *D, const
                 share > ANALYSIS_UNRESOLVED_WARN ? " — **more than 1% unresolved**" : "");
       }
     }
-  fprintf(f, "\n");
+  /* both normalisations, for reference: flat points contribute their rounding-level values */
+  double kt = NAN, kh = NAN;
+  for (int t = 0; t < D->n_task; t++)
+    for (int r = 0; r < D->n_regime; r++)
+      for (int d = 0; D->regime[r].skeleton && d < D->n_depth; d++) {
+        const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
+        for (int l = 0; p && l < D->depth[d]; l++) {
+          if (isfinite(p[l].Kt_max) && !(p[l].Kt_max <= kt)) kt = p[l].Kt_max;
+          if (isfinite(p[l].Kh.mean) && !(p[l].Kh.mean <= kh)) kh = p[l].Kh.mean;
+        }
+      }
+  fprintf(f, "\nOn both normalisations, for reference: largest mean |K̃| of any ungated skeleton "
+             "cell and prefix %s, largest seed-mean |K̂| %s (prefix.csv).\n\n",
+          F4(kt), F4(kh));
   if (C->resolved <= 0)
     fprintf(f, "**Not testable with these data**: no resolved (flat or curved) point in the ungated "
                "skeleton cells.\n\n");
