@@ -27,24 +27,62 @@ typedef struct {
   int skeleton;                  /* heads 1, slots = input_dim + 1, residual no, norm none */
 } analysis_regime;
 
+/* The per-cell statistics the report uses (analysis_cell_value), named by
+ * their geom_stats fields (analysis/README.md, "Measures"). The classified
+ * ones (AV_KH_ABS and after) exist only in archives whose prefix rows carry
+ * the point classification (analysis_stats_classified); elsewhere they are NaN. */
+typedef enum {
+  AV_K_ABS = 0,   /* K_absmean: mean |K|, raw (1/length²) */
+  AV_KT_ABS,      /* Kt_absmean: mean |K̃|, K̃ = K·tr(g)/m */
+  AV_KT_MEAN,     /* Kt_mean: mean signed K̃ */
+  AV_INTK,        /* intK: ∫K dA (m = 2) */
+  AV_LOGDET,      /* logdet_mean: mean log det g */
+  AV_KH_ABS,      /* Kh_absmean: mean |K̂|, K̂ = K·det(g)^{1/m} */
+  AV_KH_MEAN,     /* Kh_mean: mean signed K̂ */
+  AV_ANISO,       /* aniso_median: median log(AM/GM of g's eigenvalues) ≥ 0 */
+  AV_INTABSK,     /* intabsK: ∫|K| dA (m = 2) */
+  AV_UNRESOLVED,  /* unresolved_frac: fraction of all points */
+  AV_FLAT,        /* flat_frac */
+  AV_CURVED,      /* curved_frac */
+  AV_DEGENERATE,  /* degenerate_frac */
+  AV_COUNT
+} analysis_value;
+
+/* Points above this share of the non-degenerate points unresolved: the
+ * report says so (claim 1, analysis/README.md). */
+#define ANALYSIS_UNRESOLVED_WARN 0.01
+
 /* Per-group (arch, task, depth, regime) statistics over seeds, at the deepest prefix. */
 typedef struct {
   int n_cells, n_done, n_failed, n_diverged;
   analysis_ci acc, K, Kt, Kt_signed, intK, logdet;
+  analysis_ci Kh, Kh_signed, aniso, intabsK, unresolved, flat, curved;
+  double unresolved_share;  /* Σ unresolved / Σ non-degenerate points over seeds (NaN: unclassified) */
 } analysis_group;
 
 /* Per-group, per-prefix statistics over seeds. */
 typedef struct {
   analysis_ci K, Kt, Kt_signed, logdet;
-  double Kt_max;  /* max over seeds of mean |K̃| */
+  analysis_ci Kh, Kh_signed, aniso, intabsK, unresolved, flat, curved;
+  double Kt_max;            /* max over seeds of mean |K̃| */
+  double curved_max;        /* max over seeds of curved_frac (NaN: no classified seed) */
+  double unresolved_share;  /* Σ unresolved / Σ non-degenerate points over seeds */
+  int n_classified;         /* seeds whose statistics carry the classification */
 } analysis_prefix;
 
-/* Per (arch, task, regime) amplification. */
+/* The quantities of amplification.csv; y is log of the seed mean for the
+ * first four (positive by construction), the seed mean itself for the last two. */
+typedef enum { AQ_K = 0, AQ_KT, AQ_KH, AQ_INTABSK, AQ_LOGDET, AQ_ANISO, AQ_COUNT } analysis_amp_q;
+
+/* Per (arch, task, regime) amplification: slopes against log depth (deepest
+ * prefix of each model) and against log prefix (deepest models), indexed by
+ * analysis_amp_q; ratio = seed mean at the deepest / at the shallowest;
+ * first/last = the seed means themselves at the two ends. */
 typedef struct {
   int n_depths, depth_min, depth_max, n_seeds, prefix_depth;
-  analysis_boot K_depth, Kt_depth, logdet_depth;
-  analysis_boot K_prefix, Kt_prefix, logdet_prefix;
-  double K_ratio, Kt_ratio, K_prefix_ratio, Kt_prefix_ratio;
+  analysis_boot depth[AQ_COUNT], prefix[AQ_COUNT];
+  double ratio[AQ_COUNT], prefix_ratio[AQ_COUNT];
+  double first[AQ_COUNT], last[AQ_COUNT], prefix_first[AQ_COUNT], prefix_last[AQ_COUNT];
   double Kt_max;  /* max over done cells and prefixes of mean |K̃| */
   int present;    /* some done cell */
 } analysis_amp;
@@ -61,7 +99,7 @@ typedef struct {
   int arch;            /* index into data->arch of the compared arch */
   int task, depth, regime;
   int n_pairs;         /* seeds with both cells done */
-  analysis_diff acc, K, Kt;
+  analysis_diff acc, K, Kt, Kh;
 } analysis_gap;
 
 typedef struct {
@@ -92,6 +130,8 @@ typedef struct {
   int n_gap;
   analysis_gap *gap;
   int has_points;            /* some done cell carries /points */
+  int has_point_class;       /* some such cell also carries pt_class */
+  int borrowed;              /* results_per_path not owned (analysis_run_results) */
   analysis_options opt;
 } analysis_data;
 
@@ -107,16 +147,25 @@ static inline size_t analysis_aidx(const analysis_data *D, int a, int t, int r) 
 
 /* load.c */
 int analysis_load(const char *const *paths, int n_paths, analysis_data *D);
+/* The same for results in memory (borrowed) of the spec spec_text; label[0]
+ * names them in messages and index.md. */
+int analysis_load_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                          const char *const *label, analysis_data *D);
 void analysis_data_free(analysis_data *D);
 /* Index of arch in D->arch, or -1. */
 int analysis_find_arch(const analysis_data *D, cs_arch arch);
 
 /* tables.c */
 int analysis_compute(analysis_data *D);
-/* Deepest-prefix value of a result's statistics: which = 0 K_absmean,
- * 1 Kt_absmean, 2 Kt_mean, 3 intK, 4 logdet_mean; NaN if missing. */
-double analysis_cell_value(const cs_cell_result *r, int prefix, int which);
+/* 1 when a prefix row carries the point classification: its four fractions
+ * are finite and add up to 1 (geom_stats_compute, format_version 2 archives). */
+int analysis_stats_classified(const geom_stats *g);
+/* Value `which` of prefix l of a result (l = 1..L; 0: the deepest, l = L);
+ * NaN if missing, and for the classified values of an unclassified row. */
+double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which);
 int analysis_write_tables(const analysis_data *D, const char *dir);
+/* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
+const char *analysis_amp_q_name(int q);
 /* "%.15g", "nan"/"inf" for non-finite values, into buf. */
 const char *analysis_fmt(char *buf, size_t len, double v);
 
@@ -130,6 +179,18 @@ typedef struct {
 } analysis_plot;
 
 int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
+                         analysis_outcome *out);
+
+/* verdicts.c — the verdicts on the claims of DESIGN §1 in index.md, rules in
+ * analysis/README.md ("Verdicts in index.md"). */
+int analysis_md_claims(FILE *f, const analysis_data *D);
+
+/* Analyse results already in memory (borrowed, not freed) of the sweep whose
+ * spec text is spec_text, exactly as analysis_run does archives; `label`
+ * stands for the archive name in index.md. For tests of the verdict rules on
+ * statistics the archive may not carry. */
+int analysis_run_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                         const char *label, const char *out_dir, const analysis_options *opt,
                          analysis_outcome *out);
 
 /* report.c */

@@ -141,11 +141,11 @@ static int analysis_read_inputs(const char *const *paths, int n_paths, analysis_
   return CS_OK;
 }
 
-int analysis_load(const char *const *paths, int n_paths, analysis_data *D) {
-  if (n_paths < 1) return cs_error(CS_ERR_INPUT, "analyze: no archive given");
-  D->paths = paths;
-  D->n_paths = n_paths;
-  CS_CHECK(analysis_read_inputs(paths, n_paths, D));
+/* Merge the results of D->results_per_path (D->spec set) and arrange the
+ * done ones in the (arch, task, depth, regime, seed) table. */
+static int analysis_arrange(analysis_data *D) {
+  const char *const *paths = D->paths;
+  int n_paths = D->n_paths;
   const cs_spec *spec = D->spec;
   D->cells_total = spec_cell_count(spec);
 
@@ -258,10 +258,32 @@ int analysis_load(const char *const *paths, int n_paths, analysis_data *D) {
       grp->n_done++;
       D->cell[analysis_cidx(D, a, t, d, rg, s)] = r;
       if (r->n_points > 0 && r->pt_x && r->pt_S_tilde) D->has_points = 1;
+      if (r->n_points > 0 && r->pt_x && r->pt_class) D->has_point_class = 1;
     }
   }
   free(all), free(cfg), free(seeds), free(depths), free(regimes), free(ids);
   return rc;
+}
+
+int analysis_load(const char *const *paths, int n_paths, analysis_data *D) {
+  if (n_paths < 1) return cs_error(CS_ERR_INPUT, "analyze: no archive given");
+  D->paths = paths;
+  D->n_paths = n_paths;
+  CS_CHECK(analysis_read_inputs(paths, n_paths, D));
+  return analysis_arrange(D);
+}
+
+int analysis_load_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                          const char *const *label, analysis_data *D) {
+  D->paths = label;
+  D->n_paths = 1;
+  D->borrowed = 1;
+  CS_CHECK(spec_load_string(spec_text, label[0], &D->spec));
+  CS_CHECK(CS_CALLOC(D->results_per_path, 1));
+  CS_CHECK(CS_CALLOC(D->n_per_path, 1));
+  D->results_per_path[0] = (cs_cell_result *)results; /* borrowed: never written or freed */
+  D->n_per_path[0] = n;
+  return analysis_arrange(D);
 }
 
 void analysis_data_free(analysis_data *D) {
@@ -271,7 +293,7 @@ void analysis_data_free(analysis_data *D) {
   }
   free(D->prefix), free(D->group), free(D->cell), free(D->amp), free(D->gap);
   free(D->seed), free(D->depth), free(D->regime), free(D->other_axis);
-  for (int p = 0; p < D->n_paths; p++) {
+  for (int p = 0; p < D->n_paths && !D->borrowed; p++) {
     if (!D->results_per_path || !D->results_per_path[p]) continue;
     for (int64_t i = 0; i < D->n_per_path[p]; i++) result_free(&D->results_per_path[p][i]);
     free(D->results_per_path[p]);

@@ -4,15 +4,18 @@
  * name, so `cd REPORT && gnuplot NAME.gp` re-renders a restyled figure.
  *
  * Per task (and regime when there are several):
- *   curvature_depth_*  mean |K| and mean |K̃| at the deepest prefix vs depth,
- *                      log-log, 95% t bands over seeds, one line per arch
+ *   curvature_depth_*  mean |K|, mean |K̃|, mean |K̂| (log-log) and the median
+ *                      anisotropy index at the deepest prefix vs depth, 95% t
+ *                      bands over seeds, one line per arch
  *   accuracy_depth_*   test accuracy vs depth
- *   prefix_*           mean |K|, mean |K̃| and mean log det g vs prefix l in
- *                      each arch's deepest models (accumulation under composition)
- *   hist_Kt_*          histogram of per-point K̃ at the deepest depth, per arch
- *                      (needs /points)
+ *   prefix_*           the same and mean log det g vs prefix l in each arch's
+ *                      deepest models (accumulation under composition)
+ *   hist_Kt_*, hist_Kh_*  histograms of per-point K̃ and K̂ at the deepest
+ *                      depth, per arch (needs /points)
  *   map_Kt_*           m = 2: evaluation points coloured by K̃ over the input
- *                      plane with the task's test set by class (needs /points) */
+ *                      plane with the task's test set by class (needs /points)
+ * Per-point plots use only points classified flat or curved when the
+ * archive carries pt_class (analysis/README.md, "Figures"). */
 #include "analysis_internal.h"
 
 #include "curvsweep/error.h"
@@ -86,7 +89,7 @@ static void analysis_gp_empty(FILE *f, const char *note) {
   fprintf(f,
           "set label 1 '%s' at graph 0.5,0.5 center\n"
           "unset logscale y\n"
-          "plot [0:1][0:1] NaN notitle\n"
+          "plot [1:2][0:1] NaN notitle\n" /* [1:2]: valid on a log x axis too */
           "unset label 1\n",
           note);
 }
@@ -152,10 +155,12 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
              "Test accuracy vs depth (%s): mean over seeds with 95%% t interval", desc);
   else
     snprintf(P->caption, sizeof P->caption,
-             "Curvature vs depth (%s): raw mean |K| and scale-free mean |K̃| of the last layer, "
-             "mean over seeds with 95%% t interval", desc);
+             "Curvature vs depth (%s): raw mean |K|, trace-normalised mean |K̃|, area-normalised "
+             "mean |K̂| and the median anisotropy index log(AM/GM of g) of the last layer, mean "
+             "over seeds with 95%% t interval", desc);
   cs_arch archs[ARCH_COUNT];
-  int validK[ARCH_COUNT] = {0}, validKt[ARCH_COUNT] = {0}, nb = 0;
+  int validK[ARCH_COUNT] = {0}, validKt[ARCH_COUNT] = {0}, validKh[ARCH_COUNT] = {0};
+  int validA[ARCH_COUNT] = {0}, nb = 0;
   char dat[sizeof P->name + 8];
   snprintf(dat, sizeof dat, "%s.dat", P->name);
   analysis_file o;
@@ -163,9 +168,10 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
   if (accuracy)
     fprintf(o.f, "# depth acc_mean acc_band_lo acc_band_hi (band: 95%% t interval over seeds)\n");
   else
-    fprintf(o.f, "# depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi\n"
-                 "# (bands: 95%% t interval over seeds, lower end clipped to mean/1000 for the\n"
-                 "# log axis; exact intervals in summary.csv)\n");
+    fprintf(o.f, "# depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi Kh_absmean "
+                 "Kh_band_lo Kh_band_hi aniso aniso_band_lo aniso_band_hi\n"
+                 "# (bands: 95%% t interval over seeds, curvature bands' lower end clipped to\n"
+                 "# mean/1000 for the log axis; exact intervals in summary.csv)\n");
   for (int a = 0; a < D->n_arch; a++) {
     int rows = 0;
     for (int d = 0; d < D->n_depth; d++) rows += D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
@@ -188,6 +194,12 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
         analysis_log_band(&g->Kt, &m, &lo, &hi);
         validKt[nb] |= isfinite(m);
         analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+        analysis_log_band(&g->Kh, &m, &lo, &hi);
+        validKh[nb] |= isfinite(m);
+        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+        analysis_lin_band(&g->aniso, &m, &lo, &hi);
+        validA[nb] |= isfinite(m);
+        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
       }
       fprintf(o.f, "\n");
     }
@@ -199,7 +211,7 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
   snprintf(gp, sizeof gp, "%s.gp", P->name);
   CS_CHECK(analysis_file_open(&o, dir, gp));
   FILE *f = o.f;
-  analysis_gp_header(f, P->name, P->caption, accuracy ? 800 : 1400, 560);
+  analysis_gp_header(f, P->name, P->caption, accuracy ? 800 : 1400, accuracy ? 560 : 1000);
   fprintf(f, "set logscale x 2\nset xtics (");
   int first = 1;
   for (int d = 0; d < D->n_depth; d++) {
@@ -212,12 +224,18 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
     fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", desc);
     analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 0, "no accuracy values");
   } else {
-    fprintf(f, "set multiplot layout 1,2 title 'curvature of the last layer vs depth — %s'\n", desc);
+    fprintf(f, "set multiplot layout 2,2 title 'curvature of the last layer vs depth — %s'\n", desc);
     fprintf(f, "set title 'raw curvature (shrinks with the representation)'\n"
                "set ylabel 'mean |K|'\n");
     analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 1, "no positive mean |K|");
-    fprintf(f, "set title 'scale-free curvature K̃ = K tr(g)/m'\nset ylabel 'mean |K̃|'\n");
+    fprintf(f, "set title 'trace-normalised K̃ = K tr(g)/m (grows with anisotropy)'\n"
+               "set ylabel 'mean |K̃|'\n");
     analysis_gp_band_plot(f, dat, nb, archs, validKt, 5, 6, 7, 1, "no positive mean |K̃|");
+    fprintf(f, "set title 'area-normalised K̂ = K det(g)^{1/m}'\nset ylabel 'mean |K̂|'\n");
+    analysis_gp_band_plot(f, dat, nb, archs, validKh, 8, 9, 10, 1, "no K̂ in this archive");
+    fprintf(f, "set title 'anisotropy index log(AM/GM of g) = log(K̃/K̂)'\n"
+               "set ylabel 'median anisotropy index'\n");
+    analysis_gp_band_plot(f, dat, nb, archs, validA, 11, 12, 13, 0, "no anisotropy in this archive");
     fprintf(f, "unset multiplot\n");
   }
   return analysis_file_commit(&o);
@@ -230,16 +248,19 @@ static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char
   analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
   snprintf(P->name, sizeof P->name, "prefix_%s", tag);
   snprintf(P->caption, sizeof P->caption,
-           "Accumulation under composition (%s): mean |K|, mean |K̃| and mean log det g after "
-           "each layer l of the deepest models, mean over seeds with 95%% t interval", desc);
+           "Accumulation under composition (%s): mean |K|, mean |K̃|, mean |K̂|, mean log det g "
+           "and the median anisotropy index after each layer l of the deepest models, mean over "
+           "seeds with 95%% t interval", desc);
   cs_arch archs[ARCH_COUNT];
-  int vK[ARCH_COUNT] = {0}, vKt[ARCH_COUNT] = {0}, vLd[ARCH_COUNT] = {0}, nb = 0, maxL = 0;
+  int vK[ARCH_COUNT] = {0}, vKt[ARCH_COUNT] = {0}, vLd[ARCH_COUNT] = {0}, vKh[ARCH_COUNT] = {0};
+  int vA[ARCH_COUNT] = {0}, nb = 0, maxL = 0;
   char dat[sizeof P->name + 8];
   snprintf(dat, sizeof dat, "%s.dat", P->name);
   analysis_file o;
   CS_CHECK(analysis_file_open(&o, dir, dat));
   fprintf(o.f, "# prefix K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi logdet "
-               "logdet_band_lo logdet_band_hi\n"
+               "logdet_band_lo logdet_band_hi Kh_absmean Kh_band_lo Kh_band_hi aniso aniso_band_lo "
+               "aniso_band_hi\n"
                "# (bands: 95%% t interval over seeds; K bands clipped below at mean/1000 for the "
                "log axis; exact values in prefix.csv)\n");
   for (int a = 0; a < D->n_arch; a++) {
@@ -264,6 +285,12 @@ static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char
       analysis_lin_band(&p[l - 1].logdet, &m, &lo, &hi);
       vLd[nb] |= isfinite(m);
       analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      analysis_log_band(&p[l - 1].Kh, &m, &lo, &hi);
+      vKh[nb] |= isfinite(m);
+      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      analysis_lin_band(&p[l - 1].aniso, &m, &lo, &hi);
+      vA[nb] |= isfinite(m);
+      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
       fprintf(o.f, "\n");
     }
     nb++;
@@ -273,18 +300,22 @@ static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char
   snprintf(gp, sizeof gp, "%s.gp", P->name);
   CS_CHECK(analysis_file_open(&o, dir, gp));
   FILE *f = o.f;
-  analysis_gp_header(f, P->name, P->caption, 1800, 560);
+  analysis_gp_header(f, P->name, P->caption, 1800, 1000);
   fprintf(f, "set xlabel 'prefix l (representation after layer l)'\nset xtics 1\n");
   fprintf(f, "set xrange [0.8:%g]\n", maxL + 0.2);
-  fprintf(f, "set multiplot layout 1,3 title 'accumulation over layers in the deepest models — %s'\n",
+  fprintf(f, "set multiplot layout 2,3 title 'accumulation over layers in the deepest models — %s'\n",
           desc);
   fprintf(f, "set title 'raw curvature'\nset ylabel 'mean |K|'\n");
   analysis_gp_band_plot(f, dat, nb, archs, vK, 2, 3, 4, 1, "no positive mean |K|");
-  fprintf(f, "set title 'scale-free curvature'\nset ylabel 'mean |K̃|'\n");
+  fprintf(f, "set title 'trace-normalised K̃ (grows with anisotropy)'\nset ylabel 'mean |K̃|'\n");
   analysis_gp_band_plot(f, dat, nb, archs, vKt, 5, 6, 7, 1, "no positive mean |K̃|");
+  fprintf(f, "set title 'area-normalised K̂'\nset ylabel 'mean |K̂|'\n");
+  analysis_gp_band_plot(f, dat, nb, archs, vKh, 11, 12, 13, 1, "no K̂ in this archive");
   fprintf(f, "set title 'contraction: log det g (falls when layers shrink)'\n"
              "set ylabel 'mean log det g'\n");
   analysis_gp_band_plot(f, dat, nb, archs, vLd, 8, 9, 10, 0, "no log det g values");
+  fprintf(f, "set title 'anisotropy index log(AM/GM of g)'\nset ylabel 'median anisotropy index'\n");
+  analysis_gp_band_plot(f, dat, nb, archs, vA, 14, 15, 16, 0, "no anisotropy in this archive");
   fprintf(f, "unset multiplot\n");
   return analysis_file_commit(&o);
 }
@@ -301,12 +332,21 @@ static int analysis_points_depth(const analysis_data *D, int a, int t, int r) {
   return -1;
 }
 
-/* Per-point K̃ of the last prefix of a cell: S̃ / (m(m−1)) (K̃ itself for m = 2). */
-static double analysis_point_Kt(const cs_cell_result *c, int i) {
+/* Per-point curvature of the last prefix of a cell: hat = 0 K̃ = S̃/(m(m−1)),
+ * hat = 1 K̂ = S/(m(m−1)) · exp(log det g / m). NaN at a point whose class
+ * (pt_class, when the archive has it) is neither flat nor curved, and when
+ * the arrays are missing. */
+static double analysis_point_value(const cs_cell_result *c, int i, int hat) {
   int m = c->m;
-  if (m < 2) return NAN;
-  return c->pt_S_tilde[(size_t)(c->depth - 1) * c->n_points + i] / (m * (m - 1.0));
+  if (m < 2 || c->depth < 1) return NAN;
+  size_t k = (size_t)(c->depth - 1) * c->n_points + i;
+  if (c->pt_class && c->pt_class[k] != GEOM_FLAT && c->pt_class[k] != GEOM_CURVED) return NAN;
+  if (hat)
+    return c->pt_S && c->pt_logdet_g ? c->pt_S[k] / (m * (m - 1.0)) * exp(c->pt_logdet_g[k] / m) : NAN;
+  return c->pt_S_tilde ? c->pt_S_tilde[k] / (m * (m - 1.0)) : NAN;
 }
+
+static double analysis_point_Kt(const cs_cell_result *c, int i) { return analysis_point_value(c, i, 0); }
 
 static int analysis_cmp_dbl(const void *pa, const void *pb) {
   double a = *(const double *)pa, b = *(const double *)pb;
@@ -331,8 +371,10 @@ static void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double v
   fprintf(f, ")\n");
 }
 
+/* hat = 0: histogram of K̃ (hist_Kt_*), 1: of K̂ (hist_Kh_*). */
 static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P,
-                              int *made) {
+                              int hat, int *made) {
+  const char *sym = hat ? "K̂" : "K̃";
   *made = 0;
   char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
   analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
@@ -355,7 +397,7 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
       if (!c || !c->pt_S_tilde || c->m < 2) continue;
       for (int i = 0; i < c->n_points; i++) {
-        double v = analysis_point_Kt(c, i);
+        double v = analysis_point_value(c, i, hat);
         if (isfinite(v)) all[n_all++] = v;
       }
     }
@@ -381,7 +423,7 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
       if (!c || !c->pt_S_tilde || c->m < 2) continue;
       for (int i = 0; i < c->n_points; i++) {
-        double v = analysis_point_Kt(c, i);
+        double v = analysis_point_value(c, i, hat);
         if (!isfinite(v)) continue;
         int b = (int)floor((analysis_slog(v, k0) + smax) / width);
         if (b < 0) b = 0;
@@ -393,12 +435,16 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
     present[a] = k > 0;
   }
 
-  snprintf(P->name, sizeof P->name, "hist_Kt_%s", tag);
+  snprintf(P->name, sizeof P->name, "hist_%s_%s", hat ? "Kh" : "Kt", tag);
   snprintf(P->caption, sizeof P->caption,
-           "Per-point scale-free curvature K̃ of the last layer at each arch's deepest depth "
+           "Per-point %s curvature %s of the last layer at each arch's deepest depth "
            "(%s), pooled over seeds: fraction of points per bin on a signed log axis "
-           "sign(K̃)·log10(1 + |K̃|/k0), k0 = 1e-4 × the pooled 99%% quantile of |K̃| (larger "
-           "values in the end bins; flat points sit in the middle bin)", desc);
+           "sign(%s)·log10(1 + |%s|/k0), k0 = 1e-4 × the pooled 99%% quantile of |%s| (larger "
+           "values in the end bins; flat points sit in the middle bin); %s",
+           hat ? "area-normalised" : "trace-normalised", sym, desc, sym, sym, sym,
+           D->has_point_class ? "points classified flat or curved only (unresolved and degenerate "
+                                "ones excluded)"
+                              : "every finite point (this archive has no point classification)");
   char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
   snprintf(dat, sizeof dat, "%s.dat", P->name);
   snprintf(gp, sizeof gp, "%s.gp", P->name);
@@ -421,9 +467,10 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
   CS_CHECK(analysis_file_open(&o, dir, gp));
   FILE *f = o.f;
   analysis_gp_header(f, P->name, P->caption, 1000, 560);
-  fprintf(f, "set title 'per-point K̃ at the deepest depth — %s'\n", desc);
-  fprintf(f, "set xlabel 'K̃ = K tr(g)/m  (signed log axis)'\nset ylabel 'fraction of points'\n"
-             "set key top right\n");
+  fprintf(f, "set title 'per-point %s at the deepest depth — %s'\n", sym, desc);
+  fprintf(f, "set xlabel '%s  (signed log axis)'\nset ylabel 'fraction of points'\n"
+             "set key top right\n",
+          hat ? "K̂ = K det(g)^{1/m}" : "K̃ = K tr(g)/m");
   analysis_gp_slog_tics(f, "xtics", k0, cmax);
   fprintf(f, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb '#444444'\n");
   fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", -smax, smax);
@@ -481,10 +528,11 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
 
   snprintf(P->name, sizeof P->name, "map_Kt_%s", tag);
   snprintf(P->caption, sizeof P->caption,
-           "Scale-free curvature K̃ of the last layer over the input plane (%s): evaluation "
+           "Trace-normalised curvature K̃ of the last layer over the input plane (%s): evaluation "
            "points coloured by K̃ on a signed log scale sign(K̃)·log10(1 + |K̃|/k0), k0 = 1e-3 × "
-           "the largest |K̃| (one scale for all panels; flat points are white), one model per "
-           "arch at its deepest depth, over the task's test set drawn by class", desc);
+           "the largest |K̃| (one scale for all panels; flat points are white%s), one model per "
+           "arch at its deepest depth, over the task's test set drawn by class", desc,
+           D->has_point_class ? "; unresolved and degenerate points left uncoloured" : "");
   char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
   snprintf(dat, sizeof dat, "%s.dat", P->name);
   snprintf(gp, sizeof gp, "%s.gp", P->name);
@@ -612,7 +660,7 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
       for (int a = 0; a < D->n_arch; a++)
         for (int d = 0; d < D->n_depth; d++) any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
       if (!any) continue;
-      for (int kind = 0; kind < 5 && !rc; kind++) {
+      for (int kind = 0; kind < 6 && !rc; kind++) {
         analysis_plot *P = analysis_new_plot(plots, n_plots, &cap);
         if (!P) return cs_error(CS_ERR_NOMEM, "out of memory listing plots");
         int made = 1;
@@ -620,8 +668,9 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
           case 0: rc = analysis_plot_depth(D, t, r, dir, P, 0); break;
           case 1: rc = analysis_plot_depth(D, t, r, dir, P, 1); break;
           case 2: rc = analysis_plot_prefix(D, t, r, dir, P); break;
-          case 3: rc = analysis_plot_hist(D, t, r, dir, P, &made); break;
-          case 4: rc = analysis_plot_map(D, t, r, dir, P, &made); break;
+          case 3: rc = analysis_plot_hist(D, t, r, dir, P, 0, &made); break;
+          case 4: rc = analysis_plot_hist(D, t, r, dir, P, 1, &made); break;
+          case 5: rc = analysis_plot_map(D, t, r, dir, P, &made); break;
         }
         if (!made) (*n_plots)--;
       }

@@ -1,7 +1,9 @@
 /* tables.c — the numbers of the report: per-group means and t intervals over
  * seeds (summary.csv, prefix.csv), amplification slopes with paired
  * bootstrap intervals (amplification.csv), gated − ungated gaps paired by
- * seed with sign tests (gap.csv). Column meanings: analysis/README.md. */
+ * seed with sign tests (gap.csv), for both normalisations of the curvature
+ * (K̃, K̂), the anisotropy index, ∫|K| dA and the point classes. Column
+ * meanings: analysis/README.md. */
 #include "analysis_internal.h"
 
 #include "curvsweep/error.h"
@@ -11,20 +13,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VAL_K = 0, VAL_KT, VAL_KT_SIGNED, VAL_INTK, VAL_LOGDET };
+int analysis_stats_classified(const geom_stats *g) {
+  double f[4] = {g->degenerate_frac, g->unresolved_frac, g->flat_frac, g->curved_frac}, sum = 0;
+  for (int i = 0; i < 4; i++) {
+    if (!isfinite(f[i]) || f[i] < 0) return 0;
+    sum += f[i];
+  }
+  return fabs(sum - 1.0) <= 1e-9;
+}
 
 /* The statistic `which` of prefix l (1-based; 0 = the deepest, l = L) of a cell. */
-double analysis_cell_value(const cs_cell_result *r, int prefix, int which) {
+double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which) {
   if (!r || r->depth < 1 || !r->curv) return NAN;
   int l = prefix > 0 ? prefix : r->depth;
   if (l > r->depth) return NAN;
   const geom_stats *g = &r->curv[l - 1];
+  if (which >= AV_KH_ABS && !analysis_stats_classified(g)) return NAN;
   switch (which) {
-    case VAL_K: return g->K_absmean;
-    case VAL_KT: return g->Kt_absmean;
-    case VAL_KT_SIGNED: return g->Kt_mean;
-    case VAL_INTK: return g->intK;
-    case VAL_LOGDET: return g->logdet_mean;
+    case AV_K_ABS: return g->K_absmean;
+    case AV_KT_ABS: return g->Kt_absmean;
+    case AV_KT_MEAN: return g->Kt_mean;
+    case AV_INTK: return g->intK;
+    case AV_LOGDET: return g->logdet_mean;
+    case AV_KH_ABS: return g->Kh_absmean;
+    case AV_KH_MEAN: return g->Kh_mean;
+    case AV_ANISO: return g->aniso_median;
+    case AV_INTABSK: return g->intabsK;
+    case AV_UNRESOLVED: return g->unresolved_frac;
+    case AV_FLAT: return g->flat_frac;
+    case AV_CURVED: return g->curved_frac;
+    case AV_DEGENERATE: return g->degenerate_frac;
+    case AV_COUNT: break;
   }
   return NAN;
 }
@@ -41,10 +60,49 @@ const char *analysis_fmt(char *buf, size_t len, double v) {
 
 /* Mean and t interval over the seeds of group (a,t,d,r) of value (prefix, which). */
 static void analysis_seed_ci(const analysis_data *D, int a, int t, int d, int r, int prefix,
-                             int which, double *scratch, analysis_ci *out) {
+                             analysis_value which, double *scratch, analysis_ci *out) {
   for (int s = 0; s < D->n_seed; s++)
     scratch[s] = analysis_cell_value(D->cell[analysis_cidx(D, a, t, d, r, s)], prefix, which);
   analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, out);
+}
+
+/* Unresolved points as a share of the non-degenerate ones, pooled over the
+ * classified seeds of group (a,t,d,r) at prefix l (0: the deepest):
+ * Σ unresolved_frac·n_points / Σ (1 − degenerate_frac)·n_points; NaN when no
+ * seed is classified or every point is degenerate. */
+static double analysis_unresolved_share(const analysis_data *D, int a, int t, int d, int r, int prefix,
+                                        int *n_classified) {
+  double unres = 0, nondeg = 0;
+  int k = 0;
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+    if (!c || c->depth < 1 || !c->curv) continue;
+    int l = prefix > 0 ? prefix : c->depth;
+    if (l > c->depth || !analysis_stats_classified(&c->curv[l - 1])) continue;
+    const geom_stats *g = &c->curv[l - 1];
+    double n = g->n_points > 0 ? g->n_points : 1;
+    unres += g->unresolved_frac * n;
+    nondeg += (1.0 - g->degenerate_frac) * n;
+    k++;
+  }
+  if (n_classified) *n_classified = k;
+  return k && nondeg > 0 ? unres / nondeg : NAN;
+}
+
+/* The classified statistics (K̂, anisotropy, ∫|K| dA, fractions) of one
+ * group or prefix row, over seeds. */
+static void analysis_seed_ci_classified(const analysis_data *D, int a, int t, int d, int r, int l,
+                                        double *scratch, analysis_ci *Kh, analysis_ci *Kh_signed,
+                                        analysis_ci *aniso, analysis_ci *intabsK,
+                                        analysis_ci *unresolved, analysis_ci *flat,
+                                        analysis_ci *curved) {
+  analysis_seed_ci(D, a, t, d, r, l, AV_KH_ABS, scratch, Kh);
+  analysis_seed_ci(D, a, t, d, r, l, AV_KH_MEAN, scratch, Kh_signed);
+  analysis_seed_ci(D, a, t, d, r, l, AV_ANISO, scratch, aniso);
+  analysis_seed_ci(D, a, t, d, r, l, AV_INTABSK, scratch, intabsK);
+  analysis_seed_ci(D, a, t, d, r, l, AV_UNRESOLVED, scratch, unresolved);
+  analysis_seed_ci(D, a, t, d, r, l, AV_FLAT, scratch, flat);
+  analysis_seed_ci(D, a, t, d, r, l, AV_CURVED, scratch, curved);
 }
 
 static int analysis_compute_groups(analysis_data *D, double *scratch) {
@@ -60,25 +118,34 @@ static int analysis_compute_groups(analysis_data *D, double *scratch) {
             scratch[s] = c ? c->test_acc : NAN;
           }
           analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
-          analysis_seed_ci(D, a, t, d, r, 0, VAL_K, scratch, &g->K);
-          analysis_seed_ci(D, a, t, d, r, 0, VAL_KT, scratch, &g->Kt);
-          analysis_seed_ci(D, a, t, d, r, 0, VAL_KT_SIGNED, scratch, &g->Kt_signed);
-          analysis_seed_ci(D, a, t, d, r, 0, VAL_INTK, scratch, &g->intK);
-          analysis_seed_ci(D, a, t, d, r, 0, VAL_LOGDET, scratch, &g->logdet);
+          analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
+          analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
+          analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
+          analysis_seed_ci(D, a, t, d, r, 0, AV_INTK, scratch, &g->intK);
+          analysis_seed_ci(D, a, t, d, r, 0, AV_LOGDET, scratch, &g->logdet);
+          analysis_seed_ci_classified(D, a, t, d, r, 0, scratch, &g->Kh, &g->Kh_signed, &g->aniso,
+                                      &g->intabsK, &g->unresolved, &g->flat, &g->curved);
+          g->unresolved_share = analysis_unresolved_share(D, a, t, d, r, 0, NULL);
           if (g->n_done == 0) continue;
           int L = D->depth[d];
           if (L < 1) continue;
           CS_CHECK(CS_CALLOC(D->prefix[gi], L));
           for (int l = 1; l <= L; l++) {
             analysis_prefix *p = &D->prefix[gi][l - 1];
-            analysis_seed_ci(D, a, t, d, r, l, VAL_K, scratch, &p->K);
-            analysis_seed_ci(D, a, t, d, r, l, VAL_KT, scratch, &p->Kt);
-            analysis_seed_ci(D, a, t, d, r, l, VAL_KT_SIGNED, scratch, &p->Kt_signed);
-            analysis_seed_ci(D, a, t, d, r, l, VAL_LOGDET, scratch, &p->logdet);
-            p->Kt_max = NAN;
+            analysis_seed_ci(D, a, t, d, r, l, AV_K_ABS, scratch, &p->K);
+            analysis_seed_ci(D, a, t, d, r, l, AV_KT_ABS, scratch, &p->Kt);
+            analysis_seed_ci(D, a, t, d, r, l, AV_KT_MEAN, scratch, &p->Kt_signed);
+            analysis_seed_ci(D, a, t, d, r, l, AV_LOGDET, scratch, &p->logdet);
+            analysis_seed_ci_classified(D, a, t, d, r, l, scratch, &p->Kh, &p->Kh_signed, &p->aniso,
+                                        &p->intabsK, &p->unresolved, &p->flat, &p->curved);
+            p->unresolved_share = analysis_unresolved_share(D, a, t, d, r, l, &p->n_classified);
+            p->Kt_max = p->curved_max = NAN;
             for (int s = 0; s < D->n_seed; s++) {
-              double v = analysis_cell_value(D->cell[analysis_cidx(D, a, t, d, r, s)], l, VAL_KT);
+              const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+              double v = analysis_cell_value(c, l, AV_KT_ABS);
               if (isfinite(v) && !(v <= p->Kt_max)) p->Kt_max = v;
+              v = analysis_cell_value(c, l, AV_CURVED);
+              if (isfinite(v) && !(v <= p->curved_max)) p->curved_max = v;
             }
           }
         }
@@ -96,8 +163,8 @@ static int analysis_boot_one(const analysis_data *D, int a, int t, int r, const 
   return analysis_bootstrap_slope(G, S, x, y, log_y, D->opt.bootstrap, ANALYSIS_LEVEL, &rng, out);
 }
 
-/* Ratio of the seed means of y at the last and the first group. */
-static double analysis_end_ratio(int G, int S, const double *y) {
+/* Seed means of y at the first and the last group. */
+static void analysis_end_means(int G, int S, const double *y, double *first, double *last) {
   double m[2];
   for (int e = 0; e < 2; e++) {
     int g = e ? G - 1 : 0, k = 0;
@@ -106,20 +173,48 @@ static double analysis_end_ratio(int G, int S, const double *y) {
       if (isfinite(y[(size_t)g * S + s])) sum += y[(size_t)g * S + s], k++;
     m[e] = k ? sum / k : NAN;
   }
-  return G >= 2 ? m[1] / m[0] : NAN;
+  *first = m[0], *last = m[1];
+}
+
+/* The statistic behind each amplification quantity, its name in the CSV and
+ * the bootstrap key, and whether the slope is of its log (positive values). */
+static const struct {
+  analysis_value value;
+  const char *name;
+  int log_y;
+} ANALYSIS_AMP_Q[AQ_COUNT] = {
+    [AQ_K] = {AV_K_ABS, "K", 1},          [AQ_KT] = {AV_KT_ABS, "Kt", 1},
+    [AQ_KH] = {AV_KH_ABS, "Kh", 1},       [AQ_INTABSK] = {AV_INTABSK, "intabsK", 1},
+    [AQ_LOGDET] = {AV_LOGDET, "logdet", 0}, [AQ_ANISO] = {AV_ANISO, "aniso", 0},
+};
+
+const char *analysis_amp_q_name(int q) { return ANALYSIS_AMP_Q[q].name; }
+
+/* Slopes, ratios and end values of every quantity over G groups (depths or
+ * prefixes) of S seeds; y[q] holds G × S values. */
+static int analysis_amp_fit(const analysis_data *D, int a, int t, int r, const char *dir, int G,
+                            int S, const double *x, double *const *y, analysis_boot *boot,
+                            double *ratio, double *first, double *last) {
+  for (int q = 0; q < AQ_COUNT; q++) {
+    char what[64];
+    snprintf(what, sizeof what, "%s|%s", ANALYSIS_AMP_Q[q].name, dir);
+    CS_CHECK(analysis_boot_one(D, a, t, r, what, G, S, x, y[q], ANALYSIS_AMP_Q[q].log_y, &boot[q]));
+    analysis_end_means(G, S, y[q], &first[q], &last[q]);
+    ratio[q] = G >= 2 ? last[q] / first[q] : NAN;
+    if (G < 2) boot[q].lo = boot[q].hi = boot[q].estimate = NAN;
+  }
+  return CS_OK;
 }
 
 static int analysis_compute_amp(analysis_data *D) {
   size_t n_rows = (size_t)D->n_arch * D->n_task * D->n_regime;
   CS_CHECK(CS_CALLOC(D->amp, n_rows));
   int maxL = D->depth[D->n_depth - 1] > D->n_depth ? D->depth[D->n_depth - 1] : D->n_depth;
-  double *x = NULL, *yK = NULL, *yKt = NULL, *yLd = NULL;
+  double *x = NULL, *y[AQ_COUNT] = {0};
   int *dsel = NULL, *ssel = NULL;
   size_t cap = (size_t)(maxL > 0 ? maxL : 1) * (D->n_seed > 0 ? D->n_seed : 1);
   int rc = CS_CALLOC(x, maxL > 0 ? maxL : 1);
-  if (!rc) rc = CS_CALLOC(yK, cap);
-  if (!rc) rc = CS_CALLOC(yKt, cap);
-  if (!rc) rc = CS_CALLOC(yLd, cap);
+  for (int q = 0; !rc && q < AQ_COUNT; q++) rc = CS_CALLOC(y[q], cap);
   if (!rc) rc = CS_CALLOC(dsel, D->n_depth);
   if (!rc) rc = CS_CALLOC(ssel, D->n_seed);
   for (int a = 0; !rc && a < D->n_arch; a++)
@@ -146,7 +241,7 @@ static int analysis_compute_amp(analysis_data *D) {
           for (int s = 0; s < D->n_seed; s++) {
             const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
             for (int l = 1; c && l <= c->depth; l++) {
-              double v = analysis_cell_value(c, l, VAL_KT);
+              double v = analysis_cell_value(c, l, AV_KT_ABS);
               if (isfinite(v) && !(v <= A->Kt_max)) A->Kt_max = v;
             }
           }
@@ -156,21 +251,11 @@ static int analysis_compute_amp(analysis_data *D) {
           x[g] = D->depth[dsel[g]];
           for (int j = 0; j < S; j++) {
             const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, dsel[g], r, ssel[j])];
-            yK[(size_t)g * S + j] = analysis_cell_value(c, 0, VAL_K);
-            yKt[(size_t)g * S + j] = analysis_cell_value(c, 0, VAL_KT);
-            yLd[(size_t)g * S + j] = analysis_cell_value(c, 0, VAL_LOGDET);
+            for (int q = 0; q < AQ_COUNT; q++)
+              y[q][(size_t)g * S + j] = analysis_cell_value(c, 0, ANALYSIS_AMP_Q[q].value);
           }
         }
-        rc = analysis_boot_one(D, a, t, r, "K|depth", G, S, x, yK, 1, &A->K_depth);
-        if (!rc) rc = analysis_boot_one(D, a, t, r, "Kt|depth", G, S, x, yKt, 1, &A->Kt_depth);
-        if (!rc) rc = analysis_boot_one(D, a, t, r, "logdet|depth", G, S, x, yLd, 0, &A->logdet_depth);
-        A->K_ratio = analysis_end_ratio(G, S, yK);
-        A->Kt_ratio = analysis_end_ratio(G, S, yKt);
-        if (G < 2) {
-          A->K_depth.lo = A->K_depth.hi = A->K_depth.estimate = NAN;
-          A->Kt_depth.lo = A->Kt_depth.hi = A->Kt_depth.estimate = NAN;
-          A->logdet_depth.lo = A->logdet_depth.hi = A->logdet_depth.estimate = NAN;
-        }
+        rc = analysis_amp_fit(D, a, t, r, "depth", G, S, x, y, A->depth, A->ratio, A->first, A->last);
         /* across prefixes l = 1..L of the deepest models */
         int dd = dsel[G - 1], L = D->depth[dd];
         A->prefix_depth = L;
@@ -178,18 +263,16 @@ static int analysis_compute_amp(analysis_data *D) {
           x[l - 1] = l;
           for (int j = 0; j < S; j++) {
             const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, dd, r, ssel[j])];
-            yK[(size_t)(l - 1) * S + j] = analysis_cell_value(c, l, VAL_K);
-            yKt[(size_t)(l - 1) * S + j] = analysis_cell_value(c, l, VAL_KT);
-            yLd[(size_t)(l - 1) * S + j] = analysis_cell_value(c, l, VAL_LOGDET);
+            for (int q = 0; q < AQ_COUNT; q++)
+              y[q][(size_t)(l - 1) * S + j] = analysis_cell_value(c, l, ANALYSIS_AMP_Q[q].value);
           }
         }
-        if (!rc) rc = analysis_boot_one(D, a, t, r, "K|prefix", L, S, x, yK, 1, &A->K_prefix);
-        if (!rc) rc = analysis_boot_one(D, a, t, r, "Kt|prefix", L, S, x, yKt, 1, &A->Kt_prefix);
-        if (!rc) rc = analysis_boot_one(D, a, t, r, "logdet|prefix", L, S, x, yLd, 0, &A->logdet_prefix);
-        A->K_prefix_ratio = analysis_end_ratio(L, S, yK);
-        A->Kt_prefix_ratio = analysis_end_ratio(L, S, yKt);
+        if (!rc)
+          rc = analysis_amp_fit(D, a, t, r, "prefix", L, S, x, y, A->prefix, A->prefix_ratio,
+                                A->prefix_first, A->prefix_last);
       }
-  free(x), free(yK), free(yKt), free(yLd), free(dsel), free(ssel);
+  free(x), free(dsel), free(ssel);
+  for (int q = 0; q < AQ_COUNT; q++) free(y[q]);
   return rc;
 }
 
@@ -211,10 +294,11 @@ static int analysis_compute_gaps(analysis_data *D) {
   if (u < 0 || D->n_arch < 2) return CS_OK;
   size_t cap = (size_t)(D->n_arch - 1) * D->n_task * D->n_depth * D->n_regime;
   CS_CHECK(CS_CALLOC(D->gap, cap));
-  double *dacc = NULL, *dK = NULL, *dKt = NULL;
+  double *dacc = NULL, *dK = NULL, *dKt = NULL, *dKh = NULL;
   int rc = CS_CALLOC(dacc, D->n_seed);
   if (!rc) rc = CS_CALLOC(dK, D->n_seed);
   if (!rc) rc = CS_CALLOC(dKt, D->n_seed);
+  if (!rc) rc = CS_CALLOC(dKh, D->n_seed);
   for (int a = 0; !rc && a < D->n_arch; a++) {
     if (a == u) continue;
     for (int t = 0; t < D->n_task; t++)
@@ -226,8 +310,9 @@ static int analysis_compute_gaps(analysis_data *D) {
             const cs_cell_result *cg = D->cell[analysis_cidx(D, a, t, d, r, s)];
             if (!cu || !cg) continue;
             dacc[n] = cg->test_acc - cu->test_acc;
-            dK[n] = analysis_cell_value(cg, 0, VAL_K) - analysis_cell_value(cu, 0, VAL_K);
-            dKt[n] = analysis_cell_value(cg, 0, VAL_KT) - analysis_cell_value(cu, 0, VAL_KT);
+            dK[n] = analysis_cell_value(cg, 0, AV_K_ABS) - analysis_cell_value(cu, 0, AV_K_ABS);
+            dKt[n] = analysis_cell_value(cg, 0, AV_KT_ABS) - analysis_cell_value(cu, 0, AV_KT_ABS);
+            dKh[n] = analysis_cell_value(cg, 0, AV_KH_ABS) - analysis_cell_value(cu, 0, AV_KH_ABS);
             n++;
           }
           if (n == 0) continue;
@@ -236,9 +321,10 @@ static int analysis_compute_gaps(analysis_data *D) {
           analysis_diff_stats(dacc, n, &g->acc);
           analysis_diff_stats(dK, n, &g->K);
           analysis_diff_stats(dKt, n, &g->Kt);
+          analysis_diff_stats(dKh, n, &g->Kh);
         }
   }
-  free(dacc), free(dK), free(dKt);
+  free(dacc), free(dK), free(dKt), free(dKh);
   return rc;
 }
 
@@ -297,6 +383,30 @@ static void analysis_csv_regime(FILE *f, const analysis_data *D, int r) {
   fprintf(f, ",%s,%d", D->regime[r].name, D->regime[r].skeleton);
 }
 
+/* The classified columns of summary.csv and prefix.csv (analysis/README.md). */
+static void analysis_csv_classified_header(FILE *f) {
+  analysis_csv_ci_header(f, "Kh_absmean");
+  analysis_csv_ci_header(f, "Kh_mean");
+  analysis_csv_ci_header(f, "aniso");
+  analysis_csv_ci_header(f, "intabsK");
+  analysis_csv_ci_header(f, "unresolved_frac");
+  analysis_csv_ci_header(f, "flat_frac");
+  analysis_csv_ci_header(f, "curved_frac");
+}
+
+static void analysis_csv_classified(FILE *f, const analysis_ci *Kh, const analysis_ci *Kh_signed,
+                                    const analysis_ci *aniso, const analysis_ci *intabsK,
+                                    const analysis_ci *unresolved, const analysis_ci *flat,
+                                    const analysis_ci *curved) {
+  analysis_csv_ci(f, Kh);
+  analysis_csv_ci(f, Kh_signed);
+  analysis_csv_ci(f, aniso);
+  analysis_csv_ci(f, intabsK);
+  analysis_csv_ci(f, unresolved);
+  analysis_csv_ci(f, flat);
+  analysis_csv_ci(f, curved);
+}
+
 static void analysis_write_summary(FILE *f, const analysis_data *D) {
   fprintf(f, "arch,task,boundary,depth");
   analysis_csv_regime_header(f, D);
@@ -307,7 +417,8 @@ static void analysis_write_summary(FILE *f, const analysis_data *D) {
   analysis_csv_ci_header(f, "Kt_mean");
   analysis_csv_ci_header(f, "intK");
   analysis_csv_ci_header(f, "logdet");
-  fprintf(f, "\n");
+  analysis_csv_classified_header(f);
+  fprintf(f, ",unresolved_share\n");
   for (int t = 0; t < D->n_task; t++)
     for (int r = 0; r < D->n_regime; r++)
       for (int a = 0; a < D->n_arch; a++)
@@ -324,6 +435,9 @@ static void analysis_write_summary(FILE *f, const analysis_data *D) {
           analysis_csv_ci(f, &g->Kt_signed);
           analysis_csv_ci(f, &g->intK);
           analysis_csv_ci(f, &g->logdet);
+          analysis_csv_classified(f, &g->Kh, &g->Kh_signed, &g->aniso, &g->intabsK, &g->unresolved,
+                                  &g->flat, &g->curved);
+          analysis_csv_num(f, g->unresolved_share);
           fprintf(f, "\n");
         }
 }
@@ -337,7 +451,8 @@ static void analysis_write_prefix(FILE *f, const analysis_data *D) {
   fprintf(f, ",Kt_absmean_max");
   analysis_csv_ci_header(f, "Kt_mean");
   analysis_csv_ci_header(f, "logdet");
-  fprintf(f, "\n");
+  analysis_csv_classified_header(f);
+  fprintf(f, ",curved_frac_max,unresolved_share\n");
   for (int t = 0; t < D->n_task; t++)
     for (int r = 0; r < D->n_regime; r++)
       for (int a = 0; a < D->n_arch; a++)
@@ -355,6 +470,10 @@ static void analysis_write_prefix(FILE *f, const analysis_data *D) {
             analysis_csv_num(f, p->Kt_max);
             analysis_csv_ci(f, &p->Kt_signed);
             analysis_csv_ci(f, &p->logdet);
+            analysis_csv_classified(f, &p->Kh, &p->Kh_signed, &p->aniso, &p->intabsK, &p->unresolved,
+                                    &p->flat, &p->curved);
+            analysis_csv_num(f, p->curved_max);
+            analysis_csv_num(f, p->unresolved_share);
             fprintf(f, "\n");
           }
         }
@@ -362,13 +481,18 @@ static void analysis_write_prefix(FILE *f, const analysis_data *D) {
 
 static void analysis_write_amp(FILE *f, const analysis_data *D) {
   fprintf(f, "arch,task,boundary,regime,skeleton,n_depths,depth_min,depth_max,n_seeds");
-  const char *q[3] = {"K", "Kt", "logdet"};
-  for (int i = 0; i < 3; i++)
-    fprintf(f, ",%s_depth_slope,%s_depth_slope_ci_low,%s_depth_slope_ci_high", q[i], q[i], q[i]);
+  for (int q = 0; q < AQ_COUNT; q++) {
+    const char *n = ANALYSIS_AMP_Q[q].name;
+    fprintf(f, ",%s_depth_slope,%s_depth_slope_ci_low,%s_depth_slope_ci_high", n, n, n);
+  }
   fprintf(f, ",prefix_depth");
-  for (int i = 0; i < 3; i++)
-    fprintf(f, ",%s_prefix_slope,%s_prefix_slope_ci_low,%s_prefix_slope_ci_high", q[i], q[i], q[i]);
-  fprintf(f, ",K_ratio,Kt_ratio,K_prefix_ratio,Kt_prefix_ratio,Kt_absmean_max\n");
+  for (int q = 0; q < AQ_COUNT; q++) {
+    const char *n = ANALYSIS_AMP_Q[q].name;
+    fprintf(f, ",%s_prefix_slope,%s_prefix_slope_ci_low,%s_prefix_slope_ci_high", n, n, n);
+  }
+  for (int q = 0; q <= AQ_INTABSK; q++) fprintf(f, ",%s_ratio", ANALYSIS_AMP_Q[q].name);
+  for (int q = 0; q <= AQ_INTABSK; q++) fprintf(f, ",%s_prefix_ratio", ANALYSIS_AMP_Q[q].name);
+  fprintf(f, ",aniso_shallowest,aniso_deepest,aniso_prefix_first,aniso_prefix_last,Kt_absmean_max\n");
   for (int t = 0; t < D->n_task; t++)
     for (int r = 0; r < D->n_regime; r++)
       for (int a = 0; a < D->n_arch; a++) {
@@ -377,17 +501,15 @@ static void analysis_write_amp(FILE *f, const analysis_data *D) {
         fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d", config_arch_name(D->arch[a]),
                 config_task_name(D->task[t]), task_boundary(D->task[t]), D->regime[r].name,
                 D->regime[r].skeleton, A->n_depths, A->depth_min, A->depth_max, A->n_seeds);
-        analysis_csv_boot(f, &A->K_depth);
-        analysis_csv_boot(f, &A->Kt_depth);
-        analysis_csv_boot(f, &A->logdet_depth);
+        for (int q = 0; q < AQ_COUNT; q++) analysis_csv_boot(f, &A->depth[q]);
         fprintf(f, ",%d", A->prefix_depth);
-        analysis_csv_boot(f, &A->K_prefix);
-        analysis_csv_boot(f, &A->Kt_prefix);
-        analysis_csv_boot(f, &A->logdet_prefix);
-        analysis_csv_num(f, A->K_ratio);
-        analysis_csv_num(f, A->Kt_ratio);
-        analysis_csv_num(f, A->K_prefix_ratio);
-        analysis_csv_num(f, A->Kt_prefix_ratio);
+        for (int q = 0; q < AQ_COUNT; q++) analysis_csv_boot(f, &A->prefix[q]);
+        for (int q = 0; q <= AQ_INTABSK; q++) analysis_csv_num(f, A->ratio[q]);
+        for (int q = 0; q <= AQ_INTABSK; q++) analysis_csv_num(f, A->prefix_ratio[q]);
+        analysis_csv_num(f, A->first[AQ_ANISO]);
+        analysis_csv_num(f, A->last[AQ_ANISO]);
+        analysis_csv_num(f, A->prefix_first[AQ_ANISO]);
+        analysis_csv_num(f, A->prefix_last[AQ_ANISO]);
         analysis_csv_num(f, A->Kt_max);
         fprintf(f, "\n");
       }
@@ -395,8 +517,8 @@ static void analysis_write_amp(FILE *f, const analysis_data *D) {
 
 static void analysis_write_gap(FILE *f, const analysis_data *D) {
   fprintf(f, "comparison,task,boundary,depth,regime,skeleton,n_pairs");
-  const char *q[3] = {"dacc", "dK", "dKt"};
-  for (int i = 0; i < 3; i++)
+  const char *q[4] = {"dacc", "dK", "dKt", "dKh"};
+  for (int i = 0; i < 4; i++)
     fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high,%s_npos,%s_nneg,%s_sign_p", q[i], q[i], q[i], q[i],
             q[i], q[i]);
   fprintf(f, "\n");
@@ -408,6 +530,7 @@ static void analysis_write_gap(FILE *f, const analysis_data *D) {
     analysis_csv_diff(f, &g->acc);
     analysis_csv_diff(f, &g->K);
     analysis_csv_diff(f, &g->Kt);
+    analysis_csv_diff(f, &g->Kh);
     fprintf(f, "\n");
   }
 }

@@ -33,7 +33,7 @@ for f in summary.csv prefix.csv amplification.csv gap.csv index.md; do
   [[ -s R/$f ]] && ok || bad "missing R/$f"
 done
 png_sig=$(printf '\x89PNG\r\n\x1a\n' | od -An -tx1)
-for p in curvature_depth accuracy_depth prefix hist_Kt map_Kt; do
+for p in curvature_depth accuracy_depth prefix hist_Kt hist_Kh map_Kt; do
   for ext in gp dat png; do [[ -s R/${p}_circles.$ext ]] && ok || bad "missing R/${p}_circles.$ext"; done
   f=R/${p}_circles.png
   [[ -f $f && "$(head -c 8 "$f" | od -An -tx1)" == "$png_sig" ]] && ok || bad "$f: not a PNG"
@@ -88,18 +88,36 @@ gref = {pkey(r): num(r["Kt_absmean_mean"]) for r in prefix if r["arch"] == "gate
 def flat_rows(task=None, regime=None):
     sel = [r for r in prefix if r["arch"] == "ungated" and r["skeleton"] == "1"
            and task in (None, r["task"]) and regime in (None, r["regime"])]
+    cls = [r for r in sel if math.isfinite(num(r["curved_frac_max"]))]
+    if cls:  # classified: every resolved point flat
+        return all(num(r["curved_frac_max"]) == 0 for r in cls)
     return sel and all(num(r["Kt_absmean_max"]) <= 1e-8 or
                        (pkey(r) in gref and num(r["Kt_absmean_max"]) <= 1e-6 * gref[pkey(r)]) for r in sel)
-flat = [num(r["Kt_absmean_max"]) for r in prefix if r["arch"] == "ungated" and r["skeleton"] == "1"]
+ung_skel = [r for r in prefix if r["arch"] == "ungated" and r["skeleton"] == "1"]
 cells = sum(int(r["n_seeds"]) for r in summary if r["arch"] == "ungated" and r["skeleton"] == "1")
-assert flat and cells > 0, (flat, cells)
-expect(1, f"{cells} done; largest mean |K̃|")
-expect(1, f"**{f4(max(flat))}** (flat bound 1e-08)")
-gmed = median([num(r["Kt_absmean_mean"]) for r in prefix if r["arch"] in gated and r["skeleton"] == "1"])
-expect(1, f"gated skeleton cells: {f4(gmed)}.")
-if max(flat) <= 1e-8: expect(1, "**Supported**: every ungated skeleton cell is flat")
-elif flat_rows(): expect(1, "**Supported, up to rounding in ill-conditioned models**")
-else: expect(1, "**Not supported by these data**")
+assert ung_skel and cells > 0, (len(ung_skel), cells)
+classified = [r for r in ung_skel if math.isfinite(num(r["curved_frac_max"]))]
+if classified:
+    # every resolved point flat: no seed of any prefix row has curved points
+    expect(1, "their points classified after every layer")
+    cmax = max(num(r["curved_frac_max"]) for r in classified)
+    if cmax == 0: expect(1, "**Supported**: every resolved point of ungated skeleton cells is flat")
+    else: expect(1, f"largest curved fraction **{f4(cmax)}**")
+    shares = [num(r["unresolved_share"]) for r in classified]
+    if all(v <= 0.01 for v in shares if math.isfinite(v)):
+        if "**Caution**" in sec[1]: errors.append("claim 1: Caution with no row above 1% unresolved")
+    groups = {}
+    for r in classified: groups.setdefault((r["task"], r["depth"], r["regime"]), []).append(num(r["unresolved_share"]))
+    if any(all(v > 0.01 for v in g) for g in groups.values()): expect(1, "**Caution**")
+else:
+    flat = [num(r["Kt_absmean_max"]) for r in ung_skel]
+    expect(1, f"{cells} done; largest mean |K̃|")
+    expect(1, f"**{f4(max(flat))}** (flat bound 1e-08)")
+    gmed = median([num(r["Kt_absmean_mean"]) for r in prefix if r["arch"] in gated and r["skeleton"] == "1"])
+    expect(1, f"gated skeleton cells: {f4(gmed)}.")
+    if max(flat) <= 1e-8: expect(1, "**Supported**: every ungated skeleton cell is flat")
+    elif flat_rows(): expect(1, "**Supported, up to rounding in ill-conditioned models**")
+    else: expect(1, "**Not supported by these data**")
 # claim 2: gated above ungated on k of n (task, depth, regime) pairs, median ratio
 key = lambda r: (r["task"], r["depth"], r["regime"])
 ung = {key(r): num(r["Kt_absmean_mean"]) for r in summary if r["arch"] == "ungated"}
@@ -123,21 +141,45 @@ for b in ("nonlinear", "linear"):
     npos = sum(int(r["dacc_npos"]) for r in sel); nneg = sum(int(r["dacc_nneg"]) for r in sel)
     expect(3, f"{b} tasks, pooled over every seed pair: gated more accurate in **{npos}**, less in "
               f"**{nneg}** (sign test p = **{f4(sign_p(npos, npos + nneg))}**)")
-# claim 4: every amplification row's slopes as printed
+# claim 4: every amplification row's slopes as printed, and its verdict recomputed:
+# Supported only when K^ or integral |K| dA grows (interval above 0) across depths or prefixes
 for r in amp:
     s = lambda q: f"{f4(num(r[q]))} [{f4(num(r[q + '_ci_low']))}, {f4(num(r[q + '_ci_high']))}]"
+    sl = lambda d: (f"K̃ slope {s(f'Kt_{d}_slope')}, raw |K| slope {s(f'K_{d}_slope')}, "
+                    f"log det g slope {s(f'logdet_{d}_slope')}, K̂ slope {s(f'Kh_{d}_slope')}, "
+                    f"∫|K| dA slope {s(f'intabsK_{d}_slope')}, anisotropy index slope {s(f'aniso_{d}_slope')}")
     expect(4, f"**{r['arch']}**, {r['task']}, {r['regime']}")
-    expect(4, f"K̃ slope {s('Kt_depth_slope')}, raw |K| slope {s('K_depth_slope')}, "
-              f"log det g slope {s('logdet_depth_slope')}, K̃ ratio deepest/shallowest "
-              f"{f4(num(r['Kt_ratio']))}, raw |K| ratio {f4(num(r['K_ratio']))}")
-    expect(4, f"depth-{r['prefix_depth']} models: K̃ slope {s('Kt_prefix_slope')}, raw |K| slope "
-              f"{s('K_prefix_slope')}, log det g slope {s('logdet_prefix_slope')}")
-    if r["arch"] in gated:
-        lo, klo = num(r["Kt_depth_slope_ci_low"]), num(r["K_depth_slope_ci_low"])
-        if lo > 0: expect(4, "K̃ grows")
-        elif klo > 0: expect(4, "raw K grows but K̃ does not: shrinkage, not geometry")
-    elif r["skeleton"] == "1" and flat_rows(r["task"], r["regime"]):
-        expect(4, "flat to rounding")
+    expect(4, f"{sl('depth')}; K̃ ratio deepest/shallowest {f4(num(r['Kt_ratio']))}, raw |K| ratio "
+              f"{f4(num(r['K_ratio']))}, K̂ ratio {f4(num(r['Kh_ratio']))}, ∫|K| dA ratio {f4(num(r['intabsK_ratio']))}; "
+              f"anisotropy index {f4(num(r['aniso_shallowest']))} at depth {r['depth_min']} → "
+              f"{f4(num(r['aniso_deepest']))} at depth {r['depth_max']}")
+    expect(4, f"depth-{r['prefix_depth']} models: {sl('prefix')}; anisotropy index "
+              f"{f4(num(r['aniso_prefix_first']))} after layer 1 → {f4(num(r['aniso_prefix_last']))} "
+              f"after layer {r['prefix_depth']}")
+    up = lambda q, d: num(r[f"{q}_{d}_slope_ci_low"]) > 0
+    known = lambda q, d: math.isfinite(num(r[f"{q}_{d}_slope_ci_low"]))
+    dirs = ("depth", "prefix")
+    line = [l for l in sec[4].split("\n") if l.startswith(f"- **{r['arch']}**, {r['task']}, {r['regime']}")]
+    if len(line) != 1:
+        errors.append(f"claim 4: {len(line)} lines for {r['arch']} {r['task']} {r['regime']}"); continue
+    line = line[0]
+    def has(text):
+        if text not in line: errors.append(f"claim 4: '{text}' not in:\n{line}")
+    if r["arch"] == "ungated" and r["skeleton"] == "1" and flat_rows(r["task"], r["regime"]):
+        has("flat to rounding"); has("Verdict: **Not supported** (flat, claim 1)")
+    elif any(up("Kh", d) or up("intabsK", d) for d in dirs):
+        has("Verdict: **Supported**.")
+    elif any(up("Kt", d) and (known("Kh", d) or known("intabsK", d)) for d in dirs):
+        has("Verdict: **K̃ only: growth explained by anisotropy**: ")
+        if up("Kt", "depth") and (known("Kh", "depth") or known("intabsK", "depth")):
+            has(f"anisotropy index {f4(num(r['aniso_shallowest']))} at depth {r['depth_min']} → "
+                f"{f4(num(r['aniso_deepest']))} at depth {r['depth_max']} (AM/GM")
+    elif any(up("Kt", d) for d in dirs):
+        has("Verdict: **Not testable with this archive**")
+    elif any(known("Kt", d) or known("Kh", d) or known("intabsK", d) for d in dirs):
+        has("Verdict: **Not supported**.")
+    else:
+        has("Verdict: **Not testable** (no interval)")
 if errors:
     print("\n".join(errors)); sys.exit(1)
 print("index.md verdicts agree with the CSVs")

@@ -1,0 +1,463 @@
+/* test_analysis_verdicts.c — the verdict rules of `curvsweep analyze` on the
+ * classified statistics (analysis/README.md, "Verdicts in index.md"), on
+ * synthetic results analysed in memory (analysis_run_results) so the test
+ * does not depend on which geom_stats fields the archive format carries:
+ *   claim 4: K̃ grows while K̂ stays constant and the anisotropy index grows
+ *            → "K̃ only: growth explained by anisotropy" naming the index at
+ *            the shallowest and deepest depth; K̂ grows → Supported; neither
+ *            → Not supported; the new CSV columns against hand values;
+ *   claim 1: every resolved point of ungated skeleton cells flat → holds;
+ *            curved points → does not; unresolved points above 1% of the
+ *            non-degenerate ones → flagged;
+ *   per-point histograms use only points classified flat or curved. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../analysis/analysis_internal.h"
+#include "curvsweep/error.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void check_close(double a, double b, double tol, const char *expr, const char *file, int line) {
+  if (fabs(a - b) <= tol) return;
+  print_error("ERROR: %s: %.17g vs %.17g differ by %.3g > %.3g\n", expr, a, b, fabs(a - b), tol);
+  _fail(file, line);
+}
+#define assert_close(a, b, tol) check_close((a), (b), (tol), #a, __FILE__, __LINE__)
+
+static void check_ok(int rc, const char *expr, const char *file, int line) {
+  if (rc == CS_OK) return;
+  print_error("ERROR: %s returned %d: %s\n", expr, rc, cs_error_message());
+  _fail(file, line);
+}
+#define assert_ok(call) check_ok((call), #call, __FILE__, __LINE__)
+
+static void check_has(const char *text, const char *want, const char *file, int line) {
+  if (strstr(text, want)) return;
+  print_error("ERROR: '%s' not found in:\n%s\n", want, text);
+  _fail(file, line);
+}
+#define assert_has(text, want) check_has((text), (want), __FILE__, __LINE__)
+
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char p[4096];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+      remove_tree(p);
+    else
+      unlink(p);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* The one section "### Claim k" of index.md (up to the next heading of its level or above). */
+static char *claim_section(const char *md, int k) {
+  char head[32];
+  snprintf(head, sizeof head, "### Claim %d", k);
+  const char *a = strstr(md, head);
+  assert_non_null(a);
+  const char *b = strstr(a + 1, "\n### ");
+  const char *c = strstr(a + 1, "\n## ");
+  if (!b || (c && c < b)) b = c;
+  size_t n = b ? (size_t)(b - a) : strlen(a);
+  char *s = malloc(n + 1);
+  memcpy(s, a, n);
+  s[n] = '\0';
+  return s;
+}
+
+/* The value of column `col` in the row of a CSV whose first fields are
+ * `prefix` (e.g. "gated,circles,nonlinear,4,"). */
+static double csv_value(const char *path, const char *prefix, const char *col) {
+  char *text = read_text(path);
+  char *save = NULL, *header = strtok_r(text, "\n", &save);
+  int idx = -1, k = 0;
+  for (char *p = header; p; k++) {
+    char *c = strchr(p, ',');
+    size_t len = c ? (size_t)(c - p) : strlen(p);
+    if (len == strlen(col) && !strncmp(p, col, len)) idx = k;
+    p = c ? c + 1 : NULL;
+  }
+  if (idx < 0) fail_msg("%s: no column %s", path, col);
+  double v = NAN;
+  int found = 0;
+  for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(line, prefix, strlen(prefix))) continue;
+    found++;
+    char *p = line;
+    for (int i = 0; i < idx && p; i++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+    assert_non_null(p);
+    v = strtod(p, NULL);
+  }
+  free(text);
+  if (found != 1) fail_msg("%s: %d rows start with %s", path, found, prefix);
+  return v;
+}
+
+/* 2 archs × 3 depths × 5 seeds of task circles, the affine skeleton (the
+ * default config); cell id = (a·3 + d)·5 + s. */
+static const char *SPEC = "[sweep]\nname = verdicts\nsave_points = yes\n[grid]\narch = ungated, gated\n"
+                          "depth = 1, 2, 4\nseed = 0..4\n[curvature]\npoints = 16\n";
+enum { N_ARCH = 2, N_DEPTH = 3, N_SEED = 5, N_CELLS = N_ARCH * N_DEPTH * N_SEED, N_PTS = 16 };
+static const int DEPTHS[N_DEPTH] = {1, 2, 4};
+
+/* How the gated cells' statistics depend on the prefix l (1..L) and seed s,
+ * with c_s = 1 + 0.1 s (classes: 0.1 degenerate, 0.05 unresolved, 0.05 flat, 0.8 curved):
+ *   KT_ONLY  K̃ = c_s l², K̂ = c_s, ∫|K| dA = 0.5 c_s, anisotropy 0.5 + 2 log l
+ *   KH_GROWS K̃ = K̂ = c_s l, ∫|K| dA = 0.5 c_s l, anisotropy 0.5
+ *   NEITHER  K̃ = K̂ = c_s, ∫|K| dA = 0.5 c_s, anisotropy 0.5
+ * Ungated cells: every point flat (S = 0), except as `ungated` says. */
+typedef enum { KT_ONLY, KH_GROWS, NEITHER } gated_case;
+typedef enum { U_FLAT, U_CURVED, U_UNRESOLVED } ungated_case;
+
+static double cs_of(int s) { return 1.0 + 0.1 * s; }
+
+static void fill_gated(geom_stats *g, gated_case gc, int l, int s) {
+  double c = cs_of(s);
+  g->degenerate_frac = 0.1, g->unresolved_frac = 0.05, g->flat_frac = 0.05, g->curved_frac = 0.8;
+  double kt = gc == KT_ONLY ? c * l * l : gc == KH_GROWS ? c * l : c;
+  double kh = gc == KH_GROWS ? c * l : c;
+  g->K_absmean = g->K_mean = kh;
+  g->Kt_absmean = g->Kt_mean = kt;
+  g->Kh_absmean = g->Kh_mean = kh;
+  g->intabsK = g->intK = 0.5 * kh;
+  g->aniso_median = gc == KT_ONLY ? 0.5 + 2.0 * log(l) : 0.5;
+  g->logdet_mean = -0.1 * l;
+}
+
+/* Ungated: flat everywhere; U_CURVED: seed 3 of depth 2 has curved points at
+ * prefix 2; U_UNRESOLVED: at depth 4 half the points are degenerate and
+ * 0.009 unresolved, 1.8% of the non-degenerate ones. */
+static void fill_ungated(geom_stats *g, ungated_case uc, int d, int l, int s) {
+  g->degenerate_frac = 0, g->unresolved_frac = 0, g->flat_frac = 1, g->curved_frac = 0;
+  g->logdet_mean = -0.1 * l;
+  if (uc == U_CURVED && DEPTHS[d] == 2 && l == 2 && s == 3) {
+    g->flat_frac = 0.75, g->curved_frac = 0.25;
+    g->K_absmean = g->Kt_absmean = g->Kh_absmean = 1e-3;
+  }
+  if (uc == U_UNRESOLVED && DEPTHS[d] == 4)
+    g->degenerate_frac = 0.5, g->unresolved_frac = 0.009, g->flat_frac = 0.491;
+}
+
+/* Per-point arrays of the last layer: point i < 4 unresolved with S = −1e6,
+ * the others curved with S = 2 (i + 1) and log det g = 0 (K̂ = K = i + 1). */
+static void fill_points(cs_cell_result *r) {
+  size_t np = (size_t)N_PTS * r->depth;
+  r->n_points = N_PTS, r->m = 2;
+  r->pt_x = calloc((size_t)N_PTS * 2, sizeof(double));
+  r->pt_S = calloc(np, sizeof(double)), r->pt_S_tilde = calloc(np, sizeof(double));
+  r->pt_S_err = calloc(np, sizeof(double)), r->pt_tr_g = calloc(np, sizeof(double));
+  r->pt_logdet_g = calloc(np, sizeof(double)), r->pt_H_norm = calloc(np, sizeof(double));
+  r->pt_class = calloc(np, sizeof(int8_t));
+  for (int i = 0; i < N_PTS; i++) {
+    r->pt_x[2 * i] = -1 + 2.0 * i / N_PTS, r->pt_x[2 * i + 1] = 0.5;
+    for (int l = 0; l < r->depth; l++) {
+      size_t k = (size_t)l * N_PTS + i;
+      int unres = i < 4;
+      r->pt_S[k] = r->pt_S_tilde[k] = unres ? -1e6 : 2.0 * (i + 1);
+      r->pt_S_err[k] = unres ? 1e7 : 1e-12;
+      r->pt_tr_g[k] = 2.0;
+      r->pt_class[k] = unres ? GEOM_UNRESOLVED : GEOM_CURVED;
+    }
+  }
+}
+
+static void make_results(cs_cell_result *res, gated_case gc, ungated_case uc, int points) {
+  for (int a = 0; a < N_ARCH; a++)
+    for (int d = 0; d < N_DEPTH; d++)
+      for (int s = 0; s < N_SEED; s++) {
+        cs_cell_result *r = &res[(a * N_DEPTH + d) * N_SEED + s];
+        memset(r, 0, sizeof *r);
+        r->cell_id = (a * N_DEPTH + d) * N_SEED + s;
+        r->status = CELL_DONE;
+        r->test_acc = r->train_acc = 0.8 + 0.1 * a;
+        r->depth = DEPTHS[d];
+        r->curv = calloc((size_t)r->depth, sizeof *r->curv);
+        for (int l = 1; l <= r->depth; l++) {
+          geom_stats *g = &r->curv[l - 1];
+          g->n_points = N_PTS;
+          if (a == 1)
+            fill_gated(g, gc, l, s);
+          else
+            fill_ungated(g, uc, d, l, s);
+        }
+        if (points && a == 1) fill_points(r);
+      }
+}
+
+static void free_results(cs_cell_result *res) {
+  for (int i = 0; i < N_CELLS; i++) result_free(&res[i]);
+}
+
+/* Analyse in memory into a fresh directory; returns index.md's text. */
+static char *run(cs_cell_result *res, char *dir, size_t len) {
+  snprintf(dir, len, "analysis_verdicts_XXXXXX");
+  assert_non_null(mkdtemp(dir));
+  char out[256], path[300];
+  snprintf(out, sizeof out, "%s/report", dir);
+  analysis_options opt = analysis_options_default();
+  opt.render = 0;
+  assert_ok(analysis_run_results(SPEC, res, N_CELLS, "synthetic", out, &opt, NULL));
+  snprintf(path, sizeof path, "%s/index.md", out);
+  return read_text(path);
+}
+
+/* "%.4g" of v, the number format of index.md. */
+static const char *f4(char *buf, double v) {
+  snprintf(buf, 32, "%.4g", v);
+  return buf;
+}
+
+/* (a) K̃ ∝ l² grows, K̂ constant, anisotropy 0.5 + 2 log l grows. */
+static void test_claim4_kt_only(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, KT_ONLY, U_FLAT, 0);
+  char dir[64], path[300], want[512], b[4][32];
+  char *md = run(res, dir, sizeof dir);
+  char *c4 = claim_section(md, 4);
+  /* anisotropy index at depth 1 (l = 1) and depth 4 (l = 4), mean over seeds; AM/GM = exp */
+  double i1 = 0.5, i4 = 0.5 + 2.0 * log(4.0);
+  snprintf(want, sizeof want,
+           "Verdict: **K̃ only: growth explained by anisotropy**: anisotropy index %s at depth 1 → %s "
+           "at depth 4 (AM/GM %s → %s)",
+           f4(b[0], i1), f4(b[1], i4), f4(b[2], exp(i1)), f4(b[3], exp(i4)));
+  assert_has(c4, want);
+  assert_has(c4, "anisotropy index 0.5 at depth 1 → 3.273 at depth 4 (AM/GM 1.649 → 26.38)");
+  /* the same along the layers of the depth-4 models */
+  assert_has(c4, "anisotropy index 0.5 after layer 1 → 3.273 after layer 4 (AM/GM 1.649 → 26.38), "
+                 "while K̂ and ∫|K| dA do not grow.");
+  assert_has(c4, "*K̃ grows but K̂ does not: anisotropy, not curvature*");
+  assert_has(c4, "**K̃ only: growth explained by anisotropy** in 1 of 1 gated (arch, task, regime) rows");
+  assert_null(strstr(c4, "Verdict: **Supported**"));
+  /* amplification.csv: K̃ ∝ depth² (slope 2 in every replicate), K̂ and ∫|K| dA constant
+   * per seed (slope 0, interval [0, 0]), anisotropy slope d(2 log L)/d log L = 2 */
+  snprintf(path, sizeof path, "%s/report/amplification.csv", dir);
+  const char *row = "gated,circles,";
+  assert_close(csv_value(path, row, "Kt_depth_slope"), 2.0, 1e-12);
+  assert_close(csv_value(path, row, "Kt_depth_slope_ci_low"), 2.0, 1e-12);
+  assert_close(csv_value(path, row, "Kh_depth_slope"), 0.0, 1e-12);
+  assert_close(csv_value(path, row, "Kh_depth_slope_ci_low"), 0.0, 1e-12);
+  assert_close(csv_value(path, row, "Kh_depth_slope_ci_high"), 0.0, 1e-12);
+  assert_close(csv_value(path, row, "intabsK_depth_slope"), 0.0, 1e-12);
+  assert_close(csv_value(path, row, "intabsK_prefix_slope_ci_high"), 0.0, 1e-12);
+  assert_close(csv_value(path, row, "aniso_depth_slope"), 2.0, 1e-12);
+  assert_close(csv_value(path, row, "aniso_prefix_slope"), 2.0, 1e-12);
+  assert_close(csv_value(path, row, "aniso_shallowest"), i1, 1e-12);
+  assert_close(csv_value(path, row, "aniso_deepest"), i4, 1e-12);
+  assert_close(csv_value(path, row, "aniso_prefix_first"), i1, 1e-12);
+  assert_close(csv_value(path, row, "aniso_prefix_last"), i4, 1e-12);
+  assert_close(csv_value(path, row, "Kt_ratio"), 16.0, 1e-12);
+  assert_close(csv_value(path, row, "Kh_ratio"), 1.0, 1e-12);
+  assert_close(csv_value(path, row, "Kh_prefix_ratio"), 1.0, 1e-12);
+  /* summary.csv, gated depth 4: K̂ = c_s = {1, 1.1, 1.2, 1.3, 1.4}: mean 1.2, s² = 0.025,
+   * half-width t_{.975,4} √(0.025/5) with t_{.975,4} = 2.7764451051977987 (table value) */
+  snprintf(path, sizeof path, "%s/report/summary.csv", dir);
+  row = "gated,circles,nonlinear,4,";
+  double half = 2.7764451051977987 * sqrt(0.025 / 5);
+  assert_close(csv_value(path, row, "Kh_absmean_mean"), 1.2, 1e-12);
+  assert_close(csv_value(path, row, "Kh_absmean_ci_low"), 1.2 - half, 1e-9);
+  assert_close(csv_value(path, row, "Kh_absmean_ci_high"), 1.2 + half, 1e-9);
+  assert_close(csv_value(path, row, "intabsK_mean"), 0.6, 1e-12);
+  assert_close(csv_value(path, row, "intabsK_ci_low"), 0.6 - half / 2, 1e-9);
+  assert_close(csv_value(path, row, "aniso_mean"), i4, 1e-12);
+  assert_close(csv_value(path, row, "Kt_absmean_mean"), 1.2 * 16, 1e-12);
+  /* the point classes: unresolved 0.05 of all points, 0.05/0.9 of the non-degenerate ones */
+  assert_close(csv_value(path, row, "unresolved_frac_mean"), 0.05, 1e-12);
+  assert_close(csv_value(path, row, "curved_frac_mean"), 0.8, 1e-12);
+  assert_close(csv_value(path, row, "unresolved_share"), 0.05 / 0.9, 1e-12);
+  /* prefix.csv: after layer 2 of the depth-4 models, anisotropy 0.5 + 2 log 2 */
+  snprintf(path, sizeof path, "%s/report/prefix.csv", dir);
+  assert_close(csv_value(path, "gated,circles,nonlinear,4,all,1,2,", "aniso_mean"), 0.5 + 2 * log(2.0),
+               1e-12);
+  assert_close(csv_value(path, "ungated,circles,nonlinear,4,all,1,3,", "curved_frac_max"), 0.0, 0.0);
+  /* gap.csv: mean |K̂| gated − ungated (0) at depth 4 */
+  snprintf(path, sizeof path, "%s/report/gap.csv", dir);
+  assert_close(csv_value(path, "gated-ungated,circles,nonlinear,4,", "dKh_mean"), 1.2, 1e-12);
+  free(c4), free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+/* (b) K̂ ∝ l grows (and ∫|K| dA with it): Supported. */
+static void test_claim4_supported(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, KH_GROWS, U_FLAT, 0);
+  char dir[64], path[300];
+  char *md = run(res, dir, sizeof dir);
+  char *c4 = claim_section(md, 4);
+  assert_has(c4, "*K̂ and ∫|K| dA grow: geometric amplification*");
+  assert_has(c4, "Verdict: **Supported**.");
+  assert_has(c4, "**Supported** in 1 of 1 gated (arch, task, regime) rows (1 in the affine skeleton)");
+  assert_has(c4, "K̂ slope 1 [1, 1]");
+  snprintf(path, sizeof path, "%s/report/amplification.csv", dir);
+  assert_close(csv_value(path, "gated,circles,", "Kh_depth_slope"), 1.0, 1e-12);
+  assert_close(csv_value(path, "gated,circles,", "Kh_depth_slope_ci_low"), 1.0, 1e-12);
+  assert_close(csv_value(path, "gated,circles,", "intabsK_prefix_slope"), 1.0, 1e-12);
+  assert_close(csv_value(path, "gated,circles,", "Kh_ratio"), 4.0, 1e-12);
+  /* ungated: flat by claim 1, so claim 4 reads it as flat */
+  assert_has(c4, "Verdict: **Not supported** (flat, claim 1)");
+  free(c4), free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+/* (c) K̃ and K̂ constant: Not supported. */
+static void test_claim4_neither(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, NEITHER, U_FLAT, 0);
+  char dir[64];
+  char *md = run(res, dir, sizeof dir);
+  char *c4 = claim_section(md, 4);
+  assert_has(c4, "*no significant trend*");
+  assert_has(c4, "Verdict: **Not supported**.");
+  assert_has(c4, "**Not supported by these data**: neither K̂, ∫|K| dA, K̃ nor raw K grows");
+  assert_null(strstr(c4, "Verdict: **Supported**"));
+  assert_null(strstr(c4, "**Supported** in"));
+  assert_null(strstr(c4, "**K̃ only"));
+  free(c4), free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+/* Claim 1: all ungated skeleton points flat → holds, no caution. */
+static void test_claim1_flat(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, NEITHER, U_FLAT, 0);
+  char dir[64];
+  char *md = run(res, dir, sizeof dir);
+  char *c1 = claim_section(md, 1);
+  assert_has(c1, "**Supported**: every resolved point of ungated skeleton cells is flat (7 (task, "
+                 "depth, prefix) rows");
+  assert_has(c1, "- circles, depth 4, all: flat 1, curved 0, unresolved 0 (0% of the non-degenerate "
+                 "points)\n");
+  assert_null(strstr(c1, "**Caution**"));
+  assert_null(strstr(c1, "K̃ bound"));
+  free(c1), free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+/* Claim 1: curved points in one ungated skeleton cell → not supported, where. */
+static void test_claim1_curved(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, NEITHER, U_CURVED, 0);
+  char dir[64], path[300];
+  char *md = run(res, dir, sizeof dir);
+  char *c1 = claim_section(md, 1);
+  assert_has(c1, "**Not supported by these data**: 1 of 7 (task, depth, prefix) rows of ungated "
+                 "skeleton cells have curved points (largest curved fraction **0.25**, at task "
+                 "circles, depth 2, prefix 2)");
+  /* the group's mean curved fraction over 5 seeds × 2 prefixes: 0.25/10 */
+  assert_has(c1, "- circles, depth 2, all: flat 0.975, curved 0.025, unresolved 0");
+  assert_null(strstr(c1, "every resolved point of ungated skeleton cells is flat"));
+  snprintf(path, sizeof path, "%s/report/prefix.csv", dir);
+  assert_close(csv_value(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_max"), 0.25, 0.0);
+  assert_close(csv_value(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_mean"), 0.05, 1e-15);
+  /* claim 4 no longer reads the ungated row as flat */
+  char *c4 = claim_section(md, 4);
+  assert_null(strstr(c4, "(flat, claim 1)"));
+  free(c4), free(c1), free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+/* Claim 1: 0.009 of all points unresolved, but half are degenerate: 1.8% of
+ * the non-degenerate points, above 1%: flagged; still every resolved point flat. */
+static void test_claim1_unresolved(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, NEITHER, U_UNRESOLVED, 0);
+  char dir[64], path[300];
+  char *md = run(res, dir, sizeof dir);
+  char *c1 = claim_section(md, 1);
+  assert_has(c1, "- circles, depth 4, all: flat 0.491, curved 0, unresolved 0.009 (1.8% of the "
+                 "non-degenerate points) — **more than 1% unresolved**");
+  assert_has(c1, "- circles, depth 2, all: flat 1, curved 0, unresolved 0 (0% of the non-degenerate "
+                 "points)\n");
+  assert_has(c1, "**Supported**: every resolved point of ungated skeleton cells is flat");
+  assert_has(c1, "**Caution**: in 1 of 3 groups more than 1% of the non-degenerate points are "
+                 "unresolved");
+  snprintf(path, sizeof path, "%s/report/summary.csv", dir);
+  assert_close(csv_value(path, "ungated,circles,nonlinear,4,", "unresolved_frac_mean"), 0.009, 1e-15);
+  assert_close(csv_value(path, "ungated,circles,nonlinear,4,", "unresolved_share"), 0.018, 1e-15);
+  free(c1), free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+/* Histograms: the 4 unresolved points per model (S = −1e6) are left out; the
+ * 12 curved ones (K̂ = K̃ = 5..16) fill only positive bins. */
+static void test_hist_classified(void **state) {
+  (void)state;
+  cs_cell_result res[N_CELLS];
+  make_results(res, KT_ONLY, U_FLAT, 1);
+  char dir[64], path[300];
+  char *md = run(res, dir, sizeof dir);
+  for (int h = 0; h < 2; h++) {
+    snprintf(path, sizeof path, "%s/report/hist_%s_circles.dat", dir, h ? "Kh" : "Kt");
+    char *dat = read_text(path);
+    double sum = 0, neg = 0;
+    int rows = 0;
+    for (char *save = NULL, *line = strtok_r(dat, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      if (line[0] == '#') continue;
+      double c, k, g;
+      assert_int_equal(sscanf(line, "%lf %lf %lf", &c, &k, &g), 3);
+      sum += g, rows++;
+      if (c < 0) neg += g;
+    }
+    assert_int_equal(rows, 41);
+    assert_close(sum, 1.0, 1e-12);
+    assert_close(neg, 0.0, 0.0);
+    free(dat);
+  }
+  assert_has(md, "points classified flat or curved only (unresolved and degenerate ones excluded)");
+  assert_has(md, "### hist_Kh_circles");
+  free(md);
+  free_results(res);
+  remove_tree(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_claim4_kt_only),   cmocka_unit_test(test_claim4_supported),
+      cmocka_unit_test(test_claim4_neither),   cmocka_unit_test(test_claim1_flat),
+      cmocka_unit_test(test_claim1_curved),    cmocka_unit_test(test_claim1_unresolved),
+      cmocka_unit_test(test_hist_classified),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
