@@ -208,8 +208,6 @@ static cs_cell_result make_result(int64_t id, int L, double acc, const prefix_va
     r.pt_x = calloc((size_t)n_points * 2, sizeof(double));
     size_t np = (size_t)n_points * L;
     r.pt_S = calloc(np, sizeof(double)), r.pt_S_tilde = calloc(np, sizeof(double));
-    r.pt_S_err = calloc(np, sizeof(double)), r.pt_tr_g = calloc(np, sizeof(double));
-    r.pt_class = calloc(np, sizeof(int8_t));
     r.pt_logdet_g = calloc(np, sizeof(double)), r.pt_H_norm = calloc(np, sizeof(double));
     /* every array of a result with points (result_pack copies them all): tr g = m = 2
      * (g = I, so K̂ = K̃ = K), S exact to 1e-18, every point curved */
