@@ -1573,23 +1573,59 @@ static int archive_journal_set_dirty(cs_archive *a, uint32_t dirty, int sync) {
   return CS_OK;
 }
 
-/* Open (creating if absent) and lock the journal. *created: it did not exist. */
+/* Open (creating if absent) and lock the journal: lock, then verify. A
+ * writer that finishes removes its journal while holding the lock; a
+ * process that opened that file just before could then lock an unlinked
+ * file while a third locks the new one at the path, and both would write.
+ * So after flock succeeds the locked descriptor must still be the file at
+ * the path (same device and inode), else it is closed and the open retried.
+ * A process that does not get the lock never removes anything (the winner
+ * holds that file). *created: the locked journal is empty, so it holds
+ * nothing and the caller may remove it again (it holds the lock). */
 static int archive_journal_lock(cs_archive *a, int *created) {
-  *created = !archive_file_exists(a->journal_path);
-  int fd = open(a->journal_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", a->journal_path,
-                    a->path, strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
-    close(fd);
-    if (*created) unlink(a->journal_path);
-    return cs_error(CS_ERR_INPUT, "%s is being written by another curvsweep process (its journal %s "
-                    "is locked): wait for it to finish or use another -o path", a->path,
-                    a->journal_path);
+  *created = 0;
+  for (int attempt = 0;; attempt++) {
+    int fd = open(a->journal_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd < 0)
+      return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", a->journal_path,
+                      a->path, strerror(errno));
+    struct stat held, now;
+    if (fstat(fd, &held) != 0) {
+      int err = errno;
+      close(fd);
+      return cs_error(CS_ERR_IO, "cannot stat the journal %s: %s", a->journal_path, strerror(err));
+    }
+    if (!S_ISREG(held.st_mode)) {
+      close(fd);
+      return cs_error(CS_ERR_INPUT, "the journal %s of the archive %s is not a regular file: move "
+                      "it away or use another -o path", a->journal_path, a->path);
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      close(fd);
+      if (err == EINTR) continue;
+      if (err == EWOULDBLOCK || err == EAGAIN)
+        return cs_error(CS_ERR_INPUT, "%s is being written by another curvsweep process (its journal "
+                        "%s is locked): wait for it to finish or use another -o path", a->path,
+                        a->journal_path);
+      return cs_error(CS_ERR_IO, "cannot lock the journal %s of the archive %s: %s", a->journal_path,
+                      a->path, strerror(err));
+    }
+    // verify: the locked file is the one at the path
+    if (fstat(fd, &held) != 0 || stat(a->journal_path, &now) != 0 || now.st_dev != held.st_dev ||
+        now.st_ino != held.st_ino) {
+      close(fd);
+      if (attempt < 1000) continue;
+      return cs_error(CS_ERR_IO, "cannot lock the journal %s of the archive %s: it was replaced "
+                      "1000 times while being locked", a->journal_path, a->path);
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    *created = held.st_size == 0;
+    a->journal_fd = fd;
+    if (*created) archive_fsync_dir(a->journal_path);
+    return CS_OK;
   }
-  a->journal_fd = fd;
-  if (*created) archive_fsync_dir(a->journal_path);
-  return CS_OK;
 }
 
 /* Release the journal after an error in open: close, and remove it only
@@ -2115,9 +2151,21 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
   else if (mode == ARCHIVE_CREATE && jexists)
     rc = cs_error(CS_ERR_INPUT, "%s does not exist but its journal %s does (an earlier run): resume "
                   "to recover it, or move the journal away", path, a->journal_path);
+  struct stat st;
+  if (!rc && exists && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    rc = cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive: use another "
+                  "-o path", path);
   if (!rc) rc = archive_make_parent_dirs(path);
   if (!rc) rc = archive_journal_lock(a, &created);
   if (rc) goto fail;
+  // look again now that this process is the only writer: another one may
+  // have created, finished or removed things since the looks above
+  exists = archive_file_exists(path), jexists = !created;
+  if (mode == ARCHIVE_CREATE && (exists || jexists)) {
+    rc = cs_error(CS_ERR_INPUT, "%s was created by another curvsweep process while this one "
+                  "started: run the same spec again to resume it, or use another -o path", path);
+    goto fail;
+  }
 
   if (mode == ARCHIVE_RESUME && (exists || jexists)) {
     // read the journal (untouched until everything checks out)
