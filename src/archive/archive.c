@@ -12,10 +12,14 @@
  *   spec_sha256      hex SHA-256 of /spec
  *   spec_name        [sweep] name of the spec
  *
- * /spec   scalar fixed-length string: the spec text exactly as read. (A
- *         scalar dataset cannot be chunked, so this one small dataset is
- *         contiguous and unfiltered; every other dataset is chunked with
- *         shuffle + deflate + Fletcher32.)
+ * /spec   1-D dataset of one fixed-length string: the spec text exactly as
+ *         read (h5py: f["spec"][0]). Chunked with shuffle + deflate +
+ *         Fletcher32 like every other dataset; its SHA-256 must equal
+ *         spec_sha256 (checked at every open). Archives written before
+ *         carry a scalar /spec; it is read as well (archive_spec.c).
+ * The file is written with libver bounds (v110, latest): superblock,
+ * object headers and B-trees of that format carry checksums, so damaged
+ * metadata is an error on read, never a silently different value.
  *
  * /cells  1-D compound table, one row per selected cell in ascending
  *         cell_id, all written at creation as pending:
@@ -96,6 +100,7 @@
  */
 #include "curvsweep/archive.h"
 
+#include "archive_internal.h"
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
 
@@ -385,8 +390,7 @@ static const char *archive_h5_reason(char buf[256]) {
 }
 
 /* cs_error with the HDF5 reason appended: "<message>: <reason>". */
-static int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int archive_h5_error(int code, const char *fmt, ...) {
+int archive_h5_error(int code, const char *fmt, ...) {
   char reason[256], msg[1536];
   archive_h5_reason(reason);
   va_list ap;
@@ -412,9 +416,16 @@ static hid_t archive_fapl(void) {
   return fapl;
 }
 
+/* Writers use the HDF5 1.10 file format (libver bounds v110..latest):
+ * checksummed superblock, object headers and B-trees, also for objects a
+ * later writer adds to an archive first written with older bounds. */
 static hid_t archive_h5_open(const char *path, unsigned flags) {
   hid_t fapl = archive_fapl();
   if (fapl < 0) return fapl;
+  if ((flags & H5F_ACC_RDWR) && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
   hid_t f = H5Fopen(path, flags, fapl);
   H5Pclose(fapl);
   return f;
@@ -423,6 +434,10 @@ static hid_t archive_h5_open(const char *path, unsigned flags) {
 static hid_t archive_h5_create(const char *path) {
   hid_t fapl = archive_fapl();
   if (fapl < 0) return fapl;
+  if (H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   return f;
@@ -438,7 +453,7 @@ static hid_t archive_str_type(size_t n) {
 }
 
 /* Dataset creation: chunked, shuffle + deflate + Fletcher32. */
-static hid_t archive_dcpl(int rank, const hsize_t *chunk) {
+hid_t archive_dcpl(int rank, const hsize_t *chunk) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (dcpl < 0) return dcpl;
   if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
@@ -938,6 +953,8 @@ static int archive_probe(const char *path, unsigned flags, hid_t *file, archive_
                   CS_VERSION, ARCHIVE_FORMAT_VERSION);
   else if (archive_attr_read_str(f, "spec_sha256", meta->spec_sha256, sizeof meta->spec_sha256) != 0)
     rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a spec_sha256 attribute", path);
+  else if ((rc = archive_spec_verify(f, path, meta->spec_sha256)))
+    *cls = ARCHIVE_PROBE_UNREADABLE;  // ours, damaged: rebuilt from a journal that covers it
   if (rc) {
     H5Fclose(f);
     return rc;
@@ -1077,20 +1094,8 @@ static int archive_create_file(const cs_archive *a, const cs_spec *spec, const c
   if ((rc = archive_attr_write_str(file, "spec_sha256", spec_sha256(spec), path))) goto done;
   if ((rc = archive_attr_write_str(file, "spec_name", spec_sweep(spec)->name, path))) goto done;
 
-  // /spec: scalar fixed-length string of the exact text
-  const char *text = spec_text(spec);
-  size_t tlen = strlen(text);
-  t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, tlen ? tlen : 1);
-  H5Tset_strpad(t, H5T_STR_NULLPAD);
-  space = H5Screate(H5S_SCALAR);
-  ds = H5Dcreate2(file, "spec", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (ds < 0 || H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, tlen ? text : "") < 0) {
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /spec", path);
-    goto done;
-  }
-  archive_h5_close_id(&ds, H5Dclose);
-  archive_h5_close_id(&space, H5Sclose);
+  // /spec: the exact text, chunked and checksummed
+  if ((rc = archive_spec_write(file, spec_text(spec), path))) goto done;
 
   // /cells: every selected cell, pending
   ctype = archive_layout_type(spec, &L);
@@ -2445,48 +2450,11 @@ int archive_summary(const char *path, cs_archive_summary *out) {
   return rc;
 }
 
-static int archive_read_spec_file(hid_t file, const char *path, char **text) {
-  *text = NULL;
-  hid_t ds = H5Dopen2(file, "spec", H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /spec", path);
-  hid_t ft = H5Dget_type(ds), mt = H5I_INVALID_HID;
-  int rc = CS_OK;
-  if (ft < 0 || H5Tget_class(ft) != H5T_STRING) {
-    rc = cs_error(CS_ERR_INPUT, "%s: /spec is not a string", path);
-  } else if (H5Tis_variable_str(ft) > 0) {
-    char *s = NULL;
-    mt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mt, H5T_VARIABLE);
-    if (H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0 || !s)
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /spec", path);
-    else {
-      *text = archive_strdup_printf("%s", s);
-      H5free_memory(s);
-      if (!*text) rc = cs_error(CS_ERR_NOMEM, "out of memory");
-    }
-  } else {
-    size_t n = H5Tget_size(ft);
-    rc = cs_calloc_bytes((void **)text, n + 1, 1);
-    mt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mt, n);
-    H5Tset_strpad(mt, H5T_STR_NULLPAD);
-    if (!rc && H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, *text) < 0) {
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /spec", path);
-      free(*text);
-      *text = NULL;
-    }
-  }
-  archive_h5_close_id(&mt, H5Tclose);
-  archive_h5_close_id(&ft, H5Tclose);
-  H5Dclose(ds);
-  return rc;
-}
-
 static int archive_read_spec_impl(const char *path, char **text) {
   archive_reader rd;
   *text = NULL;
   CS_CHECK(archive_reader_open(path, &rd));
-  int rc = archive_read_spec_file(rd.file, path, text);
+  int rc = archive_spec_read(rd.file, path, text);
   archive_reader_close(&rd);
   return rc;
 }
@@ -2806,6 +2774,17 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
       return cs_error(CS_ERR_INPUT, "merge: the output %s is also an input: write the merge to a new "
                       "path", out);
 
+  // every input once: the same file under two names (a path, ./path, a
+  // hard or symbolic link) would count its runs twice
+  for (int i = 0; i < n_inputs; i++) {
+    struct stat si, sj;
+    if (stat(inputs[i], &si) != 0) continue;  // refused with its reason when read
+    for (int j = 0; j < i; j++)
+      if (stat(inputs[j], &sj) == 0 && si.st_dev == sj.st_dev && si.st_ino == sj.st_ino)
+        return cs_error(CS_ERR_INPUT, "merge: %s and %s are the same file: give each input archive "
+                        "once", inputs[j], inputs[i]);
+  }
+
   archive_merge_input *in = NULL;
   cs_spec *spec = NULL;
   cs_archive *a = NULL;
@@ -2821,13 +2800,14 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
     if ((rc = archive_reader_open(inputs[i], &rd))) break;
     if (i == 0) {
       archive_copy_str(first_sha, sizeof first_sha, rd.meta.spec_sha256);
-      rc = archive_read_spec_file(rd.file, inputs[i], &text);
+      rc = archive_spec_read(rd.file, inputs[i], &text);
       if (!rc) {
         rc = spec_load_string(text, inputs[i], &spec);
         if (rc) rc = cs_error_context(rc, "%s: the archive's /spec does not load: ", inputs[i]);
       }
       if (!rc && strcmp(spec_sha256(spec), first_sha) != 0)
-        rc = cs_error(CS_ERR_INPUT, "%s: /spec does not match its spec_sha256 attribute", inputs[i]);
+        rc = cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 "
+                      "attribute: the archive is damaged", inputs[i]);
     } else if (strcmp(rd.meta.spec_sha256, first_sha) != 0) {
       rc = cs_error(CS_ERR_INPUT, "%s and %s were written by different specs (sha256 %.12s… and "
                     "%.12s…): merge only shards of one sweep", inputs[0], inputs[i], first_sha,
