@@ -30,5 +30,11 @@ check train-table 0 $?
 cmp -s "$tmp/a" "$tmp/b"; check train-deterministic 0 $?
 "$bin" verify >"$tmp/o" 2>&1; check verify 0 $? "checks passed" "$tmp/o"
 "$bin" verify extra >"$tmp/o" 2>&1; check verify-extra-arg 2 $? "unexpected argument" "$tmp/o"
+# run without -o: the archive is [sweep] output of the spec (here relative to
+# the working directory), and the summary names it (it was read after the
+# spec holding it had been freed)
+cp "$src/tests/specs/sweep-small.ini" "$tmp/noo.ini"
+(cd "$tmp" && "$bin" run noo.ini) >"$tmp/o" 2>&1; check run-without-o 0 $? "12 done, 0 failed, 0 diverged, 0 pending -> sweep-small.h5$" "$tmp/o"
+[[ -f "$tmp/sweep-small.h5" ]]; check run-without-o-archive 0 $?
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]
