@@ -103,6 +103,33 @@ expect spec-sha-analyze 2 "$damaged" -- "$bin" analyze spectext.h5 -o rep
 unchanged spec-sha spectext.h5 "$sha"
 [[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
 
+# damaged data: a flipped byte inside a /cells chunk or a /curvature chunk
+# fails its Fletcher32 checksum: every reader refuses naming the file and the
+# dataset, never reads different numbers
+flip() { # FILE DATASET: flip one byte in the middle of the dataset's first chunk
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    info = f[sys.argv[2]].id.get_chunk_info(0)
+pos = info.byte_offset + info.size // 2
+with open(sys.argv[1], "r+b") as g:
+    g.seek(pos); b = g.read(1); g.seek(pos); g.write(bytes([b[0] ^ 0x55]))
+PY
+}
+cp good.h5 badcells.h5; flip badcells.h5 cells
+expect cells-checksum-info 2 "badcells.h5: damaged archive: cannot read /cells" -- "$bin" info badcells.h5
+expect cells-checksum-run 2 "badcells.h5" -- "$bin" run "$small" -o badcells.h5
+cp good.h5 badcurv.h5; flip badcurv.h5 curvature
+expect curv-checksum-analyze 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" analyze badcurv.h5 -o rep
+expect curv-checksum-merge 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" merge m.h5 badcurv.h5
+# /curvature emptied (rows and committed_rows): done cells without rows are
+# refused, not analysed with fewer rows
+cp good.h5 nocurv.h5
+/usr/bin/python3 -c "import h5py; f=h5py.File('nocurv.h5','r+'); d=f['curvature']; d.resize((0,)); d.attrs['committed_rows']=0"
+expect curv-missing-analyze 2 "nocurv.h5: damaged archive: cell 0 is done but /curvature has no row of it" -- "$bin" analyze nocurv.h5 -o rep
+expect curv-missing-merge 2 "nocurv.h5: damaged archive: cell 0 is done but /curvature has no row of it" -- "$bin" merge m.h5 nocurv.h5
+[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+
 # the same input twice, under any name, is refused (it counted its runs twice)
 ln good.h5 hardlink.h5; ln -s good.h5 symlink.h5
 expect merge-duplicate 2 "merge: good.h5 and good.h5 are the same file" -- "$bin" merge dup.h5 good.h5 good.h5

@@ -803,6 +803,21 @@ static hsize_t archive_table_length(hid_t ds) {
   return n;
 }
 
+/* The length of a table for a reader: a dataspace that cannot be read or is
+ * not 1-D is a damaged archive (never an empty table). */
+static int archive_table_length_checked(hid_t ds, const char *path, const char *name, hsize_t *n) {
+  *n = 0;
+  hid_t space = H5Dget_space(ds);
+  int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  int ok = nd == 1 && H5Sget_simple_extent_dims(space, n, NULL) == 1;
+  if (!ok) archive_h5_note();
+  if (space >= 0) H5Sclose(space);
+  if (!ok)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the extent of /%s "
+                            "(%d dimensions)", path, name, nd);
+  return CS_OK;
+}
+
 /* Read or write rows [start, start+n) of a table with a memory type. */
 static int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write) {
   if (n == 0) return 0;
@@ -977,7 +992,8 @@ static int archive_load_rows(cs_archive *a, hid_t file, const char *path) {
     rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open /cells", path);
     goto done;
   }
-  hsize_t n = archive_table_length(ds);
+  hsize_t n = 0;
+  if ((rc = archive_table_length_checked(ds, path, "cells", &n))) goto done;
   if ((rc = archive_alloc_rows(a, (int64_t)n))) goto done;
   if ((rc = CS_CALLOC(buf, ARCHIVE_BLOCK_ROWS))) goto done;
   for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
@@ -1013,9 +1029,14 @@ done:
  * (a crash after the /cells row but before committed_rows). */
 static int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path,
                                     const char *name, hsize_t *valid, hsize_t *length) {
-  hsize_t n = archive_table_length(ds);
+  hsize_t n = 0;
+  CS_CHECK(archive_table_length_checked(ds, path, name, &n));
   int64_t committed = (int64_t)n;
-  archive_attr_read_i64(ds, "committed_rows", &committed);
+  // committed_rows may be absent (/runs has none); present but unreadable is damage
+  htri_t has = H5Aexists(ds, "committed_rows");
+  if (has < 0 || (has > 0 && archive_attr_read_i64(ds, "committed_rows", &committed) != 0))
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the committed_rows "
+                            "attribute of /%s", path, name);
   *length = n;
   if (committed < 0 || (hsize_t)committed >= n) {
     *valid = n;
@@ -1938,9 +1959,11 @@ static int archive_h5_session_close(const cs_archive *a, hid_t file, int rc) {
 static int archive_read_n_runs(cs_archive *a, hid_t file) {
   hid_t ds = H5Dopen2(file, "runs", H5P_DEFAULT);
   if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /runs", a->path);
-  a->n_runs = (int64_t)archive_table_length(ds);
+  hsize_t n = 0;
+  int rc = archive_table_length_checked(ds, a->path, "runs", &n);
+  a->n_runs = (int64_t)n;
   H5Dclose(ds);
-  return CS_OK;
+  return rc;
 }
 
 /* The selection of this open inside the listed rows: every selected cell
@@ -2495,10 +2518,21 @@ static int archive_read_matrix(hid_t loc, const char *name, const char *path, do
   return rc;
 }
 
+/* Does a link exist? A failed lookup (damaged group) is a refusal, never "no". */
+static int archive_link_lookup(hid_t loc, const char *name, const char *path, int *there) {
+  htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+  *there = e > 0;
+  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", path, name);
+  return CS_OK;
+}
+
 static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   snprintf(name, sizeof name, "points/%" PRId64, r->cell_id);
-  if (!archive_link_exists(file, "points") || !archive_link_exists(file, name)) return CS_OK;
+  int there;
+  CS_CHECK(archive_link_lookup(file, "points", path, &there));
+  if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
+  if (!there) return CS_OK;
   hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
   if (g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
   hsize_t dims[2];
@@ -2519,7 +2553,10 @@ static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) 
 static int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   snprintf(name, sizeof name, "params/%" PRId64, r->cell_id);
-  if (!archive_link_exists(file, "params") || !archive_link_exists(file, name)) return CS_OK;
+  int there;
+  CS_CHECK(archive_link_lookup(file, "params", path, &there));
+  if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
+  if (!there) return CS_OK;
   hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
   if (g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
   // the names, in order, from the attribute "tensors"
@@ -2615,7 +2652,10 @@ static int archive_read_results_rd(archive_reader *rd, cs_cell_result **results,
     if (i >= 0 && res[i].status != CELL_PENDING) count_cu[i]++;
   }
   for (int64_t i = 0; i < n && !rc; i++) {
-    if (count_cv[i]) rc = CS_CALLOC(res[i].curv, count_cv[i]);
+    if (res[i].status == CELL_DONE && count_cv[i] == 0)
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
+                    "has no row of it", path, res[i].cell_id);
+    if (!rc && count_cv[i]) rc = CS_CALLOC(res[i].curv, count_cv[i]);
     if (!rc && count_cu[i]) rc = CS_CALLOC(res[i].curve, count_cu[i]);
     res[i].depth = (int)count_cv[i];
   }
