@@ -319,7 +319,7 @@ static int archive_make_parent_dirs(const char *path) {
 }
 
 /* fsync a directory so a rename or a new file in it is durable. */
-static void archive_fsync_dir(const char *path) {
+void archive_fsync_dir(const char *path) {
   char *dir = archive_dirname(path);
   if (!dir) return;
   int fd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -1599,59 +1599,10 @@ static int archive_journal_set_dirty(cs_archive *a, uint32_t dirty, int sync) {
   return CS_OK;
 }
 
-/* Open (creating if absent) and lock the journal: lock, then verify. A
- * writer that finishes removes its journal while holding the lock; a
- * process that opened that file just before could then lock an unlinked
- * file while a third locks the new one at the path, and both would write.
- * So after flock succeeds the locked descriptor must still be the file at
- * the path (same device and inode), else it is closed and the open retried.
- * A process that does not get the lock never removes anything (the winner
- * holds that file). *created: the locked journal is empty, so it holds
- * nothing and the caller may remove it again (it holds the lock). */
+/* Open (creating if absent) and lock the journal (archive_lock.c).
+ * *created: the locked journal is empty (it may be removed on failure). */
 static int archive_journal_lock(cs_archive *a, int *created) {
-  *created = 0;
-  for (int attempt = 0;; attempt++) {
-    int fd = open(a->journal_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-    if (fd < 0)
-      return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", a->journal_path,
-                      a->path, strerror(errno));
-    struct stat held, now;
-    if (fstat(fd, &held) != 0) {
-      int err = errno;
-      close(fd);
-      return cs_error(CS_ERR_IO, "cannot stat the journal %s: %s", a->journal_path, strerror(err));
-    }
-    if (!S_ISREG(held.st_mode)) {
-      close(fd);
-      return cs_error(CS_ERR_INPUT, "the journal %s of the archive %s is not a regular file: move "
-                      "it away or use another -o path", a->journal_path, a->path);
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      int err = errno;
-      close(fd);
-      if (err == EINTR) continue;
-      if (err == EWOULDBLOCK || err == EAGAIN)
-        return cs_error(CS_ERR_INPUT, "%s is being written by another curvsweep process (its journal "
-                        "%s is locked): wait for it to finish or use another -o path", a->path,
-                        a->journal_path);
-      return cs_error(CS_ERR_IO, "cannot lock the journal %s of the archive %s: %s", a->journal_path,
-                      a->path, strerror(err));
-    }
-    // verify: the locked file is the one at the path
-    if (fstat(fd, &held) != 0 || stat(a->journal_path, &now) != 0 || now.st_dev != held.st_dev ||
-        now.st_ino != held.st_ino) {
-      close(fd);
-      if (attempt < 1000) continue;
-      return cs_error(CS_ERR_IO, "cannot lock the journal %s of the archive %s: it was replaced "
-                      "1000 times while being locked", a->journal_path, a->path);
-    }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    *created = held.st_size == 0;
-    a->journal_fd = fd;
-    if (*created) archive_fsync_dir(a->journal_path);
-    return CS_OK;
-  }
+  return archive_lock_journal(a->journal_path, a->path, &a->journal_fd, created);
 }
 
 /* Release the journal after an error in open: close, and remove it only

@@ -10,6 +10,15 @@ int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(print
 /* archive.c: dataset creation property list: chunked, shuffle + deflate + Fletcher32. */
 hid_t archive_dcpl(int rank, const hsize_t *chunk);
 
+/* archive.c: fsync the directory holding path (a created, renamed or removed entry). */
+void archive_fsync_dir(const char *path);
+
+/* archive_lock.c: open (creating if absent) and lock the journal of an
+ * archive, lock-then-verify (see there). *fd: the locked descriptor;
+ * *created: the locked journal is empty. CS_ERR_INPUT when another process
+ * holds it or it is not a regular file. */
+int archive_lock_journal(const char *journal_path, const char *archive_path, int *fd, int *created);
+
 /* archive_spec.c: /spec, the spec text exactly as read, as a 1-D dataset of
  * one fixed-length string (chunked, so Fletcher32-checksummed like every
  * other dataset). Archives written before this layout carry a scalar /spec;
