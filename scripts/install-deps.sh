@@ -15,7 +15,10 @@ PACKAGES=(
   gnuplot-nox
   python3-h5py python3-numpy
   python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
+  strace
 )
+# strace: tests/sh_lock_race.sh widens the journal-lock race windows with its
+# syscall delay injection.
 # Slurm is only needed by the Slurm end-to-end tests (tests/sh_slurm*.sh), which
 # run slurmctld + slurmd on localhost (scripts/slurm-local.sh): slurm-wlm (which depends on
 # slurmctld, slurmd and slurm-client) runs the daemons; slurm-wlm-basic-plugins has

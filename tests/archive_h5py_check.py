@@ -39,11 +39,21 @@ with h5py.File(path, "r") as f:
     created = f.attrs["created"].decode()
     check(len(created) == 20 and created[10] == "T" and created.endswith("Z"), "created is UTC ISO 8601")
 
-    # /spec: the spec text exactly
+    # /spec: the spec text exactly, one string in a chunked, Fletcher32-checksummed dataset
+    spec_ds = f["spec"]
+    check(spec_ds.shape == (1,), "/spec has shape (1,)")
+    check(spec_ds.chunks == (1,), "/spec is chunked")
+    check(spec_ds.fletcher32, "/spec has the Fletcher32 filter")
     with open(spec_path, "rb") as s:
-        check(f["spec"][()] == s.read(), "/spec equals the spec file")
+        check(spec_ds[0] == s.read(), "/spec equals the spec file")
     import hashlib
-    check(f.attrs["spec_sha256"].decode() == hashlib.sha256(f["spec"][()]).hexdigest(), "spec_sha256")
+    check(f.attrs["spec_sha256"].decode() == hashlib.sha256(spec_ds[0]).hexdigest(), "spec_sha256")
+    # every dataset carries Fletcher32; the file format is HDF5 1.10 (superblock version 3)
+    def all_datasets(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            check(obj.fletcher32, "dataset /%s has the Fletcher32 filter" % name)
+    f.visititems(all_datasets)
+    check(f.id.get_create_plist().get_version()[0] >= 2, "superblock version >= 2 (checksummed)")
 
     # /cells as a numpy structured array
     cells = f["cells"][:]

@@ -73,6 +73,69 @@ cp good.h5 exists.h5; sha=$(sha256sum < exists.h5)
 expect merge-exists 2 "exists.h5" -- "$bin" merge exists.h5 good.h5
 unchanged merge-exists exists.h5 "$sha"
 expect not-a-dir 1 "/etc/passwd/x.h5" -- "$bin" run "$small" -o /etc/passwd/x.h5
+
+# special files: refused at once, exit 2, naming the path (a FIFO as the spec
+# used to block rank 0 in open() while the other ranks spun in MPI_Bcast;
+# `timeout` turns a hang into exit 124, a failure here)
+mkfifo fifo.ini fifo.h5; mkdir dir.h5
+expect fifo-spec 2 "fifo.ini: cannot read spec: not a regular file \(a FIFO\)" -- timeout 30 "$bin" run fifo.ini -o x.h5
+expect fifo-spec-2-ranks 2 "fifo.ini: cannot read spec: not a regular file \(a FIFO\)" -- \
+  timeout 60 mpiexec --oversubscribe --bind-to none -np 2 "$bin" run fifo.ini -o x.h5
+expect device-spec 2 "/dev/null: cannot read spec: not a regular file" -- timeout 30 "$bin" run /dev/null -o x.h5
+expect fifo-archive 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" run "$small" -o fifo.h5
+expect dir-archive 2 "dir.h5 is not a regular file" -- timeout 30 "$bin" run "$small" -o dir.h5
+[[ ! -e fifo.h5.journal && ! -e dir.h5.journal ]] && passes=$((passes+1)) || { echo "FAIL: a refused special file left a journal"; fails=$((fails+1)); }
+expect fifo-info 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" info fifo.h5
+expect fifo-merge 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" merge m.h5 fifo.h5
+expect fifo-analyze 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" analyze fifo.h5 -o rep
+[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+
+# /spec text and its spec_sha256 attribute disagree (same length, one letter
+# changed): every reader and the writer refuse, saying exactly that
+cp good.h5 spectext.h5
+/usr/bin/python3 -c "import h5py; f=h5py.File('spectext.h5','r+'); t=f['spec'][0]; f['spec'][0]=t.replace(b'epochs     = 20', b'epochs     = 21')"
+sha=$(sha256sum < spectext.h5)
+damaged="archive spectext.h5: /spec text does not match its spec_sha256 attribute: the archive is damaged"
+expect spec-sha-info 2 "$damaged" -- "$bin" info spectext.h5
+expect spec-sha-run 2 "$damaged" -- "$bin" run "$small" -o spectext.h5
+expect spec-sha-merge 2 "$damaged" -- "$bin" merge m.h5 spectext.h5
+expect spec-sha-analyze 2 "$damaged" -- "$bin" analyze spectext.h5 -o rep
+unchanged spec-sha spectext.h5 "$sha"
+[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+
+# damaged data: a flipped byte inside a /cells chunk or a /curvature chunk
+# fails its Fletcher32 checksum: every reader refuses naming the file and the
+# dataset, never reads different numbers
+flip() { # FILE DATASET: flip one byte in the middle of the dataset's first chunk
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    info = f[sys.argv[2]].id.get_chunk_info(0)
+pos = info.byte_offset + info.size // 2
+with open(sys.argv[1], "r+b") as g:
+    g.seek(pos); b = g.read(1); g.seek(pos); g.write(bytes([b[0] ^ 0x55]))
+PY
+}
+cp good.h5 badcells.h5; flip badcells.h5 cells
+expect cells-checksum-info 2 "badcells.h5: damaged archive: cannot read /cells" -- "$bin" info badcells.h5
+expect cells-checksum-run 2 "badcells.h5" -- "$bin" run "$small" -o badcells.h5
+cp good.h5 badcurv.h5; flip badcurv.h5 curvature
+expect curv-checksum-analyze 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" analyze badcurv.h5 -o rep
+expect curv-checksum-merge 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" merge m.h5 badcurv.h5
+# /curvature emptied (rows and committed_rows): done cells without rows are
+# refused, not analysed with fewer rows
+cp good.h5 nocurv.h5
+/usr/bin/python3 -c "import h5py; f=h5py.File('nocurv.h5','r+'); d=f['curvature']; d.resize((0,)); d.attrs['committed_rows']=0"
+expect curv-missing-analyze 2 "nocurv.h5: damaged archive: cell 0 is done but /curvature has no row of it" -- "$bin" analyze nocurv.h5 -o rep
+expect curv-missing-merge 2 "nocurv.h5: damaged archive: cell 0 is done but /curvature has no row of it" -- "$bin" merge m.h5 nocurv.h5
+[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+
+# the same input twice, under any name, is refused (it counted its runs twice)
+ln good.h5 hardlink.h5; ln -s good.h5 symlink.h5
+expect merge-duplicate 2 "merge: good.h5 and good.h5 are the same file" -- "$bin" merge dup.h5 good.h5 good.h5
+expect merge-duplicate-dot 2 "merge: good.h5 and ./good.h5 are the same file" -- "$bin" merge dup.h5 good.h5 ./good.h5
+expect merge-duplicate-link 2 "merge: hardlink.h5 and symlink.h5 are the same file" -- "$bin" merge dup.h5 hardlink.h5 symlink.h5
+[[ ! -e dup.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
 unchanged good-after-all good.h5 "$good_sha"
 
 # run-time: a read-only file system and a full one (tmpfs; needs root)
@@ -81,7 +144,9 @@ if mount -t tmpfs -o ro,size=1m tmpfs ro 2>/dev/null; then
   mnt="$tmp/ro"
   expect read-only 1 "ro/x.h5.*(Read-only|read-only)" -- "$bin" run "$small" -o ro/x.h5
   umount ro; mnt=""
-  mount -t tmpfs -o size=1400k tmpfs full && mnt="$tmp/full"
+  # 1200k: the 1 MiB free-space margin of a write plus about half of the sweep (the
+  # v110-format archive of sweep-small is ~200 kB): some results kept, then full
+  mount -t tmpfs -o size=1200k tmpfs full && mnt="$tmp/full"
   expect disk-full 1 "No space left on device.*resume with the same command" -- "$bin" run "$small" -o full/x.h5
   done_before=$("$bin" info full/x.h5 | grep -oE '[0-9]+ done')
   [[ "$done_before" != "0 done" && -n "$done_before" ]] && passes=$((passes+1)) || { echo "FAIL: nothing kept on the full disk"; fails=$((fails+1)); }

@@ -30,5 +30,31 @@ check train-table 0 $?
 cmp -s "$tmp/a" "$tmp/b"; check train-deterministic 0 $?
 "$bin" verify >"$tmp/o" 2>&1; check verify 0 $? "checks passed" "$tmp/o"
 "$bin" verify extra >"$tmp/o" 2>&1; check verify-extra-arg 2 $? "unexpected argument" "$tmp/o"
+# run without -o: the archive is [sweep] output of the spec (here relative to
+# the working directory), and the summary names it (it was read after the
+# spec holding it had been freed)
+cp "$src/tests/specs/sweep-small.ini" "$tmp/noo.ini"
+(cd "$tmp" && "$bin" run noo.ini) >"$tmp/o" 2>&1; check run-without-o 0 $? "12 done, 0 failed, 0 diverged, 0 pending -> sweep-small.h5$" "$tmp/o"
+[[ -f "$tmp/sweep-small.h5" ]]; check run-without-o-archive 0 $?
+# train --save-points prints exactly what a run with save_points = yes stores
+# in /points/<cell>/ (the archive above): every value, bitwise (%.17g)
+"$bin" train "$tmp/noo.ini" --cell 5 --save-points >"$tmp/o" 2>&1; check train-save-points 0 $? "^layer point x1 x2 S S_err S_tilde tr_g logdet_g H_norm class$" "$tmp/o"
+/usr/bin/python3 - "$tmp/o" "$tmp/sweep-small.h5" <<'PY'
+import sys, h5py, numpy as np
+lines = open(sys.argv[1]).read().split("layer point x1 x2 S S_err S_tilde tr_g logdet_g H_norm class\n")[1].split("\n")
+rows = np.array([[float(v) for v in l.split()] for l in lines if l.strip()])
+with h5py.File(sys.argv[2], "r") as f:
+    g = f["points/5"]
+    L, n = g["S"].shape
+    assert rows.shape == (L * n, 11), rows.shape
+    for l in range(L):
+        r = rows[l * n:(l + 1) * n]
+        assert (r[:, 0] == l + 1).all() and (r[:, 1] == np.arange(n)).all()
+        assert np.array_equal(r[:, 2:4], g["x"][()]), "x"
+        for c, name in enumerate(["S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm"]):
+            assert np.array_equal(r[:, 4 + c], g[name][l], equal_nan=True), name
+        assert np.array_equal(r[:, 10], g["class"][l]), "class"
+PY
+check train-save-points-values 0 $?
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

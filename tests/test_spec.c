@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                    */
@@ -677,6 +679,22 @@ static void test_bad_files(void **state) {
   assert_null(s);
   snprintf(want, sizeof want, "%s: cannot read spec: Is a directory", path);
   assert_string_equal(cs_error_message(), want);
+  // a FIFO is refused at once (opening one for reading must not wait for a writer)
+  char fifo[] = "/tmp/test_spec_fifo_XXXXXX";
+  int dfd = mkstemp(fifo);
+  assert_true(dfd >= 0);
+  close(dfd);
+  unlink(fifo);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(spec_load_file(fifo, &s), CS_ERR_INPUT);
+  assert_null(s);
+  snprintf(want, sizeof want, "%s: cannot read spec: not a regular file (a FIFO)", fifo);
+  assert_string_equal(cs_error_message(), want);
+  unlink(fifo);
+  // /dev/null: a character device
+  assert_int_equal(spec_load_file("/dev/null", &s), CS_ERR_INPUT);
+  assert_string_equal(cs_error_message(),
+                      "/dev/null: cannot read spec: not a regular file (a device or other special file)");
   // a NUL byte (only a file can carry one) is refused with its line
   char tmp[] = "/tmp/test_spec_nul_XXXXXX";
   int fd = mkstemp(tmp);

@@ -13,10 +13,14 @@
  *   spec_sha256      hex SHA-256 of /spec
  *   spec_name        [sweep] name of the spec
  *
- * /spec   scalar fixed-length string: the spec text exactly as read. (A
- *         scalar dataset cannot be chunked, so this one small dataset is
- *         contiguous and unfiltered; every other dataset is chunked with
- *         shuffle + deflate + Fletcher32.)
+ * /spec   1-D dataset of one fixed-length string: the spec text exactly as
+ *         read (h5py: f["spec"][0]). Chunked with shuffle + deflate +
+ *         Fletcher32 like every other dataset; its SHA-256 must equal
+ *         spec_sha256 (checked at every open). Archives written before
+ *         carry a scalar /spec; it is read as well (archive_spec.c).
+ * The file is written with libver bounds (v110, latest): superblock,
+ * object headers and B-trees of that format carry checksums, so damaged
+ * metadata is an error on read, never a silently different value.
  *
  * /cells  1-D compound table, one row per selected cell in ascending
  *         cell_id, all written at creation as pending:
@@ -102,6 +106,7 @@
  */
 #include "curvsweep/archive.h"
 
+#include "archive_internal.h"
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
 
@@ -343,7 +348,7 @@ static int archive_make_parent_dirs(const char *path) {
 }
 
 /* fsync a directory so a rename or a new file in it is durable. */
-static void archive_fsync_dir(const char *path) {
+void archive_fsync_dir(const char *path) {
   char *dir = archive_dirname(path);
   if (!dir) return;
   int fd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -414,8 +419,7 @@ static const char *archive_h5_reason(char buf[256]) {
 }
 
 /* cs_error with the HDF5 reason appended: "<message>: <reason>". */
-static int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int archive_h5_error(int code, const char *fmt, ...) {
+int archive_h5_error(int code, const char *fmt, ...) {
   char reason[256], msg[1536];
   archive_h5_reason(reason);
   va_list ap;
@@ -441,9 +445,16 @@ static hid_t archive_fapl(void) {
   return fapl;
 }
 
+/* Writers use the HDF5 1.10 file format (libver bounds v110..latest):
+ * checksummed superblock, object headers and B-trees, also for objects a
+ * later writer adds to an archive first written with older bounds. */
 static hid_t archive_h5_open(const char *path, unsigned flags) {
   hid_t fapl = archive_fapl();
   if (fapl < 0) return fapl;
+  if ((flags & H5F_ACC_RDWR) && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
   hid_t f = H5Fopen(path, flags, fapl);
   H5Pclose(fapl);
   return f;
@@ -452,6 +463,10 @@ static hid_t archive_h5_open(const char *path, unsigned flags) {
 static hid_t archive_h5_create(const char *path) {
   hid_t fapl = archive_fapl();
   if (fapl < 0) return fapl;
+  if (H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   return f;
@@ -467,7 +482,7 @@ static hid_t archive_str_type(size_t n) {
 }
 
 /* Dataset creation: chunked, shuffle + deflate + Fletcher32. */
-static hid_t archive_dcpl(int rank, const hsize_t *chunk) {
+hid_t archive_dcpl(int rank, const hsize_t *chunk) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (dcpl < 0) return dcpl;
   if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
@@ -817,6 +832,21 @@ static hsize_t archive_table_length(hid_t ds) {
   return n;
 }
 
+/* The length of a table for a reader: a dataspace that cannot be read or is
+ * not 1-D is a damaged archive (never an empty table). */
+static int archive_table_length_checked(hid_t ds, const char *path, const char *name, hsize_t *n) {
+  *n = 0;
+  hid_t space = H5Dget_space(ds);
+  int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  int ok = nd == 1 && H5Sget_simple_extent_dims(space, n, NULL) == 1;
+  if (!ok) archive_h5_note();
+  if (space >= 0) H5Sclose(space);
+  if (!ok)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the extent of /%s "
+                            "(%d dimensions)", path, name, nd);
+  return CS_OK;
+}
+
 /* Read or write rows [start, start+n) of a table with a memory type. */
 static int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write) {
   if (n == 0) return 0;
@@ -973,6 +1003,8 @@ static int archive_probe(const char *path, unsigned flags, hid_t *file, archive_
                   CS_VERSION, ARCHIVE_FORMAT_VERSION);
   else if (archive_attr_read_str(f, "spec_sha256", meta->spec_sha256, sizeof meta->spec_sha256) != 0)
     rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a spec_sha256 attribute", path);
+  else if ((rc = archive_spec_verify(f, path, meta->spec_sha256)))
+    *cls = ARCHIVE_PROBE_UNREADABLE;  // ours, damaged: rebuilt from a journal that covers it
   if (rc) {
     H5Fclose(f);
     return rc;
@@ -995,7 +1027,8 @@ static int archive_load_rows(cs_archive *a, hid_t file, const char *path) {
     rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open /cells", path);
     goto done;
   }
-  hsize_t n = archive_table_length(ds);
+  hsize_t n = 0;
+  if ((rc = archive_table_length_checked(ds, path, "cells", &n))) goto done;
   if ((rc = archive_alloc_rows(a, (int64_t)n))) goto done;
   if ((rc = CS_CALLOC(buf, ARCHIVE_BLOCK_ROWS))) goto done;
   for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
@@ -1031,9 +1064,14 @@ done:
  * (a crash after the /cells row but before committed_rows). */
 static int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path,
                                     const char *name, hsize_t *valid, hsize_t *length) {
-  hsize_t n = archive_table_length(ds);
+  hsize_t n = 0;
+  CS_CHECK(archive_table_length_checked(ds, path, name, &n));
   int64_t committed = (int64_t)n;
-  archive_attr_read_i64(ds, "committed_rows", &committed);
+  // committed_rows may be absent (/runs has none); present but unreadable is damage
+  htri_t has = H5Aexists(ds, "committed_rows");
+  if (has < 0 || (has > 0 && archive_attr_read_i64(ds, "committed_rows", &committed) != 0))
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the committed_rows "
+                            "attribute of /%s", path, name);
   *length = n;
   if (committed < 0 || (hsize_t)committed >= n) {
     *valid = n;
@@ -1112,20 +1150,8 @@ static int archive_create_file(const cs_archive *a, const cs_spec *spec, const c
   if ((rc = archive_attr_write_str(file, "spec_sha256", spec_sha256(spec), path))) goto done;
   if ((rc = archive_attr_write_str(file, "spec_name", spec_sweep(spec)->name, path))) goto done;
 
-  // /spec: scalar fixed-length string of the exact text
-  const char *text = spec_text(spec);
-  size_t tlen = strlen(text);
-  t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, tlen ? tlen : 1);
-  H5Tset_strpad(t, H5T_STR_NULLPAD);
-  space = H5Screate(H5S_SCALAR);
-  ds = H5Dcreate2(file, "spec", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (ds < 0 || H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, tlen ? text : "") < 0) {
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /spec", path);
-    goto done;
-  }
-  archive_h5_close_id(&ds, H5Dclose);
-  archive_h5_close_id(&space, H5Sclose);
+  // /spec: the exact text, chunked and checksummed
+  if ((rc = archive_spec_write(file, spec_text(spec), path))) goto done;
 
   // /cells: every selected cell, pending
   ctype = archive_layout_type(spec, &L);
@@ -1635,23 +1661,10 @@ static int archive_journal_set_dirty(cs_archive *a, uint32_t dirty, int sync) {
   return CS_OK;
 }
 
-/* Open (creating if absent) and lock the journal. *created: it did not exist. */
+/* Open (creating if absent) and lock the journal (archive_lock.c).
+ * *created: the locked journal is empty (it may be removed on failure). */
 static int archive_journal_lock(cs_archive *a, int *created) {
-  *created = !archive_file_exists(a->journal_path);
-  int fd = open(a->journal_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", a->journal_path,
-                    a->path, strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
-    close(fd);
-    if (*created) unlink(a->journal_path);
-    return cs_error(CS_ERR_INPUT, "%s is being written by another curvsweep process (its journal %s "
-                    "is locked): wait for it to finish or use another -o path", a->path,
-                    a->journal_path);
-  }
-  a->journal_fd = fd;
-  if (*created) archive_fsync_dir(a->journal_path);
-  return CS_OK;
+  return archive_lock_journal(a->journal_path, a->path, &a->journal_fd, created);
 }
 
 /* Release the journal after an error in open: close, and remove it only
@@ -1959,9 +1972,11 @@ static int archive_h5_session_close(const cs_archive *a, hid_t file, int rc) {
 static int archive_read_n_runs(cs_archive *a, hid_t file) {
   hid_t ds = H5Dopen2(file, "runs", H5P_DEFAULT);
   if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /runs", a->path);
-  a->n_runs = (int64_t)archive_table_length(ds);
+  hsize_t n = 0;
+  int rc = archive_table_length_checked(ds, a->path, "runs", &n);
+  a->n_runs = (int64_t)n;
   H5Dclose(ds);
-  return CS_OK;
+  return rc;
 }
 
 /* The selection of this open inside the listed rows: every selected cell
@@ -2177,9 +2192,21 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
   else if (mode == ARCHIVE_CREATE && jexists)
     rc = cs_error(CS_ERR_INPUT, "%s does not exist but its journal %s does (an earlier run): resume "
                   "to recover it, or move the journal away", path, a->journal_path);
+  struct stat st;
+  if (!rc && exists && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    rc = cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive: use another "
+                  "-o path", path);
   if (!rc) rc = archive_make_parent_dirs(path);
   if (!rc) rc = archive_journal_lock(a, &created);
   if (rc) goto fail;
+  // look again now that this process is the only writer: another one may
+  // have created, finished or removed things since the looks above
+  exists = archive_file_exists(path), jexists = !created;
+  if (mode == ARCHIVE_CREATE && (exists || jexists)) {
+    rc = cs_error(CS_ERR_INPUT, "%s was created by another curvsweep process while this one "
+                  "started: run the same spec again to resume it, or use another -o path", path);
+    goto fail;
+  }
 
   if (mode == ARCHIVE_RESUME && (exists || jexists)) {
     // read the journal (untouched until everything checks out)
@@ -2459,48 +2486,11 @@ int archive_summary(const char *path, cs_archive_summary *out) {
   return rc;
 }
 
-static int archive_read_spec_file(hid_t file, const char *path, char **text) {
-  *text = NULL;
-  hid_t ds = H5Dopen2(file, "spec", H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /spec", path);
-  hid_t ft = H5Dget_type(ds), mt = H5I_INVALID_HID;
-  int rc = CS_OK;
-  if (ft < 0 || H5Tget_class(ft) != H5T_STRING) {
-    rc = cs_error(CS_ERR_INPUT, "%s: /spec is not a string", path);
-  } else if (H5Tis_variable_str(ft) > 0) {
-    char *s = NULL;
-    mt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mt, H5T_VARIABLE);
-    if (H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0 || !s)
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /spec", path);
-    else {
-      *text = archive_strdup_printf("%s", s);
-      H5free_memory(s);
-      if (!*text) rc = cs_error(CS_ERR_NOMEM, "out of memory");
-    }
-  } else {
-    size_t n = H5Tget_size(ft);
-    rc = cs_calloc_bytes((void **)text, n + 1, 1);
-    mt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mt, n);
-    H5Tset_strpad(mt, H5T_STR_NULLPAD);
-    if (!rc && H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, *text) < 0) {
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /spec", path);
-      free(*text);
-      *text = NULL;
-    }
-  }
-  archive_h5_close_id(&mt, H5Tclose);
-  archive_h5_close_id(&ft, H5Tclose);
-  H5Dclose(ds);
-  return rc;
-}
-
 static int archive_read_spec_impl(const char *path, char **text) {
   archive_reader rd;
   *text = NULL;
   CS_CHECK(archive_reader_open(path, &rd));
-  int rc = archive_read_spec_file(rd.file, path, text);
+  int rc = archive_spec_read(rd.file, path, text);
   archive_reader_close(&rd);
   return rc;
 }
@@ -2549,10 +2539,21 @@ static int archive_read_matrix(hid_t loc, const char *name, const char *path, do
   return archive_read_array(loc, name, H5T_NATIVE_DOUBLE, sizeof(double), path, (void **)v, dims);
 }
 
+/* Does a link exist? A failed lookup (damaged group) is a refusal, never "no". */
+static int archive_link_lookup(hid_t loc, const char *name, const char *path, int *there) {
+  htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+  *there = e > 0;
+  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", path, name);
+  return CS_OK;
+}
+
 static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   snprintf(name, sizeof name, "points/%" PRId64, r->cell_id);
-  if (!archive_link_exists(file, "points") || !archive_link_exists(file, name)) return CS_OK;
+  int there;
+  CS_CHECK(archive_link_lookup(file, "points", path, &there));
+  if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
+  if (!there) return CS_OK;
   hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
   if (g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
   hsize_t dims[2];
@@ -2580,7 +2581,10 @@ static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) 
 static int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   snprintf(name, sizeof name, "params/%" PRId64, r->cell_id);
-  if (!archive_link_exists(file, "params") || !archive_link_exists(file, name)) return CS_OK;
+  int there;
+  CS_CHECK(archive_link_lookup(file, "params", path, &there));
+  if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
+  if (!there) return CS_OK;
   hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
   if (g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
   // the names, in order, from the attribute "tensors"
@@ -2676,7 +2680,10 @@ static int archive_read_results_rd(archive_reader *rd, cs_cell_result **results,
     if (i >= 0 && res[i].status != CELL_PENDING) count_cu[i]++;
   }
   for (int64_t i = 0; i < n && !rc; i++) {
-    if (count_cv[i]) rc = CS_CALLOC(res[i].curv, count_cv[i]);
+    if (res[i].status == CELL_DONE && count_cv[i] == 0)
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
+                    "has no row of it", path, res[i].cell_id);
+    if (!rc && count_cv[i]) rc = CS_CALLOC(res[i].curv, count_cv[i]);
     if (!rc && count_cu[i]) rc = CS_CALLOC(res[i].curve, count_cu[i]);
     res[i].depth = (int)count_cv[i];
   }
@@ -2837,6 +2844,17 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
       return cs_error(CS_ERR_INPUT, "merge: the output %s is also an input: write the merge to a new "
                       "path", out);
 
+  // every input once: the same file under two names (a path, ./path, a
+  // hard or symbolic link) would count its runs twice
+  for (int i = 0; i < n_inputs; i++) {
+    struct stat si, sj;
+    if (stat(inputs[i], &si) != 0) continue;  // refused with its reason when read
+    for (int j = 0; j < i; j++)
+      if (stat(inputs[j], &sj) == 0 && si.st_dev == sj.st_dev && si.st_ino == sj.st_ino)
+        return cs_error(CS_ERR_INPUT, "merge: %s and %s are the same file: give each input archive "
+                        "once", inputs[j], inputs[i]);
+  }
+
   archive_merge_input *in = NULL;
   cs_spec *spec = NULL;
   cs_archive *a = NULL;
@@ -2852,13 +2870,14 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
     if ((rc = archive_reader_open(inputs[i], &rd))) break;
     if (i == 0) {
       archive_copy_str(first_sha, sizeof first_sha, rd.meta.spec_sha256);
-      rc = archive_read_spec_file(rd.file, inputs[i], &text);
+      rc = archive_spec_read(rd.file, inputs[i], &text);
       if (!rc) {
         rc = spec_load_string(text, inputs[i], &spec);
         if (rc) rc = cs_error_context(rc, "%s: the archive's /spec does not load: ", inputs[i]);
       }
       if (!rc && strcmp(spec_sha256(spec), first_sha) != 0)
-        rc = cs_error(CS_ERR_INPUT, "%s: /spec does not match its spec_sha256 attribute", inputs[i]);
+        rc = cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 "
+                      "attribute: the archive is damaged", inputs[i]);
     } else if (strcmp(rd.meta.spec_sha256, first_sha) != 0) {
       rc = cs_error(CS_ERR_INPUT, "%s and %s were written by different specs (sha256 %.12s… and "
                     "%.12s…): merge only shards of one sweep", inputs[0], inputs[i], first_sha,

@@ -178,6 +178,23 @@ static void fill_slurm(cs_run_info *run) {
   run->requeue_count = restarts ? atoi(restarts) : 0;
 }
 
+/* Rank 0's last words on a finished sweep_run, and every rank's exit status. */
+static int run_report(int rank, int rc, const char *archive) {
+  if (rank != 0) return rc == CS_OK ? EXIT_OK : rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
+  if (rc == CS_ERR_INTERRUPTED) {
+    fprintf(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
+            archive);
+    return EXIT_RUNTIME;
+  }
+  if (rc) return cli_fail(rc);
+  cs_archive_summary s;
+  if (archive_summary(archive, &s) == CS_OK)
+    fprintf(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
+            (long long)s.cells, (long long)s.done, (long long)s.failed, (long long)s.diverged,
+            (long long)s.pending, archive);
+  return EXIT_OK;
+}
+
 static int run_main(int argc, char **argv, int rank) {
   const char *spec_path = NULL, *out = NULL;
   int dry = 0, overwrite = 0, si = 0, sn = 1;
@@ -233,20 +250,11 @@ static int run_main(int argc, char **argv, int rank) {
   opt.progress_ctx = &ps;
   fill_slurm(&opt.run);
   rc = sweep_run(MPI_COMM_WORLD, spec, &opt);
+  // archive may point into the spec ([sweep] output): the spec lives until
+  // the last use of it below
+  int status = run_report(rank, rc, archive);
   spec_free(spec);
-  if (rank != 0) return rc == CS_OK ? EXIT_OK : rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
-  if (rc == CS_ERR_INTERRUPTED) {
-    fprintf(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
-            archive);
-    return EXIT_RUNTIME;
-  }
-  if (rc) return cli_fail(rc);
-  cs_archive_summary s;
-  if (archive_summary(archive, &s) == CS_OK)
-    fprintf(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
-            (long long)s.cells, (long long)s.done, (long long)s.failed, (long long)s.diverged,
-            (long long)s.pending, archive);
-  return EXIT_OK;
+  return status;
 }
 
 int cmd_run(int argc, char **argv) {

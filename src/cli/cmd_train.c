@@ -13,7 +13,32 @@ static const char *TRAIN_HELP =
     "Train one cell of the sweep spec (cells are numbered 0 .. N-1 in the order of\n"
     "'curvsweep run --dry-run') and print its axis values, final train loss and\n"
     "accuracy, test accuracy, wall time and the curvature of the representation\n"
-    "after every layer. Nothing is written to disk.\n";
+    "after every layer. Nothing is written to disk.\n\n"
+    "  --cell ID       the cell to train\n"
+    "  --save-points   also print the per-point values behind the curvature table\n"
+    "                  (what [sweep] save_points = yes stores in /points/<cell>/):\n"
+    "                  one line per layer l and evaluation point i with the input\n"
+    "                  x, S, S_err, S_tilde, tr_g, logdet_g, H_norm (every number\n"
+    "                  %.17g) and the class (0 degenerate, 1 flat, 2 curved,\n"
+    "                  3 unresolved; docs/NUMERICS.md)\n";
+
+/* --save-points: every value of /points/<cell>/, one line per (layer, point). */
+static void print_points(const cs_cell_result *r) {
+  double **fields[RESULT_N_POINT_ARRAYS];
+  result_point_arrays((cs_cell_result *)r, fields);
+  printf("\nper-point values (%d points, m = %d):\nlayer point", r->n_points, r->m);
+  for (int j = 0; j < r->m; j++) printf(" x%d", j + 1);
+  for (int f = 0; f < RESULT_N_POINT_ARRAYS; f++) printf(" %s", RESULT_POINT_NAMES[f]);
+  printf(" class\n");
+  for (int l = 0; l < r->depth; l++)
+    for (int i = 0; i < r->n_points; i++) {
+      size_t k = (size_t)l * (size_t)r->n_points + (size_t)i;
+      printf("%d %d", l + 1, i);
+      for (int j = 0; j < r->m; j++) printf(" %.17g", r->pt_x[(size_t)i * (size_t)r->m + (size_t)j]);
+      for (int f = 0; f < RESULT_N_POINT_ARRAYS; f++) printf(" %.17g", (*fields[f])[k]);
+      printf(" %d\n", r->pt_class[k]);
+    }
+}
 
 int cmd_train(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
@@ -22,12 +47,15 @@ int cmd_train(int argc, char **argv) {
   }
   const char *spec_path = NULL;
   long long cell = -1;
+  int save_points = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--cell") == 0) {
       if (i + 1 >= argc) return cli_usage_error("train", "--cell needs a cell number");
       cell = cli_parse_count(argv[++i]);
       if (cell < 0)
         return cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)", argv[i]);
+    } else if (strcmp(argv[i], "--save-points") == 0) {
+      save_points = 1;
     } else if (argv[i][0] == '-') {
       return cli_usage_error("train", "unknown option '%s'", argv[i]);
     } else if (!spec_path) {
@@ -70,7 +98,7 @@ int cmd_train(int argc, char **argv) {
   spec_free(spec);
 
   cs_cell_result res;
-  cell_options opt = {0, 0};
+  cell_options opt = {save_points, 0};
   rc = cell_run(&cfg, cell, &opt, NULL, NULL, &res);
   if (rc) {
     result_free(&res);
@@ -83,6 +111,7 @@ int cmd_train(int argc, char **argv) {
     printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
            cfg.points, cfg.sigma);
     cli_print_curvature_table(res.depth, res.curv);
+    if (save_points) print_points(&res);
   }
   result_free(&res);
   return EXIT_OK;

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/geom.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -94,7 +95,11 @@ int main(int argc, char **argv) {
     return EXIT_OK;
   }
   for (int i = 0; i < N_COMMANDS; i++)
-    if (strcmp(argv[1], COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], COMMANDS[i].name) == 0) {
+      int status = COMMANDS[i].run(argc - 1, argv + 1);
+      geom_workspace_release(); /* the curvature scratch of this thread */
+      return status;
+    }
   fprintf(stderr, "curvsweep: unknown command '%s'\n\n", argv[1]);
   print_usage(stderr);
   return EXIT_USAGE;

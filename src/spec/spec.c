@@ -25,6 +25,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -32,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Sections and keys                                                          */
@@ -1082,8 +1085,31 @@ int spec_load_file(const char *path, cs_spec **out) {
   if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_file: out is NULL");
   *out = NULL;
   if (!path) return cs_error(CS_ERR_INTERNAL, "spec_load_file: path is NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f) return cs_error(CS_ERR_INPUT, "%s: cannot open spec: %s", path, strerror(errno));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+  // below); a directory, FIFO, socket or device is never a spec
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return cs_error(CS_ERR_INPUT, "%s: cannot open spec: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return cs_error(CS_ERR_INPUT, "%s: cannot open spec: %s", path, strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    if (S_ISDIR(st.st_mode)) return cs_error(CS_ERR_INPUT, "%s: cannot read spec: %s", path, strerror(EISDIR));
+    return cs_error(CS_ERR_INPUT, "%s: cannot read spec: not a regular file (a %s)", path,
+                    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISSOCK(st.st_mode) ? "socket"
+                    : "device or other special file");
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int err = errno;
+    close(fd);
+    return cs_error(CS_ERR_NOMEM, "%s: cannot open spec: %s", path, strerror(err));
+  }
   // read the whole file, growing the buffer
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);

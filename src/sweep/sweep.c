@@ -261,8 +261,8 @@ static int master_serve(master *M) {
     } else if (st.MPI_TAG == TAG_RESULT) {
       int len;
       MPI_Get_count(&st, MPI_BYTE, &len);
-      unsigned char *buf = malloc(len > 0 ? (size_t)len : 1);
-      if (!buf) return cs_error(CS_ERR_NOMEM, "out of memory receiving a result");
+      unsigned char *buf = NULL;
+      CS_CHECK(cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1));
       MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE);
       cs_cell_result r;
       int rc = result_unpack(buf, (size_t)len, &r);
@@ -362,7 +362,8 @@ static int master_loop(master *M) {
 /* After an error on rank 0: stop every worker and drain what they still
  * send (a result that cannot be written is dropped; the cell stays pending
  * and runs again on resume), so every rank reaches the final broadcast. */
-static void master_shutdown(master *M) {
+static int master_shutdown(master *M) {
+  int rc = CS_OK;
   M->stopping = 2;
   for (int w = 1; w < M->size; w++) {
     if (M->busy[w] == W_STOPPED) continue;
@@ -376,7 +377,7 @@ static void master_shutdown(master *M) {
     /* starting workers still send READY, running ones RESULT or ABORTED */
     int waiting = 0;
     for (int w = 1; w < M->size; w++) waiting += M->busy[w] != W_STOPPED;
-    if (!waiting) return;
+    if (!waiting) return rc;
     int flag;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st);
@@ -386,7 +387,9 @@ static void master_shutdown(master *M) {
     }
     int len;
     MPI_Get_count(&st, MPI_BYTE, &len);
-    unsigned char *buf = malloc(len > 0 ? (size_t)len : 1);
+    unsigned char *buf = NULL;
+    int arc = cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1);
+    if (arc) return arc; /* cannot drain: the caller reports it with its own error */
     MPI_Recv(buf, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, M->comm, MPI_STATUS_IGNORE);
     free(buf);
     M->busy[st.MPI_SOURCE] = W_STOPPED; /* it has our STOP next */
@@ -453,14 +456,19 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
 /* ------------------------------------------------------------ setup */
 
 /* Unique host names of all ranks, comma-separated, into out (rank 0). */
-static void gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len) {
+static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len) {
   char name[MPI_MAX_PROCESSOR_NAME] = {0};
   int nl;
   MPI_Get_processor_name(name, &nl);
-  char *all = rank == 0 ? calloc((size_t)size, MPI_MAX_PROCESSOR_NAME) : NULL;
+  char *all = NULL;
+  /* rank 0's buffer for every name: every rank learns whether it exists
+   * before the gather (a NULL receive buffer would be written through) */
+  int rc = rank == 0 ? cs_calloc_bytes((void **)&all, (size_t)size, MPI_MAX_PROCESSOR_NAME) : CS_OK;
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc) return rank == 0 ? rc : cs_error(rc, "rank 0 is out of memory gathering host names");
   MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
              comm);
-  if (rank != 0 || !all) return;
+  if (rank != 0) return CS_OK;
   out[0] = '\0';
   for (int r = 0; r < size; r++) {
     const char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
@@ -471,6 +479,7 @@ static void gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t le
     strncat(out, h, len - strlen(out) - 1);
   }
   free(all);
+  return CS_OK;
 }
 
 static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
@@ -549,7 +558,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   cs_run_info run = opt->run;
-  gather_hosts(comm, rank, size, run.hosts, sizeof run.hosts);
+  CS_CHECK(gather_hosts(comm, rank, size, run.hosts, sizeof run.hosts)); /* the same on every rank */
 
   team_ctx tc;
   MPI_Comm leaders;
@@ -608,8 +617,10 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   if (rc && rc != CS_ERR_INTERRUPTED) {
     char text[2048];
     snprintf(text, sizeof text, "%s", cs_error_message());
-    master_shutdown(&M);
-    cs_error(rc, "%s", text);
+    if (master_shutdown(&M) != CS_OK)
+      cs_error(rc, "%s (and stopping the other ranks failed: %s)", text, cs_error_message());
+    else
+      cs_error(rc, "%s", text);
   }
   team_release(&tc);
   char saved[2048];

@@ -268,6 +268,8 @@ def curvature(sh, h, sigma):
 
 def spec_config(f):
     text = f["spec"][()]
+    if getattr(text, "shape", ()) != ():  # a 1-D dataset of one string
+        text = text[0]
     if isinstance(text, bytes):
         text = text.decode()
     if not isinstance(text, str):

@@ -1,0 +1,96 @@
+/* archive_spec.c — the /spec dataset of an archive: written chunked with
+ * Fletcher32 (a scalar dataset cannot be chunked, so it is a 1-D dataset of
+ * one fixed-length string), read back from either layout, and checked
+ * against the root attribute spec_sha256 whenever an archive is opened. */
+#include "archive_internal.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/spec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int archive_spec_write(hid_t file, const char *text, const char *path) {
+  size_t tlen = strlen(text);
+  hsize_t one = 1;
+  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate_simple(1, &one, NULL), dcpl = archive_dcpl(1, &one);
+  hid_t ds = H5I_INVALID_HID;
+  int rc = CS_OK;
+  if (t < 0 || H5Tset_size(t, tlen ? tlen : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
+      space < 0 || dcpl < 0 ||
+      (ds = H5Dcreate2(file, "spec", t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
+      H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, tlen ? text : "") < 0)
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /spec", path);
+  if (ds >= 0) H5Dclose(ds);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  if (t >= 0) H5Tclose(t);
+  return rc;
+}
+
+/* Read one string element (scalar or the one element of a 1-D dataset). */
+static int archive_spec_read_ds(hid_t ds, const char *path, char **text) {
+  hid_t ft = H5Dget_type(ds), space = H5Dget_space(ds), mt = H5I_INVALID_HID;
+  int rc = CS_OK;
+  int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  hssize_t npoints = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  if (ft < 0 || space < 0) {
+    rc = archive_h5_error(CS_ERR_INPUT, "archive %s: cannot read /spec", path);
+  } else if (H5Tget_class(ft) != H5T_STRING) {
+    rc = cs_error(CS_ERR_INPUT, "archive %s: /spec is not a string: the archive is damaged", path);
+  } else if (nd > 1 || npoints != 1) {
+    rc = cs_error(CS_ERR_INPUT, "archive %s: /spec holds %lld strings, not one: the archive is "
+                  "damaged", path, (long long)npoints);
+  } else if (H5Tis_variable_str(ft) > 0) {
+    char *s = NULL;
+    mt = H5Tcopy(H5T_C_S1);
+    if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 ||
+        H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0 || !s) {
+      rc = archive_h5_error(CS_ERR_INPUT, "archive %s: cannot read /spec", path);
+    } else {
+      *text = strdup(s);
+      if (!*text) rc = cs_error(CS_ERR_NOMEM, "out of memory reading /spec of %s", path);
+    }
+    if (s) H5free_memory(s);
+  } else {
+    size_t n = H5Tget_size(ft);
+    rc = cs_calloc_bytes((void **)text, n + 1, 1);
+    mt = H5Tcopy(H5T_C_S1);
+    if (!rc && (mt < 0 || H5Tset_size(mt, n) < 0 || H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0 ||
+                H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, *text) < 0))
+      rc = archive_h5_error(CS_ERR_INPUT, "archive %s: cannot read /spec (damaged or failed "
+                            "checksum)", path);
+  }
+  if (rc) {
+    free(*text);
+    *text = NULL;
+  }
+  if (mt >= 0) H5Tclose(mt);
+  if (space >= 0) H5Sclose(space);
+  if (ft >= 0) H5Tclose(ft);
+  return rc;
+}
+
+int archive_spec_read(hid_t file, const char *path, char **text) {
+  *text = NULL;
+  htri_t there = H5Lexists(file, "spec", H5P_DEFAULT);
+  if (there < 0) return archive_h5_error(CS_ERR_INPUT, "archive %s: cannot look up /spec", path);
+  if (!there) return cs_error(CS_ERR_INPUT, "archive %s: damaged archive: no /spec", path);
+  hid_t ds = H5Dopen2(file, "spec", H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "archive %s: damaged archive: cannot open /spec", path);
+  int rc = archive_spec_read_ds(ds, path, text);
+  H5Dclose(ds);
+  return rc;
+}
+
+int archive_spec_verify(hid_t file, const char *path, const char *sha) {
+  char *text = NULL, got[65];
+  CS_CHECK(archive_spec_read(file, path, &text));
+  spec_sha256_hex(text, strlen(text), got);
+  free(text);
+  if (strcmp(got, sha) != 0)
+    return cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 attribute: "
+                    "the archive is damaged (the text hashes to %.12s…, the attribute says %.12s…)",
+                    path, got, sha);
+  return CS_OK;
+}
