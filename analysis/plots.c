@@ -19,6 +19,7 @@
 #include "analysis_internal.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/quantile.h"
 #include "curvsweep/tasks.h"
 
 #include <errno.h>
@@ -348,11 +349,6 @@ static double analysis_point_value(const cs_cell_result *c, int i, int hat) {
 
 static double analysis_point_Kt(const cs_cell_result *c, int i) { return analysis_point_value(c, i, 0); }
 
-static int analysis_cmp_dbl(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
 /* Signed log scale for heavy-tailed K̃: s(v) = sign(v) log10(1 + |v|/k0);
  * linear near 0 (|v| ≪ k0), logarithmic beyond. */
 static double analysis_slog(double v, double k0) {
@@ -407,8 +403,8 @@ static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *
   }
   /* signed log scale: 4 decades below the pooled 99% quantile of |K̃| */
   for (size_t i = 0; i < n_all; i++) all[i] = fabs(all[i]);
-  qsort(all, n_all, sizeof *all, analysis_cmp_dbl);
-  double cmax = analysis_quantile_sorted(all, (int)n_all, 0.99);
+  qsort(all, n_all, sizeof *all, cs_compare_doubles);
+  double cmax = cs_quantile_sorted(all, (int)n_all, 0.99);
   free(all);
   if (!(cmax > 0)) cmax = 1e-12;
   double k0 = cmax * 1e-4, smax = analysis_slog(cmax, k0);
@@ -520,7 +516,7 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
       double v = analysis_point_Kt(cell[i], p);
       if (isfinite(v)) absv[k++] = fabs(v);
     }
-  qsort(absv, k, sizeof *absv, analysis_cmp_dbl);
+  qsort(absv, k, sizeof *absv, cs_compare_doubles);
   double cmax = k ? absv[k - 1] : 1.0;
   free(absv);
   if (!(cmax > 0)) cmax = 1e-12;

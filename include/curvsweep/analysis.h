@@ -96,10 +96,6 @@ double analysis_binom_half_cdf(int k, int n);
  * (ties dropped by the caller). NaN when n_pos + n_neg = 0. */
 double analysis_sign_test(int n_pos, int n_neg);
 
-/* Type-7 quantile (linear interpolation between order statistics) of the
- * sorted values v[0..n-1], 0 ≤ q ≤ 1. NaN when n = 0. */
-double analysis_quantile_sorted(const double *v, int n, double q);
-
 /* Median of the finite x[] with the distribution-free order-statistic
  * interval [x_(j), x_(k-j+1)] (k finite values), j the largest with coverage
  * 1 − 2·P(Bin(k, 1/2) ≤ j−1) ≥ level; when even j = 1 falls short (k ≤ 5 at
