@@ -1,10 +1,11 @@
 /* load.c — read one or more archives of one spec (through archive.h only),
  * merge their cells and arrange the done ones in the (arch, task, depth,
- * regime, seed) table of analysis_internal.h. */
-#include "analysis_internal.h"
+ * regime, seed) table of data.h. */
+#include "data.h"
 
 #include "curvsweep/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

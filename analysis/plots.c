@@ -16,7 +16,8 @@
  *                      plane with the task's test set by class (needs /points)
  * Per-point plots use only points classified flat or curved when the
  * archive carries pt_class (analysis/README.md, "Figures"). */
-#include "analysis_internal.h"
+#include "output.h"
+#include "writers.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/quantile.h"

@@ -8,7 +8,8 @@
  *   3  accuracy gain of gating on nonlinear- vs linear-boundary tasks
  *   4  depth amplification: Supported only when the area-normalised K̂ or
  *      ∫|K| dA grows; growth of K̃ alone is anisotropy. */
-#include "analysis_internal.h"
+#include "compute.h"
+#include "writers.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/tasks.h"

@@ -14,6 +14,7 @@
 #ifndef CURVSWEEP_ANALYSIS_H
 #define CURVSWEEP_ANALYSIS_H
 
+#include "curvsweep/result.h"
 #include "curvsweep/rng.h"
 
 #include <stddef.h>
@@ -62,6 +63,14 @@ typedef struct {
  * opt may be NULL (defaults). out may be NULL. */
 int analysis_run(const char *const *paths, int n_paths, const char *out_dir,
                  const analysis_options *opt, analysis_outcome *out);
+
+/* Analyse results already in memory (borrowed, not freed) of the sweep whose
+ * spec text is spec_text, exactly as analysis_run does archives; `label`
+ * stands for the archive name in index.md. For tests of the verdict rules on
+ * statistics the archive may not carry. */
+int analysis_run_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                         const char *label, const char *out_dir, const analysis_options *opt,
+                         analysis_outcome *out);
 
 /* Default report directory: "<archive without .h5>-report" next to it,
  * e.g. results/demo.h5 -> results/demo-report. CS_ERR_INPUT if it does not fit. */
