@@ -196,73 +196,97 @@ static int analysis_amp_fit(const analysis_data *D, int a, int t, int r, const c
   return CS_OK;
 }
 
-static int analysis_compute_amp(analysis_data *D) {
-  size_t n_rows = (size_t)D->n_arch * D->n_task * D->n_regime;
-  CS_CHECK(CS_CALLOC(D->amp, n_rows));
-  int maxL = D->depth[D->n_depth - 1] > D->n_depth ? D->depth[D->n_depth - 1] : D->n_depth;
-  double *x = NULL, *y[AQ_COUNT] = {0};
-  int *dsel = NULL, *ssel = NULL;
-  size_t cap = (size_t)(maxL > 0 ? maxL : 1) * (D->n_seed > 0 ? D->n_seed : 1);
-  int rc = CS_CALLOC(x, maxL > 0 ? maxL : 1);
-  for (int q = 0; !rc && q < AQ_COUNT; q++) rc = CS_CALLOC(y[q], cap);
-  if (!rc) rc = CS_CALLOC(dsel, D->n_depth);
-  if (!rc) rc = CS_CALLOC(ssel, D->n_seed);
-  for (int a = 0; !rc && a < D->n_arch; a++)
-    for (int t = 0; !rc && t < D->n_task; t++)
-      for (int r = 0; !rc && r < D->n_regime; r++) {
-        analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
-        A->Kt_max = NAN;
-        int G = 0, S = 0;
-        for (int d = 0; d < D->n_depth; d++)
-          if (D->group[analysis_gidx(D, a, t, d, r)].n_done > 0) dsel[G++] = d;
-        if (G == 0) continue;
-        A->present = 1;
-        for (int s = 0; s < D->n_seed; s++) {
-          int any = 0;
-          for (int g = 0; g < G; g++) any |= D->cell[analysis_cidx(D, a, t, dsel[g], r, s)] != NULL;
-          if (any) ssel[S++] = s;
-        }
-        A->n_depths = G;
-        A->n_seeds = S;
-        A->depth_min = D->depth[dsel[0]];
-        A->depth_max = D->depth[dsel[G - 1]];
-        for (int g = 0; g < G; g++) {
-          int d = dsel[g];
-          for (int s = 0; s < D->n_seed; s++) {
-            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
-            for (int l = 1; c && l <= c->depth; l++) {
-              double v = analysis_cell_value(c, l, AV_KT_ABS);
-              if (isfinite(v) && !(v <= A->Kt_max)) A->Kt_max = v;
-            }
-          }
-        }
-        /* across depths: the deepest prefix of each model */
-        for (int g = 0; g < G; g++) {
-          x[g] = D->depth[dsel[g]];
-          for (int j = 0; j < S; j++) {
-            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, dsel[g], r, ssel[j])];
-            for (int q = 0; q < AQ_COUNT; q++)
-              y[q][(size_t)g * S + j] = analysis_cell_value(c, 0, ANALYSIS_AMP_Q[q].value);
-          }
-        }
-        rc = analysis_amp_fit(D, a, t, r, "depth", G, S, x, y, A->depth, A->ratio, A->first, A->last);
-        /* across prefixes l = 1..L of the deepest models */
-        int dd = dsel[G - 1], L = D->depth[dd];
-        A->prefix_depth = L;
-        for (int l = 1; l <= L; l++) {
-          x[l - 1] = l;
-          for (int j = 0; j < S; j++) {
-            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, dd, r, ssel[j])];
-            for (int q = 0; q < AQ_COUNT; q++)
-              y[q][(size_t)(l - 1) * S + j] = analysis_cell_value(c, l, ANALYSIS_AMP_Q[q].value);
-          }
-        }
-        if (!rc)
-          rc = analysis_amp_fit(D, a, t, r, "prefix", L, S, x, y, A->prefix, A->prefix_ratio,
-                                A->prefix_first, A->prefix_last);
+/* Scratch of analysis_compute_amp, freed by it in one place. */
+typedef struct {
+  double *x;             /* (maxL) the x of each group: depth, or prefix l */
+  double *y[AQ_COUNT];   /* (maxL × n_seed) per quantity, group-major */
+  int *dsel, *ssel;      /* (n_depth), (n_seed): the depths and seeds of one row */
+} analysis_amp_work;
+
+/* The depths with a done cell (dsel[0..G-1]) and the seeds with a done cell
+ * at one of them (ssel[0..S-1]) of row (a, t, r); also A's counts and Kt_max. */
+static void analysis_amp_select(const analysis_data *D, int a, int t, int r, analysis_amp_work *W,
+                                analysis_amp *A) {
+  int G = 0, S = 0;
+  for (int d = 0; d < D->n_depth; d++)
+    if (D->group[analysis_gidx(D, a, t, d, r)].n_done > 0) W->dsel[G++] = d;
+  for (int s = 0; G && s < D->n_seed; s++) {
+    int any = 0;
+    for (int g = 0; g < G; g++) any |= D->cell[analysis_cidx(D, a, t, W->dsel[g], r, s)] != NULL;
+    if (any) W->ssel[S++] = s;
+  }
+  A->present = G > 0;
+  A->n_depths = G;
+  A->n_seeds = S;
+  if (!G) return;
+  A->depth_min = D->depth[W->dsel[0]];
+  A->depth_max = D->depth[W->dsel[G - 1]];
+  /* the largest mean |K̃| of any done cell at any prefix */
+  for (int g = 0; g < G; g++)
+    for (int s = 0; s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, W->dsel[g], r, s)];
+      for (int l = 1; c && l <= c->depth; l++) {
+        double v = analysis_cell_value(c, l, AV_KT_ABS);
+        if (isfinite(v) && !(v <= A->Kt_max)) A->Kt_max = v;
       }
-  free(x), free(dsel), free(ssel);
-  for (int q = 0; q < AQ_COUNT; q++) free(y[q]);
+    }
+}
+
+/* W->y[q][g·S + j] = quantity q of seed ssel[j] in group g: across depths,
+ * the deepest prefix of each model (x = depth); else across prefixes
+ * l = 1..L of the deepest models (x = l). Returns the group count. */
+static int analysis_amp_fill(const analysis_data *D, int a, int t, int r, const analysis_amp *A,
+                             int across_depths, analysis_amp_work *W) {
+  int S = A->n_seeds, G = across_depths ? A->n_depths : A->prefix_depth;
+  int deepest = W->dsel[A->n_depths - 1];
+  for (int g = 0; g < G; g++) {
+    int d = across_depths ? W->dsel[g] : deepest, l = across_depths ? 0 : g + 1;
+    W->x[g] = across_depths ? D->depth[d] : l;
+    for (int j = 0; j < S; j++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, W->ssel[j])];
+      for (int q = 0; q < AQ_COUNT; q++)
+        W->y[q][(size_t)g * S + j] = analysis_cell_value(c, l, ANALYSIS_AMP_Q[q].value);
+    }
+  }
+  return G;
+}
+
+/* One row (a, t, r) of amplification.csv. */
+static int analysis_amp_row(const analysis_data *D, int a, int t, int r, analysis_amp_work *W,
+                            analysis_amp *A) {
+  A->Kt_max = NAN;
+  analysis_amp_select(D, a, t, r, W, A);
+  if (!A->present) return CS_OK;
+  A->prefix_depth = A->depth_max;
+  int G = analysis_amp_fill(D, a, t, r, A, 1, W);
+  CS_CHECK(analysis_amp_fit(D, a, t, r, "depth", G, A->n_seeds, W->x, W->y, A->depth, A->ratio,
+                            A->first, A->last));
+  G = analysis_amp_fill(D, a, t, r, A, 0, W);
+  return analysis_amp_fit(D, a, t, r, "prefix", G, A->n_seeds, W->x, W->y, A->prefix,
+                          A->prefix_ratio, A->prefix_first, A->prefix_last);
+}
+
+static int analysis_amp_pipeline(analysis_data *D, analysis_amp_work *W) {
+  CS_CHECK(CS_CALLOC(D->amp, (size_t)D->n_arch * D->n_task * D->n_regime));
+  int maxL = D->depth[D->n_depth - 1] > D->n_depth ? D->depth[D->n_depth - 1] : D->n_depth;
+  if (maxL < 1) maxL = 1;
+  CS_CHECK(CS_CALLOC(W->x, maxL));
+  for (int q = 0; q < AQ_COUNT; q++)
+    CS_CHECK(CS_CALLOC(W->y[q], (size_t)maxL * (D->n_seed > 0 ? D->n_seed : 1)));
+  CS_CHECK(CS_CALLOC(W->dsel, D->n_depth));
+  CS_CHECK(CS_CALLOC(W->ssel, D->n_seed));
+  for (int a = 0; a < D->n_arch; a++)
+    for (int t = 0; t < D->n_task; t++)
+      for (int r = 0; r < D->n_regime; r++)
+        CS_CHECK(analysis_amp_row(D, a, t, r, W, &D->amp[analysis_aidx(D, a, t, r)]));
+  return CS_OK;
+}
+
+static int analysis_compute_amp(analysis_data *D) {
+  analysis_amp_work W = {0};
+  int rc = analysis_amp_pipeline(D, &W);
+  free(W.x), free(W.dsel), free(W.ssel);
+  for (int q = 0; q < AQ_COUNT; q++) free(W.y[q]);
   return rc;
 }
 
