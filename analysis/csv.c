@@ -64,6 +64,19 @@ static void analysis_csv_regime(FILE *f, const analysis_data *D, int r) {
   fprintf(f, ",%s,%d", D->regime[r].name, D->regime[r].skeleton);
 }
 
+/* The key columns of a group row of summary.csv and prefix.csv: arch, task,
+ * boundary, depth and the regime columns. */
+static void analysis_csv_group_key_header(FILE *f, const analysis_data *D) {
+  fprintf(f, "arch,task,boundary,depth");
+  analysis_csv_regime_header(f, D);
+}
+
+static void analysis_csv_group_key(FILE *f, const analysis_data *D, int a, int t, int d, int r) {
+  fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[t]),
+          task_boundary(D->task[t]), D->depth[d]);
+  analysis_csv_regime(f, D, r);
+}
+
 /* The classified columns of summary.csv and prefix.csv (analysis/README.md). */
 static void analysis_csv_classified_header(FILE *f) {
   analysis_csv_ci_header(f, "Kh_absmean");
@@ -89,8 +102,7 @@ static void analysis_csv_classified(FILE *f, const analysis_ci *Kh, const analys
 }
 
 static void analysis_write_summary(FILE *f, const analysis_data *D) {
-  fprintf(f, "arch,task,boundary,depth");
-  analysis_csv_regime_header(f, D);
+  analysis_csv_group_key_header(f, D);
   fprintf(f, ",n_cells,n_seeds,n_failed,n_diverged");
   analysis_csv_ci_header(f, "acc");
   analysis_csv_ci_header(f, "K_absmean");
@@ -106,9 +118,7 @@ static void analysis_write_summary(FILE *f, const analysis_data *D) {
         for (int d = 0; d < D->n_depth; d++) {
           const analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
           if (g->n_cells == 0) continue;
-          fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[t]),
-                  task_boundary(D->task[t]), D->depth[d]);
-          analysis_csv_regime(f, D, r);
+          analysis_csv_group_key(f, D, a, t, d, r);
           fprintf(f, ",%d,%d,%d,%d", g->n_cells, g->n_done, g->n_failed, g->n_diverged);
           analysis_csv_ci(f, &g->acc);
           analysis_csv_ci(f, &g->K);
@@ -124,8 +134,7 @@ static void analysis_write_summary(FILE *f, const analysis_data *D) {
 }
 
 static void analysis_write_prefix(FILE *f, const analysis_data *D) {
-  fprintf(f, "arch,task,boundary,depth");
-  analysis_csv_regime_header(f, D);
+  analysis_csv_group_key_header(f, D);
   fprintf(f, ",prefix,n_seeds");
   analysis_csv_ci_header(f, "K_absmean");
   analysis_csv_ci_header(f, "Kt_absmean");
@@ -142,9 +151,7 @@ static void analysis_write_prefix(FILE *f, const analysis_data *D) {
           if (!D->prefix[gi]) continue;
           for (int l = 1; l <= D->depth[d]; l++) {
             const analysis_prefix *p = &D->prefix[gi][l - 1];
-            fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[t]),
-                    task_boundary(D->task[t]), D->depth[d]);
-            analysis_csv_regime(f, D, r);
+            analysis_csv_group_key(f, D, a, t, d, r);
             fprintf(f, ",%d,%d", l, D->group[gi].n_done);
             analysis_csv_ci(f, &p->K);
             analysis_csv_ci(f, &p->Kt);

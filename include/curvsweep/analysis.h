@@ -1,12 +1,12 @@
 /* analysis.h — `curvsweep analyze`: the depth-amplification report
- * (DESIGN §8 "Depth-amplification report").
+ * (analysis/README.md).
  *
  * An archive (or several archives of one spec, merged on the fly) is read
  * through archive.h only; the report is a directory of CSV tables
  * (summary.csv, prefix.csv, amplification.csv, gap.csv), gnuplot scripts with
  * their data files and the PNGs they render, and an index.md whose verdicts on
- * the claims of DESIGN §1 are computed from the tables. Column meanings are in
- * analysis/README.md.
+ * the four claims are computed from the tables. Column meanings and the
+ * verdict rules are in analysis/README.md.
  *
  * The statistics helpers (Student-t quantile, mean and t interval, least
  * squares slope, paired bootstrap of a log-log slope, sign test, median
