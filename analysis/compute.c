@@ -95,49 +95,58 @@ static void analysis_seed_ci_classified(const analysis_data *D, int a, int t, in
   analysis_seed_ci(D, a, t, d, r, l, AV_CURVED, scratch, curved);
 }
 
+/* Group (a,t,d,r) at the deepest prefix: accuracy and curvature over seeds. */
+static void analysis_compute_group(analysis_data *D, int a, int t, int d, int r, double *scratch) {
+  analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+    scratch[s] = c ? c->test_acc : NAN;
+  }
+  analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_INTK, scratch, &g->intK);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_LOGDET, scratch, &g->logdet);
+  analysis_seed_ci_classified(D, a, t, d, r, 0, scratch, &g->Kh, &g->Kh_signed, &g->aniso,
+                              &g->intabsK, &g->unresolved, &g->flat, &g->curved);
+  g->unresolved_share = analysis_unresolved_share(D, a, t, d, r, 0, NULL);
+}
+
+/* Prefix l of group (a,t,d,r): curvature over seeds and its seed maxima. */
+static void analysis_compute_prefix(analysis_data *D, int a, int t, int d, int r, int l,
+                                    double *scratch, analysis_prefix *p) {
+  analysis_seed_ci(D, a, t, d, r, l, AV_K_ABS, scratch, &p->K);
+  analysis_seed_ci(D, a, t, d, r, l, AV_KT_ABS, scratch, &p->Kt);
+  analysis_seed_ci(D, a, t, d, r, l, AV_KT_MEAN, scratch, &p->Kt_signed);
+  analysis_seed_ci(D, a, t, d, r, l, AV_LOGDET, scratch, &p->logdet);
+  analysis_seed_ci_classified(D, a, t, d, r, l, scratch, &p->Kh, &p->Kh_signed, &p->aniso,
+                              &p->intabsK, &p->unresolved, &p->flat, &p->curved);
+  p->unresolved_share = analysis_unresolved_share(D, a, t, d, r, l, &p->n_classified);
+  p->Kt_max = p->curved_max = NAN;
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+    double v = analysis_cell_value(c, l, AV_KT_ABS);
+    if (isfinite(v) && !(v <= p->Kt_max)) p->Kt_max = v;
+    v = analysis_cell_value(c, l, AV_CURVED);
+    if (isfinite(v) && !(v <= p->curved_max)) p->curved_max = v;
+  }
+}
+
+/* D->group and, for groups with a done cell, D->prefix (depth entries). */
 static int analysis_compute_groups(analysis_data *D, double *scratch) {
   for (int a = 0; a < D->n_arch; a++)
     for (int t = 0; t < D->n_task; t++)
       for (int d = 0; d < D->n_depth; d++)
         for (int r = 0; r < D->n_regime; r++) {
           size_t gi = analysis_gidx(D, a, t, d, r);
-          analysis_group *g = &D->group[gi];
-          if (g->n_cells == 0) continue;
-          for (int s = 0; s < D->n_seed; s++) {
-            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
-            scratch[s] = c ? c->test_acc : NAN;
-          }
-          analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
-          analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
-          analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
-          analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
-          analysis_seed_ci(D, a, t, d, r, 0, AV_INTK, scratch, &g->intK);
-          analysis_seed_ci(D, a, t, d, r, 0, AV_LOGDET, scratch, &g->logdet);
-          analysis_seed_ci_classified(D, a, t, d, r, 0, scratch, &g->Kh, &g->Kh_signed, &g->aniso,
-                                      &g->intabsK, &g->unresolved, &g->flat, &g->curved);
-          g->unresolved_share = analysis_unresolved_share(D, a, t, d, r, 0, NULL);
-          if (g->n_done == 0) continue;
+          if (D->group[gi].n_cells == 0) continue;
+          analysis_compute_group(D, a, t, d, r, scratch);
           int L = D->depth[d];
-          if (L < 1) continue;
+          if (D->group[gi].n_done == 0 || L < 1) continue;
           CS_CHECK(CS_CALLOC(D->prefix[gi], L));
-          for (int l = 1; l <= L; l++) {
-            analysis_prefix *p = &D->prefix[gi][l - 1];
-            analysis_seed_ci(D, a, t, d, r, l, AV_K_ABS, scratch, &p->K);
-            analysis_seed_ci(D, a, t, d, r, l, AV_KT_ABS, scratch, &p->Kt);
-            analysis_seed_ci(D, a, t, d, r, l, AV_KT_MEAN, scratch, &p->Kt_signed);
-            analysis_seed_ci(D, a, t, d, r, l, AV_LOGDET, scratch, &p->logdet);
-            analysis_seed_ci_classified(D, a, t, d, r, l, scratch, &p->Kh, &p->Kh_signed, &p->aniso,
-                                        &p->intabsK, &p->unresolved, &p->flat, &p->curved);
-            p->unresolved_share = analysis_unresolved_share(D, a, t, d, r, l, &p->n_classified);
-            p->Kt_max = p->curved_max = NAN;
-            for (int s = 0; s < D->n_seed; s++) {
-              const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
-              double v = analysis_cell_value(c, l, AV_KT_ABS);
-              if (isfinite(v) && !(v <= p->Kt_max)) p->Kt_max = v;
-              v = analysis_cell_value(c, l, AV_CURVED);
-              if (isfinite(v) && !(v <= p->curved_max)) p->curved_max = v;
-            }
-          }
+          for (int l = 1; l <= L; l++)
+            analysis_compute_prefix(D, a, t, d, r, l, scratch, &D->prefix[gi][l - 1]);
         }
   return CS_OK;
 }

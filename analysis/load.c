@@ -158,7 +158,8 @@ static int analysis_merge(analysis_data *D, analysis_arrange_work *W) {
   CS_CHECK(CS_CALLOC(W->all, n_all));
   int64_t k = 0;
   for (int p = 0; p < D->n_paths; p++)
-    for (int64_t i = 0; i < D->n_per_path[p]; i++) W->all[k++] = (analysis_entry){&D->results_per_path[p][i], p};
+    for (int64_t i = 0; i < D->n_per_path[p]; i++)
+      W->all[k++] = (analysis_entry){&D->results_per_path[p][i], p};
   qsort(W->all, n_all, sizeof *W->all, analysis_cmp_entry);
   for (int64_t i = 0; i < n_all; i++)
     if (i == 0 || W->all[i].r->cell_id != W->all[i - 1].r->cell_id) W->all[W->n_cells++] = W->all[i];
