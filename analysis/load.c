@@ -1,10 +1,11 @@
 /* load.c — read one or more archives of one spec (through archive.h only),
  * merge their cells and arrange the done ones in the (arch, task, depth,
- * regime, seed) table of analysis_internal.h. */
-#include "analysis_internal.h"
+ * regime, seed) table of data.h. */
+#include "data.h"
 
 #include "curvsweep/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,155 +100,159 @@ static void analysis_regime_name(const analysis_data *D, int64_t cell_id, analys
   g->file_tag[i] = '\0';
 }
 
-/* Read every archive's spec, check they are one sweep, read the results. */
-static int analysis_read_inputs(const char *const *paths, int n_paths, analysis_data *D) {
-  char *first_sha = NULL;
+/* The spec of archive path, with the file name in any error message. */
+static int analysis_read_spec(const char *path, cs_spec **spec) {
+  char *text = NULL;
+  int rc = archive_read_spec(path, &text);
+  if (!rc) rc = spec_load_string(text, path, spec);
+  free(text);
+  if (rc && !strstr(cs_error_message(), path)) cs_error_context(rc, "%s: ", path);
+  return rc;
+}
+
+/* CS_ERR_INPUT unless archive p is of the sweep of archive 0 (D->spec). */
+static int analysis_check_same_sweep(const analysis_data *D, int p) {
+  cs_spec *spec = NULL;
+  CS_CHECK(analysis_read_spec(D->paths[p], &spec));
   int rc = CS_OK;
-  CS_CHECK(CS_CALLOC(D->results_per_path, n_paths));
-  CS_CHECK(CS_CALLOC(D->n_per_path, n_paths));
-  for (int p = 0; p < n_paths && !rc; p++) {
-    char *text = NULL;
-    cs_spec *spec = NULL;
-    rc = archive_read_spec(paths[p], &text);
-    if (!rc) rc = spec_load_string(text, paths[p], &spec);
-    free(text);
+  if (strcmp(spec_sha256(D->spec), spec_sha256(spec)) != 0)
+    rc = cs_error(CS_ERR_INPUT,
+                  "%s and %s are archives of different sweeps (spec sha256 %.12s… vs "
+                  "%.12s…): analyse them separately (several archives must be shards or "
+                  "copies of one spec)",
+                  D->paths[0], D->paths[p], spec_sha256(D->spec), spec_sha256(spec));
+  spec_free(spec);
+  return rc;
+}
+
+/* Read every archive's spec, check they are one sweep, then read the results
+ * (D->paths set; what is read is D's, freed by analysis_data_free). */
+static int analysis_read_inputs(analysis_data *D) {
+  CS_CHECK(CS_CALLOC(D->results_per_path, D->n_paths));
+  CS_CHECK(CS_CALLOC(D->n_per_path, D->n_paths));
+  CS_CHECK(analysis_read_spec(D->paths[0], &D->spec));
+  for (int p = 1; p < D->n_paths; p++) CS_CHECK(analysis_check_same_sweep(D, p));
+  for (int p = 0; p < D->n_paths; p++) {
+    int rc = archive_read_results(D->paths[p], &D->results_per_path[p], &D->n_per_path[p]);
     if (rc) {
-      if (!strstr(cs_error_message(), paths[p])) cs_error_context(rc, "%s: ", paths[p]);
-      break;
-    }
-    if (p == 0) {
-      D->spec = spec;
-      first_sha = strdup(spec_sha256(spec));
-      if (!first_sha) rc = cs_error(CS_ERR_NOMEM, "out of memory");
-    } else {
-      if (strcmp(first_sha, spec_sha256(spec)) != 0)
-        rc = cs_error(CS_ERR_INPUT,
-                      "%s and %s are archives of different sweeps (spec sha256 %.12s… vs "
-                      "%.12s…): analyse them separately (several archives must be shards or "
-                      "copies of one spec)",
-                      paths[0], paths[p], first_sha, spec_sha256(spec));
-      spec_free(spec);
-    }
-  }
-  free(first_sha);
-  if (rc) return rc;
-  for (int p = 0; p < n_paths; p++) {
-    rc = archive_read_results(paths[p], &D->results_per_path[p], &D->n_per_path[p]);
-    if (rc) {
-      if (!strstr(cs_error_message(), paths[p])) cs_error_context(rc, "%s: ", paths[p]);
+      if (!strstr(cs_error_message(), D->paths[p])) cs_error_context(rc, "%s: ", D->paths[p]);
       return rc;
     }
   }
   return CS_OK;
 }
 
-/* Merge the results of D->results_per_path (D->spec set) and arrange the
- * done ones in the (arch, task, depth, regime, seed) table. */
-static int analysis_arrange(analysis_data *D) {
-  const char *const *paths = D->paths;
-  int n_paths = D->n_paths;
-  const cs_spec *spec = D->spec;
-  D->cells_total = spec_cell_count(spec);
+/* The working arrays of analysis_arrange, all freed by it in one place. */
+typedef struct {
+  analysis_entry *all;  /* (n_all) every result; after the merge, [0..n_cells-1] one per cell */
+  int64_t n_cells;
+  cs_config *cfg;       /* (n_cells) each cell's settings */
+  int64_t *seeds, *depths, *regimes; /* (n_cells) values; sorted and unique after collecting */
+  int64_t *ids;         /* (n_cells) each cell's regime id */
+} analysis_arrange_work;
 
-  /* merge: one entry per cell id, a done result preferred */
+/* One entry per cell id, a done result preferred; the status counts. */
+static int analysis_merge(analysis_data *D, analysis_arrange_work *W) {
   int64_t n_all = 0;
-  for (int p = 0; p < n_paths; p++) n_all += D->n_per_path[p];
-  analysis_entry *all = NULL;
-  int64_t *ids = NULL;
-  CS_CHECK(CS_CALLOC(all, n_all));
+  for (int p = 0; p < D->n_paths; p++) n_all += D->n_per_path[p];
+  CS_CHECK(CS_CALLOC(W->all, n_all));
   int64_t k = 0;
-  for (int p = 0; p < n_paths; p++)
-    for (int64_t i = 0; i < D->n_per_path[p]; i++) all[k++] = (analysis_entry){&D->results_per_path[p][i], p};
-  qsort(all, n_all, sizeof *all, analysis_cmp_entry);
-  int64_t n_cells = 0;
+  for (int p = 0; p < D->n_paths; p++)
+    for (int64_t i = 0; i < D->n_per_path[p]; i++)
+      W->all[k++] = (analysis_entry){&D->results_per_path[p][i], p};
+  qsort(W->all, n_all, sizeof *W->all, analysis_cmp_entry);
   for (int64_t i = 0; i < n_all; i++)
-    if (i == 0 || all[i].r->cell_id != all[i - 1].r->cell_id) all[n_cells++] = all[i];
-  D->cells_selected = n_cells;
-  for (int64_t i = 0; i < n_cells; i++) {
-    switch (all[i].r->status) {
+    if (i == 0 || W->all[i].r->cell_id != W->all[i - 1].r->cell_id) W->all[W->n_cells++] = W->all[i];
+  D->cells_selected = W->n_cells;
+  for (int64_t i = 0; i < W->n_cells; i++) {
+    const cs_cell_result *r = W->all[i].r;
+    switch (r->status) {
       case CELL_DONE: D->done++; break;
       case CELL_FAILED: D->failed++; break;
       case CELL_DIVERGED: D->diverged++; break;
       default: D->pending++; break;
     }
-    if (all[i].r->cell_id < 0 || all[i].r->cell_id >= D->cells_total) {
-      int64_t id = all[i].r->cell_id;
-      free(all);
+    if (r->cell_id < 0 || r->cell_id >= D->cells_total)
       return cs_error(CS_ERR_INPUT, "%s: cell %lld is outside the spec's grid of %lld cells",
-                      paths[0], (long long)id, (long long)D->cells_total);
-    }
+                      D->paths[0], (long long)r->cell_id, (long long)D->cells_total);
   }
-  if (D->done == 0) {
-    free(all);
+  if (D->done == 0)
     return cs_error(CS_ERR_INPUT,
                     "%s%s: no finished cells yet (%lld of %lld cells pending, %lld failed, "
                     "%lld diverged): run or resume the sweep first",
-                    paths[0], n_paths > 1 ? " and the other archives" : "", (long long)D->pending,
+                    D->paths[0], D->n_paths > 1 ? " and the other archives" : "", (long long)D->pending,
                     (long long)D->cells_total, (long long)D->failed, (long long)D->diverged);
-  }
+  return CS_OK;
+}
 
-  /* axes */
-  D->ax_arch = spec_find_axis(spec, "arch");
-  D->ax_task = spec_find_axis(spec, "task");
-  D->ax_depth = spec_find_axis(spec, "depth");
-  D->ax_seed = spec_find_axis(spec, "seed");
-  int n_axes = spec_axis_count(spec);
-  int rc = CS_CALLOC(D->other_axis, n_axes);
-  for (int ax = 0; !rc && ax < n_axes; ax++)
+/* The arch, task, depth and seed axes; every other axis is a regime axis. */
+static int analysis_find_axes(analysis_data *D) {
+  D->ax_arch = spec_find_axis(D->spec, "arch");
+  D->ax_task = spec_find_axis(D->spec, "task");
+  D->ax_depth = spec_find_axis(D->spec, "depth");
+  D->ax_seed = spec_find_axis(D->spec, "seed");
+  int n_axes = spec_axis_count(D->spec);
+  CS_CHECK(CS_CALLOC(D->other_axis, n_axes));
+  for (int ax = 0; ax < n_axes; ax++)
     if (ax != D->ax_arch && ax != D->ax_task && ax != D->ax_depth && ax != D->ax_seed)
       D->other_axis[D->n_other++] = ax;
+  return CS_OK;
+}
 
-  /* distinct values of arch, task, depth, seed and regime over the cells */
-  cs_config *cfg = NULL;
-  int64_t *seeds = NULL, *depths = NULL, *regimes = NULL;
-  if (!rc) rc = CS_CALLOC(cfg, n_cells);
-  if (!rc) rc = CS_CALLOC(seeds, n_cells);
-  if (!rc) rc = CS_CALLOC(depths, n_cells);
-  if (!rc) rc = CS_CALLOC(regimes, n_cells);
-  if (!rc) rc = CS_CALLOC(ids, n_cells);
+/* The distinct archs, tasks, depths, seeds and regimes over the cells, and
+ * the (zeroed) table and group arrays they size. */
+static int analysis_collect_values(analysis_data *D, analysis_arrange_work *W) {
+  int64_t n = W->n_cells;
+  CS_CHECK(CS_CALLOC(W->cfg, n));
+  CS_CHECK(CS_CALLOC(W->seeds, n));
+  CS_CHECK(CS_CALLOC(W->depths, n));
+  CS_CHECK(CS_CALLOC(W->regimes, n));
+  CS_CHECK(CS_CALLOC(W->ids, n));
   int has_arch[ARCH_COUNT] = {0}, has_task[TASK_COUNT] = {0};
-  for (int64_t i = 0; !rc && i < n_cells; i++) {
-    rc = spec_cell_config(spec, all[i].r->cell_id, &cfg[i]);
-    if (rc) break;
-    has_arch[cfg[i].arch] = 1;
-    has_task[cfg[i].task] = 1;
-    seeds[i] = cfg[i].seed;
-    depths[i] = cfg[i].depth;
-    regimes[i] = ids[i] = analysis_regime_id(D, all[i].r->cell_id);
+  for (int64_t i = 0; i < n; i++) {
+    CS_CHECK(spec_cell_config(D->spec, W->all[i].r->cell_id, &W->cfg[i]));
+    has_arch[W->cfg[i].arch] = 1;
+    has_task[W->cfg[i].task] = 1;
+    W->seeds[i] = W->cfg[i].seed;
+    W->depths[i] = W->cfg[i].depth;
+    W->regimes[i] = W->ids[i] = analysis_regime_id(D, W->all[i].r->cell_id);
   }
-  if (!rc) {
-    for (int a = 0; a < ARCH_COUNT; a++)
-      if (has_arch[a]) D->arch[D->n_arch++] = (cs_arch)a;
-    for (int t = 0; t < TASK_COUNT; t++)
-      if (has_task[t]) D->task[D->n_task++] = (cs_task_kind)t;
-    D->n_seed = (int)analysis_unique_i64(seeds, n_cells);
-    D->n_depth = (int)analysis_unique_i64(depths, n_cells);
-    D->n_regime = (int)analysis_unique_i64(regimes, n_cells);
-    rc = CS_CALLOC(D->seed, D->n_seed);
-    if (!rc) rc = CS_CALLOC(D->depth, D->n_depth);
-    if (!rc) rc = CS_CALLOC(D->regime, D->n_regime);
-  }
-  if (!rc) {
-    memcpy(D->seed, seeds, sizeof *D->seed * D->n_seed);
-    for (int d = 0; d < D->n_depth; d++) D->depth[d] = (int)depths[d];
-    for (int r = 0; r < D->n_regime; r++) D->regime[r].cell_id = -1;
-    size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
-    rc = CS_CALLOC(D->cell, n_groups * D->n_seed);
-    if (!rc) rc = CS_CALLOC(D->group, n_groups);
-    if (!rc) rc = CS_CALLOC(D->prefix, n_groups);
-  }
-  for (int64_t i = 0; !rc && i < n_cells; i++) {
-    const cs_cell_result *r = all[i].r;
-    int a = analysis_find_arch(D, cfg[i].arch), t = analysis_find_task(D, cfg[i].task);
-    int d = analysis_find_depth(D, cfg[i].depth);
-    int rg = (int)analysis_find_i64(regimes, D->n_regime, ids[i]);
-    int s = (int)analysis_find_i64(D->seed, D->n_seed, cfg[i].seed);
+  for (int a = 0; a < ARCH_COUNT; a++)
+    if (has_arch[a]) D->arch[D->n_arch++] = (cs_arch)a;
+  for (int t = 0; t < TASK_COUNT; t++)
+    if (has_task[t]) D->task[D->n_task++] = (cs_task_kind)t;
+  D->n_seed = (int)analysis_unique_i64(W->seeds, n);
+  D->n_depth = (int)analysis_unique_i64(W->depths, n);
+  D->n_regime = (int)analysis_unique_i64(W->regimes, n);
+  CS_CHECK(CS_CALLOC(D->seed, D->n_seed));
+  CS_CHECK(CS_CALLOC(D->depth, D->n_depth));
+  CS_CHECK(CS_CALLOC(D->regime, D->n_regime));
+  memcpy(D->seed, W->seeds, sizeof *D->seed * D->n_seed);
+  for (int d = 0; d < D->n_depth; d++) D->depth[d] = (int)W->depths[d];
+  for (int r = 0; r < D->n_regime; r++) D->regime[r].cell_id = -1;
+  size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
+  CS_CHECK(CS_CALLOC(D->cell, n_groups * D->n_seed));
+  CS_CHECK(CS_CALLOC(D->group, n_groups));
+  CS_CHECK(CS_CALLOC(D->prefix, n_groups));
+  return CS_OK;
+}
+
+/* Each cell into its group's counts, a done one into the table; each
+ * regime described by its first cell. */
+static void analysis_fill_table(analysis_data *D, const analysis_arrange_work *W) {
+  for (int64_t i = 0; i < W->n_cells; i++) {
+    const cs_cell_result *r = W->all[i].r;
+    const cs_config *cfg = &W->cfg[i];
+    int a = analysis_find_arch(D, cfg->arch), t = analysis_find_task(D, cfg->task);
+    int d = analysis_find_depth(D, cfg->depth);
+    int rg = (int)analysis_find_i64(W->regimes, D->n_regime, W->ids[i]);
+    int s = (int)analysis_find_i64(D->seed, D->n_seed, cfg->seed);
     analysis_regime *g = &D->regime[rg];
     if (g->cell_id < 0) {
       g->cell_id = r->cell_id;
-      g->cfg = cfg[i];
-      g->skeleton = cfg[i].heads == 1 && cfg[i].slots == cfg[i].input_dim + 1 &&
-                    !cfg[i].residual && cfg[i].norm == NORM_NONE;
+      g->cfg = *cfg;
+      g->skeleton = cfg->heads == 1 && cfg->slots == cfg->input_dim + 1 && !cfg->residual &&
+                    cfg->norm == NORM_NONE;
       analysis_regime_name(D, r->cell_id, g);
     }
     analysis_group *grp = &D->group[analysis_gidx(D, a, t, d, rg)];
@@ -261,7 +266,23 @@ static int analysis_arrange(analysis_data *D) {
       if (r->n_points > 0 && r->pt_x && r->pt_class) D->has_point_class = 1;
     }
   }
-  free(all), free(cfg), free(seeds), free(depths), free(regimes), free(ids);
+}
+
+static int analysis_arrange_pipeline(analysis_data *D, analysis_arrange_work *W) {
+  D->cells_total = spec_cell_count(D->spec);
+  CS_CHECK(analysis_merge(D, W));
+  CS_CHECK(analysis_find_axes(D));
+  CS_CHECK(analysis_collect_values(D, W));
+  analysis_fill_table(D, W);
+  return CS_OK;
+}
+
+/* Merge the results of D->results_per_path (D->spec set) and arrange the
+ * done ones in the (arch, task, depth, regime, seed) table. */
+static int analysis_arrange(analysis_data *D) {
+  analysis_arrange_work W = {0};
+  int rc = analysis_arrange_pipeline(D, &W);
+  free(W.all), free(W.cfg), free(W.seeds), free(W.depths), free(W.regimes), free(W.ids);
   return rc;
 }
 
@@ -269,7 +290,7 @@ int analysis_load(const char *const *paths, int n_paths, analysis_data *D) {
   if (n_paths < 1) return cs_error(CS_ERR_INPUT, "analyze: no archive given");
   D->paths = paths;
   D->n_paths = n_paths;
-  CS_CHECK(analysis_read_inputs(paths, n_paths, D));
+  CS_CHECK(analysis_read_inputs(D));
   return analysis_arrange(D);
 }
 

@@ -16,9 +16,11 @@
  *                      plane with the task's test set by class (needs /points)
  * Per-point plots use only points classified flat or curved when the
  * archive carries pt_class (analysis/README.md, "Figures"). */
-#include "analysis_internal.h"
+#include "output.h"
+#include "writers.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/quantile.h"
 #include "curvsweep/tasks.h"
 
 #include <errno.h>
@@ -143,126 +145,152 @@ static analysis_plot *analysis_new_plot(analysis_plot **plots, int *n, int *cap)
   return p;
 }
 
-/* ---- (1) curvature vs depth, (2) accuracy vs depth ---- */
+/* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
+ * axis; *valid |= the mean is finite (the panel has something to draw). */
+static void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid) {
+  double m, lo, hi;
+  if (log_y)
+    analysis_log_band(c, &m, &lo, &hi);
+  else
+    analysis_lin_band(c, &m, &lo, &hi);
+  *valid |= isfinite(m);
+  analysis_dat_num(f, m), analysis_dat_num(f, lo), analysis_dat_num(f, hi);
+}
 
-static int analysis_plot_depth(const analysis_data *D, int t, int r, const char *dir,
-                               analysis_plot *P, int accuracy) {
-  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
-  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
-  snprintf(P->name, sizeof P->name, "%s_%s", accuracy ? "accuracy_depth" : "curvature_depth", tag);
-  if (accuracy)
-    snprintf(P->caption, sizeof P->caption,
-             "Test accuracy vs depth (%s): mean over seeds with 95%% t interval", desc);
-  else
-    snprintf(P->caption, sizeof P->caption,
-             "Curvature vs depth (%s): raw mean |K|, trace-normalised mean |K̃|, area-normalised "
-             "mean |K̂| and the median anisotropy index log(AM/GM of g) of the last layer, mean "
-             "over seeds with 95%% t interval", desc);
-  cs_arch archs[ARCH_COUNT];
-  int validK[ARCH_COUNT] = {0}, validKt[ARCH_COUNT] = {0}, validKh[ARCH_COUNT] = {0};
-  int validA[ARCH_COUNT] = {0}, nb = 0;
-  char dat[sizeof P->name + 8];
-  snprintf(dat, sizeof dat, "%s.dat", P->name);
+/* One plot's two files: NAME.dat written by dat(f, ctx), then NAME.gp by
+ * gp(f, ctx, P, "NAME.dat") (the script reads its data by relative name), each
+ * atomically; dat may leave in ctx what gp needs. */
+static int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
+                                 int (*dat)(FILE *f, void *ctx),
+                                 void (*gp)(FILE *f, void *ctx, const analysis_plot *P, const char *dat)) {
+  char dat_name[sizeof P->name + 8], gp_name[sizeof P->name + 8];
+  snprintf(dat_name, sizeof dat_name, "%s.dat", P->name);
+  snprintf(gp_name, sizeof gp_name, "%s.gp", P->name);
   analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, dat));
-  if (accuracy)
-    fprintf(o.f, "# depth acc_mean acc_band_lo acc_band_hi (band: 95%% t interval over seeds)\n");
+  CS_CHECK(analysis_file_open(&o, dir, dat_name));
+  int rc = dat(o.f, ctx);
+  if (rc) {
+    analysis_file_abort(&o);
+    return rc;
+  }
+  CS_CHECK(analysis_file_commit(&o));
+  CS_CHECK(analysis_file_open(&o, dir, gp_name));
+  gp(o.f, ctx, P, dat_name);
+  return analysis_file_commit(&o);
+}
+
+/* ---- (1) curvature vs depth, (2) accuracy vs depth, (3) per-prefix ---- */
+
+/* The band plots: one data block per arch with values, panels of mean with
+ * 95% band; the .dat pass fills archs, nb and valid for the .gp pass. */
+typedef struct {
+  const analysis_data *D;
+  int t, r;
+  int accuracy;                  /* depth plots: 1 accuracy, 0 curvature */
+  char desc[ANALYSIS_NAME_LEN + 64];
+  int nb;                        /* data blocks written */
+  cs_arch archs[ARCH_COUNT];     /* the arch of each block */
+  int valid[5][ARCH_COUNT];      /* [panel][block]: some finite mean */
+  int maxL;                      /* prefix plot: the deepest depth drawn */
+} analysis_band_plot;
+
+static int analysis_depth_dat(FILE *f, void *ctx) {
+  analysis_band_plot *B = ctx;
+  const analysis_data *D = B->D;
+  int t = B->t, r = B->r;
+  if (B->accuracy)
+    fprintf(f, "# depth acc_mean acc_band_lo acc_band_hi (band: 95%% t interval over seeds)\n");
   else
-    fprintf(o.f, "# depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi Kh_absmean "
-                 "Kh_band_lo Kh_band_hi aniso aniso_band_lo aniso_band_hi\n"
-                 "# (bands: 95%% t interval over seeds, curvature bands' lower end clipped to\n"
-                 "# mean/1000 for the log axis; exact intervals in summary.csv)\n");
+    fprintf(f, "# depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi Kh_absmean "
+               "Kh_band_lo Kh_band_hi aniso aniso_band_lo aniso_band_hi\n"
+               "# (bands: 95%% t interval over seeds, curvature bands' lower end clipped to\n"
+               "# mean/1000 for the log axis; exact intervals in summary.csv)\n");
   for (int a = 0; a < D->n_arch; a++) {
     int rows = 0;
     for (int d = 0; d < D->n_depth; d++) rows += D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
     if (!rows) continue;
-    fprintf(o.f, "%s# arch %s\n", nb ? "\n\n" : "", config_arch_name(D->arch[a]));
-    archs[nb] = D->arch[a];
+    fprintf(f, "%s# arch %s\n", B->nb ? "\n\n" : "", config_arch_name(D->arch[a]));
+    int b = B->nb++;
+    B->archs[b] = D->arch[a];
     for (int d = 0; d < D->n_depth; d++) {
       const analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
       if (g->n_done == 0) continue;
-      double m, lo, hi;
-      fprintf(o.f, "%d", D->depth[d]);
-      if (accuracy) {
-        analysis_lin_band(&g->acc, &m, &lo, &hi);
-        validK[nb] |= isfinite(m);
-        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+      fprintf(f, "%d", D->depth[d]);
+      if (B->accuracy) {
+        analysis_dat_band(f, &g->acc, 0, &B->valid[0][b]);
       } else {
-        analysis_log_band(&g->K, &m, &lo, &hi);
-        validK[nb] |= isfinite(m);
-        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-        analysis_log_band(&g->Kt, &m, &lo, &hi);
-        validKt[nb] |= isfinite(m);
-        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-        analysis_log_band(&g->Kh, &m, &lo, &hi);
-        validKh[nb] |= isfinite(m);
-        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-        analysis_lin_band(&g->aniso, &m, &lo, &hi);
-        validA[nb] |= isfinite(m);
-        analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
+        analysis_dat_band(f, &g->K, 1, &B->valid[0][b]);
+        analysis_dat_band(f, &g->Kt, 1, &B->valid[1][b]);
+        analysis_dat_band(f, &g->Kh, 1, &B->valid[2][b]);
+        analysis_dat_band(f, &g->aniso, 0, &B->valid[3][b]);
       }
-      fprintf(o.f, "\n");
+      fprintf(f, "\n");
     }
-    nb++;
   }
-  CS_CHECK(analysis_file_commit(&o));
+  return CS_OK;
+}
 
-  char gp[sizeof P->name + 8];
-  snprintf(gp, sizeof gp, "%s.gp", P->name);
-  CS_CHECK(analysis_file_open(&o, dir, gp));
-  FILE *f = o.f;
-  analysis_gp_header(f, P->name, P->caption, accuracy ? 800 : 1400, accuracy ? 560 : 1000);
+static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const char *dat) {
+  const analysis_band_plot *B = ctx;
+  const analysis_data *D = B->D;
+  analysis_gp_header(f, P->name, P->caption, B->accuracy ? 800 : 1400, B->accuracy ? 560 : 1000);
   fprintf(f, "set logscale x 2\nset xtics (");
   int first = 1;
   for (int d = 0; d < D->n_depth; d++) {
     int any = 0;
-    for (int a = 0; a < D->n_arch; a++) any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
+    for (int a = 0; a < D->n_arch; a++) any |= D->group[analysis_gidx(D, a, B->t, d, B->r)].n_done > 0;
     if (any) fprintf(f, "%s%d", first ? "" : ", ", D->depth[d]), first = 0;
   }
   fprintf(f, ")\nset xlabel 'depth L (layers)'\n");
-  if (accuracy) {
-    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", desc);
-    analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 0, "no accuracy values");
-  } else {
-    fprintf(f, "set multiplot layout 2,2 title 'curvature of the last layer vs depth — %s'\n", desc);
-    fprintf(f, "set title 'raw curvature (shrinks with the representation)'\n"
-               "set ylabel 'mean |K|'\n");
-    analysis_gp_band_plot(f, dat, nb, archs, validK, 2, 3, 4, 1, "no positive mean |K|");
-    fprintf(f, "set title 'trace-normalised K̃ = K tr(g)/m (grows with anisotropy)'\n"
-               "set ylabel 'mean |K̃|'\n");
-    analysis_gp_band_plot(f, dat, nb, archs, validKt, 5, 6, 7, 1, "no positive mean |K̃|");
-    fprintf(f, "set title 'area-normalised K̂ = K det(g)^{1/m}'\nset ylabel 'mean |K̂|'\n");
-    analysis_gp_band_plot(f, dat, nb, archs, validKh, 8, 9, 10, 1, "no K̂ in this archive");
-    fprintf(f, "set title 'anisotropy index log(AM/GM of g) = log(K̃/K̂)'\n"
-               "set ylabel 'median anisotropy index'\n");
-    analysis_gp_band_plot(f, dat, nb, archs, validA, 11, 12, 13, 0, "no anisotropy in this archive");
-    fprintf(f, "unset multiplot\n");
+  if (B->accuracy) {
+    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", B->desc);
+    analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 0, "no accuracy values");
+    return;
   }
-  return analysis_file_commit(&o);
+  fprintf(f, "set multiplot layout 2,2 title 'curvature of the last layer vs depth — %s'\n", B->desc);
+  fprintf(f, "set title 'raw curvature (shrinks with the representation)'\n"
+             "set ylabel 'mean |K|'\n");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 1, "no positive mean |K|");
+  fprintf(f, "set title 'trace-normalised K̃ = K tr(g)/m (grows with anisotropy)'\n"
+             "set ylabel 'mean |K̃|'\n");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[1], 5, 6, 7, 1, "no positive mean |K̃|");
+  fprintf(f, "set title 'area-normalised K̂ = K det(g)^{1/m}'\nset ylabel 'mean |K̂|'\n");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[2], 8, 9, 10, 1, "no K̂ in this archive");
+  fprintf(f, "set title 'anisotropy index log(AM/GM of g) = log(K̃/K̂)'\n"
+             "set ylabel 'median anisotropy index'\n");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[3], 11, 12, 13, 0,
+                        "no anisotropy in this archive");
+  fprintf(f, "unset multiplot\n");
 }
 
-/* ---- (3) per-prefix accumulation in the deepest models ---- */
+/* variant 0: curvature_depth_*, 1: accuracy_depth_*. */
+static int analysis_plot_depth(const analysis_data *D, int t, int r, const char *dir, int variant,
+                               analysis_plot *P, int *made) {
+  analysis_band_plot B = {.D = D, .t = t, .r = r, .accuracy = variant};
+  char tag[ANALYSIS_NAME_LEN + 32];
+  analysis_plot_label(D, t, r, tag, sizeof tag, B.desc, sizeof B.desc);
+  snprintf(P->name, sizeof P->name, "%s_%s", B.accuracy ? "accuracy_depth" : "curvature_depth", tag);
+  if (B.accuracy)
+    snprintf(P->caption, sizeof P->caption,
+             "Test accuracy vs depth (%s): mean over seeds with 95%% t interval", B.desc);
+  else
+    snprintf(P->caption, sizeof P->caption,
+             "Curvature vs depth (%s): raw mean |K|, trace-normalised mean |K̃|, area-normalised "
+             "mean |K̂| and the median anisotropy index log(AM/GM of g) of the last layer, mean "
+             "over seeds with 95%% t interval", B.desc);
+  *made = 1;
+  return analysis_write_dat_gp(dir, P, &B, analysis_depth_dat, analysis_depth_gp);
+}
 
-static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P) {
-  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
-  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
-  snprintf(P->name, sizeof P->name, "prefix_%s", tag);
-  snprintf(P->caption, sizeof P->caption,
-           "Accumulation under composition (%s): mean |K|, mean |K̃|, mean |K̂|, mean log det g "
-           "and the median anisotropy index after each layer l of the deepest models, mean over "
-           "seeds with 95%% t interval", desc);
-  cs_arch archs[ARCH_COUNT];
-  int vK[ARCH_COUNT] = {0}, vKt[ARCH_COUNT] = {0}, vLd[ARCH_COUNT] = {0}, vKh[ARCH_COUNT] = {0};
-  int vA[ARCH_COUNT] = {0}, nb = 0, maxL = 0;
-  char dat[sizeof P->name + 8];
-  snprintf(dat, sizeof dat, "%s.dat", P->name);
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, dat));
-  fprintf(o.f, "# prefix K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi logdet "
-               "logdet_band_lo logdet_band_hi Kh_absmean Kh_band_lo Kh_band_hi aniso aniso_band_lo "
-               "aniso_band_hi\n"
-               "# (bands: 95%% t interval over seeds; K bands clipped below at mean/1000 for the "
-               "log axis; exact values in prefix.csv)\n");
+static int analysis_prefix_dat(FILE *f, void *ctx) {
+  analysis_band_plot *B = ctx;
+  const analysis_data *D = B->D;
+  int t = B->t, r = B->r;
+  fprintf(f, "# prefix K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi logdet "
+             "logdet_band_lo logdet_band_hi Kh_absmean Kh_band_lo Kh_band_hi aniso aniso_band_lo "
+             "aniso_band_hi\n"
+             "# (bands: 95%% t interval over seeds; K bands clipped below at mean/1000 for the "
+             "log axis; exact values in prefix.csv)\n");
   for (int a = 0; a < D->n_arch; a++) {
     int dd = -1;
     for (int d = 0; d < D->n_depth; d++)
@@ -270,54 +298,58 @@ static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char
     if (dd < 0) continue;
     const analysis_prefix *p = D->prefix[analysis_gidx(D, a, t, dd, r)];
     int L = D->depth[dd];
-    if (L > maxL) maxL = L;
-    fprintf(o.f, "%s# arch %s, depth %d\n", nb ? "\n\n" : "", config_arch_name(D->arch[a]), L);
-    archs[nb] = D->arch[a];
+    if (L > B->maxL) B->maxL = L;
+    fprintf(f, "%s# arch %s, depth %d\n", B->nb ? "\n\n" : "", config_arch_name(D->arch[a]), L);
+    int b = B->nb++;
+    B->archs[b] = D->arch[a];
     for (int l = 1; l <= L; l++) {
-      double m, lo, hi;
-      fprintf(o.f, "%d", l);
-      analysis_log_band(&p[l - 1].K, &m, &lo, &hi);
-      vK[nb] |= isfinite(m);
-      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-      analysis_log_band(&p[l - 1].Kt, &m, &lo, &hi);
-      vKt[nb] |= isfinite(m);
-      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-      analysis_lin_band(&p[l - 1].logdet, &m, &lo, &hi);
-      vLd[nb] |= isfinite(m);
-      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-      analysis_log_band(&p[l - 1].Kh, &m, &lo, &hi);
-      vKh[nb] |= isfinite(m);
-      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-      analysis_lin_band(&p[l - 1].aniso, &m, &lo, &hi);
-      vA[nb] |= isfinite(m);
-      analysis_dat_num(o.f, m), analysis_dat_num(o.f, lo), analysis_dat_num(o.f, hi);
-      fprintf(o.f, "\n");
+      fprintf(f, "%d", l);
+      analysis_dat_band(f, &p[l - 1].K, 1, &B->valid[0][b]);
+      analysis_dat_band(f, &p[l - 1].Kt, 1, &B->valid[1][b]);
+      analysis_dat_band(f, &p[l - 1].logdet, 0, &B->valid[2][b]);
+      analysis_dat_band(f, &p[l - 1].Kh, 1, &B->valid[3][b]);
+      analysis_dat_band(f, &p[l - 1].aniso, 0, &B->valid[4][b]);
+      fprintf(f, "\n");
     }
-    nb++;
   }
-  CS_CHECK(analysis_file_commit(&o));
-  char gp[sizeof P->name + 8];
-  snprintf(gp, sizeof gp, "%s.gp", P->name);
-  CS_CHECK(analysis_file_open(&o, dir, gp));
-  FILE *f = o.f;
+  return CS_OK;
+}
+
+static void analysis_prefix_gp(FILE *f, void *ctx, const analysis_plot *P, const char *dat) {
+  const analysis_band_plot *B = ctx;
   analysis_gp_header(f, P->name, P->caption, 1800, 1000);
   fprintf(f, "set xlabel 'prefix l (representation after layer l)'\nset xtics 1\n");
-  fprintf(f, "set xrange [0.8:%g]\n", maxL + 0.2);
+  fprintf(f, "set xrange [0.8:%g]\n", B->maxL + 0.2);
   fprintf(f, "set multiplot layout 2,3 title 'accumulation over layers in the deepest models — %s'\n",
-          desc);
+          B->desc);
   fprintf(f, "set title 'raw curvature'\nset ylabel 'mean |K|'\n");
-  analysis_gp_band_plot(f, dat, nb, archs, vK, 2, 3, 4, 1, "no positive mean |K|");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 1, "no positive mean |K|");
   fprintf(f, "set title 'trace-normalised K̃ (grows with anisotropy)'\nset ylabel 'mean |K̃|'\n");
-  analysis_gp_band_plot(f, dat, nb, archs, vKt, 5, 6, 7, 1, "no positive mean |K̃|");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[1], 5, 6, 7, 1, "no positive mean |K̃|");
   fprintf(f, "set title 'area-normalised K̂'\nset ylabel 'mean |K̂|'\n");
-  analysis_gp_band_plot(f, dat, nb, archs, vKh, 11, 12, 13, 1, "no K̂ in this archive");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[3], 11, 12, 13, 1, "no K̂ in this archive");
   fprintf(f, "set title 'contraction: log det g (falls when layers shrink)'\n"
              "set ylabel 'mean log det g'\n");
-  analysis_gp_band_plot(f, dat, nb, archs, vLd, 8, 9, 10, 0, "no log det g values");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[2], 8, 9, 10, 0, "no log det g values");
   fprintf(f, "set title 'anisotropy index log(AM/GM of g)'\nset ylabel 'median anisotropy index'\n");
-  analysis_gp_band_plot(f, dat, nb, archs, vA, 14, 15, 16, 0, "no anisotropy in this archive");
+  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[4], 14, 15, 16, 0,
+                        "no anisotropy in this archive");
   fprintf(f, "unset multiplot\n");
-  return analysis_file_commit(&o);
+}
+
+/* prefix_*: accumulation under composition in each arch's deepest models. */
+static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char *dir, int variant,
+                                analysis_plot *P, int *made) {
+  analysis_band_plot B = {.D = D, .t = t, .r = r};
+  char tag[ANALYSIS_NAME_LEN + 32];
+  analysis_plot_label(D, t, r, tag, sizeof tag, B.desc, sizeof B.desc);
+  snprintf(P->name, sizeof P->name, "prefix_%s", tag);
+  snprintf(P->caption, sizeof P->caption,
+           "Accumulation under composition (%s): mean |K|, mean |K̃|, mean |K̂|, mean log det g "
+           "and the median anisotropy index after each layer l of the deepest models, mean over "
+           "seeds with 95%% t interval", B.desc);
+  *made = 1;
+  return analysis_write_dat_gp(dir, P, &B, analysis_prefix_dat, analysis_prefix_gp);
 }
 
 /* ---- per-point K̃ (needs /points) ---- */
@@ -348,11 +380,6 @@ static double analysis_point_value(const cs_cell_result *c, int i, int hat) {
 
 static double analysis_point_Kt(const cs_cell_result *c, int i) { return analysis_point_value(c, i, 0); }
 
-static int analysis_cmp_dbl(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
 /* Signed log scale for heavy-tailed K̃: s(v) = sign(v) log10(1 + |v|/k0);
  * linear near 0 (|v| ≪ k0), logarithmic beyond. */
 static double analysis_slog(double v, double k0) {
@@ -371,219 +398,252 @@ static void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double v
   fprintf(f, ")\n");
 }
 
-/* hat = 0: histogram of K̃ (hist_Kt_*), 1: of K̂ (hist_Kh_*). */
-static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P,
-                              int hat, int *made) {
-  const char *sym = hat ? "K̂" : "K̃";
-  *made = 0;
-  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
-  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
-  /* pool the values of every arch at its deepest depth with points */
+/* ---- (4) histograms of per-point K̃ and K̂ at the deepest depth ---- */
+
+typedef struct {
+  const analysis_data *D;
+  int t, r;
+  int hat;                       /* 0: K̃ (hist_Kt_*), 1: K̂ (hist_Kh_*) */
+  const char *sym;               /* "K̃" or "K̂" */
+  char desc[ANALYSIS_NAME_LEN + 64];
+  int pd[ARCH_COUNT];            /* per arch: the depth index drawn, or -1 */
+  double cmax, k0, smax, width;  /* signed log scale: slog(cmax, k0) = smax; bin width in slog */
+  double frac[ARCH_COUNT][ANALYSIS_HIST_BINS]; /* fraction of the arch's points per bin */
+  int depth_of[ARCH_COUNT], present[ARCH_COUNT];
+} analysis_hist;
+
+/* The cell of arch a, seed s at H->pd[a] when it carries per-point values, or NULL. */
+static const cs_cell_result *analysis_hist_cell(const analysis_hist *H, int a, int s) {
+  if (H->pd[a] < 0) return NULL;
+  const cs_cell_result *c = H->D->cell[analysis_cidx(H->D, a, H->t, H->pd[a], H->r, s)];
+  return c && c->pt_S_tilde && c->m >= 2 ? c : NULL;
+}
+
+/* The scale: k0 = 1e-4 × the 99% quantile of |value| pooled over every arch
+ * at its deepest depth with points. 0 when there is no finite value. */
+static int analysis_hist_scale(analysis_hist *H, int *any) {
+  const analysis_data *D = H->D;
   size_t total = 0;
-  int pd[ARCH_COUNT];
+  *any = 0;
   for (int a = 0; a < D->n_arch; a++) {
-    pd[a] = analysis_points_depth(D, a, t, r);
-    for (int s = 0; pd[a] >= 0 && s < D->n_seed; s++) {
-      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
-      if (c && c->pt_S_tilde && c->m >= 2) total += (size_t)c->n_points;
-    }
+    H->pd[a] = analysis_points_depth(D, a, H->t, H->r);
+    for (int s = 0; s < D->n_seed; s++)
+      if (analysis_hist_cell(H, a, s)) total += (size_t)analysis_hist_cell(H, a, s)->n_points;
   }
   if (total == 0) return CS_OK;
   double *all;
   CS_CHECK(CS_CALLOC(all, total));
   size_t n_all = 0;
   for (int a = 0; a < D->n_arch; a++)
-    for (int s = 0; pd[a] >= 0 && s < D->n_seed; s++) {
-      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
-      if (!c || !c->pt_S_tilde || c->m < 2) continue;
-      for (int i = 0; i < c->n_points; i++) {
-        double v = analysis_point_value(c, i, hat);
-        if (isfinite(v)) all[n_all++] = v;
+    for (int s = 0; s < D->n_seed; s++) {
+      const cs_cell_result *c = analysis_hist_cell(H, a, s);
+      for (int i = 0; c && i < c->n_points; i++) {
+        double v = analysis_point_value(c, i, H->hat);
+        if (isfinite(v)) all[n_all++] = fabs(v);
       }
     }
-  if (n_all == 0) {
-    free(all);
-    return CS_OK;
+  if (n_all > 0) {
+    qsort(all, n_all, sizeof *all, cs_compare_doubles);
+    H->cmax = cs_quantile_sorted(all, (int)n_all, 0.99);
+    if (!(H->cmax > 0)) H->cmax = 1e-12;
+    H->k0 = H->cmax * 1e-4;
+    H->smax = analysis_slog(H->cmax, H->k0);
+    H->width = 2.0 * H->smax / ANALYSIS_HIST_BINS;
+    *any = 1;
   }
-  /* signed log scale: 4 decades below the pooled 99% quantile of |K̃| */
-  for (size_t i = 0; i < n_all; i++) all[i] = fabs(all[i]);
-  qsort(all, n_all, sizeof *all, analysis_cmp_dbl);
-  double cmax = analysis_quantile_sorted(all, (int)n_all, 0.99);
   free(all);
-  if (!(cmax > 0)) cmax = 1e-12;
-  double k0 = cmax * 1e-4, smax = analysis_slog(cmax, k0);
-  double width = 2.0 * smax / ANALYSIS_HIST_BINS;
-  double frac[ARCH_COUNT][ANALYSIS_HIST_BINS];
-  int depth_of[ARCH_COUNT], present[ARCH_COUNT] = {0};
+  return CS_OK;
+}
+
+/* Per arch, the fraction of its finite points in each bin (end bins take the rest). */
+static void analysis_hist_count(analysis_hist *H) {
+  const analysis_data *D = H->D;
   for (int a = 0; a < D->n_arch; a++) {
-    memset(frac[a], 0, sizeof frac[a]);
-    depth_of[a] = pd[a] >= 0 ? D->depth[pd[a]] : 0;
+    memset(H->frac[a], 0, sizeof H->frac[a]);
+    H->depth_of[a] = H->pd[a] >= 0 ? D->depth[H->pd[a]] : 0;
     int k = 0;
-    for (int s = 0; pd[a] >= 0 && s < D->n_seed; s++) {
-      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, pd[a], r, s)];
-      if (!c || !c->pt_S_tilde || c->m < 2) continue;
-      for (int i = 0; i < c->n_points; i++) {
-        double v = analysis_point_value(c, i, hat);
+    for (int s = 0; s < D->n_seed; s++) {
+      const cs_cell_result *c = analysis_hist_cell(H, a, s);
+      for (int i = 0; c && i < c->n_points; i++) {
+        double v = analysis_point_value(c, i, H->hat);
         if (!isfinite(v)) continue;
-        int b = (int)floor((analysis_slog(v, k0) + smax) / width);
+        int b = (int)floor((analysis_slog(v, H->k0) + H->smax) / H->width);
         if (b < 0) b = 0;
         if (b >= ANALYSIS_HIST_BINS) b = ANALYSIS_HIST_BINS - 1;
-        frac[a][b] += 1.0, k++;
+        H->frac[a][b] += 1.0, k++;
       }
     }
-    for (int b = 0; k && b < ANALYSIS_HIST_BINS; b++) frac[a][b] /= k;
-    present[a] = k > 0;
+    for (int b = 0; k && b < ANALYSIS_HIST_BINS; b++) H->frac[a][b] /= k;
+    H->present[a] = k > 0;
   }
+}
 
-  snprintf(P->name, sizeof P->name, "hist_%s_%s", hat ? "Kh" : "Kt", tag);
+static int analysis_hist_dat(FILE *f, void *ctx) {
+  const analysis_hist *H = ctx;
+  const analysis_data *D = H->D;
+  fprintf(f, "# bin_center_slog bin_center_Kt");
+  for (int a = 0; a < D->n_arch; a++)
+    if (H->present[a]) fprintf(f, " %s(depth%d)", config_arch_name(D->arch[a]), H->depth_of[a]);
+  fprintf(f, "\n# one block; slog = sign(Kt) log10(1 + |Kt|/k0), k0 = %.6g; fraction of the "
+             "arch's points in each bin of width %.6g in slog\n", H->k0, H->width);
+  for (int b = 0; b < ANALYSIS_HIST_BINS; b++) {
+    double c = -H->smax + (b + 0.5) * H->width;
+    analysis_dat_num(f, c);
+    analysis_dat_num(f, (c < 0 ? -1.0 : 1.0) * H->k0 * (pow(10.0, fabs(c)) - 1.0));
+    for (int a = 0; a < D->n_arch; a++)
+      if (H->present[a]) analysis_dat_num(f, H->frac[a][b]);
+    fprintf(f, "\n");
+  }
+  return CS_OK;
+}
+
+static void analysis_hist_gp(FILE *f, void *ctx, const analysis_plot *P, const char *dat) {
+  const analysis_hist *H = ctx;
+  const analysis_data *D = H->D;
+  analysis_gp_header(f, P->name, P->caption, 1000, 560);
+  fprintf(f, "set title 'per-point %s at the deepest depth — %s'\n", H->sym, H->desc);
+  fprintf(f, "set xlabel '%s  (signed log axis)'\nset ylabel 'fraction of points'\n"
+             "set key top right\n",
+          H->hat ? "K̂ = K det(g)^{1/m}" : "K̃ = K tr(g)/m");
+  analysis_gp_slog_tics(f, "xtics", H->k0, H->cmax);
+  fprintf(f, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb '#444444'\n");
+  fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", -H->smax, H->smax);
+  int col = 3, first = 1;
+  for (int a = 0; a < D->n_arch; a++) {
+    if (!H->present[a]) continue;
+    fprintf(f, "%s'%s' using 1:%d with histeps lw 2 lc rgb '%s' title '%s (depth %d)'",
+            first ? "" : ", \\\n     ", dat, col++, analysis_arch_color(D->arch[a]),
+            config_arch_name(D->arch[a]), H->depth_of[a]);
+    first = 0;
+  }
+  fprintf(f, "\n");
+}
+
+/* variant 0: histogram of K̃ (hist_Kt_*), 1: of K̂ (hist_Kh_*); *made = 0
+ * when no arch has a finite per-point value. */
+static int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, int variant,
+                              analysis_plot *P, int *made) {
+  analysis_hist H = {.D = D, .t = t, .r = r, .hat = variant, .sym = variant ? "K̂" : "K̃"};
+  char tag[ANALYSIS_NAME_LEN + 32];
+  analysis_plot_label(D, t, r, tag, sizeof tag, H.desc, sizeof H.desc);
+  CS_CHECK(analysis_hist_scale(&H, made));
+  if (!*made) return CS_OK;
+  analysis_hist_count(&H);
+  const char *sym = H.sym;
+  snprintf(P->name, sizeof P->name, "hist_%s_%s", H.hat ? "Kh" : "Kt", tag);
   snprintf(P->caption, sizeof P->caption,
            "Per-point %s curvature %s of the last layer at each arch's deepest depth "
            "(%s), pooled over seeds: fraction of points per bin on a signed log axis "
            "sign(%s)·log10(1 + |%s|/k0), k0 = 1e-4 × the pooled 99%% quantile of |%s| (larger "
            "values in the end bins; flat points sit in the middle bin); %s",
-           hat ? "area-normalised" : "trace-normalised", sym, desc, sym, sym, sym,
-           D->has_point_class ? "points classified flat or curved only (unresolved and degenerate "
-                                "ones excluded)"
+           H.hat ? "area-normalised" : "trace-normalised", sym, H.desc, sym, sym, sym,
+           D->has_point_class ? "points classified flat or curved only (unresolved and "
+                                "degenerate ones excluded)"
                               : "every finite point (this archive has no point classification)");
-  char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
-  snprintf(dat, sizeof dat, "%s.dat", P->name);
-  snprintf(gp, sizeof gp, "%s.gp", P->name);
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, dat));
-  fprintf(o.f, "# bin_center_slog bin_center_Kt");
-  for (int a = 0; a < D->n_arch; a++)
-    if (present[a]) fprintf(o.f, " %s(depth%d)", config_arch_name(D->arch[a]), depth_of[a]);
-  fprintf(o.f, "\n# one block; slog = sign(Kt) log10(1 + |Kt|/k0), k0 = %.6g; fraction of the "
-               "arch's points in each bin of width %.6g in slog\n", k0, width);
-  for (int b = 0; b < ANALYSIS_HIST_BINS; b++) {
-    double c = -smax + (b + 0.5) * width;
-    analysis_dat_num(o.f, c);
-    analysis_dat_num(o.f, (c < 0 ? -1.0 : 1.0) * k0 * (pow(10.0, fabs(c)) - 1.0));
-    for (int a = 0; a < D->n_arch; a++)
-      if (present[a]) analysis_dat_num(o.f, frac[a][b]);
-    fprintf(o.f, "\n");
-  }
-  CS_CHECK(analysis_file_commit(&o));
-  CS_CHECK(analysis_file_open(&o, dir, gp));
-  FILE *f = o.f;
-  analysis_gp_header(f, P->name, P->caption, 1000, 560);
-  fprintf(f, "set title 'per-point %s at the deepest depth — %s'\n", sym, desc);
-  fprintf(f, "set xlabel '%s  (signed log axis)'\nset ylabel 'fraction of points'\n"
-             "set key top right\n",
-          hat ? "K̂ = K det(g)^{1/m}" : "K̃ = K tr(g)/m");
-  analysis_gp_slog_tics(f, "xtics", k0, cmax);
-  fprintf(f, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb '#444444'\n");
-  fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [0:*]\nplot ", -smax, smax);
-  int col = 3, first = 1;
-  for (int a = 0; a < D->n_arch; a++) {
-    if (!present[a]) continue;
-    fprintf(f, "%s'%s' using 1:%d with histeps lw 2 lc rgb '%s' title '%s (depth %d)'",
-            first ? "" : ", \\\n     ", dat, col++, analysis_arch_color(D->arch[a]),
-            config_arch_name(D->arch[a]), depth_of[a]);
-    first = 0;
-  }
-  fprintf(f, "\n");
-  CS_CHECK(analysis_file_commit(&o));
-  *made = 1;
-  return CS_OK;
+  return analysis_write_dat_gp(dir, P, &H, analysis_hist_dat, analysis_hist_gp);
 }
 
-/* (5) m = 2: K̃ over the input plane with the task's classes, one panel per arch. */
-static int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, analysis_plot *P,
-                             int *made) {
-  *made = 0;
-  if (D->regime[r].cfg.input_dim != 2) return CS_OK;
-  char tag[ANALYSIS_NAME_LEN + 32], desc[ANALYSIS_NAME_LEN + 64];
-  analysis_plot_label(D, t, r, tag, sizeof tag, desc, sizeof desc);
-  const cs_cell_result *cell[ARCH_COUNT] = {0};
-  int64_t seed_of[ARCH_COUNT] = {0};
-  int na = 0, arch_of[ARCH_COUNT];
+/* ---- (5) m = 2: K̃ over the input plane ---- */
+
+typedef struct {
+  const analysis_data *D;
+  int t, r;
+  char desc[ANALYSIS_NAME_LEN + 64];
+  int na;                                /* panels: one model per arch with points */
+  const cs_cell_result *cell[ARCH_COUNT];
+  int64_t seed_of[ARCH_COUNT];
+  int arch_of[ARCH_COUNT];
+  double cmax, k0, smax;                 /* colour scale: slog(cmax, k0) = smax */
+} analysis_map;
+
+/* Per arch, the first seed at its deepest depth with m = 2 per-point values. */
+static void analysis_map_cells(analysis_map *M) {
+  const analysis_data *D = M->D;
   for (int a = 0; a < D->n_arch; a++) {
-    int d = analysis_points_depth(D, a, t, r);
+    int d = analysis_points_depth(D, a, M->t, M->r);
     for (int s = 0; d >= 0 && s < D->n_seed; s++) {
-      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, M->t, d, M->r, s)];
       if (c && c->pt_S_tilde && c->pt_x && c->m == 2 && c->n_points > 0) {
-        cell[na] = c, seed_of[na] = D->seed[s], arch_of[na] = a, na++;
+        M->cell[M->na] = c, M->seed_of[M->na] = D->seed[s], M->arch_of[M->na] = a, M->na++;
         break;
       }
     }
   }
-  if (na == 0) return CS_OK;
-  /* one colour scale for every panel: signed log, 3 decades below the largest |K̃| */
+}
+
+/* One colour scale for every panel: signed log, 3 decades below the largest |K̃|. */
+static int analysis_map_scale(analysis_map *M) {
   size_t total = 0;
-  for (int i = 0; i < na; i++) total += (size_t)cell[i]->n_points;
+  for (int i = 0; i < M->na; i++) total += (size_t)M->cell[i]->n_points;
   double *absv;
   CS_CHECK(CS_CALLOC(absv, total));
   size_t k = 0;
-  for (int i = 0; i < na; i++)
-    for (int p = 0; p < cell[i]->n_points; p++) {
-      double v = analysis_point_Kt(cell[i], p);
+  for (int i = 0; i < M->na; i++)
+    for (int p = 0; p < M->cell[i]->n_points; p++) {
+      double v = analysis_point_Kt(M->cell[i], p);
       if (isfinite(v)) absv[k++] = fabs(v);
     }
-  qsort(absv, k, sizeof *absv, analysis_cmp_dbl);
-  double cmax = k ? absv[k - 1] : 1.0;
+  qsort(absv, k, sizeof *absv, cs_compare_doubles);
+  M->cmax = k ? absv[k - 1] : 1.0;
   free(absv);
-  if (!(cmax > 0)) cmax = 1e-12;
-  double k0 = cmax * 1e-3, smax = analysis_slog(cmax, k0);
+  if (!(M->cmax > 0)) M->cmax = 1e-12;
+  M->k0 = M->cmax * 1e-3;
+  M->smax = analysis_slog(M->cmax, M->k0);
+  return CS_OK;
+}
 
-  snprintf(P->name, sizeof P->name, "map_Kt_%s", tag);
-  snprintf(P->caption, sizeof P->caption,
-           "Trace-normalised curvature K̃ of the last layer over the input plane (%s): evaluation "
-           "points coloured by K̃ on a signed log scale sign(K̃)·log10(1 + |K̃|/k0), k0 = 1e-3 × "
-           "the largest |K̃| (one scale for all panels; flat points are white%s), one model per "
-           "arch at its deepest depth, over the task's test set drawn by class", desc,
-           D->has_point_class ? "; unresolved and degenerate points left uncoloured" : "");
-  char dat[sizeof P->name + 8], gp[sizeof P->name + 8];
-  snprintf(dat, sizeof dat, "%s.dat", P->name);
-  snprintf(gp, sizeof gp, "%s.gp", P->name);
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, dat));
-  fprintf(o.f, "# per arch three blocks: test points of class 0 (x1 x2), of class 1 (x1 x2),\n"
-               "# evaluation points (x1 x2 Kt slog) of the model, slog = sign(Kt) log10(1 + |Kt|/k0)\n"
-               "# with k0 = %.6g\n", k0);
-  int rc = CS_OK;
-  for (int i = 0; i < na && !rc; i++) {
-    const cs_cell_result *c = cell[i];
-    cs_dataset ds = {0};
-    int n_cls = D->regime[r].cfg.test_points;
-    if (n_cls > ANALYSIS_MAP_CLASS_POINTS || n_cls < 1) n_cls = ANALYSIS_MAP_CLASS_POINTS;
-    rc = task_generate(D->task[t], 2, n_cls, seed_of[i], SPLIT_TEST, 0.0, &ds);
-    if (rc) break;
-    for (int cls = 0; cls < 2; cls++) {
-      fprintf(o.f, "%s# arch %s seed %lld depth %d: test points of class %d\n", i || cls ? "\n\n" : "",
-              config_arch_name(D->arch[arch_of[i]]), (long long)seed_of[i], c->depth, cls);
-      for (int p = 0; p < ds.n; p++)
-        if (ds.y[p] == cls) fprintf(o.f, "%.10g %.10g\n", ds.x[2 * p], ds.x[2 * p + 1]);
-    }
-    task_dataset_free(&ds);
-    fprintf(o.f, "\n\n# arch %s seed %lld depth %d: evaluation points x1 x2 Kt slog\n",
-            config_arch_name(D->arch[arch_of[i]]), (long long)seed_of[i], c->depth);
-    for (int p = 0; p < c->n_points; p++) {
-      fprintf(o.f, "%.10g %.10g", c->pt_x[2 * p], c->pt_x[2 * p + 1]);
-      double v = analysis_point_Kt(c, p);
-      analysis_dat_num(o.f, v);
-      analysis_dat_num(o.f, isfinite(v) ? analysis_slog(v, k0) : NAN);
-      fprintf(o.f, "\n");
-    }
+/* Panel i's three blocks: the task's test points of class 0 and of class 1
+ * (x1 x2), then the model's evaluation points (x1 x2 Kt slog). */
+static int analysis_map_dat_panel(FILE *f, const analysis_map *M, int i) {
+  const analysis_data *D = M->D;
+  const cs_cell_result *c = M->cell[i];
+  const char *arch = config_arch_name(D->arch[M->arch_of[i]]);
+  cs_dataset ds = {0};
+  int n_cls = D->regime[M->r].cfg.test_points;
+  if (n_cls > ANALYSIS_MAP_CLASS_POINTS || n_cls < 1) n_cls = ANALYSIS_MAP_CLASS_POINTS;
+  CS_CHECK(task_generate(D->task[M->t], 2, n_cls, M->seed_of[i], SPLIT_TEST, 0.0, &ds));
+  for (int cls = 0; cls < 2; cls++) {
+    fprintf(f, "%s# arch %s seed %lld depth %d: test points of class %d\n", i || cls ? "\n\n" : "",
+            arch, (long long)M->seed_of[i], c->depth, cls);
+    for (int p = 0; p < ds.n; p++)
+      if (ds.y[p] == cls) fprintf(f, "%.10g %.10g\n", ds.x[2 * p], ds.x[2 * p + 1]);
   }
-  if (rc) {
-    analysis_file_abort(&o);
-    return rc;
+  task_dataset_free(&ds);
+  fprintf(f, "\n\n# arch %s seed %lld depth %d: evaluation points x1 x2 Kt slog\n", arch,
+          (long long)M->seed_of[i], c->depth);
+  for (int p = 0; p < c->n_points; p++) {
+    fprintf(f, "%.10g %.10g", c->pt_x[2 * p], c->pt_x[2 * p + 1]);
+    double v = analysis_point_Kt(c, p);
+    analysis_dat_num(f, v);
+    analysis_dat_num(f, isfinite(v) ? analysis_slog(v, M->k0) : NAN);
+    fprintf(f, "\n");
   }
-  CS_CHECK(analysis_file_commit(&o));
-  CS_CHECK(analysis_file_open(&o, dir, gp));
-  FILE *f = o.f;
-  int cols = na > 2 ? 2 : na, rows = (na + cols - 1) / cols;
+  return CS_OK;
+}
+
+static int analysis_map_dat(FILE *f, void *ctx) {
+  const analysis_map *M = ctx;
+  fprintf(f, "# per arch three blocks: test points of class 0 (x1 x2), of class 1 (x1 x2),\n"
+             "# evaluation points (x1 x2 Kt slog) of the model, slog = sign(Kt) log10(1 + |Kt|/k0)\n"
+             "# with k0 = %.6g\n", M->k0);
+  for (int i = 0; i < M->na; i++) CS_CHECK(analysis_map_dat_panel(f, M, i));
+  return CS_OK;
+}
+
+static void analysis_map_gp(FILE *f, void *ctx, const analysis_plot *P, const char *dat) {
+  const analysis_map *M = ctx;
+  const analysis_data *D = M->D;
+  int cols = M->na > 2 ? 2 : M->na, rows = (M->na + cols - 1) / cols;
   analysis_gp_header(f, P->name, P->caption, 640 * cols + 120, 560 * rows + 40);
   fprintf(f, "set size ratio -1\nset xlabel 'x1'\nset ylabel 'x2'\nset key below\n"
              "set palette defined (-1 '#2166ac', 0 '#f2f2f2', 1 '#b2182b')\n"
              "set cbrange [%.10g:%.10g]\nset cblabel 'K̃ (signed log scale)'\n",
-             -smax, smax);
-  analysis_gp_slog_tics(f, "cbtics", k0, cmax);
-  fprintf(f, "set multiplot layout %d,%d title 'K̃ over the input plane — %s'\n", rows, cols, desc);
-  for (int i = 0; i < na; i++) {
-    fprintf(f, "set title '%s (seed %lld, depth %d)'\n", config_arch_name(D->arch[arch_of[i]]),
-            (long long)seed_of[i], cell[i]->depth);
+          -M->smax, M->smax);
+  analysis_gp_slog_tics(f, "cbtics", M->k0, M->cmax);
+  fprintf(f, "set multiplot layout %d,%d title 'K̃ over the input plane — %s'\n", rows, cols, M->desc);
+  for (int i = 0; i < M->na; i++) {
+    fprintf(f, "set title '%s (seed %lld, depth %d)'\n", config_arch_name(D->arch[M->arch_of[i]]),
+            (long long)M->seed_of[i], M->cell[i]->depth);
     fprintf(f,
             "plot '%s' index %d using 1:2 with points pt 7 ps 0.35 lc rgb '#9ecae1' title 'class 0', \\\n"
             "     '%s' index %d using 1:2 with points pt 7 ps 0.35 lc rgb '#fdae6b' title 'class 1', \\\n"
@@ -593,9 +653,29 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
             dat, 3 * i, dat, 3 * i + 1, dat, 3 * i + 2, dat, 3 * i + 2);
   }
   fprintf(f, "unset multiplot\n");
-  CS_CHECK(analysis_file_commit(&o));
+}
+
+/* map_Kt_* (m = 2 only): K̃ over the input plane with the task's classes, one
+ * panel per arch; *made = 0 when no arch has m = 2 per-point values. */
+static int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, int variant,
+                             analysis_plot *P, int *made) {
+  *made = 0;
+  if (D->regime[r].cfg.input_dim != 2) return CS_OK;
+  analysis_map M = {.D = D, .t = t, .r = r};
+  char tag[ANALYSIS_NAME_LEN + 32];
+  analysis_plot_label(D, t, r, tag, sizeof tag, M.desc, sizeof M.desc);
+  analysis_map_cells(&M);
+  if (M.na == 0) return CS_OK;
+  CS_CHECK(analysis_map_scale(&M));
+  snprintf(P->name, sizeof P->name, "map_Kt_%s", tag);
+  snprintf(P->caption, sizeof P->caption,
+           "Trace-normalised curvature K̃ of the last layer over the input plane (%s): evaluation "
+           "points coloured by K̃ on a signed log scale sign(K̃)·log10(1 + |K̃|/k0), k0 = 1e-3 × "
+           "the largest |K̃| (one scale for all panels; flat points are white%s), one model per "
+           "arch at its deepest depth, over the task's test set drawn by class", M.desc,
+           D->has_point_class ? "; unresolved and degenerate points left uncoloured" : "");
   *made = 1;
-  return CS_OK;
+  return analysis_write_dat_gp(dir, P, &M, analysis_map_dat, analysis_map_gp);
 }
 
 /* ---- running gnuplot ---- */
@@ -650,6 +730,25 @@ static int analysis_render(const char *gnuplot, const char *dir, const char *nam
   return stat(png, &st) == 0 && st.st_size > 0;
 }
 
+/* ---- the plots of one (task, regime), in the order of index.md ---- */
+
+/* A plot writer: fills P (name, caption) and writes P->name.dat and .gp into
+ * dir; *made = 0 when there is nothing to draw (then nothing is written). */
+typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const char *dir,
+                                    int variant, analysis_plot *P, int *made);
+
+static const struct {
+  analysis_plot_writer write;
+  int variant;
+} ANALYSIS_PLOT_KINDS[] = {
+    {analysis_plot_depth, 0},  /* curvature_depth_* */
+    {analysis_plot_depth, 1},  /* accuracy_depth_* */
+    {analysis_plot_prefix, 0}, /* prefix_* */
+    {analysis_plot_hist, 0},   /* hist_Kt_* */
+    {analysis_plot_hist, 1},   /* hist_Kh_* */
+    {analysis_plot_map, 0},    /* map_Kt_* */
+};
+
 int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
                          analysis_outcome *out) {
   int cap = 0, rc = CS_OK;
@@ -660,18 +759,11 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
       for (int a = 0; a < D->n_arch; a++)
         for (int d = 0; d < D->n_depth; d++) any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
       if (!any) continue;
-      for (int kind = 0; kind < 6 && !rc; kind++) {
+      for (size_t k = 0; k < sizeof ANALYSIS_PLOT_KINDS / sizeof *ANALYSIS_PLOT_KINDS && !rc; k++) {
         analysis_plot *P = analysis_new_plot(plots, n_plots, &cap);
         if (!P) return cs_error(CS_ERR_NOMEM, "out of memory listing plots");
-        int made = 1;
-        switch (kind) {
-          case 0: rc = analysis_plot_depth(D, t, r, dir, P, 0); break;
-          case 1: rc = analysis_plot_depth(D, t, r, dir, P, 1); break;
-          case 2: rc = analysis_plot_prefix(D, t, r, dir, P); break;
-          case 3: rc = analysis_plot_hist(D, t, r, dir, P, 0, &made); break;
-          case 4: rc = analysis_plot_hist(D, t, r, dir, P, 1, &made); break;
-          case 5: rc = analysis_plot_map(D, t, r, dir, P, &made); break;
-        }
+        int made = 0;
+        rc = ANALYSIS_PLOT_KINDS[k].write(D, t, r, dir, ANALYSIS_PLOT_KINDS[k].variant, P, &made);
         if (!made) (*n_plots)--;
       }
     }
@@ -702,3 +794,4 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
   if (!failed) unlink(logpath); /* only gnuplot's chatter (e.g. range warnings) */
   return CS_OK;
 }
+

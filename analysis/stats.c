@@ -5,6 +5,7 @@
 #include "curvsweep/analysis.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/quantile.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -136,21 +137,6 @@ double analysis_sign_test(int n_pos, int n_neg) {
   return p > 1.0 ? 1.0 : p;
 }
 
-/* v sorted; h = (n − 1) q; Q = v[⌊h⌋] + (h − ⌊h⌋)(v[⌊h⌋+1] − v[⌊h⌋]). */
-double analysis_quantile_sorted(const double *v, int n, double q) {
-  if (n <= 0) return NAN;
-  double h = (n - 1) * q;
-  int i = (int)floor(h);
-  if (i < 0) return v[0];
-  if (i >= n - 1) return v[n - 1];
-  return v[i] + (h - i) * (v[i + 1] - v[i]);
-}
-
-static int analysis_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median and [x_(j), x_(k−j+1)] with coverage 1 − 2 P(Bin(k,½) ≤ j − 1). */
 int analysis_median_ci(const double *x, int n, double level, analysis_ci *out, double *coverage) {
   double *v;
@@ -162,8 +148,8 @@ int analysis_median_ci(const double *x, int n, double level, analysis_ci *out, d
   out->mean = out->lo = out->hi = NAN;
   if (coverage) *coverage = NAN;
   if (k > 0) {
-    qsort(v, k, sizeof *v, analysis_cmp_double);
-    out->mean = analysis_quantile_sorted(v, k, 0.5);
+    qsort(v, k, sizeof *v, cs_compare_doubles);
+    out->mean = cs_quantile_sorted(v, k, 0.5);
     int j = 1;
     for (int cand = 1; 2 * cand <= k + 1; cand++)
       if (1.0 - 2.0 * analysis_binom_half_cdf(cand - 1, k) >= level) j = cand;
@@ -218,9 +204,9 @@ int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int
     }
     out->n_valid = nv;
     if (nv > 0 && 2 * nv >= B) {
-      qsort(reps, nv, sizeof *reps, analysis_cmp_double);
-      out->lo = analysis_quantile_sorted(reps, nv, 0.5 * (1.0 - level));
-      out->hi = analysis_quantile_sorted(reps, nv, 0.5 * (1.0 + level));
+      qsort(reps, nv, sizeof *reps, cs_compare_doubles);
+      out->lo = cs_quantile_sorted(reps, nv, 0.5 * (1.0 - level));
+      out->hi = cs_quantile_sorted(reps, nv, 0.5 * (1.0 + level));
     }
   }
 done:

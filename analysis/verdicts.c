@@ -1,4 +1,4 @@
-/* verdicts.c — the verdicts of index.md on the claims of DESIGN §1, each
+/* verdicts.c — the verdicts of index.md on the four claims, each
  * computed from the same numbers as the tables (printed with %.4g, the tables
  * with %.15g). The rules, and what the measures mean and when they disagree,
  * are in analysis/README.md ("Measures", "Verdicts in index.md"):
@@ -8,7 +8,8 @@
  *   3  accuracy gain of gating on nonlinear- vs linear-boundary tasks
  *   4  depth amplification: Supported only when the area-normalised K̂ or
  *      ∫|K| dA grows; growth of K̃ alone is anisotropy. */
-#include "analysis_internal.h"
+#include "compute.h"
+#include "writers.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/tasks.h"

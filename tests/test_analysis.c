@@ -13,6 +13,7 @@
 #include "curvsweep/analysis.h"
 #include "curvsweep/archive.h"
 #include "curvsweep/error.h"
+#include "curvsweep/quantile.h"
 #include "curvsweep/result.h"
 #include "curvsweep/rng.h"
 #include "curvsweep/spec.h"
@@ -339,7 +340,7 @@ static void test_median_ci(void **state) {
   assert_ok(analysis_median_ci(x10, 10, 0.95, &m, &cover));
   assert_close(m.mean, 5.5, 0), assert_close(m.lo, 2, 0), assert_close(m.hi, 9, 0);
   assert_close(cover, 0.978515625, 1e-14);
-  assert_close(analysis_quantile_sorted((double[]){1, 2, 4}, 3, 0.25), 1.5, 1e-15);
+  assert_close(cs_quantile_sorted((double[]){1, 2, 4}, 3, 0.25), 1.5, 1e-15);
 }
 
 /* y[g][s] = depth_g^1.5 · exp(noise · z): the bootstrap of the log-log slope. */

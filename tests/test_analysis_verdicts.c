@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../analysis/analysis_internal.h"
+#include "curvsweep/analysis.h"
 #include "curvsweep/error.h"
 
 #include <dirent.h>

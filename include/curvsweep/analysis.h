@@ -1,12 +1,12 @@
 /* analysis.h — `curvsweep analyze`: the depth-amplification report
- * (DESIGN §8 "Depth-amplification report").
+ * (analysis/README.md).
  *
  * An archive (or several archives of one spec, merged on the fly) is read
  * through archive.h only; the report is a directory of CSV tables
  * (summary.csv, prefix.csv, amplification.csv, gap.csv), gnuplot scripts with
  * their data files and the PNGs they render, and an index.md whose verdicts on
- * the claims of DESIGN §1 are computed from the tables. Column meanings are in
- * analysis/README.md.
+ * the four claims are computed from the tables. Column meanings and the
+ * verdict rules are in analysis/README.md.
  *
  * The statistics helpers (Student-t quantile, mean and t interval, least
  * squares slope, paired bootstrap of a log-log slope, sign test, median
@@ -14,6 +14,7 @@
 #ifndef CURVSWEEP_ANALYSIS_H
 #define CURVSWEEP_ANALYSIS_H
 
+#include "curvsweep/result.h"
 #include "curvsweep/rng.h"
 
 #include <stddef.h>
@@ -63,6 +64,14 @@ typedef struct {
 int analysis_run(const char *const *paths, int n_paths, const char *out_dir,
                  const analysis_options *opt, analysis_outcome *out);
 
+/* Analyse results already in memory (borrowed, not freed) of the sweep whose
+ * spec text is spec_text, exactly as analysis_run does archives; `label`
+ * stands for the archive name in index.md. For tests of the verdict rules on
+ * statistics the archive may not carry. */
+int analysis_run_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                         const char *label, const char *out_dir, const analysis_options *opt,
+                         analysis_outcome *out);
+
 /* Default report directory: "<archive without .h5>-report" next to it,
  * e.g. results/demo.h5 -> results/demo-report. CS_ERR_INPUT if it does not fit. */
 int analysis_default_dir(const char *archive_path, char *buf, size_t len);
@@ -95,10 +104,6 @@ double analysis_binom_half_cdf(int k, int n);
 /* Two-sided sign test: p = min(1, 2·P(X ≤ min(n_pos, n_neg))), X ~ Bin(n_pos + n_neg, 1/2)
  * (ties dropped by the caller). NaN when n_pos + n_neg = 0. */
 double analysis_sign_test(int n_pos, int n_neg);
-
-/* Type-7 quantile (linear interpolation between order statistics) of the
- * sorted values v[0..n-1], 0 ≤ q ≤ 1. NaN when n = 0. */
-double analysis_quantile_sorted(const double *v, int n, double q);
 
 /* Median of the finite x[] with the distribution-free order-statistic
  * interval [x_(j), x_(k-j+1)] (k finite values), j the largest with coverage

@@ -12,23 +12,7 @@
 
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
-
-/* Ascending order, NaN last (so a stray NaN never breaks qsort). */
-static int geom_compare_doubles(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  if (isnan(a)) return isnan(b) ? 0 : 1;
-  if (isnan(b)) return -1;
-  return (a > b) - (a < b);
-}
-
-/* Type-7 quantile of sorted x: (n), 0 ≤ prob ≤ 1.
- * h = (n − 1)·prob, Q = x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋ + 1] − x[⌊h⌋]). */
-static double geom_quantile_sorted(int n, const double *x, double prob) {
-  double h = (n - 1) * prob;
-  int lo = (int)floor(h);
-  if (lo >= n - 1) return x[n - 1];
-  return x[lo] + (h - lo) * (x[lo + 1] - x[lo]);
-}
+#include "curvsweep/quantile.h"
 
 /* Distribution summary of one curvature quantity.
  * x: (n) values, sorted in place; n ≥ 1.
@@ -43,13 +27,13 @@ static void geom_summary(int n, double *x, double *mean, double *median, double 
     abssum += fabs(x[i]);
     pos += x[i] > 0.0;
   }
-  qsort(x, (size_t)n, sizeof *x, geom_compare_doubles);
+  qsort(x, (size_t)n, sizeof *x, cs_compare_doubles);
   *mean = sum / n;
   *absmean = abssum / n;
   *fracpos = (double)pos / n;
-  *median = geom_quantile_sorted(n, x, 0.5);
-  *q05 = geom_quantile_sorted(n, x, 0.05);
-  *q95 = geom_quantile_sorted(n, x, 0.95);
+  *median = cs_quantile_sorted(x, n, 0.5);
+  *q05 = cs_quantile_sorted(x, n, 0.05);
+  *q95 = cs_quantile_sorted(x, n, 0.95);
 }
 
 /* Usable in statistics: resolved (flat or curved). */
@@ -175,8 +159,8 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
   for (int i = 0; i < n; i++)
     if (geom_point_resolved(&pts[i]))
       vals[k++] = geom_anisotropy_index(m, pts[i].tr_g, pts[i].logdet_g);
-  qsort(vals, (size_t)k, sizeof *vals, geom_compare_doubles);
-  out->aniso_median = geom_quantile_sorted(k, vals, 0.5);
+  qsort(vals, (size_t)k, sizeof *vals, cs_compare_doubles);
+  out->aniso_median = cs_quantile_sorted(vals, k, 0.5);
   free(vals);
   return CS_OK;
 }

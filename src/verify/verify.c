@@ -6,6 +6,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"
+#include "curvsweep/quantile.h"
 #include "curvsweep/rng.h"
 
 #include <math.h>
@@ -78,11 +79,6 @@ static int unprojected_scale(int d, int m, const double *jet, double *scale) {
   return CS_OK;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Curvature of prefix L at npts points x (npts × m) of model M. */
 static int curvature_at(const cs_model *M, int m, int npts, const double *x, geom_point *pts,
                         double *scales) {
@@ -127,8 +123,8 @@ int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_af
   if (n < AFFINE_POINTS / 2)
     return cs_error(CS_ERR_NUMERIC, "verify: %d of %d points degenerate (m=%d depth=%d)",
                     AFFINE_POINTS - n, AFFINE_POINTS, m, depth);
-  qsort(r, (size_t)n, sizeof *r, cmp_double);
-  qsort(kt, (size_t)n, sizeof *kt, cmp_double);
+  qsort(r, (size_t)n, sizeof *r, cs_compare_doubles);
+  qsort(kt, (size_t)n, sizeof *kt, cs_compare_doubles);
   out->max_ratio = r[n - 1];
   out->median_ratio = r[n / 2];
   out->max_abs_Kt = kt[n - 1];

@@ -1,21 +1,21 @@
-/* analysis_internal.h — data shared by the files of the analysis module
- * (load.c, tables.c, plots.c, report.c); not a public header.
+/* data.h — the analysis module's data (internal to analysis/): the table of
+ * done cells and the per-group statistics computed from it, and its loading
+ * (load.c). Every other file of the module reads this; it reads only public
+ * headers.
  *
  * The done cells are arranged in a 5-D table indexed by
  * (arch, task, depth, regime, seed), each index into the sorted list of the
  * values present in the archives. A regime is one combination of the values
  * of every axis other than arch, task, depth and seed ("residual=no;slots=3",
  * or "all" when there is no such axis). */
-#ifndef CURVSWEEP_ANALYSIS_INTERNAL_H
-#define CURVSWEEP_ANALYSIS_INTERNAL_H
+#ifndef CURVSWEEP_ANALYSIS_DATA_H
+#define CURVSWEEP_ANALYSIS_DATA_H
 
 #include "curvsweep/analysis.h"
 #include "curvsweep/archive.h"
 #include "curvsweep/config.h"
 #include "curvsweep/result.h"
 #include "curvsweep/spec.h"
-
-#include <stdio.h>
 
 #define ANALYSIS_NAME_LEN 256
 
@@ -145,7 +145,10 @@ static inline size_t analysis_aidx(const analysis_data *D, int a, int t, int r) 
   return ((size_t)a * D->n_task + t) * D->n_regime + r;
 }
 
-/* load.c */
+/* ---- load.c ---- */
+
+/* Read n_paths archives of one spec into D (zeroed by the caller, options
+ * set): merge their cells and arrange the done ones in the table. */
 int analysis_load(const char *const *paths, int n_paths, analysis_data *D);
 /* The same for results in memory (borrowed) of the spec spec_text; label[0]
  * names them in messages and index.md. */
@@ -154,58 +157,5 @@ int analysis_load_results(const char *spec_text, const cs_cell_result *results, 
 void analysis_data_free(analysis_data *D);
 /* Index of arch in D->arch, or -1. */
 int analysis_find_arch(const analysis_data *D, cs_arch arch);
-
-/* tables.c */
-int analysis_compute(analysis_data *D);
-/* 1 when a prefix row carries the point classification: its four fractions
- * are finite and add up to 1 (geom_stats_compute, format_version 2 archives). */
-int analysis_stats_classified(const geom_stats *g);
-/* Value `which` of prefix l of a result (l = 1..L; 0: the deepest, l = L);
- * NaN if missing, and for the classified values of an unclassified row. */
-double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which);
-int analysis_write_tables(const analysis_data *D, const char *dir);
-/* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
-const char *analysis_amp_q_name(int q);
-/* "%.15g", "nan"/"inf" for non-finite values, into buf. */
-const char *analysis_fmt(char *buf, size_t len, double v);
-
-/* plots.c — writes .gp/.dat (always) and renders them when gnuplot is
- * available (*rendered = PNG count); appends warnings to out. Each plot
- * written is listed in plots (name without extension) for index.md. */
-typedef struct {
-  char name[ANALYSIS_NAME_LEN + 64];
-  char caption[ANALYSIS_NAME_LEN + 768];
-  int rendered;
-} analysis_plot;
-
-int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
-                         analysis_outcome *out);
-
-/* verdicts.c — the verdicts on the claims of DESIGN §1 in index.md, rules in
- * analysis/README.md ("Verdicts in index.md"). */
-int analysis_md_claims(FILE *f, const analysis_data *D);
-
-/* Analyse results already in memory (borrowed, not freed) of the sweep whose
- * spec text is spec_text, exactly as analysis_run does archives; `label`
- * stands for the archive name in index.md. For tests of the verdict rules on
- * statistics the archive may not carry. */
-int analysis_run_results(const char *spec_text, const cs_cell_result *results, int64_t n,
-                         const char *label, const char *out_dir, const analysis_options *opt,
-                         analysis_outcome *out);
-
-/* report.c */
-void analysis_warn(analysis_outcome *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A file written atomically: written as dir/.name.tmp, renamed on commit, so
- * a failure never leaves a half-written file under the final name. */
-typedef struct {
-  FILE *f;
-  char tmp[4096], path[4096];
-} analysis_file;
-
-int analysis_file_open(analysis_file *o, const char *dir, const char *name);
-/* fclose, check for write errors, rename into place. */
-int analysis_file_commit(analysis_file *o);
-/* fclose and remove the temporary (after an error). */
-void analysis_file_abort(analysis_file *o);
 
 #endif

@@ -1,0 +1,363 @@
+/* compute.c — the numbers of the report: per-group means and t intervals
+ * over seeds (summary.csv, prefix.csv), amplification slopes with paired
+ * bootstrap intervals (amplification.csv), gated − ungated gaps paired by
+ * seed with sign tests (gap.csv), for both normalisations of the curvature
+ * (K̃, K̂), the anisotropy index, ∫|K| dA and the point classes. The CSV
+ * writing is csv.c; column meanings: analysis/README.md. */
+#include "compute.h"
+
+#include "curvsweep/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int analysis_stats_classified(const geom_stats *g) {
+  double f[4] = {g->degenerate_frac, g->unresolved_frac, g->flat_frac, g->curved_frac}, sum = 0;
+  for (int i = 0; i < 4; i++) {
+    if (!isfinite(f[i]) || f[i] < 0) return 0;
+    sum += f[i];
+  }
+  return fabs(sum - 1.0) <= 1e-9;
+}
+
+/* The statistic `which` of prefix l (1-based; 0 = the deepest, l = L) of a cell. */
+double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which) {
+  if (!r || r->depth < 1 || !r->curv) return NAN;
+  int l = prefix > 0 ? prefix : r->depth;
+  if (l > r->depth) return NAN;
+  const geom_stats *g = &r->curv[l - 1];
+  if (which >= AV_KH_ABS && !analysis_stats_classified(g)) return NAN;
+  switch (which) {
+    case AV_K_ABS: return g->K_absmean;
+    case AV_KT_ABS: return g->Kt_absmean;
+    case AV_KT_MEAN: return g->Kt_mean;
+    case AV_INTK: return g->intK;
+    case AV_LOGDET: return g->logdet_mean;
+    case AV_KH_ABS: return g->Kh_absmean;
+    case AV_KH_MEAN: return g->Kh_mean;
+    case AV_ANISO: return g->aniso_median;
+    case AV_INTABSK: return g->intabsK;
+    case AV_UNRESOLVED: return g->unresolved_frac;
+    case AV_FLAT: return g->flat_frac;
+    case AV_CURVED: return g->curved_frac;
+    case AV_DEGENERATE: return g->degenerate_frac;
+    case AV_COUNT: break;
+  }
+  return NAN;
+}
+
+/* Mean and t interval over the seeds of group (a,t,d,r) of value (prefix, which). */
+static void analysis_seed_ci(const analysis_data *D, int a, int t, int d, int r, int prefix,
+                             analysis_value which, double *scratch, analysis_ci *out) {
+  for (int s = 0; s < D->n_seed; s++)
+    scratch[s] = analysis_cell_value(D->cell[analysis_cidx(D, a, t, d, r, s)], prefix, which);
+  analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, out);
+}
+
+/* Unresolved points as a share of the non-degenerate ones, pooled over the
+ * classified seeds of group (a,t,d,r) at prefix l (0: the deepest):
+ * Σ unresolved_frac·n_points / Σ (1 − degenerate_frac)·n_points; NaN when no
+ * seed is classified or every point is degenerate. */
+static double analysis_unresolved_share(const analysis_data *D, int a, int t, int d, int r, int prefix,
+                                        int *n_classified) {
+  double unres = 0, nondeg = 0;
+  int k = 0;
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+    if (!c || c->depth < 1 || !c->curv) continue;
+    int l = prefix > 0 ? prefix : c->depth;
+    if (l > c->depth || !analysis_stats_classified(&c->curv[l - 1])) continue;
+    const geom_stats *g = &c->curv[l - 1];
+    double n = g->n_points > 0 ? g->n_points : 1;
+    unres += g->unresolved_frac * n;
+    nondeg += (1.0 - g->degenerate_frac) * n;
+    k++;
+  }
+  if (n_classified) *n_classified = k;
+  return k && nondeg > 0 ? unres / nondeg : NAN;
+}
+
+/* The classified statistics (K̂, anisotropy, ∫|K| dA, fractions) of one
+ * group or prefix row, over seeds. */
+static void analysis_seed_ci_classified(const analysis_data *D, int a, int t, int d, int r, int l,
+                                        double *scratch, analysis_ci *Kh, analysis_ci *Kh_signed,
+                                        analysis_ci *aniso, analysis_ci *intabsK,
+                                        analysis_ci *unresolved, analysis_ci *flat,
+                                        analysis_ci *curved) {
+  analysis_seed_ci(D, a, t, d, r, l, AV_KH_ABS, scratch, Kh);
+  analysis_seed_ci(D, a, t, d, r, l, AV_KH_MEAN, scratch, Kh_signed);
+  analysis_seed_ci(D, a, t, d, r, l, AV_ANISO, scratch, aniso);
+  analysis_seed_ci(D, a, t, d, r, l, AV_INTABSK, scratch, intabsK);
+  analysis_seed_ci(D, a, t, d, r, l, AV_UNRESOLVED, scratch, unresolved);
+  analysis_seed_ci(D, a, t, d, r, l, AV_FLAT, scratch, flat);
+  analysis_seed_ci(D, a, t, d, r, l, AV_CURVED, scratch, curved);
+}
+
+/* Group (a,t,d,r) at the deepest prefix: accuracy and curvature over seeds. */
+static void analysis_compute_group(analysis_data *D, int a, int t, int d, int r, double *scratch) {
+  analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+    scratch[s] = c ? c->test_acc : NAN;
+  }
+  analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_INTK, scratch, &g->intK);
+  analysis_seed_ci(D, a, t, d, r, 0, AV_LOGDET, scratch, &g->logdet);
+  analysis_seed_ci_classified(D, a, t, d, r, 0, scratch, &g->Kh, &g->Kh_signed, &g->aniso,
+                              &g->intabsK, &g->unresolved, &g->flat, &g->curved);
+  g->unresolved_share = analysis_unresolved_share(D, a, t, d, r, 0, NULL);
+}
+
+/* Prefix l of group (a,t,d,r): curvature over seeds and its seed maxima. */
+static void analysis_compute_prefix(analysis_data *D, int a, int t, int d, int r, int l,
+                                    double *scratch, analysis_prefix *p) {
+  analysis_seed_ci(D, a, t, d, r, l, AV_K_ABS, scratch, &p->K);
+  analysis_seed_ci(D, a, t, d, r, l, AV_KT_ABS, scratch, &p->Kt);
+  analysis_seed_ci(D, a, t, d, r, l, AV_KT_MEAN, scratch, &p->Kt_signed);
+  analysis_seed_ci(D, a, t, d, r, l, AV_LOGDET, scratch, &p->logdet);
+  analysis_seed_ci_classified(D, a, t, d, r, l, scratch, &p->Kh, &p->Kh_signed, &p->aniso,
+                              &p->intabsK, &p->unresolved, &p->flat, &p->curved);
+  p->unresolved_share = analysis_unresolved_share(D, a, t, d, r, l, &p->n_classified);
+  p->Kt_max = p->curved_max = NAN;
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+    double v = analysis_cell_value(c, l, AV_KT_ABS);
+    if (isfinite(v) && !(v <= p->Kt_max)) p->Kt_max = v;
+    v = analysis_cell_value(c, l, AV_CURVED);
+    if (isfinite(v) && !(v <= p->curved_max)) p->curved_max = v;
+  }
+}
+
+/* D->group and, for groups with a done cell, D->prefix (depth entries). */
+static int analysis_compute_groups(analysis_data *D, double *scratch) {
+  for (int a = 0; a < D->n_arch; a++)
+    for (int t = 0; t < D->n_task; t++)
+      for (int d = 0; d < D->n_depth; d++)
+        for (int r = 0; r < D->n_regime; r++) {
+          size_t gi = analysis_gidx(D, a, t, d, r);
+          if (D->group[gi].n_cells == 0) continue;
+          analysis_compute_group(D, a, t, d, r, scratch);
+          int L = D->depth[d];
+          if (D->group[gi].n_done == 0 || L < 1) continue;
+          CS_CHECK(CS_CALLOC(D->prefix[gi], L));
+          for (int l = 1; l <= L; l++)
+            analysis_compute_prefix(D, a, t, d, r, l, scratch, &D->prefix[gi][l - 1]);
+        }
+  return CS_OK;
+}
+
+/* Bootstrap of one quantity for one (arch, task, regime): the stream is keyed
+ * by the row and quantity names, so every row is reproducible on its own. */
+static int analysis_boot_one(const analysis_data *D, int a, int t, int r, const char *what, int G,
+                             int S, const double *x, const double *y, int log_y, analysis_boot *out) {
+  char key[3 * ANALYSIS_NAME_LEN];
+  snprintf(key, sizeof key, "%s|%s|%s|%s", config_arch_name(D->arch[a]),
+           config_task_name(D->task[t]), D->regime[r].name, what);
+  rng_stream rng = rng_stream_make(D->opt.bootstrap_seed, "analysis:bootstrap", 0, key);
+  return analysis_bootstrap_slope(G, S, x, y, log_y, D->opt.bootstrap, ANALYSIS_LEVEL, &rng, out);
+}
+
+/* Seed means of y at the first and the last group. */
+static void analysis_end_means(int G, int S, const double *y, double *first, double *last) {
+  double m[2];
+  for (int e = 0; e < 2; e++) {
+    int g = e ? G - 1 : 0, k = 0;
+    double sum = 0;
+    for (int s = 0; s < S; s++)
+      if (isfinite(y[(size_t)g * S + s])) sum += y[(size_t)g * S + s], k++;
+    m[e] = k ? sum / k : NAN;
+  }
+  *first = m[0], *last = m[1];
+}
+
+/* The statistic behind each amplification quantity, its name in the CSV and
+ * the bootstrap key, and whether the slope is of its log (positive values). */
+static const struct {
+  analysis_value value;
+  const char *name;
+  int log_y;
+} ANALYSIS_AMP_Q[AQ_COUNT] = {
+    [AQ_K] = {AV_K_ABS, "K", 1},          [AQ_KT] = {AV_KT_ABS, "Kt", 1},
+    [AQ_KH] = {AV_KH_ABS, "Kh", 1},       [AQ_INTABSK] = {AV_INTABSK, "intabsK", 1},
+    [AQ_LOGDET] = {AV_LOGDET, "logdet", 0}, [AQ_ANISO] = {AV_ANISO, "aniso", 0},
+};
+
+const char *analysis_amp_q_name(int q) { return ANALYSIS_AMP_Q[q].name; }
+
+/* Slopes, ratios and end values of every quantity over G groups (depths or
+ * prefixes) of S seeds; y[q] holds G × S values. */
+static int analysis_amp_fit(const analysis_data *D, int a, int t, int r, const char *dir, int G,
+                            int S, const double *x, double *const *y, analysis_boot *boot,
+                            double *ratio, double *first, double *last) {
+  for (int q = 0; q < AQ_COUNT; q++) {
+    char what[64];
+    snprintf(what, sizeof what, "%s|%s", ANALYSIS_AMP_Q[q].name, dir);
+    CS_CHECK(analysis_boot_one(D, a, t, r, what, G, S, x, y[q], ANALYSIS_AMP_Q[q].log_y, &boot[q]));
+    analysis_end_means(G, S, y[q], &first[q], &last[q]);
+    ratio[q] = G >= 2 ? last[q] / first[q] : NAN;
+    if (G < 2) boot[q].lo = boot[q].hi = boot[q].estimate = NAN;
+  }
+  return CS_OK;
+}
+
+/* Scratch of analysis_compute_amp, freed by it in one place. */
+typedef struct {
+  double *x;             /* (maxL) the x of each group: depth, or prefix l */
+  double *y[AQ_COUNT];   /* (maxL × n_seed) per quantity, group-major */
+  int *dsel, *ssel;      /* (n_depth), (n_seed): the depths and seeds of one row */
+} analysis_amp_work;
+
+/* The depths with a done cell (dsel[0..G-1]) and the seeds with a done cell
+ * at one of them (ssel[0..S-1]) of row (a, t, r); also A's counts and Kt_max. */
+static void analysis_amp_select(const analysis_data *D, int a, int t, int r, analysis_amp_work *W,
+                                analysis_amp *A) {
+  int G = 0, S = 0;
+  for (int d = 0; d < D->n_depth; d++)
+    if (D->group[analysis_gidx(D, a, t, d, r)].n_done > 0) W->dsel[G++] = d;
+  for (int s = 0; G && s < D->n_seed; s++) {
+    int any = 0;
+    for (int g = 0; g < G; g++) any |= D->cell[analysis_cidx(D, a, t, W->dsel[g], r, s)] != NULL;
+    if (any) W->ssel[S++] = s;
+  }
+  A->present = G > 0;
+  A->n_depths = G;
+  A->n_seeds = S;
+  if (!G) return;
+  A->depth_min = D->depth[W->dsel[0]];
+  A->depth_max = D->depth[W->dsel[G - 1]];
+  /* the largest mean |K̃| of any done cell at any prefix */
+  for (int g = 0; g < G; g++)
+    for (int s = 0; s < D->n_seed; s++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, W->dsel[g], r, s)];
+      for (int l = 1; c && l <= c->depth; l++) {
+        double v = analysis_cell_value(c, l, AV_KT_ABS);
+        if (isfinite(v) && !(v <= A->Kt_max)) A->Kt_max = v;
+      }
+    }
+}
+
+/* W->y[q][g·S + j] = quantity q of seed ssel[j] in group g: across depths,
+ * the deepest prefix of each model (x = depth); else across prefixes
+ * l = 1..L of the deepest models (x = l). Returns the group count. */
+static int analysis_amp_fill(const analysis_data *D, int a, int t, int r, const analysis_amp *A,
+                             int across_depths, analysis_amp_work *W) {
+  int S = A->n_seeds, G = across_depths ? A->n_depths : A->prefix_depth;
+  int deepest = W->dsel[A->n_depths - 1];
+  for (int g = 0; g < G; g++) {
+    int d = across_depths ? W->dsel[g] : deepest, l = across_depths ? 0 : g + 1;
+    W->x[g] = across_depths ? D->depth[d] : l;
+    for (int j = 0; j < S; j++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, W->ssel[j])];
+      for (int q = 0; q < AQ_COUNT; q++)
+        W->y[q][(size_t)g * S + j] = analysis_cell_value(c, l, ANALYSIS_AMP_Q[q].value);
+    }
+  }
+  return G;
+}
+
+/* One row (a, t, r) of amplification.csv. */
+static int analysis_amp_row(const analysis_data *D, int a, int t, int r, analysis_amp_work *W,
+                            analysis_amp *A) {
+  A->Kt_max = NAN;
+  analysis_amp_select(D, a, t, r, W, A);
+  if (!A->present) return CS_OK;
+  A->prefix_depth = A->depth_max;
+  int G = analysis_amp_fill(D, a, t, r, A, 1, W);
+  CS_CHECK(analysis_amp_fit(D, a, t, r, "depth", G, A->n_seeds, W->x, W->y, A->depth, A->ratio,
+                            A->first, A->last));
+  G = analysis_amp_fill(D, a, t, r, A, 0, W);
+  return analysis_amp_fit(D, a, t, r, "prefix", G, A->n_seeds, W->x, W->y, A->prefix,
+                          A->prefix_ratio, A->prefix_first, A->prefix_last);
+}
+
+static int analysis_amp_pipeline(analysis_data *D, analysis_amp_work *W) {
+  CS_CHECK(CS_CALLOC(D->amp, (size_t)D->n_arch * D->n_task * D->n_regime));
+  int maxL = D->depth[D->n_depth - 1] > D->n_depth ? D->depth[D->n_depth - 1] : D->n_depth;
+  if (maxL < 1) maxL = 1;
+  CS_CHECK(CS_CALLOC(W->x, maxL));
+  for (int q = 0; q < AQ_COUNT; q++)
+    CS_CHECK(CS_CALLOC(W->y[q], (size_t)maxL * (D->n_seed > 0 ? D->n_seed : 1)));
+  CS_CHECK(CS_CALLOC(W->dsel, D->n_depth));
+  CS_CHECK(CS_CALLOC(W->ssel, D->n_seed));
+  for (int a = 0; a < D->n_arch; a++)
+    for (int t = 0; t < D->n_task; t++)
+      for (int r = 0; r < D->n_regime; r++)
+        CS_CHECK(analysis_amp_row(D, a, t, r, W, &D->amp[analysis_aidx(D, a, t, r)]));
+  return CS_OK;
+}
+
+static int analysis_compute_amp(analysis_data *D) {
+  analysis_amp_work W = {0};
+  int rc = analysis_amp_pipeline(D, &W);
+  free(W.x), free(W.dsel), free(W.ssel);
+  for (int q = 0; q < AQ_COUNT; q++) free(W.y[q]);
+  return rc;
+}
+
+/* Differences b − a of paired values: mean and t interval, signs, sign test. */
+static void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
+  analysis_mean_ci(diff, n, ANALYSIS_LEVEL, &out->ci);
+  out->n = out->ci.n;
+  out->n_pos = out->n_neg = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(diff[i])) continue;
+    if (diff[i] > 0) out->n_pos++;
+    if (diff[i] < 0) out->n_neg++;
+  }
+  out->sign_p = analysis_sign_test(out->n_pos, out->n_neg);
+}
+
+static int analysis_compute_gaps(analysis_data *D) {
+  int u = analysis_find_arch(D, ARCH_UNGATED);
+  if (u < 0 || D->n_arch < 2) return CS_OK;
+  size_t cap = (size_t)(D->n_arch - 1) * D->n_task * D->n_depth * D->n_regime;
+  CS_CHECK(CS_CALLOC(D->gap, cap));
+  double *dacc = NULL, *dK = NULL, *dKt = NULL, *dKh = NULL;
+  int rc = CS_CALLOC(dacc, D->n_seed);
+  if (!rc) rc = CS_CALLOC(dK, D->n_seed);
+  if (!rc) rc = CS_CALLOC(dKt, D->n_seed);
+  if (!rc) rc = CS_CALLOC(dKh, D->n_seed);
+  for (int a = 0; !rc && a < D->n_arch; a++) {
+    if (a == u) continue;
+    for (int t = 0; t < D->n_task; t++)
+      for (int r = 0; r < D->n_regime; r++)
+        for (int d = 0; d < D->n_depth; d++) {
+          int n = 0;
+          for (int s = 0; s < D->n_seed; s++) {
+            const cs_cell_result *cu = D->cell[analysis_cidx(D, u, t, d, r, s)];
+            const cs_cell_result *cg = D->cell[analysis_cidx(D, a, t, d, r, s)];
+            if (!cu || !cg) continue;
+            dacc[n] = cg->test_acc - cu->test_acc;
+            dK[n] = analysis_cell_value(cg, 0, AV_K_ABS) - analysis_cell_value(cu, 0, AV_K_ABS);
+            dKt[n] = analysis_cell_value(cg, 0, AV_KT_ABS) - analysis_cell_value(cu, 0, AV_KT_ABS);
+            dKh[n] = analysis_cell_value(cg, 0, AV_KH_ABS) - analysis_cell_value(cu, 0, AV_KH_ABS);
+            n++;
+          }
+          if (n == 0) continue;
+          analysis_gap *g = &D->gap[D->n_gap++];
+          g->arch = a, g->task = t, g->depth = d, g->regime = r, g->n_pairs = n;
+          analysis_diff_stats(dacc, n, &g->acc);
+          analysis_diff_stats(dK, n, &g->K);
+          analysis_diff_stats(dKt, n, &g->Kt);
+          analysis_diff_stats(dKh, n, &g->Kh);
+        }
+  }
+  free(dacc), free(dK), free(dKt), free(dKh);
+  return rc;
+}
+
+int analysis_compute(analysis_data *D) {
+  double *scratch;
+  CS_CHECK(CS_CALLOC(scratch, D->n_seed));
+  int rc = analysis_compute_groups(D, scratch);
+  free(scratch);
+  CS_CHECK(rc);
+  CS_CHECK(analysis_compute_amp(D));
+  CS_CHECK(analysis_compute_gaps(D));
+  return CS_OK;
+}

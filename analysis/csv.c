@@ -1,0 +1,237 @@
+/* csv.c — the report's CSV tables from the computed numbers (compute.c):
+ * summary.csv, prefix.csv, amplification.csv, gap.csv. Numbers with %.15g;
+ * column meanings: analysis/README.md. */
+#include "compute.h"
+#include "output.h"
+#include "writers.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/tasks.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* "%.15g", "nan"/"inf" for non-finite values, into buf. */
+static const char *analysis_fmt(char *buf, size_t len, double v) {
+  if (isnan(v))
+    snprintf(buf, len, "nan");
+  else if (isinf(v))
+    snprintf(buf, len, v > 0 ? "inf" : "-inf");
+  else
+    snprintf(buf, len, "%.15g", v);
+  return buf;
+}
+
+static void analysis_csv_num(FILE *f, double v) {
+  char buf[64];
+  fprintf(f, ",%s", analysis_fmt(buf, sizeof buf, v));
+}
+
+static void analysis_csv_ci(FILE *f, const analysis_ci *c) {
+  analysis_csv_num(f, c->mean);
+  analysis_csv_num(f, c->lo);
+  analysis_csv_num(f, c->hi);
+}
+
+static void analysis_csv_boot(FILE *f, const analysis_boot *b) {
+  analysis_csv_num(f, b->estimate);
+  analysis_csv_num(f, b->lo);
+  analysis_csv_num(f, b->hi);
+}
+
+static void analysis_csv_diff(FILE *f, const analysis_diff *d) {
+  analysis_csv_ci(f, &d->ci);
+  fprintf(f, ",%d,%d", d->n_pos, d->n_neg);
+  analysis_csv_num(f, d->sign_p);
+}
+
+static void analysis_csv_ci_header(FILE *f, const char *name) {
+  fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high", name, name, name);
+}
+
+/* The regime axes as columns, values of the regime's representative cell. */
+static void analysis_csv_regime_header(FILE *f, const analysis_data *D) {
+  for (int k = 0; k < D->n_other; k++) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
+  fprintf(f, ",regime,skeleton");
+}
+
+static void analysis_csv_regime(FILE *f, const analysis_data *D, int r) {
+  for (int k = 0; k < D->n_other; k++) {
+    char val[128];
+    spec_axis_value_text(D->spec, D->other_axis[k], D->regime[r].cell_id, val, sizeof val);
+    fprintf(f, ",%s", val);
+  }
+  fprintf(f, ",%s,%d", D->regime[r].name, D->regime[r].skeleton);
+}
+
+/* The key columns of a group row of summary.csv and prefix.csv: arch, task,
+ * boundary, depth and the regime columns. */
+static void analysis_csv_group_key_header(FILE *f, const analysis_data *D) {
+  fprintf(f, "arch,task,boundary,depth");
+  analysis_csv_regime_header(f, D);
+}
+
+static void analysis_csv_group_key(FILE *f, const analysis_data *D, int a, int t, int d, int r) {
+  fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[t]),
+          task_boundary(D->task[t]), D->depth[d]);
+  analysis_csv_regime(f, D, r);
+}
+
+/* The classified columns of summary.csv and prefix.csv (analysis/README.md). */
+static void analysis_csv_classified_header(FILE *f) {
+  analysis_csv_ci_header(f, "Kh_absmean");
+  analysis_csv_ci_header(f, "Kh_mean");
+  analysis_csv_ci_header(f, "aniso");
+  analysis_csv_ci_header(f, "intabsK");
+  analysis_csv_ci_header(f, "unresolved_frac");
+  analysis_csv_ci_header(f, "flat_frac");
+  analysis_csv_ci_header(f, "curved_frac");
+}
+
+static void analysis_csv_classified(FILE *f, const analysis_ci *Kh, const analysis_ci *Kh_signed,
+                                    const analysis_ci *aniso, const analysis_ci *intabsK,
+                                    const analysis_ci *unresolved, const analysis_ci *flat,
+                                    const analysis_ci *curved) {
+  analysis_csv_ci(f, Kh);
+  analysis_csv_ci(f, Kh_signed);
+  analysis_csv_ci(f, aniso);
+  analysis_csv_ci(f, intabsK);
+  analysis_csv_ci(f, unresolved);
+  analysis_csv_ci(f, flat);
+  analysis_csv_ci(f, curved);
+}
+
+static void analysis_write_summary(FILE *f, const analysis_data *D) {
+  analysis_csv_group_key_header(f, D);
+  fprintf(f, ",n_cells,n_seeds,n_failed,n_diverged");
+  analysis_csv_ci_header(f, "acc");
+  analysis_csv_ci_header(f, "K_absmean");
+  analysis_csv_ci_header(f, "Kt_absmean");
+  analysis_csv_ci_header(f, "Kt_mean");
+  analysis_csv_ci_header(f, "intK");
+  analysis_csv_ci_header(f, "logdet");
+  analysis_csv_classified_header(f);
+  fprintf(f, ",unresolved_share\n");
+  for (int t = 0; t < D->n_task; t++)
+    for (int r = 0; r < D->n_regime; r++)
+      for (int a = 0; a < D->n_arch; a++)
+        for (int d = 0; d < D->n_depth; d++) {
+          const analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
+          if (g->n_cells == 0) continue;
+          analysis_csv_group_key(f, D, a, t, d, r);
+          fprintf(f, ",%d,%d,%d,%d", g->n_cells, g->n_done, g->n_failed, g->n_diverged);
+          analysis_csv_ci(f, &g->acc);
+          analysis_csv_ci(f, &g->K);
+          analysis_csv_ci(f, &g->Kt);
+          analysis_csv_ci(f, &g->Kt_signed);
+          analysis_csv_ci(f, &g->intK);
+          analysis_csv_ci(f, &g->logdet);
+          analysis_csv_classified(f, &g->Kh, &g->Kh_signed, &g->aniso, &g->intabsK, &g->unresolved,
+                                  &g->flat, &g->curved);
+          analysis_csv_num(f, g->unresolved_share);
+          fprintf(f, "\n");
+        }
+}
+
+static void analysis_write_prefix(FILE *f, const analysis_data *D) {
+  analysis_csv_group_key_header(f, D);
+  fprintf(f, ",prefix,n_seeds");
+  analysis_csv_ci_header(f, "K_absmean");
+  analysis_csv_ci_header(f, "Kt_absmean");
+  fprintf(f, ",Kt_absmean_max");
+  analysis_csv_ci_header(f, "Kt_mean");
+  analysis_csv_ci_header(f, "logdet");
+  analysis_csv_classified_header(f);
+  fprintf(f, ",curved_frac_max,unresolved_share\n");
+  for (int t = 0; t < D->n_task; t++)
+    for (int r = 0; r < D->n_regime; r++)
+      for (int a = 0; a < D->n_arch; a++)
+        for (int d = 0; d < D->n_depth; d++) {
+          size_t gi = analysis_gidx(D, a, t, d, r);
+          if (!D->prefix[gi]) continue;
+          for (int l = 1; l <= D->depth[d]; l++) {
+            const analysis_prefix *p = &D->prefix[gi][l - 1];
+            analysis_csv_group_key(f, D, a, t, d, r);
+            fprintf(f, ",%d,%d", l, D->group[gi].n_done);
+            analysis_csv_ci(f, &p->K);
+            analysis_csv_ci(f, &p->Kt);
+            analysis_csv_num(f, p->Kt_max);
+            analysis_csv_ci(f, &p->Kt_signed);
+            analysis_csv_ci(f, &p->logdet);
+            analysis_csv_classified(f, &p->Kh, &p->Kh_signed, &p->aniso, &p->intabsK, &p->unresolved,
+                                    &p->flat, &p->curved);
+            analysis_csv_num(f, p->curved_max);
+            analysis_csv_num(f, p->unresolved_share);
+            fprintf(f, "\n");
+          }
+        }
+}
+
+static void analysis_write_amp(FILE *f, const analysis_data *D) {
+  fprintf(f, "arch,task,boundary,regime,skeleton,n_depths,depth_min,depth_max,n_seeds");
+  for (int q = 0; q < AQ_COUNT; q++) {
+    const char *n = analysis_amp_q_name(q);
+    fprintf(f, ",%s_depth_slope,%s_depth_slope_ci_low,%s_depth_slope_ci_high", n, n, n);
+  }
+  fprintf(f, ",prefix_depth");
+  for (int q = 0; q < AQ_COUNT; q++) {
+    const char *n = analysis_amp_q_name(q);
+    fprintf(f, ",%s_prefix_slope,%s_prefix_slope_ci_low,%s_prefix_slope_ci_high", n, n, n);
+  }
+  for (int q = 0; q <= AQ_INTABSK; q++) fprintf(f, ",%s_ratio", analysis_amp_q_name(q));
+  for (int q = 0; q <= AQ_INTABSK; q++) fprintf(f, ",%s_prefix_ratio", analysis_amp_q_name(q));
+  fprintf(f, ",aniso_shallowest,aniso_deepest,aniso_prefix_first,aniso_prefix_last,Kt_absmean_max\n");
+  for (int t = 0; t < D->n_task; t++)
+    for (int r = 0; r < D->n_regime; r++)
+      for (int a = 0; a < D->n_arch; a++) {
+        const analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
+        if (!A->present) continue;
+        fprintf(f, "%s,%s,%s,%s,%d,%d,%d,%d,%d", config_arch_name(D->arch[a]),
+                config_task_name(D->task[t]), task_boundary(D->task[t]), D->regime[r].name,
+                D->regime[r].skeleton, A->n_depths, A->depth_min, A->depth_max, A->n_seeds);
+        for (int q = 0; q < AQ_COUNT; q++) analysis_csv_boot(f, &A->depth[q]);
+        fprintf(f, ",%d", A->prefix_depth);
+        for (int q = 0; q < AQ_COUNT; q++) analysis_csv_boot(f, &A->prefix[q]);
+        for (int q = 0; q <= AQ_INTABSK; q++) analysis_csv_num(f, A->ratio[q]);
+        for (int q = 0; q <= AQ_INTABSK; q++) analysis_csv_num(f, A->prefix_ratio[q]);
+        analysis_csv_num(f, A->first[AQ_ANISO]);
+        analysis_csv_num(f, A->last[AQ_ANISO]);
+        analysis_csv_num(f, A->prefix_first[AQ_ANISO]);
+        analysis_csv_num(f, A->prefix_last[AQ_ANISO]);
+        analysis_csv_num(f, A->Kt_max);
+        fprintf(f, "\n");
+      }
+}
+
+static void analysis_write_gap(FILE *f, const analysis_data *D) {
+  fprintf(f, "comparison,task,boundary,depth,regime,skeleton,n_pairs");
+  const char *q[4] = {"dacc", "dK", "dKt", "dKh"};
+  for (int i = 0; i < 4; i++)
+    fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high,%s_npos,%s_nneg,%s_sign_p", q[i], q[i], q[i], q[i],
+            q[i], q[i]);
+  fprintf(f, "\n");
+  for (int i = 0; i < D->n_gap; i++) {
+    const analysis_gap *g = &D->gap[i];
+    fprintf(f, "%s-ungated,%s,%s,%d,%s,%d,%d", config_arch_name(D->arch[g->arch]),
+            config_task_name(D->task[g->task]), task_boundary(D->task[g->task]), D->depth[g->depth],
+            D->regime[g->regime].name, D->regime[g->regime].skeleton, g->n_pairs);
+    analysis_csv_diff(f, &g->acc);
+    analysis_csv_diff(f, &g->K);
+    analysis_csv_diff(f, &g->Kt);
+    analysis_csv_diff(f, &g->Kh);
+    fprintf(f, "\n");
+  }
+}
+
+int analysis_write_tables(const analysis_data *D, const char *dir) {
+  static const char *names[4] = {"summary.csv", "prefix.csv", "amplification.csv", "gap.csv"};
+  void (*writers[4])(FILE *, const analysis_data *) = {analysis_write_summary, analysis_write_prefix,
+                                                        analysis_write_amp, analysis_write_gap};
+  for (int i = 0; i < 4; i++) {
+    analysis_file o;
+    CS_CHECK(analysis_file_open(&o, dir, names[i]));
+    writers[i](o.f, D);
+    CS_CHECK(analysis_file_commit(&o));
+  }
+  return CS_OK;
+}

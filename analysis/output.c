@@ -1,0 +1,72 @@
+/* output.c — the leaf helpers of the report's writers (output.h): warnings,
+ * atomic files, the report directory. */
+#include "output.h"
+
+#include "curvsweep/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void analysis_warn(analysis_outcome *out, const char *fmt, ...) {
+  if (!out || out->n_warnings >= ANALYSIS_MAX_WARNINGS) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0], fmt, ap);
+  va_end(ap);
+}
+
+int analysis_file_open(analysis_file *o, const char *dir, const char *name) {
+  int n1 = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+  int n2 = snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name);
+  if (n1 < 0 || n2 < 0 || (size_t)n2 >= sizeof o->tmp)
+    return cs_error(CS_ERR_INPUT, "report path too long: %s/%s", dir, name);
+  o->f = fopen(o->tmp, "w");
+  if (!o->f) return cs_error(CS_ERR_IO, "%s: cannot write: %s", o->tmp, strerror(errno));
+  return CS_OK;
+}
+
+int analysis_file_commit(analysis_file *o) {
+  int bad = ferror(o->f);
+  if (fclose(o->f) != 0) bad = 1;
+  o->f = NULL;
+  if (bad) {
+    unlink(o->tmp);
+    return cs_error(CS_ERR_IO, "%s: write failed (disk full?)", o->path);
+  }
+  if (rename(o->tmp, o->path) != 0) {
+    int e = errno;
+    unlink(o->tmp);
+    return cs_error(CS_ERR_IO, "%s: cannot rename into place: %s", o->path, strerror(e));
+  }
+  return CS_OK;
+}
+
+void analysis_file_abort(analysis_file *o) {
+  if (o->f) fclose(o->f);
+  o->f = NULL;
+  unlink(o->tmp);
+}
+
+int analysis_mkdir_p(const char *dir) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    return cs_error(CS_ERR_INPUT, "report directory name too long: %s", dir);
+  for (char *p = path + 1; ; p++) {
+    if (*p == '/' || *p == '\0') {
+      char c = *p;
+      *p = '\0';
+      if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return cs_error(CS_ERR_IO, "%s: cannot create directory: %s", path, strerror(errno));
+      *p = c;
+      if (!c) break;
+    }
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return cs_error(CS_ERR_INPUT, "%s exists and is not a directory", dir);
+  return CS_OK;
+}

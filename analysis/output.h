@@ -1,0 +1,30 @@
+/* output.h — the leaf helpers every writer of the report uses (output.c,
+ * internal to analysis/): files written atomically, the report directory,
+ * warnings for the caller to print. Reads only public headers. */
+#ifndef CURVSWEEP_ANALYSIS_OUTPUT_H
+#define CURVSWEEP_ANALYSIS_OUTPUT_H
+
+#include "curvsweep/analysis.h"
+
+#include <stdio.h>
+
+/* Append a warning to out (NULL: dropped; at most ANALYSIS_MAX_WARNINGS). */
+void analysis_warn(analysis_outcome *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A file written atomically: written as dir/.name.tmp, renamed on commit, so
+ * a failure never leaves a half-written file under the final name. */
+typedef struct {
+  FILE *f;
+  char tmp[4096], path[4096];
+} analysis_file;
+
+int analysis_file_open(analysis_file *o, const char *dir, const char *name);
+/* fclose, check for write errors, rename into place. */
+int analysis_file_commit(analysis_file *o);
+/* fclose and remove the temporary (after an error). */
+void analysis_file_abort(analysis_file *o);
+
+/* mkdir -p dir; CS_ERR_INPUT when it exists and is not a directory. */
+int analysis_mkdir_p(const char *dir);
+
+#endif

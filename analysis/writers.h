@@ -1,0 +1,37 @@
+/* writers.h — the parts of the report, each written into the report
+ * directory by one file of analysis/ and called in turn by the driver
+ * (report.c): CSV tables (csv.c), figures (plots.c), index.md (index.c)
+ * with its verdicts (verdicts.c). Internal to analysis/. */
+#ifndef CURVSWEEP_ANALYSIS_WRITERS_H
+#define CURVSWEEP_ANALYSIS_WRITERS_H
+
+#include "data.h"
+
+#include <stdio.h>
+
+/* csv.c — summary.csv, prefix.csv, amplification.csv, gap.csv (columns:
+ * analysis/README.md). */
+int analysis_write_tables(const analysis_data *D, const char *dir);
+
+/* plots.c — writes .gp/.dat (always) and renders them when gnuplot is
+ * available (*rendered = PNG count); appends warnings to out. Each plot
+ * written is listed in plots (name without extension) for index.md. */
+typedef struct {
+  char name[ANALYSIS_NAME_LEN + 64];
+  char caption[ANALYSIS_NAME_LEN + 768];
+  int rendered;
+} analysis_plot;
+
+int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
+                         analysis_outcome *out);
+
+/* verdicts.c — the verdicts on the four claims in index.md, rules in
+ * analysis/README.md ("Verdicts in index.md"). */
+int analysis_md_claims(FILE *f, const analysis_data *D);
+
+/* index.c — index.md: the grid, the verdicts, links to the tables and every
+ * plot (rendered or not), the warnings of out. */
+int analysis_write_index(const analysis_data *D, const char *dir, const analysis_plot *plots,
+                         int n_plots, const analysis_outcome *out);
+
+#endif
