@@ -2,6 +2,7 @@
  * atomic files, the report directory. */
 #include "output.h"
 
+#include "curvsweep/path.h"
 #include "curvsweep/error.h"
 
 #include <errno.h>
@@ -51,22 +52,3 @@ void analysis_file_abort(analysis_file *o) {
   unlink(o->tmp);
 }
 
-int analysis_mkdir_p(const char *dir) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-    return cs_error(CS_ERR_INPUT, "report directory name too long: %s", dir);
-  for (char *p = path + 1; ; p++) {
-    if (*p == '/' || *p == '\0') {
-      char c = *p;
-      *p = '\0';
-      if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return cs_error(CS_ERR_IO, "%s: cannot create directory: %s", path, strerror(errno));
-      *p = c;
-      if (!c) break;
-    }
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return cs_error(CS_ERR_INPUT, "%s exists and is not a directory", dir);
-  return CS_OK;
-}

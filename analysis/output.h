@@ -24,7 +24,5 @@ int analysis_file_commit(analysis_file *o);
 /* fclose and remove the temporary (after an error). */
 void analysis_file_abort(analysis_file *o);
 
-/* mkdir -p dir; CS_ERR_INPUT when it exists and is not a directory. */
-int analysis_mkdir_p(const char *dir);
 
 #endif

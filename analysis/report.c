@@ -6,6 +6,7 @@
 #include "output.h"
 #include "writers.h"
 
+#include "curvsweep/path.h"
 #include "curvsweep/error.h"
 
 #include <stdio.h>
@@ -44,7 +45,7 @@ static int analysis_finish(analysis_data *D, int rc, const char *out_dir, analys
       analysis_warn(out, "partial archive: %lld of %lld cells done (%.1f%%); the report covers the "
                          "done cells only",
                     (long long)D->done, (long long)D->cells_total, 100.0 * D->done / D->cells_total);
-    rc = analysis_mkdir_p(out_dir);
+    rc = cs_mkdir_p(out_dir);
   }
   analysis_plot *plots = NULL;
   int n_plots = 0;

@@ -2,6 +2,7 @@
  * usually under mpirun/srun. Only rank 0 prints. */
 #include "cli.h"
 
+#include "curvsweep/clock.h"
 #include "curvsweep/error.h"
 #include "curvsweep/sweep.h"
 
@@ -40,12 +41,6 @@ typedef struct {
   double last_print;
 } progress_state;
 
-static double mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static void format_duration(double s, char *buf, size_t len) {
   if (!isfinite(s)) {
     snprintf(buf, len, "--:--:--");
@@ -58,7 +53,7 @@ static void format_duration(double s, char *buf, size_t len) {
 /* Progress: a live line on a terminal, a line every 10 s otherwise (Slurm logs). */
 static void print_progress(void *ctx, const sweep_progress *p) {
   progress_state *ps = ctx;
-  double t = mono_s();
+  double t = cs_monotonic_seconds();
   int last = p->done >= p->total;
   if (!ps->tty && !last && t - ps->last_print < 10.0 && ps->last_print > 0) return;
   ps->last_print = t;

@@ -10,6 +10,7 @@
  * whatever messages have arrived, so dispatch latency is one training step.
  * Idle ranks poll with 1 ms sleeps instead of blocking in MPI (Open MPI's
  * blocking receive spins a core). */
+#include "curvsweep/clock.h"
 #include "curvsweep/sweep.h"
 
 #include "curvsweep/error.h"
@@ -29,22 +30,9 @@ enum { W_WAITING = -1, W_STOPPED = -2, W_STARTING = -3 };
 
 #define POLL_SLEEP_NS 1000000L /* 1 ms */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static void sleep_poll(void) {
   struct timespec ts = {0, POLL_SLEEP_NS};
   nanosleep(&ts, NULL);
-}
-
-static void utc_now(char *buf, size_t len) {
-  time_t t = time(NULL);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 double sweep_cell_cost(const cs_config *c) {
@@ -207,7 +195,7 @@ static void report_progress(master *M) {
   int64_t sel, done, failed, diverged;
   archive_counts(M->archive, &sel, &done, &failed, &diverged);
   sweep_progress p = {.total = M->total, .done = done + failed + diverged, .run_now = M->run_now,
-                      .failed = failed + diverged, .elapsed_s = now_s() - M->t0, .eta_s = NAN,
+                      .failed = failed + diverged, .elapsed_s = cs_monotonic_seconds() - M->t0, .eta_s = NAN,
                       .archive_s = M->archive_s, .work_s = M->work_s};
   int64_t left = p.total - p.done;
   if (M->run_now > 0) p.eta_s = p.elapsed_s / M->run_now * left;
@@ -222,9 +210,9 @@ static int master_accept(master *M, cs_cell_result *r) {
     M->queue[--M->q_head] = id; /* run it again next (q_head > 0: it was taken) */
     return CS_OK;
   }
-  double t = now_s();
+  double t = cs_monotonic_seconds();
   CS_CHECK(archive_write_result(M->archive, r));
-  M->archive_s += now_s() - t;
+  M->archive_s += cs_monotonic_seconds() - t;
   M->run_now++;
   M->work_s += r->wall_s;
   report_progress(M);
@@ -485,7 +473,7 @@ static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len
 static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
                         const sweep_options *opt) {
   memset(M, 0, sizeof *M);
-  M->comm = comm, M->size = size, M->spec = spec, M->opt = opt, M->t0 = now_s();
+  M->comm = comm, M->size = size, M->spec = spec, M->opt = opt, M->t0 = cs_monotonic_seconds();
   M->max_retries = spec_sweep(spec)->max_retries;
   int64_t n = spec_cell_count(spec);
   unsigned char *mask;
@@ -582,7 +570,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
       snprintf(run.team, sizeof run.team, "%dx%d", p, q);
       if (opt->shard_count > 1)
         snprintf(run.shard, sizeof run.shard, "%d/%d", opt->shard_index, opt->shard_count);
-      utc_now(run.start, sizeof run.start);
+      cs_utc_now(run.start, sizeof run.start, 0);
       run.end[0] = '\0';
       rc = archive_begin_run(M.archive, &run);
     }
@@ -625,7 +613,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   team_release(&tc);
   char saved[2048];
   snprintf(saved, sizeof saved, "%s", cs_error_message());
-  utc_now(run.end, sizeof run.end);
+  cs_utc_now(run.end, sizeof run.end, 0);
   run.cells_run = M.run_now;
   int rc2 = archive_end_run(M.archive, &run);
   int rc3 = archive_close(M.archive);

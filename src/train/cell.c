@@ -1,4 +1,5 @@
 /* cell.c — one cell end to end: tasks → model → train → jets → geom. */
+#include "curvsweep/clock.h"
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/rng.h"
@@ -212,12 +213,6 @@ int cell_measure_curvature(const cs_model *M, const cs_config *cfg, int save_poi
   return rc;
 }
 
-static double wall_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static int copy_params(cs_model *M, cs_cell_result *res) {
   int nt = model_tensor_count(M);
   CS_CHECK(CS_CALLOC(res->tensors, nt));
@@ -258,13 +253,13 @@ int cell_run(const cs_config *cfg, int64_t cell_id, const cell_options *opt, con
   memset(res, 0, sizeof *res);
   res->cell_id = cell_id;
   res->status = CELL_PENDING;
-  double t0 = wall_seconds();
+  double t0 = cs_monotonic_seconds();
   cell_state s;
   memset(&s, 0, sizeof s);
   int rc = cell_pipeline(cfg, opt, team, hooks, res, &s);
   task_dataset_free(&s.train);
   task_dataset_free(&s.test);
   model_free(s.model);
-  res->wall_s = wall_seconds() - t0;
+  res->wall_s = cs_monotonic_seconds() - t0;
   return rc;
 }
