@@ -45,7 +45,7 @@ static void analysis_md_grid(FILE *f, const analysis_data *D) {
     fprintf(f, "%s `%s`%s", r ? "," : "", D->regime[r].name,
             D->regime[r].skeleton ? " (affine skeleton)" : "");
   const cs_config *c = &D->regime[0].cfg;
-  fprintf(f, ".\nThe affine skeleton of DESIGN §1 is heads = 1, slots = input_dim + 1, residual = no, "
+  fprintf(f, ".\nThe affine skeleton (docs/MODELS.md) is heads = 1, slots = input_dim + 1, residual = no, "
              "norm = none (here: heads %d, slots %d, input_dim %d, residual %s, norm %s in regime `%s`).\n\n",
           c->heads, c->slots, c->input_dim, c->residual ? "yes" : "no", config_norm_name(c->norm),
           D->regime[0].name);
@@ -63,7 +63,7 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
              "95%%.\n\n",
           spec_sha256(D->spec));
   analysis_md_grid(f, D);
-  fprintf(f, "## Verdicts on the claims of DESIGN §1\n\n");
+  fprintf(f, "## Verdicts on the four claims (docs/MODELS.md)\n\n");
   int rc = analysis_md_claims(f, D);
   if (rc) {
     analysis_file_abort(&o);

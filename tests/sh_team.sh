@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweeps on teams of ranks (DESIGN §6): results equal the 1x1 sweep to
+# Sweeps on teams of ranks (docs/SWEEP.md): results equal the 1x1 sweep to
 # rounding (1e-7 relative; every product forced through PBLAS with block
 # size 4), for 1x2, 2x1 and 2x2 teams; resume and shards work with teams;
 # a rank count that is not a multiple of the team size is refused.

@@ -833,7 +833,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
   remove_dir(dir);
 }
 
-/* DESIGN §7: kill -9 at any moment loses no result reported done, and the
+/* docs/SWEEP.md: kill -9 at any moment loses no result reported done, and the
  * archive opens again (repaired if needed). A child writes results and
  * reports each cell through a pipe once archive_write_result returned; the
  * parent kills it after a random delay, resumes, and checks every reported

@@ -187,7 +187,7 @@ static void test_hypersphere(void **state) {
 /* A flat image in curved coordinates: μ(x) = A φ(x) + b with A (d×m) linear
  * and φ: R^m → R^m nonlinear. The image is an open piece of an m-plane, so
  * every curvature is 0, yet H_ab = A ∂_ab φ is large and purely tangential:
- * the engine must project it away completely (the DESIGN §1 affine regime).
+ * the engine must project it away completely (the docs/MODELS.md affine regime).
  * φ_c(x) = exp(0.5 x_c) + x_c x_{c+1} + sin(x_{c+2}) (indices mod m). */
 static void flat_jet(int d, int m, double amp, uint64_t seed, const double *x, double *jet) {
   double A[MAX_D * MAX_M], phi[MAX_ROWS * MAX_M] = {0};  // phi: (C, m), jet layout

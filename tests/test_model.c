@@ -148,7 +148,7 @@ static void test_shared_tensors_identical_across_archs(void **state) {
   for (int a = 0; a < ARCH_COUNT; a++) model_free(models[a]);
 }
 
-/* Parameter counts against the formula of DESIGN §3. */
+/* Parameter counts against the formula of docs/MODELS.md. */
 static void test_parameter_counts(void **state) {
   (void)state;
   int d = 8, m = 2, n = 3, H = 2, L = 3;

@@ -145,7 +145,7 @@ static void assert_config_equal(const cs_config *a, const cs_config *b) {
   assert_int_equal(a->team_block, b->team_block);
 }
 
-/* Every section absent: one cell with the DESIGN §8 defaults, written out
+/* Every section absent: one cell with the docs/SPEC.md defaults, written out
  * here by hand rather than taken from config_default(). */
 static void test_defaults_when_sections_absent(void **state) {
   cs_spec *s = load_ok("");
@@ -352,7 +352,7 @@ static void test_cell_config_out_of_range(void **state) {
   spec_free(s);
 }
 
-/* The DESIGN §8 example, verbatim: 3 archs x 4 depths x 2 tasks x 5 seeds. */
+/* The example spec tests/specs/design-example.ini, verbatim: 3 archs x 4 depths x 2 tasks x 5 seeds. */
 static void test_design_example(void **state) {
   char path[1024];
   source_path("tests/specs/design-example.ini", path, sizeof path);

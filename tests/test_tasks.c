@@ -1,4 +1,4 @@
-/* test_tasks.c — the synthetic datasets of DESIGN §2 against their
+/* test_tasks.c — the synthetic datasets of docs/MODELS.md against their
  * definitions, recomputed independently here. */
 #include <setjmp.h>
 #include <stdarg.h>

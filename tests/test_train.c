@@ -21,7 +21,7 @@ static cs_cell_result run(cs_config c, int save_points, int save_params) {
   return r;
 }
 
-/* DESIGN acceptance: every arch ≥ 97% on linear at depth 2, width 16,
+/* Acceptance: every arch ≥ 97% on linear at depth 2, width 16,
  * default training. */
 static void test_every_arch_learns_linear(void **state) {
   (void)state;

@@ -1,4 +1,4 @@
-/* test_verify.c — the theory checks of DESIGN §5 on real models: affine
+/* test_verify.c — the theory checks of docs/NUMERICS.md on real models: affine
  * regime flat to rounding (ungated, depths 1..8, m = 2, 3), curved when
  * gated, a gated point of positive curvature, and scale behaviour. */
 #include <setjmp.h>

@@ -2,7 +2,7 @@
  *
  * The spec module expands a sweep spec into cells; each cell is one
  * cs_config with every axis fixed. Everything downstream (tasks, model,
- * train, geom) reads only this struct. Defaults are those of DESIGN §8. */
+ * train, geom) reads only this struct. Defaults are those of docs/SPEC.md. */
 #ifndef CURVSWEEP_CONFIG_H
 #define CURVSWEEP_CONFIG_H
 
@@ -62,7 +62,7 @@ typedef struct {
   int team_block;        /* 64: block size of the block-cyclic layout */
 } cs_config;
 
-/* The DESIGN §8 defaults. */
+/* The docs/SPEC.md defaults. */
 cs_config config_default(void);
 
 const char *config_arch_name(cs_arch a);        /* "ungated", "gated", "gated-headwise", "mlp" */

@@ -1,6 +1,6 @@
 /* geom.h — intrinsic (Fisher–Rao) curvature of a representation μ(x) ∈ R^d
  * over input coordinates x ∈ R^m, from its exact first and second
- * derivatives (DESIGN §5).
+ * derivatives (docs/NUMERICS.md).
  *
  * Input layout, per point: a "jet" of C = 1 + m + P rows of d values each
  * (row-major, row stride d), P = m(m+1)/2:
@@ -187,7 +187,7 @@ typedef struct {
   int pass;
 } geom_check;
 
-/* Analytic-surface checks of the engine (DESIGN §5): one row per surface and
+/* Analytic-surface checks of the engine (docs/NUMERICS.md): one row per surface and
  * point (relative tolerance 1e-10, absolute 1e-12 where expected is 0).
  * *n_rows is the number of rows of the table. With rows = NULL only *n_rows
  * is set (a size query); otherwise max_rows must be at least that many

@@ -1,4 +1,4 @@
-/* spec.h — sweep specs (INI, DESIGN §8): parse, validate, expand into cells.
+/* spec.h — sweep specs (INI, docs/SPEC.md): parse, validate, expand into cells.
  *
  * Cell numbering: the axes in the order they appear in [grid]; cell ids run
  * 0 .. count-1 in row-major (nested-loop) order, the first axis slowest and

@@ -1,4 +1,4 @@
-/* sweep.h — the MPI sweep engine (DESIGN §7).
+/* sweep.h — the MPI sweep engine (docs/SWEEP.md).
  *
  * Rank 0 of the communicator expands the spec, orders the cells to run
  * longest first by a cost model, hands them out one at a time, trains

@@ -1,4 +1,4 @@
-/* tasks.h — the synthetic datasets of DESIGN §2.
+/* tasks.h — the synthetic datasets of docs/MODELS.md.
  *
  * Deterministic from (task, seed, split): a dataset is a pure function of
  * these (and m, n, label_noise), drawn from counter-based streams. */

@@ -1,4 +1,4 @@
-/* train.h — training one model (DESIGN §4) and running one whole cell:
+/* train.h — training one model (docs/MODELS.md) and running one whole cell:
  * data → model → train → curvature → cs_cell_result. */
 #ifndef CURVSWEEP_TRAIN_H
 #define CURVSWEEP_TRAIN_H
@@ -32,7 +32,7 @@ typedef struct {
   int save_params;  /* trained tensors into the result */
 } cell_options;
 
-/* Curvature of the model's representation after every layer (DESIGN §5):
+/* Curvature of the model's representation after every layer (docs/NUMERICS.md):
  * cfg->points evaluation points from the task's test distribution (their
  * own stream), jets through the model, geom at every prefix l = 1..L; for
  * m = 2 also ∫K dA from as many uniform points in the task's input box.

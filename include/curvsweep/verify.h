@@ -1,4 +1,4 @@
-/* verify.h — the theory checks of DESIGN §5, run on the real engine:
+/* verify.h — the theory checks of docs/NUMERICS.md, run on the real engine:
  * analytic surfaces, flatness of the affine (structured) regime, curvature
  * of its gated counterpart, a gated point of positive curvature, and the
  * scale behaviour of K and K̃. Shared by `curvsweep verify` and the tests. */
@@ -19,13 +19,13 @@ void verify_table_free(verify_table *t);
 int verify_add(verify_table *t, const char *check, double value, double expected, double tol,
                int pass);
 
-/* Affine regime (DESIGN §1): m input dims, m + 1 slots, one head, no
+/* Affine regime (docs/MODELS.md): m input dims, m + 1 slots, one head, no
  * residual, no norm, every tensor randomised from seed; curvature of h_L at
  * random points in [-1,1]^m. ratio = |S| / Σ_ab |Π_ab|², Π_ab the
  * unprojected second derivatives in an orthonormal tangent frame (the
  * scale S would have if every second derivative were normal): flat ⇔ ratio
  * at rounding level. |K̃| is the scale-free curvature. */
-/* Flat: ratio ≤ 1e-16 (DESIGN asks ≤ 1e-8; the engine reaches ~1e-27).
+/* Flat: ratio ≤ 1e-16 (the project's flatness bound is 1e-8; the engine reaches ~1e-27).
  * Curved: some point with ratio ≥ 1e-10, a million times the flat bound. */
 #define VERIFY_FLAT_BOUND 1e-16
 #define VERIFY_CURVED_BOUND 1e-10

@@ -10,7 +10,7 @@
 
 static const char *ANALYZE_HELP =
     "usage: curvsweep analyze ARCHIVE... [-o DIR]\n\n"
-    "Turn a sweep archive into the depth-amplification report (DESIGN §8): CSV tables,\n"
+    "Turn a sweep archive into the depth-amplification report (docs/SPEC.md): CSV tables,\n"
     "gnuplot figures (PNG, with their .gp scripts and .dat data) and DIR/index.md with a\n"
     "verdict on each claim, computed from the tables. Several archives are merged on the\n"
     "fly when they hold one spec (e.g. the shards of a sweep). A running or interrupted\n"

@@ -7,7 +7,7 @@
 
 static const char *VERIFY_HELP =
     "usage: curvsweep verify\n\n"
-    "Run the theory checks of the geometry engine (DESIGN §5) and print one row per\n"
+    "Run the theory checks of the geometry engine (docs/NUMERICS.md) and print one row per\n"
     "check: analytic surfaces (sphere, cylinder, saddle, torus), flatness of ungated\n"
     "attention in the affine regime at depths 1..8, curvature of the gated skeleton,\n"
     "a gated point of positive curvature, and the scale behaviour of K and K~.\n"

@@ -1,4 +1,4 @@
-/* geom.c — the pointwise curvature engine (DESIGN §5).
+/* geom.c — the pointwise curvature engine (docs/NUMERICS.md).
  *
  * At one point x ∈ R^m the representation μ(x) ∈ R^d comes with its exact
  * Jacobian J = ∂μ/∂x (d×m) and Hessians H_ab = ∂²μ/∂x_a∂x_b (d each), read

@@ -1,4 +1,4 @@
-/* spec.c — sweep specs (DESIGN §8): read the INI text with libinih, validate
+/* spec.c — sweep specs (docs/SPEC.md): read the INI text with libinih, validate
  * every key before any work starts, and expand the [grid] axes into cells.
  *
  * Reading. libinih's handler gets no line numbers, so the text goes through
@@ -1026,7 +1026,7 @@ static int spec_load_bytes(const char *text, size_t len, const char *source, cs_
   spec->text_len = len;
   memcpy(spec->source, source, strlen(source) + 1);
   spec_sha256_hex(spec->text, len, spec->sha256);
-  // defaults of DESIGN §8
+  // defaults of docs/SPEC.md
   spec->base = config_default();
   snprintf(spec->sweep.name, sizeof spec->sweep.name, "depth-amplification");
   snprintf(spec->sweep.output, sizeof spec->sweep.output, "results/demo.h5");

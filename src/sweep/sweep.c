@@ -98,7 +98,7 @@ static void wait_message(MPI_Comm comm, int source, MPI_Status *st) {
 
 /* ------------------------------------------------------------ teams */
 
-/* A rank's team (DESIGN §6): T = P·Q consecutive ranks train one cell
+/* A rank's team (docs/SWEEP.md): T = P·Q consecutive ranks train one cell
  * together through la. The team's first rank (its leader) takes part in
  * the scheduling; the others follow: they run the same cell on the same
  * team, and at every optimisation step the leader broadcasts whether to

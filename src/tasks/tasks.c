@@ -1,4 +1,4 @@
-/* tasks.c — the synthetic datasets of DESIGN §2.
+/* tasks.c — the synthetic datasets of docs/MODELS.md.
  *
  * A dataset is a pure function of (kind, m, n, seed, split, label_noise).
  * Every random quantity comes from its own counter-based stream:
@@ -10,7 +10,7 @@
  * from one stream, so the first n' points of a dataset of size n > n' are the
  * dataset of size n' (before label noise).
  *
- * Choices left open by DESIGN §2 (documented here and in tasks.h):
+ * Choices left open by docs/MODELS.md (documented here and in tasks.h):
  * - Uniform draws are 2u - 1 with u in the open (0, 1), so x ∈ (-1, 1)^m.
  * - blobs: label i % 2 (exactly balanced for even n), centre (2y - 1)·μ,
  *   noise 0.5·z with z an isotropic normal truncated to |z_j| ≤ 4 per

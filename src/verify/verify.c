@@ -36,7 +36,7 @@ int verify_add(verify_table *t, const char *check, double value, double expected
   return CS_OK;
 }
 
-/* The affine skeleton of DESIGN §1: one head, m + 1 slots, pure composition. */
+/* The affine skeleton of docs/MODELS.md: one head, m + 1 slots, pure composition. */
 static cs_config affine_config(cs_arch arch, int m, int depth, uint64_t seed) {
   cs_config c = config_default();
   c.arch = arch, c.input_dim = m, c.slots = m + 1, c.heads = 1, c.residual = 0;
