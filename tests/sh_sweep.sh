@@ -7,6 +7,7 @@ bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+source "$src/tests/support/wait.sh"
 mpi() { mpiexec --oversubscribe --bind-to none -np "$@"; }
 cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$1" "$2"; }
 fails=0 passes=0
@@ -52,19 +53,6 @@ rank_pid() { # pid of the curvsweep process with the given world rank
     if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then echo $p; return; fi
   done
 }
-# wait until the archive reports at least $2 done cells (polling info, which
-# reads while the writer holds the lock), or 60 s: the kills then land mid-run
-# however loaded the machine is, instead of at fixed delays
-wait_done() {
-  local t=0
-  while (( t < 1200 )); do
-    local d
-    d=$("$bin" info "$1" 2>/dev/null | sed -nE 's/.*cells +[0-9]+: ([0-9]+) done.*/\1/p')
-    [[ -n "$d" && "$d" -ge "$2" ]] && return 0
-    sleep 0.05; t=$((t+1))
-  done
-  return 1
-}
 n=0 midrun=0
 for victim in 0 1; do
   for target in 1 3 6; do
@@ -88,7 +76,7 @@ done
 # 6. SIGINT to rank 0: stop, keep results, say how to resume, exit non-zero; then resume
 mpi 2 "$bin" run "$kill_spec" -o sig.h5 2>sig.err &
 mpipid=$!
-sleep 1.0
+wait_done sig.h5 1 # running, its handlers installed, however loaded the machine
 kill -INT "$(rank_pid 0)"
 wait $mpipid; rc=$?
 [[ $rc -ne 0 ]] && ok || bad "interrupted run exited 0"

@@ -9,6 +9,7 @@ tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 export CS_TEAM_FLOP_THRESHOLD=0
+source "$src/tests/support/wait.sh"
 mpi() { mpiexec --oversubscribe --bind-to none -np "$@"; }
 cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$@"; }
 fails=0 passes=0
@@ -35,7 +36,7 @@ sed 's/^epochs     = 20/epochs     = 400/' $spec > long.ini
 mpi 4 "$bin" run long.ini -o long-ref.h5 2>/dev/null && ok || bad "long team reference"
 mpi 4 "$bin" run long.ini -o long.h5 2>sig.err &
 mpipid=$!
-sleep 1.5
+wait_done long.h5 1 # running, its handlers installed, however loaded the machine
 for p in $(pgrep -f "curvsweep run long.ini"); do
   tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0" && kill -INT $p
 done
