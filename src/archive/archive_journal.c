@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Journal file header and record header (see the top comment). */
+/* Journal file header and record header (docs/ARCHIVE.md, "Journal"). */
 #define ARCHIVE_JOURNAL_MAGIC "CSJRNL01"
 #define ARCHIVE_RECORD_MAGIC 0x31525343u /* "CSR1" little-endian */
 
