@@ -223,42 +223,48 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
   return CS_OK;
 }
 
+/* Check rows [start, start + k) of /cells (in buf) and keep their cell
+ * ids, statuses and attempts. */
+static int archive_load_block(cs_archive *a, const archive_cell_row *buf, hsize_t start, hsize_t k,
+                              const char *path) {
+  for (hsize_t i = 0; i < k; i++) {
+    int64_t r = (int64_t)(start + i);
+    int status = archive_status_parse(buf[i].status);
+    if (status < 0 || (r > 0 && buf[i].cell_id <= a->row_cell[r - 1]) || buf[i].cell_id < 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells row %" PRId64 " (cell_id %" PRId64
+                      ", status '%.16s') is out of order or has an unknown status", path, r,
+                      buf[i].cell_id, buf[i].status);
+    a->row_cell[r] = buf[i].cell_id;
+    a->row_status[r] = (unsigned char)status;
+    a->row_attempts[r] = buf[i].attempts;
+  }
+  return CS_OK;
+}
+
+static int archive_load_rows_from(cs_archive *a, hid_t ds, hid_t mt, archive_cell_row **buf,
+                                  const char *path) {
+  hsize_t n = 0;
+  CS_CHECK(archive_table_length_checked(ds, path, "cells", &n));
+  CS_CHECK(archive_alloc_rows(a, (int64_t)n));
+  CS_CHECK(CS_CALLOC(*buf, ARCHIVE_BLOCK_ROWS));
+  for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
+    hsize_t k = n - s < ARCHIVE_BLOCK_ROWS ? n - s : ARCHIVE_BLOCK_ROWS;
+    if (archive_table_io(ds, mt, s, k, *buf, 0) < 0)
+      return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /cells rows "
+                              "%llu..%llu", path, (unsigned long long)s,
+                              (unsigned long long)(s + k - 1));
+    CS_CHECK(archive_load_block(a, *buf, s, k, path));
+  }
+  return CS_OK;
+}
+
 /* Read every /cells row (result columns) into a->rows. Any failure here
  * means a damaged file (CS_ERR_INPUT, naming it). */
 int archive_load_rows(cs_archive *a, hid_t file, const char *path) {
   hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT), mt = archive_cell_row_type();
   archive_cell_row *buf = NULL;
-  int rc = CS_OK;
-  if (ds < 0) {
-    rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open /cells", path);
-    goto done;
-  }
-  hsize_t n = 0;
-  if ((rc = archive_table_length_checked(ds, path, "cells", &n))) goto done;
-  if ((rc = archive_alloc_rows(a, (int64_t)n))) goto done;
-  if ((rc = CS_CALLOC(buf, ARCHIVE_BLOCK_ROWS))) goto done;
-  for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
-    hsize_t k = n - s < ARCHIVE_BLOCK_ROWS ? n - s : ARCHIVE_BLOCK_ROWS;
-    if (archive_table_io(ds, mt, s, k, buf, 0) < 0) {
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /cells rows %llu..%llu",
-                            path, (unsigned long long)s, (unsigned long long)(s + k - 1));
-      goto done;
-    }
-    for (hsize_t i = 0; i < k; i++) {
-      int64_t r = (int64_t)(s + i);
-      int status = archive_status_parse(buf[i].status);
-      if (status < 0 || (r > 0 && buf[i].cell_id <= a->row_cell[r - 1]) || buf[i].cell_id < 0) {
-        rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells row %" PRId64 " (cell_id %" PRId64
-                      ", status '%.16s') is out of order or has an unknown status", path, r,
-                      buf[i].cell_id, buf[i].status);
-        goto done;
-      }
-      a->row_cell[r] = buf[i].cell_id;
-      a->row_status[r] = (unsigned char)status;
-      a->row_attempts[r] = buf[i].attempts;
-    }
-  }
-done:
+  int rc = ds < 0 ? archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open /cells", path)
+                  : archive_load_rows_from(a, ds, mt, &buf, path);
   free(buf);
   archive_h5_close_id(&mt, H5Tclose);
   archive_h5_close_id(&ds, H5Dclose);
@@ -331,75 +337,83 @@ int archive_table_repair(const cs_archive *a, hid_t file, const char *name) {
   return rc;
 }
 
+/* What creating an archive file holds open; closed in one place
+ * (archive_create_file). */
+typedef struct {
+  archive_cells_layout L;
+  hid_t ctype, space, dcpl, ds;
+  unsigned char *rows;
+} archive_create_state;
+
+/* Root attributes and /spec (the exact text, chunked and checksummed). */
+static int archive_write_root(hid_t file, const cs_spec *spec, const char *path) {
+  char created[32];
+  int32_t version = ARCHIVE_FORMAT_VERSION;
+  cs_utc_now(created, sizeof created, 0);
+  CS_CHECK(archive_attr_write_str(file, "format", ARCHIVE_FORMAT, path));
+  CS_CHECK(archive_attr_write_i64(file, "format_version", H5T_STD_I32LE, version, path));
+  CS_CHECK(archive_attr_write_str(file, "software_version", CS_VERSION, path));
+  CS_CHECK(archive_attr_write_str(file, "created", created, path));
+  CS_CHECK(archive_attr_write_str(file, "spec_sha256", spec_sha256(spec), path));
+  CS_CHECK(archive_attr_write_str(file, "spec_name", spec_sweep(spec)->name, path));
+  return archive_spec_write(file, spec_text(spec), path);
+}
+
+/* /cells: every listed cell, pending. */
+static int archive_write_cells(const cs_archive *a, const cs_spec *spec, hid_t file,
+                               archive_create_state *s, const char *path) {
+  s->ctype = archive_layout_type(spec, &s->L);
+  hsize_t n = (hsize_t)a->n_rows, maxdims = H5S_UNLIMITED;
+  hsize_t chunk = archive_table_chunk_rows(s->L.row_bytes);
+  s->space = H5Screate_simple(1, &n, &maxdims);
+  s->dcpl = archive_dcpl(1, &chunk);
+  s->ds = H5Dcreate2(file, "cells", s->ctype, s->space, H5P_DEFAULT, s->dcpl, H5P_DEFAULT);
+  if (s->ctype < 0 || s->ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /cells", path);
+  CS_CHECK(cs_calloc_bytes((void **)&s->rows, ARCHIVE_BLOCK_ROWS, s->L.row_bytes));
+  for (hsize_t b = 0; b < n; b += ARCHIVE_BLOCK_ROWS) {
+    hsize_t k = n - b < ARCHIVE_BLOCK_ROWS ? n - b : ARCHIVE_BLOCK_ROWS;
+    for (hsize_t i = 0; i < k; i++)
+      CS_CHECK(archive_layout_fill(spec, &s->L, a->row_cell[b + i], s->rows + i * s->L.row_bytes));
+    if (archive_table_io(s->ds, s->ctype, b, k, s->rows, 1) < 0)
+      return archive_h5_error(CS_ERR_IO, "%s: cannot write /cells", path);
+  }
+  archive_h5_close_id(&s->ds, H5Dclose);
+  return CS_OK;
+}
+
+/* An empty table of the packed file type of mt (mt is closed here). */
+static int archive_create_empty_table(hid_t file, const char *name, hid_t mt, int committed,
+                                      const char *path) {
+  hid_t ft = archive_packed(mt);
+  int rc = archive_table_create(file, name, ft, committed, path);
+  H5Tclose(ft), H5Tclose(mt);
+  return rc;
+}
+
+static int archive_create_pipeline(const cs_archive *a, const cs_spec *spec, hid_t file,
+                                   archive_create_state *s, const char *path) {
+  CS_CHECK(archive_layout_build(spec, &s->L));
+  CS_CHECK(archive_write_root(file, spec, path));
+  CS_CHECK(archive_write_cells(a, spec, file, s, path));
+  CS_CHECK(archive_create_empty_table(file, "curvature", archive_curv_row_type(), 1, path));
+  CS_CHECK(archive_create_empty_table(file, "curves", archive_curve_row_type(), 1, path));
+  return archive_create_empty_table(file, "runs", archive_run_row_type(), 0, path);
+}
+
 /* Write a complete pending archive of spec (rows of a) to path. */
 static int archive_create_file(const cs_archive *a, const cs_spec *spec, const char *path) {
   hid_t file = archive_h5_create(path);
   if (file < 0) return archive_h5_error(CS_ERR_IO, "cannot create the archive %s", path);
-  archive_cells_layout L;
-  hid_t ctype = H5I_INVALID_HID, t = H5I_INVALID_HID, space = H5I_INVALID_HID, ds = H5I_INVALID_HID;
-  hid_t dcpl = H5I_INVALID_HID;
-  unsigned char *rows = NULL;
-  int rc = archive_layout_build(spec, &L);
-  if (rc) goto done;
-
-  // root attributes
-  char created[32];
-  int32_t version = ARCHIVE_FORMAT_VERSION;
-  cs_utc_now(created, sizeof created, 0);
-  if ((rc = archive_attr_write_str(file, "format", ARCHIVE_FORMAT, path))) goto done;
-  if ((rc = archive_attr_write_i64(file, "format_version", H5T_STD_I32LE, version, path))) goto done;
-  if ((rc = archive_attr_write_str(file, "software_version", CS_VERSION, path))) goto done;
-  if ((rc = archive_attr_write_str(file, "created", created, path))) goto done;
-  if ((rc = archive_attr_write_str(file, "spec_sha256", spec_sha256(spec), path))) goto done;
-  if ((rc = archive_attr_write_str(file, "spec_name", spec_sweep(spec)->name, path))) goto done;
-
-  // /spec: the exact text, chunked and checksummed
-  if ((rc = archive_spec_write(file, spec_text(spec), path))) goto done;
-
-  // /cells: every selected cell, pending
-  ctype = archive_layout_type(spec, &L);
-  hsize_t n = (hsize_t)a->n_rows, maxdims = H5S_UNLIMITED, chunk = archive_table_chunk_rows(L.row_bytes);
-  space = H5Screate_simple(1, &n, &maxdims);
-  dcpl = archive_dcpl(1, &chunk);
-  ds = H5Dcreate2(file, "cells", ctype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  if (ctype < 0 || ds < 0) {
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot create /cells", path);
-    goto done;
-  }
-  if ((rc = cs_calloc_bytes((void **)&rows, ARCHIVE_BLOCK_ROWS, L.row_bytes))) goto done;
-  for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
-    hsize_t k = n - s < ARCHIVE_BLOCK_ROWS ? n - s : ARCHIVE_BLOCK_ROWS;
-    for (hsize_t i = 0; i < k; i++)
-      if ((rc = archive_layout_fill(spec, &L, a->row_cell[s + i], rows + i * L.row_bytes))) goto done;
-    if (archive_table_io(ds, ctype, s, k, rows, 1) < 0) {
-      rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /cells", path);
-      goto done;
-    }
-  }
-  archive_h5_close_id(&ds, H5Dclose);
-
-  // empty /curvature, /curves, /runs
-  hid_t mt = archive_curv_row_type(), ft = archive_packed(mt);
-  rc = archive_table_create(file, "curvature", ft, 1, path);
-  H5Tclose(ft), H5Tclose(mt);
-  if (rc) goto done;
-  mt = archive_curve_row_type(), ft = archive_packed(mt);
-  rc = archive_table_create(file, "curves", ft, 1, path);
-  H5Tclose(ft), H5Tclose(mt);
-  if (rc) goto done;
-  mt = archive_run_row_type(), ft = archive_packed(mt);
-  rc = archive_table_create(file, "runs", ft, 0, path);
-  H5Tclose(ft), H5Tclose(mt);
-  if (rc) goto done;
-
-done:
-  free(rows);
-  archive_layout_free(&L);
-  archive_h5_close_id(&dcpl, H5Pclose);
-  archive_h5_close_id(&ds, H5Dclose);
-  archive_h5_close_id(&space, H5Sclose);
-  archive_h5_close_id(&t, H5Tclose);
-  archive_h5_close_id(&ctype, H5Tclose);
+  archive_create_state s;
+  memset(&s, 0, sizeof s);
+  s.ctype = s.space = s.dcpl = s.ds = H5I_INVALID_HID;
+  int rc = archive_create_pipeline(a, spec, file, &s, path);
+  free(s.rows);
+  archive_layout_free(&s.L);
+  archive_h5_close_id(&s.dcpl, H5Pclose);
+  archive_h5_close_id(&s.ds, H5Dclose);
+  archive_h5_close_id(&s.space, H5Sclose);
+  archive_h5_close_id(&s.ctype, H5Tclose);
   if (H5Fclose(file) < 0 && !rc) rc = archive_h5_error(CS_ERR_IO, "%s: cannot close", path);
   return rc;
 }
