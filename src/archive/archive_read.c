@@ -154,15 +154,26 @@ static int archive_link_lookup(hid_t loc, const char *name, const char *path, in
   return CS_OK;
 }
 
-static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
-  char name[64];
-  snprintf(name, sizeof name, "points/%" PRId64, r->cell_id);
+/* Open the group /<top>/<cell_id> when there is one (*g < 0: none); its
+ * name into name. */
+static int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
+                                   char name[64], hid_t *g) {
+  *g = H5I_INVALID_HID;
+  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
   int there;
-  CS_CHECK(archive_link_lookup(file, "points", path, &there));
+  CS_CHECK(archive_link_lookup(file, top, path, &there));
   if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
   if (!there) return CS_OK;
-  hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
-  if (g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
+  *g = H5Gopen2(file, name, H5P_DEFAULT);
+  if (*g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
+  return CS_OK;
+}
+
+static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_open(file, "points", r->cell_id, path, name, &g));
+  if (g < 0) return CS_OK;
   hsize_t dims[2];
   int rc = archive_read_matrix(g, "x", path, &r->pt_x, dims);
   r->n_points = (int)dims[0], r->m = (int)dims[1];
@@ -187,13 +198,9 @@ static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) 
 
 static int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
-  snprintf(name, sizeof name, "params/%" PRId64, r->cell_id);
-  int there;
-  CS_CHECK(archive_link_lookup(file, "params", path, &there));
-  if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
-  if (!there) return CS_OK;
-  hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
-  if (g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
+  hid_t g;
+  CS_CHECK(archive_cell_group_open(file, "params", r->cell_id, path, name, &g));
+  if (g < 0) return CS_OK;
   // the names, in order, from the attribute "tensors"
   hid_t attr = H5Aopen(g, "tensors", H5P_DEFAULT), space = H5I_INVALID_HID;
   hid_t t = archive_str_type(ARCHIVE_TENSOR_NAME_BYTES);

@@ -102,14 +102,22 @@ static int archive_delete_cell_groups(hid_t file, int64_t cell_id, const char *p
   return CS_OK;
 }
 
-static int archive_write_points(hid_t file, const cs_cell_result *r, const char *path) {
-  char name[64];
-  snprintf(name, sizeof name, "points/%" PRId64, r->cell_id);
+/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
+static int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
+                                     char name[64], hid_t *g) {
+  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
-  hid_t g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  *g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
   H5Pclose(lcpl);
-  if (g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
+  if (*g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
+  return CS_OK;
+}
+
+static int archive_write_points(hid_t file, const cs_cell_result *r, const char *path) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_create(file, "points", r->cell_id, path, name, &g));
   double **fields[RESULT_N_POINT_ARRAYS];
   result_point_arrays((cs_cell_result *)r, fields);
   int rc = archive_write_matrix(g, "x", (hsize_t)r->n_points, (hsize_t)r->m, r->pt_x, path);
@@ -130,12 +138,8 @@ static int archive_write_points(hid_t file, const cs_cell_result *r, const char 
 
 static int archive_write_params(hid_t file, const cs_cell_result *r, const char *path) {
   char name[64];
-  snprintf(name, sizeof name, "params/%" PRId64, r->cell_id);
-  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  hid_t g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  H5Pclose(lcpl);
-  if (g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
+  hid_t g;
+  CS_CHECK(archive_cell_group_create(file, "params", r->cell_id, path, name, &g));
   int rc = CS_OK;
   // the tensors, then their names in order as the attribute "tensors"
   for (int i = 0; i < r->n_tensors && !rc; i++)
