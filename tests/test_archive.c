@@ -17,6 +17,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/result.h"
 #include "curvsweep/spec.h"
+#include "../src/archive/archive_test.h"
 
 #include <dirent.h>
 #include <hdf5.h>

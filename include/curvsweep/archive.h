@@ -95,11 +95,5 @@ int archive_merge(const char *out, const char *const *inputs, int n_inputs, int 
 
 /* Additions to the contract above. */
 /* The journal of an archive is the archive's path + ".journal". */
-/* Fault injection for tests: the journal part of archive_write_result
- * (record appended and synced, archive marked as being written) without the
- * HDF5 write, as a process killed inside archive_write_result leaves it;
- * the next resume rebuilds the file from the journal, this result
- * included. Same checks and errors as archive_write_result. */
-int archive_test_journal_only(cs_archive *a, const cs_cell_result *r);
 
 #endif

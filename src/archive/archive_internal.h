@@ -1,28 +1,273 @@
-/* archive_internal.h — what archive.c shares with the other files of
- * src/archive (not part of the public API in include/curvsweep). */
+/* archive_internal.h — what the files of src/archive share (not part of the
+ * public API in include/curvsweep). The on-disk format and the journal
+ * protocol are docs/ARCHIVE.md; this header is their C side:
+ *   archive.c          open / resume / write / close, small file utilities
+ *   archive_format.c   HDF5 helpers, compound row types, 1-D tables
+ *   archive_create.c   probe an existing file, create a new one, rebuild
+ *   archive_write.c    apply one result or /runs row to an open file
+ *   archive_journal.c  the journal: records, scan, seed, replay
+ *   archive_read.c     read-back (summary, spec, results)
+ *   archive_merge.c    merging shard archives
+ *   archive_lock.c, archive_spec.c  the journal lock, /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
 
+#include "archive_test.h"
+#include "curvsweep/archive.h"
+#include "curvsweep/error.h"
+
 #include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
-/* archive.c: cs_error with the innermost HDF5 reason appended ("<message>: <reason>"). */
-int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* archive.c: dataset creation property list: chunked, shuffle + deflate + Fletcher32. */
-hid_t archive_dcpl(int rank, const hsize_t *chunk);
+#ifndef CS_VERSION
+#define CS_VERSION "unknown"
+#endif
 
-/* archive.c: fsync the directory holding path (a created, renamed or removed entry). */
+#define ARCHIVE_NAME_BYTES 32     /* arch, task columns */
+#define ARCHIVE_STATUS_BYTES 16
+#define ARCHIVE_MESSAGE_BYTES 256
+#define ARCHIVE_TENSOR_NAME_BYTES 48
+#define ARCHIVE_CHUNK_BYTES 8192 /* target uncompressed chunk size: small, since every append rewrites (recompresses) its chunk */
+#define ARCHIVE_DEFLATE_LEVEL 4
+#define ARCHIVE_BLOCK_ROWS 65536  /* rows per read/write block of big tables */
+
+/* The result columns of a /cells row (memory layout; names as in the file). */
+typedef struct {
+  int64_t cell_id;
+  char status[ARCHIVE_STATUS_BYTES];
+  int32_t rank, attempts;
+  double wall_s, train_loss, train_acc, test_acc;
+  int64_t n_params;
+  char message[ARCHIVE_MESSAGE_BYTES];
+} archive_cell_row;
+
+typedef struct {
+  int64_t cell_id;
+  int32_t prefix;
+  geom_stats st;
+} archive_curv_row;
+
+typedef struct {
+  int64_t cell_id;
+  int32_t epoch;
+  double train_loss, train_acc, test_acc;
+} archive_curve_row;
+
+/* The float64 columns of /curvature, in file order, and where they live in
+ * geom_stats (archive_format.c). */
+typedef struct {
+  const char *name;
+  size_t offset;
+} archive_stats_field;
+enum { ARCHIVE_N_STATS_FIELDS = 31 };
+extern const archive_stats_field ARCHIVE_STATS_FIELDS[ARCHIVE_N_STATS_FIELDS];
+
+/* Journal record kinds (docs/ARCHIVE.md, "Journal"). */
+enum { ARCHIVE_REC_RESULT = 1, ARCHIVE_REC_RUN_BEGIN = 2, ARCHIVE_REC_RUN_END = 3, ARCHIVE_REC_COVER = 4 };
+
+typedef struct {
+  int64_t row; /* /runs row at the time of writing */
+  cs_run_info info;
+} archive_run_payload;
+
+/* The writer's state. Rows of /cells are kept in memory (ascending cell_id)
+ * with their status, so no per-write scan of the file is needed. */
+struct cs_archive {
+  char *path, *journal_path;
+  int64_t n_rows;
+  int64_t *row_cell;          /* cell id of each /cells row, ascending */
+  unsigned char *row_status;  /* cs_cell_status */
+  int32_t *row_attempts;
+  unsigned char *row_selected;/* in this open's mask */
+  int64_t n_runs;             /* /runs rows */
+  int64_t run_row;            /* row of this invocation, -1 before begin_run */
+  int journal_fd;             /* -1: no journal (merge output) */
+  int64_t journal_records;    /* result and run records in the journal file */
+  int journal_covers;         /* the journal holds every result of the archive */
+  int dirty;                  /* the journal's dirty flag is set */
+  int64_t unapplied;          /* journaled but not written to HDF5 (write failed) */
+  char spec_sha256[65];
+};
+
+/* Library code never prints: HDF5's automatic error printing is switched
+ * off inside every public function and restored on the way out. */
+typedef struct {
+  H5E_auto2_t func;
+  void *data;
+} archive_quiet;
+
+archive_quiet archive_quiet_begin(void);
+void archive_quiet_end(archive_quiet q);
+
+/* The one way a public entry point runs its body: HDF5's printing off
+ * around call (an int-returning expression), restored, its code returned. */
+#define ARCHIVE_QUIETLY(call)                           \
+  do {                                                  \
+    archive_quiet archive_quiet_ = archive_quiet_begin(); \
+    int archive_rc_ = (call);                           \
+    archive_quiet_end(archive_quiet_);                  \
+    return archive_rc_;                                 \
+  } while (0)
+
+typedef enum {
+  ARCHIVE_PROBE_OK = 0,
+  ARCHIVE_PROBE_UNREADABLE, /* empty, not HDF5, truncated or damaged */
+  ARCHIVE_PROBE_FOREIGN     /* a readable HDF5 file that is not a curvsweep archive v1 */
+} archive_probe_class;
+
+typedef struct {
+  char spec_sha256[65];
+  char spec_name[128];
+  char created[32];
+  char software_version[32];
+} archive_meta;
+
+/* An archive open for reading: its rows and statuses (a->journal_fd < 0)
+ * and the open file (archive_read.c). */
+typedef struct {
+  cs_archive *a;  /* rows and statuses (no journal) */
+  hid_t file;
+  archive_meta meta;
+} archive_reader;
+
+/* One valid record found by the scan. */
+typedef struct {
+  uint32_t kind;
+  off_t offset;      /* of the payload */
+  uint64_t length;
+  int64_t cell_id;   /* results */
+  int status, attempts;
+} archive_record_ref;
+
+typedef struct {
+  int header_ok;         /* a complete header for this build */
+  char sha[65];          /* its spec sha256 */
+  int dirty;             /* an HDF5 write was in progress */
+  int covers;            /* a COVER record: every result of the archive is in here */
+  archive_record_ref *recs;
+  int64_t n;             /* records, COVER records excluded */
+  off_t good_end;        /* end of the last valid record (cut here) */
+  off_t size;
+} archive_journal_scan;
+
+/* ---- archive.c: utilities and the in-memory rows ---- */
+char *archive_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Copy a string, truncating to len - 1 bytes; dst always NUL-terminated. */
+void archive_copy_str(char *dst, size_t len, const char *src);
+/* mkdir -p of the directory that will hold path. */
+int archive_make_parent_dirs(const char *path);
+/* fsync the directory holding path (a created, renamed or removed entry). */
 void archive_fsync_dir(const char *path);
+int archive_fsync_file(const char *path);
+int archive_file_exists(const char *path);
+/* Row of a cell in a->row_cell (binary search), -1 when not listed. */
+int64_t archive_find_row(const cs_archive *a, int64_t cell_id);
+int archive_alloc_rows(cs_archive *a, int64_t n);
+/* cs_cell_status of a status name, -1 when unknown. */
+int archive_status_parse(const char *s);
+void archive_free(cs_archive *a);
+int archive_new(const char *path, cs_archive **out);
+/* Rows of a new archive: the cells selected by mask (NULL: all), ascending. */
+int archive_rows_from_mask(cs_archive *a, const cs_spec *spec, const unsigned char *mask);
+/* Per-write HDF5 session on a->path: open read-write, and close (rc kept,
+ * or the close error when rc is CS_OK). */
+int archive_h5_session_open(const cs_archive *a, hid_t *file);
+int archive_h5_session_close(const cs_archive *a, hid_t file, int rc);
+/* a->n_runs from the file's /runs. */
+int archive_read_n_runs(cs_archive *a, hid_t file);
 
-/* archive_lock.c: open (creating if absent) and lock the journal of an
- * archive, lock-then-verify (see there). *fd: the locked descriptor;
- * *created: the locked journal is empty. CS_ERR_INPUT when another process
- * holds it or it is not a regular file. */
+/* ---- archive_format.c: HDF5 helpers, row types, 1-D tables ---- */
+/* cs_error with the innermost HDF5 reason appended ("<message>: <reason>"). */
+int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note the current HDF5 reason before closing things after a failure. */
+void archive_h5_note(void);
+/* Close *id with close_fn when valid; *id becomes invalid. */
+void archive_h5_close_id(hid_t *id, herr_t (*close_fn)(hid_t));
+hid_t archive_h5_open(const char *path, unsigned flags);
+hid_t archive_h5_create(const char *path);
+/* Fixed-length NUL-terminated ASCII string type of n bytes. */
+hid_t archive_str_type(size_t n);
+/* Dataset creation property list: chunked, shuffle + deflate + Fletcher32. */
+hid_t archive_dcpl(int rank, const hsize_t *chunk);
+int archive_attr_write_str(hid_t obj, const char *name, const char *value, const char *path);
+int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, int64_t v, const char *path);
+/* 0, or -1 when missing or of another class. */
+int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len);
+int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v);
+int archive_link_exists(hid_t loc, const char *name);
+/* Memory types of the rows (closed by the caller); archive_packed: the file type. */
+hid_t archive_class_type(hid_t base);
+hid_t archive_cell_row_type(void);
+hid_t archive_curv_row_type(void);
+hid_t archive_curve_row_type(void);
+hid_t archive_run_row_type(void);
+hid_t archive_packed(hid_t mem_type);
+hsize_t archive_table_chunk_rows(size_t row_bytes);
+int archive_table_create(hid_t file, const char *name, hid_t ftype, int committed, const char *path);
+hsize_t archive_table_length(hid_t ds);
+int archive_table_length_checked(hid_t ds, const char *path, const char *name, hsize_t *n);
+/* 0 or -1 (reason noted): rows [start, start+n) read or written. */
+int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write);
+int archive_table_append(hid_t ds, hid_t mtype, const void *rows, hsize_t n, const char *path,
+                         const char *name);
+
+/* ---- archive_create.c: probe, create, repair, rebuild ---- */
+int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *meta,
+                  archive_probe_class *cls);
+int archive_load_rows(cs_archive *a, hid_t file, const char *path);
+int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path, const char *name,
+                             hsize_t *valid, hsize_t *length);
+int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name, int *need);
+int archive_table_repair(const cs_archive *a, hid_t file, const char *name);
+int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out);
+int archive_rename_into_place(const char *tmp, const char *path);
+int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
+                    const archive_journal_scan *s, int keep_rows);
+
+/* ---- archive_write.c: one result or /runs row into an open file ---- */
+int archive_check_result(const cs_archive *a, const cs_cell_result *r);
+int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r);
+int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info *run);
+/* 0, or -1 when the row cannot be read. */
+int archive_read_run(hid_t file, int64_t row, cs_run_info *run);
+
+/* ---- archive_journal.c ---- */
+int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync);
+int archive_journal_reset(cs_archive *a, int covers);
+int archive_journal_set_dirty(cs_archive *a, uint32_t dirty, int sync);
+int archive_journal_lock(cs_archive *a, int *created);
+void archive_journal_abandon(cs_archive *a, int created);
+void archive_scan_free(archive_journal_scan *s);
+int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s);
+int archive_journal_result(cs_archive *a, const cs_cell_result *r, int sync);
+int archive_window_begin(cs_archive *a, int sync);
+int archive_window_end(cs_archive *a);
+int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan *s, int rebuilt,
+                           int dry, int *needed);
+int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *s);
+int archive_check_not_interrupted(const char *path);
+
+/* ---- archive_read.c ---- */
+int archive_reader_open(const char *path, archive_reader *rd);
+void archive_reader_close(archive_reader *rd);
+int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
+int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
+void archive_results_free(cs_cell_result *res, int64_t n);
+
+/* ---- archive_lock.c ---- */
+/* Open (creating if absent) and lock the journal of an archive,
+ * lock-then-verify (see there). *fd: the locked descriptor; *created: the
+ * locked journal is empty. CS_ERR_INPUT when another process holds it or it
+ * is not a regular file. */
 int archive_lock_journal(const char *journal_path, const char *archive_path, int *fd, int *created);
 
-/* archive_spec.c: /spec, the spec text exactly as read, as a 1-D dataset of
- * one fixed-length string (chunked, so Fletcher32-checksummed like every
- * other dataset). Archives written before this layout carry a scalar /spec;
- * it is read too. */
+/* ---- archive_spec.c ---- */
+/* /spec, the spec text exactly as read, as a 1-D dataset of one
+ * fixed-length string (chunked, so Fletcher32-checksummed like every other
+ * dataset). Archives written before this layout carry a scalar /spec; it
+ * is read too. */
 int archive_spec_write(hid_t file, const char *text, const char *path);
 /* The text of /spec (malloc'ed, NUL-terminated); every failure is a
  * CS_ERR_INPUT refusal naming the archive and /spec. */

@@ -22,7 +22,8 @@ int cs_mkdir_p(const char *dir) {
       if (errno != ENOENT || (mkdir(path, 0777) != 0 && errno != EEXIST))
         return cs_error(CS_ERR_IO, "cannot create the directory %s: %s", path, strerror(errno));
     } else if (!S_ISDIR(st.st_mode)) {
-      return cs_error(CS_ERR_IO, "%s exists and is not a directory", path);
+      return cs_error(CS_ERR_IO, "cannot create the directory %s: it exists (%s)", path,
+                      strerror(ENOTDIR));
     }
     *p = keep;
     if (!keep) break;

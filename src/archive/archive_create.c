@@ -1,0 +1,531 @@
+/* archive_create.c — an existing archive probed (identity, rows, the
+ * committed_rows repair of interrupted writes), a new archive created under
+ * a temporary name and renamed into place, and a damaged one rebuilt from
+ * spec + journal (docs/ARCHIVE.md, "Resume"). */
+#include "archive_internal.h"
+#include "curvsweep/config.h"
+#include "curvsweep/clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The full /cells row of a spec: fixed columns, the other axes, the result
+ * columns; packed offsets (memory layout = file layout). */
+typedef struct {
+  int n_extra;           /* axes other than arch, depth, task, seed */
+  int *extra_axis;       /* their spec axis indices */
+  size_t *extra_off, *extra_width;
+  size_t off_cell_id, off_arch, off_depth, off_task, off_seed, off_result;
+  size_t row_bytes;
+} archive_cells_layout;
+
+static void archive_layout_free(archive_cells_layout *L) {
+  free(L->extra_axis), free(L->extra_off), free(L->extra_width);
+  memset(L, 0, sizeof *L);
+}
+
+static int archive_is_fixed_axis(const char *name) {
+  return !strcmp(name, "arch") || !strcmp(name, "depth") || !strcmp(name, "task") ||
+         !strcmp(name, "seed");
+}
+
+/* Widest text value of a string axis + 1 (at least 8): a function of the
+ * spec only, so shards of one spec share one type. Row-major numbering:
+ * value v of axis a is at cell v * stride(a). */
+static int archive_axis_width(const cs_spec *spec, int axis, size_t *width) {
+  int64_t stride = 1;
+  for (int b = spec_axis_count(spec) - 1; b > axis; b--) stride *= spec_axis_length(spec, b);
+  size_t w = 8;
+  for (int v = 0; v < spec_axis_length(spec, axis); v++) {
+    char text[256];
+    CS_CHECK(spec_axis_value_text(spec, axis, (int64_t)v * stride, text, sizeof text));
+    if (strlen(text) + 1 > w) w = strlen(text) + 1;
+  }
+  *width = w;
+  return CS_OK;
+}
+
+static int archive_layout_build(const cs_spec *spec, archive_cells_layout *L) {
+  memset(L, 0, sizeof *L);
+  int na = spec_axis_count(spec);
+  CS_CHECK(CS_CALLOC(L->extra_axis, na));
+  CS_CHECK(CS_CALLOC(L->extra_off, na));
+  CS_CHECK(CS_CALLOC(L->extra_width, na));
+  // fixed columns first
+  size_t off = 0;
+  L->off_cell_id = off, off += 8;
+  L->off_arch = off, off += ARCHIVE_NAME_BYTES;
+  L->off_depth = off, off += 8;
+  L->off_task = off, off += ARCHIVE_NAME_BYTES;
+  L->off_seed = off, off += 8;
+  // every other axis in [grid] order
+  for (int a = 0; a < na; a++) {
+    if (archive_is_fixed_axis(spec_axis_name(spec, a))) continue;
+    size_t w = 8;
+    if (spec_axis_type(spec, a) == SPEC_AXIS_STRING) CS_CHECK(archive_axis_width(spec, a, &w));
+    L->extra_axis[L->n_extra] = a;
+    L->extra_off[L->n_extra] = off;
+    L->extra_width[L->n_extra] = w;
+    L->n_extra++;
+    off += w;
+  }
+  // the result columns, packed (archive_cell_row minus cell_id)
+  L->off_result = off;
+  off += ARCHIVE_STATUS_BYTES + 4 + 4 + 4 * 8 + 8 + ARCHIVE_MESSAGE_BYTES;
+  L->row_bytes = off;
+  return CS_OK;
+}
+
+static hid_t archive_layout_type(const cs_spec *spec, const archive_cells_layout *L) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, L->row_bytes);
+  hid_t sname = archive_str_type(ARCHIVE_NAME_BYTES);
+  H5Tinsert(t, "cell_id", L->off_cell_id, H5T_STD_I64LE);
+  H5Tinsert(t, "arch", L->off_arch, sname);
+  H5Tinsert(t, "depth", L->off_depth, H5T_STD_I64LE);
+  H5Tinsert(t, "task", L->off_task, sname);
+  H5Tinsert(t, "seed", L->off_seed, H5T_STD_I64LE);
+  H5Tclose(sname);
+  for (int i = 0; i < L->n_extra; i++) {
+    int a = L->extra_axis[i];
+    const char *name = spec_axis_name(spec, a);
+    switch (spec_axis_type(spec, a)) {
+      case SPEC_AXIS_INT: H5Tinsert(t, name, L->extra_off[i], H5T_STD_I64LE); break;
+      case SPEC_AXIS_REAL: H5Tinsert(t, name, L->extra_off[i], H5T_IEEE_F64LE); break;
+      default: {
+        hid_t s = archive_str_type(L->extra_width[i]);
+        H5Tinsert(t, name, L->extra_off[i], s);
+        H5Tclose(s);
+      }
+    }
+  }
+  hid_t st = archive_str_type(ARCHIVE_STATUS_BYTES), mt = archive_str_type(ARCHIVE_MESSAGE_BYTES);
+  size_t o = L->off_result;
+  H5Tinsert(t, "status", o, st), o += ARCHIVE_STATUS_BYTES;
+  H5Tinsert(t, "rank", o, H5T_STD_I32LE), o += 4;
+  H5Tinsert(t, "attempts", o, H5T_STD_I32LE), o += 4;
+  H5Tinsert(t, "wall_s", o, H5T_IEEE_F64LE), o += 8;
+  H5Tinsert(t, "train_loss", o, H5T_IEEE_F64LE), o += 8;
+  H5Tinsert(t, "train_acc", o, H5T_IEEE_F64LE), o += 8;
+  H5Tinsert(t, "test_acc", o, H5T_IEEE_F64LE), o += 8;
+  H5Tinsert(t, "n_params", o, H5T_STD_I64LE), o += 8;
+  H5Tinsert(t, "message", o, mt);
+  H5Tclose(st);
+  H5Tclose(mt);
+  return t;
+}
+
+/* Fill the full pending /cells row of one cell (packed, little-endian host). */
+static int archive_layout_fill(const cs_spec *spec, const archive_cells_layout *L, int64_t cell,
+                               unsigned char *row) {
+  cs_config c;
+  CS_CHECK(spec_cell_config(spec, cell, &c));
+  memset(row, 0, L->row_bytes);
+  int64_t depth = c.depth, seed = c.seed;
+  memcpy(row + L->off_cell_id, &cell, 8);
+  archive_copy_str((char *)row + L->off_arch, ARCHIVE_NAME_BYTES, config_arch_name(c.arch));
+  memcpy(row + L->off_depth, &depth, 8);
+  archive_copy_str((char *)row + L->off_task, ARCHIVE_NAME_BYTES, config_task_name(c.task));
+  memcpy(row + L->off_seed, &seed, 8);
+  for (int i = 0; i < L->n_extra; i++) {
+    int a = L->extra_axis[i];
+    char text[256];
+    CS_CHECK(spec_axis_value_text(spec, a, cell, text, sizeof text));
+    unsigned char *dst = row + L->extra_off[i];
+    if (spec_axis_type(spec, a) == SPEC_AXIS_INT) {
+      int64_t v = strtoll(text, NULL, 10);
+      memcpy(dst, &v, 8);
+    } else if (spec_axis_type(spec, a) == SPEC_AXIS_REAL) {
+      double v = spec_axis_value_number(spec, a, cell);
+      memcpy(dst, &v, 8);
+    } else {
+      archive_copy_str((char *)dst, L->extra_width[i], text);
+    }
+  }
+  // result columns of a pending cell: rank -1, metrics NaN
+  unsigned char *o = row + L->off_result;
+  int32_t rank = -1, attempts = 0;
+  double nan = NAN;
+  int64_t n_params = 0;
+  archive_copy_str((char *)o, ARCHIVE_STATUS_BYTES, "pending"), o += ARCHIVE_STATUS_BYTES;
+  memcpy(o, &rank, 4), o += 4;
+  memcpy(o, &attempts, 4), o += 4;
+  for (int k = 0; k < 4; k++) memcpy(o, &nan, 8), o += 8;
+  memcpy(o, &n_params, 8);
+  return CS_OK;
+}
+
+/* Open an existing archive and check its identity (format, version). On
+ * error the message names the file and the problem, *cls says which kind. */
+int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *meta,
+                         archive_probe_class *cls) {
+  *file = H5I_INVALID_HID;
+  *cls = ARCHIVE_PROBE_UNREADABLE;
+  memset(meta, 0, sizeof *meta);
+  // the file itself
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return cs_error(errno == ENOENT ? CS_ERR_INPUT : CS_ERR_IO, "cannot open the archive %s: %s",
+                    path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive", path);
+  if (st.st_size == 0)
+    return cs_error(CS_ERR_INPUT, "%s is empty (0 bytes): not a curvsweep archive", path);
+  htri_t is = H5Fis_hdf5(path);
+  if (is == 0)
+    return cs_error(CS_ERR_INPUT, "%s is not an HDF5 file (no HDF5 signature), so not a curvsweep "
+                    "archive", path);
+  hid_t f = archive_h5_open(path, flags);
+  if (f < 0)
+    return archive_h5_error(CS_ERR_INPUT, "%s cannot be opened as HDF5 (the file is truncated or "
+                            "damaged)", path);
+  // identity: format, format_version
+  char format[64];
+  int64_t version = 0;
+  *cls = ARCHIVE_PROBE_FOREIGN;
+  int rc = CS_OK;
+  if (archive_attr_read_str(f, "format", format, sizeof format) != 0)
+    rc = cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (no 'format' "
+                  "attribute)", path);
+  else if (strcmp(format, ARCHIVE_FORMAT) != 0)
+    rc = cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (format is '%s', "
+                  "not '%s')", path, format, ARCHIVE_FORMAT);
+  else if (archive_attr_read_i64(f, "format_version", &version) != 0)
+    rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a format_version attribute", path);
+  else if (version == 1)
+    rc = cs_error(CS_ERR_INPUT, "%s has format_version 1, written before per-point rounding "
+                  "errors: its curvature statistics count points zeroed by a rounding floor as "
+                  "flat (docs/NUMERICS.md). This curvsweep (%s) reads format_version %d: re-run "
+                  "the spec into a new archive, or read it with curvsweep 0.1", path, CS_VERSION,
+                  ARCHIVE_FORMAT_VERSION);
+  else if (version != ARCHIVE_FORMAT_VERSION)
+    rc = cs_error(CS_ERR_INPUT, "%s has format_version %" PRId64 "; this curvsweep (%s) reads "
+                  "format_version %d: use the curvsweep version that wrote it", path, version,
+                  CS_VERSION, ARCHIVE_FORMAT_VERSION);
+  else if (archive_attr_read_str(f, "spec_sha256", meta->spec_sha256, sizeof meta->spec_sha256) != 0)
+    rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a spec_sha256 attribute", path);
+  else if ((rc = archive_spec_verify(f, path, meta->spec_sha256)))
+    *cls = ARCHIVE_PROBE_UNREADABLE;  // ours, damaged: rebuilt from a journal that covers it
+  if (rc) {
+    H5Fclose(f);
+    return rc;
+  }
+  archive_attr_read_str(f, "spec_name", meta->spec_name, sizeof meta->spec_name);
+  archive_attr_read_str(f, "created", meta->created, sizeof meta->created);
+  archive_attr_read_str(f, "software_version", meta->software_version, sizeof meta->software_version);
+  *cls = ARCHIVE_PROBE_OK;
+  *file = f;
+  return CS_OK;
+}
+
+/* Check rows [start, start + k) of /cells (in buf) and keep their cell
+ * ids, statuses and attempts. */
+static int archive_load_block(cs_archive *a, const archive_cell_row *buf, hsize_t start, hsize_t k,
+                              const char *path) {
+  for (hsize_t i = 0; i < k; i++) {
+    int64_t r = (int64_t)(start + i);
+    int status = archive_status_parse(buf[i].status);
+    if (status < 0 || (r > 0 && buf[i].cell_id <= a->row_cell[r - 1]) || buf[i].cell_id < 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells row %" PRId64 " (cell_id %" PRId64
+                      ", status '%.16s') is out of order or has an unknown status", path, r,
+                      buf[i].cell_id, buf[i].status);
+    a->row_cell[r] = buf[i].cell_id;
+    a->row_status[r] = (unsigned char)status;
+    a->row_attempts[r] = buf[i].attempts;
+  }
+  return CS_OK;
+}
+
+static int archive_load_rows_from(cs_archive *a, hid_t ds, hid_t mt, archive_cell_row **buf,
+                                  const char *path) {
+  hsize_t n = 0;
+  CS_CHECK(archive_table_length_checked(ds, path, "cells", &n));
+  CS_CHECK(archive_alloc_rows(a, (int64_t)n));
+  CS_CHECK(CS_CALLOC(*buf, ARCHIVE_BLOCK_ROWS));
+  for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
+    hsize_t k = n - s < ARCHIVE_BLOCK_ROWS ? n - s : ARCHIVE_BLOCK_ROWS;
+    if (archive_table_io(ds, mt, s, k, *buf, 0) < 0)
+      return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /cells rows "
+                              "%llu..%llu", path, (unsigned long long)s,
+                              (unsigned long long)(s + k - 1));
+    CS_CHECK(archive_load_block(a, *buf, s, k, path));
+  }
+  return CS_OK;
+}
+
+/* Read every /cells row (result columns) into a->rows. Any failure here
+ * means a damaged file (CS_ERR_INPUT, naming it). */
+int archive_load_rows(cs_archive *a, hid_t file, const char *path) {
+  hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT), mt = archive_cell_row_type();
+  archive_cell_row *buf = NULL;
+  int rc = ds < 0 ? archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open /cells", path)
+                  : archive_load_rows_from(a, ds, mt, &buf, path);
+  free(buf);
+  archive_h5_close_id(&mt, H5Tclose);
+  archive_h5_close_id(&ds, H5Dclose);
+  return rc;
+}
+
+/* Rows of a table that belong to finished writes: committed_rows, plus
+ * rows beyond it when they all belong to cells already marked finished
+ * (a crash after the /cells row but before committed_rows). */
+int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path,
+                                    const char *name, hsize_t *valid, hsize_t *length) {
+  hsize_t n = 0;
+  CS_CHECK(archive_table_length_checked(ds, path, name, &n));
+  int64_t committed = (int64_t)n;
+  // committed_rows may be absent (/runs has none); present but unreadable is damage
+  htri_t has = H5Aexists(ds, "committed_rows");
+  if (has < 0 || (has > 0 && archive_attr_read_i64(ds, "committed_rows", &committed) != 0))
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the committed_rows "
+                            "attribute of /%s", path, name);
+  *length = n;
+  if (committed < 0 || (hsize_t)committed >= n) {
+    *valid = n;
+    return CS_OK;
+  }
+  // the tail: one cell id column
+  hsize_t k = n - (hsize_t)committed;
+  int64_t *ids = NULL;
+  CS_CHECK(CS_CALLOC(ids, k));
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
+  H5Tinsert(mt, "cell_id", 0, H5T_NATIVE_INT64);
+  int bad = archive_table_io(ds, mt, (hsize_t)committed, k, ids, 0) < 0;
+  H5Tclose(mt);
+  if (bad) {
+    free(ids);
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s", path, name);
+  }
+  int finished = 1;
+  for (hsize_t i = 0; i < k && finished; i++) {
+    int64_t r = archive_find_row(a, ids[i]);
+    finished = r >= 0 && a->row_status[r] != CELL_PENDING;
+  }
+  free(ids);
+  *valid = finished ? n : (hsize_t)committed;
+  return CS_OK;
+}
+
+/* Does a table need the repair below? (read-only) */
+int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name, int *need) {
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", a->path, name);
+  hsize_t valid = 0, n = 0;
+  int64_t committed = -1;
+  int rc = archive_table_valid_rows(a, ds, a->path, name, &valid, &n);
+  archive_attr_read_i64(ds, "committed_rows", &committed);
+  *need = !rc && (valid != n || committed != (int64_t)n);
+  H5Dclose(ds);
+  return rc;
+}
+
+/* Writer's repair at open: make committed_rows and the extent agree. */
+int archive_table_repair(const cs_archive *a, hid_t file, const char *name) {
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", a->path, name);
+  hsize_t valid = 0, n = 0;
+  int rc = archive_table_valid_rows(a, ds, a->path, name, &valid, &n);
+  if (!rc && valid < n && H5Dset_extent(ds, &valid) < 0)
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot cut the unfinished rows of /%s", a->path, name);
+  if (!rc) rc = archive_attr_write_i64(ds, "committed_rows", H5T_STD_I64LE, (int64_t)valid, a->path);
+  H5Dclose(ds);
+  return rc;
+}
+
+/* What creating an archive file holds open; closed in one place
+ * (archive_create_file). */
+typedef struct {
+  archive_cells_layout L;
+  hid_t ctype, space, dcpl, ds;
+  unsigned char *rows;
+} archive_create_state;
+
+/* Root attributes and /spec (the exact text, chunked and checksummed). */
+static int archive_write_root(hid_t file, const cs_spec *spec, const char *path) {
+  char created[32];
+  int32_t version = ARCHIVE_FORMAT_VERSION;
+  cs_utc_now(created, sizeof created, 0);
+  CS_CHECK(archive_attr_write_str(file, "format", ARCHIVE_FORMAT, path));
+  CS_CHECK(archive_attr_write_i64(file, "format_version", H5T_STD_I32LE, version, path));
+  CS_CHECK(archive_attr_write_str(file, "software_version", CS_VERSION, path));
+  CS_CHECK(archive_attr_write_str(file, "created", created, path));
+  CS_CHECK(archive_attr_write_str(file, "spec_sha256", spec_sha256(spec), path));
+  CS_CHECK(archive_attr_write_str(file, "spec_name", spec_sweep(spec)->name, path));
+  return archive_spec_write(file, spec_text(spec), path);
+}
+
+/* /cells: every listed cell, pending. */
+static int archive_write_cells(const cs_archive *a, const cs_spec *spec, hid_t file,
+                               archive_create_state *s, const char *path) {
+  s->ctype = archive_layout_type(spec, &s->L);
+  hsize_t n = (hsize_t)a->n_rows, maxdims = H5S_UNLIMITED;
+  hsize_t chunk = archive_table_chunk_rows(s->L.row_bytes);
+  s->space = H5Screate_simple(1, &n, &maxdims);
+  s->dcpl = archive_dcpl(1, &chunk);
+  s->ds = H5Dcreate2(file, "cells", s->ctype, s->space, H5P_DEFAULT, s->dcpl, H5P_DEFAULT);
+  if (s->ctype < 0 || s->ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /cells", path);
+  CS_CHECK(cs_calloc_bytes((void **)&s->rows, ARCHIVE_BLOCK_ROWS, s->L.row_bytes));
+  for (hsize_t b = 0; b < n; b += ARCHIVE_BLOCK_ROWS) {
+    hsize_t k = n - b < ARCHIVE_BLOCK_ROWS ? n - b : ARCHIVE_BLOCK_ROWS;
+    for (hsize_t i = 0; i < k; i++)
+      CS_CHECK(archive_layout_fill(spec, &s->L, a->row_cell[b + i], s->rows + i * s->L.row_bytes));
+    if (archive_table_io(s->ds, s->ctype, b, k, s->rows, 1) < 0)
+      return archive_h5_error(CS_ERR_IO, "%s: cannot write /cells", path);
+  }
+  archive_h5_close_id(&s->ds, H5Dclose);
+  return CS_OK;
+}
+
+/* An empty table of the packed file type of mt (mt is closed here). */
+static int archive_create_empty_table(hid_t file, const char *name, hid_t mt, int committed,
+                                      const char *path) {
+  hid_t ft = archive_packed(mt);
+  int rc = archive_table_create(file, name, ft, committed, path);
+  H5Tclose(ft), H5Tclose(mt);
+  return rc;
+}
+
+static int archive_create_pipeline(const cs_archive *a, const cs_spec *spec, hid_t file,
+                                   archive_create_state *s, const char *path) {
+  CS_CHECK(archive_layout_build(spec, &s->L));
+  CS_CHECK(archive_write_root(file, spec, path));
+  CS_CHECK(archive_write_cells(a, spec, file, s, path));
+  CS_CHECK(archive_create_empty_table(file, "curvature", archive_curv_row_type(), 1, path));
+  CS_CHECK(archive_create_empty_table(file, "curves", archive_curve_row_type(), 1, path));
+  return archive_create_empty_table(file, "runs", archive_run_row_type(), 0, path);
+}
+
+/* Write a complete pending archive of spec (rows of a) to path. */
+static int archive_create_file(const cs_archive *a, const cs_spec *spec, const char *path) {
+  hid_t file = archive_h5_create(path);
+  if (file < 0) return archive_h5_error(CS_ERR_IO, "cannot create the archive %s", path);
+  archive_create_state s;
+  memset(&s, 0, sizeof s);
+  s.ctype = s.space = s.dcpl = s.ds = H5I_INVALID_HID;
+  int rc = archive_create_pipeline(a, spec, file, &s, path);
+  free(s.rows);
+  archive_layout_free(&s.L);
+  archive_h5_close_id(&s.dcpl, H5Pclose);
+  archive_h5_close_id(&s.ds, H5Dclose);
+  archive_h5_close_id(&s.space, H5Sclose);
+  archive_h5_close_id(&s.ctype, H5Tclose);
+  if (H5Fclose(file) < 0 && !rc) rc = archive_h5_error(CS_ERR_IO, "%s: cannot close", path);
+  return rc;
+}
+
+/* Build the archive under a temporary name beside path, sync it, and hand
+ * back the name (the caller renames it into place). */
+int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out) {
+  *tmp_out = NULL;
+  CS_CHECK(archive_make_parent_dirs(a->path));
+  char *tmp = archive_strdup_printf("%s.tmp-%ld", a->path, (long)getpid());
+  if (!tmp) return cs_error(CS_ERR_NOMEM, "out of memory");
+  // probe the directory with a plain open(): HDF5 does not report errno
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    int rc = cs_error(CS_ERR_IO, "cannot create the archive %s (temporary file %s): %s", a->path,
+                      tmp, strerror(errno));
+    free(tmp);
+    return rc;
+  }
+  close(fd);
+  int rc = archive_create_file(a, spec, tmp);
+  if (!rc) rc = archive_fsync_file(tmp);
+  if (rc) {
+    unlink(tmp);
+    free(tmp);
+    return rc;
+  }
+  *tmp_out = tmp;
+  return CS_OK;
+}
+
+int archive_rename_into_place(const char *tmp, const char *path) {
+  if (rename(tmp, path) != 0) {
+    int rc = cs_error(CS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    unlink(tmp);
+    return rc;
+  }
+  archive_fsync_dir(path);
+  return CS_OK;
+}
+
+/* Set a damaged archive aside as ARCHIVE.damaged-<UTC time>[-k]. */
+static int archive_set_aside(const char *path, char **aside_out) {
+  char stamp[32];
+  cs_utc_now(stamp, sizeof stamp, 1);
+  char *aside = NULL;
+  for (int k = 0; k < 1000; k++) {
+    free(aside);
+    aside = k ? archive_strdup_printf("%s.damaged-%s-%d", path, stamp, k)
+              : archive_strdup_printf("%s.damaged-%s", path, stamp);
+    if (!aside) return cs_error(CS_ERR_NOMEM, "out of memory");
+    if (!archive_file_exists(aside)) break;
+  }
+  if (rename(path, aside) != 0) {
+    int rc = cs_error(CS_ERR_IO, "cannot set the damaged archive %s aside as %s: %s", path, aside,
+                      strerror(errno));
+    free(aside);
+    return rc;
+  }
+  archive_fsync_dir(path);
+  if (aside_out) *aside_out = aside;
+  else free(aside);
+  return CS_OK;
+}
+
+/* Rebuild from spec + journal: a complete new file listing the mask's
+ * cells and every journaled cell is built under a temp name with every
+ * record applied; then the old file (if any) is set aside, never deleted,
+ * and the new one renamed into place. A crash at any point leaves the old
+ * file or no file, and the journal, so the next resume starts over. */
+int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
+                           const archive_journal_scan *s, int keep_rows) {
+  int64_t nc = spec_cell_count(spec);
+  unsigned char *sel = NULL;
+  CS_CHECK(CS_CALLOC(sel, nc));
+  for (int64_t c = 0; c < nc; c++) sel[c] = !mask || mask[c];
+  // the rows the old file listed (when it could be read) stay listed
+  for (int64_t r = 0; keep_rows && r < a->n_rows; r++)
+    if (a->row_cell[r] >= 0 && a->row_cell[r] < nc) sel[a->row_cell[r]] = 1;
+  for (int64_t i = 0; i < s->n; i++) {
+    if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
+    if (s->recs[i].cell_id < 0 || s->recs[i].cell_id >= nc) {
+      free(sel);
+      return cs_error(CS_ERR_INPUT, "%s: journal record of cell %" PRId64 " outside the spec's 0..%"
+                      PRId64, a->journal_path, s->recs[i].cell_id, nc - 1);
+    }
+    sel[s->recs[i].cell_id] = 1;
+  }
+  int rc = archive_rows_from_mask(a, spec, sel);
+  free(sel);
+  CS_CHECK(rc);
+  // the new file, complete, under a temp name
+  char *tmp = NULL, *final_path = a->path;
+  CS_CHECK(archive_create_temp(a, spec, &tmp));
+  a->path = tmp;
+  a->n_runs = 0;
+  hid_t file;
+  rc = archive_h5_session_open(a, &file);
+  if (!rc) {
+    rc = archive_journal_replay(a, file, s, 1, 0, NULL);
+    rc = archive_h5_session_close(a, file, rc);
+  }
+  a->path = final_path;
+  if (!rc) rc = archive_fsync_file(tmp);
+  // the old file aside, the new one in place, the journal clean
+  if (!rc && archive_file_exists(a->path)) rc = archive_set_aside(a->path, NULL);
+  if (!rc) rc = archive_rename_into_place(tmp, a->path);
+  else unlink(tmp);
+  free(tmp);
+  if (!rc && s->header_ok) rc = archive_journal_set_dirty(a, 0, 1);
+  CS_CHECK(rc);
+  // rows outside the mask were added for journaled cells: keep them unselected
+  for (int64_t r = 0; r < a->n_rows; r++) a->row_selected[r] = !mask || mask[a->row_cell[r]];
+  return CS_OK;
+}

@@ -1,0 +1,15 @@
+/* archive_test.h — fault injection for tests (tests/test_archive.c), kept
+ * out of the public header include/curvsweep/archive.h. */
+#ifndef CURVSWEEP_ARCHIVE_TEST_H
+#define CURVSWEEP_ARCHIVE_TEST_H
+
+#include "curvsweep/archive.h"
+
+/* The journal part of archive_write_result (record appended and synced,
+ * archive marked as being written) without the HDF5 write, as a process
+ * killed inside archive_write_result leaves it; the next resume rebuilds
+ * the file from the journal, this result included. Same checks and errors
+ * as archive_write_result. */
+int archive_test_journal_only(cs_archive *a, const cs_cell_result *r);
+
+#endif

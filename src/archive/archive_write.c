@@ -1,0 +1,336 @@
+/* archive_write.c — one checked result (or one /runs row) applied to an
+ * open archive file, ending in the commit point of docs/ARCHIVE.md ("One
+ * write", step 3): rows appended, groups written, flush, then the /cells
+ * row and committed_rows. */
+#include "archive_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int archive_check_tensor_name(const char *name) {
+  size_t n = strnlen(name, ARCHIVE_TENSOR_NAME_BYTES);
+  if (n == 0 || n >= ARCHIVE_TENSOR_NAME_BYTES || name[0] == '/' || name[n - 1] == '/') return -1;
+  for (size_t i = 0; i < n; i++) {
+    if (name[i] == '/' && name[i + 1] == '/') return -1;
+    if (name[i] == '.' && (i == 0 || name[i - 1] == '/')) return -1;
+  }
+  return 0;
+}
+
+/* A result the archive can hold: a finished status and consistent arrays. */
+/* Every per-point array of a result that carries points is present. */
+static int archive_has_point_arrays(const cs_cell_result *r) {
+  double **f[RESULT_N_POINT_ARRAYS];
+  result_point_arrays((cs_cell_result *)r, f);
+  for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
+    if (!*f[k]) return 0;
+  return r->pt_class != NULL;
+}
+
+int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
+  if (r->status != CELL_DONE && r->status != CELL_FAILED && r->status != CELL_DIVERGED)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": a result must be done, failed or diverged "
+                    "(status %d)", a->path, r->cell_id, (int)r->status);
+  if (archive_find_row(a, r->cell_id) < 0)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " is not listed in this archive (another "
+                    "shard's cell?)", a->path, r->cell_id);
+  if (r->depth < 0 || (r->depth > 0 && !r->curv) || r->n_curve < 0 || (r->n_curve > 0 && !r->curve))
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent result (depth %d, %d curve "
+                    "points)", a->path, r->cell_id, r->depth, r->n_curve);
+  if (r->pt_x && (r->n_points <= 0 || r->m <= 0 ||
+                  (r->depth > 0 && !archive_has_point_arrays(r))))
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent per-point arrays", a->path,
+                    r->cell_id);
+  for (int i = 0; i < r->n_tensors; i++) {
+    const cs_tensor *T = &r->tensors[i];
+    if (archive_check_tensor_name(T->name) != 0 || T->rows < 0 || T->cols < 0 ||
+        ((int64_t)T->rows * T->cols > 0 && !T->v))
+      return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": bad parameter tensor %d '%.48s' "
+                      "(%d x %d)", a->path, r->cell_id, i, T->name, T->rows, T->cols);
+  }
+  return CS_OK;
+}
+
+/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype
+ * (elements of elem_bytes), chunked and filtered. */
+static int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
+                               hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
+                               const char *path) {
+  hsize_t dims[2] = {rows, cols}, maxdims[2], chunk[2];
+  for (int k = 0; k < 2; k++) maxdims[k] = dims[k] ? dims[k] : H5S_UNLIMITED;
+  chunk[1] = cols ? cols : 1;
+  chunk[0] = (ARCHIVE_CHUNK_BYTES * 2 / elem_bytes) / chunk[1];
+  if (chunk[0] < 1) chunk[0] = 1;
+  if (rows && chunk[0] > rows) chunk[0] = rows;
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk);
+  hid_t ds = H5Dcreate2(loc, name, ftype, space, lcpl, dcpl, H5P_DEFAULT);
+  int rc = CS_OK;
+  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
+    archive_h5_note();
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the dataset %s", path, name);
+  }
+  archive_h5_close_id(&ds, H5Dclose);
+  archive_h5_close_id(&dcpl, H5Pclose);
+  archive_h5_close_id(&space, H5Sclose);
+  archive_h5_close_id(&lcpl, H5Pclose);
+  return rc;
+}
+
+/* A 2-D float64 dataset (rows × cols), chunked and filtered. */
+static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
+                                const double *v, const char *path) {
+  return archive_write_array(loc, name, rows, cols, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                             sizeof(double), v, path);
+}
+
+/* Remove /points/<id> and /params/<id> if present (a rewrite, or leftovers
+ * of an interrupted write). */
+static int archive_delete_cell_groups(hid_t file, int64_t cell_id, const char *path) {
+  const char *tops[2] = {"points", "params"};
+  for (int k = 0; k < 2; k++) {
+    if (!archive_link_exists(file, tops[k])) continue;
+    char name[64];
+    snprintf(name, sizeof name, "%s/%" PRId64, tops[k], cell_id);
+    if (archive_link_exists(file, name) && H5Ldelete(file, name, H5P_DEFAULT) < 0)
+      return archive_h5_error(CS_ERR_IO, "%s: cannot remove /%s", path, name);
+  }
+  return CS_OK;
+}
+
+/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
+static int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
+                                     char name[64], hid_t *g) {
+  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  *g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  if (*g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
+  return CS_OK;
+}
+
+static int archive_write_points(hid_t file, const cs_cell_result *r, const char *path) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_create(file, "points", r->cell_id, path, name, &g));
+  double **fields[RESULT_N_POINT_ARRAYS];
+  result_point_arrays((cs_cell_result *)r, fields);
+  int rc = archive_write_matrix(g, "x", (hsize_t)r->n_points, (hsize_t)r->m, r->pt_x, path);
+  for (int k = 0; k < RESULT_N_POINT_ARRAYS && !rc; k++)
+    rc = archive_write_matrix(g, RESULT_POINT_NAMES[k], (hsize_t)r->depth, (hsize_t)r->n_points,
+                              *fields[k], path);
+  hid_t ft = archive_class_type(H5T_STD_I8LE), mt = archive_class_type(H5T_NATIVE_INT8);
+  if (!rc && (ft < 0 || mt < 0))
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot build the class enum type", path);
+  if (!rc)
+    rc = archive_write_array(g, "class", (hsize_t)r->depth, (hsize_t)r->n_points, ft, mt,
+                             sizeof(int8_t), r->pt_class, path);
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&mt, H5Tclose);
+  H5Gclose(g);
+  return rc;
+}
+
+static int archive_write_params(hid_t file, const cs_cell_result *r, const char *path) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_create(file, "params", r->cell_id, path, name, &g));
+  int rc = CS_OK;
+  // the tensors, then their names in order as the attribute "tensors"
+  for (int i = 0; i < r->n_tensors && !rc; i++)
+    rc = archive_write_matrix(g, r->tensors[i].name, (hsize_t)r->tensors[i].rows,
+                              (hsize_t)r->tensors[i].cols, r->tensors[i].v, path);
+  char *names = NULL;
+  if (!rc) rc = cs_calloc_bytes((void **)&names, (size_t)r->n_tensors, ARCHIVE_TENSOR_NAME_BYTES);
+  if (!rc) {
+    for (int i = 0; i < r->n_tensors; i++)
+      archive_copy_str(names + (size_t)i * ARCHIVE_TENSOR_NAME_BYTES, ARCHIVE_TENSOR_NAME_BYTES,
+                       r->tensors[i].name);
+    hsize_t n = (hsize_t)r->n_tensors;
+    hid_t t = archive_str_type(ARCHIVE_TENSOR_NAME_BYTES), space = H5Screate_simple(1, &n, NULL);
+    hid_t attr = H5Acreate2(g, "tensors", t, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (attr < 0 || H5Awrite(attr, t, names) < 0)
+      rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /%s attribute tensors", path, name);
+    archive_h5_close_id(&attr, H5Aclose);
+    H5Sclose(space), H5Tclose(t);
+  }
+  free(names);
+  H5Gclose(g);
+  return rc;
+}
+
+/* Remove every row of cell_id from a table (rewrite of a finished cell;
+ * rare): read all, keep the others, write back, shrink. */
+static int archive_table_remove_cell(hid_t file, const char *name, hid_t mtype, int64_t cell_id,
+                                     const char *path) {
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
+  size_t rb = H5Tget_size(mtype);
+  hsize_t n = archive_table_length(ds), kept = 0;
+  unsigned char *rows = NULL;
+  int rc = cs_calloc_bytes((void **)&rows, n ? n : 1, rb);
+  if (!rc && archive_table_io(ds, mtype, 0, n, rows, 0) < 0)
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot read /%s", path, name);
+  for (hsize_t i = 0; !rc && i < n; i++) {
+    int64_t id;
+    memcpy(&id, rows + i * rb, 8);  // cell_id is the first member of every row struct
+    if (id != cell_id) memmove(rows + kept * rb, rows + i * rb, rb), kept++;
+  }
+  if (!rc && kept < n &&
+      (archive_table_io(ds, mtype, 0, kept, rows, 1) < 0 || H5Dset_extent(ds, &kept) < 0))
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot rewrite /%s", path, name);
+  if (!rc) rc = archive_attr_write_i64(ds, "committed_rows", H5T_STD_I64LE, (int64_t)kept, path);
+  free(rows);
+  H5Dclose(ds);
+  return rc;
+}
+
+static void archive_cell_row_from_result(archive_cell_row *row, const cs_cell_result *r) {
+  memset(row, 0, sizeof *row);
+  row->cell_id = r->cell_id;
+  archive_copy_str(row->status, sizeof row->status, result_status_name(r->status));
+  row->rank = r->rank;
+  row->attempts = r->attempts;
+  row->wall_s = r->wall_s;
+  row->train_loss = r->train_loss;
+  row->train_acc = r->train_acc;
+  row->test_acc = r->test_acc;
+  row->n_params = r->n_params;
+  archive_copy_str(row->message, sizeof row->message, r->message);
+}
+
+static int archive_write_cell_row(hid_t file, int64_t row_index, const archive_cell_row *row,
+                                  const char *path) {
+  hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /cells", path);
+  hid_t mt = archive_cell_row_type();
+  int rc = CS_OK;
+  if (archive_table_io(ds, mt, (hsize_t)row_index, 1, (void *)row, 1) < 0)
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /cells row %" PRId64, path, row_index);
+  H5Tclose(mt);
+  archive_h5_close_id(&ds, H5Dclose);
+  return rc;
+}
+
+/* Append rows to a table and advance its committed_rows later. */
+static int archive_append_rows(hid_t file, const char *name, hid_t mtype, const void *rows,
+                               hsize_t n, const char *path) {
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
+  int rc = archive_table_append(ds, mtype, rows, n, path, name);
+  H5Dclose(ds);
+  return rc;
+}
+
+static int archive_commit_table(hid_t file, const char *name, const char *path) {
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
+  int rc = archive_attr_write_i64(ds, "committed_rows", H5T_STD_I64LE,
+                                  (int64_t)archive_table_length(ds), path);
+  H5Dclose(ds);
+  return rc;
+}
+
+/* Write one checked result into the open file:
+ *   1. a rewrite of a finished cell first marks it pending and removes its
+ *      rows and groups; leftovers of an interrupted write are removed too
+ *   2. /curvature and /curves rows appended, /points and /params groups
+ *   3. flush, then the /cells row and committed_rows (the commit point) */
+int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r) {
+  int64_t row = archive_find_row(a, r->cell_id);
+  const char *path = a->path;
+  archive_cell_row cr;
+  // 1. undo an earlier result of this cell
+  if (a->row_status[row] != CELL_PENDING) {
+    memset(&cr, 0, sizeof cr);
+    cr.cell_id = r->cell_id;
+    cr.rank = -1;
+    cr.wall_s = cr.train_loss = cr.train_acc = cr.test_acc = NAN;
+    archive_copy_str(cr.status, sizeof cr.status, "pending");
+    CS_CHECK(archive_write_cell_row(file, row, &cr, path));
+    a->row_status[row] = CELL_PENDING;
+    if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
+    hid_t mt = archive_curv_row_type();
+    int rc = archive_table_remove_cell(file, "curvature", mt, r->cell_id, path);
+    H5Tclose(mt);
+    CS_CHECK(rc);
+    mt = archive_curve_row_type();
+    rc = archive_table_remove_cell(file, "curves", mt, r->cell_id, path);
+    H5Tclose(mt);
+    CS_CHECK(rc);
+  }
+  CS_CHECK(archive_delete_cell_groups(file, r->cell_id, path));
+
+  // 2. the rows and groups
+  archive_curv_row *cv = NULL;
+  archive_curve_row *cu = NULL;
+  int rc = CS_CALLOC(cv, r->depth);
+  if (!rc) rc = CS_CALLOC(cu, r->n_curve);
+  for (int l = 0; !rc && l < r->depth; l++) {
+    cv[l].cell_id = r->cell_id;
+    cv[l].prefix = l + 1;
+    cv[l].st = r->curv[l];
+  }
+  for (int e = 0; !rc && e < r->n_curve; e++) {
+    cu[e].cell_id = r->cell_id;
+    cu[e].epoch = r->curve[e].epoch;
+    cu[e].train_loss = r->curve[e].train_loss;
+    cu[e].train_acc = r->curve[e].train_acc;
+    cu[e].test_acc = r->curve[e].test_acc;
+  }
+  if (!rc) {
+    hid_t mt = archive_curv_row_type();
+    rc = archive_append_rows(file, "curvature", mt, cv, (hsize_t)r->depth, path);
+    H5Tclose(mt);
+  }
+  if (!rc) {
+    hid_t mt = archive_curve_row_type();
+    rc = archive_append_rows(file, "curves", mt, cu, (hsize_t)r->n_curve, path);
+    H5Tclose(mt);
+  }
+  free(cv);
+  free(cu);
+  CS_CHECK(rc);
+  if (r->pt_x) CS_CHECK(archive_write_points(file, r, path));
+  if (r->n_tensors > 0) CS_CHECK(archive_write_params(file, r, path));
+  if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
+
+  // 3. the commit point: the /cells row, then committed_rows
+  archive_cell_row_from_result(&cr, r);
+  CS_CHECK(archive_write_cell_row(file, row, &cr, path));
+  CS_CHECK(archive_commit_table(file, "curvature", path));
+  CS_CHECK(archive_commit_table(file, "curves", path));
+  a->row_status[row] = (unsigned char)r->status;
+  a->row_attempts[row] = r->attempts;
+  return CS_OK;
+}
+
+/* /runs row: append (row == n_runs) or rewrite in place. */
+int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info *run) {
+  hid_t ds = H5Dopen2(file, "runs", H5P_DEFAULT), mt = archive_run_row_type();
+  int rc = CS_OK;
+  if (ds < 0) rc = archive_h5_error(CS_ERR_IO, "%s: cannot open /runs", a->path);
+  else if (row >= (int64_t)archive_table_length(ds)) {
+    rc = archive_table_append(ds, mt, run, 1, a->path, "runs");
+    if (!rc) row = (int64_t)archive_table_length(ds) - 1;
+  } else if (archive_table_io(ds, mt, (hsize_t)row, 1, (void *)run, 1) < 0) {
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /runs row %" PRId64, a->path, row);
+  }
+  if (!rc) a->n_runs = (int64_t)archive_table_length(ds);
+  H5Tclose(mt);
+  archive_h5_close_id(&ds, H5Dclose);
+  return rc;
+}
+
+int archive_read_run(hid_t file, int64_t row, cs_run_info *run) {
+  hid_t ds = H5Dopen2(file, "runs", H5P_DEFAULT), mt = archive_run_row_type();
+  int ok = ds >= 0 && archive_table_io(ds, mt, (hsize_t)row, 1, run, 0) == 0;
+  H5Tclose(mt);
+  if (ds >= 0) H5Dclose(ds);
+  return ok ? 0 : -1;
+}
