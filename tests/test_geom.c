@@ -777,6 +777,18 @@ static void test_classification_rules(void **state) {
   up.S = 5.0 + 1e-9; /* a smaller spread never lowers the a-priori estimate */
   geom_point_add_rounding_spread(&q, &up, &down);
   check_rel(q.S_err, 1e-3, 0.0, "S_err kept");
+  /* an overflowing Fisher scaling is never a value: σ = 1e300 makes
+   * S = σ² S_E infinite on the sphere; the point is degenerate, non-finite */
+  double sphere[18];
+  assert_int_equal(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, NULL), CS_OK);
+  geom_options big = geom_options_default();
+  big.sigma = 1e300;
+  geom_point o;
+  assert_int_equal(geom_point_curvature(3, 2, sphere, &big, NULL, &o), CS_OK);
+  assert_true(o.degenerate && o.nonfinite && o.cls == GEOM_DEGENERATE);
+  big.sigma = 1.0;
+  assert_int_equal(geom_point_curvature(3, 2, sphere, &big, NULL, &o), CS_OK);
+  assert_true(!o.degenerate && !o.nonfinite);
   down.degenerate = 1; /* degeneracy flips under rounding: uncertain by |S| */
   geom_point_add_rounding_spread(&q, &up, &down);
   check_rel(q.S_err, 5.0, 0.0, "S_err = |S|");

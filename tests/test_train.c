@@ -129,11 +129,25 @@ static void test_result_roundtrip(void **state) {
   result_free(&r), result_free(&u);
 }
 
+/* Finite or failed: a σ whose Fisher scaling overflows fails the cell with
+ * the reason, instead of storing NaN or infinite curvature as done. */
+static void test_overflowing_sigma_fails(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.epochs = 2, c.points = 8, c.sigma = 1e300;
+  cs_cell_result r;
+  assert_int_equal(cell_run(&c, 0, NULL, NULL, NULL, &r), CS_ERR_NUMERIC);
+  assert_non_null(strstr(cs_error_message(), "non-finite S"));
+  assert_non_null(strstr(cs_error_message(), "sigma = 1e+300"));
+  result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_arch_learns_linear),
       cmocka_unit_test(test_mlp_learns_circles),
       cmocka_unit_test(test_same_cell_bitwise_identical),
+      cmocka_unit_test(test_overflowing_sigma_fails),
       cmocka_unit_test(test_divergence_is_a_status),
       cmocka_unit_test(test_weight_decay_shrinks_weights),
       cmocka_unit_test(test_result_roundtrip),

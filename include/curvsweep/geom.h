@@ -54,11 +54,14 @@ typedef enum {
  *   area              √det g (area element, for ∫K dA)
  *   S_se              Monte Carlo standard error of S (0 when computed exactly)
  *   cond              cond₂(J) (or an upper bound when far below the threshold)
- *   degenerate        1 when cond(R) > GEOM_DEGENERATE_COND: no other field valid */
+ *   degenerate        1 when cond(R) > GEOM_DEGENERATE_COND, or when the
+ *                     curvature or metric is not finite: no other field valid
+ *   nonfinite         1 when degenerate because a curvature or metric value
+ *                     overflowed (e.g. σ² · S_E with an extreme σ) */
 typedef struct {
   double S, S_err, T2, K, S_tilde, K_tilde, K_hat, tr_g, logdet_g, H_norm, area, S_se, cond;
   geom_class cls;
-  int degenerate;
+  int degenerate, nonfinite;
 } geom_point;
 
 /* Rounding-error estimate (docs/NUMERICS.md, "Rounding error"), calibrated

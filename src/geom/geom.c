@@ -428,6 +428,16 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   out->cond = cond;
   out->cls = geom_classify(out->S, out->S_err, out->T2);
   out->degenerate = 0;
+  out->nonfinite = 0;
+  // an overflow (σ² · S_E, tr g / σ² with an extreme σ) is never a value
+  const double checked[] = {out->S, out->S_err, out->T2, out->S_tilde, out->K_hat,
+                            out->tr_g, out->logdet_g, out->H_norm, out->area};
+  for (size_t k = 0; k < sizeof checked / sizeof checked[0]; k++)
+    if (!isfinite(checked[k])) {
+      geom_point_set_degenerate(out, cond);
+      out->nonfinite = 1;
+      break;
+    }
   return CS_OK;
 }
 

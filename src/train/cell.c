@@ -142,6 +142,20 @@ int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg
   return rc;
 }
 
+/* A cell whose curvature overflowed is failed, never stored as done with
+ * NaN or infinity: n points of which some are non-finite → CS_ERR_NUMERIC
+ * naming the quantity and the σ that caused it. */
+static int measure_check_finite(int64_t n, const geom_point *pts, const cs_config *cfg) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += pts[i].nonfinite;
+  if (bad)
+    return cs_error(CS_ERR_NUMERIC, "curvature: %lld of %lld (point, prefix) pairs have a "
+                    "non-finite S, S_tilde or metric (tr g, det g) at sigma = %g: the Fisher "
+                    "scaling S = sigma^2 S_E, tr g = |J|^2 / sigma^2 overflows; choose a sigma "
+                    "nearer 1", (long long)bad, (long long)n, cfg->sigma);
+  return CS_OK;
+}
+
 typedef struct {
   cs_dataset eval;
   double *box_x;
@@ -157,6 +171,7 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
   CS_CHECK(CS_CALLOC(s->pts, (int64_t)L * n));
   CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 2, &s->jets));
   CS_CHECK(cell_curvature_points(M, s->jets, cfg, n, s->eval.x, "curv-eval", s->pts));
+  CS_CHECK(measure_check_finite(L * n, s->pts, cfg));
   /* ∫K dA (m = 2): uniform points over the input box, volume · mean(K √det g) */
   int n_box = m == 2 ? n : 0;
   double lo = 0, hi = 0, volume = 0;
@@ -168,6 +183,7 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
     for (int i = 0; i < n_box * m; i++) s->box_x[i] = lo + (hi - lo) * rng_uniform(&bs);
     CS_CHECK(CS_CALLOC(s->box, (int64_t)L * n_box));
     CS_CHECK(cell_curvature_points(M, s->jets, cfg, n_box, s->box_x, "curv-box", s->box));
+    CS_CHECK(measure_check_finite(L * n_box, s->box, cfg));
   }
   CS_CHECK(CS_CALLOC(res->curv, L));
   res->depth = L;
