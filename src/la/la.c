@@ -34,11 +34,15 @@ int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double
   if (m == 0 || n == 0) return 0;
   la_flops += 2ull * (uint64_t)m * (uint64_t)n * (uint64_t)k;
   const la_team *t = c.team;
+  LA_PROF_BEGIN(t0);
+  int rc = 0;
   if (t && t->size > 1 && k > 0 && 2.0 * m * n * k >= t->flop_threshold)
-    return la_gemm_team(t, trans_a, trans_b, alpha, a, b, beta, c);
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
-  return 0;
+    rc = la_gemm_team(t, trans_a, trans_b, alpha, a, b, beta, c);
+  else
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+                n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
+  LA_PROF_END(t0, LA_PROF_GEMM);
+  return rc;
 }
 
 void la_add_row_vector(la_mat y, const double *restrict b) {
@@ -57,4 +61,8 @@ void la_sum_rows(la_mat y, double *restrict acc) {
 
 
 uint64_t la_flop_count(void) { return la_flops; }
+
+/* OpenBLAS's own name for the kernel set it chose (openblas_get_corename). */
+extern char *openblas_get_corename(void);
+const char *la_blas_kernel(void) { return openblas_get_corename(); }
 void la_flop_reset(void) { la_flops = 0; }

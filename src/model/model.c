@@ -305,7 +305,11 @@ static int linear_forward(const cs_model *M, const jet_shape *js, int N, int in,
   la_mat y = VIEW(M, R, out, out, Y);
   CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, in, in, (double *)X),
                    VIEW(M, out, in, in, (double *)W), 0.0, y));
-  if (b) la_add_row_vector(la_rows_strided(y, 0, js->C), b);
+  if (b) {
+    LA_PROF_BEGIN(t0);
+    la_add_row_vector(la_rows_strided(y, 0, js->C), b);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  }
   return CS_OK;
 }
 
@@ -317,7 +321,11 @@ static int linear_backward(const cs_model *M, int N, int in, int out, const doub
   la_mat dy = VIEW(M, N, out, out, (double *)dY);
   CS_CHECK(la_gemm('T', 'N', 1.0, dy, VIEW(M, N, in, in, (double *)X), 1.0,
                    VIEW(M, out, in, in, dW)));
-  if (db) la_sum_rows(dy, db);
+  if (db) {
+    LA_PROF_BEGIN(t0);
+    la_sum_rows(dy, db);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  }
   if (dX)
     CS_CHECK(la_gemm('N', 'N', 1.0, dy, VIEW(M, out, in, in, (double *)W), beta_dx,
                      VIEW(M, N, in, in, dX)));
@@ -411,18 +419,22 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'T', 1.0 / sqrt((double)dh), la_cols(q, j * dh, dh),
                      la_cols(K, j * dh, dh), 0.0, la_cols(alpha, j * n, n)));
+  LA_PROF_BEGIN(t0);
   jet_softmax_groups(js, N, H, n, c->alpha, tmp);
+  LA_PROF_END(t0, LA_PROF_SOFTMAX);
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
                      la_cols(o, j * dh, dh)));
   const double *u = c->o;
   if (M->n_gate) {
     CS_CHECK(linear_forward(M, js, N, d, M->n_gate, a, W + P->Wg, W + P->bg, c->g));
+    LA_PROF_BEGIN(t1);
     jet_unary(js, JET_SIGMOID, N, M->n_gate, c->g, c->g);
     if (M->n_gate == d)
       jet_mul(js, N, d, c->g, c->o, c->u);
     else
       jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
+    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
     u = c->u;
   }
   return linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
@@ -439,6 +451,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
   /* y = u W_oᵀ + b_o:  dW_o += dyᵀ u, db_o += Σ dy, du = dy W_o */
   CS_CHECK(linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
   double *dob = A->du; /* dL/do */
+  LA_PROF_BEGIN(t0);
   if (M->n_gate == d) {
     /* u = g ⊙ o:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1−g) */
     for (int64_t i = 0; i < (int64_t)N * d; i++) {
@@ -461,6 +474,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
       }
     dob = A->dob;
   }
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   /* o_j = α_j U_j:  dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j */
   la_mat alpha = VIEW(M, N, Hn, Hn, c->alpha), dalpha = VIEW(M, N, Hn, Hn, A->dalpha);
   la_mat dO = VIEW(M, N, d, d, dob);
@@ -472,6 +486,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
                      la_cols(dU, j * dh, dh)));
   }
   /* softmax: ds = α ⊙ (dα − ⟨α, dα⟩) per group (in place in dalpha) */
+  LA_PROF_BEGIN(t1);
   for (int r = 0; r < N; r++)
     for (int j = 0; j < H; j++) {
       const double *al = c->alpha + (int64_t)r * Hn + j * n;
@@ -479,6 +494,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
       for (int i = 0; i < n; i++) dot += al[i] * dal[i];
       for (int i = 0; i < n; i++) dal[i] = al[i] * (dal[i] - dot);
     }
+  LA_PROF_END(t1, LA_PROF_SOFTMAX);
   /* s_j = q_j K_jᵀ/√dh:  dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh */
   double scale = 1.0 / sqrt((double)dh);
   la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
@@ -504,7 +520,9 @@ static int mlp_forward(const cs_model *M, const jet_shape *js, int N, int l, con
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
   CS_CHECK(linear_forward(M, js, N, M->d, M->d, a, W + P->W1, W + P->b1, c->t));
+  LA_PROF_BEGIN(t0);
   jet_unary(js, JET_TANH, N, M->d, c->t, c->t);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return linear_forward(M, js, N, M->d, M->d, c->t, W + P->W2, W + P->b2, y);
 }
 
@@ -516,7 +534,9 @@ static int mlp_backward(cs_model *M, cs_acts *A, int N, int l, const double *a, 
   double *W = M->params, *G = M->grads;
   int d = M->d;
   CS_CHECK(linear_backward(M, N, d, d, c->t, W + P->W2, dy, G + P->W2, G + P->b2, A->du, 0.0));
+  LA_PROF_BEGIN(t0);
   for (int64_t i = 0; i < (int64_t)N * d; i++) A->dz[i] = A->du[i] * (1.0 - c->t[i] * c->t[i]);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return linear_backward(M, N, d, d, a, W + P->W1, A->dz, G + P->W1, G + P->b1, da, 0.0);
 }
 
@@ -537,7 +557,9 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     double *hout = A->h[l + 1];
     const double *a = hin;
     if (M->cfg.norm == NORM_PRE) {
+      LA_PROF_BEGIN(t0);
       layernorm_forward(M, js, N, hin, M->params + P->ln_g, M->params + P->ln_b, c, A->tmp);
+      LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
       a = c->a;
     }
     if (M->cfg.arch == ARCH_MLP)
@@ -545,8 +567,11 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     else
       CS_CHECK(attention_forward(M, js, N, l, a, c, A->tmp, hout));
     /* residual h_{l+1} = h_l + y: linear, all jet rows */
-    if (M->cfg.residual)
+    if (M->cfg.residual) {
+      LA_PROF_BEGIN(t0);
       for (int64_t i = 0; i < (int64_t)R * d; i++) hout[i] += hin[i];
+      LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+    }
   }
   if (js->C == 1)
     CS_CHECK(linear_forward(M, js, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W,
@@ -557,6 +582,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 /* Softmax cross-entropy: p = softmax(logits), L = −mean log p_y,
  * dL/dlogits = (p − onehot(y)) / N. */
 double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
+  LA_PROF_BEGIN(t0);
   double loss = 0.0;
   int correct = 0;
   for (int r = 0; r < N; r++) {
@@ -574,6 +600,7 @@ double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
     correct += best == y[r];
   }
   if (n_correct) *n_correct = correct;
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return loss / N;
 }
 
@@ -593,11 +620,13 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
       CS_CHECK(mlp_backward(M, A, N, l, a, dh, da));
     else
       CS_CHECK(attention_backward(M, A, N, l, a, dh, da));
+    LA_PROF_BEGIN(t0);
     if (M->cfg.norm == NORM_PRE)
       layernorm_backward(M, N, c, M->params + P->ln_g, A->da, G + P->ln_g, G + P->ln_b, dh_next);
     /* residual: dh_l = dh_{l+1} + (branch gradient) */
     if (M->cfg.residual)
       for (int64_t i = 0; i < (int64_t)N * d; i++) dh_next[i] += dh[i];
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
     double *t = dh;
     dh = dh_next;
     dh_next = t;

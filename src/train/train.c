@@ -120,11 +120,15 @@ static int train_loop(cs_model *M, const cs_config *cfg, const cs_dataset *tr,
         res->train_loss = loss;
         return CS_OK;
       }
+      LA_PROF_BEGIN(t0);
       memset(grad, 0, sizeof(double) * np);
+      LA_PROF_END(t0, LA_PROF_OPTIMIZER);
       CS_CHECK(model_backward(M, s->acts, nb, s->xb));
       t++;
+      LA_PROF_BEGIN(t1);
       adam_step(np, theta, grad, s->m, s->v, s->decay, train_learning_rate(cfg, t - 1, T),
                 cfg->weight_decay, t);
+      LA_PROF_END(t1, LA_PROF_OPTIMIZER);
       if (hooks && hooks->between_steps) CS_CHECK(hooks->between_steps(hooks->ctx));
     }
     if (epoch % cfg->eval_every == 0 || epoch == cfg->epochs) {
