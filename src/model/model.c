@@ -408,7 +408,7 @@ static void layernorm_backward(const cs_model *M, int N, const layer_cache *c,
  *   gated-headwise: u_j = σ(a w_{g,j} + b_{g,j}) o_j  (group product)
  *   y = u W_oᵀ + b_o */
 static int attention_forward(const cs_model *M, const jet_shape *js, int N, int l,
-                             const double *a, layer_cache *c, double *tmp, double *y) {
+                             const double *a, layer_cache *c, double *y) {
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
   int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n;
@@ -420,7 +420,7 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
     CS_CHECK(la_gemm('N', 'T', 1.0 / sqrt((double)dh), la_cols(q, j * dh, dh),
                      la_cols(K, j * dh, dh), 0.0, la_cols(alpha, j * n, n)));
   LA_PROF_BEGIN(t0);
-  jet_softmax_groups(js, N, H, n, c->alpha, tmp);
+  jet_softmax_groups(js, N, H, n, c->alpha);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
@@ -429,11 +429,15 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
   if (M->n_gate) {
     CS_CHECK(linear_forward(M, js, N, d, M->n_gate, a, W + P->Wg, W + P->bg, c->g));
     LA_PROF_BEGIN(t1);
-    jet_unary(js, JET_SIGMOID, N, M->n_gate, c->g, c->g);
-    if (M->n_gate == d)
-      jet_mul(js, N, d, c->g, c->o, c->u);
-    else
-      jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
+    if (js->C == 1 && M->n_gate == d) {
+      jet_sigmoid_gate_values((long)N * d, c->g, c->o, c->u);
+    } else {
+      jet_unary(js, JET_SIGMOID, N, M->n_gate, c->g, c->g);
+      if (M->n_gate == d)
+        jet_mul(js, N, d, c->g, c->o, c->u);
+      else
+        jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
+    }
     LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
     u = c->u;
   }
@@ -565,7 +569,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     if (M->cfg.arch == ARCH_MLP)
       CS_CHECK(mlp_forward(M, js, N, l, a, c, hout));
     else
-      CS_CHECK(attention_forward(M, js, N, l, a, c, A->tmp, hout));
+      CS_CHECK(attention_forward(M, js, N, l, a, c, hout));
     /* residual h_{l+1} = h_l + y: linear, all jet rows */
     if (M->cfg.residual) {
       LA_PROF_BEGIN(t0);
