@@ -298,14 +298,24 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 
 /* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
- * X R × in, W out × in, Y R × out. */
+ * X R × in, W out × in, Y R × out.
+ * Values (C = 1): Y is first filled with b and the product added to it
+ * (beta = 1): b + XWᵀ rounds once, as XWᵀ + b did, without a second pass
+ * over Y. Jets: the product, then b on the value rows. */
 static int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
                           const double *X, const double *W, const double *b, double *Y) {
   int R = N * js->C;
   la_mat y = VIEW(M, R, out, out, Y);
+  double beta = 0.0;
+  if (b && js->C == 1) {
+    LA_PROF_BEGIN(t0);
+    for (int r = 0; r < R; r++) memcpy(Y + (int64_t)r * out, b, sizeof(double) * (size_t)out);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+    beta = 1.0;
+  }
   CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, in, in, (double *)X),
-                   VIEW(M, out, in, in, (double *)W), 0.0, y));
-  if (b) {
+                   VIEW(M, out, in, in, (double *)W), beta, y));
+  if (b && js->C > 1) {
     LA_PROF_BEGIN(t0);
     la_add_row_vector(la_rows_strided(y, 0, js->C), b);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
