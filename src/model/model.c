@@ -49,10 +49,10 @@ struct cs_model {
 /* Per-layer forward caches, each R × (width given). */
 typedef struct {
   double *xhat, *rstd, *a; /* LayerNorm: normalised input, 1/std (R × 1), output */
-  double *q;               /* R × d   queries */
+  double *qz;              /* R × (d + n_gate)  queries q | gate pre-activation z */
   double *alpha;           /* R × Hn  attention weights */
   double *o;               /* R × d   Σ α U */
-  double *g;               /* R × n_gate gate σ(W_g a + b_g) */
+  double *g;               /* R × n_gate gate σ(z + b_g) */
   double *u;               /* R × d   gated value (g ⊙ o) or o */
   double *t;               /* R × d   mlp hidden tanh(W_1 a + b_1) */
 } layer_cache;
@@ -66,27 +66,42 @@ struct cs_acts {
   double *tmp;         /* R × max(2H, 2, d) scratch */
   double *logits, *dlogits; /* N × 2 */
   /* backward buffers (N × …) */
-  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dq;
+  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dqz; /* dqz N × (d + n_gate) */
 };
 
 /* ---------------------------------------------------------------- setup */
 
-static int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
+/* Append a tensor to the table; it lives at offset, or (offset < 0) at
+ * the end of the parameter array. */
+static int64_t model_place_tensor(cs_model *M, const char *name, int rows, int cols, int decays,
+                                  int64_t offset) {
   tensor_entry *t = &M->tensors[M->n_tensors++];
   snprintf(t->name, sizeof t->name, "%s", name);
   t->rows = rows;
   t->cols = cols;
-  t->offset = M->n_params;
   t->decays = decays;
-  M->n_params += (int64_t)rows * cols;
-  return t->offset;
+  if (offset < 0) {
+    offset = M->n_params;
+    M->n_params += (int64_t)rows * cols;
+  }
+  t->offset = offset;
+  return offset;
+}
+
+static int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
+  return model_place_tensor(M, name, rows, cols, decays, -1);
+}
+
+static int64_t model_place_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
+                                        int cols, int decays, int64_t offset) {
+  char name[48];
+  snprintf(name, sizeof name, "layer%d/%s", layer, short_name);
+  return model_place_tensor(M, name, rows, cols, decays, offset);
 }
 
 static int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
                                       int cols, int decays) {
-  char name[48];
-  snprintf(name, sizeof name, "layer%d/%s", layer, short_name);
-  return model_add_tensor(M, name, rows, cols, decays);
+  return model_place_layer_tensor(M, layer, short_name, rows, cols, decays, -1);
 }
 
 /* Draw tensor t from its own stream keyed by (seed, tensor name): shared
@@ -140,13 +155,17 @@ int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
       P->W2 = model_add_layer_tensor(M, l, "W2", d, d, 1);
       P->b2 = model_add_layer_tensor(M, l, "b2", 1, d, 0);
     } else {
+      /* W_g sits right after W_q: [W_q; W_g] is one (d + n_gate) × d matrix,
+       * so q and the gate pre-activation are one product (the table, the
+       * names and the init streams are as if they were apart) */
       P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
+      M->n_params += (int64_t)M->n_gate * d;
       P->K = model_add_layer_tensor(M, l, "K", M->n, d, 1);
       P->U = model_add_layer_tensor(M, l, "U", M->n, d, 1);
       P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
       P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
       if (M->n_gate) {
-        P->Wg = model_add_layer_tensor(M, l, "Wg", M->n_gate, d, 1);
+        P->Wg = model_place_layer_tensor(M, l, "Wg", M->n_gate, d, 1, P->Wq + (int64_t)d * d);
         P->bg = model_add_layer_tensor(M, l, "bg", 1, M->n_gate, 0);
       }
     }
@@ -240,7 +259,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     if (M->cfg.arch == ARCH_MLP) {
       ALLOC(c->t, R * d);
     } else {
-      ALLOC(c->q, R * d);
+      ALLOC(c->qz, R * (d + M->n_gate));
       ALLOC(c->alpha, R * Hn);
       ALLOC(c->o, R * d);
       if (M->n_gate) {
@@ -260,7 +279,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     ALLOC(A->dz, N * d);
     ALLOC(A->dob, N * d);
     ALLOC(A->dalpha, N * Hn);
-    ALLOC(A->dq, N * d);
+    ALLOC(A->dqz, N * (d + M->n_gate));
   }
 #undef ALLOC
   if (rc) {
@@ -278,12 +297,12 @@ void model_acts_free(cs_acts *A) {
   if (A->cache)
     for (int l = 0; l < A->L; l++) {
       layer_cache *c = &A->cache[l];
-      free(c->xhat), free(c->rstd), free(c->a), free(c->q), free(c->alpha), free(c->o),
+      free(c->xhat), free(c->rstd), free(c->a), free(c->qz), free(c->alpha), free(c->o),
           free(c->g), free(c->u), free(c->t);
     }
   free(A->h), free(A->cache), free(A->xjet), free(A->tmp), free(A->logits), free(A->dlogits);
   free(A->dh_a), free(A->dh_b), free(A->da), free(A->du), free(A->dz), free(A->dob);
-  free(A->dalpha), free(A->dq);
+  free(A->dalpha), free(A->dqz);
   jet_shape_free(&A->js);
   free(A);
 }
@@ -410,20 +429,22 @@ static void layernorm_backward(const cs_model *M, int N, const layer_cache *c,
 }
 
 /* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
- *   q = a W_qᵀ                                  R × d
+ *   [q | z] = a [W_q; W_g]ᵀ                     R × (d + n_gate), one product
  *   s_j = q_j K_jᵀ / √dh  per head j            R × n   (linear in q)
  *   α_j = softmax(s_j)                          R × n   (jet softmax)
  *   o_j = α_j U_j                               R × dh  (linear in α)
- *   gated:          u = σ(a W_gᵀ + b_g) ⊙ o     (unary + Leibniz)
- *   gated-headwise: u_j = σ(a w_{g,j} + b_{g,j}) o_j  (group product)
+ *   gated:          u = σ(z + b_g) ⊙ o          (unary + Leibniz)
+ *   gated-headwise: u_j = σ(z_j + b_{g,j}) o_j  (group product)
  *   y = u W_oᵀ + b_o */
 static int attention_forward(const cs_model *M, const jet_shape *js, int N, int l,
                              const double *a, layer_cache *c, double *y) {
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n;
-  CS_CHECK(linear_forward(M, js, N, d, d, a, W + P->Wq, NULL, c->q));
-  la_mat q = VIEW(M, R, d, d, c->q), alpha = VIEW(M, R, Hn, Hn, c->alpha);
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n, ng = M->n_gate;
+  int ldq = d + ng;
+  /* one product for the queries and the gate pre-activation (they share a) */
+  CS_CHECK(linear_forward(M, js, N, d, ldq, a, W + P->Wq, NULL, c->qz));
+  la_mat q = la_cols(VIEW(M, R, ldq, ldq, c->qz), 0, d), alpha = VIEW(M, R, Hn, Hn, c->alpha);
   la_mat K = VIEW(M, n, d, d, (double *)W + P->K), U = VIEW(M, n, d, d, (double *)W + P->U);
   la_mat o = VIEW(M, R, d, d, c->o);
   for (int j = 0; j < H; j++)
@@ -436,14 +457,24 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
     CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
                      la_cols(o, j * dh, dh)));
   const double *u = c->o;
-  if (M->n_gate) {
-    CS_CHECK(linear_forward(M, js, N, d, M->n_gate, a, W + P->Wg, W + P->bg, c->g));
+  if (ng) {
     LA_PROF_BEGIN(t1);
-    if (js->C == 1 && M->n_gate == d) {
+    /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
+    const double *bg = W + P->bg;
+    for (int r = 0; r < R; r++) {
+      const double *zr = c->qz + (int64_t)r * ldq + d;
+      double *gr = c->g + (int64_t)r * ng;
+      if (r % js->C == 0)
+        for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
+      else
+        memcpy(gr, zr, sizeof(double) * (size_t)ng);
+    }
+    /* g = σ(g);  u = g ⊙ o (gated) or u_j = g_j o_j (headwise) */
+    if (js->C == 1 && ng == d) {
       jet_sigmoid_gate_values((long)N * d, c->g, c->o, c->u);
     } else {
-      jet_unary(js, JET_SIGMOID, N, M->n_gate, c->g, c->g);
-      if (M->n_gate == d)
+      jet_unary(js, JET_SIGMOID, N, ng, c->g, c->g);
+      if (ng == d)
         jet_mul(js, N, d, c->g, c->o, c->u);
       else
         jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
@@ -454,27 +485,34 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
   return linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
 }
 
-/* Attention backward on values. dy N × d -> da N × d (overwritten). */
+/* Attention backward on values. dy N × d -> da N × d (overwritten).
+ * dq and dz share one N × (d + n_gate) array so that dW_q and dW_g are one
+ * product, as q and z were. */
 static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
                               const double *dy, double *da) {
   const layer_offsets *P = &M->layers[l];
   const layer_cache *c = &A->cache[l];
   double *W = M->params, *G = M->grads;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n;
-  const double *u = M->n_gate ? c->u : c->o;
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, ldq = d + ng;
+  const double *u = ng ? c->u : c->o;
   /* y = u W_oᵀ + b_o:  dW_o += dyᵀ u, db_o += Σ dy, du = dy W_o */
   CS_CHECK(linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
   double *dob = A->du; /* dL/do */
   LA_PROF_BEGIN(t0);
-  if (M->n_gate == d) {
+  if (ng == d) {
     /* u = g ⊙ o:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1−g) */
-    for (int64_t i = 0; i < (int64_t)N * d; i++) {
-      double gi = c->g[i];
-      A->dz[i] = A->du[i] * c->o[i] * gi * (1.0 - gi);
-      A->dob[i] = A->du[i] * gi;
+    for (int r = 0; r < N; r++) {
+      const double *dur = A->du + (int64_t)r * d, *gr = c->g + (int64_t)r * d;
+      const double *orow = c->o + (int64_t)r * d;
+      double *dzr = A->dqz + (int64_t)r * ldq + d, *dor = A->dob + (int64_t)r * d;
+      for (int j = 0; j < d; j++) {
+        double gi = gr[j];
+        dzr[j] = dur[j] * orow[j] * gi * (1.0 - gi);
+        dor[j] = dur[j] * gi;
+      }
     }
     dob = A->dob;
-  } else if (M->n_gate == H) {
+  } else if (ng == H) {
     /* u_j = g_j o_j:  do_j = du_j g_j;  dz_j = ⟨du_j, o_j⟩ g_j(1−g_j) */
     for (int r = 0; r < N; r++)
       for (int j = 0; j < H; j++) {
@@ -484,7 +522,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
           acc += A->du[i] * c->o[i];
           A->dob[i] = A->du[i] * gj;
         }
-        A->dz[(int64_t)r * H + j] = acc * gj * (1.0 - gj);
+        A->dqz[(int64_t)r * ldq + d + j] = acc * gj * (1.0 - gj);
       }
     dob = A->dob;
   }
@@ -512,19 +550,27 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
   /* s_j = q_j K_jᵀ/√dh:  dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh */
   double scale = 1.0 / sqrt((double)dh);
   la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
-  la_mat q = VIEW(M, N, d, d, c->q), dq = VIEW(M, N, d, d, A->dq);
+  la_mat dqz = VIEW(M, N, ldq, ldq, A->dqz);
+  la_mat q = la_cols(VIEW(M, N, ldq, ldq, c->qz), 0, d), dq = la_cols(dqz, 0, d);
   for (int j = 0; j < H; j++) {
     CS_CHECK(la_gemm('N', 'N', scale, la_cols(dalpha, j * n, n), la_cols(K, j * dh, dh), 0.0,
                      la_cols(dq, j * dh, dh)));
     CS_CHECK(la_gemm('T', 'N', scale, la_cols(dalpha, j * n, n), la_cols(q, j * dh, dh), 1.0,
                      la_cols(dK, j * dh, dh)));
   }
-  /* q = a W_qᵀ:  dW_q += dqᵀ a;  da = dq W_q */
-  CS_CHECK(linear_backward(M, N, d, d, a, W + P->Wq, A->dq, G + P->Wq, NULL, da, 0.0));
-  /* gate pre-activation z = a W_gᵀ + b_g:  da += dz W_g */
-  if (M->n_gate)
-    CS_CHECK(linear_backward(M, N, d, M->n_gate, a, W + P->Wg, A->dz, G + P->Wg, G + P->bg, da,
-                             1.0));
+  /* [q | z] = a [W_q; W_g]ᵀ (+ b_g):  d[W_q; W_g] += [dq | dz]ᵀ a (one product);
+   * db_g += Σ dz;  da = dq W_q + dz W_g (two products: the rounding of the
+   * separate sums is kept) */
+  CS_CHECK(la_gemm('T', 'N', 1.0, dqz, VIEW(M, N, d, d, (double *)a), 1.0,
+                   VIEW(M, ldq, d, d, G + P->Wq)));
+  CS_CHECK(la_gemm('N', 'N', 1.0, dq, VIEW(M, d, d, d, W + P->Wq), 0.0, VIEW(M, N, d, d, da)));
+  if (ng) {
+    la_mat dz = la_cols(dqz, d, ng);
+    LA_PROF_BEGIN(t2);
+    la_sum_rows(dz, G + P->bg);
+    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
+    CS_CHECK(la_gemm('N', 'N', 1.0, dz, VIEW(M, ng, d, d, W + P->Wg), 1.0, VIEW(M, N, d, d, da)));
+  }
   return CS_OK;
 }
 
