@@ -33,8 +33,9 @@ la_mat la_rows_strided(la_mat a, int r0, int step) {
  * a scratch copy first (la_gemm). */
 #define LA_TRANSPOSE_B_MAX 4096
 
-/* The transpose of the n × k view b as a k × n view on this thread's scratch, grown on demand and kept (no
- * allocation per product once warm); b itself when out of memory. */
+/* The transpose of the n × k view b, as a k × n view on this thread's
+ * scratch (grown on demand and kept: no allocation per product once warm);
+ * b itself when out of memory. */
 static la_mat la_transposed_copy(la_mat b) {
   static _Thread_local double *buf;
   static _Thread_local size_t len;
