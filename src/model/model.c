@@ -652,11 +652,10 @@ double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
     int best = 0;
     for (int k = 1; k < N_CLASSES; k++)
       if (z[k] > mx) mx = z[k], best = k;
-    double sum = 0.0;
-    for (int k = 0; k < N_CLASSES; k++) sum += exp(z[k] - mx);
+    double e[N_CLASSES], sum = 0.0; /* each exp once, kept for dz */
+    for (int k = 0; k < N_CLASSES; k++) sum += (e[k] = exp(z[k] - mx));
     loss += -(z[y[r]] - mx - log(sum));
-    for (int k = 0; k < N_CLASSES; k++)
-      dz[k] = (exp(z[k] - mx) / sum - (k == y[r] ? 1.0 : 0.0)) / N;
+    for (int k = 0; k < N_CLASSES; k++) dz[k] = (e[k] / sum - (k == y[r] ? 1.0 : 0.0)) / N;
     correct += best == y[r];
   }
   if (n_correct) *n_correct = correct;
