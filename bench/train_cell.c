@@ -11,8 +11,8 @@
  * thread cpu time beside it: on a shared machine wall time includes other
  * processes' turns on the core) with the timers off (this
  * binary links curvsweep_core_prof, whose timers cost one predictable
- * branch per region when off). The breakdown comes from one more run with
- * the timers on: GEMM (every la_gemm), element-wise (biases, gate,
+ * branch per region when off). The breakdown comes from as many runs
+ * again with the timers on (the fastest; two clock reads per region): GEMM (every la_gemm), element-wise (biases, gate,
  * activations, LayerNorm, residuals, loss), softmax (attention softmax
  * forward and backward), optimizer (gradient zeroing and Adam), other
  * (the rest: batch gathering, shuffles, evaluation bookkeeping, calls).
@@ -77,7 +77,9 @@ static int train_once(const cs_config *c, const cs_dataset *tr, const cs_dataset
   return rc;
 }
 
-/* Train the cell r times (timers off), then once with the timers on. */
+/* Train the cell r times with the timers off, then r times with them on
+ * (the breakdown is the fastest of those: one run is at the mercy of
+ * whatever else the shared core is doing). */
 static int bench_cell(int width, int r, cell_numbers *out) {
   cs_config c = config_default();
   c.arch = ARCH_GATED, c.depth = 4, c.width = width, c.slots = 3, c.task = TASK_CIRCLES;
@@ -96,16 +98,22 @@ static int bench_cell(int width, int r, cell_numbers *out) {
       out->cpu_gflops = (double)flops / cpu / 1e9;
     }
   }
-  double wall, cpu, acc;
-  uint64_t flops;
-  la_prof_reset();
-  la_prof_enable(1);
-  int rc = train_once(&c, &tr, &te, &wall, &cpu, &flops, &acc);
-  la_prof_enable(0);
-  out->prof_total = wall;
-  la_prof_seconds(out->prof);
+  out->prof_total = 1e30;
+  for (int k = 0; k < r; k++) {
+    double wall, cpu, acc;
+    uint64_t flops;
+    la_prof_reset();
+    la_prof_enable(1);
+    int rc = train_once(&c, &tr, &te, &wall, &cpu, &flops, &acc);
+    la_prof_enable(0);
+    if (rc) return rc;
+    if (wall < out->prof_total) {
+      out->prof_total = wall;
+      la_prof_seconds(out->prof);
+    }
+  }
   task_dataset_free(&tr), task_dataset_free(&te);
-  return rc;
+  return CS_OK;
 }
 
 int main(int argc, char **argv) {
