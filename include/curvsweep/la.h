@@ -54,6 +54,37 @@ void la_sum_rows(la_mat y, double *acc);
 /* Floating-point operations issued through la on this thread (benchmarks). */
 uint64_t la_flop_count(void);
 void la_flop_reset(void);
+/* Name of the BLAS kernel set in use (e.g. "SkylakeX", "Haswell"). */
+const char *la_blas_kernel(void);
+
+/* Where training time goes (bench/train_cell). Only a library compiled
+ * with CS_PROFILE (the curvsweep_core_prof target, linked by the bench
+ * alone) has timers: in the normal build LA_PROF_BEGIN/END expand to
+ * nothing and la_prof_seconds reports zeros. Even in the instrumented
+ * build the timers run only after la_prof_enable(1). Regions never nest:
+ * "other" is the total minus the regions. Per thread. */
+typedef enum {
+  LA_PROF_GEMM,        /* la_gemm (every product) */
+  LA_PROF_ELEMENTWISE, /* biases, gates, activations, LayerNorm, residuals, loss */
+  LA_PROF_SOFTMAX,     /* attention softmax forward and backward */
+  LA_PROF_OPTIMIZER,   /* zeroing gradients, Adam */
+  LA_PROF_KINDS
+} la_prof_kind;
+extern _Thread_local int la_prof_on;
+void la_prof_enable(int on);
+void la_prof_reset(void);
+void la_prof_seconds(double seconds[LA_PROF_KINDS]);
+int la_prof_compiled(void); /* 1 in the CS_PROFILE build */
+double la_prof_now(void);
+void la_prof_add(la_prof_kind kind, double seconds);
+#ifdef CS_PROFILE
+#define LA_PROF_BEGIN(t) double t = la_prof_on ? la_prof_now() : 0.0
+#define LA_PROF_END(t, kind) \
+  if (la_prof_on) la_prof_add((kind), la_prof_now() - (t))
+#else
+#define LA_PROF_BEGIN(t) ((void)0)
+#define LA_PROF_END(t, kind) ((void)0)
+#endif
 
 
 /* Small dense factorisations (LAPACK), used per point by geom. */

@@ -5,6 +5,7 @@
 #include "la_internal.h"
 
 #include <cblas.h>
+#include <stdlib.h>
 
 static _Thread_local uint64_t la_flops;
 
@@ -28,17 +29,57 @@ la_mat la_rows_strided(la_mat a, int r0, int step) {
   return s;
 }
 
+/* B of a row-major A Bᵀ with at most this many entries is transposed into
+ * a scratch copy first (la_gemm). */
+#define LA_TRANSPOSE_B_MAX 4096
+
+/* The transpose of the n × k view b, as a k × n view on this thread's
+ * scratch (grown on demand and kept: no allocation per product once warm);
+ * b itself when out of memory. */
+static la_mat la_transposed_copy(la_mat b) {
+  static _Thread_local double *buf;
+  static _Thread_local size_t len;
+  int n = b.rows, k = b.cols;
+  size_t need = (size_t)n * k;
+  if (len < need) {
+    double *p = realloc(buf, sizeof(double) * need);
+    if (!p) return b;
+    buf = p, len = need;
+  }
+  for (int i = 0; i < n; i++) {
+    const double *row = b.v + (int64_t)i * b.ld;
+    for (int j = 0; j < k; j++) buf[(size_t)j * n + i] = row[j];
+  }
+  la_mat t = b;
+  t.v = buf, t.ld = n, t.rows = t.lrows = t.mb = k, t.cols = t.lcols = t.nb = n;
+  return t;
+}
+
+/* A small op(B) = Bᵀ (a weight W in X Wᵀ, the slots K in q Kᵀ) is
+ * transposed into scratch and the product run as A·B: OpenBLAS sends
+ * row-major A·Bᵀ with a short inner dimension through its general packed
+ * path but A·B through its small-matrix kernels (SkylakeX: 15% of the
+ * reference training cell). The same exact products, summed by whichever
+ * kernel OpenBLAS picks for the shape (DECISIONS.md). */
 int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double beta, la_mat c) {
   int ta = (trans_a == 'T'), tb = (trans_b == 'T');
   int m = c.rows, n = c.cols, k = ta ? a.rows : a.cols;
   if (m == 0 || n == 0) return 0;
   la_flops += 2ull * (uint64_t)m * (uint64_t)n * (uint64_t)k;
   const la_team *t = c.team;
+  LA_PROF_BEGIN(t0);
+  int rc = 0;
+  if (!ta && tb && (int64_t)b.rows * b.cols <= LA_TRANSPOSE_B_MAX) {
+    la_mat bt = la_transposed_copy(b);
+    if (bt.v != b.v) b = bt, tb = 0, trans_b = 'N';
+  }
   if (t && t->size > 1 && k > 0 && 2.0 * m * n * k >= t->flop_threshold)
-    return la_gemm_team(t, trans_a, trans_b, alpha, a, b, beta, c);
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
-  return 0;
+    rc = la_gemm_team(t, trans_a, trans_b, alpha, a, b, beta, c);
+  else
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+                n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
+  LA_PROF_END(t0, LA_PROF_GEMM);
+  return rc;
 }
 
 void la_add_row_vector(la_mat y, const double *restrict b) {
@@ -57,4 +98,8 @@ void la_sum_rows(la_mat y, double *restrict acc) {
 
 
 uint64_t la_flop_count(void) { return la_flops; }
+
+/* OpenBLAS's own name for the kernel set it chose (openblas_get_corename). */
+extern char *openblas_get_corename(void);
+const char *la_blas_kernel(void) { return openblas_get_corename(); }
 void la_flop_reset(void) { la_flops = 0; }

@@ -20,6 +20,7 @@ struct la_team {
   int use_pblas;        /* pdgemm on block-cyclic copies instead of local blocks */
   double *work;         /* all-gather scratch, grown on demand (kept: no page */
   size_t work_len;      /* faults on every product) */
+  int *counts, *displs; /* all-gather counts and displacements, size entries each */
 };
 
 int la_gemm_team(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,

@@ -55,6 +55,10 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
   if (nb < 1) return cs_error(CS_ERR_INPUT, "team block size must be >= 1, got %d", nb);
   la_team *t;
   CS_CHECK(CS_CALLOC(t, 1));
+  if (CS_CALLOC(t->counts, size) || CS_CALLOC(t->displs, size)) {
+    free(t->counts), free(t->displs), free(t);
+    return cs_error(CS_ERR_NOMEM, "out of memory for a team of %d", size);
+  }
   MPI_Comm_dup(comm, &t->comm);
   t->size = size, t->rank = rank, t->p = p, t->q = q, t->nb = nb;
   /* CS_TEAM_FLOP_THRESHOLD overrides the distribution threshold (tests use
@@ -84,7 +88,7 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
 
 void la_team_free(la_team *t) {
   if (!t) return;
-  free(t->work);
+  free(t->work), free(t->counts), free(t->displs);
   if (t->size > 1) {
     Cblacs_gridexit(t->ctxt);
     Cfree_blacs_system_handle(t->blacs_handle);
@@ -241,19 +245,17 @@ static int la_gemm_rows(const la_team *t, char ta, char tb, double alpha, la_mat
     cblas_dgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
                 tb == 'T' ? CblasTrans : CblasNoTrans, r1 - r0, n, k, alpha, ap, a.ld, b.v, b.ld,
                 beta, c.v + (int64_t)r0 * n, n);
-  int *counts = NULL, *displs = NULL, rc = CS_CALLOC(counts, t->size);
-  if (!rc) rc = CS_CALLOC(displs, t->size);
-  for (int r = 0; !rc && r < t->size; r++) {
+  int *counts = t->counts, *displs = t->displs; /* the team's, kept: no allocation per product */
+  for (int r = 0; r < t->size; r++) {
     int a0, a1;
     block_range(m, t->size, r, &a0, &a1);
     counts[r] = (a1 - a0) * n;
     displs[r] = a0 * n;
   }
-  if (!rc && MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, c.v, counts, displs, MPI_DOUBLE,
-                            t->comm) != MPI_SUCCESS)
-    rc = cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
-  free(counts), free(displs);
-  return rc;
+  if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, c.v, counts, displs, MPI_DOUBLE, t->comm) !=
+      MPI_SUCCESS)
+    return cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
+  return CS_OK;
 }
 
 static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
@@ -271,12 +273,10 @@ static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_m
                 tb == 'T' ? CblasTrans : CblasNoTrans, r1 - r0, c1 - c0, k, alpha, ap, a.ld, bp,
                 b.ld, beta, c.v + (int64_t)r0 * c.ld + c0, c.ld);
   /* all-gather the blocks (packed row-major) */
-  int *counts = NULL, *displs = NULL, rc = CS_OK;
+  int *counts = t->counts, *displs = t->displs, rc = CS_OK;
   double *all = NULL;
-  rc = CS_CALLOC(counts, t->size);
-  if (!rc) rc = CS_CALLOC(displs, t->size);
   int64_t total = 0;
-  for (int r = 0; !rc && r < t->size; r++) {
+  for (int r = 0; r < t->size; r++) {
     int a0, a1, b0, b1;
     block_range(m, t->p, r / t->q, &a0, &a1);
     block_range(n, t->q, r % t->q, &b0, &b1);
@@ -304,7 +304,6 @@ static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_m
                sizeof(double) * (size_t)(b1 - b0));
     }
   }
-  free(counts), free(displs);
   return rc;
 }
 

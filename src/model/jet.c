@@ -114,6 +114,18 @@ static void jet_unary_values(jet_fn f, long n, const double *restrict x, double 
   }
 }
 
+/* The gate on values, fused: g ← σ(g) in place, u = g ⊙ o; all n long.
+ * The same vector exp and the same element order as jet_unary followed
+ * by jet_mul (one loop over all n elements): the same bits, one pass. */
+void jet_sigmoid_gate_values(long n, double *g, const double *restrict o, double *restrict u) {
+#pragma omp simd
+  for (long i = 0; i < n; i++) {
+    double gi = 1.0 / (1.0 + exp(-g[i]));
+    g[i] = gi;
+    u[i] = gi * o[i];
+  }
+}
+
 /* x, y: (N·C) × w. Second-derivative rows first (they need the old first
  * derivatives), then first-derivative rows, then the value: safe in place. */
 void jet_unary(const jet_shape *s, jet_fn f, int N, int w, const double *x, double *y) {
@@ -226,8 +238,8 @@ void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c)
 }
 
 /* Softmax per group on values: α = exp(x − max) / Σ exp(x − max).
- * x (N × G·n) in place; Z (N × G) scratch. */
-static void softmax_values(int N, int G, int n, double *x, double *Z) {
+ * x (N × G·n) in place. */
+static void softmax_values(int N, int G, int n, double *x) {
   int w = G * n;
   for (int p = 0; p < N; p++) {
     double *xp = x + (long)p * w;
@@ -239,11 +251,12 @@ static void softmax_values(int N, int G, int n, double *x, double *Z) {
   }
 #pragma omp simd
   for (long i = 0; i < (long)N * w; i++) x[i] = exp(x[i]);
-  jet_group_sum(N, G, n, x, Z);
-  for (long r = 0; r < (long)N * G; r++) Z[r] = 1.0 / Z[r];
-  for (int p = 0; p < N; p++)
-    for (int g = 0; g < G; g++)
-      for (int i = 0; i < n; i++) x[(long)p * w + g * n + i] *= Z[(long)p * G + g];
+  for (long r = 0; r < (long)N * G; r++) { /* normalise: Σ, then × (1/Σ) */
+    double *xr = x + r * n, acc = 0.0;
+    for (int i = 0; i < n; i++) acc += xr[i];
+    double inv = 1.0 / acc;
+    for (int i = 0; i < n; i++) xr[i] *= inv;
+  }
 }
 
 /* Softmax per group on jets, in the form that stays accurate when the
@@ -302,9 +315,9 @@ static void softmax_jets(const jet_shape *js, int N, int G, int n, double *x) {
   free(s);
 }
 
-void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp) {
+void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x) {
   if (s->C == 1)
-    softmax_values(N, G, n, x, tmp);
+    softmax_values(N, G, n, x);
   else
     softmax_jets(s, N, G, n, x);
 }

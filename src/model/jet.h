@@ -26,6 +26,9 @@ void jet_shape_free(jet_shape *s);
 
 /* y = f(x) elementwise; x, y (N·C) × w, may alias. */
 void jet_unary(const jet_shape *s, jet_fn f, int N, int w, const double *x, double *y);
+/* Values only (C = 1), gate fused: g ← σ(g) in place and u = g ⊙ o, n
+ * elements; bit-identical to jet_unary(JET_SIGMOID) then jet_mul. */
+void jet_sigmoid_gate_values(long n, double *g, const double *o, double *u);
 /* out = u ⊙ v elementwise; all (N·C) × w; out may alias u or v. */
 void jet_mul(const jet_shape *s, int N, int w, const double *u, const double *v, double *out);
 /* Group-broadcast product: out[:, g·n + i] = u[:, g·n + i] · v[:, g];
@@ -39,7 +42,7 @@ void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c)
 /* Softmax over each group of n columns, in place: x (N·C) × (G·n).
  * Values: shift by the max, exp, normalise. Jets: the closed form in
  * probability-weighted score differences (jet.c), accurate when the
- * softmax saturates. tmp: (N·C) × 2G scratch. */
-void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x, double *tmp);
+ * softmax saturates. */
+void jet_softmax_groups(const jet_shape *s, int N, int G, int n, double *x);
 
 #endif

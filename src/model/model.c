@@ -49,10 +49,10 @@ struct cs_model {
 /* Per-layer forward caches, each R × (width given). */
 typedef struct {
   double *xhat, *rstd, *a; /* LayerNorm: normalised input, 1/std (R × 1), output */
-  double *q;               /* R × d   queries */
+  double *qz;              /* R × (d + n_gate)  queries q | gate pre-activation z */
   double *alpha;           /* R × Hn  attention weights */
   double *o;               /* R × d   Σ α U */
-  double *g;               /* R × n_gate gate σ(W_g a + b_g) */
+  double *g;               /* R × n_gate gate σ(z + b_g) */
   double *u;               /* R × d   gated value (g ⊙ o) or o */
   double *t;               /* R × d   mlp hidden tanh(W_1 a + b_1) */
 } layer_cache;
@@ -66,27 +66,42 @@ struct cs_acts {
   double *tmp;         /* R × max(2H, 2, d) scratch */
   double *logits, *dlogits; /* N × 2 */
   /* backward buffers (N × …) */
-  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dq;
+  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dqz; /* dqz N × (d + n_gate) */
 };
 
 /* ---------------------------------------------------------------- setup */
 
-static int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
+/* Append a tensor to the table; it lives at offset, or (offset < 0) at
+ * the end of the parameter array. */
+static int64_t model_place_tensor(cs_model *M, const char *name, int rows, int cols, int decays,
+                                  int64_t offset) {
   tensor_entry *t = &M->tensors[M->n_tensors++];
   snprintf(t->name, sizeof t->name, "%s", name);
   t->rows = rows;
   t->cols = cols;
-  t->offset = M->n_params;
   t->decays = decays;
-  M->n_params += (int64_t)rows * cols;
-  return t->offset;
+  if (offset < 0) {
+    offset = M->n_params;
+    M->n_params += (int64_t)rows * cols;
+  }
+  t->offset = offset;
+  return offset;
+}
+
+static int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
+  return model_place_tensor(M, name, rows, cols, decays, -1);
+}
+
+static int64_t model_place_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
+                                        int cols, int decays, int64_t offset) {
+  char name[48];
+  snprintf(name, sizeof name, "layer%d/%s", layer, short_name);
+  return model_place_tensor(M, name, rows, cols, decays, offset);
 }
 
 static int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
                                       int cols, int decays) {
-  char name[48];
-  snprintf(name, sizeof name, "layer%d/%s", layer, short_name);
-  return model_add_tensor(M, name, rows, cols, decays);
+  return model_place_layer_tensor(M, layer, short_name, rows, cols, decays, -1);
 }
 
 /* Draw tensor t from its own stream keyed by (seed, tensor name): shared
@@ -140,13 +155,17 @@ int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
       P->W2 = model_add_layer_tensor(M, l, "W2", d, d, 1);
       P->b2 = model_add_layer_tensor(M, l, "b2", 1, d, 0);
     } else {
+      /* W_g sits right after W_q: [W_q; W_g] is one (d + n_gate) × d matrix,
+       * so q and the gate pre-activation are one product (the table, the
+       * names and the init streams are as if they were apart) */
       P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
+      M->n_params += (int64_t)M->n_gate * d;
       P->K = model_add_layer_tensor(M, l, "K", M->n, d, 1);
       P->U = model_add_layer_tensor(M, l, "U", M->n, d, 1);
       P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
       P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
       if (M->n_gate) {
-        P->Wg = model_add_layer_tensor(M, l, "Wg", M->n_gate, d, 1);
+        P->Wg = model_place_layer_tensor(M, l, "Wg", M->n_gate, d, 1, P->Wq + (int64_t)d * d);
         P->bg = model_add_layer_tensor(M, l, "bg", 1, M->n_gate, 0);
       }
     }
@@ -240,7 +259,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     if (M->cfg.arch == ARCH_MLP) {
       ALLOC(c->t, R * d);
     } else {
-      ALLOC(c->q, R * d);
+      ALLOC(c->qz, R * (d + M->n_gate));
       ALLOC(c->alpha, R * Hn);
       ALLOC(c->o, R * d);
       if (M->n_gate) {
@@ -260,7 +279,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     ALLOC(A->dz, N * d);
     ALLOC(A->dob, N * d);
     ALLOC(A->dalpha, N * Hn);
-    ALLOC(A->dq, N * d);
+    ALLOC(A->dqz, N * (d + M->n_gate));
   }
 #undef ALLOC
   if (rc) {
@@ -278,12 +297,12 @@ void model_acts_free(cs_acts *A) {
   if (A->cache)
     for (int l = 0; l < A->L; l++) {
       layer_cache *c = &A->cache[l];
-      free(c->xhat), free(c->rstd), free(c->a), free(c->q), free(c->alpha), free(c->o),
+      free(c->xhat), free(c->rstd), free(c->a), free(c->qz), free(c->alpha), free(c->o),
           free(c->g), free(c->u), free(c->t);
     }
   free(A->h), free(A->cache), free(A->xjet), free(A->tmp), free(A->logits), free(A->dlogits);
   free(A->dh_a), free(A->dh_b), free(A->da), free(A->du), free(A->dz), free(A->dob);
-  free(A->dalpha), free(A->dq);
+  free(A->dalpha), free(A->dqz);
   jet_shape_free(&A->js);
   free(A);
 }
@@ -298,14 +317,28 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 
 /* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
- * X R × in, W out × in, Y R × out. */
+ * X R × in, W out × in, Y R × out.
+ * Values (C = 1): Y is first filled with b and the product added to it
+ * (beta = 1): b + XWᵀ rounds once, as XWᵀ + b did, without a second pass
+ * over Y. Jets: the product, then b on the value rows. */
 static int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
                           const double *X, const double *W, const double *b, double *Y) {
   int R = N * js->C;
   la_mat y = VIEW(M, R, out, out, Y);
+  double beta = 0.0;
+  if (b && js->C == 1) {
+    LA_PROF_BEGIN(t0);
+    for (int r = 0; r < R; r++) memcpy(Y + (int64_t)r * out, b, sizeof(double) * (size_t)out);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+    beta = 1.0;
+  }
   CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, in, in, (double *)X),
-                   VIEW(M, out, in, in, (double *)W), 0.0, y));
-  if (b) la_add_row_vector(la_rows_strided(y, 0, js->C), b);
+                   VIEW(M, out, in, in, (double *)W), beta, y));
+  if (b && js->C > 1) {
+    LA_PROF_BEGIN(t0);
+    la_add_row_vector(la_rows_strided(y, 0, js->C), b);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  }
   return CS_OK;
 }
 
@@ -317,7 +350,11 @@ static int linear_backward(const cs_model *M, int N, int in, int out, const doub
   la_mat dy = VIEW(M, N, out, out, (double *)dY);
   CS_CHECK(la_gemm('T', 'N', 1.0, dy, VIEW(M, N, in, in, (double *)X), 1.0,
                    VIEW(M, out, in, in, dW)));
-  if (db) la_sum_rows(dy, db);
+  if (db) {
+    LA_PROF_BEGIN(t0);
+    la_sum_rows(dy, db);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  }
   if (dX)
     CS_CHECK(la_gemm('N', 'N', 1.0, dy, VIEW(M, out, in, in, (double *)W), beta_dx,
                      VIEW(M, N, in, in, dX)));
@@ -392,62 +429,90 @@ static void layernorm_backward(const cs_model *M, int N, const layer_cache *c,
 }
 
 /* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
- *   q = a W_qᵀ                                  R × d
+ *   [q | z] = a [W_q; W_g]ᵀ                     R × (d + n_gate), one product
  *   s_j = q_j K_jᵀ / √dh  per head j            R × n   (linear in q)
  *   α_j = softmax(s_j)                          R × n   (jet softmax)
  *   o_j = α_j U_j                               R × dh  (linear in α)
- *   gated:          u = σ(a W_gᵀ + b_g) ⊙ o     (unary + Leibniz)
- *   gated-headwise: u_j = σ(a w_{g,j} + b_{g,j}) o_j  (group product)
+ *   gated:          u = σ(z + b_g) ⊙ o          (unary + Leibniz)
+ *   gated-headwise: u_j = σ(z_j + b_{g,j}) o_j  (group product)
  *   y = u W_oᵀ + b_o */
 static int attention_forward(const cs_model *M, const jet_shape *js, int N, int l,
-                             const double *a, layer_cache *c, double *tmp, double *y) {
+                             const double *a, layer_cache *c, double *y) {
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n;
-  CS_CHECK(linear_forward(M, js, N, d, d, a, W + P->Wq, NULL, c->q));
-  la_mat q = VIEW(M, R, d, d, c->q), alpha = VIEW(M, R, Hn, Hn, c->alpha);
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n, ng = M->n_gate;
+  int ldq = d + ng;
+  /* one product for the queries and the gate pre-activation (they share a) */
+  CS_CHECK(linear_forward(M, js, N, d, ldq, a, W + P->Wq, NULL, c->qz));
+  la_mat q = la_cols(VIEW(M, R, ldq, ldq, c->qz), 0, d), alpha = VIEW(M, R, Hn, Hn, c->alpha);
   la_mat K = VIEW(M, n, d, d, (double *)W + P->K), U = VIEW(M, n, d, d, (double *)W + P->U);
   la_mat o = VIEW(M, R, d, d, c->o);
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'T', 1.0 / sqrt((double)dh), la_cols(q, j * dh, dh),
                      la_cols(K, j * dh, dh), 0.0, la_cols(alpha, j * n, n)));
-  jet_softmax_groups(js, N, H, n, c->alpha, tmp);
+  LA_PROF_BEGIN(t0);
+  jet_softmax_groups(js, N, H, n, c->alpha);
+  LA_PROF_END(t0, LA_PROF_SOFTMAX);
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
                      la_cols(o, j * dh, dh)));
   const double *u = c->o;
-  if (M->n_gate) {
-    CS_CHECK(linear_forward(M, js, N, d, M->n_gate, a, W + P->Wg, W + P->bg, c->g));
-    jet_unary(js, JET_SIGMOID, N, M->n_gate, c->g, c->g);
-    if (M->n_gate == d)
-      jet_mul(js, N, d, c->g, c->o, c->u);
-    else
-      jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
+  if (ng) {
+    LA_PROF_BEGIN(t1);
+    /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
+    const double *bg = W + P->bg;
+    for (int r = 0; r < R; r++) {
+      const double *zr = c->qz + (int64_t)r * ldq + d;
+      double *gr = c->g + (int64_t)r * ng;
+      if (r % js->C == 0)
+        for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
+      else
+        memcpy(gr, zr, sizeof(double) * (size_t)ng);
+    }
+    /* g = σ(g);  u = g ⊙ o (gated) or u_j = g_j o_j (headwise) */
+    if (js->C == 1 && ng == d) {
+      jet_sigmoid_gate_values((long)N * d, c->g, c->o, c->u);
+    } else {
+      jet_unary(js, JET_SIGMOID, N, ng, c->g, c->g);
+      if (ng == d)
+        jet_mul(js, N, d, c->g, c->o, c->u);
+      else
+        jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
+    }
+    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
     u = c->u;
   }
   return linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
 }
 
-/* Attention backward on values. dy N × d -> da N × d (overwritten). */
+/* Attention backward on values. dy N × d -> da N × d (overwritten).
+ * dq and dz share one N × (d + n_gate) array so that dW_q and dW_g are one
+ * product, as q and z were. */
 static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
                               const double *dy, double *da) {
   const layer_offsets *P = &M->layers[l];
   const layer_cache *c = &A->cache[l];
   double *W = M->params, *G = M->grads;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n;
-  const double *u = M->n_gate ? c->u : c->o;
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, ldq = d + ng;
+  const double *u = ng ? c->u : c->o;
   /* y = u W_oᵀ + b_o:  dW_o += dyᵀ u, db_o += Σ dy, du = dy W_o */
   CS_CHECK(linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
   double *dob = A->du; /* dL/do */
-  if (M->n_gate == d) {
+  LA_PROF_BEGIN(t0);
+  if (ng == d) {
     /* u = g ⊙ o:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1−g) */
-    for (int64_t i = 0; i < (int64_t)N * d; i++) {
-      double gi = c->g[i];
-      A->dz[i] = A->du[i] * c->o[i] * gi * (1.0 - gi);
-      A->dob[i] = A->du[i] * gi;
+    for (int r = 0; r < N; r++) {
+      const double *dur = A->du + (int64_t)r * d, *gr = c->g + (int64_t)r * d;
+      const double *orow = c->o + (int64_t)r * d;
+      double *dzr = A->dqz + (int64_t)r * ldq + d, *dor = A->dob + (int64_t)r * d;
+      for (int j = 0; j < d; j++) {
+        double gi = gr[j];
+        dzr[j] = dur[j] * orow[j] * gi * (1.0 - gi);
+        dor[j] = dur[j] * gi;
+      }
     }
     dob = A->dob;
-  } else if (M->n_gate == H) {
+  } else if (ng == H) {
     /* u_j = g_j o_j:  do_j = du_j g_j;  dz_j = ⟨du_j, o_j⟩ g_j(1−g_j) */
     for (int r = 0; r < N; r++)
       for (int j = 0; j < H; j++) {
@@ -457,10 +522,11 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
           acc += A->du[i] * c->o[i];
           A->dob[i] = A->du[i] * gj;
         }
-        A->dz[(int64_t)r * H + j] = acc * gj * (1.0 - gj);
+        A->dqz[(int64_t)r * ldq + d + j] = acc * gj * (1.0 - gj);
       }
     dob = A->dob;
   }
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   /* o_j = α_j U_j:  dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j */
   la_mat alpha = VIEW(M, N, Hn, Hn, c->alpha), dalpha = VIEW(M, N, Hn, Hn, A->dalpha);
   la_mat dO = VIEW(M, N, d, d, dob);
@@ -472,6 +538,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
                      la_cols(dU, j * dh, dh)));
   }
   /* softmax: ds = α ⊙ (dα − ⟨α, dα⟩) per group (in place in dalpha) */
+  LA_PROF_BEGIN(t1);
   for (int r = 0; r < N; r++)
     for (int j = 0; j < H; j++) {
       const double *al = c->alpha + (int64_t)r * Hn + j * n;
@@ -479,22 +546,31 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
       for (int i = 0; i < n; i++) dot += al[i] * dal[i];
       for (int i = 0; i < n; i++) dal[i] = al[i] * (dal[i] - dot);
     }
+  LA_PROF_END(t1, LA_PROF_SOFTMAX);
   /* s_j = q_j K_jᵀ/√dh:  dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh */
   double scale = 1.0 / sqrt((double)dh);
   la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
-  la_mat q = VIEW(M, N, d, d, c->q), dq = VIEW(M, N, d, d, A->dq);
+  la_mat dqz = VIEW(M, N, ldq, ldq, A->dqz);
+  la_mat q = la_cols(VIEW(M, N, ldq, ldq, c->qz), 0, d), dq = la_cols(dqz, 0, d);
   for (int j = 0; j < H; j++) {
     CS_CHECK(la_gemm('N', 'N', scale, la_cols(dalpha, j * n, n), la_cols(K, j * dh, dh), 0.0,
                      la_cols(dq, j * dh, dh)));
     CS_CHECK(la_gemm('T', 'N', scale, la_cols(dalpha, j * n, n), la_cols(q, j * dh, dh), 1.0,
                      la_cols(dK, j * dh, dh)));
   }
-  /* q = a W_qᵀ:  dW_q += dqᵀ a;  da = dq W_q */
-  CS_CHECK(linear_backward(M, N, d, d, a, W + P->Wq, A->dq, G + P->Wq, NULL, da, 0.0));
-  /* gate pre-activation z = a W_gᵀ + b_g:  da += dz W_g */
-  if (M->n_gate)
-    CS_CHECK(linear_backward(M, N, d, M->n_gate, a, W + P->Wg, A->dz, G + P->Wg, G + P->bg, da,
-                             1.0));
+  /* [q | z] = a [W_q; W_g]ᵀ (+ b_g):  d[W_q; W_g] += [dq | dz]ᵀ a (one product);
+   * db_g += Σ dz;  da = dq W_q + dz W_g (two products: the rounding of the
+   * separate sums is kept) */
+  CS_CHECK(la_gemm('T', 'N', 1.0, dqz, VIEW(M, N, d, d, (double *)a), 1.0,
+                   VIEW(M, ldq, d, d, G + P->Wq)));
+  CS_CHECK(la_gemm('N', 'N', 1.0, dq, VIEW(M, d, d, d, W + P->Wq), 0.0, VIEW(M, N, d, d, da)));
+  if (ng) {
+    la_mat dz = la_cols(dqz, d, ng);
+    LA_PROF_BEGIN(t2);
+    la_sum_rows(dz, G + P->bg);
+    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
+    CS_CHECK(la_gemm('N', 'N', 1.0, dz, VIEW(M, ng, d, d, W + P->Wg), 1.0, VIEW(M, N, d, d, da)));
+  }
   return CS_OK;
 }
 
@@ -504,7 +580,9 @@ static int mlp_forward(const cs_model *M, const jet_shape *js, int N, int l, con
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
   CS_CHECK(linear_forward(M, js, N, M->d, M->d, a, W + P->W1, W + P->b1, c->t));
+  LA_PROF_BEGIN(t0);
   jet_unary(js, JET_TANH, N, M->d, c->t, c->t);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return linear_forward(M, js, N, M->d, M->d, c->t, W + P->W2, W + P->b2, y);
 }
 
@@ -516,7 +594,9 @@ static int mlp_backward(cs_model *M, cs_acts *A, int N, int l, const double *a, 
   double *W = M->params, *G = M->grads;
   int d = M->d;
   CS_CHECK(linear_backward(M, N, d, d, c->t, W + P->W2, dy, G + P->W2, G + P->b2, A->du, 0.0));
+  LA_PROF_BEGIN(t0);
   for (int64_t i = 0; i < (int64_t)N * d; i++) A->dz[i] = A->du[i] * (1.0 - c->t[i] * c->t[i]);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return linear_backward(M, N, d, d, a, W + P->W1, A->dz, G + P->W1, G + P->b1, da, 0.0);
 }
 
@@ -537,16 +617,21 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     double *hout = A->h[l + 1];
     const double *a = hin;
     if (M->cfg.norm == NORM_PRE) {
+      LA_PROF_BEGIN(t0);
       layernorm_forward(M, js, N, hin, M->params + P->ln_g, M->params + P->ln_b, c, A->tmp);
+      LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
       a = c->a;
     }
     if (M->cfg.arch == ARCH_MLP)
       CS_CHECK(mlp_forward(M, js, N, l, a, c, hout));
     else
-      CS_CHECK(attention_forward(M, js, N, l, a, c, A->tmp, hout));
+      CS_CHECK(attention_forward(M, js, N, l, a, c, hout));
     /* residual h_{l+1} = h_l + y: linear, all jet rows */
-    if (M->cfg.residual)
+    if (M->cfg.residual) {
+      LA_PROF_BEGIN(t0);
       for (int64_t i = 0; i < (int64_t)R * d; i++) hout[i] += hin[i];
+      LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+    }
   }
   if (js->C == 1)
     CS_CHECK(linear_forward(M, js, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W,
@@ -557,6 +642,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 /* Softmax cross-entropy: p = softmax(logits), L = −mean log p_y,
  * dL/dlogits = (p − onehot(y)) / N. */
 double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
+  LA_PROF_BEGIN(t0);
   double loss = 0.0;
   int correct = 0;
   for (int r = 0; r < N; r++) {
@@ -566,14 +652,14 @@ double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
     int best = 0;
     for (int k = 1; k < N_CLASSES; k++)
       if (z[k] > mx) mx = z[k], best = k;
-    double sum = 0.0;
-    for (int k = 0; k < N_CLASSES; k++) sum += exp(z[k] - mx);
+    double e[N_CLASSES], sum = 0.0; /* each exp once, kept for dz */
+    for (int k = 0; k < N_CLASSES; k++) sum += (e[k] = exp(z[k] - mx));
     loss += -(z[y[r]] - mx - log(sum));
-    for (int k = 0; k < N_CLASSES; k++)
-      dz[k] = (exp(z[k] - mx) / sum - (k == y[r] ? 1.0 : 0.0)) / N;
+    for (int k = 0; k < N_CLASSES; k++) dz[k] = (e[k] / sum - (k == y[r] ? 1.0 : 0.0)) / N;
     correct += best == y[r];
   }
   if (n_correct) *n_correct = correct;
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return loss / N;
 }
 
@@ -593,11 +679,13 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
       CS_CHECK(mlp_backward(M, A, N, l, a, dh, da));
     else
       CS_CHECK(attention_backward(M, A, N, l, a, dh, da));
+    LA_PROF_BEGIN(t0);
     if (M->cfg.norm == NORM_PRE)
       layernorm_backward(M, N, c, M->params + P->ln_g, A->da, G + P->ln_g, G + P->ln_b, dh_next);
     /* residual: dh_l = dh_{l+1} + (branch gradient) */
     if (M->cfg.residual)
       for (int64_t i = 0; i < (int64_t)N * d; i++) dh_next[i] += dh[i];
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
     double *t = dh;
     dh = dh_next;
     dh_next = t;
