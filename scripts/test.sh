@@ -13,7 +13,8 @@ export CS_WITH_SLURM=${CS_WITH_SLURM:-1}
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 build=${CS_BUILD_DIR:-$root/build}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$root/scripts/openblas-env.sh"
 status=0
 (cd "$build" && ctest --output-on-failure -j 2 "$@") || status=1
 

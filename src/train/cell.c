@@ -12,7 +12,8 @@
 #include <time.h>
 
 #define CURVATURE_CHUNK 256 /* points per jet forward pass */
-#define CHECK_STRIDE 32      /* every 32nd point checks the a-priori error estimate */
+#define CHECK_STRIDE 32      /* every 32nd point checks the a-priori error estimate, */
+#define CHECK_MIN 8          /* but at least 8 points (all of a smaller set) */
 #define CHECK_ESCALATE 0.10  /* share of checks beyond it that triggers a full recompute */
 
 /* Curvature at every prefix for n points x (n × m) under the current
@@ -70,15 +71,27 @@ static int measure_points_directed(const cs_model *M, cs_acts *A, const cs_confi
   return rc;
 }
 
-/* Is the a-priori estimate of this cell too small? Among the checked points
- * (index[i] % CHECK_STRIDE == 0), the share of (point, prefix) pairs whose
- * directed-rounding spread exceeds their a-priori S_err. */
-static int measure_needs_full_recompute(int L, int n, const geom_point *near, int k,
-                                        const int *index, const geom_point *up,
-                                        const geom_point *down) {
+/* The check points of n: every stride-th, so that at least CHECK_MIN are checked. */
+static int measure_check_stride(int n) {
+  int stride = n / CHECK_MIN;
+  return stride < 1 ? 1 : stride > CHECK_STRIDE ? CHECK_STRIDE : stride;
+}
+
+/* What the check points (index[i] % stride == 0, recomputed under directed
+ * rounding) say of the a-priori estimate for this model:
+ *   *kappa   max over checked (point, prefix) pairs of
+ *            GEOM_SPREAD_FACTOR · spread / S_err, at least 1: the factor by
+ *            which the a-priori estimate must grow to cover what the jets
+ *            and geometry of this model actually do under rounding
+ *   return   1 when the raw spread exceeds S_err at more than
+ *            CHECK_ESCALATE of the checks: recompute every point */
+static int measure_check_points(int L, int n, int stride, const geom_point *near, int k,
+                                const int *index, const geom_point *up, const geom_point *down,
+                                double *kappa) {
   int checks = 0, beyond = 0;
+  *kappa = 1.0;
   for (int i = 0; i < k; i++) {
-    if (index[i] % CHECK_STRIDE) continue;
+    if (index[i] % stride) continue;
     for (int l = 0; l < L; l++) {
       const geom_point *p = &near[(int64_t)l * n + index[i]];
       const geom_point *u = &up[(int64_t)l * k + i], *dn = &down[(int64_t)l * k + i];
@@ -86,18 +99,42 @@ static int measure_needs_full_recompute(int L, int n, const geom_point *near, in
       double spread = fmax(fabs(u->S - p->S), fabs(dn->S - p->S));
       checks++;
       beyond += spread > p->S_err;
+      if (p->S_err > 0.0 && GEOM_SPREAD_FACTOR * spread > *kappa * p->S_err)
+        *kappa = GEOM_SPREAD_FACTOR * spread / p->S_err;
     }
   }
   return checks > 0 && beyond > CHECK_ESCALATE * checks;
 }
 
+/* Scale the a-priori S_err of every point by kappa ≥ 1 and classify again;
+ * 1 when a point outside index[0..k-1] became doubtful (it needs the
+ * directed recomputation too). */
+static int measure_apply_kappa(int L, int n, geom_point *out, int k, const int *index,
+                               double kappa) {
+  int newly = 0;
+  for (int p = 0, i = 0; p < n; p++) {
+    int in_index = i < k && index[i] == p;
+    i += in_index;
+    for (int l = 0; l < L; l++) {
+      geom_point *g = &out[(int64_t)l * n + p];
+      if (g->degenerate) continue;
+      g->S_err *= kappa;
+      g->cls = geom_classify(g->S, g->S_err, g->T2);
+      newly |= !in_index && geom_point_doubtful(g);
+    }
+  }
+  return newly;
+}
+
 /* Curvature at every prefix with calibrated rounding errors
  * (docs/NUMERICS.md, "Rounding error"): one pass under round-to-nearest
  * gives S and its a-priori S_err; the doubtful points (geom_point_doubtful
- * at some prefix) and every CHECK_STRIDE-th point are recomputed under
- * upward and downward rounding, which sharpens their S_err; if the checked
- * points show the a-priori estimate too small for this model, every point
- * is recomputed. out: L × n. */
+ * at some prefix) and the check points (measure_check_stride) are
+ * recomputed under upward and downward rounding, which sharpens their
+ * S_err. The checks calibrate the a-priori estimate for this model: every
+ * S_err is scaled by the largest factor the checks show it short by
+ * (kappa ≥ 1); if that makes new points doubtful, or the checks show the
+ * estimate too small at many points, every point is recomputed. out: L × n. */
 int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg, int n,
                           const double *x, const char *stream_name, geom_point *out) {
   int L = model_depth(M);
@@ -114,8 +151,9 @@ int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg
     if (!work) model_acts_free(A);
     return rc;
   }
+  int stride = measure_check_stride(n);
   for (int p = 0; p < n; p++) {
-    int pick = p % CHECK_STRIDE == 0;
+    int pick = p % stride == 0;
     for (int l = 0; l < L && !pick; l++) pick = geom_point_doubtful(&out[(int64_t)l * n + p]);
     if (pick) index[k++] = p;
   }
@@ -127,9 +165,11 @@ int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg
     if (!rc) rc = CS_CALLOC(down, (int64_t)L * k);
     if (!rc) rc = measure_points_directed(M, A, cfg, x, k, index, stream_name, FE_UPWARD, up);
     if (!rc) rc = measure_points_directed(M, A, cfg, x, k, index, stream_name, FE_DOWNWARD, down);
-    if (rc || pass == 1 || k == n ||
-        !measure_needs_full_recompute(L, n, out, k, index, up, down))
-      break;
+    if (rc || pass == 1) break;
+    double kappa;
+    int escalate = measure_check_points(L, n, stride, out, k, index, up, down, &kappa);
+    if (kappa > 1.0) escalate |= measure_apply_kappa(L, n, out, k, index, kappa);
+    if (!escalate || k == n) break;
     for (int p = 0; p < n; p++) index[p] = p; /* escalate: every point */
     k = n;
   }
