@@ -92,7 +92,7 @@ int spec_check_task_dims(parse_state *st) {
                                    used ? ", " : "", d);
       }
       if (!used) snprintf(ok_dims, sizeof ok_dims, "none");
-      const char *tname = config_task_name(task);
+      const char *tname = task_name(task);
       int dim_line = st->axis_line[K_INPUT_DIM] ? st->axis_line[K_INPUT_DIM]
                                                 : st->fixed_line[K_INPUT_DIM];
       if (dim_line)

@@ -68,24 +68,26 @@ const key_desc SPEC_KEYS[K_COUNT] = {
 /* ------------------------------------------------------------------------ */
 /* Enum value tables                                                          */
 
-static const char *const YESNO_NAMES[2] = {"no", "yes"};
+/* no = 0, yes = 1 */
+static const char *const YESNO_NAMES[] = {"no", "yes"};
+#define YESNO_COUNT ((int)(sizeof YESNO_NAMES / sizeof YESNO_NAMES[0]))
 
 int spec_enum_count(enum_table t) {
   switch (t) {
-    case ENUM_YESNO: return 2;
+    case ENUM_YESNO: return YESNO_COUNT;
     case ENUM_ARCH: return ARCH_COUNT;
     case ENUM_TASK: return TASK_COUNT;
-    case ENUM_NORM: return 2;
-    case ENUM_SCHEDULE: return 2;
+    case ENUM_NORM: return NORM_COUNT;
+    case ENUM_SCHEDULE: return SCHEDULE_COUNT;
     default: return 0;
   }
 }
 
 const char *spec_enum_name(enum_table t, int i) {
   switch (t) {
-    case ENUM_YESNO: return (i == 0 || i == 1) ? YESNO_NAMES[i] : "?";
+    case ENUM_YESNO: return (i >= 0 && i < YESNO_COUNT) ? YESNO_NAMES[i] : "?";
     case ENUM_ARCH: return config_arch_name((cs_arch)i);
-    case ENUM_TASK: return config_task_name((cs_task_kind)i);
+    case ENUM_TASK: return task_name((cs_task_kind)i);
     case ENUM_NORM: return config_norm_name((cs_norm)i);
     case ENUM_SCHEDULE: return config_schedule_name((cs_schedule)i);
     default: return "?";
