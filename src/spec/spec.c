@@ -81,7 +81,7 @@ static int spec_load_bytes(const char *text, size_t len, const char *source, cs_
                 "syntax error: '%s' is not key = value; allowed: " SYNTAX_ALLOWED, whole);
   }
   // constraints between keys, over every combination of axis values
-  if (!st.err_line && spec_check_heads_divide_width(&st)) spec_check_task_dims(&st);
+  if (!st.err_line) spec_check_grid(&st);
   if (st.err_code) {
     spec_free(spec);
     return st.err_code;
@@ -241,11 +241,7 @@ int spec_axis_value_text(const cs_spec *spec, int axis, int64_t cell_id, char *b
                     "0..%d, cell 0..%" PRId64, spec->source, axis, cell_id, spec->naxes - 1,
                     spec->ncells - 1);
   const spec_axis *ax = &spec->axes[axis];
-  const key_desc *k = &SPEC_KEYS[ax->key];
-  int n;
-  if (k->kind == KIND_REAL) n = spec_format_real(buf, len, ax->rvals[idx]);
-  else if (k->kind == KIND_ENUM) n = snprintf(buf, len, "%s", spec_enum_name(k->table, (int)ax->ivals[idx]));
-  else n = snprintf(buf, len, "%" PRId64, ax->ivals[idx]);
+  int n = spec_axis_value_format(ax, idx, buf, len);
   if (n < 0 || (size_t)n >= len)
     return cs_error(CS_ERR_INTERNAL, "spec_axis_value_text: buffer of %zu bytes too small", len);
   return CS_OK;

@@ -33,7 +33,7 @@ static const char *key_source(const parse_state *st, int key, char *buf, size_t 
 }
 
 /* heads must divide width for every combination of the two. */
-int spec_check_heads_divide_width(parse_state *st) {
+static int check_heads_divide_width(parse_state *st) {
   const cs_spec *spec = st->spec;
   const int64_t *widths, *heads;
   int64_t w_one, h_one;
@@ -62,11 +62,11 @@ int spec_check_heads_divide_width(parse_state *st) {
                       "of the width: %s",
                       heads[j], widths[i], key_source(st, K_WIDTH, src, sizeof src), divisors);
     }
-  return 1;
+  return CS_OK;
 }
 
 /* Every task of the grid must support every input_dim of the grid. */
-int spec_check_task_dims(parse_state *st) {
+static int check_task_dims(parse_state *st) {
   const cs_spec *spec = st->spec;
   const int64_t *tasks, *dims;
   int64_t t_one, m_one;
@@ -108,7 +108,12 @@ int spec_check_task_dims(parse_state *st) {
       cs_error(CS_ERR_INTERNAL, "%s: the default task %s does not support the default "
                "input_dim %" PRId64, st->source, tname, dims[j]);
       st->err_code = CS_ERR_INTERNAL;
-      return 0;
+      return CS_ERR_INTERNAL;
     }
-  return 1;
+  return CS_OK;
+}
+
+int spec_check_grid(parse_state *st) {
+  CS_CHECK(check_heads_divide_width(st));
+  return check_task_dims(st);
 }

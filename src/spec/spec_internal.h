@@ -109,9 +109,10 @@ const char *spec_did_you_mean(const char *s, char *buf, size_t len);
 int spec_section_keys(int section, const char **names);
 int spec_find_key(int section, const char *name);
 int spec_find_key_anywhere(const char *name);
-/* The shortest %.Ng (N = 1..17) that reads back as exactly the same double;
- * returns snprintf's count. */
-int spec_format_real(char *buf, size_t len, double v);
+/* Value idx of an axis as text: the shortest %.Ng (N = 1..17) that reads
+ * back as exactly the same double for reals, the name for enums, the integer
+ * otherwise. Returns snprintf's count. */
+int spec_axis_value_format(const spec_axis *ax, int64_t idx, char *buf, size_t len);
 
 /* ---- spec_parse.c ---- */
 /* Record the first error: "SOURCE:LINE: " + message. */
@@ -129,7 +130,9 @@ char *spec_reader(char *str, int num, void *stream);
 int spec_handler(void *user, const char *section, const char *name, const char *value);
 
 /* ---- spec_grid.c ---- */
-int spec_check_heads_divide_width(parse_state *st);
-int spec_check_task_dims(parse_state *st);
+/* Constraints between keys over every combination of axis values (heads
+ * divide width; every task supports every input_dim): CS_OK or the error
+ * recorded in st. */
+int spec_check_grid(parse_state *st);
 
 #endif

@@ -3,6 +3,7 @@
 #include "spec_internal.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -208,11 +209,18 @@ int spec_find_key_anywhere(const char *name) {
 }
 /* The shortest %.Ng (N = 1..17) that reads back as exactly the same double:
  * 3e-3 prints as "0.003", not "0.0030000000000000001". */
-int spec_format_real(char *buf, size_t len, double v) {
+static int format_shortest_real(char *buf, size_t len, double v) {
   int n = 0;
   for (int prec = 1; prec <= 17; prec++) {
     n = snprintf(buf, len, "%.*g", prec, v);
     if (n < 0 || (size_t)n >= len || strtod(buf, NULL) == v) break;
   }
   return n;
+}
+
+int spec_axis_value_format(const spec_axis *ax, int64_t idx, char *buf, size_t len) {
+  const key_desc *k = &SPEC_KEYS[ax->key];
+  if (k->kind == KIND_REAL) return format_shortest_real(buf, len, ax->rvals[idx]);
+  if (k->kind == KIND_ENUM) return snprintf(buf, len, "%s", spec_enum_name(k->table, (int)ax->ivals[idx]));
+  return snprintf(buf, len, "%" PRId64, ax->ivals[idx]);
 }

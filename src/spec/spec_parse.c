@@ -28,7 +28,7 @@
 /* ------------------------------------------------------------------------ */
 /* Error recording                                                            */
 
-/* Record the first error: "SOURCE:LINE: " + message. Returns 0 (handler failure). */
+/* Record the first error: "SOURCE:LINE: " + message. Returns code. */
 int spec_fail_line(parse_state *st, int code, int line, const char *fmt, ...) {
   char msg[1800];
   va_list ap;
@@ -38,10 +38,11 @@ int spec_fail_line(parse_state *st, int code, int line, const char *fmt, ...) {
   cs_error(code, "%s:%d: %s", st->source, line, msg);
   st->err_code = code;
   st->err_line = line;
-  return 0;
+  return code;
 }
 
-/* Same, for a key: "SOURCE:LINE: [section] key: " + message. */
+/* Same, for a key: "SOURCE:LINE: [section] key: " + message. Returns
+ * CS_ERR_INPUT. */
 int spec_fail_key(parse_state *st, int line, int section, const char *name, const char *fmt, ...) {
   char msg[1700];
   va_list ap;
@@ -92,8 +93,8 @@ static int parse_real(const char *s, double *out) {
   return 0;
 }
 
-/* Parse one value of key (a single element, trimmed) into v; records an
- * error and returns 0 when it is not valid. */
+/* Parse one value of key (a single element, trimmed) into v: CS_OK, or the
+ * error recorded. */
 static int parse_scalar(parse_state *st, int line, int section, int key, const char *text,
                         key_value *v) {
   const key_desc *k = &SPEC_KEYS[key];
@@ -109,7 +110,7 @@ static int parse_scalar(parse_state *st, int line, int section, int key, const c
     if (rc == 2 || v->i < k->imin || v->i > k->imax)
       return spec_fail_key(st, line, section, k->name, "%s is out of range; allowed: %s",
                       spec_clip(text, q), allowed);
-    return 1;
+    return CS_OK;
   }
   if (k->kind == KIND_REAL) {
     int rc = parse_real(text, &v->r);
@@ -120,7 +121,7 @@ static int parse_scalar(parse_state *st, int line, int section, int key, const c
     if (rc == 2 || below || v->r > k->rmax)
       return spec_fail_key(st, line, section, k->name, "%s is out of range; allowed: %s",
                       spec_clip(text, q), allowed);
-    return 1;
+    return CS_OK;
   }
   if (k->kind == KIND_ENUM) {
     const char *names[16];
@@ -129,7 +130,7 @@ static int parse_scalar(parse_state *st, int line, int section, int key, const c
       names[i] = spec_enum_name(k->table, i);
       if (strcmp(names[i], text) == 0) {
         v->i = i;
-        return 1;
+        return CS_OK;
       }
     }
     return spec_fail_key(st, line, section, k->name, "unknown value '%s'%s allowed: %s", spec_clip(text, q),
@@ -183,11 +184,11 @@ const char *spec_line_text(const parse_state *st, int line, char *buf, size_t le
   return buf;
 }
 
-/* A "[name]" line: switch the current section. Returns 0 on error. A line
- * without ']' is left to inih, which reports it as a syntax error. */
+/* A "[name]" line: switch the current section; CS_OK or the error recorded.
+ * A line without ']' is left to inih, which reports it as a syntax error. */
 static int section_header(parse_state *st, const char *b, const char *e) {
   const char *close = memchr(b, ']', (size_t)(e - b));
-  if (!close) return 1;
+  if (!close) return CS_OK;
   char name[72], q[72], dym[96];
   size_t n = (size_t)(close - b - 1);
   snprintf(name, sizeof name, "%.*s", (int)(n < 64 ? n : 64), b + 1);
@@ -212,7 +213,7 @@ static int section_header(parse_state *st, const char *b, const char *e) {
                      SPEC_SECTION_NAMES[sec], st->section_line[sec]);
   st->section = sec;
   st->section_line[sec] = st->lineno;
-  return 1;
+  return CS_OK;
 }
 
 /* The ini_reader given to ini_parse_stream: hands inih the next line,
@@ -238,7 +239,7 @@ char *spec_reader(char *str, int num, void *stream) {
               "line is %zu characters long (without comments); allowed: at most %d", m, num - 2);
     return NULL;
   }
-  if (m > 0 && *b == '[' && !section_header(st, b, e)) return NULL;
+  if (m > 0 && *b == '[' && section_header(st, b, e) != CS_OK) return NULL;
   memcpy(str, b, m);
   str[m] = '\n';
   str[m + 1] = '\0';
@@ -248,96 +249,115 @@ char *spec_reader(char *str, int num, void *stream) {
 /* ------------------------------------------------------------------------ */
 /* Keys in [sweep], [task], [model], [train], [curvature], [team]             */
 
+/* A name that is not a key of section sec: the section's keys as allowed,
+ * and why this one is not among them. */
+static int fixed_unknown_key(parse_state *st, int line, int sec, const char *name) {
+  char keys_allowed[256], q[72], dym[96];
+  const char *names[K_COUNT];
+  int n = spec_section_keys(sec, names);
+  size_t used = 0;
+  keys_allowed[0] = '\0';
+  for (int i = 0; i < n; i++)
+    used += (size_t)snprintf(keys_allowed + used, sizeof keys_allowed - used, "%s%s",
+                             i ? ", " : "", names[i]);
+  int other = spec_find_key_anywhere(name);
+  if (other >= 0 && SPEC_KEYS[other].section == SEC_GRID)
+    return spec_fail_key(st, line, sec, name,
+                         "not a [%s] key (it is an axis: set it in [grid]); allowed: %s",
+                         SPEC_SECTION_NAMES[sec], keys_allowed);
+  if (other >= 0)
+    return spec_fail_key(st, line, sec, name, "not a [%s] key (it belongs in [%s]); allowed: %s",
+                         SPEC_SECTION_NAMES[sec], SPEC_SECTION_NAMES[SPEC_KEYS[other].section],
+                         keys_allowed);
+  const char *best = spec_suggest(name, names, n);
+  return spec_fail_key(st, line, sec, spec_clip(name, q), "unknown key%s allowed: %s",
+                       best ? spec_did_you_mean(best, dym, sizeof dym) : ";", keys_allowed);
+}
+
+/* The sweep's name or output path: free text of bounded length. */
+static int fixed_string(parse_state *st, int line, int key, const char *value,
+                        const char *allowed) {
+  const key_desc *k = &SPEC_KEYS[key];
+  size_t n = strlen(value);
+  if (n == 0) return spec_fail_key(st, line, k->section, k->name, "empty value; allowed: %s", allowed);
+  if (n >= k->maxlen)
+    return spec_fail_key(st, line, k->section, k->name, "value is %zu characters long; allowed: %s",
+                         n, allowed);
+  cs_sweep_settings *sw = &st->spec->sweep;
+  memcpy(key == K_NAME ? sw->name : sw->output, value, n + 1);
+  return CS_OK;
+}
+
+/* The team grid "PxQ": P and Q digits only, on either side of one 'x'. */
+static int fixed_team_grid(parse_state *st, int line, int key, const char *value,
+                           const char *allowed) {
+  const key_desc *k = &SPEC_KEYS[key];
+  char q[72];
+  if (!*value) return spec_fail_key(st, line, k->section, k->name, "empty value; allowed: %s", allowed);
+  const char *x = strchr(value, 'x');
+  size_t np = x ? (size_t)(x - value) : 0, nq = x ? strlen(x + 1) : 0;
+  int ok = np > 0 && nq > 0 && strspn(value, "0123456789") == np &&
+           strspn(x + 1, "0123456789") == nq;
+  if (!ok)
+    return spec_fail_key(st, line, k->section, k->name, "'%s' is not PxQ; allowed: %s",
+                         spec_clip(value, q), allowed);
+  char p_text[32], q_text[32];
+  snprintf(p_text, sizeof p_text, "%.*s", (int)(np < 31 ? np : 31), value);
+  snprintf(q_text, sizeof q_text, "%s", x + 1);
+  int64_t p = 0, qv = 0;
+  if (np > 30 || nq > 30 || parse_int64(p_text, &p) || parse_int64(q_text, &qv) || p < 1 ||
+      qv < 1 || p > INT_MAX / qv)
+    return spec_fail_key(st, line, k->section, k->name, "%s is out of range; allowed: %s",
+                         spec_clip(value, q), allowed);
+  st->spec->base.team_p = (int)p;
+  st->spec->base.team_q = (int)qv;
+  return CS_OK;
+}
+
+/* One number or name (lists and ranges belong in [grid]), into the base
+ * config or the sweep settings. */
+static int fixed_scalar(parse_state *st, int line, int key, const char *value,
+                        const char *allowed) {
+  const key_desc *k = &SPEC_KEYS[key];
+  char q[72];
+  if (!*value) return spec_fail_key(st, line, k->section, k->name, "empty value; allowed: %s", allowed);
+  if (strchr(value, ','))
+    return spec_fail_key(st, line, k->section, k->name,
+                         "'%s' is a list; allowed: one value, %s (lists belong in [grid])",
+                         spec_clip(value, q), allowed);
+  if (strstr(value, "..") && k->kind == KIND_INT)
+    return spec_fail_key(st, line, k->section, k->name,
+                         "'%s' is a range; allowed: one value, %s (ranges belong in [grid])",
+                         spec_clip(value, q), allowed);
+  key_value v;
+  CS_CHECK(parse_scalar(st, line, k->section, key, value, &v));
+  spec_apply_value(&st->spec->base, &st->spec->sweep, key, v);
+  return CS_OK;
+}
+
+/* name = value in the current section (not [grid]); CS_OK or the error recorded. */
 static int parse_fixed(parse_state *st, const char *name, const char *value) {
   int sec = st->section, line = st->lineno;
-  char allowed[256], keys_allowed[256], q[72], dym[96];
   int key = spec_find_key(sec, name);
-  if (key < 0) {
-    // the allowed keys of this section, then why this one is not among them
-    const char *names[K_COUNT];
-    int n = spec_section_keys(sec, names);
-    size_t used = 0;
-    keys_allowed[0] = '\0';
-    for (int i = 0; i < n; i++)
-      used += (size_t)snprintf(keys_allowed + used, sizeof keys_allowed - used, "%s%s",
-                               i ? ", " : "", names[i]);
-    int other = spec_find_key_anywhere(name);
-    if (other >= 0 && SPEC_KEYS[other].section == SEC_GRID)
-      return spec_fail_key(st, line, sec, name,
-                      "not a [%s] key (it is an axis: set it in [grid]); allowed: %s",
-                      SPEC_SECTION_NAMES[sec], keys_allowed);
-    if (other >= 0)
-      return spec_fail_key(st, line, sec, name, "not a [%s] key (it belongs in [%s]); allowed: %s",
-                      SPEC_SECTION_NAMES[sec], SPEC_SECTION_NAMES[SPEC_KEYS[other].section], keys_allowed);
-    const char *best = spec_suggest(name, names, n);
-    return spec_fail_key(st, line, sec, spec_clip(name, q), "unknown key%s allowed: %s",
-                    best ? spec_did_you_mean(best, dym, sizeof dym) : ";", keys_allowed);
-  }
-  const key_desc *k = &SPEC_KEYS[key];
+  if (key < 0) return fixed_unknown_key(st, line, sec, name);
   if (st->fixed_line[key])
     return spec_fail_key(st, line, sec, name,
-                    "set twice (first at line %d); allowed: each key once per section",
-                    st->fixed_line[key]);
+                         "set twice (first at line %d); allowed: each key once per section",
+                         st->fixed_line[key]);
   if (st->axis_line[key])
     return spec_fail_key(st, line, sec, name,
-                    "also an axis in [grid] at line %d; allowed: a fixed value here or an axis "
-                    "in [grid], not both",
-                    st->axis_line[key]);
+                         "also an axis in [grid] at line %d; allowed: a fixed value here or an "
+                         "axis in [grid], not both",
+                         st->axis_line[key]);
+  char allowed[256];
   spec_key_allowed(key, allowed, sizeof allowed);
-  cs_spec *spec = st->spec;
-  size_t n = strlen(value);
-
-  // free text: the sweep's name and output path
-  if (k->kind == KIND_STRING) {
-    if (n == 0) return spec_fail_key(st, line, sec, name, "empty value; allowed: %s", allowed);
-    if (n >= k->maxlen)
-      return spec_fail_key(st, line, sec, name, "value is %zu characters long; allowed: %s", n,
-                      allowed);
-    memcpy(key == K_NAME ? spec->sweep.name : spec->sweep.output, value, n + 1);
-    st->fixed_line[key] = line;
-    return 1;
+  switch (SPEC_KEYS[key].kind) {
+    case KIND_STRING: CS_CHECK(fixed_string(st, line, key, value, allowed)); break;
+    case KIND_TEAM: CS_CHECK(fixed_team_grid(st, line, key, value, allowed)); break;
+    default: CS_CHECK(fixed_scalar(st, line, key, value, allowed)); break;
   }
-
-  // team grid "PxQ"
-  if (k->kind == KIND_TEAM) {
-    if (n == 0) return spec_fail_key(st, line, sec, name, "empty value; allowed: %s", allowed);
-    // P and Q: digits only, on either side of one 'x'
-    const char *x = strchr(value, 'x');
-    size_t np = x ? (size_t)(x - value) : 0, nq = x ? strlen(x + 1) : 0;
-    int ok = np > 0 && nq > 0 && strspn(value, "0123456789") == np &&
-             strspn(x + 1, "0123456789") == nq;
-    if (!ok)
-      return spec_fail_key(st, line, sec, name, "'%s' is not PxQ; allowed: %s", spec_clip(value, q),
-                      allowed);
-    char p_text[32], q_text[32];
-    snprintf(p_text, sizeof p_text, "%.*s", (int)(np < 31 ? np : 31), value);
-    snprintf(q_text, sizeof q_text, "%s", x + 1);
-    int64_t p = 0, qv = 0;
-    if (np > 30 || nq > 30 || parse_int64(p_text, &p) || parse_int64(q_text, &qv) || p < 1 ||
-        qv < 1 || p > INT_MAX / qv)
-      return spec_fail_key(st, line, sec, name, "%s is out of range; allowed: %s", spec_clip(value, q),
-                      allowed);
-    spec->base.team_p = (int)p;
-    spec->base.team_q = (int)qv;
-    st->fixed_line[key] = line;
-    return 1;
-  }
-
-  // one number or name: lists and ranges belong in [grid]
-  if (n == 0) return spec_fail_key(st, line, sec, name, "empty value; allowed: %s", allowed);
-  if (strchr(value, ','))
-    return spec_fail_key(st, line, sec, name,
-                    "'%s' is a list; allowed: one value, %s (lists belong in [grid])",
-                    spec_clip(value, q), allowed);
-  if (strstr(value, "..") && k->kind == KIND_INT)
-    return spec_fail_key(st, line, sec, name,
-                    "'%s' is a range; allowed: one value, %s (ranges belong in [grid])",
-                    spec_clip(value, q), allowed);
-  key_value v;
-  if (!parse_scalar(st, line, sec, key, value, &v)) return 0;
-  spec_apply_value(&spec->base, &spec->sweep, key, v);
   st->fixed_line[key] = line;
-  return 1;
+  return CS_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -351,6 +371,51 @@ static char *trim(char *s) {
   return s;
 }
 
+/* The allowed text of one axis element: "a comma list of values[ or integer
+ * ranges a..b], each " + allowed. */
+static const char *axis_list_allowed(const key_desc *k, const char *allowed, char *buf,
+                                     size_t len) {
+  snprintf(buf, len, "a comma list of values%s, each %s",
+           k->kind == KIND_INT ? " or integer ranges a..b" : "", allowed);
+  return buf;
+}
+
+/* An integer range "a..b" (dots at the "..", element e): its ends into *a
+ * and *b. check: validate first (the values are already known good when
+ * filling). */
+static int axis_range(parse_state *st, int key, int line, char *e, char *dots, int check,
+                      const char *allowed, int64_t *a, int64_t *b) {
+  const key_desc *k = &SPEC_KEYS[key];
+  char list_allowed[400], q[72], q2[72];
+  if (k->kind != KIND_INT)
+    return spec_fail_key(st, line, SEC_GRID, k->name,
+                         "range '%s' on a non-integer key; allowed: a comma list of values, "
+                         "each %s",
+                         spec_clip(e, q), allowed);
+  *dots = '\0';
+  char *a_text = trim(e), *b_text = trim(dots + 2);
+  *a = *b = 0;
+  int ra = parse_int64(a_text, a), rb = parse_int64(b_text, b);
+  if (!check) return CS_OK;
+  if (ra == 1 || rb == 1)
+    return spec_fail_key(st, line, SEC_GRID, k->name,
+                         "'%s..%s' is not an integer range a..b; allowed: %s",
+                         spec_clip(a_text, q), spec_clip(b_text, q2),
+                         axis_list_allowed(k, allowed, list_allowed, sizeof list_allowed));
+  if (ra == 2 || *a < k->imin || *a > k->imax)
+    return spec_fail_key(st, line, SEC_GRID, k->name, "%s is out of range; allowed: %s",
+                         spec_clip(a_text, q), allowed);
+  if (rb == 2 || *b < k->imin || *b > k->imax)
+    return spec_fail_key(st, line, SEC_GRID, k->name, "%s is out of range; allowed: %s",
+                         spec_clip(b_text, q), allowed);
+  if (*a > *b)
+    return spec_fail_key(st, line, SEC_GRID, k->name,
+                         "range %s..%s is empty (%" PRId64 " > %" PRId64
+                         "); allowed: a..b with a <= b",
+                         spec_clip(a_text, q), spec_clip(b_text, q2), *a, *b);
+  return CS_OK;
+}
+
 /* Walk the comma list of an axis (list: a writable copy of the value, text:
  * the value as written). Count mode (ivals = rvals = NULL): validate every
  * element and count values into *count. Fill mode: write the values. */
@@ -358,10 +423,8 @@ static int axis_elements(parse_state *st, int key, int line, char *list, const c
                          int64_t *ivals, double *rvals, uint64_t *count) {
   const key_desc *k = &SPEC_KEYS[key];
   int fill = ivals || rvals;
-  char allowed[256], list_allowed[400], q[72], q2[72];
+  char allowed[256], list_allowed[400], q[72];
   spec_key_allowed(key, allowed, sizeof allowed);
-  snprintf(list_allowed, sizeof list_allowed, "a comma list of values%s, each %s",
-           k->kind == KIND_INT ? " or integer ranges a..b" : "", allowed);
   uint64_t n = 0;
   int position = 0;
   char *save = NULL;
@@ -374,39 +437,13 @@ static int axis_elements(parse_state *st, int key, int line, char *list, const c
     char *e = trim(elem);
     if (!*e)
       return spec_fail_key(st, line, SEC_GRID, k->name, "empty element %d in '%s'; allowed: %s",
-                      position, spec_clip(text, q), list_allowed);
+                           position, spec_clip(text, q),
+                           axis_list_allowed(k, allowed, list_allowed, sizeof list_allowed));
     char *dots = strstr(e, "..");
     if (dots) {
       // integer range a..b, inclusive
-      if (k->kind != KIND_INT)
-        return spec_fail_key(st, line, SEC_GRID, k->name,
-                        "range '%s' on a non-integer key; allowed: a comma list of values, "
-                        "each %s",
-                        spec_clip(e, q), allowed);
-      *dots = '\0';
-      char *a_text = trim(e), *b_text = trim(dots + 2);
       int64_t a = 0, b = 0;
-      if (!fill) {
-        int ra = parse_int64(a_text, &a), rb = parse_int64(b_text, &b);
-        if (ra == 1 || rb == 1)
-          return spec_fail_key(st, line, SEC_GRID, k->name,
-                          "'%s..%s' is not an integer range a..b; allowed: %s", spec_clip(a_text, q),
-                          spec_clip(b_text, q2), list_allowed);
-        if (ra == 2 || a < k->imin || a > k->imax)
-          return spec_fail_key(st, line, SEC_GRID, k->name, "%s is out of range; allowed: %s",
-                          spec_clip(a_text, q), allowed);
-        if (rb == 2 || b < k->imin || b > k->imax)
-          return spec_fail_key(st, line, SEC_GRID, k->name, "%s is out of range; allowed: %s",
-                          spec_clip(b_text, q), allowed);
-        if (a > b)
-          return spec_fail_key(st, line, SEC_GRID, k->name,
-                          "range %s..%s is empty (%" PRId64 " > %" PRId64
-                          "); allowed: a..b with a <= b",
-                          spec_clip(a_text, q), spec_clip(b_text, q2), a, b);
-      } else {
-        parse_int64(a_text, &a);
-        parse_int64(b_text, &b);
-      }
+      CS_CHECK(axis_range(st, key, line, e, dots, !fill, allowed, &a, &b));
       // length b - a + 1 in unsigned arithmetic (seed ranges may span 2^63)
       uint64_t len = (uint64_t)b - (uint64_t)a + 1u;
       if (fill) {
@@ -415,19 +452,17 @@ static int axis_elements(parse_state *st, int key, int line, char *list, const c
       n = (len == 0 || n + len < n) ? UINT64_MAX : n + len;  // saturate; the size check refuses it
       continue;
     }
-    // a single value
+    // a single value (already validated when filling)
     key_value v;
-    if (!fill) {
-      if (!parse_scalar(st, line, SEC_GRID, key, e, &v)) return 0;
-    } else {
-      parse_scalar(st, line, SEC_GRID, key, e, &v);
+    CS_CHECK(parse_scalar(st, line, SEC_GRID, key, e, &v));
+    if (fill) {
       if (k->kind == KIND_REAL) rvals[n] = v.r;
       else ivals[n] = v.i;
     }
     if (n != UINT64_MAX) n++;
   }
   *count = n;
-  return 1;
+  return CS_OK;
 }
 
 typedef struct {
@@ -470,125 +505,139 @@ static int axis_check_duplicates(parse_state *st, const spec_axis *ax) {
     if (same && (first_repeat < 0 || e[i].pos < first_repeat)) first_repeat = e[i].pos;
   }
   free(e);
-  if (first_repeat < 0) return 1;
+  if (first_repeat < 0) return CS_OK;
   char value[64];
-  if (k->kind == KIND_REAL) spec_format_real(value, sizeof value, ax->rvals[first_repeat]);
-  else if (k->kind == KIND_ENUM) snprintf(value, sizeof value, "%s", spec_enum_name(k->table, (int)ax->ivals[first_repeat]));
-  else snprintf(value, sizeof value, "%" PRId64, ax->ivals[first_repeat]);
+  spec_axis_value_format(ax, first_repeat, value, sizeof value);
   return spec_fail_key(st, ax->line, SEC_GRID, k->name,
-                  "%s appears twice; allowed: each value once per axis", value);
+                       "%s appears twice; allowed: each value once per axis", value);
 }
 
-static int parse_axis(parse_state *st, const char *name, const char *value) {
-  int line = st->lineno;
+/* A name that may not be an axis: why, and what may. */
+static int axis_unknown_key(parse_state *st, int line, const char *name) {
   char q[72], dym[96];
-  int key = spec_find_key(SEC_GRID, name);
-  if (key < 0) {
-    int other = spec_find_key_anywhere(name);
-    if (other >= 0)
-      return spec_fail_key(st, line, SEC_GRID, name,
-                      "a [%s] key cannot be an axis; allowed: " AXES_ALLOWED,
-                      SPEC_SECTION_NAMES[SPEC_KEYS[other].section]);
-    const char *names[K_COUNT];
-    int n = spec_section_keys(SEC_GRID, names);
-    const char *best = spec_suggest(name, names, n);
-    return spec_fail_key(st, line, SEC_GRID, spec_clip(name, q), "unknown axis%s allowed: " AXES_ALLOWED,
-                    best ? spec_did_you_mean(best, dym, sizeof dym) : ";");
-  }
-  const key_desc *k = &SPEC_KEYS[key];
-  if (st->axis_line[key])
+  int other = spec_find_key_anywhere(name);
+  if (other >= 0)
     return spec_fail_key(st, line, SEC_GRID, name,
-                    "set twice (first at line %d); allowed: each key once per section",
-                    st->axis_line[key]);
-  if (st->fixed_line[key])
-    return spec_fail_key(st, line, SEC_GRID, name,
-                    "also set in [%s] at line %d; allowed: an axis here or a fixed value in "
-                    "[%s], not both",
-                    SPEC_SECTION_NAMES[k->section], st->fixed_line[key], SPEC_SECTION_NAMES[k->section]);
-  if (!*value) {
-    char allowed[256];
-    return spec_fail_key(st, line, SEC_GRID, name,
-                    "empty axis; allowed: a comma list of values%s, each %s",
-                    k->kind == KIND_INT ? " or integer ranges a..b" : "",
-                    spec_key_allowed(key, allowed, sizeof allowed));
-  }
+                         "a [%s] key cannot be an axis; allowed: " AXES_ALLOWED,
+                         SPEC_SECTION_NAMES[SPEC_KEYS[other].section]);
+  const char *names[K_COUNT];
+  int n = spec_section_keys(SEC_GRID, names);
+  const char *best = spec_suggest(name, names, n);
+  return spec_fail_key(st, line, SEC_GRID, spec_clip(name, q),
+                       "unknown axis%s allowed: " AXES_ALLOWED,
+                       best ? spec_did_you_mean(best, dym, sizeof dym) : ";");
+}
 
-  // pass 1: validate the elements and count the values
+/* Pass over the values of an axis on a writable copy of value: count mode
+ * (ivals = rvals = NULL) or fill mode, as axis_elements. */
+static int axis_pass(parse_state *st, int key, int line, const char *value, int64_t *ivals,
+                     double *rvals, uint64_t *count) {
   size_t vlen = strlen(value);
   char *list;
   if (CS_CALLOC(list, vlen + 1) != CS_OK)
-    return spec_fail_line(st, CS_ERR_NOMEM, line, "out of memory reading an axis");
+    return spec_fail_line(st, CS_ERR_NOMEM, line,
+                          ivals || rvals ? "out of memory storing an axis"
+                                         : "out of memory reading an axis");
   memcpy(list, value, vlen + 1);
-  uint64_t count = 0;
-  int ok = axis_elements(st, key, line, list, value, NULL, NULL, &count);
+  int rc = axis_elements(st, key, line, list, value, ivals, rvals, count);
   free(list);
-  if (!ok) return 0;
+  return rc;
+}
 
-  // the grid size with this axis: refuse more than SPEC_MAX_CELLS cells
-  // (and products that do not even fit int64) before allocating anything
-  cs_spec *spec = st->spec;
-  uint64_t cells = (uint64_t)spec->ncells;
-  int overflow = count > (uint64_t)INT64_MAX || __builtin_mul_overflow(cells, count, &cells) ||
-                 cells > (uint64_t)INT64_MAX;
-  if (overflow || cells > SPEC_MAX_CELLS) {
-    // the axis lengths so far, "a x b x count"
-    char factors[512];
-    size_t used = 0;
-    for (int a = 0; a < spec->naxes && used < sizeof factors; a++)
-      used += (size_t)snprintf(factors + used, sizeof factors - used, "%" PRId64 " x ",
-                               spec->axes[a].length);
-    if (used < sizeof factors) snprintf(factors + used, sizeof factors - used, "%" PRIu64, count);
-    if (overflow)
-      return spec_fail_key(st, line, SEC_GRID, name,
-                      "the grid would have more than %" PRId64 " cells (%s overflows int64); "
-                      "allowed: at most %d cells",
-                      INT64_MAX, factors, SPEC_MAX_CELLS);
-    if (spec->naxes == 0)
-      return spec_fail_key(st, line, SEC_GRID, name,
-                      "the grid would have %" PRIu64 " cells; allowed: at most %d cells", cells,
-                      SPEC_MAX_CELLS);
+/* The grid size with a new axis of count values, into *cells: refuse more
+ * than SPEC_MAX_CELLS cells (and products that do not even fit int64) before
+ * allocating anything. */
+static int axis_grid_size(parse_state *st, int line, const char *name, uint64_t count,
+                          uint64_t *cells) {
+  const cs_spec *spec = st->spec;
+  *cells = (uint64_t)spec->ncells;
+  int overflow = count > (uint64_t)INT64_MAX || __builtin_mul_overflow(*cells, count, cells) ||
+                 *cells > (uint64_t)INT64_MAX;
+  if (!overflow && *cells <= SPEC_MAX_CELLS) return CS_OK;
+  // the axis lengths so far, "a x b x count"
+  char factors[512];
+  size_t used = 0;
+  for (int a = 0; a < spec->naxes && used < sizeof factors; a++)
+    used += (size_t)snprintf(factors + used, sizeof factors - used, "%" PRId64 " x ",
+                             spec->axes[a].length);
+  if (used < sizeof factors) snprintf(factors + used, sizeof factors - used, "%" PRIu64, count);
+  if (overflow)
     return spec_fail_key(st, line, SEC_GRID, name,
-                    "the grid would have %" PRIu64 " cells (%s); allowed: at most %d cells", cells,
-                    factors, SPEC_MAX_CELLS);
-  }
+                         "the grid would have more than %" PRId64 " cells (%s overflows int64); "
+                         "allowed: at most %d cells",
+                         INT64_MAX, factors, SPEC_MAX_CELLS);
+  if (spec->naxes == 0)
+    return spec_fail_key(st, line, SEC_GRID, name,
+                         "the grid would have %" PRIu64 " cells; allowed: at most %d cells",
+                         *cells, SPEC_MAX_CELLS);
+  return spec_fail_key(st, line, SEC_GRID, name,
+                       "the grid would have %" PRIu64 " cells (%s); allowed: at most %d cells",
+                       *cells, factors, SPEC_MAX_CELLS);
+}
 
+/* name = value in [grid]: a new axis; CS_OK or the error recorded. */
+static int parse_axis(parse_state *st, const char *name, const char *value) {
+  int line = st->lineno;
+  int key = spec_find_key(SEC_GRID, name);
+  if (key < 0) return axis_unknown_key(st, line, name);
+  const key_desc *k = &SPEC_KEYS[key];
+  if (st->axis_line[key])
+    return spec_fail_key(st, line, SEC_GRID, name,
+                         "set twice (first at line %d); allowed: each key once per section",
+                         st->axis_line[key]);
+  if (st->fixed_line[key])
+    return spec_fail_key(st, line, SEC_GRID, name,
+                         "also set in [%s] at line %d; allowed: an axis here or a fixed value "
+                         "in [%s], not both",
+                         SPEC_SECTION_NAMES[k->section], st->fixed_line[key],
+                         SPEC_SECTION_NAMES[k->section]);
+  if (!*value) {
+    char allowed[256], list_allowed[400];
+    spec_key_allowed(key, allowed, sizeof allowed);
+    return spec_fail_key(st, line, SEC_GRID, name, "empty axis; allowed: %s",
+                         axis_list_allowed(k, allowed, list_allowed, sizeof list_allowed));
+  }
+  // pass 1: validate the elements and count the values; then the grid size
+  uint64_t count = 0, cells = 0;
+  CS_CHECK(axis_pass(st, key, line, value, NULL, NULL, &count));
+  CS_CHECK(axis_grid_size(st, line, name, count, &cells));
   // pass 2: store the values
+  cs_spec *spec = st->spec;
   spec_axis *ax = &spec->axes[spec->naxes];
   ax->key = key;
   ax->line = line;
   ax->length = (int64_t)count;
   int rc = k->kind == KIND_REAL ? CS_CALLOC(ax->rvals, count) : CS_CALLOC(ax->ivals, count);
-  if (rc != CS_OK || CS_CALLOC(list, vlen + 1) != CS_OK)
-    return spec_fail_line(st, CS_ERR_NOMEM, line, "out of memory storing an axis");
   spec->naxes++;  // owned by spec from here (freed by spec_free)
-  memcpy(list, value, vlen + 1);
-  axis_elements(st, key, line, list, value, ax->ivals, ax->rvals, &count);
-  free(list);
-  if (!axis_check_duplicates(st, ax)) return 0;
+  if (rc != CS_OK) return spec_fail_line(st, CS_ERR_NOMEM, line, "out of memory storing an axis");
+  CS_CHECK(axis_pass(st, key, line, value, ax->ivals, ax->rvals, &count));
+  CS_CHECK(axis_check_duplicates(st, ax));
   spec->ncells = (int64_t)cells;
   st->axis_line[key] = line;
-  return 1;
+  return CS_OK;
 }
 
-/* The libinih handler: one call per key = value line. */
+/* The libinih handler: one call per key = value line. Returns inih's
+ * success (nonzero) or failure (0); the error itself is in st. */
 int spec_handler(void *user, const char *section, const char *name, const char *value) {
   parse_state *st = user;
   (void)section;  // the reader tracks sections (with their lines) itself
   if (st->err_line) return 1;
   if (!*name) {
     char whole[80];
-    return spec_fail_line(st, CS_ERR_INPUT, st->lineno,
-                     "syntax error: '%s' has no key before '='; allowed: " SYNTAX_ALLOWED,
-                     spec_line_text(st, st->lineno, whole, sizeof whole));
+    spec_fail_line(st, CS_ERR_INPUT, st->lineno,
+                   "syntax error: '%s' has no key before '='; allowed: " SYNTAX_ALLOWED,
+                   spec_line_text(st, st->lineno, whole, sizeof whole));
+    return 0;
   }
   if (st->section < 0) {
     char q[72];
-    return spec_fail_line(st, CS_ERR_INPUT, st->lineno,
-                     "%s: key outside any section; allowed: keys inside [sweep], [grid], "
-                     "[task], [model], [train], [curvature] or [team]",
-                     spec_clip(name, q));
+    spec_fail_line(st, CS_ERR_INPUT, st->lineno,
+                   "%s: key outside any section; allowed: keys inside [sweep], [grid], "
+                   "[task], [model], [train], [curvature] or [team]",
+                   spec_clip(name, q));
+    return 0;
   }
-  if (st->section == SEC_GRID) return parse_axis(st, name, value);
-  return parse_fixed(st, name, value);
+  int rc = st->section == SEC_GRID ? parse_axis(st, name, value) : parse_fixed(st, name, value);
+  return rc == CS_OK;
 }
-
