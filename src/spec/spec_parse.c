@@ -279,7 +279,6 @@ static int fixed_string(parse_state *st, int line, int key, const char *value,
                         const char *allowed) {
   const key_desc *k = &SPEC_KEYS[key];
   size_t n = strlen(value);
-  if (n == 0) return spec_fail_key(st, line, k->section, k->name, "empty value; allowed: %s", allowed);
   if (n >= k->maxlen)
     return spec_fail_key(st, line, k->section, k->name, "value is %zu characters long; allowed: %s",
                          n, allowed);
@@ -293,7 +292,6 @@ static int fixed_team_grid(parse_state *st, int line, int key, const char *value
                            const char *allowed) {
   const key_desc *k = &SPEC_KEYS[key];
   char q[72];
-  if (!*value) return spec_fail_key(st, line, k->section, k->name, "empty value; allowed: %s", allowed);
   const char *x = strchr(value, 'x');
   size_t np = x ? (size_t)(x - value) : 0, nq = x ? strlen(x + 1) : 0;
   int ok = np > 0 && nq > 0 && strspn(value, "0123456789") == np &&
@@ -320,7 +318,6 @@ static int fixed_scalar(parse_state *st, int line, int key, const char *value,
                         const char *allowed) {
   const key_desc *k = &SPEC_KEYS[key];
   char q[72];
-  if (!*value) return spec_fail_key(st, line, k->section, k->name, "empty value; allowed: %s", allowed);
   if (strchr(value, ','))
     return spec_fail_key(st, line, k->section, k->name,
                          "'%s' is a list; allowed: one value, %s (lists belong in [grid])",
@@ -351,6 +348,7 @@ static int parse_fixed(parse_state *st, const char *name, const char *value) {
                          st->axis_line[key]);
   char allowed[256];
   spec_key_allowed(key, allowed, sizeof allowed);
+  if (!*value) return spec_fail_key(st, line, sec, name, "empty value; allowed: %s", allowed);
   switch (SPEC_KEYS[key].kind) {
     case KIND_STRING: CS_CHECK(fixed_string(st, line, key, value, allowed)); break;
     case KIND_TEAM: CS_CHECK(fixed_team_grid(st, line, key, value, allowed)); break;
