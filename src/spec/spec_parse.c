@@ -332,15 +332,21 @@ static int fixed_scalar(parse_state *st, int line, int key, const char *value,
   return CS_OK;
 }
 
+/* A key is set once per section: first_line is where this section set it
+ * before (0: not yet). */
+static int key_not_yet_set(parse_state *st, int line, int sec, const char *name, int first_line) {
+  if (!first_line) return CS_OK;
+  return spec_fail_key(st, line, sec, name,
+                       "set twice (first at line %d); allowed: each key once per section",
+                       first_line);
+}
+
 /* name = value in the current section (not [grid]); CS_OK or the error recorded. */
 static int parse_fixed(parse_state *st, const char *name, const char *value) {
   int sec = st->section, line = st->lineno;
   int key = spec_find_key(sec, name);
   if (key < 0) return fixed_unknown_key(st, line, sec, name);
-  if (st->fixed_line[key])
-    return spec_fail_key(st, line, sec, name,
-                         "set twice (first at line %d); allowed: each key once per section",
-                         st->fixed_line[key]);
+  CS_CHECK(key_not_yet_set(st, line, sec, name, st->fixed_line[key]));
   if (st->axis_line[key])
     return spec_fail_key(st, line, sec, name,
                          "also an axis in [grid] at line %d; allowed: a fixed value here or an "
@@ -579,10 +585,7 @@ static int parse_axis(parse_state *st, const char *name, const char *value) {
   int key = spec_find_key(SEC_GRID, name);
   if (key < 0) return axis_unknown_key(st, line, name);
   const key_desc *k = &SPEC_KEYS[key];
-  if (st->axis_line[key])
-    return spec_fail_key(st, line, SEC_GRID, name,
-                         "set twice (first at line %d); allowed: each key once per section",
-                         st->axis_line[key]);
+  CS_CHECK(key_not_yet_set(st, line, SEC_GRID, name, st->axis_line[key]));
   if (st->fixed_line[key])
     return spec_fail_key(st, line, SEC_GRID, name,
                          "also set in [%s] at line %d; allowed: an axis here or a fixed value "
