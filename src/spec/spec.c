@@ -1,10 +1,7 @@
 /* spec.c — sweep specs (docs/SPEC.md): load a spec (read the text, parse it
- * with spec_parse.c, check the whole grid with spec_grid.c), free it, and the
- * accessors of spec.h.
- *
- * Cells. Axes are kept in [grid] order with their values as written; cell
- * ids are row-major over the axes (first axis slowest). A cell's settings
- * are the base config (defaults + fixed keys) with each axis value applied. */
+ * with spec_parse.c, check the whole grid and number the cells with
+ * spec_grid.c), free it, and the accessors of spec.h. Axes are kept in [grid]
+ * order with their values as written. */
 #include "spec_internal.h"
 
 #include "curvsweep/error.h"
@@ -87,12 +84,7 @@ static int spec_load_bytes(const char *text, size_t len, const char *source, cs_
     return st.err_code;
   }
 
-  // strides of the row-major numbering: the last axis varies fastest
-  int64_t stride = 1;
-  for (int a = spec->naxes - 1; a >= 0; a--) {
-    spec->stride[a] = stride;
-    stride *= spec->axes[a].length;
-  }
+  spec_number_cells(spec);
   *out = spec;
   return CS_OK;
 }
@@ -213,25 +205,6 @@ int64_t spec_axis_value_index(const cs_spec *spec, int axis, int64_t cell_id) {
   if (!axis_ok(spec, axis) || cell_id < 0 || cell_id >= spec->ncells) return -1;
   // row-major: the cell's digit for this axis
   return (cell_id / spec->stride[axis]) % spec->axes[axis].length;
-}
-
-int spec_cell_config(const cs_spec *spec, int64_t cell_id, cs_config *out) {
-  if (cell_id < 0 || cell_id >= spec->ncells)
-    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " is out of range; allowed: 0..%" PRId64,
-                    spec->source, cell_id, spec->ncells - 1);
-  // base settings, then each axis's value at this cell
-  cs_config c = spec->base;
-  cs_sweep_settings unused = spec->sweep;
-  for (int a = 0; a < spec->naxes; a++) {
-    const spec_axis *ax = &spec->axes[a];
-    int64_t idx = (cell_id / spec->stride[a]) % ax->length;
-    key_value v = {0, 0.0};
-    if (ax->rvals) v.r = ax->rvals[idx];
-    else v.i = ax->ivals[idx];
-    spec_apply_value(&c, &unused, ax->key, v);
-  }
-  *out = c;
-  return CS_OK;
 }
 
 int spec_axis_value_text(const cs_spec *spec, int axis, int64_t cell_id, char *buf, size_t len) {

@@ -1,5 +1,8 @@
-/* spec_grid.c — constraints between keys, checked over every combination of
- * axis values once every key is known (docs/SPEC.md). */
+/* spec_grid.c — the grid as a whole (docs/SPEC.md): constraints between keys,
+ * checked over every combination of axis values once every key is known, and
+ * the cells. Cell ids are row-major over the axes in [grid] order (first axis
+ * slowest); a cell's settings are the base config (defaults + fixed keys)
+ * with each axis value applied. */
 #include "spec_internal.h"
 
 #include "curvsweep/error.h"
@@ -129,4 +132,35 @@ static int check_task_dims(parse_state *st) {
 int spec_check_grid(parse_state *st) {
   CS_CHECK(check_heads_divide_width(st));
   return check_task_dims(st);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cells                                                                      */
+
+void spec_number_cells(cs_spec *spec) {
+  // strides of the row-major numbering: the last axis varies fastest
+  int64_t stride = 1;
+  for (int a = spec->naxes - 1; a >= 0; a--) {
+    spec->stride[a] = stride;
+    stride *= spec->axes[a].length;
+  }
+}
+
+int spec_cell_config(const cs_spec *spec, int64_t cell_id, cs_config *out) {
+  if (cell_id < 0 || cell_id >= spec->ncells)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " is out of range; allowed: 0..%" PRId64,
+                    spec->source, cell_id, spec->ncells - 1);
+  // base settings, then each axis's value at this cell
+  cs_config c = spec->base;
+  cs_sweep_settings unused = spec->sweep;
+  for (int a = 0; a < spec->naxes; a++) {
+    const spec_axis *ax = &spec->axes[a];
+    int64_t idx = (cell_id / spec->stride[a]) % ax->length;
+    key_value v = {0, 0.0};
+    if (ax->rvals) v.r = ax->rvals[idx];
+    else v.i = ax->ivals[idx];
+    spec_apply_value(&c, &unused, ax->key, v);
+  }
+  *out = c;
+  return CS_OK;
 }

@@ -4,7 +4,8 @@
  *                 mean", applying a value to a cell, the value formatting
  *   spec_parse.c  the libinih reader and handler: lines, sections, fixed keys
  *                 and [grid] axes, with file:line errors
- *   spec_grid.c   whole-grid checks (after every key is known) and the cells
+ *   spec_grid.c   whole-grid checks (after every key is known), cell numbering
+ *                 and a cell's settings
  *   spec.c        load, free and the accessors of spec.h */
 #ifndef CURVSWEEP_SPEC_INTERNAL_H
 #define CURVSWEEP_SPEC_INTERNAL_H
@@ -50,6 +51,7 @@ typedef struct {
 
 /* The key table (spec_keys.c): one entry per key of docs/SPEC.md. */
 extern const key_desc SPEC_KEYS[K_COUNT];
+
 /* ------------------------------------------------------------------------ */
 /* The parsed spec                                                            */
 
@@ -78,6 +80,7 @@ struct cs_spec {
   int64_t stride[K_COUNT];  /* cells between consecutive values of an axis */
   int64_t ncells;
 };
+
 /* ------------------------------------------------------------------------ */
 /* Parser state and error recording                                         */
 
@@ -115,10 +118,11 @@ int spec_find_key_anywhere(const char *name);
 int spec_axis_value_format(const spec_axis *ax, int64_t idx, char *buf, size_t len);
 
 /* ---- spec_parse.c ---- */
-/* Record the first error: "SOURCE:LINE: " + message. */
+/* Record the first error: "SOURCE:LINE: " + message. Returns code. */
 __attribute__((format(printf, 4, 5)))
 int spec_fail_line(parse_state *st, int code, int line, const char *fmt, ...);
-/* Same, for a key: "SOURCE:LINE: [section] key: " + message. */
+/* Same, for a key: "SOURCE:LINE: [section] key: " + message. Returns
+ * CS_ERR_INPUT. */
 __attribute__((format(printf, 5, 6)))
 int spec_fail_key(parse_state *st, int line, int section, const char *name, const char *fmt, ...);
 /* Text for quoting in a message: at most 60 characters, "..." when cut. */
@@ -134,5 +138,7 @@ int spec_handler(void *user, const char *section, const char *name, const char *
  * divide width; every task supports every input_dim): CS_OK or the error
  * recorded in st. */
 int spec_check_grid(parse_state *st);
+/* The strides of the row-major cell numbering, once every axis is known. */
+void spec_number_cells(cs_spec *spec);
 
 #endif

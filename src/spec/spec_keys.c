@@ -1,5 +1,5 @@
 /* spec_keys.c — the keys of a sweep spec (docs/SPEC.md): the key table, the
- * enum value tables, "did you mean", applying one value, formatting a real. */
+ * enum value tables, "did you mean", applying one value, formatting a value. */
 #include "spec_internal.h"
 
 #include <ctype.h>
