@@ -28,7 +28,7 @@ static void check_close(double a, double b, double tol, const char *expr, const 
 static cs_dataset make(cs_task_kind kind, int m, int n, int64_t seed, cs_split split, double noise) {
   cs_dataset d;
   int rc = task_generate(kind, m, n, seed, split, noise, &d);
-  if (rc != CS_OK) fail_msg("task_generate(%s, m=%d): %s", config_task_name(kind), m, cs_error_message());
+  if (rc != CS_OK) fail_msg("task_generate(%s, m=%d): %s", task_name(kind), m, cs_error_message());
   assert_int_equal(d.n, n);
   assert_int_equal(d.m, m);
   return d;
@@ -142,7 +142,7 @@ static void test_class_balance(void **state) {
     for (int k = 0; k < TASK_COUNT; k++) {
       cs_dataset d = make(k, 2, N_DEFAULT, seed, SPLIT_TRAIN, 0.0);
       double p = positive_fraction(&d);
-      if (p < 0.45 || p > 0.55) fail_msg("%s seed %ld: %.3f positive", config_task_name(k), (long)seed, p);
+      if (p < 0.45 || p > 0.55) fail_msg("%s seed %ld: %.3f positive", task_name(k), (long)seed, p);
       task_dataset_free(&d);
     }
     for (int m = 2; m <= 8; m++) {
@@ -158,7 +158,7 @@ static void test_class_balance(void **state) {
         cs_dataset d = make(k, other_dims[t], N_DEFAULT, seed, SPLIT_TRAIN, 0.0);
         double p = positive_fraction(&d);
         if (p < 0.45 || p > 0.55)
-          fail_msg("%s m=%d: %.3f positive", config_task_name(k), other_dims[t], p);
+          fail_msg("%s m=%d: %.3f positive", task_name(k), other_dims[t], p);
         task_dataset_free(&d);
       }
     }
@@ -412,7 +412,7 @@ static void test_domain_contains_points(void **state) {
         cs_dataset d = make(k, m, 4096, seed, seed % 3, 0.0);
         for (int i = 0; i < d.n * m; i++) {
           if (!(d.x[i] >= lo && d.x[i] <= hi))
-            fail_msg("%s m=%d: %g outside [%g, %g]", config_task_name(k), m, d.x[i], lo, hi);
+            fail_msg("%s m=%d: %g outside [%g, %g]", task_name(k), m, d.x[i], lo, hi);
           if (d.x[i] < seen_lo) seen_lo = d.x[i];
           if (d.x[i] > seen_hi) seen_hi = d.x[i];
         }

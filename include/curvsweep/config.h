@@ -1,10 +1,12 @@
 /* config.h — the fully resolved settings of one cell.
  *
  * The spec module expands a sweep spec into cells; each cell is one
- * cs_config with every axis fixed. Everything downstream (tasks, model,
+ * cs_config with every axis fixed. Everything downstream (model,
  * train, geom) reads only this struct. Defaults are those of docs/SPEC.md. */
 #ifndef CURVSWEEP_CONFIG_H
 #define CURVSWEEP_CONFIG_H
+
+#include "curvsweep/tasks.h"
 
 #include <stdint.h>
 
@@ -16,18 +18,10 @@ typedef enum {
   ARCH_COUNT
 } cs_arch;
 
-typedef enum {
-  TASK_LINEAR = 0,
-  TASK_BLOBS,
-  TASK_XOR,
-  TASK_CIRCLES,
-  TASK_SPIRAL,
-  TASK_CHECKER,
-  TASK_COUNT
-} cs_task_kind;
+/* cs_task_kind, its count and names belong to the tasks module (tasks.h). */
 
-typedef enum { SCHEDULE_CONSTANT = 0, SCHEDULE_COSINE } cs_schedule;
-typedef enum { NORM_NONE = 0, NORM_PRE } cs_norm;
+typedef enum { SCHEDULE_CONSTANT = 0, SCHEDULE_COSINE, SCHEDULE_COUNT } cs_schedule;
+typedef enum { NORM_NONE = 0, NORM_PRE, NORM_COUNT } cs_norm;
 
 typedef struct {
   /* the four named axes */
@@ -66,6 +60,7 @@ typedef struct {
 cs_config config_default(void);
 
 const char *config_arch_name(cs_arch a);        /* "ungated", "gated", "gated-headwise", "mlp" */
+/* task_name and task_parse of tasks.h, for callers of this header. */
 const char *config_task_name(cs_task_kind t);   /* "linear", "blobs", ... */
 /* Name -> enum; -1 when unknown. */
 int config_arch_parse(const char *s);

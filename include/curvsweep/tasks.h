@@ -5,9 +5,25 @@
 #ifndef CURVSWEEP_TASKS_H
 #define CURVSWEEP_TASKS_H
 
-#include "curvsweep/config.h"
-
 #include <stdint.h>
+
+/* The tasks module depends on no other module's header but error.h and rng.h:
+ * the spec module (config.h) asks it for names and supported dimensions,
+ * never the other way round (docs/ARCHITECTURE.md). */
+typedef enum {
+  TASK_LINEAR = 0,
+  TASK_BLOBS,
+  TASK_XOR,
+  TASK_CIRCLES,
+  TASK_SPIRAL,
+  TASK_CHECKER,
+  TASK_COUNT
+} cs_task_kind;
+
+/* "linear", "blobs", "xor", "circles", "spiral", "checker"; "?" out of range. */
+const char *task_name(cs_task_kind kind);
+/* Name -> task kind; -1 when unknown. */
+int task_parse(const char *name);
 
 typedef enum { SPLIT_TRAIN = 0, SPLIT_TEST = 1, SPLIT_EVAL = 2 } cs_split;
 

@@ -1,14 +1,10 @@
-/* config.c — defaults and the name tables of the arch and task axes. */
+/* config.c — the docs/SPEC.md defaults and the name tables of the arch, norm
+ * and schedule keys (task names belong to the tasks module, tasks.h). */
 #include "curvsweep/config.h"
 
 #include <string.h>
 
 static const char *const ARCH_NAMES[ARCH_COUNT] = {"ungated", "gated", "gated-headwise", "mlp"};
-static const char *const TASK_NAMES[TASK_COUNT] = {"linear", "blobs",  "xor",
-                                                   "circles", "spiral", "checker"};
-/* indexed by cs_norm and cs_schedule */
-#define NORM_COUNT 2
-#define SCHEDULE_COUNT 2
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
 
@@ -29,7 +25,7 @@ const char *config_arch_name(cs_arch a) {
 }
 
 const char *config_task_name(cs_task_kind t) {
-  return (t >= 0 && t < TASK_COUNT) ? TASK_NAMES[t] : "?";
+  return task_name(t);
 }
 
 const char *config_norm_name(cs_norm n) {
@@ -47,6 +43,6 @@ static int lookup(const char *const *names, int n, const char *s) {
 }
 
 int config_arch_parse(const char *s) { return lookup(ARCH_NAMES, ARCH_COUNT, s); }
-int config_task_parse(const char *s) { return lookup(TASK_NAMES, TASK_COUNT, s); }
+int config_task_parse(const char *s) { return task_parse(s); }
 int config_norm_parse(const char *s) { return lookup(NORM_NAMES, NORM_COUNT, s); }
 int config_schedule_parse(const char *s) { return lookup(SCHEDULE_NAMES, SCHEDULE_COUNT, s); }

@@ -43,9 +43,20 @@
 
 static int valid_kind(cs_task_kind kind) { return kind >= 0 && kind < TASK_COUNT; }
 
+static const char *const TASK_NAMES[TASK_COUNT] = {"linear", "blobs",  "xor",
+                                                   "circles", "spiral", "checker"};
+
+const char *task_name(cs_task_kind kind) { return valid_kind(kind) ? TASK_NAMES[kind] : "?"; }
+
+int task_parse(const char *name) {
+  for (int t = 0; t < TASK_COUNT; t++)
+    if (strcmp(TASK_NAMES[t], name) == 0) return t;
+  return -1;
+}
+
 static rng_stream task_stream(cs_task_kind kind, int64_t seed, int64_t index, const char *purpose) {
   char domain[64];
-  snprintf(domain, sizeof domain, "task:%s", config_task_name(kind));
+  snprintf(domain, sizeof domain, "task:%s", task_name(kind));
   return rng_stream_make((uint64_t)seed, domain, index, purpose);
 }
 
@@ -87,9 +98,9 @@ int task_classes(cs_task_kind kind) { return 2; }
 int task_direction(cs_task_kind kind, int64_t seed, int m, double *w) {
   /* w: (m,) unit vector, uniform on the sphere: a normalised standard normal */
   if (kind != TASK_LINEAR && kind != TASK_BLOBS)
-    return cs_error(CS_ERR_INPUT, "task %s has no seeded direction", config_task_name(kind));
+    return cs_error(CS_ERR_INPUT, "task %s has no seeded direction", task_name(kind));
   if (m < 1) return cs_error(CS_ERR_INPUT, "task %s: input dimension m = %d must be >= 1",
-                             config_task_name(kind), m);
+                             task_name(kind), m);
   rng_stream s = task_stream(kind, seed, -1, "direction");
   for (;;) {
     double norm2 = 0.0;
@@ -210,7 +221,7 @@ int task_generate(cs_task_kind kind, int m, int n, int64_t seed, cs_split split,
   /* out->x: (n, m) row-major, out->y: (n,) */
   *out = (cs_dataset){0};
   if (!valid_kind(kind)) return cs_error(CS_ERR_INPUT, "unknown task kind %d", (int)kind);
-  const char *name = config_task_name(kind);
+  const char *name = task_name(kind);
   if (!task_supports_dim(kind, m)) {
     const char *allowed = (kind == TASK_SPIRAL || kind == TASK_CHECKER) ? "m = 2 only"
                           : (kind == TASK_XOR || kind == TASK_CIRCLES) ? "m >= 2"

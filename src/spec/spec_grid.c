@@ -1,0 +1,166 @@
+/* spec_grid.c — the grid as a whole (docs/SPEC.md): constraints between keys,
+ * checked over every combination of axis values once every key is known, and
+ * the cells. Cell ids are row-major over the axes in [grid] order (first axis
+ * slowest); a cell's settings are the base config (defaults + fixed keys)
+ * with each axis value applied. */
+#include "spec_internal.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/tasks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* Whole-grid checks (after every key is known)                               */
+
+/* The values a key takes over the grid: the axis values, or the one base
+ * value (v points into the struct itself then). */
+typedef struct {
+  const int64_t *v;
+  int64_t n;
+  int64_t one;
+} key_values;
+
+static void key_values_of(const cs_spec *spec, int key, int64_t base, key_values *out) {
+  for (int a = 0; a < spec->naxes; a++)
+    if (spec->axes[a].key == key) {
+      out->v = spec->axes[a].ivals;
+      out->n = spec->axes[a].length;
+      return;
+    }
+  out->one = base;
+  out->v = &out->one;
+  out->n = 1;
+}
+
+/* Where a key's value comes from, for messages: "[grid] line 4". */
+static const char *key_source(const parse_state *st, int key, char *buf, size_t len) {
+  if (st->axis_line[key]) snprintf(buf, len, "[grid] line %d", st->axis_line[key]);
+  else if (st->fixed_line[key]) snprintf(buf, len, "[%s] line %d", SPEC_SECTION_NAMES[SPEC_KEYS[key].section], st->fixed_line[key]);
+  else snprintf(buf, len, "the default");
+  return buf;
+}
+
+/* The divisors of width (at most 12, then ", ..."): the heads allowed with it. */
+static void width_divisors(int64_t width, char *buf, size_t len) {
+  size_t used = 0;
+  int shown = 0;
+  for (int64_t d = 1; d <= width && used < len; d++) {
+    if (width % d) continue;
+    if (shown == 12) {
+      snprintf(buf + used, len - used, ", ...");
+      break;
+    }
+    used += (size_t)snprintf(buf + used, len - used, "%s%" PRId64, shown ? ", " : "", d);
+    shown++;
+  }
+}
+
+/* The dimensions 1..64 a task supports, as runs "a..b" ("none" if none). */
+static void task_dims_text(cs_task_kind task, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int d = 1; d <= 64; d++) {
+    if (!task_supports_dim(task, d) || (d > 1 && task_supports_dim(task, d - 1))) continue;
+    int e = d;
+    while (e < 64 && task_supports_dim(task, e + 1)) e++;
+    if (e > d)
+      used += (size_t)snprintf(buf + used, len - used, "%s%d..%d", used ? ", " : "", d, e);
+    else
+      used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? ", " : "", d);
+  }
+  if (!used) snprintf(buf, len, "none");
+}
+
+/* heads must divide width for every combination of the two. */
+static int check_heads_divide_width(parse_state *st) {
+  key_values widths, heads;
+  key_values_of(st->spec, K_WIDTH, st->spec->base.width, &widths);
+  key_values_of(st->spec, K_HEADS, st->spec->base.heads, &heads);
+  for (int64_t i = 0; i < widths.n; i++)
+    for (int64_t j = 0; j < heads.n; j++) {
+      if (widths.v[i] % heads.v[j] == 0) continue;
+      char divisors[256], src[64];
+      width_divisors(widths.v[i], divisors, sizeof divisors);
+      int line = st->axis_line[K_HEADS] ? st->axis_line[K_HEADS] : st->fixed_line[K_HEADS];
+      return spec_fail_key(st, line, st->axis_line[K_HEADS] ? SEC_GRID : SEC_MODEL, "heads",
+                           "%" PRId64 " does not divide width %" PRId64 " (%s); allowed: a "
+                           "divisor of the width: %s",
+                           heads.v[j], widths.v[i], key_source(st, K_WIDTH, src, sizeof src),
+                           divisors);
+    }
+  return CS_OK;
+}
+
+/* A task that does not support an input_dim: the message names the key that
+ * was written (input_dim, else the task axis). */
+static int task_dim_error(parse_state *st, cs_task_kind task, int64_t dim) {
+  char ok_dims[256], src[64];
+  task_dims_text(task, ok_dims, sizeof ok_dims);
+  const char *tname = task_name(task);
+  int dim_line = st->axis_line[K_INPUT_DIM] ? st->axis_line[K_INPUT_DIM]
+                                            : st->fixed_line[K_INPUT_DIM];
+  if (dim_line)
+    return spec_fail_key(st, dim_line, st->axis_line[K_INPUT_DIM] ? SEC_GRID : SEC_TASK,
+                         "input_dim",
+                         "%" PRId64 " is not supported by task %s (%s); allowed with %s: %s",
+                         dim, tname, key_source(st, K_TASK, src, sizeof src), tname, ok_dims);
+  if (st->axis_line[K_TASK])
+    return spec_fail_key(st, st->axis_line[K_TASK], SEC_GRID, "task",
+                         "%s does not support input_dim %" PRId64
+                         " (the default); allowed with %s: input_dim %s",
+                         tname, dim, tname, ok_dims);
+  cs_error(CS_ERR_INTERNAL, "%s: the default task %s does not support the default "
+           "input_dim %" PRId64, st->source, tname, dim);
+  st->err_code = CS_ERR_INTERNAL;
+  return CS_ERR_INTERNAL;
+}
+
+/* Every task of the grid must support every input_dim of the grid. */
+static int check_task_dims(parse_state *st) {
+  key_values tasks, dims;
+  key_values_of(st->spec, K_TASK, st->spec->base.task, &tasks);
+  key_values_of(st->spec, K_INPUT_DIM, st->spec->base.input_dim, &dims);
+  for (int64_t i = 0; i < tasks.n; i++)
+    for (int64_t j = 0; j < dims.n; j++)
+      if (!task_supports_dim((cs_task_kind)tasks.v[i], (int)dims.v[j]))
+        return task_dim_error(st, (cs_task_kind)tasks.v[i], dims.v[j]);
+  return CS_OK;
+}
+
+int spec_check_grid(parse_state *st) {
+  CS_CHECK(check_heads_divide_width(st));
+  return check_task_dims(st);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cells                                                                      */
+
+void spec_number_cells(cs_spec *spec) {
+  // strides of the row-major numbering: the last axis varies fastest
+  int64_t stride = 1;
+  for (int a = spec->naxes - 1; a >= 0; a--) {
+    spec->stride[a] = stride;
+    stride *= spec->axes[a].length;
+  }
+}
+
+int spec_cell_config(const cs_spec *spec, int64_t cell_id, cs_config *out) {
+  if (cell_id < 0 || cell_id >= spec->ncells)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " is out of range; allowed: 0..%" PRId64,
+                    spec->source, cell_id, spec->ncells - 1);
+  // base settings, then each axis's value at this cell
+  cs_config c = spec->base;
+  cs_sweep_settings unused = spec->sweep;
+  for (int a = 0; a < spec->naxes; a++) {
+    const spec_axis *ax = &spec->axes[a];
+    int64_t idx = (cell_id / spec->stride[a]) % ax->length;
+    key_value v = {0, 0.0};
+    if (ax->rvals) v.r = ax->rvals[idx];
+    else v.i = ax->ivals[idx];
+    spec_apply_value(&c, &unused, ax->key, v);
+  }
+  *out = c;
+  return CS_OK;
+}

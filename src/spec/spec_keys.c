@@ -1,0 +1,226 @@
+/* spec_keys.c — the keys of a sweep spec (docs/SPEC.md): the key table, the
+ * enum value tables, "did you mean", applying one value, formatting a value. */
+#include "spec_internal.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const SPEC_SECTION_NAMES[SEC_COUNT] = {"sweep", "grid",      "task", "model",
+                                                   "train", "curvature", "team"};
+
+const key_desc SPEC_KEYS[K_COUNT] = {
+    [K_NAME] = {"name", SEC_SWEEP, KIND_STRING, .maxlen = 128,
+                .allowed = "a non-empty name of at most 127 characters"},
+    [K_OUTPUT] = {"output", SEC_SWEEP, KIND_STRING, .maxlen = 1024,
+                  .allowed = "a non-empty path of at most 1023 characters"},
+    [K_SAVE_PARAMS] = {"save_params", SEC_SWEEP, KIND_ENUM, ENUM_YESNO},
+    [K_SAVE_POINTS] = {"save_points", SEC_SWEEP, KIND_ENUM, ENUM_YESNO},
+    [K_MAX_RETRIES] = {"max_retries", SEC_SWEEP, KIND_INT, .imin = 0, .imax = INT_MAX,
+                       .allowed = "an integer >= 0"},
+    [K_ARCH] = {"arch", SEC_GRID, KIND_ENUM, ENUM_ARCH, .axis_ok = 1},
+    [K_DEPTH] = {"depth", SEC_GRID, KIND_INT, .imin = 1, .imax = 64, .axis_ok = 1,
+                 .allowed = "an integer in [1, 64]"},
+    [K_TASK] = {"task", SEC_GRID, KIND_ENUM, ENUM_TASK, .axis_ok = 1},
+    [K_SEED] = {"seed", SEC_GRID, KIND_INT, .imin = 0, .imax = INT64_MAX, .axis_ok = 1,
+                .allowed = "an integer >= 0"},
+    [K_INPUT_DIM] = {"input_dim", SEC_TASK, KIND_INT, .imin = 1, .imax = 64, .axis_ok = 1,
+                     .allowed = "an integer in [1, 64]"},
+    [K_TRAIN_POINTS] = {"train_points", SEC_TASK, KIND_INT, .imin = 1, .imax = INT_MAX,
+                        .axis_ok = 1, .allowed = "an integer >= 1"},
+    [K_TEST_POINTS] = {"test_points", SEC_TASK, KIND_INT, .imin = 1, .imax = INT_MAX,
+                       .axis_ok = 1, .allowed = "an integer >= 1"},
+    [K_LABEL_NOISE] = {"label_noise", SEC_TASK, KIND_REAL, .rmin = 0.0, .rmax = 0.5,
+                       .axis_ok = 1, .allowed = "a real number in [0, 0.5]"},
+    [K_WIDTH] = {"width", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
+                 .allowed = "an integer >= 1"},
+    [K_SLOTS] = {"slots", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
+                 .allowed = "an integer >= 1"},
+    [K_HEADS] = {"heads", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
+                 .allowed = "an integer >= 1 dividing width"},
+    [K_RESIDUAL] = {"residual", SEC_MODEL, KIND_ENUM, ENUM_YESNO, .axis_ok = 1},
+    [K_NORM] = {"norm", SEC_MODEL, KIND_ENUM, ENUM_NORM, .axis_ok = 1},
+    [K_EPOCHS] = {"epochs", SEC_TRAIN, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
+                  .allowed = "an integer >= 1"},
+    [K_BATCH] = {"batch", SEC_TRAIN, KIND_INT, .imin = 0, .imax = INT_MAX, .axis_ok = 1,
+                 .allowed = "an integer >= 0 (0 = full batch)"},
+    [K_LR] = {"lr", SEC_TRAIN, KIND_REAL, .rmin = 0.0, .rmax = HUGE_VAL, .rmin_open = 1,
+              .axis_ok = 1, .allowed = "a real number > 0"},
+    [K_SCHEDULE] = {"schedule", SEC_TRAIN, KIND_ENUM, ENUM_SCHEDULE, .axis_ok = 1},
+    [K_WEIGHT_DECAY] = {"weight_decay", SEC_TRAIN, KIND_REAL, .rmin = 0.0, .rmax = HUGE_VAL,
+                        .axis_ok = 1, .allowed = "a real number >= 0"},
+    [K_EVAL_EVERY] = {"eval_every", SEC_TRAIN, KIND_INT, .imin = 1, .imax = INT_MAX,
+                      .axis_ok = 1, .allowed = "an integer >= 1"},
+    [K_POINTS] = {"points", SEC_CURVATURE, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
+                  .allowed = "an integer >= 1"},
+    [K_SIGMA] = {"sigma", SEC_CURVATURE, KIND_REAL, .rmin = 0.0, .rmax = HUGE_VAL,
+                 .rmin_open = 1, .axis_ok = 1, .allowed = "a real number > 0"},
+    [K_EXACT_DIM_MAX] = {"exact_dim_max", SEC_CURVATURE, KIND_INT, .imin = 2, .imax = INT_MAX,
+                         .axis_ok = 1, .allowed = "an integer >= 2"},
+    [K_TEAM_GRID] = {"grid", SEC_TEAM, KIND_TEAM,
+                     .allowed = "PxQ with P, Q >= 1 (e.g. 1x1, 2x2)"},
+    [K_TEAM_BLOCK] = {"block", SEC_TEAM, KIND_INT, .imin = 1, .imax = 4096,
+                      .allowed = "an integer in [1, 4096]"},
+};
+/* ------------------------------------------------------------------------ */
+/* Enum value tables                                                          */
+
+/* no = 0, yes = 1 */
+static const char *const YESNO_NAMES[] = {"no", "yes"};
+#define YESNO_COUNT ((int)(sizeof YESNO_NAMES / sizeof YESNO_NAMES[0]))
+
+int spec_enum_count(enum_table t) {
+  switch (t) {
+    case ENUM_YESNO: return YESNO_COUNT;
+    case ENUM_ARCH: return ARCH_COUNT;
+    case ENUM_TASK: return TASK_COUNT;
+    case ENUM_NORM: return NORM_COUNT;
+    case ENUM_SCHEDULE: return SCHEDULE_COUNT;
+    default: return 0;
+  }
+}
+
+const char *spec_enum_name(enum_table t, int i) {
+  switch (t) {
+    case ENUM_YESNO: return (i >= 0 && i < YESNO_COUNT) ? YESNO_NAMES[i] : "?";
+    case ENUM_ARCH: return config_arch_name((cs_arch)i);
+    case ENUM_TASK: return task_name((cs_task_kind)i);
+    case ENUM_NORM: return config_norm_name((cs_norm)i);
+    case ENUM_SCHEDULE: return config_schedule_name((cs_schedule)i);
+    default: return "?";
+  }
+}
+
+const char *spec_key_allowed(int key, char *buf, size_t len) {
+  const key_desc *k = &SPEC_KEYS[key];
+  if (k->kind != KIND_ENUM) {
+    snprintf(buf, len, "%s", k->allowed);
+    return buf;
+  }
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < spec_enum_count(k->table); i++)
+    used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? ", " : "",
+                             spec_enum_name(k->table, i));
+  return buf;
+}
+void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v) {
+  switch (key) {
+    case K_SAVE_PARAMS: sw->save_params = (int)v.i; break;
+    case K_SAVE_POINTS: sw->save_points = (int)v.i; break;
+    case K_MAX_RETRIES: sw->max_retries = (int)v.i; break;
+    case K_ARCH: c->arch = (cs_arch)v.i; break;
+    case K_DEPTH: c->depth = (int)v.i; break;
+    case K_TASK: c->task = (cs_task_kind)v.i; break;
+    case K_SEED: c->seed = v.i; break;
+    case K_INPUT_DIM: c->input_dim = (int)v.i; break;
+    case K_TRAIN_POINTS: c->train_points = (int)v.i; break;
+    case K_TEST_POINTS: c->test_points = (int)v.i; break;
+    case K_LABEL_NOISE: c->label_noise = v.r; break;
+    case K_WIDTH: c->width = (int)v.i; break;
+    case K_SLOTS: c->slots = (int)v.i; break;
+    case K_HEADS: c->heads = (int)v.i; break;
+    case K_RESIDUAL: c->residual = (int)v.i; break;
+    case K_NORM: c->norm = (cs_norm)v.i; break;
+    case K_EPOCHS: c->epochs = (int)v.i; break;
+    case K_BATCH: c->batch = (int)v.i; break;
+    case K_LR: c->lr = v.r; break;
+    case K_SCHEDULE: c->schedule = (cs_schedule)v.i; break;
+    case K_WEIGHT_DECAY: c->weight_decay = v.r; break;
+    case K_EVAL_EVERY: c->eval_every = (int)v.i; break;
+    case K_POINTS: c->points = (int)v.i; break;
+    case K_SIGMA: c->sigma = v.r; break;
+    case K_EXACT_DIM_MAX: c->exact_dim_max = (int)v.i; break;
+    case K_TEAM_BLOCK: c->team_block = (int)v.i; break;
+    default: break;  /* name, output, team grid are applied where parsed */
+  }
+}
+/* ------------------------------------------------------------------------ */
+/* "Did you mean": optimal-string-alignment edit distance, case-insensitive   */
+
+static int edit_distance(const char *a, const char *b) {
+  // a: n chars, b: m chars; d: (n+1) × (m+1) DP table, row-major
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 64 || m > 64) return INT_MAX;
+  int d[65][65];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  // d[i][j] = edits turning a[0..i) into b[0..j): delete, insert, substitute,
+  // or swap two adjacent characters
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+      int best = d[i - 1][j - 1] + (ai != bj);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == bj && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}
+
+/* The closest candidate when it is close enough to be a likely typo, else NULL. */
+const char *spec_suggest(const char *word, const char *const *cands, int n) {
+  const char *best = NULL;
+  int best_d = INT_MAX;
+  for (int i = 0; i < n; i++) {
+    int d = edit_distance(word, cands[i]);
+    int limit = strlen(cands[i]) <= 4 ? 1 : 2;
+    if (d <= limit && d < best_d) best = cands[i], best_d = d;
+  }
+  return best;
+}
+
+/* "; did you mean X?" or "" */
+const char *spec_did_you_mean(const char *s, char *buf, size_t len) {
+  if (!s) return "";
+  snprintf(buf, len, "; did you mean %s?", s);
+  return buf;
+}
+
+/* Keys of one section (or, for SEC_GRID, every key that may be an axis). */
+int spec_section_keys(int section, const char **names) {
+  int n = 0;
+  for (int k = 0; k < K_COUNT; k++) {
+    int ok = section == SEC_GRID ? SPEC_KEYS[k].axis_ok : SPEC_KEYS[k].section == section;
+    if (ok) names[n++] = SPEC_KEYS[k].name;
+  }
+  return n;
+}
+
+int spec_find_key(int section, const char *name) {
+  for (int k = 0; k < K_COUNT; k++) {
+    int ok = section == SEC_GRID ? SPEC_KEYS[k].axis_ok : SPEC_KEYS[k].section == section;
+    if (ok && strcmp(SPEC_KEYS[k].name, name) == 0) return k;
+  }
+  return -1;
+}
+
+int spec_find_key_anywhere(const char *name) {
+  for (int k = 0; k < K_COUNT; k++)
+    if (strcmp(SPEC_KEYS[k].name, name) == 0) return k;
+  return -1;
+}
+/* The shortest %.Ng (N = 1..17) that reads back as exactly the same double:
+ * 3e-3 prints as "0.003", not "0.0030000000000000001". */
+static int format_shortest_real(char *buf, size_t len, double v) {
+  int n = 0;
+  for (int prec = 1; prec <= 17; prec++) {
+    n = snprintf(buf, len, "%.*g", prec, v);
+    if (n < 0 || (size_t)n >= len || strtod(buf, NULL) == v) break;
+  }
+  return n;
+}
+
+int spec_axis_value_format(const spec_axis *ax, int64_t idx, char *buf, size_t len) {
+  const key_desc *k = &SPEC_KEYS[ax->key];
+  if (k->kind == KIND_REAL) return format_shortest_real(buf, len, ax->rvals[idx]);
+  if (k->kind == KIND_ENUM) return snprintf(buf, len, "%s", spec_enum_name(k->table, (int)ax->ivals[idx]));
+  return snprintf(buf, len, "%" PRId64, ax->ivals[idx]);
+}
