@@ -98,4 +98,9 @@ int la_singular_values(int k, const double *a, double *s);
  * ignored) into rinv (column-major, upper triangular); CS_ERR_NUMERIC if R
  * has an exactly zero diagonal entry. */
 int la_upper_tri_inverse(int k, const double *r, double *rinv);
+/* la_gemm keeps one growing scratch per thread for small transposed
+ * operands. Release it (e.g. before a thread ends, or for leak checkers);
+ * it is re-created on demand. */
+void la_workspace_release(void);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
+#include "curvsweep/la.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], COMMANDS[i].name) == 0) {
       int status = COMMANDS[i].run(argc - 1, argv + 1);
       geom_workspace_release(); /* the curvature scratch of this thread */
+      la_workspace_release();   /* and la_gemm's transposed-operand scratch */
       return status;
     }
   fprintf(stderr, "curvsweep: unknown command '%s'\n\n", argv[1]);

@@ -36,15 +36,24 @@ la_mat la_rows_strided(la_mat a, int r0, int step) {
 /* The transpose of the n × k view b, as a k × n view on this thread's
  * scratch (grown on demand and kept: no allocation per product once warm);
  * b itself when out of memory. */
+static _Thread_local double *la_transpose_buf;
+static _Thread_local size_t la_transpose_len;
+
+void la_workspace_release(void) {
+  free(la_transpose_buf);
+  la_transpose_buf = NULL;
+  la_transpose_len = 0;
+}
+
 static la_mat la_transposed_copy(la_mat b) {
-  static _Thread_local double *buf;
-  static _Thread_local size_t len;
+  double *buf = la_transpose_buf;
+  size_t len = la_transpose_len;
   int n = b.rows, k = b.cols;
   size_t need = (size_t)n * k;
   if (len < need) {
     double *p = realloc(buf, sizeof(double) * need);
     if (!p) return b;
-    buf = p, len = need;
+    buf = la_transpose_buf = p, len = la_transpose_len = need;
   }
   for (int i = 0; i < n; i++) {
     const double *row = b.v + (int64_t)i * b.ld;
