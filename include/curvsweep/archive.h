@@ -66,7 +66,10 @@ int archive_write_result(cs_archive *a, const cs_cell_result *r);
 /* Append the /runs row of this invocation (at start) and update it (at end). */
 int archive_begin_run(cs_archive *a, const cs_run_info *run);
 int archive_end_run(cs_archive *a, const cs_run_info *run);
-/* Flush and close; removes the journal when nothing is pending. */
+/* Flush and close; removes the journal when nothing is pending, after
+ * reading back every result it records (a file that does not hold them is
+ * rebuilt from the journal; docs/ARCHIVE.md, "Resume protocol"). The spec
+ * given to archive_open_write must still be alive. */
 int archive_close(cs_archive *a);
 
 /* Read-only summary (`curvsweep info`). */

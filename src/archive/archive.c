@@ -286,6 +286,7 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
   cs_archive *a;
   CS_CHECK(archive_new(path, &a));
   archive_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_sha256(spec));
+  a->spec = spec;
   int exists = archive_file_exists(path), jexists = archive_file_exists(a->journal_path);
   int created = 0, rc = CS_OK;
   archive_journal_scan scan;
@@ -468,17 +469,55 @@ int archive_end_run(cs_archive *a, const cs_run_info *run) {
   ARCHIVE_QUIETLY(archive_run_impl(a, run, 0));
 }
 
-int archive_close(cs_archive *a) {
-  if (!a) return CS_OK;
-  // the journal goes once the file holds all of it (clean, nothing
-  // unapplied) and nothing is pending, or when it holds no record at all
-  int64_t pending = 0;
-  for (int64_t r = 0; r < a->n_rows; r++) pending += a->row_status[r] == CELL_PENDING;
-  if (a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty &&
-      (pending == 0 || a->journal_records == 0)) {
+/* The verified close (docs/ARCHIVE.md, "Resume protocol"): before the
+ * journal goes, every result it records is read back from the file and
+ * compared; a file that does not hold them is rebuilt from the journal (the
+ * damaged one set aside, never deleted) and read back again. A journal is
+ * never removed while it holds something the file does not. */
+static int archive_close_verified(cs_archive *a) {
+  archive_journal_scan s;
+  CS_CHECK(archive_journal_scan_fd(a->journal_fd, a->journal_path, &s));
+  int intact = 0;
+  unsigned char *mask = NULL;
+  int rc = archive_journal_verify(a, &s, &intact);
+  if (!rc && !intact && s.header_ok && s.covers && a->spec) {
+    rc = CS_CALLOC(mask, spec_cell_count(a->spec));
+    for (int64_t r = 0; !rc && r < a->n_rows; r++) mask[a->row_cell[r]] = a->row_selected[r];
+    if (!rc) rc = archive_rebuild(a, a->spec, mask, &s, 1);
+    if (!rc) rc = archive_journal_verify(a, &s, &intact);
+  }
+  if (!rc && !intact)
+    rc = cs_error(CS_ERR_IO, "%s does not hold every result its journal %s records and could not "
+                  "be rebuilt from it: the journal is kept; resume with the same command",
+                  a->path, a->journal_path);
+  if (!rc) {
     unlink(a->journal_path);
     archive_fsync_dir(a->journal_path);
   }
+  free(mask);
+  archive_scan_free(&s);
+  return rc;
+}
+
+static int archive_close_impl(cs_archive *a) {
+  if (!a) return CS_OK;
+  // the journal goes once the file holds all of it (clean, nothing
+  // unapplied, read back) and nothing is pending, or when it holds no record
+  int64_t pending = 0;
+  for (int64_t r = 0; r < a->n_rows; r++) pending += a->row_status[r] == CELL_PENDING;
+  int rc = CS_OK;
+  if (a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty) {
+    if (a->journal_records == 0) {
+      unlink(a->journal_path);
+      archive_fsync_dir(a->journal_path);
+    } else if (pending == 0) {
+      rc = archive_close_verified(a);
+    }
+  }
   archive_free(a);
-  return CS_OK;
+  return rc;
+}
+
+int archive_close(cs_archive *a) {
+  ARCHIVE_QUIETLY(archive_close_impl(a));
 }
