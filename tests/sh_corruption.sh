@@ -9,6 +9,8 @@
 #  B. an archive interrupted by kill -9 (journal beside it): per flip in the
 #     HDF5 file, the resume is refused, recovered (equal to an uninterrupted
 #     run, tests/archive_compare.py) or SILENT (exit 0, different archive).
+#  C. `curvsweep info --check`: exit 0 on the intact archive, 2 naming the
+#     dataset when a byte inside a /points chunk is flipped.
 # A crash (signal) or a hang (timeout) is a failure too: it is no clear error.
 # Any SILENT outcome fails the test. Flips: CS_CORRUPT_FLIPS in total
 # (default 500: four fifths on A, one fifth on B), seed CS_CORRUPT_SEED;
@@ -91,6 +93,22 @@ for ((i = 0; i < n_fin; i++)); do
 done
 echo "finished archive: $n_fin flips: $refused refused, $identical identical, $silent silent"
 [[ $silent -eq 0 ]] && ok
+
+# ---- C. info --check: intact -> exit 0; a bad byte in a /points chunk -> exit 2 naming it ----
+"$bin" info --check fin.h5 >check.out 2>&1 && ok || { bad "info --check of an intact archive"; cat check.out; }
+read -r cell off < <(/usr/bin/python3 -c '
+import h5py, sys
+f = h5py.File(sys.argv[1], "r")
+cell = sorted(f["points"].keys(), key=int)[-1]
+c = f["points/%s/S" % cell].id.get_chunk_info(0)
+print(cell, c.byte_offset + c.size // 2)' fin.h5)
+cp fin.h5 z.h5
+old=$(od -An -tu1 -j "$off" -N1 z.h5 | tr -d ' ')
+printf "$(printf '\\%03o' $((old ^ 0x5a)))" | dd of=z.h5 bs=1 seek="$off" conv=notrunc status=none
+"$bin" info --check z.h5 >check.out 2>&1; rc=$?
+[[ $rc -eq 2 ]] && ok || { bad "info --check of a damaged /points chunk: exit $rc (wanted 2)"; cat check.out; }
+grep -q "^damaged   /points/$cell/S: " check.out && ok || { bad "info --check does not name /points/$cell/S"; cat check.out; }
+[[ $(grep -c '^damaged' check.out) -eq 1 ]] && ok || { bad "info --check names more than the damaged dataset"; cat check.out; }
 
 # ---- B. an interrupted archive ----
 "$bin" run "$kill_spec" -o ref.h5 >/dev/null 2>&1 && ok || bad "uninterrupted run of $kill_spec"

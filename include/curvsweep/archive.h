@@ -92,6 +92,15 @@ int archive_read_spec(const char *path, char **text);
  * *results is malloc'ed; free each with result_free. */
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n);
 
+/* `curvsweep info --check`: read every object of the archive (root
+ * attributes, /spec, every chunk of /cells, /curvature, /curves, /runs, every
+ * /points and /params dataset, then the results as a whole) and call fn once
+ * per damaged object with its name ("/points/3/S", "/cells rows 0..63") and
+ * the reason. *damaged: how many. CS_OK when the check ran (damage or not);
+ * an error only when there is no file to check. */
+typedef void (*cs_archive_check_fn)(const char *object, const char *reason, void *ctx);
+int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged);
+
 /* Combine shard archives of one spec into out (CS_ERR_INPUT on mismatched
  * specs, or a cell done in two inputs with different values). */
 int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);

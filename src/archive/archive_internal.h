@@ -8,6 +8,7 @@
  *   archive_journal.c  the journal: records, scan, seed, replay
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
+ *   archive_check.c    info --check: read every object, name the damaged
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
