@@ -296,7 +296,9 @@ int archive_window_begin(cs_archive *a, int sync) {
 }
 
 int archive_window_end(cs_archive *a) {
-  if (a->journal_fd < 0) return CS_OK;
+  // a result whose HDF5 write failed keeps the flag set until it is applied
+  // (docs/ARCHIVE.md, "Write protocol", step 4), whatever writes follow
+  if (a->journal_fd < 0 || a->unapplied > 0) return CS_OK;
   return archive_journal_set_dirty(a, 0, 0);
 }
 
