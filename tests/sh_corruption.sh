@@ -5,7 +5,8 @@
 #  A. a finished archive with points: per flip, `curvsweep info` and
 #     `curvsweep analyze` are refused (exit != 0), identical (exit 0, same
 #     output, CSVs and index.md as the reference) or SILENT (exit 0, other
-#     output).
+#     output); `curvsweep info --check` must name damage whenever info or
+#     analyze refuses.
 #  B. an archive interrupted by kill -9 (journal beside it): per flip in the
 #     HDF5 file, the resume is refused, recovered (equal to an uninterrupted
 #     run, tests/archive_compare.py) or SILENT (exit 0, different archive).
@@ -76,6 +77,11 @@ for ((i = 0; i < n_fin; i++)); do
   cp fin.h5 x.h5
   off=$(flip x.h5 "$i" "$n_fin")
   read -r rc1 rc2 < <(observe x.h5 obs)
+  timeout 60 "$bin" info --check x.h5 >obs/check.txt 2>&1; rc3=$?
+  # info --check agrees: damage that makes info or analyze refuse is named
+  if [[ $rc3 -eq 0 && ( $rc1 -ne 0 || $rc2 -ne 0 ) ]] || (( rc3 != 0 && rc3 != 2 )); then
+    bad "finished archive, byte $off flipped: info --check exit $rc3, info/analyze exit $rc1/$rc2"
+  fi
   if crashed "$rc1" || crashed "$rc2"; then
     bad "finished archive, byte $off flipped: info/analyze crashed or hung (exit $rc1/$rc2)"
   elif [[ $rc1 -ne 0 || $rc2 -ne 0 ]]; then
