@@ -66,7 +66,10 @@ int archive_write_result(cs_archive *a, const cs_cell_result *r);
 /* Append the /runs row of this invocation (at start) and update it (at end). */
 int archive_begin_run(cs_archive *a, const cs_run_info *run);
 int archive_end_run(cs_archive *a, const cs_run_info *run);
-/* Flush and close; removes the journal when nothing is pending. */
+/* Flush and close; removes the journal when nothing is pending, after
+ * reading back every result it records (a file that does not hold them is
+ * rebuilt from the journal; docs/ARCHIVE.md, "Resume protocol"). The spec
+ * given to archive_open_write must still be alive. */
 int archive_close(cs_archive *a);
 
 /* Read-only summary (`curvsweep info`). */
@@ -88,6 +91,15 @@ int archive_read_spec(const char *path, char **text);
  * params when present), cells absent from a shard archive left out.
  * *results is malloc'ed; free each with result_free. */
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n);
+
+/* `curvsweep info --check`: read every object of the archive (root
+ * attributes, /spec, every chunk of /cells, /curvature, /curves, /runs, every
+ * /points and /params dataset, then the results as a whole) and call fn once
+ * per damaged object with its name ("/points/3/S", "/cells rows 0..63") and
+ * the reason. *damaged: how many. CS_OK when the check ran (damage or not);
+ * an error only when there is no file to check. */
+typedef void (*cs_archive_check_fn)(const char *object, const char *reason, void *ctx);
+int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged);
 
 /* Combine shard archives of one spec into out (CS_ERR_INPUT on mismatched
  * specs, or a cell done in two inputs with different values). */

@@ -210,6 +210,16 @@ static int archive_sha_mismatch(const char *path, const char *theirs, const char
                   "%.12s…): use a new -o path, or --overwrite to replace it", path, theirs, ours);
 }
 
+/* A file found damaged while it is repaired or replayed into (a bad chunk
+ * or object header the identity checks did not read) is rebuilt from the
+ * journal that covers it, like an unreadable one (docs/ARCHIVE.md, "Resume
+ * protocol"): its rows stay listed, the old file is set aside. */
+static int archive_rebuild_damaged(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
+                                   const archive_journal_scan *s) {
+  cs_error_clear();
+  return archive_rebuild(a, spec, mask, s, 1);
+}
+
 /* Resume an existing file (the journal is locked and scanned):
  *   identity and spec checked read-only (refusals touch nothing);
  *   unreadable, or left dirty by a killed write -> rebuilt from a journal
@@ -258,15 +268,21 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   if (!rc && !need_repair) rc = archive_table_needs_repair(a, file, "curves", &need_repair);
   if (!rc) rc = archive_journal_replay(a, file, s, 0, 1, &need_replay);
   H5Fclose(file);
+  if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
   CS_CHECK(rc);
   if (!need_repair && !need_replay) return CS_OK;
-  // repair interrupted writes, then apply the journal
+  // repair interrupted writes, then apply the journal (which already
+  // covers the file when covers: no seeding, so no read of a damaged file)
+  a->journal_covers = covers;
   CS_CHECK(archive_window_begin(a, 1));
-  CS_CHECK(archive_h5_session_open(a, &file));
-  rc = archive_table_repair(a, file, "curvature");
-  if (!rc) rc = archive_table_repair(a, file, "curves");
-  if (!rc) rc = archive_journal_replay(a, file, s, 0, 0, NULL);
-  rc = archive_h5_session_close(a, file, rc);
+  rc = archive_h5_session_open(a, &file);
+  if (!rc) {
+    rc = archive_table_repair(a, file, "curvature");
+    if (!rc) rc = archive_table_repair(a, file, "curves");
+    if (!rc) rc = archive_journal_replay(a, file, s, 0, 0, NULL);
+    rc = archive_h5_session_close(a, file, rc);
+  }
+  if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
   if (!rc) rc = archive_window_end(a);
   return rc;
 }
@@ -286,6 +302,7 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
   cs_archive *a;
   CS_CHECK(archive_new(path, &a));
   archive_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_sha256(spec));
+  a->spec = spec;
   int exists = archive_file_exists(path), jexists = archive_file_exists(a->journal_path);
   int created = 0, rc = CS_OK;
   archive_journal_scan scan;
@@ -411,6 +428,39 @@ static size_t archive_result_footprint(const cs_cell_result *r) {
   return 3 * len + ((size_t)1 << 20);
 }
 
+/* The file as the journal says it should be: rebuilt from a fresh scan of
+ * a covering journal (every record so far, the one just written included),
+ * rows and selection kept, the old file set aside (docs/ARCHIVE.md, "Resume
+ * protocol"). CS_ERR_IO when there is no covering journal to rebuild from. */
+static int archive_rebuild_from_journal(cs_archive *a) {
+  if (!a->spec || a->journal_fd < 0 || !a->journal_covers)
+    return cs_error(CS_ERR_IO, "%s: no journal covering it to rebuild it from", a->path);
+  archive_journal_scan s;
+  CS_CHECK(archive_journal_scan_fd(a->journal_fd, a->journal_path, &s));
+  unsigned char *mask = NULL;
+  int rc = CS_CALLOC(mask, spec_cell_count(a->spec));
+  for (int64_t r = 0; !rc && r < a->n_rows; r++) mask[a->row_cell[r]] = a->row_selected[r];
+  if (!rc && !(s.header_ok && s.covers))
+    rc = cs_error(CS_ERR_IO, "%s: its journal does not cover it", a->path);
+  if (!rc) rc = archive_rebuild(a, a->spec, mask, &s, 1);
+  free(mask);
+  archive_scan_free(&s);
+  return rc;
+}
+
+/* An HDF5 write that failed (rc) on a file the journal covers: the file is
+ * damaged where the write touched it (a bad chunk or header no earlier read
+ * saw), so it is rebuilt from the journal, which already holds the write.
+ * Returns CS_OK when rebuilt, else rc with both reasons. */
+static int archive_write_failed(cs_archive *a, int rc) {
+  char first[1024];
+  archive_copy_str(first, sizeof first, cs_error_message());
+  cs_error_clear();
+  if (archive_rebuild_from_journal(a) == CS_OK) return CS_OK;
+  return cs_error(rc, "%s (and rebuilding it from the journal %s failed: %s); resume with the "
+                  "same command", first, a->journal_path, cs_error_message());
+}
+
 static int archive_write_result_impl(cs_archive *a, const cs_cell_result *r, int journal_only) {
   CS_CHECK(archive_check_result(a, r));
   CS_CHECK(archive_check_space(a, archive_result_footprint(r)));
@@ -421,9 +471,12 @@ static int archive_write_result_impl(cs_archive *a, const cs_cell_result *r, int
   a->unapplied++;
   if (journal_only) return CS_OK;
   hid_t file;
-  CS_CHECK(archive_h5_session_open(a, &file));
-  int rc = archive_apply_result(a, file, r);
-  rc = archive_h5_session_close(a, file, rc);
+  int rc = archive_h5_session_open(a, &file);
+  if (!rc) {
+    rc = archive_apply_result(a, file, r);
+    rc = archive_h5_session_close(a, file, rc);
+  }
+  if (rc && a->journal_fd >= 0) rc = archive_write_failed(a, rc);
   if (rc) return rc;
   a->unapplied--;
   return archive_window_end(a);
@@ -452,9 +505,12 @@ static int archive_run_impl(cs_archive *a, const cs_run_info *run, int begin) {
                                     sizeof p, 1));
   }
   hid_t file;
-  CS_CHECK(archive_h5_session_open(a, &file));
-  int rc = archive_apply_run(a, file, p.row, run);
-  rc = archive_h5_session_close(a, file, rc);
+  int rc = archive_h5_session_open(a, &file);
+  if (!rc) {
+    rc = archive_apply_run(a, file, p.row, run);
+    rc = archive_h5_session_close(a, file, rc);
+  }
+  if (rc && a->journal_fd >= 0) rc = archive_write_failed(a, rc);
   if (rc) return rc;
   if (begin) a->run_row = a->n_runs - 1;
   return archive_window_end(a);
@@ -468,17 +524,52 @@ int archive_end_run(cs_archive *a, const cs_run_info *run) {
   ARCHIVE_QUIETLY(archive_run_impl(a, run, 0));
 }
 
-int archive_close(cs_archive *a) {
-  if (!a) return CS_OK;
-  // the journal goes once the file holds all of it (clean, nothing
-  // unapplied) and nothing is pending, or when it holds no record at all
-  int64_t pending = 0;
-  for (int64_t r = 0; r < a->n_rows; r++) pending += a->row_status[r] == CELL_PENDING;
-  if (a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty &&
-      (pending == 0 || a->journal_records == 0)) {
+/* The verified close (docs/ARCHIVE.md, "Resume protocol"): before the
+ * journal goes, every result it records is read back from the file and
+ * compared; a file that does not hold them is rebuilt from the journal (the
+ * damaged one set aside, never deleted) and read back again. A journal is
+ * never removed while it holds something the file does not. */
+static int archive_close_verified(cs_archive *a) {
+  archive_journal_scan s;
+  CS_CHECK(archive_journal_scan_fd(a->journal_fd, a->journal_path, &s));
+  int intact = 0;
+  int rc = archive_journal_verify(a, &s, &intact);
+  if (!rc && !intact && s.header_ok && s.covers && a->spec) {
+    a->journal_covers = 1;
+    rc = archive_rebuild_from_journal(a);
+    if (!rc) rc = archive_journal_verify(a, &s, &intact);
+  }
+  if (!rc && !intact)
+    rc = cs_error(CS_ERR_IO, "%s does not hold every result its journal %s records and could not "
+                  "be rebuilt from it: the journal is kept; resume with the same command",
+                  a->path, a->journal_path);
+  if (!rc) {
     unlink(a->journal_path);
     archive_fsync_dir(a->journal_path);
   }
+  archive_scan_free(&s);
+  return rc;
+}
+
+static int archive_close_impl(cs_archive *a) {
+  if (!a) return CS_OK;
+  // the journal goes once the file holds all of it (clean, nothing
+  // unapplied, read back) and nothing is pending, or when it holds no record
+  int64_t pending = 0;
+  for (int64_t r = 0; r < a->n_rows; r++) pending += a->row_status[r] == CELL_PENDING;
+  int rc = CS_OK;
+  if (a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty) {
+    if (a->journal_records == 0) {
+      unlink(a->journal_path);
+      archive_fsync_dir(a->journal_path);
+    } else if (pending == 0) {
+      rc = archive_close_verified(a);
+    }
+  }
   archive_free(a);
-  return CS_OK;
+  return rc;
+}
+
+int archive_close(cs_archive *a) {
+  ARCHIVE_QUIETLY(archive_close_impl(a));
 }

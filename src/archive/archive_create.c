@@ -189,7 +189,11 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
   int64_t version = 0;
   *cls = ARCHIVE_PROBE_FOREIGN;
   int rc = CS_OK;
-  if (archive_attr_read_str(f, "format", format, sizeof format) != 0)
+  htri_t has_format = H5Aexists(f, "format");
+  if (has_format < 0) {  // the root object header itself is damaged: ours or not, unreadable
+    *cls = ARCHIVE_PROBE_UNREADABLE;
+    rc = archive_h5_error(CS_ERR_INPUT, "%s is damaged: its root attributes cannot be read", path);
+  } else if (archive_attr_read_str(f, "format", format, sizeof format) != 0)
     rc = cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (no 'format' "
                   "attribute)", path);
   else if (strcmp(format, ARCHIVE_FORMAT) != 0)

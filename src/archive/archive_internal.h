@@ -8,6 +8,7 @@
  *   archive_journal.c  the journal: records, scan, seed, replay
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
+ *   archive_check.c    info --check: read every object, name the damaged
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
@@ -89,6 +90,7 @@ struct cs_archive {
   int dirty;                  /* the journal's dirty flag is set */
   int64_t unapplied;          /* journaled but not written to HDF5 (write failed) */
   char spec_sha256[65];
+  const cs_spec *spec;        /* of the open (outlives it): a verified close may rebuild */
 };
 
 /* Library code never prints: HDF5's automatic error printing is switched
@@ -248,6 +250,12 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
                            int dry, int *needed);
 int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *s);
 int archive_check_not_interrupted(const char *path);
+/* The verified close (docs/ARCHIVE.md, "Resume protocol"): every finished
+ * result the journal records (the last record of its cell) is read back
+ * from the archive and compared with archive_same_values, and /runs is read.
+ * *intact: all of it is there. A damaged or unreadable archive is not an
+ * error here, only !*intact. */
+int archive_journal_verify(cs_archive *a, const archive_journal_scan *s, int *intact);
 
 /* ---- archive_read.c ---- */
 int archive_reader_open(const char *path, archive_reader *rd);
@@ -255,6 +263,9 @@ void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
 void archive_results_free(cs_cell_result *res, int64_t n);
+
+/* ---- archive_merge.c ---- */
+int archive_same_values(const cs_cell_result *x, const cs_cell_result *y);
 
 /* ---- archive_lock.c ---- */
 /* Open (creating if absent) and lock the journal of an archive,

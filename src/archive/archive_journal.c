@@ -296,7 +296,9 @@ int archive_window_begin(cs_archive *a, int sync) {
 }
 
 int archive_window_end(cs_archive *a) {
-  if (a->journal_fd < 0) return CS_OK;
+  // a result whose HDF5 write failed keeps the flag set until it is applied
+  // (docs/ARCHIVE.md, "Write protocol", step 4), whatever writes follow
+  if (a->journal_fd < 0 || a->unapplied > 0) return CS_OK;
   return archive_journal_set_dirty(a, 0, 0);
 }
 
@@ -424,5 +426,54 @@ int archive_check_not_interrupted(const char *path) {
                   "it first (curvsweep run with its spec and -o %s), then merge", path, jpath, path);
   if (fd >= 0) close(fd);
   free(jpath);
+  return rc;
+}
+
+/* Read back what the journal records before it is removed (docs/ARCHIVE.md,
+ * "Resume protocol"): one read of the whole archive, then per cell the last
+ * result record compared with the archive's result. */
+int archive_journal_verify(cs_archive *a, const archive_journal_scan *s, int *intact) {
+  *intact = 0;
+  archive_reader rd;
+  if (archive_reader_open(a->path, &rd) != CS_OK) {
+    cs_error_clear();
+    return CS_OK;
+  }
+  cs_cell_result *res = NULL;
+  cs_run_info *runs = NULL;
+  int64_t n = 0, *last = NULL;
+  hsize_t nr = 0;
+  int ok = archive_read_results_rd(&rd, &res, &n) == CS_OK;
+  if (ok) {
+    hid_t mt = archive_run_row_type();
+    ok = archive_read_table(&rd, "runs", mt, (void **)&runs, &nr) == CS_OK;
+    H5Tclose(mt);
+  }
+  if (!ok) cs_error_clear();
+  int rc = ok ? CS_CALLOC(last, n ? n : 1) : CS_OK;
+  for (int64_t r = 0; ok && !rc && r < n; r++) last[r] = -1;
+  for (int64_t i = 0; ok && !rc && i < s->n; i++) {
+    if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
+    int64_t row = archive_find_row(rd.a, s->recs[i].cell_id);
+    if (row < 0) ok = 0;  // a journaled cell the archive does not list
+    else last[row] = i;
+  }
+  for (int64_t r = 0; ok && !rc && r < n; r++) {
+    if (last[r] < 0) continue;
+    const archive_record_ref *ref = &s->recs[last[r]];
+    unsigned char *buf = NULL;
+    cs_cell_result jr;
+    memset(&jr, 0, sizeof jr);
+    rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf);
+    if (!rc) rc = result_unpack(buf, ref->length, &jr);
+    free(buf);
+    if (!rc) ok = archive_same_values(&jr, &res[r]);
+    result_free(&jr);
+  }
+  archive_reader_close(&rd);
+  archive_results_free(res, n);
+  free(runs);
+  free(last);
+  *intact = ok && !rc;
   return rc;
 }

@@ -18,8 +18,9 @@ static int archive_same_doubles(const double *x, const double *y, size_t n) {
 
 /* The science values of two results agree bitwise (NaN equal to NaN of
  * the same bits). wall_s, rank and attempts describe the run and may
- * differ between two runs of one deterministic cell. */
-static int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
+ * differ between two runs of one deterministic cell. Also the read-back
+ * comparison of a verified close (archive_journal_verify). */
+int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
   if (x->status != y->status || x->n_params != y->n_params || x->n_curve != y->n_curve ||
       x->depth != y->depth || x->n_points != y->n_points || x->m != y->m ||
       x->n_tensors != y->n_tensors || !x->pt_x != !y->pt_x)

@@ -8,10 +8,15 @@
 #include <string.h>
 
 static const char *INFO_HELP =
-    "usage: curvsweep info ARCHIVE\n\n"
+    "usage: curvsweep info ARCHIVE\n"
+    "       curvsweep info --check ARCHIVE\n\n"
     "Print the spec name, grid size, how many cells are done, pending, failed and\n"
     "diverged, the total training time and the ranks used. Works on the archive of\n"
-    "a running sweep (it is written between results).\n";
+    "a running sweep (it is written between results).\n\n"
+    "  --check  read every object of the archive (/spec, every /cells, /curvature,\n"
+    "           /curves and /runs row, every /points and /params dataset) and print\n"
+    "           one line per damaged object naming it; exit 0 when all is intact,\n"
+    "           2 when something is damaged.\n";
 
 static const char *MERGE_HELP =
     "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite]\n\n"
@@ -19,11 +24,30 @@ static const char *MERGE_HELP =
     "OUT.h5. Refuses archives of different specs and cells done in two inputs with\n"
     "different values. OUT.h5 must not exist unless --overwrite is given.\n";
 
+static void info_check_line(const char *object, const char *reason, void *ctx) {
+  (void)ctx;
+  printf("damaged   %s: %s\n", object, reason);
+}
+
+/* `info --check`: one line per damaged object (docs/ARCHIVE.md, "Checking an archive"). */
+static int info_check(const char *path) {
+  int64_t damaged = 0;
+  int rc = archive_check(path, info_check_line, NULL, &damaged);
+  if (rc) return cli_fail(rc);
+  if (damaged) {
+    fprintf(stderr, "curvsweep: %s: %lld damaged object(s)\n", path, (long long)damaged);
+    return EXIT_USAGE;
+  }
+  printf("intact    %s: every object read\n", path);
+  return EXIT_OK;
+}
+
 int cmd_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(INFO_HELP, stdout);
     return EXIT_OK;
   }
+  if (argc == 3 && !strcmp(argv[1], "--check")) return info_check(argv[2]);
   if (argc != 2) return cli_usage_error("info", argc < 2 ? "missing ARCHIVE" : "unexpected argument '%s'", argv[argc - 1]);
   cs_archive_summary s;
   int rc = archive_summary(argv[1], &s);

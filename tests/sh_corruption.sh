@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The corruption campaign (issue #17): single bytes flipped all over an
+# archive must never make curvsweep report different numbers with exit
+# status 0 (docs/DECISIONS.md, "Corruption campaign").
+#  A. a finished archive with points: per flip, `curvsweep info` and
+#     `curvsweep analyze` are refused (exit != 0), identical (exit 0, same
+#     output, CSVs and index.md as the reference) or SILENT (exit 0, other
+#     output); `curvsweep info --check` must name damage whenever info or
+#     analyze refuses.
+#  B. an archive interrupted by kill -9 (journal beside it): per flip in the
+#     HDF5 file, the resume is refused, recovered (equal to an uninterrupted
+#     run, tests/archive_compare.py) or SILENT (exit 0, different archive).
+#  C. `curvsweep info --check`: exit 0 on the intact archive, 2 naming the
+#     dataset when a byte inside a /points chunk is flipped.
+# A crash (signal) or a hang (timeout) is a failure too: it is no clear error.
+# Any SILENT outcome fails the test. Flips: CS_CORRUPT_FLIPS in total
+# (default 500: four fifths on A, one fifth on B), seed CS_CORRUPT_SEED;
+# CS_CORRUPT_KEEP=DIR keeps a copy of every file that gave a SILENT outcome.
+set -u
+bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
+tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export CS_GNUPLOT=/nonexistent # plots are not compared: skip rendering them
+source "$src/tests/support/wait.sh"
+fails=0 passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+flips=${CS_CORRUPT_FLIPS:-500}
+RANDOM=${CS_CORRUPT_SEED:-17}
+n_fin=$((flips * 4 / 5)) n_int=$((flips - flips * 4 / 5))
+tiny="$src/tests/specs/corrupt-tiny.ini"
+kill_spec="$src/tests/specs/corrupt-kill.ini"
+cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$1" "$2"; }
+rnd() { echo $(( (RANDOM << 15 | RANDOM) % $1 )); } # 0..n-1, n < 2^30
+
+# flip FILE I N: xor one byte of FILE with a nonzero mask; byte in the I-th of
+# N equal slices of the file, so the flips cover the whole file
+flip() {
+  local size off old new lo hi
+  size=$(stat -c %s "$1")
+  lo=$(( $2 * size / $3 )) hi=$(( ($2 + 1) * size / $3 ))
+  (( hi > lo )) || hi=$((lo + 1))
+  off=$(( lo + $(rnd $((hi - lo))) ))
+  old=$(od -An -tu1 -j "$off" -N1 "$1" | tr -d ' ')
+  new=$(( old ^ (1 + $(rnd 255)) ))
+  printf "$(printf '\\%03o' "$new")" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
+  echo "$off"
+}
+
+# info + analyze of ARCHIVE into directory OUT: rc (max of both) on stdout
+observe() {
+  local rc1 rc2
+  rm -rf "$2"; mkdir -p "$2"
+  timeout 60 "$bin" info "$1" >"$2/info.txt" 2>"$2/info.err"; rc1=$?
+  timeout 60 "$bin" analyze "$1" -o "$2/R" >"$2/analyze.txt" 2>"$2/analyze.err"; rc2=$?
+  echo "$rc1 $rc2"
+}
+# the compared outputs of an observation: info, analyze's stdout, CSVs, index.md
+same_outputs() {
+  local f
+  for f in info.txt analyze.txt R/summary.csv R/prefix.csv R/amplification.csv R/gap.csv R/index.md; do
+    cmp -s "$1/$f" "$2/$f" || return 1
+  done
+}
+crashed() { (( $1 >= 124 )); } # timeout (124) or killed by a signal (128+n)
+
+# ---- A. a finished archive ----
+"$bin" run "$tiny" -o fin.h5 >/dev/null 2>&1 && ok || bad "run of $tiny"
+cp fin.h5 x.h5 # the outputs name the archive and the report directory: the same in every observation
+read -r rc1 rc2 < <(observe x.h5 obs); mv obs ref
+[[ $rc1 -eq 0 && $rc2 -eq 0 ]] && ok || { bad "reference info/analyze exit $rc1/$rc2"; cat ref/*.err; }
+grep -q "4 done" ref/info.txt && ok || bad "reference archive not finished"
+refused=0 identical=0 silent=0
+for ((i = 0; i < n_fin; i++)); do
+  cp fin.h5 x.h5
+  off=$(flip x.h5 "$i" "$n_fin")
+  read -r rc1 rc2 < <(observe x.h5 obs)
+  timeout 60 "$bin" info --check x.h5 >obs/check.txt 2>&1; rc3=$?
+  # info --check agrees: damage that makes info or analyze refuse is named
+  if [[ $rc3 -eq 0 && ( $rc1 -ne 0 || $rc2 -ne 0 ) ]] || (( rc3 != 0 && rc3 != 2 )); then
+    bad "finished archive, byte $off flipped: info --check exit $rc3, info/analyze exit $rc1/$rc2"
+  fi
+  if crashed "$rc1" || crashed "$rc2"; then
+    bad "finished archive, byte $off flipped: info/analyze crashed or hung (exit $rc1/$rc2)"
+  elif [[ $rc1 -ne 0 || $rc2 -ne 0 ]]; then
+    refused=$((refused+1))
+    for e in info analyze; do # a refusal says why
+      rc=rc1; [[ $e == analyze ]] && rc=rc2
+      [[ ${!rc} -eq 0 || -s obs/$e.err ]] || bad "byte $off: $e refused without a message"
+    done
+  elif same_outputs ref obs; then
+    identical=$((identical+1))
+  else
+    silent=$((silent+1)); bad "finished archive, byte $off flipped: SILENT (exit 0, different output)"
+    [[ -n ${CS_CORRUPT_KEEP:-} ]] && cp x.h5 "$CS_CORRUPT_KEEP/silent-fin-$off.h5"
+  fi
+done
+echo "finished archive: $n_fin flips: $refused refused, $identical identical, $silent silent"
+[[ $silent -eq 0 ]] && ok
+
+# ---- C. info --check: intact -> exit 0; a bad byte in a /points chunk -> exit 2 naming it ----
+"$bin" info --check fin.h5 >check.out 2>&1 && ok || { bad "info --check of an intact archive"; cat check.out; }
+read -r cell off < <(/usr/bin/python3 -c '
+import h5py, sys
+f = h5py.File(sys.argv[1], "r")
+cell = sorted(f["points"].keys(), key=int)[-1]
+c = f["points/%s/S" % cell].id.get_chunk_info(0)
+print(cell, c.byte_offset + c.size // 2)' fin.h5)
+cp fin.h5 z.h5
+old=$(od -An -tu1 -j "$off" -N1 z.h5 | tr -d ' ')
+printf "$(printf '\\%03o' $((old ^ 0x5a)))" | dd of=z.h5 bs=1 seek="$off" conv=notrunc status=none
+"$bin" info --check z.h5 >check.out 2>&1; rc=$?
+[[ $rc -eq 2 ]] && ok || { bad "info --check of a damaged /points chunk: exit $rc (wanted 2)"; cat check.out; }
+grep -q "^damaged   /points/$cell/S: " check.out && ok || { bad "info --check does not name /points/$cell/S"; cat check.out; }
+[[ $(grep -c '^damaged' check.out) -eq 1 ]] && ok || { bad "info --check names more than the damaged dataset"; cat check.out; }
+
+# ---- B. an interrupted archive ----
+"$bin" run "$kill_spec" -o ref.h5 >/dev/null 2>&1 && ok || bad "uninterrupted run of $kill_spec"
+"$bin" run "$kill_spec" -o int.h5 >/dev/null 2>&1 &
+runpid=$!
+wait_done int.h5 6
+kill -9 $runpid 2>/dev/null; wait $runpid 2>/dev/null
+[[ -e int.h5.journal ]] && ok || bad "the killed run left no journal"
+if "$bin" info int.h5 2>/dev/null | grep -qE "cells +8: [1-9][0-9]* done, [1-9][0-9]* pending"; then ok
+else bad "the kill did not land mid-run"; "$bin" info int.h5; fi
+# the interrupted archive itself resumes to the reference
+cp int.h5 y.h5; cp int.h5.journal y.h5.journal
+"$bin" run "$kill_spec" -o y.h5 >/dev/null 2>&1 && cmp_archives ref.h5 y.h5 >/dev/null && ok \
+  || bad "resume of the unflipped interrupted archive"
+refused=0 recovered=0 silent=0
+for ((i = 0; i < n_int; i++)); do
+  rm -f y.h5*; cp int.h5 y.h5; cp int.h5.journal y.h5.journal
+  off=$(flip y.h5 "$i" "$n_int")
+  cp y.h5 flipped.h5
+  timeout 120 "$bin" run "$kill_spec" -o y.h5 >resume.out 2>resume.err; rc=$?
+  if crashed "$rc"; then
+    bad "interrupted archive, byte $off flipped: resume crashed or hung (exit $rc)"
+  elif [[ $rc -ne 0 ]]; then
+    refused=$((refused+1))
+    [[ -s resume.err ]] || bad "byte $off: resume refused without a message"
+  elif cmp_archives ref.h5 y.h5 >cmp.out 2>&1; then
+    recovered=$((recovered+1))
+  else
+    silent=$((silent+1)); bad "interrupted archive, byte $off flipped: SILENT (resume exit 0, archive differs)"
+    head -3 cmp.out
+    [[ -n ${CS_CORRUPT_KEEP:-} ]] && { cp flipped.h5 "$CS_CORRUPT_KEEP/silent-int-$off.h5"; cp int.h5.journal "$CS_CORRUPT_KEEP/silent-int-$off.h5.journal"; }
+  fi
+done
+echo "interrupted archive: $n_int flips: $refused refused, $recovered recovered, $silent silent"
+[[ $silent -eq 0 ]] && ok
+
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
