@@ -680,27 +680,28 @@ static int analysis_plot_map(const analysis_data *D, int t, int r, const char *d
 
 /* ---- running gnuplot ---- */
 
-/* The gnuplot to use: opt->gnuplot, else $CS_GNUPLOT, else "gnuplot" on $PATH.
- * Returns 1 with its path when it exists and is executable. */
+/* The gnuplot to use: opt->gnuplot (a path, or a name execvp searches on
+ * PATH), else "gnuplot". Returns 1 when it can be run: a path must be an
+ * executable file; a bare name must answer `NAME --version` with exit 0. */
 static int analysis_find_gnuplot(const analysis_options *opt, char *path, size_t len) {
-  const char *want = opt->gnuplot;
-  if (!want) want = getenv("CS_GNUPLOT");
-  if (want && *want) {
-    snprintf(path, len, "%s", want);
-    return access(path, X_OK) == 0;
-  }
-  const char *env = getenv("PATH");
-  if (!env) return 0;
-  char *copy = strdup(env);
-  if (!copy) return 0;
-  int found = 0;
-  for (char *save = NULL, *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-    snprintf(path, len, "%s/gnuplot", *d ? d : ".");
+  snprintf(path, len, "%s", opt->gnuplot && *opt->gnuplot ? opt->gnuplot : "gnuplot");
+  if (strchr(path, '/')) {
     struct stat st;
-    found = stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
   }
-  free(copy);
-  return found;
+  pid_t pid = fork();
+  if (pid < 0) return 0;
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) dup2(null, 0), dup2(null, 1), dup2(null, 2);
+    char *argv[] = {path, (char *)"--version", NULL};
+    execvp(path, argv);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 0;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* Run `gnuplot NAME.gp` in dir, its output appended to dir/gnuplot.log.
@@ -719,7 +720,7 @@ static int analysis_render(const char *gnuplot, const char *dir, const char *nam
     if (in >= 0) dup2(in, 0);
     if (log >= 0) dup2(log, 1), dup2(log, 2);
     char *argv[] = {(char *)"gnuplot", script, NULL};
-    execv(gnuplot, argv);
+    execvp(gnuplot, argv);
     _exit(127);
   }
   int status = 0;
@@ -772,10 +773,9 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
   if (!D->opt.render) return CS_OK;
   char gnuplot[4096];
   if (!analysis_find_gnuplot(&D->opt, gnuplot, sizeof gnuplot)) {
-    analysis_warn(out, "gnuplot not found: plots skipped (%s; the .gp scripts and .dat data are "
-                       "written, render them with 'gnuplot NAME.gp' in %s)",
-                  (D->opt.gnuplot || getenv("CS_GNUPLOT")) ? "CS_GNUPLOT does not name an executable"
-                                                           : "no gnuplot on PATH",
+    analysis_warn(out, "gnuplot not found: plots skipped ('%s' %s; the .gp scripts and .dat data "
+                       "are written, render them with 'gnuplot NAME.gp' in %s)",
+                  gnuplot, strchr(gnuplot, '/') ? "is not an executable" : "does not run from PATH",
                   dir);
     return CS_OK;
   }

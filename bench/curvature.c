@@ -11,7 +11,7 @@
 #include "curvsweep/geom.h"
 #include "curvsweep/model.h"
 #include "curvsweep/rng.h"
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #include "curvsweep/model.h"
 #include "curvsweep/rng.h"
 #include "curvsweep/tasks.h"
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include <math.h>
 #include <mpi.h>
@@ -48,18 +48,15 @@ static void ten_steps(const cs_config *cfg, const la_team *team, double losses[1
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 
-static void check_shape_path(int p, int q, int nb, cs_config cfg);
+static void check_shape_path(int p, int q, int nb, cs_config cfg, int use_pblas);
 
-/* Both product paths: local blocks (default) and pdgemm (CS_TEAM_PBLAS=1). */
+/* Both product paths: local blocks (default) and pdgemm. */
 static void check_shape(int p, int q, int nb, cs_config cfg) {
-  setenv("CS_TEAM_PBLAS", "0", 1);
-  check_shape_path(p, q, nb, cfg);
-  setenv("CS_TEAM_PBLAS", "1", 1);
-  check_shape_path(p, q, nb, cfg);
-  unsetenv("CS_TEAM_PBLAS");
+  check_shape_path(p, q, nb, cfg, 0);
+  check_shape_path(p, q, nb, cfg, 1);
 }
 
-static void check_shape_path(int p, int q, int nb, cs_config cfg) {
+static void check_shape_path(int p, int q, int nb, cs_config cfg, int use_pblas) {
   int wr, ws;
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   MPI_Comm_size(MPI_COMM_WORLD, &ws);
@@ -70,7 +67,8 @@ static void check_shape_path(int p, int q, int nb, cs_config cfg) {
   if (comm == MPI_COMM_NULL) return;
   la_team *team;
   assert_int_equal(la_team_create(comm, p, q, nb, &team), CS_OK);
-  la_team_set_flop_threshold(team, 0); /* every product through PBLAS */
+  /* every product split over the team */
+  la_team_set_policy(team, (la_team_policy){.flop_threshold = 0, .use_pblas = use_pblas});
   double ref[10], got[10];
   ten_steps(&cfg, NULL, ref);
   ten_steps(&cfg, team, got);

@@ -469,10 +469,11 @@ static void test_report_hand(void **state) {
   snprintf(res[2].message, sizeof res[2].message, "non-finite loss at epoch 3");
   write_archive(arch, spec, NULL, res, n);
 
-  setenv("CS_GNUPLOT", "/nonexistent/gnuplot", 1);
+  analysis_options no_plots = analysis_options_default();
+  no_plots.gnuplot = "/nonexistent/gnuplot";
   const char *paths[1] = {arch};
   analysis_outcome o;
-  assert_ok(analysis_run(paths, 1, out, NULL, &o));
+  assert_ok(analysis_run(paths, 1, out, &no_plots, &o));
   assert_int_equal(o.cells_total, 24);
   assert_int_equal(o.done, 22);
   assert_int_equal(o.pending, 1);
@@ -619,7 +620,7 @@ static void test_report_hand(void **state) {
   write_archive(sb, spec, mask1, res, n);
   const char *shards[2] = {sa, sb};
   analysis_outcome o2;
-  assert_ok(analysis_run(shards, 2, out2, NULL, &o2));
+  assert_ok(analysis_run(shards, 2, out2, &no_plots, &o2));
   assert_int_equal(o2.done, 22);
   const char *tables[4] = {"summary.csv", "prefix.csv", "amplification.csv", "gap.csv"};
   for (int i = 0; i < 4; i++) {
@@ -630,7 +631,6 @@ static void test_report_hand(void **state) {
     assert_string_equal(a1, a2);
     free(a1), free(a2);
   }
-  unsetenv("CS_GNUPLOT");
   free_results(res, n);
   spec_free(spec);
   remove_tree(dir);
@@ -768,7 +768,6 @@ static void test_report_plots(void **state) {
   cs_cell_result res[24];
   int n = hand_results(res, 1);
   write_archive(arch, spec, NULL, res, n);
-  unsetenv("CS_GNUPLOT");
   analysis_options opt = analysis_options_default();
   opt.gnuplot = "/usr/bin/gnuplot";
   analysis_outcome o;

@@ -663,30 +663,7 @@ static void test_integrated_curvature(void **state) {
 }
 
 // ----------------------------------------------------------------------------
-// the verify table and the LAPACK wrappers
-
-static void test_verify_table(void **state) {
-  (void)state;
-  int n = 0;
-  assert_int_equal(geom_verify_surfaces(NULL, 0, &n), CS_OK);
-  assert_true(n >= 10);
-  geom_check rows[64];
-  assert_true(n <= 64);
-  int n2 = 0;
-  assert_int_equal(geom_verify_surfaces(rows, n - 1, &n2), CS_ERR_INPUT);
-  assert_int_equal(geom_verify_surfaces(rows, 64, &n2), CS_OK);
-  assert_int_equal(n2, n);
-  for (int i = 0; i < n; i++) {
-    if (!rows[i].pass)
-      print_error("%s: %.17g vs %.17g (tol %g)\n", rows[i].check, rows[i].value,
-                  rows[i].expected, rows[i].tol);
-    assert_true(rows[i].pass);
-    assert_true(strlen(rows[i].check) > 0);
-    assert_true(fabs(rows[i].value - rows[i].expected) <= rows[i].tol);
-  }
-  // row 0 is the unit sphere: K = 1 exactly
-  check_close(rows[0].expected, 1.0, 0.0, "verify row 0 expected");
-}
+// the LAPACK wrappers
 
 static void test_lapack_wrappers(void **state) {
   (void)state;
@@ -815,7 +792,6 @@ int main(void) {
       cmocka_unit_test(test_stats_hand),
       cmocka_unit_test(test_stats_monte_carlo_se),
       cmocka_unit_test(test_integrated_curvature),
-      cmocka_unit_test(test_verify_table),
       cmocka_unit_test(test_lapack_wrappers),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

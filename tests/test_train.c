@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "curvsweep/error.h"
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static void test_ungated_affine_regime_is_flat(void **state) {
   (void)state;
@@ -78,6 +79,30 @@ static void test_verify_table_all_pass(void **state) {
   verify_table_free(&t);
 }
 
+// the analytic-surface rows: known manifolds through the engine
+static void test_surface_rows_pass(void **state) {
+  (void)state;
+  int n = 0;
+  assert_int_equal(verify_surfaces(NULL, 0, &n), CS_OK);
+  assert_true(n >= 10);
+  verify_check rows[64];
+  assert_true(n <= 64);
+  int n2 = 0;
+  assert_int_equal(verify_surfaces(rows, n - 1, &n2), CS_ERR_INPUT);
+  assert_int_equal(verify_surfaces(rows, 64, &n2), CS_OK);
+  assert_int_equal(n2, n);
+  for (int i = 0; i < n; i++) {
+    if (!rows[i].pass)
+      print_error("%s: %.17g vs %.17g (tol %g)\n", rows[i].check, rows[i].value,
+                  rows[i].expected, rows[i].tol);
+    assert_true(rows[i].pass);
+    assert_true(strlen(rows[i].check) > 0);
+    assert_true(fabs(rows[i].value - rows[i].expected) <= rows[i].tol);
+  }
+  // row 0 is the unit sphere: K = 1 exactly
+  assert_true(rows[0].expected == 1.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ungated_affine_regime_is_flat),
@@ -85,6 +110,7 @@ int main(void) {
       cmocka_unit_test(test_gated_affine_skeleton_is_curved),
       cmocka_unit_test(test_positive_curvature_needs_the_gate),
       cmocka_unit_test(test_rescaling_changes_K_not_K_tilde),
+      cmocka_unit_test(test_surface_rows_pass),
       cmocka_unit_test(test_verify_table_all_pass),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,8 +36,8 @@
 typedef struct {
   int bootstrap;            /* replicates B (default ANALYSIS_BOOTSTRAP_B) */
   uint64_t bootstrap_seed;  /* key of the bootstrap streams (default 0) */
-  const char *gnuplot;      /* gnuplot binary; NULL: $CS_GNUPLOT if set (and it
-                               must exist), else "gnuplot" searched on $PATH */
+  const char *gnuplot;      /* gnuplot binary: a path, or a name searched on
+                               PATH; NULL: "gnuplot" (the CLI passes $CS_GNUPLOT) */
   int render;               /* 0: write .gp/.dat but never run gnuplot */
 } analysis_options;
 

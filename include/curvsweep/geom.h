@@ -182,20 +182,4 @@ int geom_surface_jet(geom_surface s, double radius, double radius2, double u, do
  * Constant sectional curvature 1/r², scalar curvature m(m−1)/r². */
 int geom_hypersphere_jet(int m, double radius, const double *x, double *jet);
 
-/* One row of the `curvsweep verify` table: pass = |value − expected| ≤ tol
- * (tol is the absolute bound actually applied, e.g. 1e-10·|expected|). */
-typedef struct {
-  char check[96];
-  double value, expected, tol;
-  int pass;
-} geom_check;
-
-/* Analytic-surface checks of the engine (docs/NUMERICS.md): one row per surface and
- * point (relative tolerance 1e-10, absolute 1e-12 where expected is 0).
- * *n_rows is the number of rows of the table. With rows = NULL only *n_rows
- * is set (a size query); otherwise max_rows must be at least that many
- * (CS_ERR_INPUT if not). Returns an error only if the engine itself fails:
- * a wrong curvature is a row with pass = 0, not an error. */
-int geom_verify_surfaces(geom_check *rows, int max_rows, int *n_rows);
-
 #endif

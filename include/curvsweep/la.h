@@ -22,9 +22,16 @@ int la_team_size(const la_team *team);   /* 1 for NULL (the 1×1 team) */
 int la_team_rank(const la_team *team);   /* 0 for NULL */
 MPI_Comm la_team_comm(const la_team *team);
 void la_team_shape(const la_team *team, int *p, int *q, int *nb);
-/* Products below this many flops run redundantly on every rank (tests set
- * 0 to force every product through PBLAS). */
-void la_team_set_flop_threshold(la_team *team, double flops);
+/* How a team computes its products (docs/SWEEP.md, "Teams"). */
+typedef struct {
+  double flop_threshold; /* products below this many flops run redundantly
+                            on every rank (tests use 0: every product split) */
+  int use_pblas;         /* 1: pdgemm on block-cyclic copies instead of local
+                            blocks + all-gather (slower; kept for comparison) */
+} la_team_policy;
+
+la_team_policy la_team_policy_default(void); /* threshold 2e7 flops, local blocks */
+void la_team_set_policy(la_team *team, la_team_policy policy);
 
 typedef struct {
   int rows, cols;      /* global shape (row-major logical matrix) */

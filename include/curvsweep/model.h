@@ -20,7 +20,7 @@
 
 #include "curvsweep/config.h"
 #include "curvsweep/la.h"
-#include "curvsweep/result.h"
+#include "curvsweep/tensor.h"
 
 #include <stdint.h>
 

@@ -6,6 +6,7 @@
 #define CURVSWEEP_RESULT_H
 
 #include "curvsweep/geom.h"
+#include "curvsweep/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,13 +24,6 @@ typedef struct {
   int epoch;
   double train_loss, train_acc, test_acc;
 } cs_curve_point;
-
-/* A named parameter tensor, row-major rows × cols (vectors: rows = 1). */
-typedef struct {
-  char name[48];     /* e.g. "embed/W", "layer0/Wq", "readout/b" */
-  int rows, cols;
-  double *v;
-} cs_tensor;
 
 typedef struct {
   int64_t cell_id;

@@ -10,6 +10,7 @@
 #define CURVSWEEP_SWEEP_H
 
 #include "curvsweep/archive.h"
+#include "curvsweep/la.h"
 #include "curvsweep/spec.h"
 
 #include <mpi.h>
@@ -39,6 +40,9 @@ typedef struct {
   /* /runs details supplied by the caller (hosts, Slurm ids); ranks and
    * team are filled in by the sweep. */
   cs_run_info run;
+  /* how teams compute their products (la_team_policy_default() unless the
+   * caller overrides it; the CLI reads CS_TEAM_FLOP_THRESHOLD, CS_TEAM_PBLAS) */
+  la_team_policy team_policy;
 } sweep_options;
 
 /* Widths from which a team of 2 trains faster than one rank (bench/team on

@@ -8,10 +8,26 @@
 #include "curvsweep/config.h"
 #include "curvsweep/geom.h"
 
+/* One row of the `curvsweep verify` table: pass = |value − expected| ≤ tol
+ * (tol is the absolute bound actually applied, e.g. 1e-10·|expected|). */
+typedef struct {
+  char check[96];
+  double value, expected, tol;
+  int pass;
+} verify_check;
+
+/* Analytic-surface checks of the engine (docs/NUMERICS.md): one row per surface and
+ * point (relative tolerance 1e-10, absolute 1e-12 where expected is 0).
+ * *n_rows is the number of rows of the table. With rows = NULL only *n_rows
+ * is set (a size query); otherwise max_rows must be at least that many
+ * (CS_ERR_INPUT if not). Returns an error only if the engine itself fails:
+ * a wrong curvature is a row with pass = 0, not an error. */
+int verify_surfaces(verify_check *rows, int max_rows, int *n_rows);
+
 /* A growing table of checks. */
 typedef struct {
   int n, cap;
-  geom_check *rows;
+  verify_check *rows;
 } verify_table;
 
 void verify_table_free(verify_table *t);

@@ -62,6 +62,8 @@ int cmd_analyze(int argc, char **argv) {
     dir = default_dir;
   }
   analysis_options opt = analysis_options_default();
+  const char *gnuplot = getenv("CS_GNUPLOT");
+  if (gnuplot && *gnuplot) opt.gnuplot = gnuplot;
   analysis_outcome out;
   int rc = analysis_run(paths, n, dir, &opt, &out);
   free(paths);

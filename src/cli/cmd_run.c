@@ -238,6 +238,12 @@ static int run_main(int argc, char **argv, int rank) {
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
+  /* CS_TEAM_FLOP_THRESHOLD, CS_TEAM_PBLAS: team product policy for
+   * benchmarks and tests (docs/SWEEP.md, "Teams") */
+  opt.team_policy = la_team_policy_default();
+  const char *threshold = getenv("CS_TEAM_FLOP_THRESHOLD"), *pblas = getenv("CS_TEAM_PBLAS");
+  if (threshold && *threshold) opt.team_policy.flop_threshold = atof(threshold);
+  if (pblas && *pblas) opt.team_policy.use_pblas = atoi(pblas) != 0;
   opt.shard_index = si, opt.shard_count = sn;
   opt.overwrite = overwrite;
   opt.stop = &run_stop;

@@ -3,7 +3,7 @@
 
 #include "curvsweep/error.h"
 #include "curvsweep/result.h"
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include <stdio.h>
 #include <string.h>

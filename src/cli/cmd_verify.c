@@ -28,7 +28,7 @@ int cmd_verify(int argc, char **argv) {
   int failed = 0;
   printf("%-60s %14s %14s %10s  %s\n", "check", "value", "expected", "tol", "result");
   for (int i = 0; i < t.n; i++) {
-    const geom_check *r = &t.rows[i];
+    const verify_check *r = &t.rows[i];
     printf("%-60s %14.6e %14.6e %10.1e  %s\n", r->check, r->value, r->expected, r->tol,
            r->pass ? "pass" : "FAIL");
     failed += !r->pass;

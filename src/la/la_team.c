@@ -7,7 +7,7 @@
  * with a local dgemm on the operand rows/columns it needs (already there,
  * replicated), and the blocks are all-gathered back into the replicated C.
  * The alternative, PBLAS pdgemm on 2-D block-cyclic copies of the operands
- * (CS_TEAM_PBLAS=1), moves the operands' panels as well and measured
+ * (la_team_policy.use_pblas), moves the operands' panels as well and measured
  * slower (bench/team); both agree with the 1×1 path to rounding. Row-wise operations
  * (softmax, gates, LayerNorm, loss, the optimiser) therefore stay local and
  * identical on every rank of the team, and model/train/geom code is the
@@ -61,15 +61,7 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
   }
   MPI_Comm_dup(comm, &t->comm);
   t->size = size, t->rank = rank, t->p = p, t->q = q, t->nb = nb;
-  /* CS_TEAM_FLOP_THRESHOLD overrides the distribution threshold (tests use
-   * 0 to send every product through PBLAS) */
-  const char *env = getenv("CS_TEAM_FLOP_THRESHOLD");
-  t->flop_threshold = env ? atof(env) : LA_TEAM_FLOP_THRESHOLD;
-  /* CS_TEAM_PBLAS=1 computes products with pdgemm on block-cyclic copies
-   * instead of local blocks (slower with replicated operands; kept for
-   * comparison: bench/team, tests) */
-  const char *pb = getenv("CS_TEAM_PBLAS");
-  t->use_pblas = pb && atoi(pb) != 0;
+  la_team_set_policy(t, la_team_policy_default());
   if (size > 1) {
     t->blacs_handle = Csys2blacs_handle(t->comm);
     t->ctxt = t->blacs_handle;
@@ -103,7 +95,14 @@ MPI_Comm la_team_comm(const la_team *t) { return t->comm; }
 void la_team_shape(const la_team *t, int *p, int *q, int *nb) {
   *p = t ? t->p : 1, *q = t ? t->q : 1, *nb = t ? t->nb : 0;
 }
-void la_team_set_flop_threshold(la_team *t, double flops) { t->flop_threshold = flops; }
+la_team_policy la_team_policy_default(void) {
+  return (la_team_policy){.flop_threshold = LA_TEAM_FLOP_THRESHOLD, .use_pblas = 0};
+}
+
+void la_team_set_policy(la_team *t, la_team_policy policy) {
+  t->flop_threshold = policy.flop_threshold;
+  t->use_pblas = policy.use_pblas;
+}
 
 /* Global index of local index l in a block-cyclic dimension (source 0). */
 static inline int global_index(int l, int nb, int me, int nprocs) {

@@ -15,7 +15,7 @@
 
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -510,7 +510,8 @@ static void master_teardown(master *M) {
 
 /* Split comm into teams of the spec's [team] grid; leaders get a
  * communicator of their own for the scheduling protocol. */
-static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, team_ctx *tc, MPI_Comm *leaders,
+static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, la_team_policy policy,
+                            team_ctx *tc, MPI_Comm *leaders,
                             int *p, int *q) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -530,6 +531,7 @@ static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, team_ctx *tc, MP
   if (tc->T > 1) {
     MPI_Comm_split(comm, rank / tc->T, rank, &tc->comm);
     CS_CHECK(la_team_create(tc->comm, *p, *q, c0.team_block, &tc->team));
+    la_team_set_policy(tc->team, policy);
   }
   MPI_Comm_split(comm, rank % tc->T == 0 ? 0 : MPI_UNDEFINED, rank, leaders);
   return CS_OK;
@@ -551,7 +553,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   team_ctx tc;
   MPI_Comm leaders;
   int p = 1, q = 1;
-  int rc = sweep_make_teams(comm, spec, &tc, &leaders, &p, &q);
+  int rc = sweep_make_teams(comm, spec, opt->team_policy, &tc, &leaders, &p, &q);
   if (rc) { /* the same on every rank: every rank returns it */
     sweep_free_teams(&tc, &leaders);
     return rc;

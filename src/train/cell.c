@@ -3,7 +3,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/rng.h"
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* verify.c — theory checks of the geometry engine on real models. */
 #include "curvsweep/verify.h"
 
-#include "curvsweep/train.h"
+#include "curvsweep/cell.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
@@ -26,11 +26,11 @@ int verify_add(verify_table *t, const char *check, double value, double expected
                int pass) {
   if (t->n == t->cap) {
     int cap = t->cap ? 2 * t->cap : 32;
-    geom_check *r = realloc(t->rows, sizeof *r * (size_t)cap);
+    verify_check *r = realloc(t->rows, sizeof *r * (size_t)cap);
     if (!r) return cs_error(CS_ERR_NOMEM, "out of memory growing the verify table");
     t->rows = r, t->cap = cap;
   }
-  geom_check *r = &t->rows[t->n++];
+  verify_check *r = &t->rows[t->n++];
   snprintf(r->check, sizeof r->check, "%s", check);
   r->value = value, r->expected = expected, r->tol = tol, r->pass = pass;
   return CS_OK;
@@ -258,10 +258,10 @@ int verify_trained_resolved(cs_arch arch, int depth, double *resolved_min) {
 int verify_all(verify_table *t) {
   /* 1. analytic surfaces through the engine */
   int n = 0;
-  CS_CHECK(geom_verify_surfaces(NULL, 0, &n));
-  geom_check *rows;
+  CS_CHECK(verify_surfaces(NULL, 0, &n));
+  verify_check *rows;
   CS_CHECK(CS_CALLOC(rows, n));
-  int rc = geom_verify_surfaces(rows, n, &n);
+  int rc = verify_surfaces(rows, n, &n);
   for (int i = 0; !rc && i < n; i++)
     rc = verify_add(t, rows[i].check, rows[i].value, rows[i].expected, rows[i].tol, rows[i].pass);
   free(rows);

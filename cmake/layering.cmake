@@ -1,0 +1,63 @@
+# layering.cmake — one static library per module folder, and the checks that
+# keep the modules layered (docs/ARCHITECTURE.md).
+#
+# cs_module(<name> DIR <folder> HEADERS <h>... [DEPS <module>...] [LIBS <lib>...])
+#   builds cs_<name> from <folder>/*.c; HEADERS are the module's public
+#   headers (include/curvsweep/<h>.h); DEPS the modules it may use (listed
+#   before: modules are declared bottom to top, so a cycle cannot be written).
+# cs_layering_check()
+#   after the last module: adds layering_<name> (link check) and
+#   layering_includes (include check), both part of every build.
+
+set_property(GLOBAL PROPERTY CS_MODULE_NAMES "")
+set_property(GLOBAL PROPERTY CS_MODULE_SOURCES "")
+
+function(cs_module name)
+  cmake_parse_arguments(M "" "DIR" "HEADERS;DEPS;LIBS" ${ARGN})
+  get_property(known GLOBAL PROPERTY CS_MODULE_NAMES)
+  set(closure ${M_DEPS})
+  foreach(dep ${M_DEPS})
+    if(NOT dep IN_LIST known)
+      message(FATAL_ERROR "module ${name}: dependency ${dep} is not declared below it")
+    endif()
+    get_property(dep_closure GLOBAL PROPERTY CS_MODULE_${dep}_CLOSURE)
+    list(APPEND closure ${dep_closure})
+  endforeach()
+  list(REMOVE_DUPLICATES closure)
+  file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${M_DIR}/*.c)
+  add_library(cs_${name} STATIC ${srcs})
+  target_include_directories(cs_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  set(libs "")
+  foreach(dep ${M_DEPS})
+    list(APPEND libs cs_${dep})
+  endforeach()
+  target_link_libraries(cs_${name} PUBLIC ${libs} ${M_LIBS})
+  set_property(GLOBAL APPEND PROPERTY CS_MODULE_NAMES ${name})
+  set_property(GLOBAL APPEND PROPERTY CS_MODULE_SOURCES ${srcs})
+  set_property(GLOBAL PROPERTY CS_MODULE_${name}_DIR ${M_DIR})
+  set_property(GLOBAL PROPERTY CS_MODULE_${name}_HEADERS ${M_HEADERS})
+  set_property(GLOBAL PROPERTY CS_MODULE_${name}_CLOSURE ${closure})
+endfunction()
+
+function(cs_layering_check)
+  get_property(names GLOBAL PROPERTY CS_MODULE_NAMES)
+  set(table "")
+  foreach(name ${names})
+    # link check: every object of the module, and only its declared
+    # dependencies to resolve against
+    add_executable(layering_${name} ${PROJECT_SOURCE_DIR}/cmake/layering_main.c)
+    target_link_libraries(layering_${name} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,cs_${name}>")
+    get_property(dir GLOBAL PROPERTY CS_MODULE_${name}_DIR)
+    get_property(headers GLOBAL PROPERTY CS_MODULE_${name}_HEADERS)
+    get_property(closure GLOBAL PROPERTY CS_MODULE_${name}_CLOSURE)
+    string(REPLACE ";" "," headers "${headers}")
+    string(REPLACE ";" "," closure "${closure}")
+    string(APPEND table "${name}|${dir}|${headers}|${closure}\n")
+  endforeach()
+  file(WRITE ${PROJECT_BINARY_DIR}/layering.txt "${table}")
+  add_custom_target(layering_includes ALL
+    COMMAND ${CMAKE_COMMAND} -DCS_SOURCE_DIR=${PROJECT_SOURCE_DIR}
+            -DCS_TABLE=${PROJECT_BINARY_DIR}/layering.txt
+            -P ${PROJECT_SOURCE_DIR}/cmake/check_includes.cmake
+    COMMENT "Checking module layering of #include lines")
+endfunction()
