@@ -8,7 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The Slurm end-to-end test (tests/sh_slurm.sh) starts a real Slurm on localhost:
-# install it too (CS_WITH_SLURM=0 to leave it out; that test then fails).
+# install it too (CS_WITH_SLURM=0 to leave it out; ctest then reports that test skipped).
 export CS_WITH_SLURM=${CS_WITH_SLURM:-1}
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"

@@ -3,12 +3,7 @@
 # it, and check the report: every file exists, the PNGs are real, and each
 # verdict number in index.md agrees with the CSV tables (recomputed here in
 # Python from the CSVs alone). Then the error paths and a missing gnuplot.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $*"; fails=$((fails+1)); }
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 
 if ! "$bin" --help | grep -q ' run '; then
   echo "FAIL: 'curvsweep run' is not available in $bin yet; this test needs it to make an archive"
@@ -18,7 +13,6 @@ if ! "$bin" --help | grep -q ' analyze '; then
   echo "FAIL: 'curvsweep analyze' is not registered in src/cli/main.c's command table (cmd_analyze)"
   exit 1
 fi
-cd "$tmp" || exit 1
 spec="$src/tests/specs/sweep-small.ini"
 if ! mpiexec --oversubscribe -np 2 "$bin" run "$spec" -o X.h5 >run.log 2>&1; then
   cat run.log; echo "FAIL: curvsweep run of $spec"; exit 1
@@ -218,5 +212,4 @@ mpiexec --oversubscribe -np 2 "$bin" run "$src/tests/specs/demo-small.ini" -o O.
 "$bin" analyze X.h5 --frob >o 2>&1; [[ $? -eq 2 ]] && grep -q "unknown option" o && ok || bad "bad option"
 "$bin" analyze --help >o 2>&1; [[ $? -eq 0 ]] && grep -q "usage: curvsweep analyze ARCHIVE" o && ok || bad "help"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

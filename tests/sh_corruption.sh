@@ -16,23 +16,14 @@
 # Any SILENT outcome fails the test. Flips: CS_CORRUPT_FLIPS in total
 # (default 500: four fifths on A, one fifth on B), seed CS_CORRUPT_SEED;
 # CS_CORRUPT_KEEP=DIR keeps a copy of every file that gave a SILENT outcome.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 export CS_GNUPLOT=/nonexistent # plots are not compared: skip rendering them
-source "$src/tests/support/wait.sh"
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 flips=${CS_CORRUPT_FLIPS:-500}
 RANDOM=${CS_CORRUPT_SEED:-17}
 n_fin=$((flips * 4 / 5)) n_int=$((flips - flips * 4 / 5))
 tiny="$src/tests/specs/corrupt-tiny.ini"
 kill_spec="$src/tests/specs/corrupt-kill.ini"
-cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$1" "$2"; }
 rnd() { echo $(( (RANDOM << 15 | RANDOM) % $1 )); } # 0..n-1, n < 2^30
 
 # flip FILE I N: xor one byte of FILE with a nonzero mask; byte in the I-th of
@@ -151,5 +142,4 @@ done
 echo "interrupted archive: $n_int flips: $refused refused, $recovered recovered, $silent silent"
 [[ $silent -eq 0 ]] && ok
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

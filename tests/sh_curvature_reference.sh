@@ -7,15 +7,8 @@
 # Asserts |S - S_ref| <= S_err at every point, that every resolved point of
 # the ungated affine skeleton is flat, and that at most 1% of the
 # non-degenerate points are unresolved.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 if ! $PY -c 'import h5py, mpmath' 2>/dev/null; then
   echo "sh_curvature_reference: python3-h5py and python3-mpmath are required (scripts/install-deps.sh)" >&2
@@ -51,5 +44,4 @@ print("skeleton cells all flat: %d; unresolved %d of %d non-degenerate points" %
 sys.exit(0 if flat_cells == 3 and unres <= 0.01 * nondeg else 1)
 PYEOF
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -12,15 +12,9 @@
 #   /runs gained one finished row per process that exited 0, and their
 #   cells_run add up to exactly the cells pending before the trial (two
 #   writers at once would both run some cell, or lose each other's rows).
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 K=${CS_RACE_PROCS:-6} TRIALS=${CS_RACE_TRIALS:-10}
 spec="$src/tests/specs/lock-race.ini"
-fails=0 passes=0
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 h5() { /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); $1" "$2"; }
 
 "$bin" run "$spec" -o ref.h5 2>/dev/null || { echo "FAIL: reference run"; exit 1; }
@@ -117,5 +111,4 @@ if [[ $WIDENED -gt 0 ]]; then
   for ((n = 1; n <= WIDENED; n++)); do widened_trial $n; done
   echo "widened: processes exiting 0 per trial:$tally"
 fi
-echo "$passes passed, $fails failed ($TRIALS trials x $K processes per case, $WIDENED widened)"
-[[ $fails -eq 0 ]]
+finish "$TRIALS trials x $K processes per case, $WIDENED widened"

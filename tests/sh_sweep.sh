@@ -2,17 +2,7 @@
 # The sweep engine end to end: identical archives at 1-4 ranks, shards +
 # merge == unsharded, kill -9 of rank 0 or a worker then resume == an
 # uninterrupted run, signals, resume of a finished archive, spec mismatch.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-source "$src/tests/support/wait.sh"
-mpi() { mpiexec --oversubscribe --bind-to none -np "$@"; }
-cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$1" "$2"; }
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 
 small="$src/tests/specs/sweep-small.ini"
 kill_spec="$src/tests/specs/sweep-kill.ini"
@@ -84,5 +74,4 @@ grep -q "resume with the same command" sig.err && ok || { bad "no resume hint af
 mpi 2 "$bin" run "$kill_spec" -o sig.h5 2>/dev/null && ok || bad "resume after SIGINT"
 cmp_archives ref.h5 sig.h5 && ok || bad "resumed archive after SIGINT differs"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -3,18 +3,8 @@
 # rounding (1e-7 relative; every product forced through PBLAS with block
 # size 4), for 1x2, 2x1 and 2x2 teams; resume and shards work with teams;
 # a rank count that is not a multiple of the team size is refused.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 export CS_TEAM_FLOP_THRESHOLD=0
-source "$src/tests/support/wait.sh"
-mpi() { mpiexec --oversubscribe --bind-to none -np "$@"; }
-cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$@"; }
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 mpi 2 "$bin" run "$src/tests/specs/sweep-small.ini" -o ref.h5 2>/dev/null && ok || bad "1x1 reference"
 for grid in 1x2 2x1 2x2; do
@@ -50,5 +40,4 @@ mpi 3 "$bin" run $spec -o three.h5 2>three.err; rc=$?
 [[ $rc -eq 2 ]] && grep -q "needs a multiple of 2 ranks" three.err && ok || { bad "3 ranks with 1x2 teams: exit $rc"; cat three.err; }
 [[ ! -e three.h5 ]] && ok || bad "refused team sweep created an archive"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

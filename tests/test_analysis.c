@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/analysis.h"
 #include "curvsweep/archive.h"
 #include "curvsweep/error.h"
@@ -29,61 +31,11 @@
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                    */
 
-static void check_close(double a, double b, double tol, const char *expr, const char *file, int line) {
-  if (fabs(a - b) <= tol) return;
-  print_error("ERROR: %s: %.17g vs %.17g differ by %.3g > %.3g\n", expr, a, b, fabs(a - b), tol);
-  _fail(file, line);
-}
-#define assert_close(a, b, tol) check_close((a), (b), (tol), #a, __FILE__, __LINE__)
 
-static void check_ok(int rc, const char *expr, const char *file, int line) {
-  if (rc == CS_OK) return;
-  print_error("ERROR: %s returned %d: %s\n", expr, rc, cs_error_message());
-  _fail(file, line);
-}
-#define assert_ok(call) check_ok((call), #call, __FILE__, __LINE__)
 
-static int file_exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
-}
 
-static void make_dir(char *buf, size_t len, const char *tag) {
-  snprintf(buf, len, "analysis_test_%s_XXXXXX", tag);
-  assert_non_null(mkdtemp(buf));
-}
 
-static void remove_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char p[4096];
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-      remove_tree(p);
-    else
-      unlink(p);
-  }
-  closedir(d);
-  rmdir(dir);
-}
 
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  assert_non_null(s);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  fclose(f);
-  return s;
-}
 
 /* A CSV file as rows of fields (no quoting: the report's fields have no commas). */
 typedef struct {
@@ -165,13 +117,6 @@ static double csv_num(const csv *t, const char *where, const char *col) {
   return strtod(t->row[csv_find(t, where)][csv_col(t, col)], NULL);
 }
 
-static cs_spec *spec_from(const char *text) {
-  cs_spec *s = NULL;
-  int rc = spec_load_string(text, "inline.ini", &s);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
-  return s;
-}
 
 /* Per-prefix values of a synthetic cell. */
 typedef struct {

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/analysis.h"
 #include "curvsweep/error.h"
 
@@ -27,19 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void check_close(double a, double b, double tol, const char *expr, const char *file, int line) {
-  if (fabs(a - b) <= tol) return;
-  print_error("ERROR: %s: %.17g vs %.17g differ by %.3g > %.3g\n", expr, a, b, fabs(a - b), tol);
-  _fail(file, line);
-}
-#define assert_close(a, b, tol) check_close((a), (b), (tol), #a, __FILE__, __LINE__)
 
-static void check_ok(int rc, const char *expr, const char *file, int line) {
-  if (rc == CS_OK) return;
-  print_error("ERROR: %s returned %d: %s\n", expr, rc, cs_error_message());
-  _fail(file, line);
-}
-#define assert_ok(call) check_ok((call), #call, __FILE__, __LINE__)
 
 static void check_has(const char *text, const char *want, const char *file, int line) {
   if (strstr(text, want)) return;
@@ -48,37 +38,7 @@ static void check_has(const char *text, const char *want, const char *file, int 
 }
 #define assert_has(text, want) check_has((text), (want), __FILE__, __LINE__)
 
-static void remove_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char p[4096];
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-      remove_tree(p);
-    else
-      unlink(p);
-  }
-  closedir(d);
-  rmdir(dir);
-}
 
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  assert_non_null(s);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  s[n] = '\0';
-  fclose(f);
-  return s;
-}
 
 /* The one section "### Claim k" of index.md (up to the next heading of its level or above). */
 static char *claim_section(const char *md, int k) {

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/archive.h"
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
@@ -53,46 +55,15 @@ static double *stats_field(geom_stats *s, int k) {
   return f[k];
 }
 
-static cs_spec *load_spec(const char *rel) {
-  const char *dir = getenv("CS_SOURCE_DIR");
-  assert_non_null(dir);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, rel);
-  cs_spec *s = NULL;
-  int rc = spec_load_file(path, &s);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
-  return s;
-}
 
-static cs_spec *load_text(const char *text) {
-  cs_spec *s = NULL;
-  int rc = spec_load_string(text, "inline.ini", &s);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
-  return s;
-}
 
 /* A spec of 4 cells that is not demo-small (a different sha256). */
 static const char *OTHER_SPEC = "[sweep]\nname = other\n[grid]\narch = gated\ndepth = 1..2\n"
                                 "seed = 0..1\n";
 
 /* A fresh directory under the working (build) directory. */
-static void make_dir(char *buf, size_t len, const char *tag) {
-  snprintf(buf, len, "archive_test_%s_XXXXXX", tag);
-  assert_non_null(mkdtemp(buf));
-}
 
-static void remove_dir(const char *dir) {
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-}
 
-static int file_exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
-}
 
 static long file_size(const char *path) {
   struct stat st;
@@ -404,7 +375,7 @@ static void test_round_trip(void **state) {
 
   for (int i = 0; i < 3; i++) result_free(&w[i]);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* Names of the members of a dataset's compound type, comma-joined. */
@@ -437,7 +408,7 @@ static void test_schema_columns(void **state) {
   make_dir(dir, sizeof dir, "schema");
   snprintf(path, sizeof path, "%s/schema.h5", dir);
   // extra axes of all three kinds: real lr, int width, string norm
-  cs_spec *spec = load_text("[sweep]\nname = axes\n[grid]\nlr = 1e-3, 3e-3\nwidth = 8, 16\n"
+  cs_spec *spec = spec_from("[sweep]\nname = axes\n[grid]\nlr = 1e-3, 3e-3\nwidth = 8, 16\n"
                             "norm = none, pre\nseed = 0..1\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   close_ok(a);
@@ -490,7 +461,7 @@ static void test_schema_columns(void **state) {
   H5Dclose(ds);
   H5Fclose(f);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* Shuffle, deflate and Fletcher32 on a dataset, chunked. */
@@ -548,7 +519,7 @@ static void test_filters(void **state) {
   H5Fclose(f);
   result_free(&r);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -600,7 +571,7 @@ static void test_resume_and_journal_removal(void **state) {
 
   for (int c = 0; c < 8; c++) result_free(&r[c]);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* A child process writes, journals one more result without the HDF5
@@ -659,7 +630,7 @@ static void test_journal_replay_after_kill(void **state) {
   result_free(&r0);
   result_free(&r6);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 static void test_torn_and_corrupt_journal(void **state) {
@@ -710,7 +681,7 @@ static void test_torn_and_corrupt_journal(void **state) {
   free_results(res, n);
   result_free(&r1), result_free(&r2), result_free(&r3);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 static void test_damaged_file_rebuilt(void **state) {
@@ -767,7 +738,7 @@ static void test_damaged_file_rebuilt(void **state) {
 
   for (int i = 0; i < 3; i++) result_free(&r[i]);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* Rows beyond committed_rows (a write interrupted before its /cells row)
@@ -831,7 +802,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
 
   result_free(&r0), result_free(&r3), result_free(&r3b);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* docs/SWEEP.md: kill -9 at any moment loses no result reported done, and the
@@ -844,7 +815,7 @@ static void test_kill_anywhere(void **state) {
   char dir[64], path[128];
   make_dir(dir, sizeof dir, "kill");
   snprintf(path, sizeof path, "%s/k.h5", dir);
-  cs_spec *spec = load_text("[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
+  cs_spec *spec = spec_from("[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
                             "depth = 1..4\nseed = 0..24\n");
   const int ncells = 200, trials = 24;
   unsigned char *reported = calloc(ncells, 1);
@@ -918,7 +889,7 @@ static void test_kill_anywhere(void **state) {
   assert_true(nrep > 0);
   free(reported);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -956,7 +927,7 @@ static void test_bad_inputs(void **state) {
   char dir[64], p[256], h[65];
   make_dir(dir, sizeof dir, "bad");
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_spec *other = load_text(OTHER_SPEC);
+  cs_spec *other = spec_from(OTHER_SPEC);
 
   // 1. not HDF5
   snprintf(p, sizeof p, "%s/text.h5", dir);
@@ -1087,7 +1058,7 @@ static void test_bad_inputs(void **state) {
   result_free(&r), result_free(&ro);
   spec_free(spec);
   spec_free(other);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 static void test_overwrite(void **state) {
@@ -1096,7 +1067,7 @@ static void test_overwrite(void **state) {
   snprintf(path, sizeof path, "%s/o.h5", dir);
   snprintf(journal, sizeof journal, "%s.journal", path);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_spec *other = load_text(OTHER_SPEC);
+  cs_spec *other = spec_from(OTHER_SPEC);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_cell_result r = make_result(1, 1, CELL_DONE, 0, 0);
   write_ok(a, &r);
@@ -1146,7 +1117,7 @@ static void test_overwrite(void **state) {
   result_free(&r);
   spec_free(spec);
   spec_free(other);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1258,7 +1229,7 @@ static void test_shards_and_merge(void **state) {
   // different specs
   char po[160];
   snprintf(po, sizeof po, "%s/other.h5", dir);
-  cs_spec *other = load_text(OTHER_SPEC);
+  cs_spec *other = spec_from(OTHER_SPEC);
   c = open_ok(po, other, ARCHIVE_CREATE, NULL);
   close_ok(c);
   const char *mixed[2] = {pa, po};
@@ -1305,7 +1276,7 @@ static void test_shards_and_merge(void **state) {
   for (int i = 0; i < 8; i++) result_free(&r[i]);
   spec_free(other);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1322,7 +1293,7 @@ static void test_write_cost(void **state) {
   make_dir(dir, sizeof dir, "cost");
   snprintf(path, sizeof path, "%s/c.h5", dir);
   // 400 cells; 100 small results (depth 4, 3 curve points)
-  cs_spec *spec = load_text("[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
+  cs_spec *spec = spec_from("[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
                             "depth = 1..4\nseed = 0..49\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   const int N = 100;
@@ -1346,7 +1317,7 @@ static void test_write_cost(void **state) {
   assert_int_equal(archive_summary(path, &s), CS_OK);
   assert_int_equal(s.done, N);
   spec_free(spec);
-  remove_dir(dir);
+  remove_tree(dir);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/error.h"
 #include "curvsweep/rng.h"
 #include "curvsweep/tasks.h"
@@ -17,13 +19,6 @@
 
 #define N_DEFAULT 2048
 
-/* |a - b| <= tol in double precision (cmocka 1.1.5 has only a float version). */
-static void check_close(double a, double b, double tol, const char *expr, const char *file, int line) {
-  if (fabs(a - b) <= tol) return;
-  print_error("ERROR: %s: %.17g vs %.17g differ by %.3g > %.3g\n", expr, a, b, fabs(a - b), tol);
-  _fail(file, line);
-}
-#define assert_close(a, b, tol) check_close((a), (b), (tol), #a, __FILE__, __LINE__)
 
 static cs_dataset make(cs_task_kind kind, int m, int n, int64_t seed, cs_split split, double noise) {
   cs_dataset d;

@@ -6,15 +6,7 @@
 # sanitized processes are too slow for tests/sh_sweep.sh's kill-mid-run
 # assertions, which the normal build covers. Sanitizer reports go to the
 # log_path set by scripts/test.sh, which fails on any.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-mpi() { mpiexec --oversubscribe --bind-to none -np "$@"; }
-cmp_archives() { /usr/bin/python3 "$src/tests/archive_compare.py" "$1" "$2"; }
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 small="$src/tests/specs/sweep-small.ini"
 
 for np in 1 2 3; do
@@ -32,5 +24,4 @@ for i in 0 1; do mpi 2 "$bin" run "$small" -o "shard$i.h5" --shard $i/2 2>/dev/n
 cmp_archives np1.h5 merged.h5 && ok || bad "merged shards differ"
 "$bin" info merged.h5 >/dev/null && ok || bad "info"
 "$bin" analyze np1.h5 -o report >/dev/null 2>&1 && ok || bad "analyze"
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

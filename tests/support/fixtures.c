@@ -1,0 +1,93 @@
+/* fixtures.c — helpers shared by the cmocka tests (fixtures.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fixtures.h"
+
+#include "curvsweep/error.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void fixture_check_close(double a, double b, double tol, const char *expr, const char *file,
+                         int line) {
+  if (fabs(a - b) <= tol) return;
+  print_error("ERROR: %s: %.17g vs %.17g differ by %.3g > %.3g\n", expr, a, b, fabs(a - b), tol);
+  _fail(file, line);
+}
+
+void fixture_check_ok(int rc, const char *expr, const char *file, int line) {
+  if (rc == CS_OK) return;
+  print_error("ERROR: %s returned %d: %s\n", expr, rc, cs_error_message());
+  _fail(file, line);
+}
+
+void make_dir(char *buf, size_t len, const char *tag) {
+  snprintf(buf, len, "test_%s_XXXXXX", tag);
+  assert_non_null(mkdtemp(buf));
+}
+
+void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char p[4096];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+      remove_tree(p);
+    else
+      unlink(p);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+int file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+cs_spec *spec_from(const char *text) {
+  cs_spec *s = NULL;
+  int rc = spec_load_string(text, "inline.ini", &s);
+  if (rc) print_error("%s\n", cs_error_message());
+  assert_int_equal(rc, CS_OK);
+  return s;
+}
+
+cs_spec *load_spec(const char *rel) {
+  const char *dir = getenv("CS_SOURCE_DIR");
+  assert_non_null(dir);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  cs_spec *s = NULL;
+  int rc = spec_load_file(path, &s);
+  if (rc) print_error("%s: %s\n", path, cs_error_message());
+  assert_int_equal(rc, CS_OK);
+  return s;
+}

@@ -1,0 +1,31 @@
+/* fixtures.h — what the cmocka tests share (tests/support/fixtures.c):
+ * assertions cmocka 1.1.5 lacks, scratch directories, whole-file reads and
+ * spec loaders. Include after <cmocka.h>. */
+#ifndef CURVSWEEP_TEST_FIXTURES_H
+#define CURVSWEEP_TEST_FIXTURES_H
+
+#include "curvsweep/spec.h"
+
+#include <stddef.h>
+
+/* |a - b| <= tol in double precision (cmocka has only a float version). */
+void fixture_check_close(double a, double b, double tol, const char *expr, const char *file,
+                         int line);
+#define assert_close(a, b, tol) fixture_check_close((a), (b), (tol), #a, __FILE__, __LINE__)
+
+/* rc == CS_OK, else the error message and the call that failed. */
+void fixture_check_ok(int rc, const char *expr, const char *file, int line);
+#define assert_ok(call) fixture_check_ok((call), #call, __FILE__, __LINE__)
+
+/* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
+void make_dir(char *buf, size_t len, const char *tag);
+void remove_tree(const char *dir); /* rm -r, no error if it is gone */
+int file_exists(const char *path);
+char *read_text(const char *path); /* whole file, NUL-terminated; free() it */
+
+/* A spec from text (source name "inline.ini"), or from a file relative to
+ * the source tree ($CS_SOURCE_DIR, set by ctest); fails the test on error. */
+cs_spec *spec_from(const char *text);
+cs_spec *load_spec(const char *rel);
+
+#endif
