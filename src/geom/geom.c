@@ -320,25 +320,107 @@ static void geom_scalar_curvature_mc(int d, int m, const double *ii, int n_frame
 // ----------------------------------------------------------------------------
 // public: curvature at one point
 
-int geom_point_curvature(int d, int m, const double *jet, const geom_options *opt,
-                         rng_stream *mc, geom_point *out) {
-  // jet: (C, d) row-major, C = 1 + m + P, P = m(m+1)/2 (layout in geom.h)
+/* The arguments of geom_point_curvature: shapes, σ, and the Monte Carlo
+ * settings when m > exact_dim_max (*use_mc out). */
+static int geom_point_check_args(int d, int m, const double *jet, const geom_options *opt,
+                                 const rng_stream *mc, geom_point *out, int *use_mc) {
   if (!jet || !opt || !out) return cs_error(CS_ERR_INPUT, "geom_point_curvature: NULL argument");
   if (d < 1 || m < 1)
     return cs_error(CS_ERR_INPUT, "geom_point_curvature: need d >= 1, m >= 1 (got d = %d, m = %d)",
                     d, m);
-  double sigma = opt->sigma;
-  if (!(sigma > 0.0) || !isfinite(sigma))
-    return cs_error(CS_ERR_INPUT, "geom_point_curvature: sigma must be positive, got %g", sigma);
-  int use_mc = m >= 2 && m > opt->exact_dim_max;
-  if (use_mc && opt->mc_frames < 2)
+  if (!(opt->sigma > 0.0) || !isfinite(opt->sigma))
+    return cs_error(CS_ERR_INPUT, "geom_point_curvature: sigma must be positive, got %g",
+                    opt->sigma);
+  *use_mc = m >= 2 && m > opt->exact_dim_max;
+  if (*use_mc && opt->mc_frames < 2)
     return cs_error(CS_ERR_INPUT, "geom_point_curvature: mc_frames must be >= 2, got %d",
                     opt->mc_frames);
-  if (use_mc && !mc)
+  if (*use_mc && !mc)
     return cs_error(CS_ERR_INPUT,
                     "geom_point_curvature: m = %d > exact_dim_max = %d needs a random stream", m,
                     opt->exact_dim_max);
-  int P = m * (m + 1) / 2;
+  return CS_OK;
+}
+
+/* Σ_ab |II_ab|² (off-diagonal pairs twice). ii: (P, d). */
+static double geom_ii_norm2(int d, int m, const double *ii) {
+  double ii2 = 0.0;
+  for (int a = 0; a < m; a++)
+    for (int b = a; b < m; b++) {
+      const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
+      ii2 += (a == b ? 1.0 : 2.0) * geom_dot(d, iab, iab);
+    }
+  return ii2;
+}
+
+/* Mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic).
+ * ii: (P, d); hsum: (d) scratch. */
+static double geom_mean_curvature_norm(int d, int m, const double *ii, double *hsum) {
+  memset(hsum, 0, sizeof(double) * (size_t)d);
+  for (int a = 0; a < m; a++) {
+    const double *iaa = ii + (size_t)geom_pair_index(m, a, a) * d;
+    for (int i = 0; i < d; i++) hsum[i] += iaa[i];
+  }
+  return sqrt(geom_dot(d, hsum, hsum)) / m;
+}
+
+/* The metric g = JᵀJ/σ²: tr g = Σ_a |J_a|²/σ², and
+ * log det g = log det(RᵀR) − m log σ² = 2 Σ_a log|R_aa| − m log σ².
+ * jet: (C, d); r: (m, m) column-major, from J = QR. */
+static void geom_metric(int d, int m, const double *jet, const double *r, double sigma2,
+                        double *tr_g, double *logdet_g) {
+  double trJ = 0.0, logdet = 0.0;
+  for (int a = 0; a < m; a++) {
+    const double *ja = jet + (size_t)(1 + a) * d;
+    trJ += geom_dot(d, ja, ja);
+    logdet += 2.0 * log(fabs(r[a + (size_t)a * m]));
+  }
+  *tr_g = trJ / sigma2;
+  *logdet_g = logdet - m * log(sigma2);
+}
+
+/* Fisher scaling and the derived quantities of out, from the Euclidean
+ * values: curvature of g = σ² × Euclidean. K = S/(m(m−1)) is the mean
+ * sectional curvature (Gaussian curvature for m = 2); a curve (m = 1) is
+ * intrinsically flat and gets K = 0. K̃, S̃ multiply by tr(g)/m, which
+ * cancels both σ² and any rescaling μ → cμ; K̂ multiplies by det(g)^{1/m},
+ * which cancels them too (curvature per unit input volume). An overflow
+ * (σ² · S_E, tr g / σ² with an extreme σ) is never a value: such a point is
+ * degenerate with nonfinite = 1. */
+static void geom_point_fill(int m, double sigma2, double S_E, double err_E, double pi2,
+                            double se_E, double tr_g, double logdet, double H_norm, double cond,
+                            geom_point *out) {
+  out->S = sigma2 * S_E;
+  out->S_err = sigma2 * err_E;
+  out->T2 = sigma2 * pi2;
+  out->K = m >= 2 ? out->S / ((double)m * (m - 1)) : 0.0;
+  out->S_tilde = out->S * tr_g / m;
+  out->K_tilde = out->K * tr_g / m;
+  out->K_hat = out->K * exp(logdet / m);
+  out->tr_g = tr_g;
+  out->logdet_g = logdet;
+  out->H_norm = H_norm;
+  out->area = exp(0.5 * logdet);
+  out->S_se = sigma2 * se_E;
+  out->cond = cond;
+  out->cls = geom_classify(out->S, out->S_err, out->T2);
+  out->degenerate = 0;
+  out->nonfinite = 0;
+  const double checked[] = {out->S, out->S_err, out->T2, out->S_tilde, out->K_hat,
+                            out->tr_g, out->logdet_g, out->H_norm, out->area};
+  for (size_t k = 0; k < sizeof checked / sizeof checked[0]; k++)
+    if (!isfinite(checked[k])) {
+      geom_point_set_degenerate(out, cond);
+      out->nonfinite = 1;
+      break;
+    }
+}
+
+int geom_point_curvature(int d, int m, const double *jet, const geom_options *opt,
+                         rng_stream *mc, geom_point *out) {
+  // jet: (C, d) row-major, C = 1 + m + P, P = m(m+1)/2 (layout in geom.h)
+  int use_mc, P = m * (m + 1) / 2;
+  CS_CHECK(geom_point_check_args(d, m, jet, opt, mc, out, &use_mc));
   CS_CHECK(geom_check_finite((int64_t)geom_jet_rows(m) * d, jet));
   // m > d: J has rank ≤ d < m, never an immersion
   if (m > d) {
@@ -380,64 +462,15 @@ int geom_point_curvature(int d, int m, const double *jet, const geom_options *op
   //   δS ≈ m(m−1)·2·|δII|·|II|,  |δII| ≈ eps·cond·|T|,
   // i.e. S_err = c·eps·cond·√(Σ|II|²·Σ|T|²) with c calibrated against a
   // 50-digit reference on trained models (docs/NUMERICS.md).
-  double ii2 = 0.0;
-  for (int a = 0; a < m; a++)
-    for (int b = a; b < m; b++) {
-      const double *iab = ii + (size_t)geom_pair_index(m, a, b) * d;
-      ii2 += (a == b ? 1.0 : 2.0) * geom_dot(d, iab, iab);
-    }
-  double err_E = GEOM_ERR_FACTOR * DBL_EPSILON * cond * sqrt(ii2 * pi2);
+  double err_E = GEOM_ERR_FACTOR * DBL_EPSILON * cond * sqrt(geom_ii_norm2(d, m, ii) * pi2);
 
-  // pass 4: mean-curvature norm |Σ_a II_aa| / m (Euclidean, extrinsic)
-  double *hsum = mc_work;
-  memset(hsum, 0, sizeof(double) * (size_t)d);
-  for (int a = 0; a < m; a++) {
-    const double *iaa = ii + (size_t)geom_pair_index(m, a, a) * d;
-    for (int i = 0; i < d; i++) hsum[i] += iaa[i];
-  }
-  double H_norm = sqrt(geom_dot(d, hsum, hsum)) / m;
+  // pass 4: mean-curvature norm; pass 5: the metric
+  double H_norm = geom_mean_curvature_norm(d, m, ii, mc_work);
+  double sigma2 = opt->sigma * opt->sigma, tr_g, logdet;
+  geom_metric(d, m, jet, r, sigma2, &tr_g, &logdet);
 
-  // pass 5: the metric g = JᵀJ/σ²: tr g = Σ_a |J_a|²/σ²,
-  // log det g = log det(RᵀR) − m log σ² = 2 Σ_a log|R_aa| − m log σ²
-  double sigma2 = sigma * sigma, trJ = 0.0, logdet = 0.0;
-  for (int a = 0; a < m; a++) {
-    const double *ja = jet + (size_t)(1 + a) * d;
-    trJ += geom_dot(d, ja, ja);
-    logdet += 2.0 * log(fabs(r[a + (size_t)a * m]));
-  }
-  logdet -= m * log(sigma2);
-  double tr_g = trJ / sigma2;
-
-  // Fisher scaling: curvature of g = σ² × Euclidean. K = S/(m(m−1)) is the
-  // mean sectional curvature (Gaussian curvature for m = 2); a curve (m = 1)
-  // is intrinsically flat and gets K = 0. K̃, S̃ multiply by tr(g)/m, which
-  // cancels both σ² and any rescaling μ → cμ; K̂ multiplies by det(g)^{1/m},
-  // which cancels them too (curvature per unit input volume).
-  out->S = sigma2 * S_E;
-  out->S_err = sigma2 * err_E;
-  out->T2 = sigma2 * pi2;
-  out->K = m >= 2 ? out->S / ((double)m * (m - 1)) : 0.0;
-  out->S_tilde = out->S * tr_g / m;
-  out->K_tilde = out->K * tr_g / m;
-  out->K_hat = out->K * exp(logdet / m);
-  out->tr_g = tr_g;
-  out->logdet_g = logdet;
-  out->H_norm = H_norm;
-  out->area = exp(0.5 * logdet);
-  out->S_se = sigma2 * se_E;
-  out->cond = cond;
-  out->cls = geom_classify(out->S, out->S_err, out->T2);
-  out->degenerate = 0;
-  out->nonfinite = 0;
-  // an overflow (σ² · S_E, tr g / σ² with an extreme σ) is never a value
-  const double checked[] = {out->S, out->S_err, out->T2, out->S_tilde, out->K_hat,
-                            out->tr_g, out->logdet_g, out->H_norm, out->area};
-  for (size_t k = 0; k < sizeof checked / sizeof checked[0]; k++)
-    if (!isfinite(checked[k])) {
-      geom_point_set_degenerate(out, cond);
-      out->nonfinite = 1;
-      break;
-    }
+  // pass 6: Fisher scaling, K, K̃, K̂, the class
+  geom_point_fill(m, sigma2, S_E, err_E, pi2, se_E, tr_g, logdet, H_norm, cond, out);
   return CS_OK;
 }
 

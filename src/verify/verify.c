@@ -55,30 +55,6 @@ static void randomise(cs_model *M, uint64_t seed) {
   }
 }
 
-/* Σ_ab |Π_ab|², Π_ab = Σ_ce E_ca E_eb H_ce, E = R⁻¹ from J = QR.
- * jet: C × d (geom.h layout). */
-static int unprojected_scale(int d, int m, const double *jet, double *scale) {
-  double J[8 * 512], Q[8 * 512], R[64], E[64], Pi[512];
-  if (m > 8 || d > 512) return cs_error(CS_ERR_INTERNAL, "verify: shape too large");
-  for (int a = 0; a < m; a++) memcpy(J + a * d, jet + (1 + a) * d, sizeof(double) * d);
-  CS_CHECK(la_qr_thin(d, m, J, Q, R));
-  CS_CHECK(la_upper_tri_inverse(m, R, E));
-  double total = 0.0;
-  for (int a = 0; a < m; a++)
-    for (int b = 0; b < m; b++) {
-      memset(Pi, 0, sizeof(double) * d);
-      for (int c = 0; c < m; c++)
-        for (int e = 0; e < m; e++) {
-          double w = E[c + a * m] * E[e + b * m];
-          const double *H = jet + (1 + m + geom_pair_index(m, c, e)) * d;
-          for (int i = 0; i < d; i++) Pi[i] += w * H[i];
-        }
-      for (int i = 0; i < d; i++) total += Pi[i] * Pi[i];
-    }
-  *scale = total;
-  return CS_OK;
-}
-
 /* Curvature of prefix L at npts points x (npts × m) of model M. */
 static int curvature_at(const cs_model *M, int m, int npts, const double *x, geom_point *pts,
                         double *scales) {
@@ -90,7 +66,9 @@ static int curvature_at(const cs_model *M, int m, int npts, const double *x, geo
   for (int p = 0; p < npts && !rc; p++) {
     const double *jet = model_layer_output(A, L) + (int64_t)p * C * d;
     rc = geom_point_curvature(d, m, jet, &opt, NULL, &pts[p]);
-    if (!rc && scales && !pts[p].degenerate) rc = unprojected_scale(d, m, jet, &scales[p]);
+    /* T2 = σ² Σ_ab |Π_ab|², Π_ab the unprojected second derivatives in the
+     * orthonormal tangent frame (geom.h); σ = 1 here */
+    if (!rc && scales && !pts[p].degenerate) scales[p] = pts[p].T2;
   }
   model_acts_free(A);
   return rc;
