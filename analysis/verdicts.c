@@ -53,36 +53,53 @@ typedef struct {
   double worst_rel;       /* largest ratio to gated among rows above the absolute bound */
 } analysis_flatness;
 
+/* Walks the (task, regime, depth) groups of arch a on the affine skeleton
+ * that have prefix rows, restricted to task t_only and regime r_only when
+ * those are >= 0, in task, regime, depth order. Start with
+ * {.t = 0, .r = 0, .d = -1}; returns 0 after the last group. */
+typedef struct {
+  int t, r, d;
+} analysis_group_pos;
+
+static int analysis_skeleton_next(const analysis_data *D, int a, int t_only, int r_only,
+                                  analysis_group_pos *it) {
+  for (;;) {
+    if (++it->d >= D->n_depth) it->d = 0, it->r++;
+    if (it->r >= D->n_regime) it->r = 0, it->t++;
+    if (it->t >= D->n_task) return 0;
+    if ((t_only >= 0 && it->t != t_only) || (r_only >= 0 && it->r != r_only) ||
+        !D->regime[it->r].skeleton)
+      continue;
+    if (D->prefix[analysis_gidx(D, a, it->t, it->d, it->r)]) return 1;
+  }
+}
+
 static analysis_flatness analysis_ungated_flatness(const analysis_data *D, int t_only, int r_only) {
   analysis_flatness F = {0, 0, 0, 0, NAN, -1, -1, -1, NAN, NAN};
   int u = analysis_find_arch(D, ARCH_UNGATED), g = analysis_find_arch(D, ARCH_GATED);
   if (g < 0) g = analysis_find_arch(D, ARCH_GATED_HEADWISE);
   if (u < 0) return F;
-  for (int t = 0; t < D->n_task; t++)
-    for (int r = 0; r < D->n_regime; r++) {
-      if ((t_only >= 0 && t != t_only) || (r_only >= 0 && r != r_only) || !D->regime[r].skeleton)
+  analysis_group_pos it = {0, 0, -1};
+  while (analysis_skeleton_next(D, u, t_only, r_only, &it)) {
+    int t = it.t, d = it.d, r = it.r;
+    const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
+    const analysis_prefix *q = g >= 0 ? D->prefix[analysis_gidx(D, g, t, d, r)] : NULL;
+    F.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
+    for (int l = 0; l < D->depth[d]; l++) {
+      double v = p[l].Kt_max;
+      if (!isfinite(v)) continue;
+      F.rows++;
+      if (!(v <= F.max_abs)) F.max_abs = v, F.max_t = t, F.max_d = d, F.max_l = l + 1,
+                             F.max_logdet = p[l].logdet.mean;
+      if (v <= ANALYSIS_FLAT_KT) {
+        F.abs_flat++;
         continue;
-      for (int d = 0; d < D->n_depth; d++) {
-        const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
-        const analysis_prefix *q = g >= 0 ? D->prefix[analysis_gidx(D, g, t, d, r)] : NULL;
-        if (!p) continue;
-        F.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
-        for (int l = 0; l < D->depth[d]; l++) {
-          double v = p[l].Kt_max;
-          if (!isfinite(v)) continue;
-          F.rows++;
-          if (!(v <= F.max_abs)) F.max_abs = v, F.max_t = t, F.max_d = d, F.max_l = l + 1,
-                                 F.max_logdet = p[l].logdet.mean;
-          if (v <= ANALYSIS_FLAT_KT) {
-            F.abs_flat++;
-            continue;
-          }
-          double rel = q && q[l].Kt.mean > 0 ? v / q[l].Kt.mean : NAN;
-          if (!(rel <= F.worst_rel)) F.worst_rel = rel;
-          if (rel <= ANALYSIS_FLAT_REL) F.rel_flat++;
-        }
       }
+      double rel = q && q[l].Kt.mean > 0 ? v / q[l].Kt.mean : NAN;
+      if (!(rel <= F.worst_rel)) F.worst_rel = rel;
+      if (rel <= ANALYSIS_FLAT_REL) F.rel_flat++;
     }
+  }
   return F;
 }
 
@@ -125,33 +142,29 @@ static analysis_classflat analysis_ungated_classes(const analysis_data *D, int t
   analysis_classflat C = {0, 0, 0, 0, 0.0, NAN, -1, -1, -1, 0, 0};
   int u = analysis_find_arch(D, ARCH_UNGATED);
   if (u < 0) return C;
-  for (int t = 0; t < D->n_task; t++)
-    for (int r = 0; r < D->n_regime; r++) {
-      if ((t_only >= 0 && t != t_only) || (r_only >= 0 && r != r_only) || !D->regime[r].skeleton)
-        continue;
-      for (int d = 0; d < D->n_depth; d++) {
-        const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
-        if (!p) continue;
-        double fl, cu, un, share;
-        if (analysis_group_classes(D, u, t, d, r, &fl, &cu, &un, &share) > 0) {
-          C.groups++;
-          C.flagged += share > ANALYSIS_UNRESOLVED_WARN;
-          C.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
-        }
-        for (int l = 0; l < D->depth[d]; l++) {
-          if (p[l].n_classified == 0) {
-            C.unclassified_rows++;
-            continue;
-          }
-          C.rows++;
-          double res = p[l].flat.mean + p[l].curved.mean;
-          if (res > C.resolved) C.resolved = res;
-          double v = p[l].curved_max;
-          C.curved_rows += v > 0;
-          if (!(v <= C.max_curved)) C.max_curved = v, C.max_t = t, C.max_d = d, C.max_l = l + 1;
-        }
-      }
+  analysis_group_pos it = {0, 0, -1};
+  while (analysis_skeleton_next(D, u, t_only, r_only, &it)) {
+    int t = it.t, d = it.d, r = it.r;
+    const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
+    double fl, cu, un, share;
+    if (analysis_group_classes(D, u, t, d, r, &fl, &cu, &un, &share) > 0) {
+      C.groups++;
+      C.flagged += share > ANALYSIS_UNRESOLVED_WARN;
+      C.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
     }
+    for (int l = 0; l < D->depth[d]; l++) {
+      if (p[l].n_classified == 0) {
+        C.unclassified_rows++;
+        continue;
+      }
+      C.rows++;
+      double res = p[l].flat.mean + p[l].curved.mean;
+      if (res > C.resolved) C.resolved = res;
+      double v = p[l].curved_max;
+      C.curved_rows += v > 0;
+      if (!(v <= C.max_curved)) C.max_curved = v, C.max_t = t, C.max_d = d, C.max_l = l + 1;
+    }
+  }
   return C;
 }
 
@@ -174,30 +187,26 @@ static void analysis_md_claim1_classified(FILE *f, const analysis_data *D, const
              "regime), mean fractions of all points over seeds and layers (prefix.csv "
              "`flat_frac_*`, `curved_frac_*`, `unresolved_frac_*`):\n\n",
           C->cells);
-  for (int t = 0; t < D->n_task; t++)
-    for (int r = 0; r < D->n_regime; r++) {
-      if (!D->regime[r].skeleton) continue;
-      for (int d = 0; d < D->n_depth; d++) {
-        double fl, cu, un, share;
-        if (analysis_group_classes(D, u, t, d, r, &fl, &cu, &un, &share) == 0) continue;
-        fprintf(f, "- %s, depth %d, %s: flat %s, curved %s, unresolved %s (%s%% of the "
-                   "non-degenerate points)%s\n",
-                config_task_name(D->task[t]), D->depth[d], D->regime[r].name, F4(fl), F4(cu), F4(un),
-                F4(100.0 * share),
-                share > ANALYSIS_UNRESOLVED_WARN ? " — **more than 1% unresolved**" : "");
-      }
-    }
+  analysis_group_pos it = {0, 0, -1};
+  while (analysis_skeleton_next(D, u, -1, -1, &it)) {
+    double fl, cu, un, share;
+    if (analysis_group_classes(D, u, it.t, it.d, it.r, &fl, &cu, &un, &share) == 0) continue;
+    fprintf(f, "- %s, depth %d, %s: flat %s, curved %s, unresolved %s (%s%% of the "
+               "non-degenerate points)%s\n",
+            config_task_name(D->task[it.t]), D->depth[it.d], D->regime[it.r].name, F4(fl), F4(cu),
+            F4(un), F4(100.0 * share),
+            share > ANALYSIS_UNRESOLVED_WARN ? " — **more than 1% unresolved**" : "");
+  }
   /* both normalisations, for reference: flat points contribute their rounding-level values */
   double kt = NAN, kh = NAN;
-  for (int t = 0; t < D->n_task; t++)
-    for (int r = 0; r < D->n_regime; r++)
-      for (int d = 0; D->regime[r].skeleton && d < D->n_depth; d++) {
-        const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
-        for (int l = 0; p && l < D->depth[d]; l++) {
-          if (isfinite(p[l].Kt_max) && !(p[l].Kt_max <= kt)) kt = p[l].Kt_max;
-          if (isfinite(p[l].Kh.mean) && !(p[l].Kh.mean <= kh)) kh = p[l].Kh.mean;
-        }
-      }
+  it = (analysis_group_pos){0, 0, -1};
+  while (analysis_skeleton_next(D, u, -1, -1, &it)) {
+    const analysis_prefix *p = D->prefix[analysis_gidx(D, u, it.t, it.d, it.r)];
+    for (int l = 0; l < D->depth[it.d]; l++) {
+      if (isfinite(p[l].Kt_max) && !(p[l].Kt_max <= kt)) kt = p[l].Kt_max;
+      if (isfinite(p[l].Kh.mean) && !(p[l].Kh.mean <= kh)) kh = p[l].Kh.mean;
+    }
+  }
   fprintf(f, "\nOn both normalisations, for reference: largest mean |K̃| of any ungated skeleton "
              "cell and prefix %s, largest seed-mean |K̂| %s (prefix.csv).\n\n",
           F4(kt), F4(kh));
