@@ -105,8 +105,7 @@ static int count_prefixed(const char *dir, const char *prefix, char *first, size
   while ((e = readdir(d))) {
     if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
       if (n == 0 && first) {
-        int k = snprintf(first, len, "%s/", dir);
-        if (k > 0 && (size_t)k < len) strncat(first, e->d_name, len - (size_t)k - 1);
+        snprintf(first, len, "%s/%s", dir, e->d_name);
       }
       n++;
     }
@@ -685,7 +684,7 @@ static void test_torn_and_corrupt_journal(void **state) {
 }
 
 static void test_damaged_file_rebuilt(void **state) {
-  char dir[64], path[128], journal[160], aside[256];
+  char dir[64], path[128], journal[160], aside[4096];
   make_dir(dir, sizeof dir, "damaged");
   snprintf(path, sizeof path, "%s/d.h5", dir);
   snprintf(journal, sizeof journal, "%s.journal", path);

@@ -210,12 +210,12 @@ int spec_find_key_anywhere(const char *name) {
 /* The shortest %.Ng (N = 1..17) that reads back as exactly the same double:
  * 3e-3 prints as "0.003", not "0.0030000000000000001". */
 static int format_shortest_real(char *buf, size_t len, double v) {
-  int n = 0;
+  char shortest[32];
   for (int prec = 1; prec <= 17; prec++) {
-    n = snprintf(buf, len, "%.*g", prec, v);
-    if (n < 0 || (size_t)n >= len || strtod(buf, NULL) == v) break;
+    snprintf(shortest, sizeof shortest, "%.*g", prec, v);
+    if (strtod(shortest, NULL) == v) break;
   }
-  return n;
+  return snprintf(buf, len, "%s", shortest);
 }
 
 int spec_axis_value_format(const spec_axis *ax, int64_t idx, char *buf, size_t len) {
