@@ -1,4 +1,4 @@
-/* la.h — the one module through which every dense product goes (DESIGN §6).
+/* la.h — the one module through which every dense product goes (docs/SWEEP.md, "Teams").
  *
  * A matrix is a row-major view plus what a ScaLAPACK 2-D block-cyclic
  * descriptor needs: global shape, block sizes, the team (BLACS context) it

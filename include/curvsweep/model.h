@@ -1,4 +1,4 @@
-/* model.h — gated and ungated memory-attention models (DESIGN §3).
+/* model.h — gated and ungated memory-attention models (docs/MODELS.md).
  *
  *   h_0     = W_e x + b_e                                   embedding
  *   a       = h_l  or  LayerNorm(h_l)                        (norm = pre)

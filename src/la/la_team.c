@@ -1,4 +1,4 @@
-/* la_team.c — teams of ranks that train one cell together (DESIGN §6).
+/* la_team.c — teams of ranks that train one cell together (docs/SWEEP.md, "Teams").
  *
  * A team is a P × Q BLACS process grid on its own communicator. Within a
  * team every rank holds the same (replicated) activations and parameters;

@@ -1,5 +1,5 @@
 /* model.c — parameters, initialisation, forward (values or jets), loss and
- * backward for the memory-attention and mlp models of DESIGN §3.
+ * backward for the memory-attention and mlp models of docs/MODELS.md.
  *
  * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
  * m input dim, d width, n slots, H heads, dh = d/H head dim.

@@ -1,4 +1,4 @@
-/* train.c — Adam training of one model on one dataset (DESIGN §4). */
+/* train.c — Adam training of one model on one dataset (docs/MODELS.md, "Training"). */
 #include "curvsweep/train.h"
 
 #include "curvsweep/error.h"
