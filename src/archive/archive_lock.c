@@ -10,6 +10,8 @@
  * the winner holds that file. */
 #include "archive_internal.h"
 
+#include "curvsweep/path.h"
+
 #include "curvsweep/error.h"
 
 #include <errno.h>
@@ -25,22 +27,17 @@ int archive_lock_journal(const char *jpath, const char *path, int *fd_out, int *
   *created = 0;
   *fd_out = -1;
   for (int attempt = 0;; attempt++) {
-    // O_NONBLOCK: a FIFO at the journal path must not block the open
-    int fd = open(jpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-    if (fd < 0)
-      return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", jpath, path,
-                      strerror(errno));
+    // a FIFO at the journal path must not block the open; anything but a
+    // regular file is refused
     struct stat held, now;
-    if (fstat(fd, &held) != 0) {
-      int err = errno;
-      close(fd);
-      return cs_error(CS_ERR_IO, "cannot stat the journal %s: %s", jpath, strerror(err));
-    }
-    if (!S_ISREG(held.st_mode)) {
-      close(fd);
-      return cs_error(CS_ERR_INPUT, "the journal %s of the archive %s is not a regular file: move "
-                      "it away or use another -o path", jpath, path);
-    }
+    const char *why;
+    int fd = cs_open_regular(jpath, O_RDWR | O_CREAT, 0644, &held, &why);
+    if (fd == -1)
+      return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", jpath, path,
+                      why);
+    if (fd == -2)
+      return cs_error(CS_ERR_INPUT, "the journal %s of the archive %s cannot be used (%s): move it "
+                      "away or use another -o path", jpath, path, why);
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
       close(fd);  // never unlink: whoever holds the lock owns the file

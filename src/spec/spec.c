@@ -5,6 +5,7 @@
 #include "spec_internal.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/path.h"
 
 #include <ini.h>
 
@@ -102,25 +103,12 @@ int spec_load_file(const char *path, cs_spec **out) {
   if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_file: out is NULL");
   *out = NULL;
   if (!path) return cs_error(CS_ERR_INTERNAL, "spec_load_file: path is NULL");
-  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
-  // below); a directory, FIFO, socket or device is never a spec
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return cs_error(CS_ERR_INPUT, "%s: cannot open spec: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return cs_error(CS_ERR_INPUT, "%s: cannot open spec: %s", path, strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    if (S_ISDIR(st.st_mode)) return cs_error(CS_ERR_INPUT, "%s: cannot read spec: %s", path, strerror(EISDIR));
-    return cs_error(CS_ERR_INPUT, "%s: cannot read spec: not a regular file (a %s)", path,
-                    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISSOCK(st.st_mode) ? "socket"
-                    : "device or other special file");
-  }
-  int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  // a directory, FIFO, socket or device is never a spec (and a FIFO must
+  // not block the open)
+  const char *why;
+  int fd = cs_open_regular(path, O_RDONLY, 0, NULL, &why);
+  if (fd < 0)
+    return cs_error(CS_ERR_INPUT, "%s: cannot %s spec: %s", path, fd == -1 ? "open" : "read", why);
   FILE *f = fdopen(fd, "rb");
   if (!f) {
     int err = errno;
