@@ -255,6 +255,7 @@ static void values_forward(const self_acts *S, int C, int N, int H, int dh, cons
 static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const double *Z, int ldz,
                          const double *bg, double *G, const double *pre, double *out) {
   int ng = M->n_gate, C = js->C;
+  LA_PROF_BEGIN(t0);
   for (int64_t r = 0; r < (int64_t)NT * C; r++) {
     const double *zr = Z + r * ldz;
     double *gr = G + r * ng;
@@ -263,6 +264,7 @@ static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const d
   jet_unary(js, JET_SIGMOID, NT, ng, G, G);
   if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
   else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
 }
 
 /* Copy d columns of a strided array into a contiguous one (rows × d). */
@@ -300,7 +302,9 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   }
   /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
   scores_forward(S, C, N, H, dh, 1.0 / sqrt((double)dh), Q, ldqq, K, ldk, c->p);
+  LA_PROF_BEGIN(t0);
   jet_softmax_groups(js, NT, H, T, c->p);
+  LA_PROF_END(t0, LA_PROF_SOFTMAX);
   values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
@@ -315,8 +319,10 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
     CS_CHECK(model_linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, Xn));
   }
   /* residual X' = X + Y: linear, all jet rows */
+  LA_PROF_BEGIN(t1);
   if (M->cfg.residual)
     for (int64_t i = 0; i < R * d; i++) Xn[i] += X[i];
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
@@ -350,6 +356,7 @@ int self_attn_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 static void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
                           const double *G, double *dpre, int ldp, double *dz, int ldz) {
   int d = M->d, H = M->H, dh = M->dh, ng = M->n_gate;
+  LA_PROF_BEGIN(t0);
   for (int64_t r = 0; r < rows; r++) {
     const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
     double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
@@ -369,6 +376,7 @@ static void gate_backward(const cs_model *M, int64_t rows, const double *dout, c
       }
     }
   }
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
 }
 
 /* Attention backward on values, NT rows, given dO (NT × d):
