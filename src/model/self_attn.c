@@ -202,12 +202,58 @@ static void tokens_forward(const cs_model *M, const jet_shape *js, int T, int N,
   }
 }
 
+/* Scores on values (C = 1), the training pass: the pairs loop of
+ * scores_forward is one term, unrolled away. */
+static void scores_values(int N, int T, int H, int dh, double scale, const double *restrict Q,
+                          int ldq, const double *restrict K, int ldk, double *restrict out) {
+  int HT = H * T;
+  for (int p = 0; p < N; p++) {
+    const double *Qp = Q + (int64_t)p * T * ldq, *Kp = K + (int64_t)p * T * ldk;
+    double *op = out + (int64_t)p * T * HT;
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j < H; j++) {
+        const double *q = Qp + (int64_t)t * ldq + j * dh;
+        for (int s = 0; s < T; s++) {
+          const double *k = Kp + (int64_t)s * ldk + j * dh;
+          double acc = 0.0;
+          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
+          op[t * HT + j * T + s] = scale * acc;
+        }
+      }
+  }
+}
+
+/* O = P V on values (C = 1). */
+static void values_values(int N, int T, int H, int dh, const double *restrict P,
+                          const double *restrict V, int ldv, double *restrict out) {
+  int HT = H * T, d = H * dh;
+  for (int p = 0; p < N; p++) {
+    const double *Pp = P + (int64_t)p * T * HT, *Vp = V + (int64_t)p * T * ldv;
+    double *Op = out + (int64_t)p * T * d;
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j < H; j++) {
+        double *o = Op + (int64_t)t * d + j * dh;
+        const double *w = Pp + (int64_t)t * HT + j * T;
+        for (int i = 0; i < dh; i++) o[i] = 0.0;
+        for (int s = 0; s < T; s++) {
+          const double *v = Vp + (int64_t)s * ldv + j * dh;
+          double ws = w[s];
+          for (int i = 0; i < dh; i++) o[i] += ws * v[i];
+        }
+      }
+  }
+}
+
 /* Scores on jets, per point p, head j, query t, key s, jet row r:
  *   S[(p,t,r), j·T + s] = scale Σ_{(r1,r2) ∈ pairs(r)} ⟨Q[(p,t,r1), head j], K[(p,s,r2), head j]⟩
  * Q (ld ldq), K (ld ldk) hold d columns; out NTC × H·T. */
 static void scores_forward(const self_acts *S, int C, int N, int H, int dh, double scale,
                            const double *Q, int ldq, const double *K, int ldk, double *out) {
   int T = S->T, HT = H * T;
+  if (C == 1) {
+    scores_values(N, T, H, dh, scale, Q, ldq, K, ldk, out);
+    return;
+  }
   for (int p = 0; p < N; p++)
     for (int t = 0; t < T; t++)
       for (int r = 0; r < C; r++) {
@@ -231,6 +277,10 @@ static void scores_forward(const self_acts *S, int C, int N, int H, int dh, doub
 static void values_forward(const self_acts *S, int C, int N, int H, int dh, const double *P,
                            const double *V, int ldv, double *out) {
   int T = S->T, HT = H * T, d = H * dh;
+  if (C == 1) {
+    values_values(N, T, H, dh, P, V, ldv, out);
+    return;
+  }
   for (int p = 0; p < N; p++)
     for (int t = 0; t < T; t++)
       for (int r = 0; r < C; r++) {
@@ -383,11 +433,14 @@ static void gate_backward(const cs_model *M, int64_t rows, const double *dout, c
  *   dP_j[t,s] = ⟨dO_j[t], V_j[s]⟩;   dV_j[s] = Σ_t P_j[t,s] dO_j[t]
  *   dS = P ⊙ (dP − ⟨P, dP⟩) per query and head
  *   dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s];   dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t]
- * dQ, dK, dV (ld lddq, lddk, lddv) are overwritten. */
-static void attention_backward(const self_acts *S, int N, int H, int dh, const double *P,
-                               const double *dO, const double *Q, int ldq, const double *K,
-                               int ldk, const double *V, int ldv, double *dP, double *dQ,
-                               int lddq, double *dK, int lddk, double *dV, int lddv) {
+ * dQ, dK, dV (ld lddq, lddk, lddv) are overwritten; they may be column
+ * blocks of one array (disjoint columns: restrict holds). */
+static void attention_backward(const self_acts *S, int N, int H, int dh,
+                               const double *restrict P, const double *restrict dO,
+                               const double *restrict Q, int ldq, const double *restrict K,
+                               int ldk, const double *restrict V, int ldv, double *restrict dP,
+                               double *restrict dQ, int lddq, double *restrict dK, int lddk,
+                               double *restrict dV, int lddv) {
   int T = S->T, HT = H * T, d = H * dh;
   double scale = 1.0 / sqrt((double)dh);
   for (int p = 0; p < N; p++) {
