@@ -6,7 +6,10 @@
  * "calibrated" is what a sweep runs (cell_curvature_points): jets and
  * geometry, plus the directed-rounding recomputation of doubtful and
  * check points that calibrates S_err (docs/NUMERICS.md).
- * Targets: ≤ 15 forward passes at width 16, ≤ 10 at width 128. */
+ * Targets: ≤ 15 forward passes at width 16, ≤ 10 at width 128.
+ * The self family (issue 12): the same at width 16 for self-attention
+ * gated at g1 with 2 heads (T = 3 tokens per point); its forward pass is
+ * its own value pass, so the count is relative to that model. */
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/model.h"
@@ -25,9 +28,10 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static int bench(int width, int reps) {
+static int bench(int width, cs_family family, int reps) {
   cs_config c = config_default();
   c.arch = ARCH_GATED, c.depth = 8, c.width = width, c.input_dim = 2, c.residual = 1;
+  if (family == FAMILY_SELF) c.family = FAMILY_SELF, c.gate = GATE_G1, c.heads = 2;
   cs_model *M;
   cs_acts *V, *J;
   CS_CHECK(model_create(&c, NULL, &M));
@@ -64,10 +68,11 @@ static int bench(int width, int reps) {
   double cal = 1e6 * t_cal / NPTS;
   int recomputed = 0;
   for (int i = 0; i < c.depth * NPTS; i++) recomputed += geom_point_doubtful(&all[i]);
-  printf("width %3d depth %d m=2: forward %.3f us/pt; jet forward %.3f us/pt; geom %.3f us/pt/prefix; "
+  printf("%s width %3d depth %d m=2: forward %.3f us/pt; jet forward %.3f us/pt; geom %.3f us/pt/prefix; "
          "all prefixes %.3f us/pt = %.1f forward passes; calibrated (sweep path) %.3f us/pt = "
          "%.1f forward passes (target <= %d); still doubtful after it: %d of %d\n",
-         width, c.depth, fwd, jet, geo / c.depth, jet + geo, (jet + geo) / fwd, cal, cal / fwd,
+         family == FAMILY_SELF ? "self-attention g1 2 heads" : "memory gated", width, c.depth,
+         fwd, jet, geo / c.depth, jet + geo, (jet + geo) / fwd, cal, cal / fwd,
          width <= 16 ? 15 : 10, recomputed, c.depth * NPTS);
   free(all);
   model_acts_free(V), model_acts_free(J), model_free(M);
@@ -75,7 +80,8 @@ static int bench(int width, int reps) {
 }
 
 int main(void) {
-  if (bench(16, 20) || bench(128, 5)) {
+  if (bench(16, FAMILY_MEMORY, 20) || bench(128, FAMILY_MEMORY, 5) ||
+      bench(16, FAMILY_SELF, 20)) {
     fprintf(stderr, "bench: %s\n", cs_error_message());
     return 1;
   }

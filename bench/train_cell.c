@@ -16,7 +16,13 @@
  * activations, LayerNorm, residuals, loss), softmax (attention softmax
  * forward and backward), optimizer (gradient zeroing and Adam), other
  * (the rest: batch gathering, shuffles, evaluation bookkeeping, calls).
- * Targets (issue 15): width 16 ≤ 0.12 s; width 128 ≥ 80% of dgemm. */
+ * Targets (issue 15): width 16 ≤ 0.12 s; width 128 ≥ 80% of dgemm.
+ * Third cell (issue 12): the self-attention reference cell (family self,
+ * gated at g1, depth 4, width 16, 2 heads, same data and schedule); its
+ * GFLOP/s counts the la products, as for the memory cells (the per-point
+ * token products Q Kᵀ and P V are loops outside la, docs/DECISIONS.md).
+ *
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [reps w16] [reps w128] [reps self] */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/tasks.h"
@@ -79,11 +85,13 @@ static int train_once(const cs_config *c, const cs_dataset *tr, const cs_dataset
 
 /* Train the cell r times with the timers off, then r times with them on
  * (the breakdown is the fastest of those: one run is at the mercy of
- * whatever else the shared core is doing). */
-static int bench_cell(int width, int r, cell_numbers *out) {
+ * whatever else the shared core is doing). family self: the self-attention
+ * reference cell (gated at g1, 2 heads). */
+static int bench_cell(int width, cs_family family, int r, cell_numbers *out) {
   cs_config c = config_default();
   c.arch = ARCH_GATED, c.depth = 4, c.width = width, c.slots = 3, c.task = TASK_CIRCLES;
   c.train_points = 2048, c.batch = 256, c.epochs = 100;
+  if (family == FAMILY_SELF) c.family = FAMILY_SELF, c.gate = GATE_G1, c.heads = 2;
   cs_dataset tr, te;
   CS_CHECK(task_generate(c.task, 2, c.train_points, 0, SPLIT_TRAIN, 0, &tr));
   CS_CHECK(task_generate(c.task, 2, c.test_points, 0, SPLIT_TEST, 0, &te));
@@ -117,8 +125,10 @@ static int bench_cell(int width, int r, cell_numbers *out) {
 }
 
 int main(int argc, char **argv) {
-  int reps[2] = {argc > 1 ? atoi(argv[1]) : 5, argc > 2 ? atoi(argv[2]) : 2};
-  int widths[2] = {16, 128};
+  int reps[3] = {argc > 1 ? atoi(argv[1]) : 5, argc > 2 ? atoi(argv[2]) : 2,
+                 argc > 3 ? atoi(argv[3]) : 5};
+  int widths[3] = {16, 128, 16};
+  cs_family family[3] = {FAMILY_MEMORY, FAMILY_MEMORY, FAMILY_SELF};
   const char *kernel = la_blas_kernel();
   printf("BLAS kernel: %s%s%s\n", kernel,
          strcmp(kernel, "Prescott") == 0
@@ -127,9 +137,9 @@ int main(int argc, char **argv) {
              : "",
          la_prof_compiled() ? "" : " (timers not compiled in: no breakdown)");
   double peak = dgemm_gflops(1024, 3);
-  cell_numbers cells[2];
-  for (int i = 0; i < 2; i++) {
-    if (bench_cell(widths[i], reps[i] < 1 ? 1 : reps[i], &cells[i])) {
+  cell_numbers cells[3];
+  for (int i = 0; i < 3; i++) {
+    if (bench_cell(widths[i], family[i], reps[i] < 1 ? 1 : reps[i], &cells[i])) {
       fprintf(stderr, "bench: %s\n", cs_error_message());
       return 1;
     }
@@ -138,11 +148,13 @@ int main(int argc, char **argv) {
   if (after > peak) peak = after;
   printf("single-core dgemm (1024^3, through la, best before/after): %.2f GFLOP/s\n", peak);
   static const char *names[LA_PROF_KINDS] = {"GEMM", "element-wise", "softmax", "optimizer"};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     const cell_numbers *n = &cells[i];
-    printf("gated depth 4 width %3d, circles, 2048 pts, batch 256, 100 epochs: %.3f s, "
+    printf("%s gated%s depth 4 width %3d%s, circles, 2048 pts, batch 256, 100 epochs: %.3f s, "
            "%.2f GFLOP/s (%.1f%% of dgemm), test acc %.3f\n",
-           widths[i], n->seconds, n->gflops, 100 * n->gflops / peak, n->acc);
+           family[i] == FAMILY_SELF ? "self-attention" : "memory", family[i] == FAMILY_SELF ? " g1" : "",
+           widths[i], family[i] == FAMILY_SELF ? " 2 heads" : "", n->seconds, n->gflops,
+           100 * n->gflops / peak, n->acc);
     printf("  on the thread's cpu time (what other processes on a shared core do not "
            "inflate): %.3f s, %.2f GFLOP/s (%.1f%% of dgemm)\n",
            n->cpu, n->cpu_gflops, 100 * n->cpu_gflops / peak);

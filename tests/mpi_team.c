@@ -1,4 +1,5 @@
-/* mpi_team.c — teams of P × Q ranks (PBLAS products) against the 1×1 path:
+/* mpi_team.c — teams of P × Q ranks (PBLAS products) against the 1×1 path,
+ * both families (the self family's sink statistic too):
  * loss of 10 optimisation steps to 1e-9, final test accuracy equal and
  * curvature statistics to 1e-7, with block sizes that do not divide the
  * matrices, a width smaller than the grid, a batch divisible by nothing.
@@ -87,6 +88,10 @@ static void check_shape_path(int p, int q, int nb, cs_config cfg, int use_pblas)
     assert_true(rel(rt.curv[l].Kt_absmean, r1.curv[l].Kt_absmean) <= 1e-7);
     assert_true(rel(rt.curv[l].K_absmean, r1.curv[l].K_absmean) <= 1e-7);
     assert_true(rel(rt.curv[l].logdet_mean, r1.curv[l].logdet_mean) <= 1e-7);
+    if (c.family == FAMILY_SELF) {
+      assert_true(rel(rt.curv[l].sink_mass, r1.curv[l].sink_mass) <= 1e-7);
+      assert_true(rel(rt.curv[l].max_attn, r1.curv[l].max_attn) <= 1e-7);
+    }
   }
   result_free(&r1), result_free(&rt);
   la_team_free(team);
@@ -107,6 +112,14 @@ static void test_teams_agree_with_one_rank(void **state) {
     cs_config tiny = c; /* width 3 < a 2×2 grid of 2-blocks */
     tiny.arch = ARCH_GATED, tiny.width = 3, tiny.heads = 1;
     check_shape(SHAPES[s][0], SHAPES[s][1], 2, tiny);
+    /* the self family: token products through the team, gates at g1, g3, g5 */
+    for (int arch = 0; arch < ARCH_MLP; arch++) {
+      cs_config sc = c;
+      sc.family = FAMILY_SELF, sc.arch = (cs_arch)arch, sc.gate = (cs_gate_pos)(2 * arch);
+      sc.norm = arch % 2 ? NORM_PRE : NORM_NONE;
+      sc.residual = arch >= 1;
+      check_shape(SHAPES[s][0], SHAPES[s][1], 5, sc);
+    }
   }
 }
 

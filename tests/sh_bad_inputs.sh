@@ -35,6 +35,10 @@ printf '[train]\nlr = 1e-3\n[grid]\nlr = 1e-3, 3e-3\n' > both.ini
 expect key-twice 2 "both.ini:[0-9]+: \[(grid|train)\] lr" -- "$bin" run both.ini -o x.h5
 printf '[modle]\nwidth = 8\n' > sect.ini
 expect unknown-section 2 "did you mean \[model\]" -- "$bin" run sect.ini -o x.h5
+printf '[grid]\narch = gated, mlp\n[model]\nfamily = self\n' > selfmlp.ini
+expect self-mlp 2 "selfmlp.ini:4: \[model\] family: self has no mlp block" -- "$bin" run selfmlp.ini -o x.h5
+printf '[grid]\ngate = g1, g7\n' > gate.ini
+expect bad-gate 2 "gate.ini:2: \[grid\] gate: unknown value 'g7'" -- "$bin" run gate.ini -o x.h5
 [[ ! -e x.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a bad spec created an archive"; fails=$((fails+1)); }
 
 # command line
@@ -59,9 +63,9 @@ sha=$(sha256sum < foreign.h5)
 expect foreign-hdf5 2 "foreign.h5" -- "$bin" run "$small" -o foreign.h5
 unchanged foreign-hdf5 foreign.h5 "$sha"
 cp good.h5 v2.h5
-/usr/bin/python3 -c "import h5py; f=h5py.File('v2.h5','r+'); f.attrs['format_version']=3"
+/usr/bin/python3 -c "import h5py; f=h5py.File('v2.h5','r+'); f.attrs['format_version']=4"
 sha=$(sha256sum < v2.h5)
-expect format-version 2 "v2.h5.*format_version 3" -- "$bin" run "$small" -o v2.h5
+expect format-version 2 "v2.h5.*format_version 4" -- "$bin" run "$small" -o v2.h5
 unchanged format-version v2.h5 "$sha"
 sed 's/epochs     = 20/epochs     = 19/' "$small" > other.ini
 expect spec-mismatch 2 "different spec" -- "$bin" run other.ini -o good.h5

@@ -20,7 +20,7 @@ check() { # name, expected status, actual status, [grep pattern, file]
 "$bin" train "$src/tests/specs/demo-small.ini" --cell 8 >"$tmp/o" 2>&1; check train-cell-range 2 $? "out of range: .* has 8 cells" "$tmp/o"
 "$bin" train "$tmp/missing.ini" --cell 0 >"$tmp/o" 2>&1; check train-missing-spec 2 $? "missing.ini: cannot open spec" "$tmp/o"
 printf '[model]\nwidht = 8\n' > "$tmp/bad.ini"
-"$bin" train "$tmp/bad.ini" --cell 0 >"$tmp/o" 2>&1; check train-bad-spec 2 $? 'bad.ini:2: \[model\] widht: unknown key; did you mean width? allowed: width, slots' "$tmp/o"
+"$bin" train "$tmp/bad.ini" --cell 0 >"$tmp/o" 2>&1; check train-bad-spec 2 $? 'bad.ini:2: \[model\] widht: unknown key; did you mean width? allowed: family, gate, width, slots' "$tmp/o"
 "$bin" train "$src/tests/specs/demo-small.ini" --cell 3 >"$tmp/o" 2>&1; check train-runs 0 $? "cell 3 of 8: arch=ungated depth=2 task=linear seed=1" "$tmp/o"
 grep -q "^status done" "$tmp/o" && grep -q "test_acc 0\.[0-9]" "$tmp/o" && [[ $(grep -c '^[12] ' "$tmp/o") -eq 2 ]]
 check train-table 0 $?

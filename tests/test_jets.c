@@ -1,6 +1,8 @@
 /* test_jets.c — the jet forward pass (exact J and H of every prefix h_l(x))
  * against finite differences of the plain value forward pass, for every
- * arch, residual and norm setting, several depths and input dimensions. */
+ * arch, residual and norm setting, several depths and input dimensions, in
+ * both families (the self family at every gate position); ungated
+ * self-attention is the same at every gate value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,8 +42,10 @@ static void second_difference(const cs_model *M, cs_acts *V, int l, const double
   }
 }
 
-static void check_model(cs_arch arch, int residual, cs_norm norm, int heads, int depth, int m) {
+static void check_model_of(cs_family family, cs_gate_pos gate, cs_arch arch, int residual,
+                           cs_norm norm, int heads, int depth, int m) {
   cs_config c = config_default();
+  c.family = family, c.gate = gate;
   c.arch = arch, c.residual = residual, c.norm = norm, c.heads = heads;
   c.width = 6, c.slots = 3, c.depth = depth, c.input_dim = m, c.seed = 5;
   cs_model *M;
@@ -80,8 +84,9 @@ static void check_model(cs_arch arch, int residual, cs_norm norm, int heads, int
         }
       }
       if (!(sqrt(err / ref) <= 1e-6))
-        fail_msg("J: %s res=%d norm=%d H=%d L=%d m=%d prefix %d: rel err %.3e",
-                 config_arch_name(arch), residual, norm, heads, depth, m, l, sqrt(err / ref));
+        fail_msg("J: %s %s %s res=%d norm=%d H=%d L=%d m=%d prefix %d: rel err %.3e",
+                 config_family_name(family), config_arch_name(arch), config_gate_name(gate),
+                 residual, norm, heads, depth, m, l, sqrt(err / ref));
       /* second derivatives: Richardson-extrapolated second differences */
       err = 0, ref = 0;
       int q = 0;
@@ -95,12 +100,64 @@ static void check_model(cs_arch arch, int residual, cs_norm norm, int heads, int
           }
         }
       if (!(sqrt(err / ref) <= 1e-6))
-        fail_msg("H: %s res=%d norm=%d H=%d L=%d m=%d prefix %d: rel err %.3e",
-                 config_arch_name(arch), residual, norm, heads, depth, m, l, sqrt(err / ref));
+        fail_msg("H: %s %s %s res=%d norm=%d H=%d L=%d m=%d prefix %d: rel err %.3e",
+                 config_family_name(family), config_arch_name(arch), config_gate_name(gate),
+                 residual, norm, heads, depth, m, l, sqrt(err / ref));
     }
   model_acts_free(J);
   model_acts_free(V);
   model_free(M);
+}
+
+static void check_model(cs_arch arch, int residual, cs_norm norm, int heads, int depth, int m) {
+  check_model_of(FAMILY_MEMORY, GATE_G1, arch, residual, norm, heads, depth, m);
+}
+
+/* Self family: softmax over tokens, the products with V and the gates at
+ * every position carry exact first and second derivatives. */
+static void test_self_jets_match_finite_differences(void **state) {
+  (void)state;
+  for (int arch = 0; arch < ARCH_MLP; arch++)
+    for (int gate = 0; gate < (arch == ARCH_UNGATED ? 1 : GATE_COUNT); gate++)
+      for (int residual = 0; residual <= 1; residual++)
+        for (int norm = 0; norm <= 1; norm++) {
+          check_model_of(FAMILY_SELF, (cs_gate_pos)gate, (cs_arch)arch, residual, (cs_norm)norm,
+                         2, 2, 2);
+          if (residual == norm)
+            check_model_of(FAMILY_SELF, (cs_gate_pos)gate, (cs_arch)arch, residual,
+                           (cs_norm)norm, 3, 1, 3);
+        }
+}
+
+/* arch = ungated ignores gate: every jet row of every prefix is bitwise
+ * the same for g1..g5, and so is the value forward's output. */
+static void test_self_ungated_ignores_gate(void **state) {
+  (void)state;
+  double *ref = NULL;
+  size_t bytes = 0;
+  for (int gate = 0; gate < GATE_COUNT; gate++) {
+    cs_config c = config_default();
+    c.family = FAMILY_SELF, c.arch = ARCH_UNGATED, c.gate = (cs_gate_pos)gate;
+    c.width = 8, c.heads = 2, c.depth = 3, c.residual = 1, c.norm = NORM_PRE, c.seed = 4;
+    cs_model *M;
+    cs_acts *J;
+    assert_int_equal(model_create(&c, NULL, &M), CS_OK);
+    assert_int_equal(model_acts_create(M, NPTS, 2, &J), CS_OK);
+    double x[NPTS * 2] = {0.3, -0.7, 0.9, 0.1, -0.2, -0.5};
+    assert_int_equal(model_forward(M, J, NPTS, x), CS_OK);
+    size_t per = (size_t)NPTS * model_acts_jet_rows(J) * model_width(M);
+    if (!ref) {
+      bytes = sizeof(double) * per * 3;
+      ref = malloc(bytes);
+      for (int l = 1; l <= 3; l++) memcpy(ref + (l - 1) * per, model_layer_output(J, l), bytes / 3);
+    } else {
+      for (int l = 1; l <= 3; l++)
+        assert_memory_equal(ref + (l - 1) * per, model_layer_output(J, l), bytes / 3);
+    }
+    model_acts_free(J);
+    model_free(M);
+  }
+  free(ref);
 }
 
 static void test_jets_match_finite_differences(void **state) {
@@ -117,6 +174,8 @@ static void test_jets_match_finite_differences(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jets_match_finite_differences),
+      cmocka_unit_test(test_self_jets_match_finite_differences),
+      cmocka_unit_test(test_self_ungated_ignores_gate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

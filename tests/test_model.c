@@ -1,6 +1,7 @@
 /* test_model.c — model backward vs central finite differences, for every
- * arch, residual and norm setting and several head counts; initialisation
- * streams shared across archs. */
+ * arch, residual and norm setting and several head counts, in both
+ * families (the self family at every gate position); initialisation
+ * streams shared across archs and gate positions; parameter counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 
 static cs_config small_config(cs_arch arch, int residual, cs_norm norm, int heads) {
   cs_config c = config_default();
+  c.family = FAMILY_MEMORY;
   c.arch = arch;
   c.residual = residual;
   c.norm = norm;
@@ -44,8 +46,9 @@ static void randomise_params(cs_model *M, uint64_t seed) {
   for (int64_t i = 0; i < model_param_count(M); i++) p[i] += 0.3 * rng_normal(&s);
 }
 
-static void check_gradients(cs_arch arch, int residual, cs_norm norm, int heads) {
-  cs_config cfg = small_config(arch, residual, norm, heads);
+static void check_gradients_of(cs_config cfg) {
+  cs_arch arch = cfg.arch;
+  int residual = cfg.residual, norm = cfg.norm, heads = cfg.heads;
   cs_model *M;
   cs_acts *A;
   assert_int_equal(model_create(&cfg, NULL, &M), CS_OK);
@@ -84,14 +87,39 @@ static void check_gradients(cs_arch arch, int residual, cs_norm norm, int heads)
       ref2 += fd * fd;
     }
     double rel = sqrt(err2 / ref2);
+    /* One structural exception: self family, one head, headwise gate at g5,
+     * pre-LayerNorm, no residual. There a layer's gate is one scalar per
+     * token multiplying the whole Y, and the next layer's LayerNorm undoes
+     * the scale (up to its ε = 1e-5): W_g, b_g of every layer but the last
+     * get a gradient ~1e-5 of the others, where the difference quotient's
+     * rounding (~1e-11) is no longer 1e-6 of it. Their error is held to
+     * 1e-6 of the gradient of the last layer's W_g instead, and the
+     * invariance itself is asserted: the gradient is < 1e-3 of that one. */
+    if (cfg.family == FAMILY_SELF && cfg.arch == ARCH_GATED_HEADWISE && heads == 1 &&
+        cfg.gate == GATE_G5 && norm == NORM_PRE && !residual &&
+        (strstr(view.name, "/Wg") || strstr(view.name, "/bg")) &&
+        strncmp(view.name, "layer1/", 7) != 0) {
+      cs_tensor last;
+      assert_int_equal(model_find_tensor(M, "layer1/Wg", &last), CS_OK);
+      double last2 = 0.0;
+      for (int64_t i = 0; i < (int64_t)last.rows * last.cols; i++)
+        last2 += analytic[last.v - p + i] * analytic[last.v - p + i];
+      assert_true(sqrt(ref2) < 1e-3 * sqrt(last2));
+      rel = sqrt(err2 / last2);
+    }
     if (!(rel <= 1e-6))
-      fail_msg("%s residual=%d norm=%d heads=%d tensor %s: relative error %.3e", config_arch_name(arch),
+      fail_msg("%s %s %s residual=%d norm=%d heads=%d tensor %s: relative error %.3e",
+               config_family_name(cfg.family), config_arch_name(arch), config_gate_name(cfg.gate),
                residual, norm, heads, view.name, rel);
     assert_true(ref2 > 1e-20);
   }
   free(analytic);
   model_acts_free(A);
   model_free(M);
+}
+
+static void check_gradients(cs_arch arch, int residual, cs_norm norm, int heads) {
+  check_gradients_of(small_config(arch, residual, norm, heads));
 }
 
 static void test_backward_matches_finite_differences(void **state) {
@@ -101,6 +129,72 @@ static void test_backward_matches_finite_differences(void **state) {
       for (int norm = 0; norm <= 1; norm++)
         for (int heads = 1; heads <= 2; heads++)
           check_gradients((cs_arch)arch, residual, (cs_norm)norm, heads);
+}
+
+/* The self family: every gated arch at every gate position (ungated once:
+ * it has no gate), with and without residual and LayerNorm, 1 and 2 heads. */
+static void test_self_backward_matches_finite_differences(void **state) {
+  (void)state;
+  for (int arch = 0; arch < ARCH_MLP; arch++)
+    for (int gate = 0; gate < (arch == ARCH_UNGATED ? 1 : GATE_COUNT); gate++)
+      for (int residual = 0; residual <= 1; residual++)
+        for (int norm = 0; norm <= 1; norm++)
+          for (int heads = 1; heads <= 2; heads++) {
+            cs_config c = small_config((cs_arch)arch, residual, (cs_norm)norm, heads);
+            c.family = FAMILY_SELF;
+            c.gate = (cs_gate_pos)gate;
+            check_gradients_of(c);
+          }
+}
+
+/* Self family: a tensor two archs or two gate positions both have is the
+ * same draw (paired comparisons); W_g/b_g differ in shape between gated
+ * (d × d) and gated-headwise (H × d). */
+static void test_self_shared_tensors_identical(void **state) {
+  (void)state;
+  enum { NM = 1 + 2 * GATE_COUNT };
+  cs_model *models[NM];
+  int k = 0;
+  for (int a = 0; a < ARCH_MLP; a++)
+    for (int g = 0; g < (a == ARCH_UNGATED ? 1 : GATE_COUNT); g++) {
+      cs_config c = small_config((cs_arch)a, 1, NORM_PRE, 2);
+      c.family = FAMILY_SELF, c.gate = (cs_gate_pos)g, c.width = 8, c.depth = 2;
+      assert_int_equal(model_create(&c, NULL, &models[k++]), CS_OK);
+    }
+  int shared = 0;
+  for (int a = 0; a < NM; a++)
+    for (int t = 0; t < model_tensor_count(models[a]); t++) {
+      cs_tensor ta;
+      model_tensor(models[a], t, &ta, NULL);
+      for (int b = a + 1; b < NM; b++) {
+        cs_tensor tb;
+        if (model_find_tensor(models[b], ta.name, &tb) != CS_OK) continue;
+        if (ta.rows != tb.rows || ta.cols != tb.cols) {
+          assert_true(strstr(ta.name, "/Wg") || strstr(ta.name, "/bg"));
+          continue;
+        }
+        if (memcmp(ta.v, tb.v, sizeof(double) * ta.rows * ta.cols))
+          fail_msg("models %d and %d: %s differs", a, b, ta.name);
+        shared++;
+      }
+    }
+  /* every model has tokens/W, tokens/b, cls, 2 × (Wq, Wk, Wv, Wo, bo, ln_g,
+   * ln_b), readout (2): 19 tensors in all C(11, 2) = 55 pairs; W_g, b_g of
+   * equal shape: the 5 gated among themselves and the 5 headwise: 2 × 10
+   * pairs × 2 layers × 2 tensors */
+  assert_int_equal(shared, 55 * 19 + 2 * 10 * 4);
+  /* the memory family at the same seed shares the readout only */
+  cs_config c = small_config(ARCH_GATED, 1, NORM_PRE, 2);
+  c.width = 8, c.depth = 2;
+  cs_model *mem;
+  assert_int_equal(model_create(&c, NULL, &mem), CS_OK);
+  cs_tensor t1, t2;
+  assert_int_equal(model_find_tensor(mem, "readout/W", &t1), CS_OK);
+  assert_int_equal(model_find_tensor(models[0], "readout/W", &t2), CS_OK);
+  assert_memory_equal(t1.v, t2.v, sizeof(double) * 16);
+  assert_int_not_equal(model_find_tensor(mem, "cls", &t1), CS_OK);
+  model_free(mem);
+  for (int a = 0; a < NM; a++) model_free(models[a]);
 }
 
 /* Tensors that two archs share are drawn from the same (seed, name) stream. */
@@ -166,8 +260,35 @@ static void test_parameter_counts(void **state) {
   }
 }
 
+/* Self family parameter counts against docs/MODELS.md:
+ * tokens 2md + cls d + L (3d² + d² + d [+ ng·d + ng] [+ 2d]) + readout 2d + 2. */
+static void test_self_parameter_counts(void **state) {
+  (void)state;
+  int d = 8, m = 3, H = 2, L = 2;
+  int64_t base = 2 * m * d + d + L * (4 * d * d + d) + 2 * d + 2;
+  int64_t ng[3] = {0, d, H};
+  for (int a = 0; a < ARCH_MLP; a++)
+    for (int norm = 0; norm <= 1; norm++) {
+      cs_config c = small_config((cs_arch)a, 0, (cs_norm)norm, H);
+      c.family = FAMILY_SELF, c.width = d, c.depth = L, c.input_dim = m, c.gate = GATE_G3;
+      cs_model *M;
+      assert_int_equal(model_create(&c, NULL, &M), CS_OK);
+      assert_int_equal(model_param_count(M), base + L * (ng[a] * d + ng[a]) + norm * L * 2 * d);
+      model_free(M);
+    }
+  /* no mlp block in the self family */
+  cs_config c = small_config(ARCH_MLP, 0, NORM_NONE, H);
+  c.family = FAMILY_SELF;
+  cs_model *M = NULL;
+  assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
+  assert_null(M);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_self_backward_matches_finite_differences),
+      cmocka_unit_test(test_self_shared_tensors_identical),
+      cmocka_unit_test(test_self_parameter_counts),
       cmocka_unit_test(test_backward_matches_finite_differences),
       cmocka_unit_test(test_shared_tensors_identical_across_archs),
       cmocka_unit_test(test_parameter_counts),

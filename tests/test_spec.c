@@ -441,7 +441,7 @@ static void test_lexical_forms(void **state) {
 
 #define SECTIONS "allowed: sweep, grid, task, model, train, curvature, team"
 #define AXES "allowed: arch, depth, task, seed, or any key of [task], [model], [train], [curvature]"
-#define MODEL_KEYS "allowed: width, slots, heads, residual, norm"
+#define MODEL_KEYS "allowed: family, gate, width, slots, heads, residual, norm"
 #define SYNTAX "allowed: [section], key = value, a ; or # comment, or a blank line"
 #define DEPTH_LIST "allowed: a comma list of values or integer ranges a..b, each an integer in [1, 64]"
 
@@ -605,6 +605,49 @@ static void test_bad_combinations(void **state) {
   expect_bad("[grid]\ninput_dim = 2, 4\ntask = xor, checker\n",
              "bad.ini:2: [grid] input_dim: 4 is not supported by task checker ([grid] line 3); "
              "allowed with checker: 2");
+  // the self family has no mlp block: the family key is named, with the arch's source
+  expect_bad("[grid]\narch = gated, mlp\n[model]\nfamily = self\n",
+             "bad.ini:4: [model] family: self has no mlp block, but arch mlp is in the grid "
+             "([grid] line 2); allowed with arch = mlp: memory; with family = self: arch ungated, "
+             "gated, gated-headwise");
+  expect_bad("[grid]\nfamily = memory, self\narch = mlp\n",
+             "bad.ini:2: [grid] family: self has no mlp block, but arch mlp is in the grid "
+             "([grid] line 3); allowed with arch = mlp: memory; with family = self: arch ungated, "
+             "gated, gated-headwise");
+}
+
+/* family and gate: defaults, fixed values and axes; mlp is fine in the memory family. */
+static void test_family_and_gate(void **state) {
+  cs_spec *s = load_ok("[sweep]\nname = x\n");
+  cs_config c;
+  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  assert_int_equal(c.family, FAMILY_MEMORY);
+  assert_int_equal(c.gate, GATE_G1);
+  spec_free(s);
+  s = load_ok("[grid]\narch = ungated, gated\ngate = g1, g2, g3, g4, g5\n[model]\nfamily = self\n");
+  assert_int_equal(spec_cell_count(s), 10);
+  assert_int_equal(spec_find_axis(s, "gate"), 1);
+  assert_int_equal(spec_axis_type(s, 1), SPEC_AXIS_STRING);
+  assert_int_equal(spec_cell_config(s, 8, &c), CS_OK);
+  assert_int_equal(c.family, FAMILY_SELF);
+  assert_int_equal(c.arch, ARCH_GATED);
+  assert_int_equal(c.gate, GATE_G4);
+  char text[16];
+  spec_axis_value_text(s, 1, 8, text, sizeof text);
+  assert_string_equal(text, "g4");
+  spec_free(s);
+  s = load_ok("[grid]\nfamily = memory, self\ngate = g2, g5\n");
+  assert_int_equal(spec_cell_count(s), 4);
+  assert_int_equal(spec_cell_config(s, 3, &c), CS_OK);
+  assert_int_equal(c.family, FAMILY_SELF);
+  assert_int_equal(c.gate, GATE_G5);
+  spec_free(s);
+  s = load_ok("[grid]\narch = mlp\n[model]\nfamily = memory\n");
+  spec_free(s);
+  expect_bad("[model]\nfamily = selff\n",
+             "bad.ini:2: [model] family: unknown value 'selff'; did you mean self? allowed: memory, self");
+  expect_bad("[grid]\ngate = g1, g6\n",
+             "bad.ini:2: [grid] gate: unknown value 'g6'; did you mean g1? allowed: g1, g2, g3, g4, g5");
 }
 
 static void test_bad_team(void **state) {
@@ -731,6 +774,7 @@ int main(void) {
       cmocka_unit_test(test_bad_names),
       cmocka_unit_test(test_bad_axes),
       cmocka_unit_test(test_bad_combinations),
+      cmocka_unit_test(test_family_and_gate),
       cmocka_unit_test(test_bad_team),
       cmocka_unit_test(test_bad_grid_size),
       cmocka_unit_test(test_bad_syntax),

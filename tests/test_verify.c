@@ -69,6 +69,30 @@ static void test_rescaling_changes_K_not_K_tilde(void **state) {
   assert_true(dkt <= 1e-9);
 }
 
+/* Self family, W_q = W_k = 0 (uniform attention): the ungated CLS map is
+ * affine (second derivatives exactly 0) at several seeds and depths; g3/g4
+ * gates are inert (jets equal ungated's); a g2 gate is not (curved, and
+ * jets differ), nor are random W_q, W_k. */
+static void test_self_uniform_attention(void **state) {
+  (void)state;
+  double h2, dev, r;
+  for (uint64_t seed = 1; seed <= 3; seed++)
+    for (int depth = 1; depth <= 3; depth++) {
+      assert_int_equal(verify_self_uniform(ARCH_UNGATED, GATE_G1, depth, 2, (int)(seed % 2), seed,
+                                           &h2, &dev), CS_OK);
+      assert_true(h2 == 0.0 && dev == 0.0);
+      assert_int_equal(verify_self_uniform(ARCH_GATED_HEADWISE, GATE_G4, depth, 2, 1, seed, &h2,
+                                           &dev), CS_OK);
+      assert_true(h2 == 0.0 && dev == 0.0);
+    }
+  assert_int_equal(verify_self_uniform(ARCH_GATED, GATE_G2, 2, 2, 0, 5, &h2, &dev), CS_OK);
+  assert_true(h2 > 1e-6 && dev > 1e-6);
+  assert_int_equal(verify_self_curved(ARCH_GATED, GATE_G2, 1, 1, 5, &r), CS_OK);
+  assert_true(r >= VERIFY_CURVED_BOUND);
+  assert_int_equal(verify_self_curved(ARCH_UNGATED, GATE_G1, 1, 0, 5, &r), CS_OK);
+  assert_true(r >= VERIFY_CURVED_BOUND);
+}
+
 static void test_verify_table_all_pass(void **state) {
   (void)state;
   verify_table t = {0};
@@ -111,6 +135,7 @@ int main(void) {
       cmocka_unit_test(test_positive_curvature_needs_the_gate),
       cmocka_unit_test(test_rescaling_changes_K_not_K_tilde),
       cmocka_unit_test(test_surface_rows_pass),
+      cmocka_unit_test(test_self_uniform_attention),
       cmocka_unit_test(test_verify_table_all_pass),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 2).
+/* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 3).
  *
  * Layout: root attributes (format = "curvsweep", format_version,
  * software_version, created (UTC ISO 8601), spec_sha256); /spec (the spec
@@ -24,7 +24,10 @@
 #include <stdint.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
-#define ARCHIVE_FORMAT_VERSION 2
+#define ARCHIVE_FORMAT_VERSION 3
+/* The oldest format_version still read (2: no sink_mass, max_attn columns
+ * in /curvature; they read as NaN). */
+#define ARCHIVE_FORMAT_VERSION_MIN 2
 
 typedef struct cs_archive cs_archive;
 

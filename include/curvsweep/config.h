@@ -22,6 +22,12 @@ typedef enum {
 
 typedef enum { SCHEDULE_CONSTANT = 0, SCHEDULE_COSINE, SCHEDULE_COUNT } cs_schedule;
 typedef enum { NORM_NONE = 0, NORM_PRE, NORM_COUNT } cs_norm;
+/* The model family (docs/MODELS.md): memory attention (query against learned
+ * key/value slots) or FT-style self-attention over feature tokens. */
+typedef enum { FAMILY_MEMORY = 0, FAMILY_SELF, FAMILY_COUNT } cs_family;
+/* Where the gate of the self family sits: g1 SDPA output O, g2 values V,
+ * g3 keys K, g4 queries Q, g5 after the dense output Y. */
+typedef enum { GATE_G1 = 0, GATE_G2, GATE_G3, GATE_G4, GATE_G5, GATE_COUNT } cs_gate_pos;
 
 typedef struct {
   /* the four named axes */
@@ -35,6 +41,8 @@ typedef struct {
   int test_points;       /* 2048 */
   double label_noise;    /* 0 */
   /* [model] */
+  cs_family family;      /* memory */
+  cs_gate_pos gate;      /* g1 (self family, gated archs only) */
   int width;             /* d, 16 */
   int slots;             /* n, 3 */
   int heads;             /* H, 1 */
@@ -67,9 +75,13 @@ int config_arch_parse(const char *s);
 int config_task_parse(const char *s);
 
 const char *config_norm_name(cs_norm n);         /* "none", "pre" */
+const char *config_family_name(cs_family f);     /* "memory", "self" */
+const char *config_gate_name(cs_gate_pos g);     /* "g1" .. "g5" */
 const char *config_schedule_name(cs_schedule s); /* "constant", "cosine" */
 /* Name -> enum; -1 when unknown. */
 int config_norm_parse(const char *s);
 int config_schedule_parse(const char *s);
+int config_family_parse(const char *s);
+int config_gate_parse(const char *s);
 
 #endif

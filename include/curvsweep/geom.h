@@ -133,6 +133,12 @@ typedef struct {
   double logdet_mean;      /* mean log det g */
   double intK, intabsK;    /* ∫K dA and ∫|K| dA over the input box (m = 2), NaN otherwise */
   double intK_err;         /* rounding error bound of both: volume · mean(S_err/2 · area) */
+  /* Not geometry: the self family's attention-sink statistic of the same
+   * prefix and evaluation points, carried here so it travels with the
+   * prefix's row (docs/MODELS.md). geom_stats_compute sets NaN; the cell
+   * (train/cell.c) fills them for family = self (model_attention_sink). */
+  double sink_mass;        /* mean attention weight of non-CLS queries on token 0 */
+  double max_attn;         /* mean largest attention weight of non-CLS queries */
 } geom_stats;
 
 /* Statistics over n points (degenerate and unresolved ones excluded,

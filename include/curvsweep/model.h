@@ -1,4 +1,7 @@
-/* model.h — gated and ungated memory-attention models (docs/MODELS.md).
+/* model.h — gated and ungated attention models (docs/MODELS.md): the
+ * memory family below, and the self family (family = self: feature tokens
+ * with a CLS token, self-attention over tokens, the gate at g1..g5; the
+ * representation h_l is the CLS row, with the same layout).
  *
  *   h_0     = W_e x + b_e                                   embedding
  *   a       = h_l  or  LayerNorm(h_l)                        (norm = pre)
@@ -66,6 +69,15 @@ double model_loss(cs_acts *acts, int n, const int *y, int *n_correct);
 /* Backward of the last forward + loss: accumulates dL/dθ into the grads
  * array (the caller zeroes it). Needs a value forward (jet_order 0). */
 int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
+
+/* The attention-sink statistic of the self family (docs/MODELS.md) at
+ * every prefix l = 1..L, from a value forward on n points x (n × m):
+ * sink_mass[l-1] the mean attention weight non-CLS queries put on token 0
+ * (the CLS token), max_attn[l-1] the mean of their largest attention
+ * weight, both averaged over queries, heads and points. NaN for the memory
+ * family (no attention over tokens). */
+int model_attention_sink(const cs_model *model, int n, const double *x, double *sink_mass,
+                         double *max_attn);
 
 /* Nominal floating-point operations of one forward pass per point (the
  * products only), for cost estimates and benchmarks. */

@@ -77,6 +77,20 @@ int verify_scaling(double c, double *dev_K, double *dev_Kt);
  * smallest log det g (how saturated). */
 int verify_saturated_flatness(double key_scale, double *max_abs_Kt, double *min_logdet);
 
+/* Self family (docs/DECISIONS.md, "verify: self-attention"), m = 2, width
+ * 6, no LayerNorm, every tensor randomised from seed, then W_q = W_k = 0 in
+ * every layer: the attention is uniform (P = 1/T). *max_second is the
+ * largest |∂²h_L/∂x_a∂x_b| of the CLS map at random points (affine ⇒
+ * exactly 0); *dev_ungated the largest |difference| of every jet entry of
+ * h_L from the ungated model sharing every other tensor (a g3 or g4 gate
+ * multiplies a zero K or Q ⇒ exactly 0). */
+int verify_self_uniform(cs_arch arch, cs_gate_pos gate, int depth, int heads, int residual,
+                        uint64_t seed, double *max_second, double *dev_ungated);
+/* Largest |S|/Σ|Π|² of h_L at random points of a random self-family model
+ * (2 heads, no residual, no norm), W_q = W_k = 0 when zero_qk. */
+int verify_self_curved(cs_arch arch, cs_gate_pos gate, int depth, int zero_qk, uint64_t seed,
+                       double *max_ratio);
+
 /* Every check, in the order `curvsweep verify` prints them. */
 int verify_all(verify_table *t);
 

@@ -207,10 +207,10 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
                   "flat (docs/NUMERICS.md). This curvsweep (%s) reads format_version %d: re-run "
                   "the spec into a new archive, or read it with curvsweep 0.1", path, CS_VERSION,
                   ARCHIVE_FORMAT_VERSION);
-  else if (version != ARCHIVE_FORMAT_VERSION)
+  else if (version < ARCHIVE_FORMAT_VERSION_MIN || version > ARCHIVE_FORMAT_VERSION)
     rc = cs_error(CS_ERR_INPUT, "%s has format_version %" PRId64 "; this curvsweep (%s) reads "
-                  "format_version %d: use the curvsweep version that wrote it", path, version,
-                  CS_VERSION, ARCHIVE_FORMAT_VERSION);
+                  "format_version %d..%d: use the curvsweep version that wrote it", path, version,
+                  CS_VERSION, ARCHIVE_FORMAT_VERSION_MIN, ARCHIVE_FORMAT_VERSION);
   else if (archive_attr_read_str(f, "spec_sha256", meta->spec_sha256, sizeof meta->spec_sha256) != 0)
     rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a spec_sha256 attribute", path);
   else if ((rc = archive_spec_verify(f, path, meta->spec_sha256)))

@@ -3,6 +3,7 @@
  * and compound row types, attributes, and the 1-D extendible tables. */
 #include "archive_internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,8 @@ const archive_stats_field ARCHIVE_STATS_FIELDS[] = {
     {"intK", offsetof(geom_stats, intK)},
     {"intabsK", offsetof(geom_stats, intabsK)},
     {"intK_err", offsetof(geom_stats, intK_err)},
+    {"sink_mass", offsetof(geom_stats, sink_mass)}, /* format_version 3 */
+    {"max_attn", offsetof(geom_stats, max_attn)},   /* format_version 3 */
 };
 
 /* /points/<id>/class: an HDF5 enum over int8 with the geom_class codes. */
@@ -370,9 +373,33 @@ int archive_table_length_checked(hid_t ds, const char *path, const char *name, h
   return CS_OK;
 }
 
+/* Before a read: float64 members of the memory type that the file's table
+ * lacks (a format_version 2 /curvature has no sink_mass, max_attn) are NaN
+ * in every row; HDF5 leaves members it does not convert untouched. */
+static void archive_fill_absent_columns(hid_t ds, hid_t mtype, hsize_t n, void *rows) {
+  hid_t ftype = H5Dget_type(ds);
+  if (ftype < 0) return;
+  size_t row_bytes = H5Tget_size(mtype);
+  int nm = H5Tget_class(mtype) == H5T_COMPOUND ? H5Tget_nmembers(mtype) : 0;
+  for (int i = 0; i < nm; i++) {
+    char *name = H5Tget_member_name(mtype, (unsigned)i);
+    hid_t member = H5Tget_member_type(mtype, (unsigned)i);
+    int absent = name && H5Tget_member_index(ftype, name) < 0;
+    if (absent && member >= 0 && H5Tequal(member, H5T_NATIVE_DOUBLE) > 0) {
+      size_t off = H5Tget_member_offset(mtype, (unsigned)i);
+      double nan = NAN;
+      for (hsize_t r = 0; r < n; r++) memcpy((char *)rows + r * row_bytes + off, &nan, sizeof nan);
+    }
+    if (member >= 0) H5Tclose(member);
+    H5free_memory(name);
+  }
+  H5Tclose(ftype);
+}
+
 /* Read or write rows [start, start+n) of a table with a memory type. */
 int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write) {
   if (n == 0) return 0;
+  if (!write) archive_fill_absent_columns(ds, mtype, n, rows);
   hid_t fspace = H5Dget_space(ds), mspace = H5Screate_simple(1, &n, NULL);
   int ok = fspace >= 0 && mspace >= 0 &&
            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &n, NULL) >= 0;

@@ -62,7 +62,7 @@ typedef struct {
   const char *name;
   size_t offset;
 } archive_stats_field;
-enum { ARCHIVE_N_STATS_FIELDS = 31 };
+enum { ARCHIVE_N_STATS_FIELDS = 33 };
 extern const archive_stats_field ARCHIVE_STATS_FIELDS[ARCHIVE_N_STATS_FIELDS];
 
 /* Journal record kinds (docs/ARCHIVE.md, "Journal"). */

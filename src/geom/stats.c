@@ -73,7 +73,7 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
                       .Kh_q05 = nan, .Kh_q95 = nan, .Kh_fracpos = nan,
                       .aniso_median = nan,
                       .H_norm_mean = nan, .logdet_mean = nan, .intK = nan, .intabsK = nan,
-                      .intK_err = nan};
+                      .intK_err = nan, .sink_mass = nan, .max_attn = nan};
 
   // ∫K dA = volume · E_box[K·√det g] and ∫|K| dA (m = 2), Monte Carlo over the
   // box points: degenerate ones contribute 0 (vanishing area element),

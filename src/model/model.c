@@ -1,5 +1,7 @@
 /* model.c — parameters, initialisation, forward (values or jets), loss and
- * backward for the memory-attention and mlp models of docs/MODELS.md.
+ * backward for the memory-attention and mlp models (docs/MODELS.md), the
+ * building blocks the self family shares (model_internal.h), and the
+ * dispatch to self_attn.c for family = self.
  *
  * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
  * m input dim, d width, n slots, H heads, dh = d/H head dim.
@@ -10,70 +12,18 @@
 #include "curvsweep/error.h"
 #include "curvsweep/rng.h"
 #include "jet.h"
+#include "model_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define N_CLASSES 2
-#define LN_EPS 1e-5
-#define MAX_TENSORS 512
-
-typedef enum { INIT_NORMAL, INIT_ZEROS, INIT_ONES } init_kind;
-
-typedef struct {
-  char name[48];
-  int rows, cols;
-  int64_t offset;
-  int decays; /* weight matrices take weight decay; biases and LN gains do not */
-} tensor_entry;
-
-/* Offsets of one layer's tensors in the parameter array (-1 when absent). */
-typedef struct {
-  int64_t Wq, K, U, Wo, bo, Wg, bg, W1, b1, W2, b2, ln_g, ln_b;
-} layer_offsets;
-
-struct cs_model {
-  cs_config cfg;
-  const la_team *team;
-  int L, m, d, n, H, dh, n_gate; /* n_gate: gate width (d, H, or 0) */
-  int64_t n_params;
-  double *params, *grads;
-  int n_tensors;
-  tensor_entry tensors[MAX_TENSORS];
-  int64_t embed_W, embed_b, readout_W, readout_b;
-  layer_offsets *layers;
-};
-
-/* Per-layer forward caches, each R × (width given). */
-typedef struct {
-  double *xhat, *rstd, *a; /* LayerNorm: normalised input, 1/std (R × 1), output */
-  double *qz;              /* R × (d + n_gate)  queries q | gate pre-activation z */
-  double *alpha;           /* R × Hn  attention weights */
-  double *o;               /* R × d   Σ α U */
-  double *g;               /* R × n_gate gate σ(z + b_g) */
-  double *u;               /* R × d   gated value (g ⊙ o) or o */
-  double *t;               /* R × d   mlp hidden tanh(W_1 a + b_1) */
-} layer_cache;
-
-struct cs_acts {
-  int max_points, n, L;
-  jet_shape js;
-  double *xjet;        /* R × m  jet of the input */
-  double **h;          /* L + 1 arrays, R × d */
-  layer_cache *cache;  /* L */
-  double *tmp;         /* R × max(2H, 2, d) scratch */
-  double *logits, *dlogits; /* N × 2 */
-  /* backward buffers (N × …) */
-  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dqz; /* dqz N × (d + n_gate) */
-};
-
 /* ---------------------------------------------------------------- setup */
 
 /* Append a tensor to the table; it lives at offset, or (offset < 0) at
  * the end of the parameter array. */
-static int64_t model_place_tensor(cs_model *M, const char *name, int rows, int cols, int decays,
+int64_t model_place_tensor(cs_model *M, const char *name, int rows, int cols, int decays,
                                   int64_t offset) {
   tensor_entry *t = &M->tensors[M->n_tensors++];
   snprintf(t->name, sizeof t->name, "%s", name);
@@ -88,18 +38,18 @@ static int64_t model_place_tensor(cs_model *M, const char *name, int rows, int c
   return offset;
 }
 
-static int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
+int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
   return model_place_tensor(M, name, rows, cols, decays, -1);
 }
 
-static int64_t model_place_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
+int64_t model_place_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
                                         int cols, int decays, int64_t offset) {
   char name[48];
   snprintf(name, sizeof name, "layer%d/%s", layer, short_name);
   return model_place_tensor(M, name, rows, cols, decays, offset);
 }
 
-static int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
+int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
                                       int cols, int decays) {
   return model_place_layer_tensor(M, layer, short_name, rows, cols, decays, -1);
 }
@@ -114,6 +64,7 @@ static void model_init_tensor(cs_model *M, const tensor_entry *t) {
   init_kind kind = INIT_NORMAL;
   double std = 1.0 / sqrt((double)t->cols); /* W: N(0, 1/fan_in) */
   if (leaf[0] == 'b' || strcmp(leaf, "ln_b") == 0) kind = INIT_ZEROS;
+  if (strcmp(t->name, "tokens/b") == 0) kind = INIT_NORMAL; /* feature-token biases: N(0, 1/d) */
   if (strcmp(leaf, "ln_g") == 0) kind = INIT_ONES;
   if (strcmp(leaf, "K") == 0 || strcmp(leaf, "U") == 0) std = 1.0; /* slots: N(0, 1) */
   rng_stream s = rng_stream_make((uint64_t)M->cfg.seed, "init", 0, t->name);
@@ -124,7 +75,8 @@ static void model_init_tensor(cs_model *M, const tensor_entry *t) {
 int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
   *out = NULL;
   if (cfg->width < 1 || cfg->depth < 1 || cfg->slots < 1 || cfg->heads < 1 ||
-      cfg->width % cfg->heads != 0 || cfg->input_dim < 1)
+      cfg->width % cfg->heads != 0 || cfg->input_dim < 1 ||
+      (cfg->family == FAMILY_SELF && cfg->arch == ARCH_MLP))
     return cs_error(CS_ERR_INPUT, "model: invalid shape (width %d, depth %d, slots %d, heads %d)",
                     cfg->width, cfg->depth, cfg->slots, cfg->heads);
   cs_model *M;
@@ -144,9 +96,12 @@ int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
     return rc;
   }
   int d = M->d;
-  M->embed_W = model_add_tensor(M, "embed/W", d, M->m, 1);
-  M->embed_b = model_add_tensor(M, "embed/b", 1, d, 0);
-  for (int l = 0; l < M->L; l++) {
+  if (cfg->family == FAMILY_SELF) self_attn_layout(M);
+  else {
+    M->embed_W = model_add_tensor(M, "embed/W", d, M->m, 1);
+    M->embed_b = model_add_tensor(M, "embed/b", 1, d, 0);
+  }
+  for (int l = 0; l < M->L && cfg->family != FAMILY_SELF; l++) {
     layer_offsets *P = &M->layers[l];
     memset(P, 0xff, sizeof *P); /* all -1 */
     if (cfg->arch == ARCH_MLP) {
@@ -219,6 +174,7 @@ int model_find_tensor(cs_model *M, const char *name, cs_tensor *view) {
 }
 
 double model_forward_flops_per_point(const cs_config *c) {
+  if (c->family == FAMILY_SELF) return self_attn_flops_per_point(c);
   double d = c->width, m = c->input_dim, n = c->slots, H = c->heads;
   double layer = c->arch == ARCH_MLP ? 4 * d * d : 4 * d * d + 4 * d * n;
   if (c->arch == ARCH_GATED) layer += 2 * d * d;
@@ -249,7 +205,9 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
   ALLOC(A->h, M->L + 1);
   ALLOC(A->cache, M->L);
   for (int l = 0; !rc && l <= M->L; l++) ALLOC(A->h[l], R * d);
-  for (int l = 0; !rc && l < M->L; l++) {
+  int self = M->cfg.family == FAMILY_SELF; /* its caches live in A->self */
+  if (!rc && self) rc = self_attn_acts_create(M, A, jet_order);
+  for (int l = 0; !rc && !self && l < M->L; l++) {
     layer_cache *c = &A->cache[l];
     if (M->cfg.norm == NORM_PRE) {
       ALLOC(c->xhat, R * d);
@@ -271,7 +229,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
   ALLOC(A->tmp, R * tmpw);
   ALLOC(A->logits, N * N_CLASSES);
   ALLOC(A->dlogits, N * N_CLASSES);
-  if (jet_order == 0) {
+  if (jet_order == 0 && !self) {
     ALLOC(A->dh_a, N * d);
     ALLOC(A->dh_b, N * d);
     ALLOC(A->da, N * d);
@@ -303,6 +261,7 @@ void model_acts_free(cs_acts *A) {
   free(A->h), free(A->cache), free(A->xjet), free(A->tmp), free(A->logits), free(A->dlogits);
   free(A->dh_a), free(A->dh_b), free(A->da), free(A->du), free(A->dz), free(A->dob);
   free(A->dalpha), free(A->dqz);
+  self_attn_acts_free(A->self);
   jet_shape_free(&A->js);
   free(A);
 }
@@ -314,14 +273,13 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 
 /* --------------------------------------------------------------- layers */
 
-#define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 
 /* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
  * X R × in, W out × in, Y R × out.
  * Values (C = 1): Y is first filled with b and the product added to it
  * (beta = 1): b + XWᵀ rounds once, as XWᵀ + b did, without a second pass
  * over Y. Jets: the product, then b on the value rows. */
-static int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
+int model_linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
                           const double *X, const double *W, const double *b, double *Y) {
   int R = N * js->C;
   la_mat y = VIEW(M, R, out, out, Y);
@@ -344,7 +302,7 @@ static int linear_forward(const cs_model *M, const jet_shape *js, int N, int in,
 
 /* Backward of Y = X Wᵀ + b on values. X N × in, dY N × out, W out × in.
  * dW += dYᵀ X;  db += Σ_rows dY;  dX = dY W (skipped when dX is NULL). */
-static int linear_backward(const cs_model *M, int N, int in, int out, const double *X,
+int model_linear_backward(const cs_model *M, int N, int in, int out, const double *X,
                            const double *W, const double *dY, double *dW, double *db,
                            double *dX, double beta_dx) {
   la_mat dy = VIEW(M, N, out, out, (double *)dY);
@@ -373,7 +331,7 @@ static int embedding_forward(const cs_model *M, cs_acts *A, int N, const double 
     if (C > 1)
       for (int a = 0; a < m; a++) xp[(1 + a) * m + a] = 1.0;
   }
-  return linear_forward(M, &A->js, N, m, M->d, A->xjet, M->params + M->embed_W,
+  return model_linear_forward(M, &A->js, N, m, M->d, A->xjet, M->params + M->embed_W,
                         M->params + M->embed_b, A->h[0]);
 }
 
@@ -382,7 +340,7 @@ static int embedding_forward(const cs_model *M, cs_acts *A, int N, const double 
  *   x̂ = c r;  a = x̂ ⊙ γ + β
  * mean and centring are linear (all jet rows); c² is a Leibniz product;
  * r is the unary rule of t^{-1/2}; x̂ = c r a group product (G = 1). */
-static void layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
+void model_layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
                               const double *gamma, const double *beta, layer_cache *c,
                               double *tmp) {
   int d = M->d, R = N * js->C;
@@ -406,7 +364,7 @@ static void layernorm_forward(const cs_model *M, const jet_shape *js, int N, con
 /* LayerNorm backward on values, N × d:
  *   dγ += Σ da ⊙ x̂;  dβ += Σ da;  dx̂ = da ⊙ γ
  *   dx = r (dx̂ − mean(dx̂) − x̂ mean(dx̂ ⊙ x̂)) */
-static void layernorm_backward(const cs_model *M, int N, const layer_cache *c,
+void model_layernorm_backward(const cs_model *M, int N, const layer_cache *c,
                                const double *gamma, const double *da, double *dgamma,
                                double *dbeta, double *dx) {
   int d = M->d;
@@ -443,7 +401,7 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
   int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n, ng = M->n_gate;
   int ldq = d + ng;
   /* one product for the queries and the gate pre-activation (they share a) */
-  CS_CHECK(linear_forward(M, js, N, d, ldq, a, W + P->Wq, NULL, c->qz));
+  CS_CHECK(model_linear_forward(M, js, N, d, ldq, a, W + P->Wq, NULL, c->qz));
   la_mat q = la_cols(VIEW(M, R, ldq, ldq, c->qz), 0, d), alpha = VIEW(M, R, Hn, Hn, c->alpha);
   la_mat K = VIEW(M, n, d, d, (double *)W + P->K), U = VIEW(M, n, d, d, (double *)W + P->U);
   la_mat o = VIEW(M, R, d, d, c->o);
@@ -482,7 +440,7 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
     LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
     u = c->u;
   }
-  return linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
+  return model_linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
 }
 
 /* Attention backward on values. dy N × d -> da N × d (overwritten).
@@ -496,7 +454,7 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
   int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, ldq = d + ng;
   const double *u = ng ? c->u : c->o;
   /* y = u W_oᵀ + b_o:  dW_o += dyᵀ u, db_o += Σ dy, du = dy W_o */
-  CS_CHECK(linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
+  CS_CHECK(model_linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
   double *dob = A->du; /* dL/do */
   LA_PROF_BEGIN(t0);
   if (ng == d) {
@@ -579,11 +537,11 @@ static int mlp_forward(const cs_model *M, const jet_shape *js, int N, int l, con
                        layer_cache *c, double *y) {
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
-  CS_CHECK(linear_forward(M, js, N, M->d, M->d, a, W + P->W1, W + P->b1, c->t));
+  CS_CHECK(model_linear_forward(M, js, N, M->d, M->d, a, W + P->W1, W + P->b1, c->t));
   LA_PROF_BEGIN(t0);
   jet_unary(js, JET_TANH, N, M->d, c->t, c->t);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-  return linear_forward(M, js, N, M->d, M->d, c->t, W + P->W2, W + P->b2, y);
+  return model_linear_forward(M, js, N, M->d, M->d, c->t, W + P->W2, W + P->b2, y);
 }
 
 /* mlp backward on values: dt = dy W_2;  dz = dt ⊙ (1 − t²);  da = dz W_1. */
@@ -593,11 +551,11 @@ static int mlp_backward(cs_model *M, cs_acts *A, int N, int l, const double *a, 
   const layer_cache *c = &A->cache[l];
   double *W = M->params, *G = M->grads;
   int d = M->d;
-  CS_CHECK(linear_backward(M, N, d, d, c->t, W + P->W2, dy, G + P->W2, G + P->b2, A->du, 0.0));
+  CS_CHECK(model_linear_backward(M, N, d, d, c->t, W + P->W2, dy, G + P->W2, G + P->b2, A->du, 0.0));
   LA_PROF_BEGIN(t0);
   for (int64_t i = 0; i < (int64_t)N * d; i++) A->dz[i] = A->du[i] * (1.0 - c->t[i] * c->t[i]);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-  return linear_backward(M, N, d, d, a, W + P->W1, A->dz, G + P->W1, G + P->b1, da, 0.0);
+  return model_linear_backward(M, N, d, d, a, W + P->W1, A->dz, G + P->W1, G + P->b1, da, 0.0);
 }
 
 /* ---------------------------------------------------------- whole model */
@@ -607,6 +565,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     return cs_error(CS_ERR_INTERNAL, "model_forward: %d points exceed workspace of %d", N,
                     A->max_points);
   A->n = N;
+  if (M->cfg.family == FAMILY_SELF) return self_attn_forward(M, A, N, x);
   const jet_shape *js = &A->js;
   int d = M->d, R = N * js->C;
   CS_CHECK(embedding_forward(M, A, N, x));
@@ -618,7 +577,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     const double *a = hin;
     if (M->cfg.norm == NORM_PRE) {
       LA_PROF_BEGIN(t0);
-      layernorm_forward(M, js, N, hin, M->params + P->ln_g, M->params + P->ln_b, c, A->tmp);
+      model_layernorm_forward(M, js, N, hin, M->params + P->ln_g, M->params + P->ln_b, c, A->tmp);
       LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
       a = c->a;
     }
@@ -634,7 +593,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     }
   }
   if (js->C == 1)
-    CS_CHECK(linear_forward(M, js, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W,
+    CS_CHECK(model_linear_forward(M, js, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W,
                             M->params + M->readout_b, A->logits));
   return CS_OK;
 }
@@ -665,10 +624,11 @@ double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
 
 int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   if (A->js.C != 1) return cs_error(CS_ERR_INTERNAL, "model_backward needs a value forward");
+  if (M->cfg.family == FAMILY_SELF) return self_attn_backward(M, A, N, x);
   int d = M->d;
   double *G = M->grads, *dh = A->dh_a, *dh_next = A->dh_b;
   /* readout: dW_r += dlogitsᵀ h_L;  db_r;  dh_L = dlogits W_r */
-  CS_CHECK(linear_backward(M, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W, A->dlogits,
+  CS_CHECK(model_linear_backward(M, N, d, N_CLASSES, A->h[M->L], M->params + M->readout_W, A->dlogits,
                            G + M->readout_W, G + M->readout_b, dh, 0.0));
   for (int l = M->L - 1; l >= 0; l--) {
     const layer_offsets *P = &M->layers[l];
@@ -681,7 +641,7 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
       CS_CHECK(attention_backward(M, A, N, l, a, dh, da));
     LA_PROF_BEGIN(t0);
     if (M->cfg.norm == NORM_PRE)
-      layernorm_backward(M, N, c, M->params + P->ln_g, A->da, G + P->ln_g, G + P->ln_b, dh_next);
+      model_layernorm_backward(M, N, c, M->params + P->ln_g, A->da, G + P->ln_g, G + P->ln_b, dh_next);
     /* residual: dh_l = dh_{l+1} + (branch gradient) */
     if (M->cfg.residual)
       for (int64_t i = 0; i < (int64_t)N * d; i++) dh_next[i] += dh[i];
@@ -691,6 +651,6 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
     dh_next = t;
   }
   /* embedding: dW_e += dh_0ᵀ x;  db_e += Σ dh_0 */
-  return linear_backward(M, N, M->m, d, x, M->params + M->embed_W, dh, G + M->embed_W,
+  return model_linear_backward(M, N, M->m, d, x, M->params + M->embed_W, dh, G + M->embed_W,
                          G + M->embed_b, NULL, 0.0);
 }

@@ -129,8 +129,31 @@ static int check_task_dims(parse_state *st) {
   return CS_OK;
 }
 
+/* The self family has no mlp block (docs/MODELS.md): family = self never
+ * meets arch = mlp. Only a written family key can be self, so the message
+ * names it, with where the arch came from. */
+static int check_family_arch(parse_state *st) {
+  key_values families, archs;
+  key_values_of(st->spec, K_FAMILY, st->spec->base.family, &families);
+  key_values_of(st->spec, K_ARCH, st->spec->base.arch, &archs);
+  for (int64_t i = 0; i < families.n; i++)
+    for (int64_t j = 0; j < archs.n; j++) {
+      if (families.v[i] != FAMILY_SELF || archs.v[j] != ARCH_MLP) continue;
+      char src[64];
+      int on_grid = st->axis_line[K_FAMILY] != 0;
+      int line = on_grid ? st->axis_line[K_FAMILY] : st->fixed_line[K_FAMILY];
+      return spec_fail_key(st, line, on_grid ? SEC_GRID : SEC_MODEL, "family",
+                           "self has no mlp block, but arch mlp is in the grid (%s); allowed "
+                           "with arch = mlp: memory; with family = self: arch ungated, gated, "
+                           "gated-headwise",
+                           key_source(st, K_ARCH, src, sizeof src));
+    }
+  return CS_OK;
+}
+
 int spec_check_grid(parse_state *st) {
   CS_CHECK(check_heads_divide_width(st));
+  CS_CHECK(check_family_arch(st));
   return check_task_dims(st);
 }
 

@@ -23,13 +23,14 @@ extern const char *const SPEC_SECTION_NAMES[SEC_COUNT];
 #define SYNTAX_ALLOWED "[section], key = value, a ; or # comment, or a blank line"
 
 typedef enum { KIND_INT, KIND_REAL, KIND_ENUM, KIND_STRING, KIND_TEAM } key_kind;
-typedef enum { ENUM_NONE, ENUM_YESNO, ENUM_ARCH, ENUM_TASK, ENUM_NORM, ENUM_SCHEDULE } enum_table;
+typedef enum { ENUM_NONE, ENUM_YESNO, ENUM_ARCH, ENUM_TASK, ENUM_NORM, ENUM_SCHEDULE,
+              ENUM_FAMILY, ENUM_GATE } enum_table;
 
 enum {
   K_NAME, K_OUTPUT, K_SAVE_PARAMS, K_SAVE_POINTS, K_MAX_RETRIES,         /* [sweep] */
   K_ARCH, K_DEPTH, K_TASK, K_SEED,                                       /* [grid] only */
   K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_LABEL_NOISE,             /* [task] */
-  K_WIDTH, K_SLOTS, K_HEADS, K_RESIDUAL, K_NORM,                         /* [model] */
+  K_FAMILY, K_GATE, K_WIDTH, K_SLOTS, K_HEADS, K_RESIDUAL, K_NORM,       /* [model] */
   K_EPOCHS, K_BATCH, K_LR, K_SCHEDULE, K_WEIGHT_DECAY, K_EVAL_EVERY,     /* [train] */
   K_POINTS, K_SIGMA, K_EXACT_DIM_MAX,                                    /* [curvature] */
   K_TEAM_GRID, K_TEAM_BLOCK,                                             /* [team] */
@@ -135,8 +136,8 @@ int spec_handler(void *user, const char *section, const char *name, const char *
 
 /* ---- spec_grid.c ---- */
 /* Constraints between keys over every combination of axis values (heads
- * divide width; every task supports every input_dim): CS_OK or the error
- * recorded in st. */
+ * divide width; every task supports every input_dim; family = self never
+ * meets arch = mlp): CS_OK or the error recorded in st. */
 int spec_check_grid(parse_state *st);
 /* The strides of the row-major cell numbering, once every axis is known. */
 void spec_number_cells(cs_spec *spec);

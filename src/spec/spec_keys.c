@@ -36,6 +36,8 @@ const key_desc SPEC_KEYS[K_COUNT] = {
                        .axis_ok = 1, .allowed = "an integer >= 1"},
     [K_LABEL_NOISE] = {"label_noise", SEC_TASK, KIND_REAL, .rmin = 0.0, .rmax = 0.5,
                        .axis_ok = 1, .allowed = "a real number in [0, 0.5]"},
+    [K_FAMILY] = {"family", SEC_MODEL, KIND_ENUM, ENUM_FAMILY, .axis_ok = 1},
+    [K_GATE] = {"gate", SEC_MODEL, KIND_ENUM, ENUM_GATE, .axis_ok = 1},
     [K_WIDTH] = {"width", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
                  .allowed = "an integer >= 1"},
     [K_SLOTS] = {"slots", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
@@ -80,6 +82,8 @@ int spec_enum_count(enum_table t) {
     case ENUM_TASK: return TASK_COUNT;
     case ENUM_NORM: return NORM_COUNT;
     case ENUM_SCHEDULE: return SCHEDULE_COUNT;
+    case ENUM_FAMILY: return FAMILY_COUNT;
+    case ENUM_GATE: return GATE_COUNT;
     default: return 0;
   }
 }
@@ -91,6 +95,8 @@ const char *spec_enum_name(enum_table t, int i) {
     case ENUM_TASK: return task_name((cs_task_kind)i);
     case ENUM_NORM: return config_norm_name((cs_norm)i);
     case ENUM_SCHEDULE: return config_schedule_name((cs_schedule)i);
+    case ENUM_FAMILY: return config_family_name((cs_family)i);
+    case ENUM_GATE: return config_gate_name((cs_gate_pos)i);
     default: return "?";
   }
 }
@@ -121,6 +127,8 @@ void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v)
     case K_TRAIN_POINTS: c->train_points = (int)v.i; break;
     case K_TEST_POINTS: c->test_points = (int)v.i; break;
     case K_LABEL_NOISE: c->label_noise = v.r; break;
+    case K_FAMILY: c->family = (cs_family)v.i; break;
+    case K_GATE: c->gate = (cs_gate_pos)v.i; break;
     case K_WIDTH: c->width = (int)v.i; break;
     case K_SLOTS: c->slots = (int)v.i; break;
     case K_HEADS: c->heads = (int)v.i; break;

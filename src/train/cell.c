@@ -200,6 +200,7 @@ typedef struct {
   cs_dataset eval;
   double *box_x;
   geom_point *pts, *box;
+  double *sink; /* 2L: sink_mass, max_attn per prefix */
   cs_acts *jets; /* one jet workspace for the evaluation and the box points */
 } measure_state;
 
@@ -231,6 +232,14 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
     CS_CHECK(geom_stats_compute(n, s->pts + (int64_t)l * n, n_box,
                                 n_box ? s->box + (int64_t)l * n_box : NULL, volume, m,
                                 &res->curv[l]));
+  /* the attention-sink statistic of every prefix on the same evaluation
+   * points (self family; NaN for the memory family), docs/MODELS.md */
+  CS_CHECK(CS_CALLOC(s->sink, 2 * (int64_t)L));
+  CS_CHECK(model_attention_sink(M, n, s->eval.x, s->sink, s->sink + L));
+  for (int l = 0; l < L; l++) {
+    res->curv[l].sink_mass = s->sink[l];
+    res->curv[l].max_attn = s->sink[L + l];
+  }
   if (save_points) {
     res->n_points = n;
     res->m = m;
@@ -264,7 +273,7 @@ int cell_measure_curvature(const cs_model *M, const cs_config *cfg, int save_poi
   memset(&s, 0, sizeof s);
   int rc = measure(M, cfg, save_points, res, &s);
   task_dataset_free(&s.eval);
-  free(s.box_x), free(s.pts), free(s.box);
+  free(s.box_x), free(s.pts), free(s.box), free(s.sink);
   model_acts_free(s.jets);
   return rc;
 }

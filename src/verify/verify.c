@@ -111,6 +111,146 @@ int verify_affine_stats(cs_arch arch, int m, int depth, uint64_t seed, verify_af
   return CS_OK;
 }
 
+/* ------------------------------------------------ self family (docs/DECISIONS.md) */
+
+/* A random self-family model (m = 2, width 6, no LayerNorm), every tensor
+ * perturbed by randomise(seed) and, with zero_qk, W_q = W_k = 0 in every
+ * layer. Tensors two archs share get the same values. */
+static int self_model(cs_arch arch, cs_gate_pos gate, int depth, int heads, int residual,
+                      uint64_t seed, int zero_qk, cs_model **out) {
+  cs_config c = config_default();
+  c.family = FAMILY_SELF, c.arch = arch, c.gate = gate, c.input_dim = 2, c.heads = heads;
+  c.residual = residual, c.norm = NORM_NONE, c.width = AFFINE_WIDTH, c.depth = depth;
+  c.seed = (int64_t)seed;
+  CS_CHECK(model_create(&c, NULL, out));
+  randomise(*out, seed);
+  for (int l = 0; zero_qk && l < depth; l++)
+    for (int k = 0; k < 2; k++) {
+      char name[32];
+      cs_tensor W;
+      snprintf(name, sizeof name, "layer%d/%s", l, k ? "Wk" : "Wq");
+      int rc = model_find_tensor(*out, name, &W);
+      if (rc) {
+        model_free(*out);
+        *out = NULL;
+        return rc;
+      }
+      memset(W.v, 0, sizeof(double) * W.rows * W.cols);
+    }
+  return CS_OK;
+}
+
+/* The jets of h_L (the CLS row) at the AFFINE_POINTS points of seed:
+ * out AFFINE_POINTS · C × d. */
+static int self_jets(const cs_model *M, uint64_t seed, double **out, int64_t *count) {
+  cs_acts *A;
+  double x[AFFINE_POINTS * 2];
+  random_points(seed, AFFINE_POINTS, 2, x);
+  CS_CHECK(model_acts_create(M, AFFINE_POINTS, 2, &A));
+  int rc = model_forward(M, A, AFFINE_POINTS, x);
+  *count = (int64_t)AFFINE_POINTS * model_acts_jet_rows(A) * model_width(M);
+  if (!rc) rc = CS_CALLOC(*out, *count);
+  if (!rc) memcpy(*out, model_layer_output(A, model_depth(M)), sizeof(double) * *count);
+  model_acts_free(A);
+  return rc;
+}
+
+int verify_self_uniform(cs_arch arch, cs_gate_pos gate, int depth, int heads, int residual,
+                        uint64_t seed, double *max_second, double *dev_ungated) {
+  cs_model *M = NULL, *U = NULL;
+  double *jm = NULL, *ju = NULL;
+  int64_t n = 0, nu = 0;
+  int rc = self_model(arch, gate, depth, heads, residual, seed, 1, &M);
+  if (!rc) rc = self_model(ARCH_UNGATED, gate, depth, heads, residual, seed, 1, &U);
+  if (!rc) rc = self_jets(M, seed, &jm, &n);
+  if (!rc) rc = self_jets(U, seed, &ju, &nu);
+  *max_second = *dev_ungated = 0.0;
+  if (!rc) {
+    int d = AFFINE_WIDTH, C = (int)(n / ((int64_t)AFFINE_POINTS * d)); /* 1 + m + 3 rows */
+    for (int64_t i = 0; i < n; i++) {
+      int row = (int)((i / d) % C);
+      if (row >= 3) *max_second = fmax(*max_second, fabs(jm[i])); /* ∂²h rows (m = 2) */
+      *dev_ungated = fmax(*dev_ungated, fabs(jm[i] - ju[i]));
+    }
+  }
+  free(jm), free(ju);
+  model_free(M), model_free(U);
+  return rc;
+}
+
+int verify_self_curved(cs_arch arch, cs_gate_pos gate, int depth, int zero_qk, uint64_t seed,
+                       double *max_ratio) {
+  cs_model *M;
+  CS_CHECK(self_model(arch, gate, depth, 2, 0, seed, zero_qk, &M));
+  double x[AFFINE_POINTS * 2], scales[AFFINE_POINTS];
+  geom_point pts[AFFINE_POINTS];
+  random_points(seed, AFFINE_POINTS, 2, x);
+  int rc = curvature_at(M, 2, AFFINE_POINTS, x, pts, scales);
+  model_free(M);
+  CS_CHECK(rc);
+  *max_ratio = 0.0;
+  for (int p = 0; p < AFFINE_POINTS; p++)
+    if (!pts[p].degenerate && scales[p] > 0)
+      *max_ratio = fmax(*max_ratio, fabs(pts[p].S) / scales[p]);
+  return CS_OK;
+}
+
+/* The self-family rows of `curvsweep verify` (docs/DECISIONS.md). */
+static int verify_self_all(verify_table *t) {
+  char name[96];
+  const cs_arch gated[2] = {ARCH_GATED, ARCH_GATED_HEADWISE};
+  /* W_q = W_k = 0: uniform attention, the ungated CLS map is affine in x,
+   * its second derivatives vanish exactly (flat) at every depth, with and
+   * without residual, 1 and 2 heads */
+  for (int depth = 1; depth <= 4; depth++)
+    for (int residual = 0; residual <= 1; residual++) {
+      double h2, dev;
+      CS_CHECK(verify_self_uniform(ARCH_UNGATED, GATE_G1, depth, 1 + residual, residual,
+                                   200 + depth, &h2, &dev));
+      snprintf(name, sizeof name, "self ungated Wq=Wk=0 depth %d%s: max |d2 h_CLS|", depth,
+               residual ? " residual 2 heads" : "");
+      CS_CHECK(verify_add(t, name, h2, 0.0, 0.0, h2 == 0.0));
+    }
+  /* a g3 or g4 gate multiplies a zero K or Q: inert, the CLS jets equal
+   * ungated's bitwise (same shared tensors) */
+  for (int g = 0; g < 2; g++)
+    for (int pos = GATE_G3; pos <= GATE_G4; pos++) {
+      double h2, dev;
+      CS_CHECK(verify_self_uniform(gated[g], (cs_gate_pos)pos, 3, 2, 1, 210 + pos, &h2, &dev));
+      snprintf(name, sizeof name, "self %s %s Wq=Wk=0 depth 3: max |jet - ungated jet|",
+               config_arch_name(gated[g]), config_gate_name((cs_gate_pos)pos));
+      CS_CHECK(verify_add(t, name, dev, 0.0, 0.0, dev == 0.0));
+    }
+  /* at depth 1 a g1 or g5 gate of the CLS row reads the CLS token, a
+   * constant: it rescales the CLS map by a constant, which stays affine */
+  const cs_gate_pos after[2] = {GATE_G1, GATE_G5};
+  for (int g = 0; g < 2; g++)
+    for (int k = 0; k < 2; k++) {
+      double h2, dev;
+      CS_CHECK(verify_self_uniform(gated[g], after[k], 1, 2, k, 240 + k, &h2, &dev));
+      snprintf(name, sizeof name, "self %s %s Wq=Wk=0 depth 1%s: max |d2 h_CLS|",
+               config_arch_name(gated[g]), config_gate_name(after[k]), k ? " residual" : "");
+      CS_CHECK(verify_add(t, name, h2, 0.0, 0.0, h2 == 0.0));
+    }
+  /* contrast (measured, not an identity): with random W_q, W_k the ungated
+   * self family is curved (its values depend on x); with W_q = W_k = 0 a g2
+   * gate (on every token's values) curves the CLS map at depth 1, and g1, g5
+   * from depth 2 on (the CLS row then depends on x) */
+  double r;
+  CS_CHECK(verify_self_curved(ARCH_UNGATED, GATE_G1, 2, 0, 220, &r));
+  CS_CHECK(verify_add(t, "self ungated random Wq, Wk depth 2: max |S|/|Pi|^2 >= 1e-10", r,
+                      VERIFY_CURVED_BOUND, 0.0, r >= VERIFY_CURVED_BOUND));
+  const cs_gate_pos curving[3] = {GATE_G2, GATE_G1, GATE_G5};
+  for (int k = 0; k < 3; k++) {
+    int depth = k ? 2 : 1;
+    CS_CHECK(verify_self_curved(ARCH_GATED, curving[k], depth, 1, 230 + k, &r));
+    snprintf(name, sizeof name, "self gated %s Wq=Wk=0 depth %d: max |S|/|Pi|^2 >= 1e-10",
+             config_gate_name(curving[k]), depth);
+    CS_CHECK(verify_add(t, name, r, VERIFY_CURVED_BOUND, 0.0, r >= VERIFY_CURVED_BOUND));
+  }
+  return CS_OK;
+}
+
 int verify_positive_gated_point(int64_t *seed_out, double x_out[2], double *Kt_gated,
                                 double *Kt_ungated) {
   double x[AFFINE_POINTS * 2];
@@ -294,6 +434,8 @@ int verify_all(verify_table *t) {
              config_arch_name(gated[g]));
     CS_CHECK(verify_add(t, name, resolved, 0.99, 0.0, resolved >= 0.99));
   }
+  /* 7. the self family where theory gives an exact answer */
+  CS_CHECK(verify_self_all(t));
   /* 5. rescaling the representation by c: K -> K/c², K~ unchanged */
   double dk, dkt;
   CS_CHECK(verify_scaling(3.0, &dk, &dkt));

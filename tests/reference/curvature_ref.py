@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """High-precision reference for curvsweep's per-point curvature.
 
-Rebuilds every cell of an archive from its stored parameters (/params) and
+Rebuilds every cell of an archive (memory or self family, docs/MODELS.md)
+from its stored parameters (/params) and
 evaluation inputs (/points/<cell>/x), recomputes the scalar curvature S at
 every prefix in mpmath at `--digits` significant digits (default 50), and
 compares it with what the engine stored (S, S_err, class).
@@ -20,6 +21,9 @@ orthonormal frame):
 Usage:
   curvature_ref.py ARCHIVE [--cells ID,...] [--points N] [--digits D]
                            [--dump FILE.tsv] [--check]
+For the self family it also recomputes the attention-sink statistic
+(sink_mass, max_attn of /curvature) over every evaluation point in plain
+float64 numpy and requires agreement to 1e-12 relative under --check.
 --check exits 1 unless |S - S_ref| <= S_err at every compared point, whatever
 its class, and S_err overstates |S - S_ref| by at most 1000x at the median
 (an estimate that covers by being huge fails); it prints the distribution of
@@ -222,6 +226,126 @@ def layer_forward(sh, cfg, P, h):
     return y
 
 
+def token_dot(sh, x, y):
+    """<x, y> of two vector jets as a width-1 jet (Leibniz, then a sum)."""
+    w = len(x[0])
+    return lin([[mpf(1)] * w], None, mul(sh, x, y))
+
+
+def self_layer_forward(sh, cfg, P, X):
+    """One self-attention layer (docs/MODELS.md, "the self family") on the
+    token list X (T vector jets of width d); returns the new token list."""
+    d, H = cfg["width"], cfg["heads"]
+    dh = d // H
+    T = len(X)
+    A = [layernorm(sh, x, P["ln_g"][0], P["ln_b"][0], mpf(1e-5)) for x in X] if cfg["norm"] == "pre" else X
+    Q = [lin(P["Wq"], None, a) for a in A]
+    K = [lin(P["Wk"], None, a) for a in A]
+    V = [lin(P["Wv"], None, a) for a in A]
+    G = None
+    if cfg["arch"] != "ungated":
+        G = [unary(sh, f_sigmoid, lin(P["Wg"], P["bg"][0], a)) for a in A]
+        if cfg["arch"] == "gated-headwise":
+            G = [concat([bcast(g, j, dh) for j in range(H)]) for g in G]
+    gate = cfg["gate"] if G is not None else None
+    if gate == "g4":
+        Q = [mul(sh, g, q) for g, q in zip(G, Q)]
+    if gate == "g3":
+        K = [mul(sh, g, k) for g, k in zip(G, K)]
+    if gate == "g2":
+        V = [mul(sh, g, v) for g, v in zip(G, V)]
+    scale = 1 / mpmath.sqrt(dh)
+    out = []
+    for t in range(T):
+        heads = []
+        for j in range(H):
+            cols = list(range(j * dh, (j + 1) * dh))
+            qj = pick(Q[t], cols)
+            s = concat([token_dot(sh, qj, pick(K[u], cols)) for u in range(T)])
+            s = (  # × 1/√dh, all components
+                [c * scale for c in s[0]], [[c * scale for c in r] for r in s[1]],
+                [[c * scale for c in r] for r in s[2]])
+            p = softmax(sh, s)
+            o = None
+            for u in range(T):
+                term = mul(sh, bcast(p, u, dh), pick(V[u], cols))
+                o = term if o is None else add(o, term)
+            heads.append(o)
+        o = concat(heads)
+        if gate == "g1":
+            o = mul(sh, G[t], o)
+        y = lin(P["Wo"], P["bo"][0], o)
+        if gate == "g5":
+            y = mul(sh, G[t], y)
+        out.append(add(X[t], y) if cfg["residual"] else y)
+    return out
+
+
+def self_tokens(sh, grp, x):
+    """X_0: the CLS token (a constant) and t_j = x_j w_j + b_j, whose
+    derivative along x_a is delta_aj w_j (second derivatives 0)."""
+    m = sh.m
+    W = tensor(grp["tokens"], "W")
+    b = tensor(grp["tokens"], "b")
+    c = tensor(grp, "cls")[0]
+    d = len(c)
+    zero = [mpf(0)] * d
+    X = [(list(c), [list(zero) for _ in range(m)], [list(zero) for _ in sh.pairs])]
+    for j in range(m):
+        v = [x[j] * W[j][k] + b[j][k] for k in range(d)]
+        dd = [list(W[j]) if a == j else list(zero) for a in range(m)]
+        X.append((v, dd, [list(zero) for _ in sh.pairs]))
+    return X
+
+
+def self_sink_float(f, cid, cfg):
+    """sink_mass, max_attn per prefix in plain float64 numpy from /params
+    and /points/x (the analysis/README.md rebuild): independent of the engine."""
+    import numpy as np
+    grp = f["params"][str(cid)]
+    p = lambda name: grp[name][()]
+    X0 = f["points"][str(cid)]["x"][()]
+    H, L = cfg["heads"], cfg["depth"]
+    sig = lambda t: 1 / (1 + np.exp(-t))
+    sink, mx = np.zeros(L), np.zeros(L)
+    for x in X0:
+        X = np.vstack([p("cls"), x[:, None] * p("tokens/W") + p("tokens/b")])
+        for l in range(L):
+            q = lambda n: p("layer%d/%s" % (l, n))
+            if cfg["norm"] == "pre":
+                mu = X.mean(1, keepdims=True)
+                var = ((X - mu) ** 2).mean(1, keepdims=True)
+                A = (X - mu) / np.sqrt(var + 1e-5) * q("ln_g") + q("ln_b")
+            else:
+                A = X
+            Q, K, V = A @ q("Wq").T, A @ q("Wk").T, A @ q("Wv").T
+            G = None
+            if cfg["arch"] != "ungated":
+                G = sig(A @ q("Wg").T + q("bg"))
+                if cfg["arch"] == "gated-headwise":
+                    G = np.repeat(G, Q.shape[1] // H, axis=1)
+            gate = cfg["gate"] if G is not None else None
+            Q = G * Q if gate == "g4" else Q
+            K = G * K if gate == "g3" else K
+            V = G * V if gate == "g2" else V
+            dh = Q.shape[1] // H
+            heads = []
+            for j in range(H):
+                s = Q[:, j * dh:(j + 1) * dh] @ K[:, j * dh:(j + 1) * dh].T / np.sqrt(dh)
+                P = np.exp(s - s.max(1, keepdims=True))
+                P /= P.sum(1, keepdims=True)
+                sink[l] += P[1:, 0].sum()
+                mx[l] += P[1:].max(1).sum()
+                heads.append(P @ V[:, j * dh:(j + 1) * dh])
+            O = np.hstack(heads)
+            O = G * O if gate == "g1" else O
+            Y = O @ q("Wo").T + q("bo")
+            Y = G * Y if gate == "g5" else Y
+            X = X + Y if cfg["residual"] else Y
+    count = len(X0) * (X.shape[0] - 1) * H
+    return sink / count, mx / count
+
+
 def curvature(sh, h, sigma):
     """S (Fisher-scaled), tr g, log det g of the prefix jet h (coordinate Gauss equation)."""
     v, J, Hs = h
@@ -291,6 +415,8 @@ def cell_config(cp, row, names):
     yes = lambda s: str(s).strip() in ("yes", "1", "true")
     return {
         "arch": get("grid", "arch", "gated"),
+        "family": str(get("model", "family", "memory")).strip(),
+        "gate": str(get("model", "gate", "g1")).strip(),
         "depth": int(get("grid", "depth", 1)),
         "width": int(get("model", "width", 16)),
         "heads": int(get("model", "heads", 1)),
@@ -313,7 +439,10 @@ def load_params(grp, cfg):
 def reference_cell(f, cp, row, names, npts):
     cid = int(row["cell_id"])
     cfg = cell_config(cp, row, names)
-    E, layers = load_params(f["params"][str(cid)], cfg)
+    grp = f["params"][str(cid)]
+    layers = [{k: tensor(grp["layer%d" % l], k) for k in grp["layer%d" % l].keys()}
+              for l in range(cfg["depth"])]
+    E = load_params(grp, cfg)[0] if cfg["family"] == "memory" else None
     pts = f["points"][str(cid)]
     X = pts["x"][()]
     S_eng = pts["S"][()]
@@ -327,9 +456,16 @@ def reference_cell(f, cp, row, names, npts):
         x = [mpf(float(t)) for t in X[p]]
         xj = ([x[a] for a in range(m)], [[mpf(1) if a == b else mpf(0) for b in range(m)] for a in range(m)],
               [[mpf(0)] * m for _ in sh.pairs])
-        h = lin(E["W"], E["b"], xj)
+        if cfg["family"] == "self":
+            toks = self_tokens(sh, grp, x)
+        else:
+            h = lin(E["W"], E["b"], xj)
         for l in range(cfg["depth"]):
-            h = layer_forward(sh, cfg, layers[l], h)
+            if cfg["family"] == "self":
+                toks = self_layer_forward(sh, cfg, layers[l], toks)
+                h = toks[0]  # the representation: the CLS row
+            else:
+                h = layer_forward(sh, cfg, layers[l], h)
             ref = curvature(sh, h, cfg["sigma"])
             s = float(S_eng[l][p])
             out.append({
@@ -358,6 +494,7 @@ def main():
         names = cells.dtype.names
         want = set(int(c) for c in args.cells.split(",") if c != "")
         rows = []
+        sink_bad, sink_checked = [], [0]
         for row in cells:
             if want and int(row["cell_id"]) not in want:
                 continue
@@ -366,6 +503,19 @@ def main():
             if st != "done":
                 continue
             rows += reference_cell(f, cp, row, names, args.points)
+            cfg = cell_config(cp, row, names)
+            if cfg["family"] == "self" and "sink_mass" in f["curvature"].dtype.names:
+                # the attention-sink statistic over every evaluation point
+                sink, mx = self_sink_float(f, int(row["cell_id"]), cfg)
+                cv = f["curvature"][()]
+                mine = cv[cv["cell_id"] == row["cell_id"]]
+                for r in mine:
+                    l = int(r["prefix"]) - 1
+                    for name, ref_v in (("sink_mass", sink[l]), ("max_attn", mx[l])):
+                        if not abs(float(r[name]) - ref_v) <= 1e-12 * max(abs(ref_v), 1e-300):
+                            sink_bad.append("cell %d prefix %d %s = %.17g, reference %.17g"
+                                            % (int(row["cell_id"]), l + 1, name, float(r[name]), ref_v))
+                        sink_checked[0] += 1
     bad = 0
     ratios = []
     dump = open(args.dump, "w") if args.dump else None
@@ -402,7 +552,12 @@ def main():
     if args.check and n and q(0.5) < 1e-3:
         print("S_err overstates the error %.3gx at the median (at most 1000x allowed)" % (1 / max(q(0.5), 1e-300)))
         return 1
-    if args.check and (bad or not n):
+    if sink_checked[0]:
+        print("sink statistic: %d of %d (prefix, statistic) values within 1e-12 of the float64 rebuild"
+              % (sink_checked[0] - len(sink_bad), sink_checked[0]))
+        for s in sink_bad[:20]:
+            print("SINK MISMATCH: " + s)
+    if args.check and (bad or not n or sink_bad):
         return 1
     return 0
 

@@ -1,0 +1,625 @@
+/* self_attn.c — the self family (docs/MODELS.md, "Self-attention family"):
+ * FT-style feature tokens with a CLS token and multi-head self-attention
+ * over the tokens, the gate at one of five positions.
+ *
+ *   tokens  X_0 = [c; x_1 w_1 + b_1; …; x_m w_m + b_m]         T × d, T = m + 1
+ *   layer   A = X, or row-wise LayerNorm(X) (norm = pre)
+ *           [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ           one product
+ *           G = σ(Z + b_g)        width d (gated) or H (gated-headwise,
+ *                                 one scalar per head and token)
+ *           g2: V ← G ⊙ V    g3: K ← G ⊙ K    g4: Q ← G ⊙ Q
+ *           P_j = softmax_rows(Q_j K_jᵀ / √dh),  O_j = P_j V_j   per head j
+ *           g1: O ← G ⊙ O
+ *           Y = O W_oᵀ + b_o;    g5: Y ← G ⊙ Y
+ *           X' = Y, or X + Y (residual)
+ *   output  h_l = CLS row (token 0) of X_l;  logits = W_r h_L + b_r
+ *
+ * Layout: a token activation of N points is (N·T·C) × width, token t of
+ * point p in rows (p·T + t)·C .. (p·T + t)·C + C − 1 (its jet, jet.h).
+ * Every (point, token) pair is one jet point, so the linear maps are one
+ * GEMM over all N·T·C rows, batched over points and tokens, and the
+ * elementwise rules (sigmoid, gate products, LayerNorm) run on N·T jet
+ * points. The two products over tokens (Q Kᵀ and P V, T × T × dh per point
+ * and head) are bilinear in two jets: jet row r of the product is
+ * Σ_{(r1, r2) ∈ pairs(r)} A_{r1} B_{r2} with the Leibniz pairs
+ *   value (0,0);  ∂_a (a,0) (0,a);  ∂_ab (ab,0) (a,b) (b,a) (0,ab).
+ * The scores of query token t sit in its rows as H groups of T columns, so
+ * the softmax over keys is jet_softmax_groups on N·T jet points. With C = 1
+ * this is the training forward pass. */
+#include "curvsweep/error.h"
+#include "model_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_PAIRS_MAX 4
+
+/* Per-layer caches, rows NTC = N·T·C. */
+typedef struct {
+  double *xhat, *rstd, *a; /* LayerNorm (norm = pre) */
+  double *qkvz;            /* NTC × (3d + ng): Q | K | V | Z before any gate */
+  double *g;               /* NTC × ng: G = σ(Z + b_g) */
+  double *pre, *gated;     /* NTC × d: the gated tensor before and after the gate */
+  double *p;               /* NTC × H·T: attention weights */
+  double *o;               /* NTC × d: P V */
+} self_cache;
+
+struct self_acts {
+  int T, ng, ldq, L;       /* tokens, gate width, 3d + ng, layers */
+  int *npairs;             /* C: Leibniz pairs of each jet row */
+  int (*r1)[N_PAIRS_MAX], (*r2)[N_PAIRS_MAX]; /* C × N_PAIRS_MAX: the pairs (r1, r2) */
+  double **x;              /* L + 1 token activations, NTC × d */
+  self_cache *cache;       /* L */
+  double *tmp;             /* 2·NTC: LayerNorm scratch */
+  /* backward (values, NT rows) */
+  double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dh;
+};
+
+/* ------------------------------------------------------------ layout */
+
+void self_attn_layout(cs_model *M) {
+  int d = M->d, m = M->m, ng = M->n_gate;
+  M->tokens_W = model_add_tensor(M, "tokens/W", m, d, 1);
+  M->tokens_b = model_add_tensor(M, "tokens/b", m, d, 0);
+  M->cls = model_add_tensor(M, "cls", 1, d, 0);
+  for (int l = 0; l < M->L; l++) {
+    layer_offsets *P = &M->layers[l];
+    memset(P, 0xff, sizeof *P); /* all -1 */
+    /* [W_q; W_k; W_v; W_g] is one (3d + ng) × d block, so Q, K, V and the
+     * gate pre-activation are one product (the table, the names and the
+     * init streams are as if they were apart) */
+    P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
+    M->n_params += (int64_t)(2 * d + ng) * d;
+    P->Wk = model_place_layer_tensor(M, l, "Wk", d, d, 1, P->Wq + (int64_t)d * d);
+    P->Wv = model_place_layer_tensor(M, l, "Wv", d, d, 1, P->Wq + 2 * (int64_t)d * d);
+    if (ng) P->Wg = model_place_layer_tensor(M, l, "Wg", ng, d, 1, P->Wq + 3 * (int64_t)d * d);
+    P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
+    P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
+    if (ng) P->bg = model_add_layer_tensor(M, l, "bg", 1, ng, 0);
+    if (M->cfg.norm == NORM_PRE) {
+      P->ln_g = model_add_layer_tensor(M, l, "ln_g", 1, d, 0);
+      P->ln_b = model_add_layer_tensor(M, l, "ln_b", 1, d, 0);
+    }
+  }
+}
+
+double self_attn_flops_per_point(const cs_config *c) {
+  double d = c->width, m = c->input_dim, T = m + 1;
+  double ng = c->arch == ARCH_GATED ? d : c->arch == ARCH_GATED_HEADWISE ? c->heads : 0;
+  /* per token: [Q|K|V|Z] and W_o; per point: Q Kᵀ and P V over T × T × d */
+  double layer = T * (2 * d * (3 * d + ng) + 2 * d * d) + 4 * T * T * d;
+  return 2 * m * d + c->depth * layer + 2 * 2 * d;
+}
+
+/* --------------------------------------------------------- workspace */
+
+/* The Leibniz pairs of jet row r (see the top of the file). */
+static void self_pairs(const jet_shape *js, self_acts *S) {
+  int m = js->m;
+  S->npairs[0] = 1, S->r1[0][0] = 0, S->r2[0][0] = 0;
+  for (int a = 0; a < m && js->C > 1; a++) {
+    int r = 1 + a;
+    S->npairs[r] = 2;
+    S->r1[r][0] = r, S->r2[r][0] = 0;
+    S->r1[r][1] = 0, S->r2[r][1] = r;
+  }
+  for (int q = 0; js->C > 1 && q < js->C - 1 - m; q++) {
+    int r = 1 + m + q, a = 1 + js->pa[q], b = 1 + js->pb[q];
+    S->npairs[r] = 4;
+    S->r1[r][0] = r, S->r2[r][0] = 0;
+    S->r1[r][1] = a, S->r2[r][1] = b;
+    S->r1[r][2] = b, S->r2[r][2] = a;
+    S->r1[r][3] = 0, S->r2[r][3] = r;
+  }
+}
+
+int self_attn_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
+  const jet_shape *js = &A->js;
+  self_acts *S;
+  CS_CHECK(CS_CALLOC(S, 1));
+  A->self = S;
+  S->T = M->m + 1;
+  S->ng = M->n_gate;
+  S->ldq = 3 * M->d + S->ng;
+  S->L = M->L;
+  int64_t NT = (int64_t)A->max_points * S->T, R = NT * js->C, d = M->d, HT = (int64_t)M->H * S->T;
+  int rc = CS_OK;
+#define ALLOC(p, count) \
+  if (!rc) rc = CS_CALLOC(p, count)
+  ALLOC(S->npairs, js->C);
+  ALLOC(S->r1, js->C);
+  ALLOC(S->r2, js->C);
+  if (!rc) self_pairs(js, S);
+  ALLOC(S->x, M->L + 1);
+  ALLOC(S->cache, M->L);
+  for (int l = 0; !rc && l <= M->L; l++) ALLOC(S->x[l], R * d);
+  for (int l = 0; !rc && l < M->L; l++) {
+    self_cache *c = &S->cache[l];
+    if (M->cfg.norm == NORM_PRE) {
+      ALLOC(c->xhat, R * d);
+      ALLOC(c->rstd, R);
+      ALLOC(c->a, R * d);
+    }
+    ALLOC(c->qkvz, R * S->ldq);
+    ALLOC(c->p, R * HT);
+    ALLOC(c->o, R * d);
+    if (S->ng) {
+      ALLOC(c->g, R * S->ng);
+      ALLOC(c->pre, R * d);
+      ALLOC(c->gated, R * d);
+    }
+  }
+  ALLOC(S->tmp, 2 * R);
+  if (jet_order == 0) {
+    ALLOC(S->dx_a, NT * d);
+    ALLOC(S->dx_b, NT * d);
+    ALLOC(S->da, NT * d);
+    ALLOC(S->du, NT * d);
+    ALLOC(S->dgated, NT * d);
+    ALLOC(S->dp, NT * HT);
+    ALLOC(S->dqkvz, NT * S->ldq);
+    ALLOC(S->dh, (int64_t)A->max_points * d);
+  }
+#undef ALLOC
+  return rc;
+}
+
+void self_attn_acts_free(self_acts *S) {
+  if (!S) return;
+  if (S->x)
+    for (int l = 0; l <= S->L; l++) free(S->x[l]);
+  if (S->cache)
+    for (int l = 0; l < S->L; l++) {
+      self_cache *c = &S->cache[l];
+      free(c->xhat), free(c->rstd), free(c->a), free(c->qkvz), free(c->g), free(c->pre);
+      free(c->gated), free(c->p), free(c->o);
+    }
+  free(S->x), free(S->cache), free(S->tmp), free(S->npairs), free(S->r1), free(S->r2);
+  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dp);
+  free(S->dqkvz), free(S->dh);
+  free(S);
+}
+
+/* ------------------------------------------------------------ forward */
+
+/* Feature tokenizer on jets, x N × m -> X_0 (N·T·C) × d:
+ *   token 0:     c (a constant: derivative rows 0)
+ *   token 1 + j: x_j w_j + b_j, whose ∂/∂x_a is δ_aj w_j and second rows 0. */
+static void tokens_forward(const cs_model *M, const jet_shape *js, int T, int N, const double *x,
+                           double *X0) {
+  int C = js->C, d = M->d, m = M->m;
+  const double *W = M->params + M->tokens_W, *b = M->params + M->tokens_b;
+  memset(X0, 0, sizeof(double) * (size_t)N * T * C * d);
+  for (int p = 0; p < N; p++) {
+    double *xp = X0 + (int64_t)p * T * C * d;
+    memcpy(xp, M->params + M->cls, sizeof(double) * d);
+    for (int j = 0; j < m; j++) {
+      double *tok = xp + (int64_t)(1 + j) * C * d, xj = x[(int64_t)p * m + j];
+      for (int k = 0; k < d; k++) tok[k] = xj * W[j * d + k] + b[j * d + k];
+      if (C > 1) memcpy(tok + (int64_t)(1 + j) * d, W + (int64_t)j * d, sizeof(double) * d);
+    }
+  }
+}
+
+/* Scores on values (C = 1), the training pass: the pairs loop of
+ * scores_forward is one term, unrolled away. */
+static void scores_values(int N, int T, int H, int dh, double scale, const double *restrict Q,
+                          int ldq, const double *restrict K, int ldk, double *restrict out) {
+  int HT = H * T;
+  for (int p = 0; p < N; p++) {
+    const double *Qp = Q + (int64_t)p * T * ldq, *Kp = K + (int64_t)p * T * ldk;
+    double *op = out + (int64_t)p * T * HT;
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j < H; j++) {
+        const double *q = Qp + (int64_t)t * ldq + j * dh;
+        for (int s = 0; s < T; s++) {
+          const double *k = Kp + (int64_t)s * ldk + j * dh;
+          double acc = 0.0;
+          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
+          op[t * HT + j * T + s] = scale * acc;
+        }
+      }
+  }
+}
+
+/* O = P V on values (C = 1). */
+static void values_values(int N, int T, int H, int dh, const double *restrict P,
+                          const double *restrict V, int ldv, double *restrict out) {
+  int HT = H * T, d = H * dh;
+  for (int p = 0; p < N; p++) {
+    const double *Pp = P + (int64_t)p * T * HT, *Vp = V + (int64_t)p * T * ldv;
+    double *Op = out + (int64_t)p * T * d;
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j < H; j++) {
+        double *o = Op + (int64_t)t * d + j * dh;
+        const double *w = Pp + (int64_t)t * HT + j * T;
+        for (int i = 0; i < dh; i++) o[i] = 0.0;
+        for (int s = 0; s < T; s++) {
+          const double *v = Vp + (int64_t)s * ldv + j * dh;
+          double ws = w[s];
+          for (int i = 0; i < dh; i++) o[i] += ws * v[i];
+        }
+      }
+  }
+}
+
+/* Scores on jets, per point p, head j, query t, key s, jet row r:
+ *   S[(p,t,r), j·T + s] = scale Σ_{(r1,r2) ∈ pairs(r)} ⟨Q[(p,t,r1), head j], K[(p,s,r2), head j]⟩
+ * Q (ld ldq), K (ld ldk) hold d columns; out NTC × H·T. */
+static void scores_forward(const self_acts *S, int C, int N, int H, int dh, double scale,
+                           const double *Q, int ldq, const double *K, int ldk, double *out) {
+  int T = S->T, HT = H * T;
+  if (C == 1) {
+    scores_values(N, T, H, dh, scale, Q, ldq, K, ldk, out);
+    return;
+  }
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++)
+      for (int r = 0; r < C; r++) {
+        double *orow = out + ((int64_t)(p * T + t) * C + r) * HT;
+        for (int j = 0; j < H; j++)
+          for (int s = 0; s < T; s++) {
+            double acc = 0.0;
+            for (int e = 0; e < S->npairs[r]; e++) {
+              const double *q = Q + ((int64_t)(p * T + t) * C + S->r1[r][e]) * ldq + j * dh;
+              const double *k = K + ((int64_t)(p * T + s) * C + S->r2[r][e]) * ldk + j * dh;
+              for (int i = 0; i < dh; i++) acc += q[i] * k[i];
+            }
+            orow[j * T + s] = scale * acc;
+          }
+      }
+}
+
+/* O = P V on jets, per point p, head j, query t, jet row r:
+ *   O[(p,t,r), j·dh + i] = Σ_{(r1,r2) ∈ pairs(r)} Σ_s P[(p,t,r1), j·T + s] V[(p,s,r2), j·dh + i]
+ * P NTC × H·T, V (ld ldv), out NTC × d. */
+static void values_forward(const self_acts *S, int C, int N, int H, int dh, const double *P,
+                           const double *V, int ldv, double *out) {
+  int T = S->T, HT = H * T, d = H * dh;
+  if (C == 1) {
+    values_values(N, T, H, dh, P, V, ldv, out);
+    return;
+  }
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++)
+      for (int r = 0; r < C; r++) {
+        double *orow = out + ((int64_t)(p * T + t) * C + r) * d;
+        memset(orow, 0, sizeof(double) * d);
+        for (int e = 0; e < S->npairs[r]; e++) {
+          const double *prow = P + ((int64_t)(p * T + t) * C + S->r1[r][e]) * HT;
+          for (int s = 0; s < T; s++) {
+            const double *v = V + ((int64_t)(p * T + s) * C + S->r2[r][e]) * ldv;
+            for (int j = 0; j < H; j++) {
+              double w = prow[j * T + s];
+              for (int i = 0; i < dh; i++) orow[j * dh + i] += w * v[j * dh + i];
+            }
+          }
+        }
+      }
+}
+
+/* The gate on NT jet points: G = σ(Z + b_g) (b_g on value rows), then
+ * out = G ⊙ pre (elementwise, ng = d) or out_j = G_j pre_j (ng = H, one
+ * scalar per head and token). Z (ld ldz) ng columns; G NTC × ng. */
+static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const double *Z, int ldz,
+                         const double *bg, double *G, const double *pre, double *out) {
+  int ng = M->n_gate, C = js->C;
+  LA_PROF_BEGIN(t0);
+  for (int64_t r = 0; r < (int64_t)NT * C; r++) {
+    const double *zr = Z + r * ldz;
+    double *gr = G + r * ng;
+    for (int j = 0; j < ng; j++) gr[j] = zr[j] + (r % C == 0 ? bg[j] : 0.0);
+  }
+  jet_unary(js, JET_SIGMOID, NT, ng, G, G);
+  if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
+  else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+}
+
+/* Copy d columns of a strided array into a contiguous one (rows × d). */
+static void copy_cols(int64_t rows, int d, const double *src, int ld, double *dst) {
+  for (int64_t r = 0; r < rows; r++) memcpy(dst + r * d, src + r * ld, sizeof(double) * d);
+}
+
+/* One layer on jets: X (NTC × d) -> Xn. */
+static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, int N, int l,
+                         const double *X, double *Xn) {
+  const layer_offsets *P = &M->layers[l];
+  const double *W = M->params;
+  self_cache *c = &S->cache[l];
+  int d = M->d, H = M->H, dh = M->dh, T = S->T, C = js->C, NT = N * T, ldq = S->ldq;
+  int64_t R = (int64_t)NT * C;
+  cs_gate_pos gp = M->cfg.gate;
+  const double *a = X;
+  if (M->cfg.norm == NORM_PRE) {
+    layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
+    model_layernorm_forward(M, js, NT, X, W + P->ln_g, W + P->ln_b, &lc, S->tmp);
+    a = c->a;
+  }
+  /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
+  CS_CHECK(model_linear_forward(M, js, NT, d, ldq, a, W + P->Wq, NULL, c->qkvz));
+  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
+  int ldqq = ldq, ldk = ldq, ldv = ldq;
+  /* g2, g3, g4: the gate on V, K or Q before the attention */
+  if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
+    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
+    copy_cols(R, d, c->qkvz + off, ldq, c->pre);
+    gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
+    if (gp == GATE_G4) Q = c->gated, ldqq = d;
+    if (gp == GATE_G3) K = c->gated, ldk = d;
+    if (gp == GATE_G2) V = c->gated, ldv = d;
+  }
+  /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
+  scores_forward(S, C, N, H, dh, 1.0 / sqrt((double)dh), Q, ldqq, K, ldk, c->p);
+  LA_PROF_BEGIN(t0);
+  jet_softmax_groups(js, NT, H, T, c->p);
+  LA_PROF_END(t0, LA_PROF_SOFTMAX);
+  values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
+  const double *U = c->o;
+  if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
+    gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
+    U = c->gated;
+  }
+  /* Y = U W_oᵀ + b_o;  g5: Y ← G ⊙ Y */
+  if (S->ng && gp == GATE_G5) {
+    CS_CHECK(model_linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, c->pre));
+    gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, Xn);
+  } else {
+    CS_CHECK(model_linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, Xn));
+  }
+  /* residual X' = X + Y: linear, all jet rows */
+  LA_PROF_BEGIN(t1);
+  if (M->cfg.residual)
+    for (int64_t i = 0; i < R * d; i++) Xn[i] += X[i];
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
+  return CS_OK;
+}
+
+/* The CLS rows (token 0) of X: N·C × d in the memory family's layout. */
+static void gather_cls(int N, int T, int C, int d, const double *X, double *h) {
+  for (int p = 0; p < N; p++)
+    memcpy(h + (int64_t)p * C * d, X + (int64_t)p * T * C * d, sizeof(double) * C * d);
+}
+
+int self_attn_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+  self_acts *S = A->self;
+  const jet_shape *js = &A->js;
+  int d = M->d, T = S->T, C = js->C;
+  tokens_forward(M, js, T, N, x, S->x[0]);
+  gather_cls(N, T, C, d, S->x[0], A->h[0]);
+  for (int l = 0; l < M->L; l++) {
+    CS_CHECK(layer_forward(M, js, S, N, l, S->x[l], S->x[l + 1]));
+    gather_cls(N, T, C, d, S->x[l + 1], A->h[l + 1]);
+  }
+  if (C == 1)
+    CS_CHECK(model_linear_forward(M, js, N, d, 2, A->h[M->L], M->params + M->readout_W,
+                                  M->params + M->readout_b, A->logits));
+  return CS_OK;
+}
+
+/* ----------------------------------------------------------- backward */
+
+/* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) on
+ * values, rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G), or per
+ * head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
+static void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
+                          const double *G, double *dpre, int ldp, double *dz, int ldz) {
+  int d = M->d, H = M->H, dh = M->dh, ng = M->n_gate;
+  LA_PROF_BEGIN(t0);
+  for (int64_t r = 0; r < rows; r++) {
+    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
+    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
+    if (ng == d) {
+      for (int k = 0; k < d; k++) {
+        dzr[k] = dr[k] * pr[k] * gr[k] * (1.0 - gr[k]);
+        dpr[k] = dr[k] * gr[k];
+      }
+    } else {
+      for (int j = 0; j < H; j++) {
+        double acc = 0.0;
+        for (int k = j * dh; k < (j + 1) * dh; k++) {
+          acc += dr[k] * pr[k];
+          dpr[k] = dr[k] * gr[j];
+        }
+        dzr[j] = acc * gr[j] * (1.0 - gr[j]);
+      }
+    }
+  }
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+}
+
+/* Attention backward on values, NT rows, given dO (NT × d):
+ *   dP_j[t,s] = ⟨dO_j[t], V_j[s]⟩;   dV_j[s] = Σ_t P_j[t,s] dO_j[t]
+ *   dS = P ⊙ (dP − ⟨P, dP⟩) per query and head
+ *   dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s];   dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t]
+ * dQ, dK, dV (ld lddq, lddk, lddv) are overwritten; they may be column
+ * blocks of one array (disjoint columns: restrict holds). */
+static void attention_backward(const self_acts *S, int N, int H, int dh,
+                               const double *restrict P, const double *restrict dO,
+                               const double *restrict Q, int ldq, const double *restrict K,
+                               int ldk, const double *restrict V, int ldv, double *restrict dP,
+                               double *restrict dQ, int lddq, double *restrict dK, int lddk,
+                               double *restrict dV, int lddv) {
+  int T = S->T, HT = H * T, d = H * dh;
+  double scale = 1.0 / sqrt((double)dh);
+  for (int p = 0; p < N; p++) {
+    int64_t base = (int64_t)p * T;
+    for (int s = 0; s < T; s++) {
+      memset(dK + (base + s) * lddk, 0, sizeof(double) * d);
+      memset(dV + (base + s) * lddv, 0, sizeof(double) * d);
+    }
+    for (int t = 0; t < T; t++) {
+      const double *dot = dO + (base + t) * d, *pt = P + (base + t) * HT;
+      double *dpt = dP + (base + t) * HT;
+      for (int j = 0; j < H; j++) {
+        double dotp = 0.0;
+        for (int s = 0; s < T; s++) {
+          const double *vs = V + (base + s) * ldv + j * dh;
+          double *dvs = dV + (base + s) * lddv + j * dh, acc = 0.0, w = pt[j * T + s];
+          for (int i = 0; i < dh; i++) {
+            acc += dot[j * dh + i] * vs[i];
+            dvs[i] += w * dot[j * dh + i];
+          }
+          dpt[j * T + s] = acc;
+          dotp += w * acc;
+        }
+        for (int s = 0; s < T; s++) dpt[j * T + s] = pt[j * T + s] * (dpt[j * T + s] - dotp);
+      }
+    }
+    for (int t = 0; t < T; t++) {
+      const double *dst = dP + (base + t) * HT, *qt = Q + (base + t) * ldq;
+      double *dqt = dQ + (base + t) * lddq;
+      memset(dqt, 0, sizeof(double) * d);
+      for (int j = 0; j < H; j++)
+        for (int s = 0; s < T; s++) {
+          double w = scale * dst[j * T + s];
+          const double *ks = K + (base + s) * ldk + j * dh;
+          double *dks = dK + (base + s) * lddk + j * dh;
+          for (int i = 0; i < dh; i++) {
+            dqt[j * dh + i] += w * ks[i];
+            dks[i] += w * qt[j * dh + i];
+          }
+        }
+    }
+  }
+}
+
+/* One layer backward on values: dXn (NT × d, gradient of X_{l+1}) -> dX. */
+static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double *X,
+                          const double *dXn, double *dX) {
+  const layer_offsets *P = &M->layers[l];
+  const self_cache *c = &S->cache[l];
+  double *W = M->params, *Gr = M->grads;
+  int d = M->d, H = M->H, dh = M->dh, ng = S->ng, ldq = S->ldq, NT = N * S->T;
+  cs_gate_pos gp = M->cfg.gate;
+  const double *a = M->cfg.norm == NORM_PRE ? c->a : X;
+  double *dz = S->dqkvz + 3 * d;
+  /* g5: Y = G ⊙ Y_pre */
+  const double *dY = dXn;
+  if (ng && gp == GATE_G5) {
+    gate_backward(M, NT, dXn, c->pre, c->g, S->dgated, d, dz, ldq);
+    dY = S->dgated;
+  }
+  /* Y = U W_oᵀ + b_o:  dW_o += dYᵀ U;  db_o;  dU = dY W_o */
+  const double *U = ng && gp == GATE_G1 ? c->gated : c->o;
+  CS_CHECK(model_linear_backward(M, NT, d, d, U, W + P->Wo, dY, Gr + P->Wo, Gr + P->bo, S->du,
+                                 0.0));
+  /* g1: U = G ⊙ O */
+  const double *dO = S->du;
+  if (ng && gp == GATE_G1) {
+    gate_backward(M, NT, S->du, c->o, c->g, S->dgated, d, dz, ldq);
+    dO = S->dgated;
+  }
+  /* attention; the gradient of a gated Q, K or V goes to dgated first */
+  int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
+  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
+  int ldqq = ldq, ldk = ldq, ldv = ldq;
+  double *dQ = S->dqkvz, *dK = S->dqkvz + d, *dV = S->dqkvz + 2 * d;
+  int lddq = ldq, lddk = ldq, lddv = ldq;
+  if (g_qkv && gp == GATE_G4) Q = c->gated, ldqq = d, dQ = S->dgated, lddq = d;
+  if (g_qkv && gp == GATE_G3) K = c->gated, ldk = d, dK = S->dgated, lddk = d;
+  if (g_qkv && gp == GATE_G2) V = c->gated, ldv = d, dV = S->dgated, lddv = d;
+  attention_backward(S, N, H, dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, S->dp, dQ, lddq, dK, lddk,
+                     dV, lddv);
+  if (g_qkv) {
+    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
+    gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
+  }
+  /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ (+ b_g):  dW += dQKVZᵀ A (one
+   * product);  db_g += Σ dZ;  dA = dQKVZ [W_q; W_k; W_v; W_g] */
+  la_mat dqkvz = VIEW(M, NT, ldq, ldq, S->dqkvz);
+  CS_CHECK(la_gemm('T', 'N', 1.0, dqkvz, VIEW(M, NT, d, d, (double *)a), 1.0,
+                   VIEW(M, ldq, d, d, Gr + P->Wq)));
+  if (ng) la_sum_rows(la_cols(dqkvz, 3 * d, ng), Gr + P->bg);
+  double *dA = M->cfg.norm == NORM_PRE ? S->da : dX;
+  CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
+                   VIEW(M, NT, d, d, dA)));
+  if (M->cfg.norm == NORM_PRE) {
+    layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
+    model_layernorm_backward(M, NT, &lc, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+  }
+  if (M->cfg.residual)
+    for (int64_t i = 0; i < (int64_t)NT * d; i++) dX[i] += dXn[i];
+  return CS_OK;
+}
+
+int self_attn_backward(cs_model *M, cs_acts *A, int N, const double *x) {
+  self_acts *S = A->self;
+  int d = M->d, T = S->T, m = M->m;
+  double *G = M->grads;
+  /* readout on the last CLS row: dW_r += dlogitsᵀ h_L;  dh_L = dlogits W_r */
+  CS_CHECK(model_linear_backward(M, N, d, 2, A->h[M->L], M->params + M->readout_W, A->dlogits,
+                                 G + M->readout_W, G + M->readout_b, S->dh, 0.0));
+  /* only the CLS row of X_L reaches the loss */
+  double *dXn = S->dx_a, *dX = S->dx_b;
+  memset(dXn, 0, sizeof(double) * (size_t)N * T * d);
+  for (int p = 0; p < N; p++)
+    memcpy(dXn + (int64_t)p * T * d, S->dh + (int64_t)p * d, sizeof(double) * d);
+  for (int l = M->L - 1; l >= 0; l--) {
+    CS_CHECK(layer_backward(M, S, N, l, S->x[l], dXn, dX));
+    double *t = dXn;
+    dXn = dX;
+    dX = t;
+  }
+  /* tokens: dc += Σ_p dX_0[p, 0];  dw_j += Σ_p x_pj dX_0[p, 1+j];  db_j += Σ_p dX_0[p, 1+j] */
+  double *dW = G + M->tokens_W, *db = G + M->tokens_b, *dc = G + M->cls;
+  for (int p = 0; p < N; p++) {
+    const double *dp = dXn + (int64_t)p * T * d;
+    for (int k = 0; k < d; k++) dc[k] += dp[k];
+    for (int j = 0; j < m; j++) {
+      const double *dt = dp + (int64_t)(1 + j) * d;
+      double xj = x[(int64_t)p * m + j];
+      for (int k = 0; k < d; k++) {
+        dW[j * d + k] += xj * dt[k];
+        db[j * d + k] += dt[k];
+      }
+    }
+  }
+  return CS_OK;
+}
+
+/* ------------------------------------------------------ attention sink */
+
+int model_attention_sink(const cs_model *M, int n, const double *x, double *sink_mass,
+                         double *max_attn) {
+  int L = M->L;
+  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
+  if (M->cfg.family != FAMILY_SELF || n < 1) return CS_OK;
+  int chunk = n < 256 ? n : 256, H = M->H, T = M->m + 1, HT = H * T;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  double *sum_sink, *sum_max;
+  int rc = CS_CALLOC(sum_sink, 2 * L);
+  if (rc) {
+    model_acts_free(A);
+    return rc;
+  }
+  sum_max = sum_sink + L;
+  /* per point, layer and head, the non-CLS queries t = 1..T−1: their
+   * weight on token 0 and their largest weight */
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    rc = model_forward(M, A, cnt, x + (int64_t)p0 * M->m);
+    for (int l = 0; l < L && !rc; l++) {
+      const double *P = A->self->cache[l].p;
+      for (int p = 0; p < cnt; p++)
+        for (int t = 1; t < T; t++)
+          for (int j = 0; j < H; j++) {
+            const double *w = P + ((int64_t)p * T + t) * HT + j * T;
+            double mx = w[0];
+            for (int s = 1; s < T; s++) mx = fmax(mx, w[s]);
+            sum_sink[l] += w[0];
+            sum_max[l] += mx;
+          }
+    }
+  }
+  double count = (double)n * (T - 1) * H;
+  for (int l = 0; l < L && !rc; l++) {
+    sink_mass[l] = sum_sink[l] / count;
+    max_attn[l] = sum_max[l] / count;
+  }
+  free(sum_sink);
+  model_acts_free(A);
+  return rc;
+}
