@@ -6,6 +6,7 @@
 #include "curvsweep/la.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,11 @@ void cli_print_curvature_table(int depth, const geom_stats *c) {
            l + 1, c[l].K_mean, c[l].K_median, c[l].K_absmean, c[l].K_fracpos, c[l].Kt_absmean,
            c[l].Kh_absmean, c[l].Kh_mean, c[l].aniso_median, c[l].logdet_mean, c[l].intK,
            c[l].intabsK, c[l].unresolved_frac, c[l].degenerate_frac);
+  /* the self family's attention-sink statistic (NaN, not shown, for the memory family) */
+  if (depth > 0 && isfinite(c[0].sink_mass)) {
+    printf("%-6s %12s %12s\n", "prefix", "sink_mass", "max_attn");
+    for (int l = 0; l < depth; l++) printf("%-6d %12.4f %12.4f\n", l + 1, c[l].sink_mass, c[l].max_attn);
+  }
 }
 
 int main(int argc, char **argv) {

@@ -74,9 +74,10 @@ static void model_init_tensor(cs_model *M, const tensor_entry *t) {
 
 int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
   *out = NULL;
+  if (cfg->family == FAMILY_SELF && cfg->arch == ARCH_MLP)
+    return cs_error(CS_ERR_INPUT, "model: the self family has no mlp block (docs/MODELS.md)");
   if (cfg->width < 1 || cfg->depth < 1 || cfg->slots < 1 || cfg->heads < 1 ||
-      cfg->width % cfg->heads != 0 || cfg->input_dim < 1 ||
-      (cfg->family == FAMILY_SELF && cfg->arch == ARCH_MLP))
+      cfg->width % cfg->heads != 0 || cfg->input_dim < 1)
     return cs_error(CS_ERR_INPUT, "model: invalid shape (width %d, depth %d, slots %d, heads %d)",
                     cfg->width, cfg->depth, cfg->slots, cfg->heads);
   cs_model *M;
