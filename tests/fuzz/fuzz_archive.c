@@ -2,7 +2,9 @@
  * (src/archive, docs/ARCHIVE.md): the input is written to a file and read
  * the ways `curvsweep info --check` (archive_check, which also reads every
  * result the way analyze and merge do when nothing is damaged), `info`
- * (archive_summary) and `analyze` (archive_read_results, /spec) read it.
+ * (archive_summary) and `analyze` (archive_read_results, /spec) read it,
+ * and, when damaged, salvaged (`merge --salvage`: the archive it writes
+ * must check intact).
  * Beyond sanitizer reports, each input must leave no HDF5 identifier open:
  * an error path that forgets to close one leaves the file open and ends
  * the process in HDF5's "infinite loop closing library". tests/fuzz/README.md. */
@@ -31,6 +33,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   snprintf(fuzz_dir, sizeof fuzz_dir, "%s/cs-fuzz-archive-XXXXXX", base);
   if (!mkdtemp(fuzz_dir)) abort();
   atexit(fuzz_archive_cleanup);
+  archive_library_begin();  // as the command line: no HDF5 close loop at exit
   return 0;
 }
 
@@ -66,6 +69,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cs_error_clear();
     }
     fuzz_archive_no_open_ids("archive_read_results");
+    // merge --salvage: what it writes must itself be intact
+    char out[320];
+    snprintf(out, sizeof out, "%s/salvaged.h5", fuzz_dir);
+    cs_archive_salvage_report rep;
+    if (archive_salvage(out, fuzz_path, 1, NULL, NULL, &rep) == CS_OK) {
+      int64_t bad = 0;
+      if (archive_check(out, NULL, NULL, &bad) != CS_OK || bad != 0) {
+        fprintf(stderr, "fuzz_archive: the salvaged archive is damaged: %s\n", cs_error_message());
+        abort();
+      }
+    } else {
+      cs_error_clear();
+    }
+    unlink(out);
+    fuzz_archive_no_open_ids("archive_salvage");
   }
   char *text = NULL;
   if (archive_read_spec(fuzz_path, &text) == CS_OK) {
