@@ -17,7 +17,8 @@ static const char *INFO_HELP =
     "  --check  read every object of the archive (/spec, every /cells, /curvature,\n"
     "           /curves and /runs row, every /points and /params dataset) and print\n"
     "           one line per damaged object naming it; exit 0 when all is intact,\n"
-    "           2 when something is damaged.\n";
+    "           2 when something is damaged (curvsweep merge --salvage then copies\n"
+    "           the intact cells into a new archive).\n";
 
 static const char *MERGE_HELP =
     "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite]\n"
