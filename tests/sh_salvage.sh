@@ -2,7 +2,7 @@
 # `curvsweep merge --salvage OUT DAMAGED` (docs/ARCHIVE.md, "Salvage"): a
 # finished 48-cell archive (points and parameters saved) is damaged in chosen
 # places: one chunk of /cells (rows 20..39), one chunk of /curvature (rows
-# 31..61) and the /points/5/S dataset. The salvage must keep every other
+# 31..61), the /points/5/S dataset and the /runs chunk. The salvage must keep every other
 # cell bit for bit, list exactly the damaged cells as pending, and a resume
 # must complete them to the original archive (tests/archive_compare.py:
 # results are deterministic). Then: damaged /cells metadata (its object
@@ -57,7 +57,7 @@ named() { sed -n 's/^pending   cell \([0-9]*\):.*/\1/p' "$1" | sort -n | tr '\n'
 
 # --- A. chunks of /cells, /curvature and a /points dataset ---
 cp orig.h5 dmg.h5
-lost=$(damage dmg.h5 /cells:1 /curvature:1 /points/5/S:0)
+lost=$(damage dmg.h5 /cells:1 /curvature:1 /points/5/S:0 /runs:0)
 [[ -n "$lost" ]] || bad "the damage script found no cells"
 "$bin" info --check dmg.h5 >check.txt 2>&1
 [[ $? -eq 2 ]] && ok || bad "info --check does not see the damage"
@@ -66,7 +66,7 @@ rc=$?
 if [[ $rc -ne 0 ]]; then bad "salvage exit $rc"; cat sal.err; fi
 got=$(named sal.out)
 [[ "$got" == "$lost" ]] && ok || bad "pending cells: got [$got], expected [$lost]"
-grep -q "48 cells, $((48 - $(wc -w <<<"$lost"))) finished kept" sal.err && ok || { bad "salvage summary"; cat sal.err; }
+grep -q "48 cells, $((48 - $(wc -w <<<"$lost"))) finished kept, $(wc -w <<<"$lost") damaged now pending, 0 pending before; 0 /runs rows kept, 1 unreadable" sal.err && ok || { bad "salvage summary"; cat sal.err; }
 grep -q "infinite loop" sal.err && bad "HDF5 left open by the salvage" || ok
 "$bin" info --check sal.h5 >/dev/null 2>&1 && ok || bad "the salvaged archive is not intact"
 # the kept cells equal the original, bit for bit; the damaged ones are pending
