@@ -4,7 +4,9 @@
 # (-DCS_SANITIZE=ON, in ${CS_BUILD_DIR}-sanitize) and run the archive, spec,
 # analysis, command-line and bad-input tests and a sweep at 1-3 ranks
 # (tests/sanitize/sweep.sh) under them; any sanitizer report fails the run.
-# CS_SANITIZE_TESTS=0 leaves the sanitizer pass out.
+# CS_SANITIZE_TESTS=0 leaves the sanitizer pass out. Last, the libFuzzer
+# harnesses of tests/fuzz run ~20 s each when clang is installed
+# (CS_FUZZ_TESTS=0 leaves them out).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The Slurm end-to-end test (tests/sh_slurm.sh) starts a real Slurm on localhost:
@@ -18,38 +20,71 @@ source "$root/scripts/openblas-env.sh"
 status=0
 (cd "$build" && ctest --output-on-failure -j 2 "$@") || status=1
 
-[[ "${CS_SANITIZE_TESTS:-1}" == 1 ]] || exit $status
-san=${build%/}-sanitize
-echo "== sanitizer build ($san) =="
-cmake -S "$root" -B "$san" -DCS_SANITIZE=ON >/dev/null
-cmake --build "$san" -j "$(nproc)" >/dev/null
-reports=$(mktemp -d)
-# Reports go to files (a test that expects a failing exit status must not
-# hide one). halt_on_error: the first error ends the process; UBSan is built
-# with -fno-sanitize-recover. Leak checks stay on for our code: the
-# suppressions name only Open MPI's, hwloc's and OpenBLAS's own allocations.
-# fast_unwind_on_malloc=0: frame-pointer unwinding stops inside those
-# libraries and leaves the suppressed frames unseen. use_tls=0: LSan of
-# GCC 12 crashes walking the dynamic TLS of Open MPI components unloaded at
-# MPI_Finalize; the one thread-local pointer of ours (geom's scratch) is
-# released before exit (src/cli/main.c).
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:fast_unwind_on_malloc=0:check_initialization_order=1:log_path=$reports/asan"
-export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0:use_tls=0"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
-# the lock race at 3 trials per case here (10 in the normal run): six
-# sanitized processes per trial take ~6 s; not its strace-widened trials
-# (LeakSanitizer cannot run under ptrace). One test at a time: sanitized
-# code is several times slower, and test_archive's write-cost bound must
-# not depend on what runs beside it.
-(cd "$san" && CS_RACE_TRIALS=3 CS_RACE_WIDENED=0 ctest --output-on-failure -j 1 \
-  -R '^(test_archive|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_lock_race)$') || status=1
-CS_BIN=$san/curvsweep CS_SOURCE_DIR=$root CS_BUILD_DIR=$san bash "$root/tests/sanitize/sweep.sh" || status=1
-if compgen -G "$reports/*" >/dev/null; then
-  echo "FAIL: sanitizer reports:"
-  cat "$reports"/*
-  status=1
-else
-  echo "sanitizers: no report"
+if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
+  san=${build%/}-sanitize
+  echo "== sanitizer build ($san) =="
+  cmake -S "$root" -B "$san" -DCS_SANITIZE=ON >/dev/null
+  cmake --build "$san" -j "$(nproc)" >/dev/null
+  reports=$(mktemp -d)
+  # Reports go to files (a test that expects a failing exit status must not
+  # hide one). halt_on_error: the first error ends the process; UBSan is built
+  # with -fno-sanitize-recover. Leak checks stay on for our code: the
+  # suppressions name only Open MPI's, hwloc's and OpenBLAS's own allocations.
+  # fast_unwind_on_malloc=0: frame-pointer unwinding stops inside those
+  # libraries and leaves the suppressed frames unseen. use_tls=0: LSan of
+  # GCC 12 crashes walking the dynamic TLS of Open MPI components unloaded at
+  # MPI_Finalize; the one thread-local pointer of ours (geom's scratch) is
+  # released before exit (src/cli/main.c).
+  export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:fast_unwind_on_malloc=0:check_initialization_order=1:log_path=$reports/asan"
+  export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0:use_tls=0"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
+  # the lock race at 3 trials per case here (10 in the normal run): six
+  # sanitized processes per trial take ~6 s; not its strace-widened trials
+  # (LeakSanitizer cannot run under ptrace). One test at a time: sanitized
+  # code is several times slower, and test_archive's write-cost bound must
+  # not depend on what runs beside it.
+  (cd "$san" && CS_RACE_TRIALS=3 CS_RACE_WIDENED=0 ctest --output-on-failure -j 1 \
+    -R '^(test_archive|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_lock_race|sh_salvage)$') || status=1
+  CS_BIN=$san/curvsweep CS_SOURCE_DIR=$root CS_BUILD_DIR=$san bash "$root/tests/sanitize/sweep.sh" || status=1
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "FAIL: sanitizer reports:"
+    cat "$reports"/*
+    status=1
+  else
+    echo "sanitizers: no report"
+  fi
+  rm -rf "$reports"
 fi
-rm -rf "$reports"
+
+# The libFuzzer harnesses of tests/fuzz (README there): built with clang in
+# ${CS_BUILD_DIR}-fuzz (-DCS_FUZZ=ON: libFuzzer + ASan + UBSan), each run for
+# CS_FUZZ_SECONDS (20) on a copy of its seed corpus; a crash, leak, sanitizer
+# report or timeout fails the run (the input is kept in the fuzz build dir).
+# Skipped with a message without clang; CS_FUZZ_TESTS=0 leaves it out.
+if [[ "${CS_FUZZ_TESTS:-1}" == 1 ]]; then
+  cc=$(command -v clang-14 || command -v clang || true)
+  if [[ -z "$cc" ]]; then
+    echo "== fuzz: SKIPPED: no clang (the libFuzzer harnesses of tests/fuzz need it) =="
+  else
+    fz=${build%/}-fuzz
+    echo "== fuzz build ($fz) =="
+    CC=$cc cmake -S "$root" -B "$fz" -DCS_FUZZ=ON >/dev/null
+    cmake --build "$fz" -j "$(nproc)" --target fuzz_spec fuzz_journal fuzz_archive >/dev/null
+    work=$(mktemp -d)
+    for h in spec journal archive; do
+      mkdir -p "$work/$h"
+      if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+         LSAN_OPTIONS=suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0 \
+         "$fz/fuzz_$h" -max_total_time="${CS_FUZZ_SECONDS:-20}" -timeout=60 -print_final_stats=1 \
+           -artifact_prefix="$fz/fuzz_$h-" "$work/$h" "$root/tests/fuzz/corpus/$h" >"$work/$h.log" 2>&1; then
+        echo "fuzz_$h: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/$h.log"), no report"
+      else
+        echo "FAIL: fuzz_$h:"
+        grep -v '^#\|^INFO' "$work/$h.log" | tail -n 60
+        status=1
+      fi
+    done
+    rm -rf "$work"
+  fi
+fi
 exit $status

@@ -129,6 +129,59 @@ static void test_result_roundtrip(void **state) {
   result_free(&r), result_free(&u);
 }
 
+/* A record whose counts the message cannot hold (a damaged journal record,
+ * found by tests/fuzz/fuzz_journal.c: a negative n_curve made calloc's size
+ * overflow) is refused with the reason before anything is allocated, and
+ * leaves nothing to free. */
+static void test_result_unpack_refuses_bad_counts(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.epochs = 2, c.points = 8, c.depth = 2;
+  cs_cell_result r = run(c, 1, 1);
+  unsigned char *p;
+  size_t len;
+  assert_int_equal(result_pack(&r, &p, &len), CS_OK);
+  static const struct {
+    size_t offset;
+    int value;
+    const char *reason;
+  } cases[] = {
+      {offsetof(cs_cell_result, n_curve), -1, "negative count"},
+      {offsetof(cs_cell_result, n_curve), 0x7fffffff, "truncated"},
+      {offsetof(cs_cell_result, depth), -3, "negative count"},
+      {offsetof(cs_cell_result, n_points), 1 << 30, "truncated"},
+      {offsetof(cs_cell_result, m), -1, "negative count"},
+      {offsetof(cs_cell_result, n_tensors), 0x7fffffff, "tensors announced"},
+      {offsetof(cs_cell_result, n_tensors), -2, "negative count"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    unsigned char *q = malloc(len);
+    assert_non_null(q);
+    memcpy(q, p, len);
+    memcpy(q + cases[k].offset, &cases[k].value, sizeof(int));
+    cs_cell_result u;
+    memset(&u, 0x5a, sizeof u);
+    assert_int_equal(result_unpack(q, len, &u), CS_ERR_INTERNAL);
+    if (!strstr(cs_error_message(), cases[k].reason))
+      fail_msg("case %zu: '%s' lacks '%s'", k, cs_error_message(), cases[k].reason);
+    assert_null(u.curve);
+    assert_null(u.tensors);
+    free(q);
+  }
+  /* a tensor of negative shape, right after the header of the first tensor */
+  size_t first_tensor = len;
+  for (int i = 0; i < r.n_tensors; i++)
+    first_tensor -= sizeof(cs_tensor) + sizeof(double) * (size_t)r.tensors[i].rows * r.tensors[i].cols;
+  int neg = -5;
+  memcpy(p + first_tensor + offsetof(cs_tensor, cols), &neg, sizeof neg);
+  cs_cell_result u;
+  assert_int_equal(result_unpack(p, len, &u), CS_ERR_INTERNAL);
+  assert_non_null(strstr(cs_error_message(), "tensor 0 is "));
+  assert_non_null(strstr(cs_error_message(), " x -5"));
+  free(p);
+  result_free(&r);
+}
+
 /* Finite or failed: a σ whose Fisher scaling overflows fails the cell with
  * the reason, instead of storing NaN or infinite curvature as done. */
 static void test_overflowing_sigma_fails(void **state) {
@@ -151,6 +204,7 @@ int main(void) {
       cmocka_unit_test(test_divergence_is_a_status),
       cmocka_unit_test(test_weight_decay_shrinks_weights),
       cmocka_unit_test(test_result_roundtrip),
+      cmocka_unit_test(test_result_unpack_refuses_bad_counts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

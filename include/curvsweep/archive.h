@@ -108,6 +108,30 @@ int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *
  * specs, or a cell done in two inputs with different values). */
 int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);
 
+/* `curvsweep merge --salvage OUT DAMAGED`: copy every intact cell of a
+ * damaged archive into a new archive out of the same spec (its /spec must
+ * be readable); cells whose result cannot be read whole are listed pending,
+ * so a `run` resume of out recomputes them (docs/ARCHIVE.md, "Salvage").
+ * fn is called once per such cell with the reason. out must not exist
+ * unless overwrite. */
+typedef struct {
+  int64_t cells;     /* rows of the new archive */
+  int64_t kept;      /* finished results copied */
+  int64_t damaged;   /* cells left pending because their result could not be read whole */
+  int64_t pending;   /* cells pending already in the damaged archive */
+  int64_t runs_kept, runs_lost; /* /runs rows copied, and unreadable */
+} cs_archive_salvage_report;
+typedef void (*cs_archive_salvage_fn)(int64_t cell_id, const char *reason, void *ctx);
+int archive_salvage(const char *out, const char *damaged, int overwrite, cs_archive_salvage_fn fn,
+                    void *ctx, cs_archive_salvage_report *rep);
+
+/* The HDF5 library's lifetime (src/cli/main.c): begin before anything else,
+ * end before exit. End closes the library only while an identifier is still
+ * open (to flush it); otherwise the exit releases it, since closing it after
+ * a damaged file would loop forever (archive_check.c). */
+void archive_library_begin(void);
+void archive_library_end(void);
+
 /* Additions to the contract above. */
 /* The journal of an archive is the archive's path + ".journal". */
 

@@ -2,7 +2,8 @@
  * archive (root identity, /spec, every chunk of /cells, /curvature,
  * /curves and /runs, every /points and /params dataset) and name each one
  * that cannot be read (docs/ARCHIVE.md, "Checking an archive"). Damage is
- * reported through a callback, never printed here. */
+ * reported through a callback, never printed here. Also the end of the
+ * HDF5 library after a damaged file (archive_library_end). */
 #include "archive_internal.h"
 
 #include <stdio.h>
@@ -179,4 +180,22 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
 
 int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged) {
   ARCHIVE_QUIETLY(archive_check_impl(path, fn, ctx, damaged));
+}
+
+/* HDF5 1.10.8 keeps a file open internally, with no identifier left, after
+ * it failed to load one of its object headers (a failed checksum), and
+ * leaks the cache entries it was building (HDF5 issues #4586, #6386, PR
+ * #4477); its own close at exit then loops over them and prints "HDF5:
+ * infinite loop closing library". The library's atexit close is replaced
+ * by archive_library_end: with an identifier still open it closes the
+ * library (which flushes that file, as at exit before); with none there is
+ * nothing left to flush and the process exit releases the rest
+ * (docs/DECISIONS.md, "Salvage"). */
+void archive_library_begin(void) {
+  H5dont_atexit();
+}
+
+void archive_library_end(void) {
+  hid_t id;
+  if (H5Fget_obj_ids((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL, 1, &id) > 0) H5close();
 }

@@ -9,6 +9,7 @@
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
  *   archive_check.c    info --check: read every object, name the damaged
+ *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
@@ -263,6 +264,10 @@ void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
 void archive_results_free(cs_cell_result *res, int64_t n);
+/* The /points and /params groups of r->cell_id into r (none: r unchanged);
+ * a group that cannot be read whole is a CS_ERR_INPUT naming it. */
+int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
+int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 
 /* ---- archive_merge.c ---- */
 int archive_same_values(const cs_cell_result *x, const cs_cell_result *y);

@@ -169,7 +169,7 @@ static int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id,
   return CS_OK;
 }
 
-static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
+int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   hid_t g;
   CS_CHECK(archive_cell_group_open(file, "points", r->cell_id, path, name, &g));
@@ -196,7 +196,7 @@ static int archive_read_points(hid_t file, const char *path, cs_cell_result *r) 
   return rc;
 }
 
-static int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
+int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   hid_t g;
   CS_CHECK(archive_cell_group_open(file, "params", r->cell_id, path, name, &g));

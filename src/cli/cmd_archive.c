@@ -1,4 +1,5 @@
-/* cmd_archive.c — `curvsweep info ARCHIVE` and `curvsweep merge OUT IN...`. */
+/* cmd_archive.c — `curvsweep info ARCHIVE`, `curvsweep merge OUT IN...` and
+ * `curvsweep merge --salvage OUT DAMAGED`. */
 #include "cli.h"
 
 #include "curvsweep/archive.h"
@@ -16,13 +17,39 @@ static const char *INFO_HELP =
     "  --check  read every object of the archive (/spec, every /cells, /curvature,\n"
     "           /curves and /runs row, every /points and /params dataset) and print\n"
     "           one line per damaged object naming it; exit 0 when all is intact,\n"
-    "           2 when something is damaged.\n";
+    "           2 when something is damaged (curvsweep merge --salvage then copies\n"
+    "           the intact cells into a new archive).\n";
 
 static const char *MERGE_HELP =
-    "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite]\n\n"
+    "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite]\n"
+    "       curvsweep merge --salvage OUT.h5 DAMAGED.h5 [--overwrite]\n\n"
     "Combine the archives of shards of one sweep (curvsweep run --shard I/N) into\n"
     "OUT.h5. Refuses archives of different specs and cells done in two inputs with\n"
-    "different values. OUT.h5 must not exist unless --overwrite is given.\n";
+    "different values. OUT.h5 must not exist unless --overwrite is given.\n\n"
+    "  --salvage  copy every intact cell of one damaged archive (see info --check)\n"
+    "             into the new archive OUT.h5; cells whose result cannot be read\n"
+    "             whole are listed as pending, one line each, so that\n"
+    "             curvsweep run SPEC -o OUT.h5 recomputes them. The damaged\n"
+    "             archive's /spec must be readable.\n";
+
+static void salvage_line(int64_t cell_id, const char *reason, void *ctx) {
+  (void)ctx;
+  printf("pending   cell %lld: %s\n", (long long)cell_id, reason);
+}
+
+/* `merge --salvage` (docs/ARCHIVE.md, "Salvage"). */
+static int merge_salvage(const char *out, const char *damaged, int overwrite) {
+  cs_archive_salvage_report r;
+  int rc = archive_salvage(out, damaged, overwrite, salvage_line, NULL, &r);
+  if (rc) return cli_fail(rc);
+  fprintf(stderr, "curvsweep: salvaged %s into %s: %lld cells, %lld finished kept, %lld damaged "
+          "now pending, %lld pending before; %lld /runs rows kept, %lld unreadable\n",
+          damaged, out, (long long)r.cells, (long long)r.kept, (long long)r.damaged,
+          (long long)r.pending, (long long)r.runs_kept, (long long)r.runs_lost);
+  if (r.damaged + r.pending > 0)
+    fprintf(stderr, "curvsweep: resume to compute the pending cells: curvsweep run SPEC -o %s\n", out);
+  return EXIT_OK;
+}
 
 static void info_check_line(const char *object, const char *reason, void *ctx) {
   (void)ctx;
@@ -71,10 +98,12 @@ int cmd_merge(int argc, char **argv) {
     return EXIT_OK;
   }
   const char *out = NULL, *inputs[1024];
-  int n = 0, overwrite = 0;
+  int n = 0, overwrite = 0, salvage = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--overwrite"))
       overwrite = 1;
+    else if (!strcmp(argv[i], "--salvage"))
+      salvage = 1;
     else if (argv[i][0] == '-')
       return cli_usage_error("merge", "unknown option '%s'", argv[i]);
     else if (!out)
@@ -83,6 +112,10 @@ int cmd_merge(int argc, char **argv) {
       inputs[n++] = argv[i];
     else
       return cli_usage_error("merge", "at most 1024 inputs");
+  }
+  if (salvage) {
+    if (!out || n != 1) return cli_usage_error("merge", "--salvage needs OUT.h5 and one DAMAGED.h5");
+    return merge_salvage(out, inputs[0], overwrite);
   }
   if (!out || n == 0) return cli_usage_error("merge", "need OUT.h5 and at least one IN.h5");
   int rc = archive_merge(out, inputs, n, overwrite);

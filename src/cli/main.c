@@ -1,6 +1,7 @@
 /* main.c — the curvsweep command line: dispatch to subcommands. */
 #include "cli.h"
 
+#include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/la.h"
@@ -103,9 +104,11 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < N_COMMANDS; i++)
     if (strcmp(argv[1], COMMANDS[i].name) == 0) {
+      archive_library_begin();
       int status = COMMANDS[i].run(argc - 1, argv + 1);
       geom_workspace_release(); /* the curvature scratch of this thread */
       la_workspace_release();   /* and la_gemm's transposed-operand scratch */
+      archive_library_end();    /* HDF5, unless a damaged file keeps it (archive.h) */
       return status;
     }
   fprintf(stderr, "curvsweep: unknown command '%s'\n\n", argv[1]);

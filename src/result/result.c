@@ -82,10 +82,15 @@ static int get(reader *r, void *p, size_t n) {
   return CS_OK;
 }
 
-/* read count elements of size into a fresh allocation */
+/* read count elements of size into a fresh allocation; a count the rest of
+ * the message cannot hold (a damaged journal record, tests/fuzz) is refused
+ * before anything is allocated */
 static int get_array(reader *r, void **p, size_t count, size_t size) {
   *p = NULL;
   if (count == 0) return CS_OK;
+  if (count > (r->len - r->pos) / size)
+    return cs_error(CS_ERR_INTERNAL, "truncated result message (%zu elements of %zu bytes "
+                    "announced, %zu bytes left)", count, size, r->len - r->pos);
   CS_CHECK(cs_calloc_bytes(p, count, size));
   return get(r, *p, count * size);
 }
@@ -147,6 +152,10 @@ static int unpack(reader *r, cs_cell_result *res) {
   result_forget_points(res);
   int nt = res->n_tensors;
   res->tensors = NULL, res->n_tensors = 0;
+  if (res->n_curve < 0 || res->depth < 0 || res->n_points < 0 || res->m < 0 || nt < 0)
+    return cs_error(CS_ERR_INTERNAL, "malformed result message: a negative count (curve %d, "
+                    "depth %d, points %d x %d, tensors %d)", res->n_curve, res->depth,
+                    res->n_points, res->m, nt);
   size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
   CS_CHECK(get_array(r, (void **)&res->curve, (size_t)res->n_curve, sizeof *res->curve));
   CS_CHECK(get_array(r, (void **)&res->curv, L, sizeof *res->curv));
@@ -159,13 +168,18 @@ static int unpack(reader *r, cs_cell_result *res) {
     CS_CHECK(get_array(r, (void **)&res->pt_class, np, sizeof(int8_t)));
   }
   if (nt) {
+    if ((size_t)nt > (r->len - r->pos) / sizeof *res->tensors)
+      return cs_error(CS_ERR_INTERNAL, "truncated result message (%d tensors announced)", nt);
     CS_CHECK(CS_CALLOC(res->tensors, nt));
     for (int i = 0; i < nt; i++) {
       CS_CHECK(get(r, &res->tensors[i], sizeof res->tensors[i]));
       res->tensors[i].v = NULL;
       res->n_tensors = i + 1;
-      CS_CHECK(get_array(r, (void **)&res->tensors[i].v,
-                         (size_t)res->tensors[i].rows * res->tensors[i].cols, sizeof(double)));
+      cs_tensor *T = &res->tensors[i];
+      if (T->rows < 0 || T->cols < 0)
+        return cs_error(CS_ERR_INTERNAL, "malformed result message: tensor %d is %d x %d", i,
+                        T->rows, T->cols);
+      CS_CHECK(get_array(r, (void **)&T->v, (size_t)T->rows * (size_t)T->cols, sizeof(double)));
     }
   }
   return CS_OK;

@@ -30,6 +30,13 @@
 #include <math.h>
 #include <stdint.h>
 
+/* glibc's <complex.h> defines CMPLX only when __GNUC_PREREQ(4, 7); clang
+ * announces itself as GCC 4.2, so clang 14 (the fuzz build, tests/fuzz/
+ * README.md) sees no CMPLX although it has the same __builtin_complex. */
+#if !defined(CMPLX) && defined(__clang__)
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 #define CDF_TOL 1e-12           /* rigorous bound on the truncated tail of F */
 #define MAX_TERMS (1 << 21)     /* only binds for m = 2, 3 (closed forms used there) */
 #define GL_NODES 20             /* Gauss–Legendre nodes per panel */

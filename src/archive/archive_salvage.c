@@ -1,0 +1,399 @@
+/* archive_salvage.c — `curvsweep merge --salvage OUT DAMAGED.h5`: copy every
+ * intact cell of a damaged archive into a fresh archive of the same spec;
+ * the cells whose result cannot be read whole come back pending, so a `run`
+ * resume of OUT recomputes them (docs/ARCHIVE.md, "Salvage").
+ *
+ * The damaged file is read a chunk of rows at a time, so one unreadable
+ * chunk costs only the cells with rows in it:
+ *   /spec      must be readable (fletcher32-checked): it names the cells.
+ *   /cells     a row in an unreadable chunk (or out of order, or of an
+ *              unknown status) leaves its cell pending; an unsharded archive
+ *              lists every cell, so such a row is still known to be cell i;
+ *              a shard archive lists every cell that row could be.
+ *   /curvature a done cell keeps its result when every prefix 1..depth is
+ *              read exactly once (rows are placed by prefix);
+ *   /curves    and the curvature rows of failed or diverged cells: a cell's
+ *              rows are contiguous, so they are whole when none of the
+ *              table is unreadable, or when they are read and no unreadable
+ *              row borders them.
+ *   /points, /params  read whole per cell (archive_read_points/params); a
+ *              done cell of a spec that saves them must have them.
+ *   /runs      every readable row is copied.
+ * Every HDF5 identifier opened here is closed on every path
+ * (salvage_state_free). */
+#include "archive_internal.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One table read a chunk at a time: rows, and which of them could be read. */
+typedef struct {
+  void *rows;
+  unsigned char *ok;
+  hsize_t n;
+  int any_bad;   /* some row (or the whole table) could not be read */
+} salvage_table;
+
+/* Everything a salvage holds; released in one place (salvage_state_free). */
+typedef struct {
+  const char *out, *in;
+  int overwrite;
+  cs_archive_salvage_fn fn;
+  void *ctx;
+  cs_archive_salvage_report *rep;
+  hid_t file;                     /* the damaged archive */
+  char *text;                     /* its /spec */
+  cs_spec *spec;
+  int64_t nc;                     /* cells of the spec */
+  salvage_table cells, curv, curves, runs;
+  int64_t *row_of;                /* /cells row of each cell, -1: none readable */
+  unsigned char *listed;          /* the cell is a row of the new archive */
+  int64_t *cv_start, *cv_idx, *cu_start, *cu_idx; /* table rows grouped by cell */
+  cs_archive *a;                  /* the new archive (no journal) */
+  char *tmp;                      /* its temporary name */
+  hid_t out_file;
+} salvage_state;
+
+static void salvage_table_free(salvage_table *t) {
+  free(t->rows);
+  free(t->ok);
+  memset(t, 0, sizeof *t);
+}
+
+static void salvage_state_free(salvage_state *s) {
+  archive_h5_close_id(&s->out_file, H5Fclose);
+  archive_h5_close_id(&s->file, H5Fclose);
+  if (s->tmp) unlink(s->tmp);
+  free(s->tmp);
+  archive_free(s->a);
+  free(s->text);
+  if (s->spec) spec_free(s->spec);
+  salvage_table_free(&s->cells), salvage_table_free(&s->curv);
+  salvage_table_free(&s->curves), salvage_table_free(&s->runs);
+  free(s->row_of), free(s->listed);
+  free(s->cv_start), free(s->cv_idx), free(s->cu_start), free(s->cu_idx);
+}
+
+/* A cell that comes back pending, and why. */
+static void salvage_damaged(salvage_state *s, int64_t cell, const char *reason) {
+  s->rep->damaged++;
+  if (s->fn) s->fn(cell, reason, s->ctx);
+}
+
+/* The output: not an existing file (unless overwrite), no stale journal
+ * beside it, never the damaged input itself. */
+static int salvage_check_output(const salvage_state *s) {
+  struct stat so, si;
+  if (stat(s->out, &so) == 0) {
+    if (stat(s->in, &si) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+      return cs_error(CS_ERR_INPUT, "merge --salvage: the output %s is the damaged archive itself: "
+                      "write the salvage to a new path", s->out);
+    if (!s->overwrite)
+      return cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, or another "
+                      "output path", s->out);
+  }
+  char *journal = archive_strdup_printf("%s.journal", s->out);
+  if (!journal) return cs_error(CS_ERR_NOMEM, "out of memory");
+  int rc = archive_file_exists(journal) && !s->overwrite
+               ? cs_error(CS_ERR_INPUT, "a journal %s exists beside the output (an earlier run): "
+                          "move it away, use another output path, or --overwrite", journal)
+               : CS_OK;
+  free(journal);
+  return rc;
+}
+
+/* Open the damaged file and load its spec. A file that is not a curvsweep
+ * archive of this format is refused as merge refuses it; a damaged one is
+ * opened as HDF5 whatever its identity check said, and needs /spec. */
+static int salvage_open(salvage_state *s) {
+  archive_meta meta;
+  archive_probe_class cls;
+  int rc = archive_probe(s->in, H5F_ACC_RDONLY, &s->file, &meta, &cls);
+  if (rc && (cls == ARCHIVE_PROBE_FOREIGN || !archive_file_exists(s->in))) return rc;
+  if (rc) {
+    cs_error_clear();
+    s->file = archive_h5_open(s->in, H5F_ACC_RDONLY);
+    if (s->file < 0)
+      return archive_h5_error(CS_ERR_INPUT, "%s cannot be opened as HDF5 (its superblock or root "
+                              "group is damaged): nothing can be salvaged; run the spec again into "
+                              "a new archive", s->in);
+  }
+  rc = archive_spec_read(s->file, s->in, &s->text);
+  if (rc) return cs_error_context(rc, "cannot salvage %s: without its /spec the cells cannot be "
+                                  "identified: ", s->in);
+  rc = spec_load_string(s->text, s->in, &s->spec);
+  if (rc) return cs_error_context(rc, "cannot salvage %s: its /spec does not load: ", s->in);
+  char sha[65];
+  if (archive_attr_read_str(s->file, "spec_sha256", sha, sizeof sha) == 0 &&
+      strcmp(sha, spec_sha256(s->spec)) != 0)
+    return cs_error(CS_ERR_INPUT, "cannot salvage %s: its /spec does not hash to its spec_sha256 "
+                    "attribute (%.12s…), so which spec wrote the results is unknown", s->in, sha);
+  s->nc = spec_cell_count(s->spec);
+  return CS_OK;
+}
+
+/* Rows [0, valid) of a table a chunk at a time (valid: committed_rows when
+ * readable, else the length); rows of a chunk that cannot be read are
+ * marked !ok. A table that cannot be opened has no rows and any_bad. */
+static int salvage_read_table(salvage_state *s, const char *name, hid_t mt, hsize_t max_rows,
+                              salvage_table *t) {
+  memset(t, 0, sizeof *t);
+  hid_t ds = H5Dopen2(s->file, name, H5P_DEFAULT), dcpl = H5I_INVALID_HID;
+  hsize_t n = 0, chunk = 0;
+  int64_t committed = -1;
+  if (ds < 0 || archive_table_length_checked(ds, s->in, name, &n) != CS_OK || n > max_rows) {
+    cs_error_clear();
+    archive_h5_close_id(&ds, H5Dclose);
+    t->any_bad = 1;
+    return CS_OK;
+  }
+  if (archive_attr_read_i64(ds, "committed_rows", &committed) == 0 && committed >= 0 &&
+      (hsize_t)committed < n)
+    n = (hsize_t)committed;  // rows of an unfinished write: not part of any result
+  dcpl = H5Dget_create_plist(ds);
+  if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_chunk(dcpl, 1, &chunk) != 1 || chunk == 0)
+    chunk = 64;  // read in small steps when the layout itself is unreadable
+  archive_h5_close_id(&dcpl, H5Pclose);
+  size_t row_bytes = H5Tget_size(mt);
+  int rc = cs_calloc_bytes(&t->rows, n ? n : 1, row_bytes);
+  if (!rc) rc = cs_calloc_bytes((void **)&t->ok, n ? n : 1, 1);
+  for (hsize_t at = 0; !rc && at < n; at += chunk) {
+    hsize_t k = n - at < chunk ? n - at : chunk;
+    int good = archive_table_io(ds, mt, at, k, (char *)t->rows + at * row_bytes, 0) == 0;
+    memset(t->ok + at, good, k);
+    if (!good) t->any_bad = 1;
+  }
+  cs_error_clear();
+  H5Dclose(ds);
+  t->n = n;
+  return rc;
+}
+
+/* /cells: the row of each cell, and which cells the new archive lists. */
+static int salvage_cells(salvage_state *s) {
+  hid_t mt = archive_cell_row_type();
+  int rc = salvage_read_table(s, "cells", mt, (hsize_t)s->nc, &s->cells);
+  H5Tclose(mt);
+  CS_CHECK(rc);
+  CS_CHECK(CS_CALLOC(s->row_of, s->nc));
+  CS_CHECK(CS_CALLOC(s->listed, s->nc));
+  for (int64_t c = 0; c < s->nc; c++) s->row_of[c] = -1;
+  archive_cell_row *rows = s->cells.rows;
+  int64_t n = (int64_t)s->cells.n, prev = -1;
+  int every_cell = n == s->nc || n == 0;  // unsharded (or no /cells at all): row i is cell i
+  // readable rows: a known status, ascending ids within the spec
+  for (int64_t r = 0; r < n; r++) {
+    int64_t id = rows[r].cell_id;
+    if (s->cells.ok[r] && (archive_status_parse(rows[r].status) < 0 || id < 0 || id >= s->nc ||
+                           id <= prev || (every_cell && id != r)))
+      s->cells.ok[r] = 0;
+    if (s->cells.ok[r]) s->row_of[id] = r, s->listed[id] = 1, prev = id;
+  }
+  if (every_cell) {
+    for (int64_t c = 0; c < s->nc; c++) s->listed[c] = 1;
+    return CS_OK;
+  }
+  // a shard: an unreadable run of rows [r, e) may be any cell between its readable neighbours
+  for (int64_t r = 0; r < n; r++) {
+    if (s->cells.ok[r]) continue;
+    int64_t e = r;
+    while (e < n && !s->cells.ok[e]) e++;
+    int64_t lo = r > 0 ? rows[r - 1].cell_id + 1 : 0, hi = e < n ? rows[e].cell_id - 1 : s->nc - 1;
+    for (int64_t c = lo; c <= hi; c++) s->listed[c] = 1;
+    r = e;
+  }
+  return CS_OK;
+}
+
+/* Readable rows of a table grouped by cell (counting sort, row order kept):
+ * rows of cell c are idx[start[c] .. start[c+1]). */
+static int salvage_group(const salvage_state *s, const salvage_table *t, size_t row_bytes,
+                         int64_t **start, int64_t **idx) {
+  CS_CHECK(CS_CALLOC(*start, s->nc + 1));
+  CS_CHECK(CS_CALLOC(*idx, t->n ? t->n : 1));
+  int64_t *st = *start;
+  for (hsize_t k = 0; k < t->n; k++) {
+    int64_t id = *(const int64_t *)((const char *)t->rows + k * row_bytes);  // cell_id comes first
+    if (t->ok[k] && id >= 0 && id < s->nc) st[id + 1]++;
+  }
+  for (int64_t c = 0; c < s->nc; c++) st[c + 1] += st[c];
+  int64_t *fill = NULL;
+  CS_CHECK(CS_CALLOC(fill, s->nc ? s->nc : 1));
+  for (hsize_t k = 0; k < t->n; k++) {
+    int64_t id = *(const int64_t *)((const char *)t->rows + k * row_bytes);
+    if (t->ok[k] && id >= 0 && id < s->nc) (*idx)[st[id] + fill[id]++] = (int64_t)k;
+  }
+  free(fill);
+  return CS_OK;
+}
+
+/* Are the rows idx[0..n) of one cell all of its rows? Contiguous, and no
+ * unreadable row borders them (none at all when the cell has no row). */
+static int salvage_rows_whole(const salvage_table *t, const int64_t *idx, int64_t n) {
+  if (!t->any_bad) return 1;
+  if (n == 0 || idx[n - 1] - idx[0] + 1 != n) return 0;
+  int64_t before = idx[0] - 1, after = idx[n - 1] + 1;
+  return (before < 0 || t->ok[before]) && (after >= (int64_t)t->n || t->ok[after]);
+}
+
+/* The /curvature and /curves rows of a finished cell into r; *why names
+ * what is missing (r then incomplete). */
+static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, const char **why) {
+  const archive_curv_row *cv = s->curv.rows;
+  const archive_curve_row *cu = s->curves.rows;
+  const int64_t *iv = s->cv_idx + s->cv_start[c], *iu = s->cu_idx + s->cu_start[c];
+  int64_t nv = s->cv_start[c + 1] - s->cv_start[c], nu = s->cu_start[c + 1] - s->cu_start[c];
+  cs_config cfg;
+  CS_CHECK(spec_cell_config(s->spec, c, &cfg));
+  // curvature: one row per prefix 1..depth (done: depth of the model)
+  int depth = r->status == CELL_DONE ? cfg.depth : (int)nv;
+  *why = NULL;
+  if (nv != depth || (r->status != CELL_DONE && !salvage_rows_whole(&s->curv, iv, nv))) {
+    *why = "its /curvature rows are not all readable";
+    return CS_OK;
+  }
+  unsigned char *seen = NULL;
+  CS_CHECK(CS_CALLOC(r->curv, depth ? depth : 1));
+  CS_CHECK(CS_CALLOC(seen, depth ? depth : 1));
+  r->depth = depth;
+  for (int64_t k = 0; k < nv && !*why; k++) {  // nv == depth: every prefix once when none repeats
+    int p = cv[iv[k]].prefix;
+    if (p < 1 || p > depth || seen[p - 1]) *why = "its /curvature rows repeat or lack a prefix";
+    else seen[p - 1] = 1, r->curv[p - 1] = cv[iv[k]].st;
+  }
+  free(seen);
+  if (*why) return CS_OK;
+  // curves: every row, in row order
+  if (!salvage_rows_whole(&s->curves, iu, nu)) {
+    *why = "its /curves rows are not all readable";
+    return CS_OK;
+  }
+  if (nu > 0) CS_CHECK(CS_CALLOC(r->curve, nu));
+  for (int64_t k = 0; k < nu; k++) {
+    const archive_curve_row *q = &cu[iu[k]];
+    r->curve[k] = (cs_curve_point){q->epoch, q->train_loss, q->train_acc, q->test_acc};
+  }
+  r->n_curve = (int)nu;
+  return CS_OK;
+}
+
+/* One finished cell of the damaged archive: its whole result into the new
+ * one, or reported damaged (left pending). */
+static int salvage_cell(salvage_state *s, int64_t c) {
+  const archive_cell_row *row = (const archive_cell_row *)s->cells.rows + s->row_of[c];
+  cs_cell_result r;
+  memset(&r, 0, sizeof r);
+  r.cell_id = c;
+  r.status = (cs_cell_status)archive_status_parse(row->status);
+  r.rank = row->rank, r.attempts = row->attempts, r.wall_s = row->wall_s;
+  r.train_loss = row->train_loss, r.train_acc = row->train_acc, r.test_acc = row->test_acc;
+  r.n_params = row->n_params;
+  archive_copy_str(r.message, sizeof r.message, row->message);
+  const char *why = NULL;
+  char reason[512];
+  int rc = salvage_rows(s, c, &r, &why);
+  if (!rc && !why) {
+    const cs_sweep_settings *sw = spec_sweep(s->spec);
+    int got = archive_read_points(s->file, s->in, &r) == CS_OK &&
+              archive_read_params(s->file, s->in, &r) == CS_OK;
+    if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
+    else if (r.status == CELL_DONE && sw->save_points && !r.pt_x) why = "its /points group is missing";
+    else if (r.status == CELL_DONE && sw->save_params && r.n_tensors == 0) why = "its /params group is missing";
+    else if (archive_check_result(s->a, &r) != CS_OK)
+      snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
+    cs_error_clear();
+  }
+  if (!rc && why) salvage_damaged(s, c, why);
+  if (!rc && !why) {
+    rc = archive_apply_result(s->a, s->out_file, &r);
+    if (!rc) s->rep->kept++;
+  }
+  result_free(&r);
+  return rc;
+}
+
+/* The new archive: rows of the listed cells, the intact results, the
+ * readable /runs rows; written under a temporary name, then put in place. */
+static int salvage_write(salvage_state *s) {
+  CS_CHECK(archive_new(s->out, &s->a));
+  archive_copy_str(s->a->spec_sha256, sizeof s->a->spec_sha256, spec_sha256(s->spec));
+  CS_CHECK(archive_rows_from_mask(s->a, s->spec, s->listed));
+  CS_CHECK(archive_create_temp(s->a, s->spec, &s->tmp));
+  char *final_path = s->a->path;
+  s->a->path = s->tmp;  // for the messages while it is written
+  int rc = archive_h5_session_open(s->a, &s->out_file);
+  for (int64_t c = 0; !rc && c < s->nc; c++) {
+    if (!s->listed[c]) continue;
+    s->rep->cells++;
+    int64_t row = s->row_of[c];
+    if (row < 0) {
+      salvage_damaged(s, c, "its /cells row is unreadable");
+      continue;
+    }
+    if (archive_status_parse(((const archive_cell_row *)s->cells.rows)[row].status) == CELL_PENDING) {
+      s->rep->pending++;
+      continue;
+    }
+    rc = salvage_cell(s, c);
+  }
+  const cs_run_info *runs = s->runs.rows;
+  for (hsize_t k = 0; !rc && k < s->runs.n; k++) {
+    if (!s->runs.ok[k]) continue;
+    rc = archive_apply_run(s->a, s->out_file, s->a->n_runs, &runs[k]);
+    if (!rc) s->rep->runs_kept++;
+  }
+  s->rep->runs_lost = (int64_t)s->runs.n - s->rep->runs_kept;
+  hid_t f = s->out_file;
+  s->out_file = H5I_INVALID_HID;
+  if (f >= 0) rc = archive_h5_session_close(s->a, f, rc);
+  s->a->path = final_path;
+  if (!rc) rc = archive_fsync_file(s->tmp);
+  // a stale journal of the replaced output must not be replayed into it
+  if (!rc && archive_file_exists(s->a->journal_path) && unlink(s->a->journal_path) != 0)
+    rc = cs_error(CS_ERR_IO, "cannot remove the old journal %s", s->a->journal_path);
+  if (!rc) rc = archive_rename_into_place(s->tmp, s->out);
+  if (!rc) free(s->tmp), s->tmp = NULL;
+  return rc;
+}
+
+static int salvage_pipeline(salvage_state *s) {
+  CS_CHECK(salvage_check_output(s));
+  CS_CHECK(salvage_open(s));
+  CS_CHECK(salvage_cells(s));
+  hid_t mt = archive_curv_row_type();
+  int rc = salvage_read_table(s, "curvature", mt, (hsize_t)INT64_MAX, &s->curv);
+  H5Tclose(mt);
+  mt = archive_curve_row_type();
+  if (!rc) rc = salvage_read_table(s, "curves", mt, (hsize_t)INT64_MAX, &s->curves);
+  H5Tclose(mt);
+  mt = archive_run_row_type();
+  if (!rc) rc = salvage_read_table(s, "runs", mt, (hsize_t)INT64_MAX, &s->runs);
+  H5Tclose(mt);
+  CS_CHECK(rc);
+  CS_CHECK(salvage_group(s, &s->curv, sizeof(archive_curv_row), &s->cv_start, &s->cv_idx));
+  CS_CHECK(salvage_group(s, &s->curves, sizeof(archive_curve_row), &s->cu_start, &s->cu_idx));
+  return salvage_write(s);
+}
+
+static int archive_salvage_impl(const char *out, const char *damaged, int overwrite,
+                                cs_archive_salvage_fn fn, void *ctx,
+                                cs_archive_salvage_report *rep) {
+  memset(rep, 0, sizeof *rep);
+  salvage_state s;
+  memset(&s, 0, sizeof s);
+  s.out = out, s.in = damaged, s.overwrite = overwrite, s.fn = fn, s.ctx = ctx, s.rep = rep;
+  s.file = s.out_file = H5I_INVALID_HID;
+  int rc = salvage_pipeline(&s);
+  salvage_state_free(&s);
+  return rc;
+}
+
+int archive_salvage(const char *out, const char *damaged, int overwrite, cs_archive_salvage_fn fn,
+                    void *ctx, cs_archive_salvage_report *rep) {
+  ARCHIVE_QUIETLY(archive_salvage_impl(out, damaged, overwrite, fn, ctx, rep));
+}
