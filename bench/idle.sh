@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/idle.sh — CPU use of ranks that wait (issue 14, goal 5; docs/SWEEP.md).
-# Two runs of `mpiexec -np 3 curvsweep run`, each rank's CPU time sampled
-# from /proc over a window of W seconds:
-#   start: a 10^6-cell spec; rank 0 builds the archive, ranks 1 and 2 wait
+# Two runs of `mpiexec -np 2 curvsweep run` (no oversubscription: Open MPI
+# yields in its busy waits when oversubscribed, which would hide a spin),
+# each rank's CPU time sampled from /proc over a window of W seconds:
+#   start: a 10^6-cell spec; rank 0 builds the archive, rank 1 waits
 #          for it (sampled while the archive does not exist yet)
-#   end:   one long cell; one rank trains it, the others have nothing to do
-#          and wait for the end of the sweep
+#   end:   one long cell; one rank trains it, the other has nothing to do
+#          and waits for the end of the sweep
 # Prints CPU % per rank (100 % = one core spinning). Target: a waiting rank
 # uses a few % at most.
 set -euo pipefail
@@ -23,6 +24,14 @@ rank_pids() {
     [ -n "$r" ] && echo "$r $p"
   done | sort -n
 }
+# wait (up to 60 s) until the 2 ranks of the job running $1 exist, then 1 s more
+wait_ranks() {
+  for _ in $(seq 120); do
+    [ "$(rank_pids "$1" | wc -l)" -ge 2 ] && { sleep 1; return 0; }
+    sleep 0.5
+  done
+  return 1
+}
 cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }
 
 # sample(spec, label, condition): CPU % of every rank over W seconds
@@ -37,8 +46,9 @@ sample() {
   local s1; s1=$(date +%s.%N)
   for i in "${!pids[@]}"; do
     local t1; t1=$(cpu_ticks "${pids[$i]}")
-    printf '%s: rank %s %5.1f %% CPU\n' "$label" "${ranks[$i]}" \
-      "$(echo "100 * ($t1 - ${t0[$i]}) / $tck / ($s1 - $s0)" | bc -l)"
+    printf '%s: rank %s %5.1f %% CPU (now %s in %s)\n' "$label" "${ranks[$i]}" \
+      "$(echo "100 * ($t1 - ${t0[$i]}) / $tck / ($s1 - $s0)" | bc -l)" \
+      "$(awk '{print $3}' /proc/${pids[$i]}/stat 2>/dev/null)" "$(cat /proc/${pids[$i]}/wchan 2>/dev/null)"
   done
 }
 
@@ -57,14 +67,14 @@ epochs = 1
 [curvature]
 points = 4
 EOF
-mpiexec --bind-to none -np 3 "$bin" run "$tmp/start.ini" -o "$tmp/start.h5" > /dev/null 2>&1 &
+mpiexec --bind-to none -np 2 "$bin" run "$tmp/start.ini" -o "$tmp/start.h5" > /dev/null 2>&1 &
 job=$!
-sleep 1.5
+wait_ranks "$tmp/start.ini" || echo "start: the ranks did not appear"
 if [ ! -e "$tmp/start.h5" ]; then
   sample "$tmp/start.ini" "start (rank 0 creating the archive)"
   [ -e "$tmp/start.h5" ] && echo "  (the archive appeared during the window: rank 0 was faster than $W s)"
 else
-  echo "start: the archive was created within 1.5 s; no start-up wait to measure"
+  echo "start: the archive was created before sampling began; no start-up wait to measure"
 fi
 kill -TERM $job 2>/dev/null || true
 wait $job 2>/dev/null || true
@@ -86,9 +96,10 @@ epochs = 400
 [curvature]
 points = 16
 EOF
-mpiexec --bind-to none -np 3 "$bin" run "$tmp/end.ini" -o "$tmp/end.h5" > /dev/null 2>&1 &
+mpiexec --bind-to none -np 2 "$bin" run "$tmp/end.ini" -o "$tmp/end.h5" > /dev/null 2>&1 &
 job=$!
-sleep 1.5
+wait_ranks "$tmp/end.ini" || echo "end: the ranks did not appear"
+sleep 1
 sample "$tmp/end.ini" "end (one rank training the only cell)"
 wait $job || true
 /usr/bin/python3 -c "import h5py,sys; c=h5py.File(sys.argv[1])['cells']; print('  the cell ran on rank', c['rank'][0], 'in %.1f s' % c['wall_s'][0])" "$tmp/end.h5" 2>/dev/null || true
