@@ -9,6 +9,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libscalapack-openmpi-dev
   libhdf5-openmpi-dev hdf5-tools
+  zlib1g-dev                     # the journal's CRC-32 (HDF5 depends on it too)
   libopenblas-dev
   libinih-dev
   libcmocka-dev
@@ -16,6 +17,7 @@ PACKAGES=(
   python3-h5py python3-numpy
   python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
   strace
+  clang-14 libclang-rt-14-dev    # libFuzzer for the harnesses of tests/fuzz
 )
 # strace: tests/sh_lock_race.sh widens the journal-lock race windows with its
 # syscall delay injection.

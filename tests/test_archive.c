@@ -811,9 +811,13 @@ static void test_interrupted_write_and_rewrite(void **state) {
  * parent kills it after a random delay, resumes, and checks every reported
  * cell, over many trials (kills land in journal appends, HDF5 writes,
  * closes, creation). */
-static void test_kill_anywhere(void **state) {
+/* group: results added with archive_add_result and committed unforced
+ * (the sweep's group commit), reported once archive_commit says durable. */
+static double now_s(void);
+
+static void kill_trials(int group) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "kill");
+  make_dir(dir, sizeof dir, group ? "killg" : "kill");
   snprintf(path, sizeof path, "%s/k.h5", dir);
   cs_spec *spec = spec_from("[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
                             "depth = 1..4\nseed = 0..24\n");
@@ -832,14 +836,31 @@ static void test_kill_anywhere(void **state) {
       if (archive_open_write(path, spec, ARCHIVE_RESUME, NULL, &a)) _exit(3);
       int32_t opened = -1;
       if (write(fds[1], &opened, sizeof opened) != sizeof opened) _exit(5);
+      int32_t added[200];
+      int64_t n_added = 0, n_durable = 0;
       for (int c = 0; c < ncells; c++) {
         if (archive_cell_status(a, c) == CELL_DONE) continue;
         cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
-        if (archive_write_result(a, &r)) _exit(4);
-        int32_t id = c;
-        if (write(fds[1], &id, sizeof id) != sizeof id) _exit(5);
+        if (!group) {
+          if (archive_write_result(a, &r)) _exit(4);
+          int32_t id = c;
+          if (write(fds[1], &id, sizeof id) != sizeof id) _exit(5);
+        } else {
+          int64_t d = 0;
+          if (archive_add_result(a, &r) || archive_commit(a, 0, &d)) _exit(4);
+          added[n_added++] = c;
+          // results become durable in the order they were added
+          for (int64_t k = n_durable; k < n_durable + d; k++)
+            if (write(fds[1], &added[k], sizeof added[k]) != sizeof added[k]) _exit(5);
+          n_durable += d;
+          usleep(1000);  // results arriving 1 ms apart: several group commits per trial
+        }
         result_free(&r);
       }
+      int64_t d = 0;
+      if (group && archive_commit(a, 1, &d)) _exit(4);
+      for (int64_t k = n_durable; k < n_durable + d; k++)
+        if (write(fds[1], &added[k], sizeof added[k]) != sizeof added[k]) _exit(5);
       archive_close(a);
       _exit(0);
     }
@@ -848,7 +869,8 @@ static void test_kill_anywhere(void **state) {
     // odd trials: anywhere in the writes after open
     int32_t id;
     if (trial % 2 && read(fds[0], &id, sizeof id) == sizeof id) assert_int_equal(id, -1);
-    usleep((useconds_t)(rand() % 25000));
+    // group commit syncs 50 ms after a result at the latest: longer delays
+    usleep((useconds_t)(rand() % (group ? 300000 : 25000)));
     kill(pid, SIGKILL);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -885,9 +907,69 @@ static void test_kill_anywhere(void **state) {
   free_results(res, n);
   int nrep = 0;
   for (int c = 0; c < ncells; c++) nrep += reported[c];
-  print_message("kill test: %d trials, %d cells reported done before a kill\n", trials, nrep);
+  print_message("kill test%s: %d trials, %d cells reported done before a kill\n",
+                group ? " (group commit)" : "", trials, nrep);
   assert_true(nrep > 0);
   free(reported);
+  spec_free(spec);
+  remove_tree(dir);
+}
+
+static void test_kill_anywhere(void **state) { kill_trials(0); }
+
+static void test_kill_group_commit(void **state) { kill_trials(1); }
+
+/* Group commit and batches (docs/ARCHIVE.md, "Write protocol"): added
+ * results are done once committed (archive_cell_status), reach the HDF5
+ * file only with a batch (the file still shows them pending before), and
+ * read back equal after archive_flush; a batch 1 s old is written by the
+ * next unforced commit. */
+static void test_group_commit_batches(void **state) {
+  char dir[64], path[128];
+  make_dir(dir, sizeof dir, "batch");
+  snprintf(path, sizeof path, "%s/b.h5", dir);
+  cs_spec *spec = spec_from("[sweep]\nname = batch\n[grid]\narch = ungated, gated\n"
+                            "depth = 1..4\nseed = 0..4\n");
+  cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
+  double t0 = now_s();
+  int64_t durable = 0, d = 0;
+  for (int c = 0; c < 10; c++) {
+    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    assert_int_equal(archive_add_result(a, &r), CS_OK);
+    result_free(&r);
+  }
+  assert_int_equal(archive_commit(a, 1, &d), CS_OK);
+  durable += d;
+  assert_int_equal(durable, 10);
+  assert_int_equal(archive_commit(a, 1, &d), CS_OK);  // nothing new
+  assert_int_equal(d, 0);
+  for (int c = 0; c < 10; c++) assert_int_equal(archive_cell_status(a, c), CELL_DONE);
+  cs_archive_summary sm;
+  assert_int_equal(archive_summary(path, &sm), CS_OK);
+  if (now_s() - t0 < 0.9) assert_int_equal(sm.done, 0);  // no batch written yet
+  assert_int_equal(archive_flush(a), CS_OK);
+  assert_int_equal(archive_summary(path, &sm), CS_OK);
+  assert_int_equal(sm.done, 10);
+  // a batch older than a second goes into the file at the next commit
+  for (int c = 10; c < 15; c++) {
+    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, 0, 0);
+    assert_int_equal(archive_write_result(a, &r), CS_OK);
+    result_free(&r);
+  }
+  usleep(1100000);
+  assert_int_equal(archive_commit(a, 0, &d), CS_OK);
+  assert_int_equal(d, 0);
+  assert_int_equal(archive_summary(path, &sm), CS_OK);
+  assert_int_equal(sm.done, 15);
+  int64_t n;
+  cs_cell_result *res = read_ok(path, &n);
+  for (int c = 0; c < 15; c++) {
+    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c < 10 && c % 3 == 0 ? WITH_POINTS | WITH_PARAMS : 0, 0);
+    assert_same_result(&res[c], &r);
+    result_free(&r);
+  }
+  free_results(res, n);
+  close_ok(a);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -1361,6 +1443,8 @@ int main(void) {
       cmocka_unit_test(test_damaged_file_rebuilt),
       cmocka_unit_test(test_interrupted_write_and_rewrite),
       cmocka_unit_test(test_kill_anywhere),
+      cmocka_unit_test(test_kill_group_commit),
+      cmocka_unit_test(test_group_commit_batches),
       cmocka_unit_test(test_bad_inputs),
       cmocka_unit_test(test_overwrite),
       cmocka_unit_test(test_shards_and_merge),

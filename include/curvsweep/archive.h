@@ -7,11 +7,11 @@
  * chunked, shuffle + deflate + Fletcher32.
  *
  * Durability: every result is first appended to a journal file beside the
- * archive (ARCHIVE.journal: length-prefixed, checksummed records, fsync'ed)
- * and then written into the HDF5 file, which is flushed and closed after
- * each batch, so readers (h5dump, h5py, `curvsweep info`) can open it
- * between writes. A result is "reported done" once archive_write_result
- * returns. If the HDF5 file is found damaged on resume it is set aside
+ * archive (ARCHIVE.journal: length-prefixed, checksummed records, fsync'ed
+ * in groups) and then written into the HDF5 file in batches, each one open,
+ * write, flush, close, so readers (h5dump, h5py, `curvsweep info`) can open
+ * it between batches. A result is "reported done" once the journal holding
+ * it is synced (archive_commit, archive_write_result). If the HDF5 file is found damaged on resume it is set aside
  * (renamed, never deleted) and rebuilt from the spec and the journal.
  * The journal is removed once the archive holds every record of it and is
  * closed cleanly with no cell pending. */
@@ -62,9 +62,25 @@ cs_cell_status archive_cell_status(const cs_archive *a, int64_t cell_id);
 /* Number of selected cells and how many are done/failed/diverged. */
 void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64_t *failed,
                     int64_t *diverged);
-/* Journal + HDF5 write of one result (the /cells row updated in place; rows
- * appended to /curvature and /curves; /points and /params groups when the
- * result carries them). Durable on return. */
+/* Results go into the journal first (durable once it is synced) and into
+ * the HDF5 file in batches (docs/ARCHIVE.md, "Write protocol"):
+ *   archive_add_result  checks r and appends it to the journal, unsynced
+ *                       (a kill -9 of the process keeps it; a crash of the
+ *                       machine may not): not yet done;
+ *   archive_commit      group commit: syncs the journal when force is set or
+ *                       the oldest unsynced result has waited 50 ms
+ *                       (*durable: how many results became durable, i.e.
+ *                       done, in this call; may be NULL), and writes the
+ *                       staged results into the HDF5 file once the oldest is
+ *                       1 s old (or the batch is large). Call it often (it is
+ *                       cheap when there is nothing to do) so readers of
+ *                       the file are never more than ~1 s behind;
+ *   archive_flush       everything synced and written into the HDF5 file now;
+ *   archive_write_result  add + forced commit: durable on return.
+ * archive_cell_status and archive_counts include added results. */
+int archive_add_result(cs_archive *a, const cs_cell_result *r);
+int archive_commit(cs_archive *a, int force, int64_t *durable);
+int archive_flush(cs_archive *a);
 int archive_write_result(cs_archive *a, const cs_cell_result *r);
 /* Append the /runs row of this invocation (at start) and update it (at end). */
 int archive_begin_run(cs_archive *a, const cs_run_info *run);

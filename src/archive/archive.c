@@ -4,6 +4,7 @@
  * docs/ARCHIVE.md; the files of src/archive are listed in archive_internal.h.
  * Every public entry point runs under ARCHIVE_QUIETLY (HDF5 prints nothing). */
 #include "archive_internal.h"
+#include "curvsweep/clock.h"
 #include "curvsweep/path.h"
 
 #include <errno.h>
@@ -95,8 +96,11 @@ int64_t archive_find_row(const cs_archive *a, int64_t cell_id) {
 
 int archive_alloc_rows(cs_archive *a, int64_t n) {
   free(a->row_cell), free(a->row_status), free(a->row_attempts), free(a->row_selected);
+  free(a->row_journal);
   a->row_cell = NULL, a->row_status = NULL, a->row_attempts = NULL, a->row_selected = NULL;
+  a->row_journal = NULL;
   a->n_rows = n;
+  CS_CHECK(CS_CALLOC(a->row_journal, n));
   CS_CHECK(CS_CALLOC(a->row_cell, n));
   CS_CHECK(CS_CALLOC(a->row_status, n));
   CS_CHECK(CS_CALLOC(a->row_attempts, n));
@@ -115,6 +119,7 @@ void archive_free(cs_archive *a) {
   if (a->journal_fd >= 0) close(a->journal_fd);
   free(a->path), free(a->journal_path);
   free(a->row_cell), free(a->row_status), free(a->row_attempts), free(a->row_selected);
+  free(a->row_journal), free(a->staged);
   free(a);
 }
 
@@ -378,7 +383,8 @@ int archive_open_write(const char *path, const cs_spec *spec, cs_archive_mode mo
 
 cs_cell_status archive_cell_status(const cs_archive *a, int64_t cell_id) {
   int64_t r = archive_find_row(a, cell_id);
-  return r < 0 ? CELL_PENDING : (cs_cell_status)a->row_status[r];
+  if (r < 0) return CELL_PENDING;
+  return (cs_cell_status)(a->row_journal[r] ? a->row_journal[r] : a->row_status[r]);
 }
 
 void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64_t *failed,
@@ -387,7 +393,7 @@ void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64
   for (int64_t r = 0; r < a->n_rows; r++) {
     if (!a->row_selected[r]) continue;
     sel++;
-    n[a->row_status[r] & 3]++;
+    n[(a->row_journal[r] ? a->row_journal[r] : a->row_status[r]) & 3]++;
   }
   if (selected) *selected = sel;
   if (done) *done = n[CELL_DONE];
@@ -420,11 +426,9 @@ static int archive_check_space(const cs_archive *a, size_t need) {
   return CS_OK;
 }
 
-/* Bytes a result may occupy in journal + HDF5 (chunk overheads included). */
-static size_t archive_result_footprint(const cs_cell_result *r) {
-  unsigned char *buf;
-  size_t len = 0;
-  if (result_pack(r, &buf, &len) == CS_OK) free(buf);
+/* Bytes a result of len packed bytes may occupy in journal + HDF5 (chunk
+ * overheads included). */
+static size_t archive_footprint(size_t len) {
   return 3 * len + ((size_t)1 << 20);
 }
 
@@ -461,33 +465,138 @@ static int archive_write_failed(cs_archive *a, int rc) {
                   "same command", first, a->journal_path, cs_error_message());
 }
 
-static int archive_write_result_impl(cs_archive *a, const cs_cell_result *r, int journal_only) {
+/* A journaled result whose HDF5 write is still to come: its status is what
+ * archive_cell_status and archive_counts report. */
+static void archive_stage_status(cs_archive *a, int64_t cell_id, int status) {
+  int64_t row = archive_find_row(a, cell_id);
+  if (row >= 0) a->row_journal[row] = (unsigned char)status;
+}
+
+/* Add one result: checked, packed, appended to the journal (no sync yet:
+ * archive_commit syncs a group of them) and staged for the next batch. */
+static int archive_add_impl(cs_archive *a, const cs_cell_result *r) {
   CS_CHECK(archive_check_result(a, r));
-  CS_CHECK(archive_check_space(a, archive_result_footprint(r)));
-  if (a->journal_fd >= 0) {
-    CS_CHECK(archive_window_begin(a, 0));
-    CS_CHECK(archive_journal_result(a, r, 1));
+  if (a->journal_fd < 0) {  // no journal (not a sweep's archive): straight into the file
+    hid_t file;
+    CS_CHECK(archive_h5_session_open(a, &file));
+    return archive_h5_session_close(a, file, archive_apply_result(a, file, r));
   }
-  a->unapplied++;
-  if (journal_only) return CS_OK;
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  CS_CHECK(result_pack(r, &buf, &len));
+  int rc = archive_check_space(a, archive_footprint(len));
+  if (!rc) rc = archive_journal_seed(a);
+  if (!rc && a->n_staged == a->cap_staged) {
+    int64_t cap = a->cap_staged ? 2 * a->cap_staged : 256;
+    archive_record_ref *p = realloc(a->staged, (size_t)cap * sizeof *p);
+    if (!p) rc = cs_error(CS_ERR_NOMEM, "out of memory staging results for %s", a->path);
+    else a->staged = p, a->cap_staged = cap;
+  }
+  off_t at = 0;
+  if (!rc) rc = archive_journal_append_at(a, ARCHIVE_REC_RESULT, buf, len, 0, &at);
+  free(buf);
+  CS_CHECK(rc);
+  double now = cs_monotonic_seconds();
+  if (a->unsynced++ == 0) a->unsynced_since = now;
+  if (a->n_staged == 0) a->staged_since = now;
+  a->staged[a->n_staged++] =
+      (archive_record_ref){ARCHIVE_REC_RESULT, at, len, r->cell_id, (int)r->status, r->attempts};
+  a->staged_bytes += len;
+  archive_stage_status(a, r->cell_id, (int)r->status);
+  return CS_OK;
+}
+
+/* The staged results into the HDF5 file as one batch: dirty flag set (and
+ * synced with the journal records it follows), one open, the batch, one
+ * close, flag cleared. A failed write on a covered file rebuilds it from
+ * the journal (which holds the batch). */
+static int archive_apply_staged(cs_archive *a) {
+  if (a->n_staged == 0) return CS_OK;
+  CS_CHECK(archive_journal_set_dirty(a, 1, 0));
+  if (fdatasync(a->journal_fd) != 0)
+    return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+  a->unsynced = 0;
+  a->unapplied += a->n_staged;
   hid_t file;
   int rc = archive_h5_session_open(a, &file);
-  if (!rc) {
-    rc = archive_apply_result(a, file, r);
-    rc = archive_h5_session_close(a, file, rc);
-  }
-  if (rc && a->journal_fd >= 0) rc = archive_write_failed(a, rc);
+  if (!rc) rc = archive_h5_session_close(a, file, archive_journal_apply_refs(a, file, a->staged, a->n_staged));
+  if (rc) rc = archive_write_failed(a, rc);
   if (rc) return rc;
-  a->unapplied--;
+  for (int64_t i = 0; i < a->n_staged; i++) archive_stage_status(a, a->staged[i].cell_id, 0);
+  a->unapplied -= a->n_staged;
+  a->n_staged = 0, a->staged_bytes = 0;
   return archive_window_end(a);
 }
 
+/* Group commit: the journal synced when forced or when its oldest unsynced
+ * result has waited ARCHIVE_SYNC_SECONDS (*durable: results made durable by
+ * this call); the staged batch written to HDF5 when it is
+ * ARCHIVE_APPLY_SECONDS old or large (docs/ARCHIVE.md, "Write protocol"). */
+static int archive_commit_impl(cs_archive *a, int force, int64_t *durable) {
+  if (durable) *durable = 0;
+  if (a->journal_fd < 0) return CS_OK;
+  double now = cs_monotonic_seconds();
+  int apply = a->n_staged > 0 && (now - a->staged_since >= ARCHIVE_APPLY_SECONDS ||
+                                  a->n_staged >= ARCHIVE_APPLY_RESULTS ||
+                                  a->staged_bytes >= ARCHIVE_APPLY_BYTES);
+  int64_t n = a->unsynced;
+  if (apply) {
+    CS_CHECK(archive_apply_staged(a));  // syncs the journal first
+  } else if (n > 0 && (force || now - a->unsynced_since >= ARCHIVE_SYNC_SECONDS)) {
+    if (fdatasync(a->journal_fd) != 0)
+      return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+    a->unsynced = 0;
+  } else {
+    n = 0;
+  }
+  if (durable) *durable = n;
+  return CS_OK;
+}
+
+/* Everything journaled made durable and written to the HDF5 file. */
+static int archive_flush_impl(cs_archive *a) {
+  if (a->journal_fd < 0) return CS_OK;
+  if (a->n_staged > 0) return archive_apply_staged(a);
+  if (a->unsynced > 0 && fdatasync(a->journal_fd) != 0)
+    return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+  a->unsynced = 0;
+  return CS_OK;
+}
+
+int archive_add_result(cs_archive *a, const cs_cell_result *r) {
+  ARCHIVE_QUIETLY(archive_add_impl(a, r));
+}
+
+int archive_commit(cs_archive *a, int force, int64_t *durable) {
+  ARCHIVE_QUIETLY(archive_commit_impl(a, force, durable));
+}
+
+int archive_flush(cs_archive *a) {
+  ARCHIVE_QUIETLY(archive_flush_impl(a));
+}
+
+static int archive_write_result_impl(cs_archive *a, const cs_cell_result *r) {
+  CS_CHECK(archive_add_impl(a, r));
+  return archive_commit_impl(a, 1, NULL);
+}
+
 int archive_write_result(cs_archive *a, const cs_cell_result *r) {
-  ARCHIVE_QUIETLY(archive_write_result_impl(a, r, 0));
+  ARCHIVE_QUIETLY(archive_write_result_impl(a, r));
+}
+
+/* Test hook: a writer killed inside the HDF5 write of r (dirty flag set,
+ * record synced, nothing applied). */
+static int archive_journal_only_impl(cs_archive *a, const cs_cell_result *r) {
+  CS_CHECK(archive_check_result(a, r));
+  CS_CHECK(archive_flush_impl(a));
+  CS_CHECK(archive_window_begin(a, 0));
+  CS_CHECK(archive_journal_result(a, r, 1));
+  a->unapplied++;
+  return CS_OK;
 }
 
 int archive_test_journal_only(cs_archive *a, const cs_cell_result *r) {
-  ARCHIVE_QUIETLY(archive_write_result_impl(a, r, 1));
+  ARCHIVE_QUIETLY(archive_journal_only_impl(a, r));
 }
 
 static int archive_run_impl(cs_archive *a, const cs_run_info *run, int begin) {
@@ -497,6 +606,7 @@ static int archive_run_impl(cs_archive *a, const cs_run_info *run, int begin) {
   memset(&p, 0, sizeof p);
   p.row = begin ? a->n_runs : a->run_row;
   p.info = *run;
+  CS_CHECK(archive_flush_impl(a));
   CS_CHECK(archive_check_space(a, (size_t)1 << 20));
   // journal first, then the file
   if (a->journal_fd >= 0) {
@@ -555,10 +665,10 @@ static int archive_close_impl(cs_archive *a) {
   if (!a) return CS_OK;
   // the journal goes once the file holds all of it (clean, nothing
   // unapplied, read back) and nothing is pending, or when it holds no record
+  int rc = archive_flush_impl(a);
   int64_t pending = 0;
   for (int64_t r = 0; r < a->n_rows; r++) pending += a->row_status[r] == CELL_PENDING;
-  int rc = CS_OK;
-  if (a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty) {
+  if (!rc && a->journal_fd >= 0 && a->unapplied == 0 && !a->dirty) {
     if (a->journal_records == 0) {
       unlink(a->journal_path);
       archive_fsync_dir(a->journal_path);

@@ -34,6 +34,16 @@
 #define ARCHIVE_CHUNK_BYTES 8192 /* target uncompressed chunk size: small, since every append rewrites (recompresses) its chunk */
 #define ARCHIVE_DEFLATE_LEVEL 4
 #define ARCHIVE_BLOCK_ROWS 65536  /* rows per read/write block of big tables */
+/* Group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol";
+ * the figures behind them in docs/DECISIONS.md): the journal is synced at
+ * most ARCHIVE_SYNC_SECONDS after a result was added; staged results go
+ * into the HDF5 file once the oldest is ARCHIVE_APPLY_SECONDS old, or
+ * earlier when the batch reaches ARCHIVE_APPLY_RESULTS results or
+ * ARCHIVE_APPLY_BYTES journal bytes. */
+#define ARCHIVE_SYNC_SECONDS 0.05
+#define ARCHIVE_APPLY_SECONDS 1.0
+#define ARCHIVE_APPLY_RESULTS 8192
+#define ARCHIVE_APPLY_BYTES ((uint64_t)64 << 20)
 
 /* The result columns of a /cells row (memory layout; names as in the file). */
 typedef struct {
@@ -74,6 +84,15 @@ typedef struct {
   cs_run_info info;
 } archive_run_payload;
 
+/* One valid record found by the scan. */
+typedef struct {
+  uint32_t kind;
+  off_t offset;      /* of the payload */
+  uint64_t length;
+  int64_t cell_id;   /* results */
+  int status, attempts;
+} archive_record_ref;
+
 /* The writer's state. Rows of /cells are kept in memory (ascending cell_id)
  * with their status, so no per-write scan of the file is needed. */
 struct cs_archive {
@@ -90,6 +109,14 @@ struct cs_archive {
   int journal_covers;         /* the journal holds every result of the archive */
   int dirty;                  /* the journal's dirty flag is set */
   int64_t unapplied;          /* journaled but not written to HDF5 (write failed) */
+  /* group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol") */
+  int64_t unsynced;           /* results appended to the journal since its last fdatasync */
+  double unsynced_since;      /* monotonic time of the oldest of them */
+  archive_record_ref *staged; /* journaled results not yet in the HDF5 file, in order */
+  int64_t n_staged, cap_staged;
+  uint64_t staged_bytes;      /* their payload bytes */
+  double staged_since;        /* monotonic time of the oldest of them */
+  unsigned char *row_journal; /* per row: status of a staged result (0: none) */
   char spec_sha256[65];
   const cs_spec *spec;        /* of the open (outlives it): a verified close may rebuild */
 };
@@ -134,15 +161,6 @@ typedef struct {
   hid_t file;
   archive_meta meta;
 } archive_reader;
-
-/* One valid record found by the scan. */
-typedef struct {
-  uint32_t kind;
-  off_t offset;      /* of the payload */
-  uint64_t length;
-  int64_t cell_id;   /* results */
-  int status, attempts;
-} archive_record_ref;
 
 typedef struct {
   int header_ok;         /* a complete header for this build */
@@ -229,8 +247,22 @@ int archive_rename_into_place(const char *tmp, const char *path);
 int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
                     const archive_journal_scan *s, int keep_rows);
 
-/* ---- archive_write.c: one result or /runs row into an open file ---- */
+/* ---- archive_write.c: results (batched) or a /runs row into an open file ---- */
 int archive_check_result(const cs_archive *a, const cs_cell_result *r);
+/* Results on their way into an open file: groups already written, table
+ * rows and /cells rows kept for the batch's commit point. */
+typedef struct {
+  archive_curv_row *cv;
+  archive_curve_row *cu;
+  archive_cell_row *cells;
+  int64_t *cell_idx;          /* /cells row of each entry of cells */
+  size_t n_cv, n_cu, n_cells, cap_cv, cap_cu, cap_cells, cap_idx;
+  unsigned char *in_batch;    /* per /cells row: in this batch */
+} archive_batch;
+int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell_result *r);
+int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b);
+void archive_batch_free(archive_batch *b);
+/* A batch of one: the result written and committed. */
 int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r);
 int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info *run);
 /* 0, or -1 when the row cannot be read. */
@@ -238,6 +270,13 @@ int archive_read_run(hid_t file, int64_t row, cs_run_info *run);
 
 /* ---- archive_journal.c ---- */
 int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync);
+int archive_journal_append_at(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync,
+                              off_t *payload_at);
+/* Seed a journal that does not cover the archive yet (docs/ARCHIVE.md,
+ * "Write protocol", step 1); nothing when it does. */
+int archive_journal_seed(cs_archive *a);
+/* Apply journaled results (refs into the journal, in order) as one batch. */
+int archive_journal_apply_refs(cs_archive *a, hid_t file, const archive_record_ref *refs, int64_t n);
 int archive_journal_reset(cs_archive *a, int covers);
 int archive_journal_set_dirty(cs_archive *a, uint32_t dirty, int sync);
 int archive_journal_lock(cs_archive *a, int *created);

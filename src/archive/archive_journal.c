@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* Journal file header and record header (docs/ARCHIVE.md, "Journal"). */
 #define ARCHIVE_JOURNAL_MAGIC "CSJRNL01"
@@ -33,20 +35,16 @@ typedef struct {
   uint32_t reserved;
 } archive_record_header;
 
-/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), 4 bits at a time. */
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320, as docs/ARCHIVE.md says):
+ * zlib's crc32, continued from crc over n bytes of data. */
 static uint32_t archive_crc32(uint32_t crc, const void *data, size_t n) {
-  static const uint32_t table[16] = {
-      0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u,
-      0x4DB26158u, 0x5005713Cu, 0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu,
-      0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu};
   const unsigned char *p = data;
-  crc = ~crc;
-  for (size_t i = 0; i < n; i++) {
-    crc ^= p[i];
-    crc = (crc >> 4) ^ table[crc & 15];
-    crc = (crc >> 4) ^ table[crc & 15];
+  while (n > 0) {  // zlib takes uInt lengths
+    uInt k = n > (size_t)1 << 30 ? (uInt)1 << 30 : (uInt)n;
+    crc = (uint32_t)crc32(crc, p, k);
+    p += k, n -= k;
   }
-  return ~crc;
+  return crc;
 }
 
 static void archive_journal_header_make(archive_journal_header *h, const char *sha) {
@@ -73,6 +71,20 @@ static int archive_write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
+/* Header and payload of a record in one system call (short writes resumed). */
+static int archive_writev_all(int fd, struct iovec iov[2]) {
+  int k = 0;
+  while (k < 2) {
+    ssize_t w = writev(fd, iov + k, 2 - k);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0 && iov[k].iov_len > 0) return -1;
+    size_t left = w > 0 ? (size_t)w : 0;
+    while (k < 2 && left >= iov[k].iov_len) left -= iov[k].iov_len, k++;
+    if (k < 2) iov[k].iov_base = (char *)iov[k].iov_base + left, iov[k].iov_len -= left;
+  }
+  return 0;
+}
+
 static int archive_read_all(int fd, void *p, size_t n) {
   unsigned char *b = p;
   while (n > 0) {
@@ -85,20 +97,27 @@ static int archive_read_all(int fd, void *p, size_t n) {
 }
 
 /* Append one record (synced when asked); on failure the file is cut back
- * so no torn record can hide later ones. */
-int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n,
-                                  int sync) {
+ * so no torn record can hide later ones. *payload_at (may be NULL): where
+ * the payload landed. */
+int archive_journal_append_at(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync,
+                              off_t *payload_at) {
   archive_record_header rh = {ARCHIVE_RECORD_MAGIC, kind, n, 0, 0};
   rh.crc = archive_crc32(archive_crc32(0, &rh, offsetof(archive_record_header, crc)), payload, n);
   off_t end = lseek(a->journal_fd, 0, SEEK_END);
-  if (end < 0 || archive_write_all(a->journal_fd, &rh, sizeof rh) != 0 ||
-      archive_write_all(a->journal_fd, payload, n) != 0 || (sync && fdatasync(a->journal_fd) != 0)) {
+  struct iovec iov[2] = {{&rh, sizeof rh}, {(void *)payload, n}};
+  if (end < 0 || archive_writev_all(a->journal_fd, iov) != 0 ||
+      (sync && fdatasync(a->journal_fd) != 0)) {
     int err = errno;
     if (end >= 0 && ftruncate(a->journal_fd, end) == 0) fdatasync(a->journal_fd);
     return cs_error(CS_ERR_IO, "cannot append to the journal %s: %s", a->journal_path, strerror(err));
   }
   if (kind != ARCHIVE_REC_COVER) a->journal_records++;
+  if (payload_at) *payload_at = end + (off_t)sizeof rh;
   return CS_OK;
+}
+
+int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync) {
+  return archive_journal_append_at(a, kind, payload, n, sync, NULL);
 }
 
 /* Start the journal afresh: the header, and a COVER record when the archive
@@ -251,11 +270,38 @@ int archive_journal_result(cs_archive *a, const cs_cell_result *r, int sync) {
   return rc;
 }
 
+/* Apply journaled results (refs into this journal, in order) to the open
+ * file as one batch (archive_write.c): one write per table, one commit point. */
+int archive_journal_apply_refs(cs_archive *a, hid_t file, const archive_record_ref *refs, int64_t n) {
+  archive_batch b;
+  memset(&b, 0, sizeof b);
+  int rc = CS_OK;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    unsigned char *buf = NULL;
+    cs_cell_result res;
+    memset(&res, 0, sizeof res);
+    if ((rc = archive_journal_read_payload(a->journal_fd, &refs[i], a->journal_path, &buf))) break;
+    rc = result_unpack(buf, refs[i].length, &res);
+    free(buf);
+    if (rc) {
+      rc = cs_error_context(rc, "%s: journal record of cell %" PRId64 ": ", a->journal_path,
+                            refs[i].cell_id);
+      break;
+    }
+    rc = archive_check_result(a, &res);
+    if (!rc) rc = archive_batch_add(a, file, &b, &res);
+    result_free(&res);
+  }
+  if (!rc) rc = archive_batch_commit(a, file, &b);
+  archive_batch_free(&b);
+  return rc;
+}
+
 /* Make the journal cover the archive before the first write of a session
  * whose journal is new beside an archive that may hold results (a merged
  * archive, or one whose journal was removed when it was complete): every
  * finished result and every /runs row of the file, then COVER; one sync. */
-static int archive_journal_seed(cs_archive *a) {
+int archive_journal_seed(cs_archive *a) {
   if (a->journal_fd < 0 || a->journal_covers) return CS_OK;
   archive_reader rd;
   CS_CHECK(archive_reader_open(a->path, &rd));
@@ -318,11 +364,13 @@ static int archive_run_same(const cs_run_info *x, const cs_run_info *y) {
 /* dry: change nothing, set *needed when some record would be applied. */
 int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan *s,
                                   int rebuilt, int dry, int *needed) {
-  int64_t *last = NULL, *run_map = NULL, n_map = 0;
+  int64_t *last = NULL, *run_map = NULL, n_map = 0, n_todo = 0;
+  archive_record_ref *todo = NULL;
   int rc = CS_OK;
   if (needed) *needed = 0;
   if (s->n == 0) return CS_OK;
   CS_CHECK(CS_CALLOC(last, a->n_rows));
+  if ((rc = CS_CALLOC(todo, s->n))) goto done;
   for (int64_t r = 0; r < a->n_rows; r++) last[r] = -1;
   for (int64_t i = 0; i < s->n; i++) {
     if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
@@ -347,18 +395,7 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
         *needed = 1;
         break;
       }
-      cs_cell_result res;
-      memset(&res, 0, sizeof res);
-      if ((rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf))) break;
-      rc = result_unpack(buf, ref->length, &res);
-      free(buf);
-      if (rc) {
-        rc = cs_error_context(rc, "%s: journal record of cell %" PRId64 ": ", a->journal_path, ref->cell_id);
-        break;
-      }
-      rc = archive_check_result(a, &res);
-      if (!rc) rc = archive_apply_result(a, file, &res);
-      result_free(&res);
+      todo[n_todo++] = *ref;  // applied below, as one batch
     } else {
       archive_run_payload p;
       if ((rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf))) break;
@@ -398,7 +435,9 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
       }
     }
   }
+  if (!rc && n_todo > 0) rc = archive_journal_apply_refs(a, file, todo, n_todo);
 done:
+  free(todo);
   free(last);
   free(run_map);
   return rc;

@@ -1,7 +1,8 @@
-/* archive_write.c — one checked result (or one /runs row) applied to an
- * open archive file, ending in the commit point of docs/ARCHIVE.md ("One
- * write", step 3): rows appended, groups written, flush, then the /cells
- * row and committed_rows. */
+/* archive_write.c — checked results (or one /runs row) applied to an open
+ * archive file in batches, each ending in the commit point of
+ * docs/ARCHIVE.md ("Write protocol", step 4): groups written and rows
+ * appended (one write per table per batch), flush, then the /cells rows
+ * and committed_rows. */
 #include "archive_internal.h"
 
 #include <inttypes.h>
@@ -204,25 +205,40 @@ static void archive_cell_row_from_result(archive_cell_row *row, const cs_cell_re
   archive_copy_str(row->message, sizeof row->message, r->message);
 }
 
-static int archive_write_cell_row(hid_t file, int64_t row_index, const archive_cell_row *row,
-                                  const char *path) {
+/* Write /cells rows: rows[i] to row index idx[i] (distinct), in one
+ * H5Dwrite with an element selection. */
+static int archive_write_cell_rows(hid_t file, const int64_t *idx, const archive_cell_row *rows,
+                                   size_t n, const char *path) {
+  if (n == 0) return CS_OK;
   hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT);
   if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /cells", path);
-  hid_t mt = archive_cell_row_type();
-  int rc = CS_OK;
-  if (archive_table_io(ds, mt, (hsize_t)row_index, 1, (void *)row, 1) < 0)
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /cells row %" PRId64, path, row_index);
-  H5Tclose(mt);
+  hid_t mt = archive_cell_row_type(), fs = H5Dget_space(ds);
+  hsize_t count = n;
+  hid_t ms = H5Screate_simple(1, &count, NULL);
+  hsize_t *coord = NULL;
+  int rc = CS_CALLOC(coord, n);
+  for (size_t i = 0; !rc && i < n; i++) coord[i] = (hsize_t)idx[i];
+  if (!rc && (mt < 0 || fs < 0 || ms < 0 || H5Sselect_elements(fs, H5S_SELECT_SET, n, coord) < 0 ||
+              H5Dwrite(ds, mt, ms, fs, H5P_DEFAULT, rows) < 0))
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write %zu /cells rows (first: row %" PRId64 ")",
+                          path, n, idx[0]);
+  free(coord);
+  archive_h5_close_id(&ms, H5Sclose);
+  archive_h5_close_id(&fs, H5Sclose);
+  archive_h5_close_id(&mt, H5Tclose);
   archive_h5_close_id(&ds, H5Dclose);
   return rc;
 }
 
-/* Append rows to a table and advance its committed_rows later. */
-static int archive_append_rows(hid_t file, const char *name, hid_t mtype, const void *rows,
-                               hsize_t n, const char *path) {
+/* Append rows to a table (committed_rows is advanced at the commit point). */
+static int archive_append_rows(hid_t file, const char *name, hid_t (*row_type)(void),
+                               const void *rows, hsize_t n, const char *path) {
+  if (n == 0) return CS_OK;
   hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
   if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
-  int rc = archive_table_append(ds, mtype, rows, n, path, name);
+  hid_t mt = row_type();
+  int rc = archive_table_append(ds, mt, rows, n, path, name);
+  H5Tclose(mt);
   H5Dclose(ds);
   return rc;
 }
@@ -236,78 +252,118 @@ static int archive_commit_table(hid_t file, const char *name, const char *path) 
   return rc;
 }
 
-/* Write one checked result into the open file:
- *   1. a rewrite of a finished cell first marks it pending and removes its
- *      rows and groups; leftovers of an interrupted write are removed too
- *   2. /curvature and /curves rows appended, /points and /params groups
- *   3. flush, then the /cells row and committed_rows (the commit point) */
-int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r) {
-  int64_t row = archive_find_row(a, r->cell_id);
+/* A rewrite of a finished cell: mark it pending (flushed), then remove its
+ * /curvature and /curves rows. */
+static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cell_id) {
   const char *path = a->path;
   archive_cell_row cr;
-  // 1. undo an earlier result of this cell
-  if (a->row_status[row] != CELL_PENDING) {
-    memset(&cr, 0, sizeof cr);
-    cr.cell_id = r->cell_id;
-    cr.rank = -1;
-    cr.wall_s = cr.train_loss = cr.train_acc = cr.test_acc = NAN;
-    archive_copy_str(cr.status, sizeof cr.status, "pending");
-    CS_CHECK(archive_write_cell_row(file, row, &cr, path));
-    a->row_status[row] = CELL_PENDING;
-    if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
-    hid_t mt = archive_curv_row_type();
-    int rc = archive_table_remove_cell(file, "curvature", mt, r->cell_id, path);
-    H5Tclose(mt);
-    CS_CHECK(rc);
-    mt = archive_curve_row_type();
-    rc = archive_table_remove_cell(file, "curves", mt, r->cell_id, path);
-    H5Tclose(mt);
-    CS_CHECK(rc);
-  }
-  CS_CHECK(archive_delete_cell_groups(file, r->cell_id, path));
-
-  // 2. the rows and groups
-  archive_curv_row *cv = NULL;
-  archive_curve_row *cu = NULL;
-  int rc = CS_CALLOC(cv, r->depth);
-  if (!rc) rc = CS_CALLOC(cu, r->n_curve);
-  for (int l = 0; !rc && l < r->depth; l++) {
-    cv[l].cell_id = r->cell_id;
-    cv[l].prefix = l + 1;
-    cv[l].st = r->curv[l];
-  }
-  for (int e = 0; !rc && e < r->n_curve; e++) {
-    cu[e].cell_id = r->cell_id;
-    cu[e].epoch = r->curve[e].epoch;
-    cu[e].train_loss = r->curve[e].train_loss;
-    cu[e].train_acc = r->curve[e].train_acc;
-    cu[e].test_acc = r->curve[e].test_acc;
-  }
-  if (!rc) {
-    hid_t mt = archive_curv_row_type();
-    rc = archive_append_rows(file, "curvature", mt, cv, (hsize_t)r->depth, path);
-    H5Tclose(mt);
-  }
-  if (!rc) {
-    hid_t mt = archive_curve_row_type();
-    rc = archive_append_rows(file, "curves", mt, cu, (hsize_t)r->n_curve, path);
-    H5Tclose(mt);
-  }
-  free(cv);
-  free(cu);
-  CS_CHECK(rc);
-  if (r->pt_x) CS_CHECK(archive_write_points(file, r, path));
-  if (r->n_tensors > 0) CS_CHECK(archive_write_params(file, r, path));
+  memset(&cr, 0, sizeof cr);
+  cr.cell_id = cell_id;
+  cr.rank = -1;
+  cr.wall_s = cr.train_loss = cr.train_acc = cr.test_acc = NAN;
+  archive_copy_str(cr.status, sizeof cr.status, "pending");
+  CS_CHECK(archive_write_cell_rows(file, &row, &cr, 1, path));
+  a->row_status[row] = CELL_PENDING;
   if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
+  hid_t mt = archive_curv_row_type();
+  int rc = archive_table_remove_cell(file, "curvature", mt, cell_id, path);
+  H5Tclose(mt);
+  CS_CHECK(rc);
+  mt = archive_curve_row_type();
+  rc = archive_table_remove_cell(file, "curves", mt, cell_id, path);
+  H5Tclose(mt);
+  return rc;
+}
 
-  // 3. the commit point: the /cells row, then committed_rows
-  archive_cell_row_from_result(&cr, r);
-  CS_CHECK(archive_write_cell_row(file, row, &cr, path));
+/* Grow *p (n_have used, *cap allocated elements of size bytes) to hold more. */
+static int archive_grow(void **p, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return CS_OK;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, c * size);
+  if (!q) return cs_error(CS_ERR_NOMEM, "out of memory batching archive rows");
+  *p = q, *cap = c;
+  return CS_OK;
+}
+
+void archive_batch_free(archive_batch *b) {
+  free(b->cv), free(b->cu), free(b->cells), free(b->cell_idx), free(b->in_batch);
+  memset(b, 0, sizeof *b);
+}
+
+/* The commit point of a batch (docs/ARCHIVE.md, "Write protocol"): its
+ * /curvature and /curves rows appended in one write per table, flush, then
+ * every /cells row in one write, then committed_rows. The batch is empty
+ * afterwards. */
+int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b) {
+  const char *path = a->path;
+  if (b->n_cells == 0) return CS_OK;
+  CS_CHECK(archive_append_rows(file, "curvature", archive_curv_row_type, b->cv, b->n_cv, path));
+  CS_CHECK(archive_append_rows(file, "curves", archive_curve_row_type, b->cu, b->n_cu, path));
+  if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
+  CS_CHECK(archive_write_cell_rows(file, b->cell_idx, b->cells, b->n_cells, path));
   CS_CHECK(archive_commit_table(file, "curvature", path));
   CS_CHECK(archive_commit_table(file, "curves", path));
-  a->row_status[row] = (unsigned char)r->status;
-  a->row_attempts[row] = r->attempts;
+  for (size_t i = 0; i < b->n_cells; i++) {
+    int64_t row = b->cell_idx[i];
+    a->row_status[row] = (unsigned char)archive_status_parse(b->cells[i].status);
+    a->row_attempts[row] = b->cells[i].attempts;
+    b->in_batch[row] = 0;
+  }
+  b->n_cv = b->n_cu = b->n_cells = 0;
   return CS_OK;
+}
+
+/* Add one checked result to the batch: its /points and /params groups are
+ * written now (leftovers of an interrupted write removed first), its table
+ * rows and /cells row kept for the commit. A rewrite of a finished cell, or
+ * a second result of a cell in the batch, commits the batch first. */
+int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell_result *r) {
+  const char *path = a->path;
+  int64_t row = archive_find_row(a, r->cell_id);
+  if (!b->in_batch) CS_CHECK(CS_CALLOC(b->in_batch, a->n_rows ? a->n_rows : 1));
+  if (b->in_batch[row]) CS_CHECK(archive_batch_commit(a, file, b));
+  if (a->row_status[row] != CELL_PENDING) {
+    CS_CHECK(archive_batch_commit(a, file, b));
+    CS_CHECK(archive_undo_cell(a, file, row, r->cell_id));
+  }
+  CS_CHECK(archive_delete_cell_groups(file, r->cell_id, path));
+  if (r->pt_x) CS_CHECK(archive_write_points(file, r, path));
+  if (r->n_tensors > 0) CS_CHECK(archive_write_params(file, r, path));
+  CS_CHECK(archive_grow((void **)&b->cv, &b->cap_cv, b->n_cv + (size_t)r->depth, sizeof *b->cv));
+  CS_CHECK(archive_grow((void **)&b->cu, &b->cap_cu, b->n_cu + (size_t)r->n_curve, sizeof *b->cu));
+  CS_CHECK(archive_grow((void **)&b->cells, &b->cap_cells, b->n_cells + 1, sizeof *b->cells));
+  CS_CHECK(archive_grow((void **)&b->cell_idx, &b->cap_idx, b->n_cells + 1, sizeof *b->cell_idx));
+  for (int l = 0; l < r->depth; l++) {
+    archive_curv_row *cv = &b->cv[b->n_cv++];
+    memset(cv, 0, sizeof *cv);
+    cv->cell_id = r->cell_id;
+    cv->prefix = l + 1;
+    cv->st = r->curv[l];
+  }
+  for (int e = 0; e < r->n_curve; e++) {
+    archive_curve_row *cu = &b->cu[b->n_cu++];
+    memset(cu, 0, sizeof *cu);
+    cu->cell_id = r->cell_id;
+    cu->epoch = r->curve[e].epoch;
+    cu->train_loss = r->curve[e].train_loss;
+    cu->train_acc = r->curve[e].train_acc;
+    cu->test_acc = r->curve[e].test_acc;
+  }
+  archive_cell_row_from_result(&b->cells[b->n_cells], r);
+  b->cell_idx[b->n_cells++] = row;
+  b->in_batch[row] = 1;
+  return CS_OK;
+}
+
+/* Write one checked result into the open file: a batch of one. */
+int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r) {
+  archive_batch b;
+  memset(&b, 0, sizeof b);
+  int rc = archive_batch_add(a, file, &b, r);
+  if (!rc) rc = archive_batch_commit(a, file, &b);
+  archive_batch_free(&b);
+  return rc;
 }
 
 /* /runs row: append (row == n_runs) or rewrite in place. */

@@ -8,8 +8,11 @@
  *   0 → w  TAG_STOP     (no payload)        no more work: leave the loop
  * Rank 0 trains cells too; between its own optimisation steps it serves
  * whatever messages have arrived, so dispatch latency is one training step.
+ * Results are added to the archive as they arrive and count as done once
+ * its journal is synced (group commit, archive_commit; docs/SWEEP.md).
  * Idle ranks poll with 1 ms sleeps instead of blocking in MPI (Open MPI's
- * blocking receive spins a core). */
+ * blocking receives and collectives spin a core): waiting for work, and
+ * waiting for rank 0 at the start and the end of the sweep. */
 #include "curvsweep/clock.h"
 #include "curvsweep/sweep.h"
 
@@ -92,6 +95,20 @@ static void wait_message(MPI_Comm comm, int source, MPI_Status *st) {
   for (;;) {
     MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, st);
     if (flag) return;
+    sleep_poll();
+  }
+}
+
+/* Broadcast *v from rank 0 of comm; the others wait by polling with
+ * sleeps (a blocking MPI_Bcast spins while rank 0 opens or closes the
+ * archive). */
+static void bcast_int_polled(int *v, MPI_Comm comm) {
+  MPI_Request req;
+  int done = 0;
+  MPI_Ibcast(v, 1, MPI_INT, 0, comm, &req);
+  for (;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
     sleep_poll();
   }
 }
@@ -183,7 +200,7 @@ typedef struct {
   int stopping;         /* no more dispatch */
   int64_t total, run_now;
   double t0, work_s;    /* start; sum of wall_s this invocation */
-  double archive_s;     /* time in archive_write_result */
+  double archive_s;     /* time in archive_add_result and archive_commit */
   int max_retries;
   team_ctx *tc;         /* rank 0's team */
   int error;            /* an error raised while serving inside rank 0's own cell */
@@ -202,7 +219,23 @@ static void report_progress(master *M) {
   M->opt->progress(M->opt->progress_ctx, &p);
 }
 
-/* A finished result: retry failures (errors) up to max_retries, else record. */
+/* Group commit: results added so far become durable (done) when the
+ * archive syncs its journal; forced at the end. */
+static int master_commit(master *M, int force) {
+  double t = cs_monotonic_seconds();
+  int64_t durable = 0;
+  int rc = archive_commit(M->archive, force, &durable);
+  M->archive_s += cs_monotonic_seconds() - t;
+  CS_CHECK(rc);
+  if (durable > 0) {
+    M->run_now += durable;
+    report_progress(M);
+  }
+  return CS_OK;
+}
+
+/* A finished result: retry failures (errors) up to max_retries, else added
+ * to the archive (done at the next master_commit). */
 static int master_accept(master *M, cs_cell_result *r) {
   int64_t id = r->cell_id;
   r->attempts = ++M->attempts[id];
@@ -211,11 +244,9 @@ static int master_accept(master *M, cs_cell_result *r) {
     return CS_OK;
   }
   double t = cs_monotonic_seconds();
-  CS_CHECK(archive_write_result(M->archive, r));
+  CS_CHECK(archive_add_result(M->archive, r));
   M->archive_s += cs_monotonic_seconds() - t;
-  M->run_now++;
   M->work_s += r->wall_s;
-  report_progress(M);
   return CS_OK;
 }
 
@@ -234,13 +265,13 @@ static int master_dispatch(master *M, int w) {
   return CS_OK;
 }
 
-/* Serve every message already arrived (non-blocking). */
+/* Serve every message already arrived (non-blocking), then commit. */
 static int master_serve(master *M) {
   for (;;) {
     int flag;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st);
-    if (!flag) return CS_OK;
+    if (!flag) return master_commit(M, 0);
     int w = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
       MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE);
@@ -578,7 +609,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
     }
   }
   int setup_rc = rc;
-  MPI_Bcast(&setup_rc, 1, MPI_INT, 0, comm);
+  bcast_int_polled(&setup_rc, comm);
   if (setup_rc) {
     if (rank == 0) {
       if (M.archive) archive_close(M.archive);
@@ -596,7 +627,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
       team_release(&tc);
     }
     int final;
-    MPI_Bcast(&final, 1, MPI_INT, 0, comm);
+    bcast_int_polled(&final, comm);
     sweep_free_teams(&tc, &leaders);
     if (rc) return rc;
     return final == CS_OK ? CS_OK : cs_error(final, "sweep ended with an error on rank 0");
@@ -604,6 +635,8 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
 
   report_progress(&M);
   rc = master_loop(&M);
+  int crc = master_commit(&M, 1);  /* what was added is done */
+  if (!rc) rc = crc;
   if (rc && rc != CS_ERR_INTERRUPTED) {
     char text[2048];
     snprintf(text, sizeof text, "%s", cs_error_message());
@@ -624,7 +657,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   if (!rc && rc3) rc = rc3;
   if (rc && rc != rc2 && rc != rc3) cs_error(rc, "%s", saved);
   int final = rc;
-  MPI_Bcast(&final, 1, MPI_INT, 0, comm);
+  bcast_int_polled(&final, comm);
   sweep_free_teams(&tc, &leaders);
   return rc;
 }
