@@ -105,6 +105,21 @@ int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *
  * specs, or a cell done in two inputs with different values). */
 int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);
 
+/* Bulk build of a new, complete archive of spec at path listing the cells
+ * of mask (NULL: all), for merges and synthetic archives: no journal; the
+ * file is built under a temporary name beside path and renamed into place
+ * by archive_build_finish (which frees b, as archive_build_abort does,
+ * removing the temporary file). Each listed cell gets at most one result;
+ * /runs rows are appended in the order given. The caller checks that path
+ * may be (over)written; overwrite removes a stale journal of path. */
+typedef struct cs_archive_builder cs_archive_builder;
+int archive_build_begin(const char *path, const cs_spec *spec, const unsigned char *mask,
+                        int overwrite, cs_archive_builder **out);
+int archive_build_result(cs_archive_builder *b, const cs_cell_result *r);
+int archive_build_run(cs_archive_builder *b, const cs_run_info *run);
+int archive_build_finish(cs_archive_builder *b);
+void archive_build_abort(cs_archive_builder *b);
+
 /* Additions to the contract above. */
 /* The journal of an archive is the archive's path + ".journal". */
 

@@ -238,7 +238,17 @@ void archive_results_free(cs_cell_result *res, int64_t n) {
   free(res);
 }
 
+int archive_read_groups(hid_t file, const char *path, cs_cell_result *r) {
+  CS_CHECK(archive_read_points(file, path, r));
+  return archive_read_params(file, path, r);
+}
+
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out) {
+  return archive_read_results_flags(rd, 0, results, n_out);
+}
+
+int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
+                               int64_t *n_out) {
   *results = NULL;
   *n_out = 0;
   const char *path = rd->a->path;
@@ -328,11 +338,8 @@ int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_
     p->test_acc = cu[k].test_acc;
   }
   // per-cell groups of finished cells
-  for (int64_t i = 0; i < n && !rc; i++) {
-    if (res[i].status == CELL_PENDING) continue;
-    rc = archive_read_points(rd->file, path, &res[i]);
-    if (!rc) rc = archive_read_params(rd->file, path, &res[i]);
-  }
+  for (int64_t i = 0; i < n && !rc && !(flags & ARCHIVE_READ_NO_GROUPS); i++)
+    if (res[i].status != CELL_PENDING) rc = archive_read_groups(rd->file, path, &res[i]);
 done:
   free(cells), free(cv), free(cu), free(count_cv), free(count_cu), free(start_cv), free(filled);
   if (rc) {
