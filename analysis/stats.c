@@ -161,18 +161,21 @@ int analysis_median_ci(const double *x, int n, double level, analysis_ci *out, d
   return CS_OK;
 }
 
-/* f(mean over the chosen seeds of y[g]) for every group g; draw[s] is the seed
- * index used in slot s (NULL: every seed once). */
-static void analysis_group_means(int G, int S, const double *y, int log_y, const int *draw,
-                                 double *fy) {
+/* f(mean over the chosen seeds of y[g]) for every group g. yT is y
+ * transposed (S × G, one seed's groups contiguous) with non-finite values
+ * replaced by 0, fin its finiteness (1/0); draw[s] the seed index used in
+ * slot s (NULL: every seed once); sum, cnt: G scratch. For each g the sum
+ * runs over s in slot order and adding the +0 of a non-finite value leaves
+ * it unchanged, so it is the sum of the finite values in that order. */
+static void analysis_group_means(int G, int S, const double *yT, const int *fin, int log_y,
+                                 const int *draw, double *sum, int *cnt, double *fy) {
+  for (int g = 0; g < G; g++) sum[g] = 0, cnt[g] = 0;
+  for (int s = 0; s < S; s++) {
+    size_t o = (size_t)(draw ? draw[s] : s) * G;
+    for (int g = 0; g < G; g++) sum[g] += yT[o + g], cnt[g] += fin[o + g];
+  }
   for (int g = 0; g < G; g++) {
-    double sum = 0;
-    int k = 0;
-    for (int s = 0; s < S; s++) {
-      double v = y[(size_t)g * S + (draw ? draw[s] : s)];
-      if (isfinite(v)) sum += v, k++;
-    }
-    double mean = k ? sum / k : NAN;
+    double mean = cnt[g] ? sum[g] / cnt[g] : NAN;
     fy[g] = log_y ? (mean > 0 ? log(mean) : NAN) : mean;
   }
 }
@@ -184,21 +187,31 @@ int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int
   out->estimate = out->lo = out->hi = NAN;
   out->n_valid = 0;
   if (G < 1 || S < 1) return CS_OK;
-  double *lx = NULL, *fy = NULL, *reps = NULL;
-  int *draw = NULL;
+  double *lx = NULL, *fy = NULL, *reps = NULL, *yT = NULL, *sum = NULL;
+  int *draw = NULL, *cnt = NULL, *fin = NULL;
   int rc = CS_CALLOC(lx, G);
   if (!rc) rc = CS_CALLOC(fy, G);
+  if (!rc) rc = CS_CALLOC(sum, G);
+  if (!rc) rc = CS_CALLOC(cnt, G);
   if (!rc) rc = CS_CALLOC(draw, S);
+  if (!rc) rc = CS_CALLOC(yT, (size_t)S * G);
+  if (!rc) rc = CS_CALLOC(fin, (size_t)S * G);
   if (!rc) rc = CS_CALLOC(reps, B > 0 ? B : 1);
   if (rc) goto done;
   for (int g = 0; g < G; g++) lx[g] = x[g] > 0 ? log(x[g]) : NAN;
-  analysis_group_means(G, S, y, log_y, NULL, fy);
+  for (int g = 0; g < G; g++)
+    for (int s = 0; s < S; s++) {
+      double v = y[(size_t)g * S + s];
+      fin[(size_t)s * G + g] = isfinite(v) != 0;
+      yT[(size_t)s * G + g] = isfinite(v) ? v : 0.0;
+    }
+  analysis_group_means(G, S, yT, fin, log_y, NULL, sum, cnt, fy);
   out->estimate = analysis_ls_slope(lx, fy, G, NULL);
   if (S >= 2 && isfinite(out->estimate)) {
     int nv = 0;
     for (int b = 0; b < B; b++) {
-      for (int s = 0; s < S; s++) draw[s] = (int)rng_below(rng, (uint64_t)S);
-      analysis_group_means(G, S, y, log_y, draw, fy);
+      rng_below_fill(rng, S, S, draw);
+      analysis_group_means(G, S, yT, fin, log_y, draw, sum, cnt, fy);
       double slope = analysis_ls_slope(lx, fy, G, NULL);
       if (isfinite(slope)) reps[nv++] = slope;
     }
@@ -210,6 +223,6 @@ int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int
     }
   }
 done:
-  free(lx), free(fy), free(draw), free(reps);
+  free(lx), free(fy), free(sum), free(cnt), free(draw), free(yT), free(fin), free(reps);
   return rc;
 }

@@ -295,6 +295,21 @@ static void fill_power_law(double *y, const double *depth, int G, int S, double 
     for (int k = 0; k < S; k++) y[g * S + k] = pow(depth[g], 1.5) * exp(noise * rng_normal(&s));
 }
 
+/* rng_below_fill (the bootstrap's draws, division-free) gives exactly the
+ * draws of rng_below on the same stream, for small, odd, large and
+ * power-of-two n and for n close to 2^31. */
+static void test_below_fill(void **state) {
+  (void)state;
+  const int ns[] = {1, 2, 3, 7, 10, 1000, 125000, 1 << 20, 2147483647, 1610612741};
+  for (size_t j = 0; j < sizeof ns / sizeof *ns; j++) {
+    rng_stream a = rng_stream_make(11, "test", (int64_t)j, "below"), b = a;
+    int got[4096];
+    rng_below_fill(&a, ns[j], 4096, got);
+    for (int i = 0; i < 4096; i++) assert_int_equal(got[i], (int)rng_below(&b, (uint64_t)ns[j]));
+    assert_true(a.counter == b.counter);
+  }
+}
+
 static void test_bootstrap(void **state) {
   (void)state;
   enum { G = 4, S = 8 };
@@ -823,6 +838,7 @@ int main(void) {
       cmocka_unit_test(test_t_quantile),     cmocka_unit_test(test_mean_ci),
       cmocka_unit_test(test_ls_slope),       cmocka_unit_test(test_sign_test),
       cmocka_unit_test(test_median_ci),      cmocka_unit_test(test_bootstrap),
+      cmocka_unit_test(test_below_fill),
       cmocka_unit_test(test_default_dir),    cmocka_unit_test(test_report_hand),
       cmocka_unit_test(test_report_flatness), cmocka_unit_test(test_report_power_law),
       cmocka_unit_test(test_report_plots),

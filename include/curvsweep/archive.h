@@ -148,6 +148,21 @@ int archive_salvage(const char *out, const char *damaged, int overwrite, cs_arch
 void archive_library_begin(void);
 void archive_library_end(void);
 
+/* Bulk build of a new, complete archive of spec at path listing the cells
+ * of mask (NULL: all), for merges and synthetic archives: no journal; the
+ * file is built under a temporary name beside path and renamed into place
+ * by archive_build_finish (which frees b, as archive_build_abort does,
+ * removing the temporary file). Each listed cell gets at most one result;
+ * /runs rows are appended in the order given. The caller checks that path
+ * may be (over)written; overwrite removes a stale journal of path. */
+typedef struct cs_archive_builder cs_archive_builder;
+int archive_build_begin(const char *path, const cs_spec *spec, const unsigned char *mask,
+                        int overwrite, cs_archive_builder **out);
+int archive_build_result(cs_archive_builder *b, const cs_cell_result *r);
+int archive_build_run(cs_archive_builder *b, const cs_run_info *run);
+int archive_build_finish(cs_archive_builder *b);
+void archive_build_abort(cs_archive_builder *b);
+
 /* Additions to the contract above. */
 /* The journal of an archive is the archive's path + ".journal". */
 

@@ -25,6 +25,8 @@ double rng_uniform(rng_stream *s);
 double rng_normal(rng_stream *s);
 /* Uniform integer in [0, n). */
 uint64_t rng_below(rng_stream *s, uint64_t n);
+/* k draws of rng_below(s, n) into out (n ≥ 1): the same values, faster. */
+void rng_below_fill(rng_stream *s, int n, int k, int *out);
 /* Fisher–Yates permutation of 0..n-1 into perm. */
 void rng_permutation(rng_stream *s, int64_t n, int64_t *perm);
 

@@ -27,6 +27,9 @@ typedef struct {
   double eta_s;       /* estimated seconds left (NaN until known) */
   double archive_s;   /* rank 0 time spent writing results so far */
   double work_s;      /* sum of wall_s of the cells run so far */
+  double serve_s;     /* rank 0 time serving messages and recording results
+                         (archive writes included): the root's busy time */
+  double longest_s;   /* longest wall_s of a cell run so far */
 } sweep_progress;
 
 typedef struct {
@@ -43,6 +46,11 @@ typedef struct {
   /* how teams compute their products (la_team_policy_default() unless the
    * caller overrides it; the CLI reads CS_TEAM_FLOP_THRESHOLD, CS_TEAM_PBLAS) */
   la_team_policy team_policy;
+
+  /* > 0: synthetic cells for benchmarking the engine (docs/SCALING.md): no
+   * training; a cell sleeps cost/mean cost × this many seconds (cost:
+   * sweep_cell_cost) and reports finite values depending only on its id. */
+  double synthetic_mean_s;
 } sweep_options;
 
 /* Widths from which a team of 2 trains faster than one rank (bench/team on

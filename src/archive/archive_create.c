@@ -250,7 +250,7 @@ static int archive_load_rows_from(cs_archive *a, hid_t ds, hid_t mt, archive_cel
   hsize_t n = 0;
   CS_CHECK(archive_table_length_checked(ds, path, "cells", &n));
   CS_CHECK(archive_alloc_rows(a, (int64_t)n));
-  CS_CHECK(CS_CALLOC(*buf, ARCHIVE_BLOCK_ROWS));
+  CS_CHECK(CS_CALLOC(*buf, n < ARCHIVE_BLOCK_ROWS ? (n ? n : 1) : ARCHIVE_BLOCK_ROWS));
   for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
     hsize_t k = n - s < ARCHIVE_BLOCK_ROWS ? n - s : ARCHIVE_BLOCK_ROWS;
     if (archive_table_io(ds, mt, s, k, *buf, 0) < 0)
@@ -373,7 +373,8 @@ static int archive_write_cells(const cs_archive *a, const cs_spec *spec, hid_t f
   s->dcpl = archive_dcpl(1, &chunk);
   s->ds = H5Dcreate2(file, "cells", s->ctype, s->space, H5P_DEFAULT, s->dcpl, H5P_DEFAULT);
   if (s->ctype < 0 || s->ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /cells", path);
-  CS_CHECK(cs_calloc_bytes((void **)&s->rows, ARCHIVE_BLOCK_ROWS, s->L.row_bytes));
+  CS_CHECK(cs_calloc_bytes((void **)&s->rows, n < ARCHIVE_BLOCK_ROWS ? (n ? n : 1) : ARCHIVE_BLOCK_ROWS,
+                           s->L.row_bytes));
   for (hsize_t b = 0; b < n; b += ARCHIVE_BLOCK_ROWS) {
     hsize_t k = n - b < ARCHIVE_BLOCK_ROWS ? n - b : ARCHIVE_BLOCK_ROWS;
     for (hsize_t i = 0; i < k; i++)

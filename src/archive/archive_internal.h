@@ -8,6 +8,7 @@
  *   archive_journal.c  the journal: records, scan, seed, replay
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
+ *   archive_build.c    bulk build of a new archive (merge, generators)
  *   archive_check.c    info --check: read every object, name the damaged
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
@@ -265,6 +266,10 @@ void archive_batch_free(archive_batch *b);
 /* A batch of one: the result written and committed. */
 int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r);
 int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info *run);
+/* The /points/<id> and /params/<id> groups of a checked result (also the
+ * bulk builder, archive_build.c). */
+int archive_write_points(hid_t file, const cs_cell_result *r, const char *path);
+int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
 /* 0, or -1 when the row cannot be read. */
 int archive_read_run(hid_t file, int64_t row, cs_run_info *run);
 
@@ -302,6 +307,19 @@ int archive_reader_open(const char *path, archive_reader *rd);
 void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
+/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points or /params. */
+enum { ARCHIVE_READ_NO_GROUPS = 1 };
+int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
+                               int64_t *n_out);
+/* The /points/<id> and /params/<id> groups of r->cell_id, when present. */
+int archive_read_groups(hid_t file, const char *path, cs_cell_result *r);
+
+/* ---- archive_build.c ---- */
+/* Copy /points/<cell_id> and /params/<cell_id> of an open archive src
+ * (src_path for messages) into the archive being built, as stored
+ * (H5Ocopy: chunks copied compressed, checksums kept). */
+int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
+                              int64_t cell_id);
 void archive_results_free(cs_cell_result *res, int64_t n);
 /* The /points and /params groups of r->cell_id into r (none: r unchanged);
  * a group that cannot be read whole is a CS_ERR_INPUT naming it. */

@@ -59,27 +59,27 @@ int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
   return 1;
 }
 
-/* One input, read whole. */
-typedef struct {
-  cs_cell_result *res;
-  int64_t n;
-  cs_run_info *runs;
-  hsize_t n_runs;
-} archive_merge_input;
-
-/* Everything a merge holds; freed in one place (archive_merge_impl). */
+/* Everything a merge holds; freed in one place (archive_merge_impl). Memory
+ * is bounded by one input's results (read, applied and freed one input at
+ * a time), a few bytes per cell of the spec, and copies of the results of
+ * cells done in more than one input (kept for the bitwise comparison). */
 typedef struct {
   const char *out;
   const char *const *inputs;
   int n_inputs, overwrite;
-  archive_merge_input *in;
   char *text;               /* /spec of the first input */
   cs_spec *spec;
   char first_sha[65];
   unsigned char *listed;    /* cell listed by some input */
-  int64_t *pick_in, *pick_k;/* chosen result of a cell: input and index, -1: none */
-  cs_archive *a;            /* the output (no journal) */
-  char *tmp;                /* its temporary name */
+  unsigned char *n_done;    /* inputs in which a cell is done (saturating at 255) */
+  int32_t *pick_in;         /* input of the chosen result of a cell, -1: none */
+  unsigned char *pick_rank; /* its status: 3 done, 2 diverged, 1 failed */
+  cs_cell_result *cur;      /* results of the input being applied */
+  int64_t n_cur;
+  cs_cell_result *kept;     /* chosen results of cells done in several inputs */
+  int64_t n_kept, cap_kept;
+  int64_t *kept_of;         /* cell -> index into kept, -1: none */
+  cs_archive_builder *b;    /* the output */
 } archive_merge_state;
 
 /* The output: refuse to clobber it, a stale journal beside it, or an output
@@ -131,113 +131,122 @@ static int archive_merge_load_spec(archive_merge_state *s, const archive_reader 
   if (strcmp(spec_sha256(s->spec), s->first_sha) != 0)
     return cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 "
                     "attribute: the archive is damaged", path);
+  int64_t nc = spec_cell_count(s->spec);
+  CS_CHECK(CS_CALLOC(s->listed, nc));
+  CS_CHECK(CS_CALLOC(s->n_done, nc));
+  CS_CHECK(CS_CALLOC(s->pick_in, nc));
+  CS_CHECK(CS_CALLOC(s->pick_rank, nc));
+  CS_CHECK(CS_CALLOC(s->kept_of, nc));
+  for (int64_t c = 0; c < nc; c++) s->pick_in[c] = -1, s->kept_of[c] = -1;
   return CS_OK;
 }
 
-/* Input i (open as rd): same spec as the first, its results and runs. */
-static int archive_merge_read_input(archive_merge_state *s, int i, archive_reader *rd) {
+/* Pass 1, input i (open as rd): same spec as the first; its listed cells
+ * and statuses decide the chosen input of each cell: done beats diverged
+ * beats failed, the first input wins a tie. */
+static int archive_merge_scan_input(archive_merge_state *s, int i, const archive_reader *rd) {
+  static const int rank_of[4] = {0, 3, 1, 2};  // pending, done, failed, diverged
   if (i == 0) CS_CHECK(archive_merge_load_spec(s, rd));
   else if (strcmp(rd->meta.spec_sha256, s->first_sha) != 0)
     return cs_error(CS_ERR_INPUT, "%s and %s were written by different specs (sha256 %.12s… and "
                     "%.12s…): merge only shards of one sweep", s->inputs[0], s->inputs[i],
                     s->first_sha, rd->meta.spec_sha256);
-  CS_CHECK(archive_read_results_rd(rd, &s->in[i].res, &s->in[i].n));
-  hid_t mt = archive_run_row_type();
-  int rc = archive_read_table(rd, "runs", mt, (void **)&s->in[i].runs, &s->in[i].n_runs);
-  H5Tclose(mt);
-  return rc;
+  int64_t nc = spec_cell_count(s->spec);
+  for (int64_t k = 0; k < rd->a->n_rows; k++) {
+    int64_t c = rd->a->row_cell[k];
+    int st = rd->a->row_status[k];
+    if (c < 0 || c >= nc)
+      return cs_error(CS_ERR_INPUT, "%s lists cell %" PRId64 ", outside its spec's 0..%" PRId64,
+                      s->inputs[i], c, nc - 1);
+    s->listed[c] = 1;
+    if (st == CELL_PENDING) continue;
+    if (st == CELL_DONE && s->n_done[c] < 255) s->n_done[c]++;
+    if (s->pick_in[c] < 0 || rank_of[st & 3] > s->pick_rank[c])
+      s->pick_in[c] = i, s->pick_rank[c] = (unsigned char)rank_of[st & 3];
+  }
+  return CS_OK;
 }
 
-static int archive_merge_read_inputs(archive_merge_state *s) {
-  CS_CHECK(CS_CALLOC(s->in, s->n_inputs));
+static int archive_merge_scan_inputs(archive_merge_state *s) {
   for (int i = 0; i < s->n_inputs; i++) {
     archive_reader rd;
     CS_CHECK(archive_check_not_interrupted(s->inputs[i]));
     CS_CHECK(archive_reader_open(s->inputs[i], &rd));
-    int rc = archive_merge_read_input(s, i, &rd);
+    int rc = archive_merge_scan_input(s, i, &rd);
     archive_reader_close(&rd);
     CS_CHECK(rc);
   }
   return CS_OK;
 }
 
-/* Result k of input i against the one chosen so far for its cell: done
- * beats diverged beats failed; two done results must agree. */
-static int archive_merge_consider(archive_merge_state *s, int i, int64_t k) {
-  static const int rank_of[4] = {0, 3, 1, 2};  // pending, done, failed, diverged
-  const cs_cell_result *r = &s->in[i].res[k];
-  int64_t nc = spec_cell_count(s->spec);
-  if (r->cell_id < 0 || r->cell_id >= nc)
-    return cs_error(CS_ERR_INPUT, "%s lists cell %" PRId64 ", outside its spec's 0..%" PRId64,
-                    s->inputs[i], r->cell_id, nc - 1);
-  s->listed[r->cell_id] = 1;
-  if (r->status == CELL_PENDING) return CS_OK;
-  int64_t j = s->pick_in[r->cell_id];
-  const cs_cell_result *old = j >= 0 ? &s->in[j].res[s->pick_k[r->cell_id]] : NULL;
-  if (old && old->status == CELL_DONE && r->status == CELL_DONE && !archive_same_values(old, r))
-    return cs_error(CS_ERR_INPUT, "cell %" PRId64 " is done in both %s and %s with different "
-                    "values: these are not shards of one deterministic sweep; merge one of them",
-                    r->cell_id, s->inputs[j], s->inputs[i]);
-  if (!old || rank_of[r->status & 3] > rank_of[old->status & 3])
-    s->pick_in[r->cell_id] = i, s->pick_k[r->cell_id] = k;
-  return CS_OK;
-}
-
-/* The union of listed cells and the chosen result of each. */
-static int archive_merge_pick(archive_merge_state *s) {
-  int64_t nc = spec_cell_count(s->spec);
-  CS_CHECK(CS_CALLOC(s->listed, nc));
-  CS_CHECK(CS_CALLOC(s->pick_in, nc));
-  CS_CHECK(CS_CALLOC(s->pick_k, nc));
-  for (int64_t c = 0; c < nc; c++) s->pick_in[c] = -1;
-  for (int i = 0; i < s->n_inputs; i++)
-    for (int64_t k = 0; k < s->in[i].n; k++) CS_CHECK(archive_merge_consider(s, i, k));
-  return CS_OK;
-}
-
-/* The chosen results, then every /runs row of every input in order. */
-static int archive_merge_apply(archive_merge_state *s, hid_t file) {
-  int64_t nc = spec_cell_count(s->spec);
-  for (int64_t c = 0; c < nc; c++)
-    if (s->pick_in[c] >= 0)
-      CS_CHECK(archive_apply_result(s->a, file, &s->in[s->pick_in[c]].res[s->pick_k[c]]));
-  for (int i = 0; i < s->n_inputs; i++)
-    for (hsize_t k = 0; k < s->in[i].n_runs; k++)
-      CS_CHECK(archive_apply_run(s->a, file, s->a->n_runs, &s->in[i].runs[k]));
-  return CS_OK;
-}
-
-/* Fill the output under its temporary name, then put it in place. */
-static int archive_merge_write(archive_merge_state *s) {
-  CS_CHECK(archive_new(s->out, &s->a));
-  archive_copy_str(s->a->spec_sha256, sizeof s->a->spec_sha256, spec_sha256(s->spec));
-  CS_CHECK(archive_rows_from_mask(s->a, s->spec, s->listed));
-  CS_CHECK(archive_create_temp(s->a, s->spec, &s->tmp));
-  hid_t file;
-  // a->path names the temporary file while it is written (for the messages)
-  char *final_path = s->a->path;
-  s->a->path = s->tmp;
-  int rc = archive_h5_session_open(s->a, &file);
-  if (!rc) rc = archive_h5_session_close(s->a, file, archive_merge_apply(s, file));
-  s->a->path = final_path;
-  if (!rc) rc = archive_fsync_file(s->tmp);
-  // a stale journal of the replaced output must not be replayed into it
-  if (!rc && s->overwrite && archive_file_exists(s->a->journal_path) &&
-      unlink(s->a->journal_path) != 0)
-    rc = cs_error(CS_ERR_IO, "cannot remove the old journal %s: %s", s->a->journal_path,
-                  strerror(errno));
-  if (rc) {
-    unlink(s->tmp);
-    return rc;
+/* Keep the chosen result of a cell done in several inputs (moved out of
+ * the current input's array). */
+static int archive_merge_keep(archive_merge_state *s, cs_cell_result *r) {
+  if (s->n_kept == s->cap_kept) {
+    int64_t cap = s->cap_kept ? 2 * s->cap_kept : 64;
+    cs_cell_result *p = realloc(s->kept, (size_t)cap * sizeof *p);
+    if (!p) return cs_error(CS_ERR_NOMEM, "out of memory");
+    s->kept = p, s->cap_kept = cap;
   }
-  return archive_rename_into_place(s->tmp, s->out);
+  s->kept_of[r->cell_id] = s->n_kept;
+  s->kept[s->n_kept++] = *r;
+  memset(r, 0, sizeof *r);
+  return CS_OK;
+}
+
+/* Pass 2, input i: its chosen results into the output, their /points and
+ * /params groups copied as stored; a done result of a cell done in several
+ * inputs is read whole and must agree bitwise with the chosen one. */
+static int archive_merge_apply_input(archive_merge_state *s, int i, archive_reader *rd) {
+  CS_CHECK(archive_read_results_flags(rd, ARCHIVE_READ_NO_GROUPS, &s->cur, &s->n_cur));
+  for (int64_t k = 0; k < s->n_cur; k++) {
+    cs_cell_result *r = &s->cur[k];
+    int64_t c = r->cell_id;
+    if (r->status == CELL_PENDING) continue;
+    int multi = r->status == CELL_DONE && s->n_done[c] > 1;
+    if (multi) CS_CHECK(archive_read_groups(rd->file, s->inputs[i], r));
+    if (s->pick_in[c] == i) {
+      CS_CHECK(archive_build_result(s->b, r));
+      if (multi) CS_CHECK(archive_merge_keep(s, r));
+      else CS_CHECK(archive_build_copy_groups(s->b, rd->file, s->inputs[i], c));
+    } else if (multi && s->kept_of[c] >= 0 && !archive_same_values(&s->kept[s->kept_of[c]], r)) {
+      return cs_error(CS_ERR_INPUT, "cell %" PRId64 " is done in both %s and %s with different "
+                      "values: these are not shards of one deterministic sweep; merge one of them",
+                      c, s->inputs[s->pick_in[c]], s->inputs[i]);
+    }
+  }
+  archive_results_free(s->cur, s->n_cur);
+  s->cur = NULL, s->n_cur = 0;
+  cs_run_info *runs = NULL;
+  hsize_t n_runs = 0;
+  hid_t mt = archive_run_row_type();
+  int rc = archive_read_table(rd, "runs", mt, (void **)&runs, &n_runs);
+  H5Tclose(mt);
+  for (hsize_t k = 0; !rc && k < n_runs; k++) rc = archive_build_run(s->b, &runs[k]);
+  free(runs);
+  return rc;
+}
+
+/* Fill the output one input at a time (listed cells: the union), then put
+ * it in place. */
+static int archive_merge_write(archive_merge_state *s) {
+  CS_CHECK(archive_build_begin(s->out, s->spec, s->listed, s->overwrite, &s->b));
+  for (int i = 0; i < s->n_inputs; i++) {
+    archive_reader rd;
+    CS_CHECK(archive_reader_open(s->inputs[i], &rd));
+    int rc = archive_merge_apply_input(s, i, &rd);
+    archive_reader_close(&rd);
+    CS_CHECK(rc);
+  }
+  cs_archive_builder *b = s->b;
+  s->b = NULL;
+  return archive_build_finish(b);
 }
 
 static int archive_merge_pipeline(archive_merge_state *s) {
   CS_CHECK(archive_merge_check_output(s));
   CS_CHECK(archive_merge_check_distinct(s));
-  CS_CHECK(archive_merge_read_inputs(s));
-  CS_CHECK(archive_merge_pick(s));
+  CS_CHECK(archive_merge_scan_inputs(s));
   return archive_merge_write(s);
 }
 
@@ -248,16 +257,12 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
   memset(&s, 0, sizeof s);
   s.out = out, s.inputs = inputs, s.n_inputs = n_inputs, s.overwrite = overwrite;
   int rc = archive_merge_pipeline(&s);
-  for (int i = 0; s.in && i < n_inputs; i++) {
-    archive_results_free(s.in[i].res, s.in[i].n);
-    free(s.in[i].runs);
-  }
-  free(s.in);
+  archive_results_free(s.cur, s.n_cur);
+  archive_results_free(s.kept, s.n_kept);
+  archive_build_abort(s.b);
   free(s.text);
   if (s.spec) spec_free(s.spec);
-  free(s.listed), free(s.pick_in), free(s.pick_k);
-  archive_free(s.a);
-  free(s.tmp);
+  free(s.listed), free(s.n_done), free(s.pick_in), free(s.pick_rank), free(s.kept_of);
   return rc;
 }
 

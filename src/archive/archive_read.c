@@ -50,6 +50,49 @@ int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void *
   return CS_OK;
 }
 
+/* A table read a block of rows at a time (memory: one block, never the
+ * whole table): fn(ctx, rows, start, k) per block of up to
+ * ARCHIVE_BLOCK_ROWS valid rows. */
+typedef int (*archive_block_fn)(void *ctx, const void *rows, hsize_t start, hsize_t k);
+
+static int archive_table_blocks(archive_reader *rd, const char *name, hid_t mtype,
+                                archive_block_fn fn, void *ctx) {
+  const char *path = rd->a->path;
+  hid_t ds = H5Dopen2(rd->file, name, H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", path, name);
+  hsize_t valid = 0, len = 0;
+  unsigned char *buf = NULL;
+  size_t rb = H5Tget_size(mtype);
+  int rc = archive_table_valid_rows(rd->a, ds, path, name, &valid, &len);
+  if (!rc) rc = cs_calloc_bytes((void **)&buf, valid < ARCHIVE_BLOCK_ROWS ? (valid ? valid : 1)
+                                                                         : ARCHIVE_BLOCK_ROWS, rb);
+  for (hsize_t s = 0; !rc && s < valid; s += ARCHIVE_BLOCK_ROWS) {
+    hsize_t k = valid - s < ARCHIVE_BLOCK_ROWS ? valid - s : ARCHIVE_BLOCK_ROWS;
+    if (archive_table_io(ds, mtype, s, k, buf, 0) < 0)
+      rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s rows %llu..%llu",
+                            path, name, (unsigned long long)s, (unsigned long long)(s + k - 1));
+    else
+      rc = fn(ctx, buf, s, k);
+  }
+  free(buf);
+  H5Dclose(ds);
+  return rc;
+}
+
+/* The summary's sum of wall_s over finished cells, one block of /cells at a time. */
+typedef struct {
+  const cs_archive *a;
+  double wall_s;
+} archive_summary_wall;
+
+static int archive_summary_wall_block(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+  archive_summary_wall *W = ctx;
+  const double *wall = rows;
+  for (hsize_t j = 0; j < k && (int64_t)(start + j) < W->a->n_rows; j++)
+    if (W->a->row_status[start + j] != CELL_PENDING && isfinite(wall[j])) W->wall_s += wall[j];
+  return CS_OK;
+}
+
 static int archive_summary_impl(const char *path, cs_archive_summary *out) {
   memset(out, 0, sizeof *out);
   archive_reader rd;
@@ -58,14 +101,8 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
   archive_copy_str(out->spec_sha256, sizeof out->spec_sha256, rd.meta.spec_sha256);
   archive_copy_str(out->created, sizeof out->created, rd.meta.created);
   archive_copy_str(out->software_version, sizeof out->software_version, rd.meta.software_version);
-  // cells: counts and wall time of finished cells
-  archive_cell_row *cells = NULL;
-  cs_run_info *runs = NULL;
-  hsize_t nc = 0, nr = 0;
-  hid_t mt = archive_cell_row_type();
-  int rc = archive_read_table(&rd, "cells", mt, (void **)&cells, &nc);
-  H5Tclose(mt);
-  for (hsize_t i = 0; !rc && i < nc; i++) {
+  // cells: counts (statuses read at open) and wall time of finished cells
+  for (int64_t i = 0; i < rd.a->n_rows; i++) {
     out->cells++;
     switch (rd.a->row_status[i]) {
       case CELL_PENDING: out->pending++; break;
@@ -73,9 +110,16 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
       case CELL_FAILED: out->failed++; break;
       case CELL_DIVERGED: out->diverged++; break;
     }
-    if (rd.a->row_status[i] != CELL_PENDING && isfinite(cells[i].wall_s)) out->wall_s += cells[i].wall_s;
   }
+  archive_summary_wall W = {rd.a, 0};
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(double));
+  H5Tinsert(mt, "wall_s", 0, H5T_NATIVE_DOUBLE);
+  int rc = archive_table_blocks(&rd, "cells", mt, archive_summary_wall_block, &W);
+  H5Tclose(mt);
+  out->wall_s = W.wall_s;
   // runs
+  cs_run_info *runs = NULL;
+  hsize_t nr = 0;
   if (!rc) {
     mt = archive_run_row_type();
     rc = archive_read_table(&rd, "runs", mt, (void **)&runs, &nr);
@@ -86,7 +130,6 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
     if (runs[i].ranks > out->max_ranks) out->max_ranks = runs[i].ranks;
     if (runs[i].end[0]) archive_copy_str(out->last_run_end, sizeof out->last_run_end, runs[i].end);
   }
-  free(cells);
   free(runs);
   archive_reader_close(&rd);
   return rc;
@@ -238,109 +281,173 @@ void archive_results_free(cs_cell_result *res, int64_t n) {
   free(res);
 }
 
+int archive_read_groups(hid_t file, const char *path, cs_cell_result *r) {
+  CS_CHECK(archive_read_points(file, path, r));
+  return archive_read_params(file, path, r);
+}
+
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out) {
+  return archive_read_results_flags(rd, 0, results, n_out);
+}
+
+/* The state of a read of every result. */
+typedef struct {
+  archive_reader *rd;
+  cs_cell_result *res;      /* (n) one per /cells row */
+  int64_t n;
+  int64_t *count;           /* (n) rows of each finished cell in the table being read */
+  int64_t *start;           /* (n + 1) /curvature: first slot of each cell in filled */
+  unsigned char *filled;    /* /curvature: prefix slots seen */
+  int64_t hint;             /* last row found (rows of a cell are contiguous) */
+} archive_results_read;
+
+/* Row of a cell among the finished rows, -1 when unlisted or pending. */
+static int64_t archive_results_row(archive_results_read *R, int64_t cell_id) {
+  int64_t i = R->hint;
+  if (i < 0 || i >= R->n || R->res[i].cell_id != cell_id) i = archive_find_row(R->rd->a, cell_id);
+  if (i < 0) return -1;
+  R->hint = i;
+  return R->res[i].status == CELL_PENDING ? -1 : i;
+}
+
+static int archive_results_cells(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+  archive_results_read *R = ctx;
+  const archive_cell_row *cells = rows;
+  for (hsize_t j = 0; j < k && (int64_t)(start + j) < R->n; j++) {
+    int64_t i = (int64_t)(start + j);
+    cs_cell_result *r = &R->res[i];
+    r->cell_id = cells[j].cell_id;
+    r->status = (cs_cell_status)R->rd->a->row_status[i];
+    r->rank = cells[j].rank;
+    r->attempts = cells[j].attempts;
+    r->wall_s = cells[j].wall_s;
+    r->train_loss = cells[j].train_loss;
+    r->train_acc = cells[j].train_acc;
+    r->test_acc = cells[j].test_acc;
+    r->n_params = cells[j].n_params;
+    archive_copy_str(r->message, sizeof r->message, cells[j].message);
+  }
+  return CS_OK;
+}
+
+/* Count pass (cell_id column only): rows of unlisted or pending cells are ignored. */
+static int archive_results_count(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+  archive_results_read *R = ctx;
+  const int64_t *ids = rows;
+  (void)start;
+  for (hsize_t j = 0; j < k; j++) {
+    int64_t i = archive_results_row(R, ids[j]);
+    if (i >= 0) R->count[i]++;
+  }
+  return CS_OK;
+}
+
+/* /curvature rows placed by prefix (each of 1..L exactly once). */
+static int archive_results_curv(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+  archive_results_read *R = ctx;
+  const archive_curv_row *cv = rows;
+  for (hsize_t j = 0; j < k; j++) {
+    int64_t i = archive_results_row(R, cv[j].cell_id);
+    if (i < 0) continue;
+    int p = cv[j].prefix;
+    if (p < 1 || p > R->res[i].depth || R->filled[R->start[i] + p - 1])
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature row %llu: cell %" PRId64
+                      " prefix %d repeated or outside 1..%d", R->rd->a->path,
+                      (unsigned long long)(start + j), cv[j].cell_id, p, R->res[i].depth);
+    R->filled[R->start[i] + p - 1] = 1;
+    R->res[i].curv[p - 1] = cv[j].st;
+  }
+  return CS_OK;
+}
+
+/* /curves rows in row order. */
+static int archive_results_curves(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+  archive_results_read *R = ctx;
+  const archive_curve_row *cu = rows;
+  (void)start;
+  for (hsize_t j = 0; j < k; j++) {
+    int64_t i = archive_results_row(R, cu[j].cell_id);
+    if (i < 0) continue;
+    cs_curve_point *p = &R->res[i].curve[R->res[i].n_curve++];
+    p->epoch = cu[j].epoch;
+    p->train_loss = cu[j].train_loss;
+    p->train_acc = cu[j].train_acc;
+    p->test_acc = cu[j].test_acc;
+  }
+  return CS_OK;
+}
+
+/* Rows per finished cell of a table (into R->count, zeroed first). */
+static int archive_results_count_table(archive_results_read *R, const char *name) {
+  memset(R->count, 0, (size_t)R->n * sizeof *R->count);
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
+  H5Tinsert(mt, "cell_id", 0, H5T_NATIVE_INT64);
+  int rc = archive_table_blocks(R->rd, name, mt, archive_results_count, R);
+  H5Tclose(mt);
+  return rc;
+}
+
+static int archive_results_read_tables(archive_results_read *R) {
+  const char *path = R->rd->a->path;
+  int64_t n = R->n;
+  hsize_t ncells = 0, len = 0;
+  hid_t ds = H5Dopen2(R->rd->file, "cells", H5P_DEFAULT);
+  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /cells", path);
+  int rc = archive_table_valid_rows(R->rd->a, ds, path, "cells", &ncells, &len);
+  H5Dclose(ds);
+  CS_CHECK(rc);
+  if ((int64_t)ncells != n)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells has %llu rows, %" PRId64 " expected",
+                    path, (unsigned long long)ncells, n);
+  hid_t mt = archive_cell_row_type();
+  rc = archive_table_blocks(R->rd, "cells", mt, archive_results_cells, R);
+  H5Tclose(mt);
+  CS_CHECK(rc);
+  // /curvature: count, allocate, place
+  CS_CHECK(archive_results_count_table(R, "curvature"));
+  CS_CHECK(CS_CALLOC(R->start, n + 1));
+  for (int64_t i = 0; i < n; i++) {
+    if (R->res[i].status == CELL_DONE && R->count[i] == 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
+                      "has no row of it", path, R->res[i].cell_id);
+    if (R->count[i]) CS_CHECK(CS_CALLOC(R->res[i].curv, R->count[i]));
+    R->res[i].depth = (int)R->count[i];
+    R->start[i + 1] = R->start[i] + R->count[i];
+  }
+  CS_CHECK(CS_CALLOC(R->filled, R->start[n] ? R->start[n] : 1));
+  mt = archive_curv_row_type();
+  rc = archive_table_blocks(R->rd, "curvature", mt, archive_results_curv, R);
+  H5Tclose(mt);
+  CS_CHECK(rc);
+  // /curves: count, allocate, place
+  CS_CHECK(archive_results_count_table(R, "curves"));
+  for (int64_t i = 0; i < n; i++)
+    if (R->count[i]) CS_CHECK(CS_CALLOC(R->res[i].curve, R->count[i]));
+  mt = archive_curve_row_type();
+  rc = archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
+  H5Tclose(mt);
+  return rc;
+}
+
+/* Every result: the three tables a block at a time, then (unless
+ * ARCHIVE_READ_NO_GROUPS) the /points and /params groups of finished cells. */
+int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
+                               int64_t *n_out) {
   *results = NULL;
   *n_out = 0;
-  const char *path = rd->a->path;
-  int64_t n = rd->a->n_rows;
-  archive_cell_row *cells = NULL;
-  archive_curv_row *cv = NULL;
-  archive_curve_row *cu = NULL;
-  cs_cell_result *res = NULL;
-  int64_t *count_cv = NULL, *count_cu = NULL, *start_cv = NULL;
-  unsigned char *filled = NULL;
-  hsize_t ncells = 0, ncv = 0, ncu = 0;
-  hid_t mt;
-  int rc;
-  // the three tables
-  mt = archive_cell_row_type();
-  rc = archive_read_table(rd, "cells", mt, (void **)&cells, &ncells);
-  H5Tclose(mt);
-  if (!rc) {
-    mt = archive_curv_row_type();
-    rc = archive_read_table(rd, "curvature", mt, (void **)&cv, &ncv);
-    H5Tclose(mt);
-  }
-  if (!rc) {
-    mt = archive_curve_row_type();
-    rc = archive_read_table(rd, "curves", mt, (void **)&cu, &ncu);
-    H5Tclose(mt);
-  }
-  if (!rc) rc = CS_CALLOC(res, n);
-  if (!rc) rc = CS_CALLOC(count_cv, n);
-  if (!rc) rc = CS_CALLOC(count_cu, n);
-  if (rc) goto done;
-  // the /cells columns
-  for (int64_t i = 0; i < n; i++) {
-    cs_cell_result *r = &res[i];
-    r->cell_id = cells[i].cell_id;
-    r->status = (cs_cell_status)rd->a->row_status[i];
-    r->rank = cells[i].rank;
-    r->attempts = cells[i].attempts;
-    r->wall_s = cells[i].wall_s;
-    r->train_loss = cells[i].train_loss;
-    r->train_acc = cells[i].train_acc;
-    r->test_acc = cells[i].test_acc;
-    r->n_params = cells[i].n_params;
-    archive_copy_str(r->message, sizeof r->message, cells[i].message);
-  }
-  // count rows per cell (rows of unlisted or pending cells are ignored)
-  for (hsize_t k = 0; k < ncv; k++) {
-    int64_t i = archive_find_row(rd->a, cv[k].cell_id);
-    if (i >= 0 && res[i].status != CELL_PENDING) count_cv[i]++;
-  }
-  for (hsize_t k = 0; k < ncu; k++) {
-    int64_t i = archive_find_row(rd->a, cu[k].cell_id);
-    if (i >= 0 && res[i].status != CELL_PENDING) count_cu[i]++;
-  }
-  for (int64_t i = 0; i < n && !rc; i++) {
-    if (res[i].status == CELL_DONE && count_cv[i] == 0)
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
-                    "has no row of it", path, res[i].cell_id);
-    if (!rc && count_cv[i]) rc = CS_CALLOC(res[i].curv, count_cv[i]);
-    if (!rc && count_cu[i]) rc = CS_CALLOC(res[i].curve, count_cu[i]);
-    res[i].depth = (int)count_cv[i];
-  }
-  // place the rows: curvature by prefix (each of 1..L exactly once), curves in row order
-  if (!rc) rc = CS_CALLOC(start_cv, n + 1);
-  if (!rc) rc = CS_CALLOC(filled, ncv);
-  for (int64_t i = 0; i < n && !rc; i++) start_cv[i + 1] = start_cv[i] + count_cv[i];
-  for (hsize_t k = 0; k < ncv && !rc; k++) {
-    int64_t i = archive_find_row(rd->a, cv[k].cell_id);
-    if (i < 0 || res[i].status == CELL_PENDING) continue;
-    int p = cv[k].prefix;
-    if (p < 1 || p > res[i].depth || filled[start_cv[i] + p - 1]) {
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature row %llu: cell %" PRId64
-                    " prefix %d repeated or outside 1..%d", path, (unsigned long long)k,
-                    cv[k].cell_id, p, res[i].depth);
-      break;
-    }
-    filled[start_cv[i] + p - 1] = 1;
-    res[i].curv[p - 1] = cv[k].st;
-  }
-  for (hsize_t k = 0; k < ncu && !rc; k++) {
-    int64_t i = archive_find_row(rd->a, cu[k].cell_id);
-    if (i < 0 || res[i].status == CELL_PENDING) continue;
-    cs_curve_point *p = &res[i].curve[res[i].n_curve++];
-    p->epoch = cu[k].epoch;
-    p->train_loss = cu[k].train_loss;
-    p->train_acc = cu[k].train_acc;
-    p->test_acc = cu[k].test_acc;
-  }
-  // per-cell groups of finished cells
-  for (int64_t i = 0; i < n && !rc; i++) {
-    if (res[i].status == CELL_PENDING) continue;
-    rc = archive_read_points(rd->file, path, &res[i]);
-    if (!rc) rc = archive_read_params(rd->file, path, &res[i]);
-  }
-done:
-  free(cells), free(cv), free(cu), free(count_cv), free(count_cu), free(start_cv), free(filled);
+  archive_results_read R = {.rd = rd, .n = rd->a->n_rows, .hint = -1};
+  int rc = CS_CALLOC(R.res, R.n ? R.n : 1);
+  if (!rc) rc = CS_CALLOC(R.count, R.n ? R.n : 1);
+  if (!rc) rc = archive_results_read_tables(&R);
+  for (int64_t i = 0; i < R.n && !rc && !(flags & ARCHIVE_READ_NO_GROUPS); i++)
+    if (R.res[i].status != CELL_PENDING) rc = archive_read_groups(rd->file, rd->a->path, &R.res[i]);
+  free(R.count), free(R.start), free(R.filled);
   if (rc) {
-    archive_results_free(res, n);
+    archive_results_free(R.res, R.n);
     return rc;
   }
-  *results = res;
-  *n_out = n;
+  *results = R.res;
+  *n_out = R.n;
   return CS_OK;
 }
 

@@ -115,7 +115,7 @@ static int archive_cell_group_create(hid_t file, const char *top, int64_t cell_i
   return CS_OK;
 }
 
-static int archive_write_points(hid_t file, const cs_cell_result *r, const char *path) {
+int archive_write_points(hid_t file, const cs_cell_result *r, const char *path) {
   char name[64];
   hid_t g;
   CS_CHECK(archive_cell_group_create(file, "points", r->cell_id, path, name, &g));
@@ -137,7 +137,7 @@ static int archive_write_points(hid_t file, const cs_cell_result *r, const char 
   return rc;
 }
 
-static int archive_write_params(hid_t file, const cs_cell_result *r, const char *path) {
+int archive_write_params(hid_t file, const cs_cell_result *r, const char *path) {
   char name[64];
   hid_t g;
   CS_CHECK(archive_cell_group_create(file, "params", r->cell_id, path, name, &g));

@@ -39,6 +39,8 @@ static void on_signal(int sig) {
 typedef struct {
   int tty;
   double last_print;
+  int ranks;       /* MPI world size */
+  int synthetic;   /* CS_SYNTHETIC_CELLS: report the engine's figures */
 } progress_state;
 
 static void format_duration(double s, char *buf, size_t len) {
@@ -70,6 +72,17 @@ static void print_progress(void *ctx, const sweep_progress *p) {
                     "(%.1f%% of wall time)\n",
             (long long)p->run_now, p->elapsed_s, p->work_s, p->archive_s,
             100.0 * p->archive_s / (p->elapsed_s > 0 ? p->elapsed_s : 1));
+  if (last && p->run_now > 0 && ps->synthetic) {
+    // docs/SCALING.md: makespan against the bound max(work / ranks, longest cell)
+    double bound = fmax(p->work_s / ps->ranks, p->longest_s);
+    fprintf(stderr, "curvsweep: synthetic: ranks %d cells %lld makespan %.3f s bound %.3f s "
+                    "makespan/bound %.3f root busy %.3f s (%.1f%%) archive %.3f s "
+                    "(%.3f ms/result) work %.3f s\n",
+            ps->ranks, (long long)p->run_now, p->elapsed_s, bound,
+            p->elapsed_s / (bound > 0 ? bound : 1), p->serve_s,
+            100.0 * p->serve_s / (p->elapsed_s > 0 ? p->elapsed_s : 1), p->archive_s,
+            1e3 * p->archive_s / p->run_now, p->work_s);
+  }
   fflush(stderr);
 }
 
@@ -234,7 +247,8 @@ static int run_main(int argc, char **argv, int rank) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
 
-  progress_state ps = {isatty(STDERR_FILENO), 0};
+  progress_state ps = {isatty(STDERR_FILENO), 0, 1, 0};
+  MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
@@ -250,6 +264,21 @@ static int run_main(int argc, char **argv, int rank) {
   opt.progress = rank == 0 ? print_progress : NULL;
   opt.progress_ctx = &ps;
   fill_slurm(&opt.run);
+  // CS_SYNTHETIC_CELLS=SECONDS: synthetic cells of that mean duration, no
+  // training (engine benchmark, docs/SCALING.md)
+  const char *synth = getenv("CS_SYNTHETIC_CELLS");
+  if (synth && *synth) {
+    char *end;
+    opt.synthetic_mean_s = strtod(synth, &end);
+    if (*end || !(opt.synthetic_mean_s > 0) || !isfinite(opt.synthetic_mean_s)) {
+      if (rank == 0)
+        fprintf(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
+                        "(the mean synthetic cell)\n", synth);
+      spec_free(spec);
+      return EXIT_USAGE;
+    }
+    ps.synthetic = 1;
+  }
   rc = sweep_run(MPI_COMM_WORLD, spec, &opt);
   // archive may point into the spec ([sweep] output): the spec lives until
   // the last use of it below

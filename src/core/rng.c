@@ -55,6 +55,19 @@ uint64_t rng_below(rng_stream *s, uint64_t n) {
   return r % n;
 }
 
+void rng_below_fill(rng_stream *s, int n, int k, int *out) {
+  /* rng_below k times: the rejection limit computed once, and r mod n
+   * without a division: with m = ⌊(2⁶⁴−1)/n⌋, q = ⌊r·m / 2⁶⁴⌋ is ⌊r/n⌋ or
+   * one less (r/n − 1 < r·m/2⁶⁴ ≤ r/n), so r − q·n is r mod n or that + n. */
+  uint64_t N = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % N, m = UINT64_MAX / N;
+  for (int i = 0; i < k; i++) {
+    uint64_t r;
+    do r = rng_next_u64(s); while (r >= limit);
+    uint64_t q = (uint64_t)(((unsigned __int128)r * m) >> 64), rem = r - q * N;
+    out[i] = (int)(rem >= N ? rem - N : rem);
+  }
+}
+
 void rng_permutation(rng_stream *s, int64_t n, int64_t *perm) {
   for (int64_t i = 0; i < n; i++) perm[i] = i;
   for (int64_t i = n - 1; i > 0; i--) {

@@ -14,7 +14,7 @@
  * blocking receives and collectives spin a core): waiting for work, and
  * waiting for rank 0 at the start and the end of the sweep. */
 #include "curvsweep/clock.h"
-#include "curvsweep/sweep.h"
+#include "sweep_internal.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
@@ -125,7 +125,16 @@ typedef struct {
   MPI_Comm comm;       /* the team's communicator (MPI_COMM_NULL for 1×1) */
   int T;               /* ranks per team */
   train_hooks inner;   /* the leader's own between-steps work */
+  double synth_s_per_flop; /* > 0: synthetic cells (synthetic.c) of cost × this seconds */
 } team_ctx;
+
+/* One cell on this rank's part of the team: trained, or synthetic. */
+static int team_cell(const team_ctx *tc, const cs_config *cfg, int64_t id, const cell_options *copt,
+                     const train_hooks *h, cs_cell_result *r) {
+  if (tc->synth_s_per_flop > 0)
+    return sweep_synthetic_cell(cfg, id, sweep_cell_cost(cfg) * tc->synth_s_per_flop, h, r);
+  return cell_run(cfg, id, copt, tc->team, h, r);
+}
 
 static int team_leader_hook(void *ctx) {
   team_ctx *tc = ctx;
@@ -153,7 +162,7 @@ static int team_run_cell(team_ctx *tc, const cs_spec *spec, int64_t id, const ce
   CS_CHECK(spec_cell_config(spec, id, &cfg));
   tc->inner = inner;
   train_hooks h = {team_leader_hook, tc};
-  return cell_run(&cfg, id, copt, tc->team, &h, r);
+  return team_cell(tc, &cfg, id, copt, &h, r);
 }
 
 /* Leader: no more cells; followers leave their loop. */
@@ -178,7 +187,7 @@ static int team_follower_loop(team_ctx *tc, const cs_spec *spec) {
     cs_config cfg;
     cs_cell_result r;
     memset(&r, 0, sizeof r);
-    if (spec_cell_config(spec, id, &cfg) == CS_OK) cell_run(&cfg, id, &copt, tc->team, &h, &r);
+    if (spec_cell_config(spec, id, &cfg) == CS_OK) team_cell(tc, &cfg, id, &copt, &h, &r);
     result_free(&r);
   }
 }
@@ -201,6 +210,8 @@ typedef struct {
   int64_t total, run_now;
   double t0, work_s;    /* start; sum of wall_s this invocation */
   double archive_s;     /* time in archive_add_result and archive_commit */
+  double serve_s;       /* time serving messages and recording results (archive writes) */
+  double longest_s;     /* longest wall_s of a cell run this invocation */
   int max_retries;
   team_ctx *tc;         /* rank 0's team */
   int error;            /* an error raised while serving inside rank 0's own cell */
@@ -213,7 +224,8 @@ static void report_progress(master *M) {
   archive_counts(M->archive, &sel, &done, &failed, &diverged);
   sweep_progress p = {.total = M->total, .done = done + failed + diverged, .run_now = M->run_now,
                       .failed = failed + diverged, .elapsed_s = cs_monotonic_seconds() - M->t0, .eta_s = NAN,
-                      .archive_s = M->archive_s, .work_s = M->work_s};
+                      .archive_s = M->archive_s, .work_s = M->work_s, .serve_s = M->serve_s,
+                      .longest_s = M->longest_s};
   int64_t left = p.total - p.done;
   if (M->run_now > 0) p.eta_s = p.elapsed_s / M->run_now * left;
   M->opt->progress(M->opt->progress_ctx, &p);
@@ -247,6 +259,7 @@ static int master_accept(master *M, cs_cell_result *r) {
   CS_CHECK(archive_add_result(M->archive, r));
   M->archive_s += cs_monotonic_seconds() - t;
   M->work_s += r->wall_s;
+  if (r->wall_s > M->longest_s) M->longest_s = r->wall_s;
   return CS_OK;
 }
 
@@ -265,8 +278,17 @@ static int master_dispatch(master *M, int w) {
   return CS_OK;
 }
 
-/* Serve every message already arrived (non-blocking), then commit. */
+static int master_serve_messages(master *M);
+
+/* Serve every message already arrived (non-blocking), then commit; timed. */
 static int master_serve(master *M) {
+  double t = cs_monotonic_seconds();
+  int rc = master_serve_messages(M);
+  M->serve_s += cs_monotonic_seconds() - t;
+  return rc;
+}
+
+static int master_serve_messages(master *M) {
   for (;;) {
     int flag;
     MPI_Status st;
@@ -358,7 +380,9 @@ static int master_loop(master *M) {
         snprintf(r.message, sizeof r.message, "%s", cs_error_message());
       }
       r.rank = 0;
+      double t = cs_monotonic_seconds();
       rc = master_accept(M, &r);
+      M->serve_s += cs_monotonic_seconds() - t;
       result_free(&r);
       CS_CHECK(rc);
       continue;
@@ -552,6 +576,7 @@ static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, la_team_policy p
   *p = c0.team_p, *q = c0.team_q;
   tc->T = *p * *q;
   tc->team = NULL;
+  tc->synth_s_per_flop = 0;
   tc->comm = MPI_COMM_NULL;
   *leaders = MPI_COMM_NULL;
   if (size % tc->T != 0)
@@ -574,6 +599,25 @@ static void sweep_free_teams(team_ctx *tc, MPI_Comm *leaders) {
   if (*leaders != MPI_COMM_NULL) MPI_Comm_free(leaders);
 }
 
+/* Synthetic cells: seconds per flop so that the mean cell of the spec takes
+ * opt->synthetic_mean_s (rank 0 computes it, every rank gets it). */
+static int sweep_synthetic_scale(MPI_Comm comm, int rank, const cs_spec *spec,
+                                 const sweep_options *opt, team_ctx *tc) {
+  double scale = 0;
+  if (rank == 0) {
+    double sum = 0;
+    int64_t n = spec_cell_count(spec);
+    for (int64_t i = 0; i < n; i++) {
+      cs_config cfg;
+      if (spec_cell_config(spec, i, &cfg) == CS_OK) sum += sweep_cell_cost(&cfg);
+    }
+    scale = sum > 0 ? opt->synthetic_mean_s * n / sum : 0;
+  }
+  MPI_Bcast(&scale, 1, MPI_DOUBLE, 0, comm);
+  tc->synth_s_per_flop = scale;
+  return CS_OK;
+}
+
 int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -585,6 +629,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   MPI_Comm leaders;
   int p = 1, q = 1;
   int rc = sweep_make_teams(comm, spec, opt->team_policy, &tc, &leaders, &p, &q);
+  if (!rc && opt->synthetic_mean_s > 0) rc = sweep_synthetic_scale(comm, rank, spec, opt, &tc);
   if (rc) { /* the same on every rank: every rank returns it */
     sweep_free_teams(&tc, &leaders);
     return rc;

@@ -1,0 +1,247 @@
+/* archive_build.c — bulk build of a new, complete archive from a stream of
+ * results (merge, synthetic archives of the benches): no journal and no
+ * per-result commit point, since nobody sees the file before it is
+ * complete. The archive is created pending under a temporary name beside
+ * its path (archive_create_temp), kept open while results arrive:
+ *   /curvature, /curves  rows buffered and appended a block at a time
+ *   /points, /params     groups written per result (archive_write.c)
+ *   /cells               result columns kept compactly in memory (no
+ *                        message text for done cells) and written a block of
+ *                        rows at a time at the end, then committed_rows
+ * then flushed, closed, synced and renamed into place. Per-result cost is a
+ * few appends to memory plus the /points groups; the layout is the one of
+ * docs/ARCHIVE.md, byte for byte what archive_apply_result would write. */
+#include "archive_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ARCHIVE_BUILD_BUFFER_ROWS 8192 /* /curvature and /curves rows per append */
+
+/* The /cells result columns of a finished row, without the message. */
+typedef struct {
+  int32_t rank, attempts;
+  double wall_s, train_loss, train_acc, test_acc;
+  int64_t n_params;
+} archive_build_row;
+
+struct cs_archive_builder {
+  cs_archive *a;            /* rows of the output; a->path is the final path */
+  char *tmp;                /* the temporary file being filled */
+  int overwrite;
+  hid_t file, ds_curv, ds_curves, mt_curv, mt_curves;
+  hid_t lcpl;               /* link creation: intermediate groups (copies); 0 until needed */
+  archive_curv_row *cv;     /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curvature rows */
+  archive_curve_row *cu;    /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curves rows */
+  size_t ncv, ncu;
+  archive_build_row *rows;  /* (a->n_rows) result columns of finished rows */
+  char **message;           /* (a->n_rows) message of a finished row, NULL when empty */
+  cs_run_info *runs;
+  int64_t n_runs, cap_runs;
+};
+
+void archive_build_abort(cs_archive_builder *b) {
+  if (!b) return;
+  archive_h5_close_id(&b->ds_curv, H5Dclose);
+  archive_h5_close_id(&b->ds_curves, H5Dclose);
+  archive_h5_close_id(&b->mt_curv, H5Tclose);
+  archive_h5_close_id(&b->mt_curves, H5Tclose);
+  if (b->lcpl > 0) H5Pclose(b->lcpl);
+  archive_h5_close_id(&b->file, H5Fclose);
+  if (b->tmp) unlink(b->tmp);
+  for (int64_t i = 0; b->message && b->a && i < b->a->n_rows; i++) free(b->message[i]);
+  free(b->message), free(b->rows), free(b->cv), free(b->cu), free(b->runs), free(b->tmp);
+  archive_free(b->a);
+  free(b);
+}
+
+static int archive_build_begin_impl(const char *path, const cs_spec *spec,
+                                    const unsigned char *mask, int overwrite,
+                                    cs_archive_builder *b) {
+  b->overwrite = overwrite;
+  CS_CHECK(archive_new(path, &b->a));
+  archive_copy_str(b->a->spec_sha256, sizeof b->a->spec_sha256, spec_sha256(spec));
+  CS_CHECK(archive_rows_from_mask(b->a, spec, mask));
+  int64_t n = b->a->n_rows;
+  CS_CHECK(CS_CALLOC(b->rows, n ? n : 1));
+  CS_CHECK(CS_CALLOC(b->message, n ? n : 1));
+  CS_CHECK(CS_CALLOC(b->cv, ARCHIVE_BUILD_BUFFER_ROWS));
+  CS_CHECK(CS_CALLOC(b->cu, ARCHIVE_BUILD_BUFFER_ROWS));
+  CS_CHECK(archive_create_temp(b->a, spec, &b->tmp));
+  b->file = archive_h5_open(b->tmp, H5F_ACC_RDWR);
+  if (b->file < 0) return archive_h5_error(CS_ERR_IO, "cannot open %s for writing", b->tmp);
+  b->ds_curv = H5Dopen2(b->file, "curvature", H5P_DEFAULT);
+  b->ds_curves = H5Dopen2(b->file, "curves", H5P_DEFAULT);
+  b->mt_curv = archive_curv_row_type();
+  b->mt_curves = archive_curve_row_type();
+  if (b->ds_curv < 0 || b->ds_curves < 0)
+    return archive_h5_error(CS_ERR_IO, "%s: cannot open /curvature and /curves", b->tmp);
+  return CS_OK;
+}
+
+int archive_build_begin(const char *path, const cs_spec *spec, const unsigned char *mask,
+                        int overwrite, cs_archive_builder **out) {
+  cs_archive_builder *b;
+  *out = NULL;
+  CS_CHECK(CS_CALLOC(b, 1));
+  b->file = b->ds_curv = b->ds_curves = b->mt_curv = b->mt_curves = H5I_INVALID_HID;
+  archive_quiet q = archive_quiet_begin();
+  int rc = archive_build_begin_impl(path, spec, mask, overwrite, b);
+  archive_quiet_end(q);
+  if (rc) {
+    archive_build_abort(b);
+    return rc;
+  }
+  *out = b;
+  return CS_OK;
+}
+
+/* Append the buffered /curvature or /curves rows. */
+static int archive_build_flush_rows(cs_archive_builder *b) {
+  CS_CHECK(archive_table_append(b->ds_curv, b->mt_curv, b->cv, b->ncv, b->tmp, "curvature"));
+  CS_CHECK(archive_table_append(b->ds_curves, b->mt_curves, b->cu, b->ncu, b->tmp, "curves"));
+  b->ncv = b->ncu = 0;
+  return CS_OK;
+}
+
+static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result *r) {
+  CS_CHECK(archive_check_result(b->a, r));
+  int64_t row = archive_find_row(b->a, r->cell_id);
+  if (b->a->row_status[row] != CELL_PENDING)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " given twice to the archive builder",
+                    b->a->path, r->cell_id);
+  // the rows: a cell's rows stay contiguous (a block holds at least one cell's)
+  if (b->ncv + (size_t)r->depth > ARCHIVE_BUILD_BUFFER_ROWS ||
+      b->ncu + (size_t)r->n_curve > ARCHIVE_BUILD_BUFFER_ROWS)
+    CS_CHECK(archive_build_flush_rows(b));
+  if ((size_t)r->depth > ARCHIVE_BUILD_BUFFER_ROWS || (size_t)r->n_curve > ARCHIVE_BUILD_BUFFER_ROWS)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": %d prefixes and %d epochs exceed the "
+                    "builder's block of %d rows", b->a->path, r->cell_id, r->depth, r->n_curve,
+                    ARCHIVE_BUILD_BUFFER_ROWS);
+  for (int l = 0; l < r->depth; l++)
+    b->cv[b->ncv++] = (archive_curv_row){.cell_id = r->cell_id, .prefix = l + 1, .st = r->curv[l]};
+  for (int e = 0; e < r->n_curve; e++)
+    b->cu[b->ncu++] = (archive_curve_row){r->cell_id, r->curve[e].epoch, r->curve[e].train_loss,
+                                          r->curve[e].train_acc, r->curve[e].test_acc};
+  if (r->pt_x) CS_CHECK(archive_write_points(b->file, r, b->tmp));
+  if (r->n_tensors > 0) CS_CHECK(archive_write_params(b->file, r, b->tmp));
+  b->rows[row] = (archive_build_row){r->rank, r->attempts, r->wall_s, r->train_loss,
+                                     r->train_acc, r->test_acc, r->n_params};
+  if (r->message[0]) {
+    b->message[row] = archive_strdup_printf("%.*s", ARCHIVE_MESSAGE_BYTES - 1, r->message);
+    if (!b->message[row]) return cs_error(CS_ERR_NOMEM, "out of memory");
+  }
+  b->a->row_status[row] = (unsigned char)r->status;
+  b->a->row_attempts[row] = r->attempts;
+  return CS_OK;
+}
+
+int archive_build_result(cs_archive_builder *b, const cs_cell_result *r) {
+  ARCHIVE_QUIETLY(archive_build_result_impl(b, r));
+}
+
+int archive_build_run(cs_archive_builder *b, const cs_run_info *run) {
+  if (b->n_runs == b->cap_runs) {
+    int64_t cap = b->cap_runs ? 2 * b->cap_runs : 16;
+    cs_run_info *p = realloc(b->runs, (size_t)cap * sizeof *p);
+    if (!p) return cs_error(CS_ERR_NOMEM, "out of memory");
+    b->runs = p, b->cap_runs = cap;
+  }
+  b->runs[b->n_runs++] = *run;
+  return CS_OK;
+}
+
+/* /cells result columns, a block of rows at a time: finished rows from
+ * b->rows, pending ones as created (rank -1, metrics NaN). */
+static int archive_build_write_cells(cs_archive_builder *b) {
+  hid_t ds = H5Dopen2(b->file, "cells", H5P_DEFAULT), mt = archive_cell_row_type();
+  archive_cell_row *buf = NULL;
+  int64_t n = b->a->n_rows;
+  int rc = ds < 0 ? archive_h5_error(CS_ERR_IO, "%s: cannot open /cells", b->tmp) : CS_OK;
+  if (!rc) rc = CS_CALLOC(buf, n < ARCHIVE_BLOCK_ROWS ? (n ? n : 1) : ARCHIVE_BLOCK_ROWS);
+  for (int64_t s = 0; !rc && s < n; s += ARCHIVE_BLOCK_ROWS) {
+    int64_t k = n - s < ARCHIVE_BLOCK_ROWS ? n - s : ARCHIVE_BLOCK_ROWS;
+    memset(buf, 0, (size_t)k * sizeof *buf);
+    for (int64_t i = 0; i < k; i++) {
+      archive_cell_row *c = &buf[i];
+      const archive_build_row *f = &b->rows[s + i];
+      int status = b->a->row_status[s + i];
+      c->cell_id = b->a->row_cell[s + i];
+      archive_copy_str(c->status, sizeof c->status, result_status_name((cs_cell_status)status));
+      if (status == CELL_PENDING) {
+        c->rank = -1;
+        c->wall_s = c->train_loss = c->train_acc = c->test_acc = NAN;
+        continue;
+      }
+      c->rank = f->rank, c->attempts = f->attempts, c->wall_s = f->wall_s;
+      c->train_loss = f->train_loss, c->train_acc = f->train_acc, c->test_acc = f->test_acc;
+      c->n_params = f->n_params;
+      if (b->message[s + i]) archive_copy_str(c->message, sizeof c->message, b->message[s + i]);
+    }
+    if (archive_table_io(ds, mt, (hsize_t)s, (hsize_t)k, buf, 1) < 0)
+      rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /cells", b->tmp);
+  }
+  free(buf);
+  H5Tclose(mt);
+  archive_h5_close_id(&ds, H5Dclose);
+  return rc;
+}
+
+static int archive_build_finish_impl(cs_archive_builder *b) {
+  CS_CHECK(archive_build_flush_rows(b));
+  CS_CHECK(archive_attr_write_i64(b->ds_curv, "committed_rows", H5T_STD_I64LE,
+                                  (int64_t)archive_table_length(b->ds_curv), b->tmp));
+  CS_CHECK(archive_attr_write_i64(b->ds_curves, "committed_rows", H5T_STD_I64LE,
+                                  (int64_t)archive_table_length(b->ds_curves), b->tmp));
+  CS_CHECK(archive_build_write_cells(b));
+  for (int64_t k = 0; k < b->n_runs; k++)
+    CS_CHECK(archive_apply_run(b->a, b->file, b->a->n_runs, &b->runs[k]));
+  archive_h5_close_id(&b->ds_curv, H5Dclose);
+  archive_h5_close_id(&b->ds_curves, H5Dclose);
+  herr_t e = H5Fclose(b->file);
+  b->file = H5I_INVALID_HID;
+  if (e < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot close", b->tmp);
+  CS_CHECK(archive_fsync_file(b->tmp));
+  // a stale journal of a replaced archive must not be replayed into it
+  if (b->overwrite && archive_file_exists(b->a->journal_path) && unlink(b->a->journal_path) != 0)
+    return cs_error(CS_ERR_IO, "cannot remove the old journal %s: %s", b->a->journal_path,
+                    strerror(errno));
+  CS_CHECK(archive_rename_into_place(b->tmp, b->a->path));
+  free(b->tmp);
+  b->tmp = NULL;  // in place: nothing to remove
+  return CS_OK;
+}
+
+int archive_build_finish(cs_archive_builder *b) {
+  archive_quiet q = archive_quiet_begin();
+  int rc = archive_build_finish_impl(b);
+  archive_quiet_end(q);
+  archive_build_abort(b);
+  return rc;
+}
+
+int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
+                              int64_t cell_id) {
+  static const char *const tops[2] = {"points", "params"};
+  for (int k = 0; k < 2; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s/%" PRId64, tops[k], cell_id);
+    htri_t top = H5Lexists(src, tops[k], H5P_DEFAULT);
+    htri_t there = top > 0 ? H5Lexists(src, name, H5P_DEFAULT) : top;
+    if (there < 0)
+      return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", src_path, name);
+    if (!there) continue;
+    if (!b->lcpl) {
+      b->lcpl = H5Pcreate(H5P_LINK_CREATE);
+      H5Pset_create_intermediate_group(b->lcpl, 1);
+    }
+    if (H5Ocopy(src, name, b->file, name, H5P_DEFAULT, b->lcpl) < 0)
+      return archive_h5_error(CS_ERR_IO, "%s: cannot copy /%s into %s", src_path, name, b->tmp);
+  }
+  return CS_OK;
+}
