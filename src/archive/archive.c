@@ -512,18 +512,23 @@ static int archive_add_impl(cs_archive *a, const cs_cell_result *r) {
  * the journal (which holds the batch). */
 static int archive_apply_staged(cs_archive *a) {
   if (a->n_staged == 0) return CS_OK;
+  CS_CHECK(archive_check_space(a, archive_footprint(a->staged_bytes)));
   CS_CHECK(archive_journal_set_dirty(a, 1, 0));
   if (fdatasync(a->journal_fd) != 0)
     return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
   a->unsynced = 0;
-  a->unapplied += a->n_staged;
   hid_t file;
   int rc = archive_h5_session_open(a, &file);
   if (!rc) rc = archive_h5_session_close(a, file, archive_journal_apply_refs(a, file, a->staged, a->n_staged));
   if (rc) rc = archive_write_failed(a, rc);
-  if (rc) return rc;
+  if (rc) {
+    // the batch stays in the journal only: unapplied, so the dirty flag
+    // stays set and the journal is kept until a resume applies it
+    a->unapplied += a->n_staged;
+    a->n_staged = 0, a->staged_bytes = 0;
+    return rc;
+  }
   for (int64_t i = 0; i < a->n_staged; i++) archive_stage_status(a, a->staged[i].cell_id, 0);
-  a->unapplied -= a->n_staged;
   a->n_staged = 0, a->staged_bytes = 0;
   return archive_window_end(a);
 }

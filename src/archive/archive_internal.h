@@ -4,7 +4,7 @@
  *   archive.c          open / resume / write / close, small file utilities
  *   archive_format.c   HDF5 helpers, compound row types, 1-D tables
  *   archive_create.c   probe an existing file, create a new one, rebuild
- *   archive_write.c    apply one result or /runs row to an open file
+ *   archive_write.c    apply batches of results, or a /runs row, to an open file
  *   archive_journal.c  the journal: records, scan, seed, replay
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
