@@ -71,8 +71,9 @@ void archive_counts(const cs_archive *a, int64_t *selected, int64_t *done, int64
  *                       the oldest unsynced result has waited 50 ms
  *                       (*durable: how many results became durable, i.e.
  *                       done, in this call; may be NULL), and writes the
- *                       staged results into the HDF5 file once the oldest is
- *                       1 s old (or the batch is large). Call it often (it is
+ *                       staged results into the HDF5 file as one batch once
+ *                       50 times the last batch's duration, at most 1 s, has
+ *                       passed (or the batch is large). Call it often (it is
  *                       cheap when there is nothing to do) so readers of
  *                       the file are never more than ~1 s behind;
  *   archive_flush       everything synced and written into the HDF5 file now;

@@ -498,7 +498,6 @@ static int archive_add_impl(cs_archive *a, const cs_cell_result *r) {
   CS_CHECK(rc);
   double now = cs_monotonic_seconds();
   if (a->unsynced++ == 0) a->unsynced_since = now;
-  if (a->n_staged == 0) a->staged_since = now;
   a->staged[a->n_staged++] =
       (archive_record_ref){ARCHIVE_REC_RESULT, at, len, r->cell_id, (int)r->status, r->attempts};
   a->staged_bytes += len;
@@ -512,31 +511,43 @@ static int archive_add_impl(cs_archive *a, const cs_cell_result *r) {
  * the journal (which holds the batch). */
 static int archive_apply_staged(cs_archive *a) {
   if (a->n_staged == 0) return CS_OK;
+  double t0 = cs_monotonic_seconds();
+  CS_CHECK(archive_check_space(a, archive_footprint(a->staged_bytes)));
   CS_CHECK(archive_journal_set_dirty(a, 1, 0));
   if (fdatasync(a->journal_fd) != 0)
     return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
   a->unsynced = 0;
-  a->unapplied += a->n_staged;
   hid_t file;
   int rc = archive_h5_session_open(a, &file);
   if (!rc) rc = archive_h5_session_close(a, file, archive_journal_apply_refs(a, file, a->staged, a->n_staged));
   if (rc) rc = archive_write_failed(a, rc);
-  if (rc) return rc;
+  if (rc) {
+    // the batch stays in the journal only: unapplied, so the dirty flag
+    // stays set and the journal is kept until a resume applies it
+    a->unapplied += a->n_staged;
+    a->n_staged = 0, a->staged_bytes = 0;
+    return rc;
+  }
   for (int64_t i = 0; i < a->n_staged; i++) archive_stage_status(a, a->staged[i].cell_id, 0);
-  a->unapplied -= a->n_staged;
   a->n_staged = 0, a->staged_bytes = 0;
+  a->last_apply = cs_monotonic_seconds();
+  a->last_apply_s = a->last_apply - t0;
   return archive_window_end(a);
 }
 
 /* Group commit: the journal synced when forced or when its oldest unsynced
  * result has waited ARCHIVE_SYNC_SECONDS (*durable: results made durable by
- * this call); the staged batch written to HDF5 when it is
- * ARCHIVE_APPLY_SECONDS old or large (docs/ARCHIVE.md, "Write protocol"). */
+ * this call); the staged batch written to HDF5 once ARCHIVE_APPLY_RATIO
+ * times the last batch's duration, at most ARCHIVE_APPLY_SECONDS, has
+ * passed since it, or when it is large (docs/ARCHIVE.md, "Write
+ * protocol"). */
 static int archive_commit_impl(cs_archive *a, int force, int64_t *durable) {
   if (durable) *durable = 0;
   if (a->journal_fd < 0) return CS_OK;
   double now = cs_monotonic_seconds();
-  int apply = a->n_staged > 0 && (now - a->staged_since >= ARCHIVE_APPLY_SECONDS ||
+  double wait = ARCHIVE_APPLY_RATIO * a->last_apply_s;
+  if (wait > ARCHIVE_APPLY_SECONDS) wait = ARCHIVE_APPLY_SECONDS;
+  int apply = a->n_staged > 0 && (now - a->last_apply >= wait ||
                                   a->n_staged >= ARCHIVE_APPLY_RESULTS ||
                                   a->staged_bytes >= ARCHIVE_APPLY_BYTES);
   int64_t n = a->unsynced;

@@ -4,7 +4,7 @@
  *   archive.c          open / resume / write / close, small file utilities
  *   archive_format.c   HDF5 helpers, compound row types, 1-D tables
  *   archive_create.c   probe an existing file, create a new one, rebuild
- *   archive_write.c    apply one result or /runs row to an open file
+ *   archive_write.c    apply batches of results, or a /runs row, to an open file
  *   archive_journal.c  the journal: records, scan, seed, replay
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
@@ -38,10 +38,14 @@
 /* Group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol";
  * the figures behind them in docs/DECISIONS.md): the journal is synced at
  * most ARCHIVE_SYNC_SECONDS after a result was added; staged results go
- * into the HDF5 file once the oldest is ARCHIVE_APPLY_SECONDS old, or
- * earlier when the batch reaches ARCHIVE_APPLY_RESULTS results or
- * ARCHIVE_APPLY_BYTES journal bytes. */
+ * into the HDF5 file at the first commit ARCHIVE_APPLY_RATIO times the last
+ * batch's duration after it, but no later than ARCHIVE_APPLY_SECONDS (so
+ * batch writes take at most ~2 % of the writer's time, a result waits at
+ * most 1 s, and results arriving slower than batches take go in one by one
+ * at once), or earlier when the batch reaches ARCHIVE_APPLY_RESULTS
+ * results or ARCHIVE_APPLY_BYTES journal bytes. */
 #define ARCHIVE_SYNC_SECONDS 0.05
+#define ARCHIVE_APPLY_RATIO 50.0
 #define ARCHIVE_APPLY_SECONDS 1.0
 #define ARCHIVE_APPLY_RESULTS 8192
 #define ARCHIVE_APPLY_BYTES ((uint64_t)64 << 20)
@@ -116,7 +120,8 @@ struct cs_archive {
   archive_record_ref *staged; /* journaled results not yet in the HDF5 file, in order */
   int64_t n_staged, cap_staged;
   uint64_t staged_bytes;      /* their payload bytes */
-  double staged_since;        /* monotonic time of the oldest of them */
+  double last_apply;          /* monotonic time the last batch was written (0: none yet) */
+  double last_apply_s;        /* how long that batch took */
   unsigned char *row_journal; /* per row: status of a staged result (0: none) */
   char spec_sha256[65];
   const cs_spec *spec;        /* of the open (outlives it): a verified close may rebuild */

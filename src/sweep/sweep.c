@@ -32,11 +32,14 @@ enum { TAG_READY = 101, TAG_CELL, TAG_RESULT, TAG_ABORTED, TAG_STOP };
 enum { W_WAITING = -1, W_STOPPED = -2, W_STARTING = -3 };
 
 #define POLL_SLEEP_NS 1000000L /* 1 ms */
+#define POLL_SLEEP_MAX_NS 16000000L /* waits for rank 0 at start and end back off to 16 ms */
 
-static void sleep_poll(void) {
-  struct timespec ts = {0, POLL_SLEEP_NS};
+static void sleep_ns(long ns) {
+  struct timespec ts = {0, ns};
   nanosleep(&ts, NULL);
 }
+
+static void sleep_poll(void) { sleep_ns(POLL_SLEEP_NS); }
 
 double sweep_cell_cost(const cs_config *c) {
   double F = model_forward_flops_per_point(c);
@@ -100,16 +103,19 @@ static void wait_message(MPI_Comm comm, int source, MPI_Status *st) {
 }
 
 /* Broadcast *v from rank 0 of comm; the others wait by polling with
- * sleeps (a blocking MPI_Bcast spins while rank 0 opens or closes the
- * archive). */
+ * sleeps that grow from 1 to 16 ms (a blocking MPI_Bcast spins while rank
+ * 0 opens or closes the archive; these waits last seconds, so a few ms of
+ * latency cost nothing). */
 static void bcast_int_polled(int *v, MPI_Comm comm) {
   MPI_Request req;
   int done = 0;
+  long ns = POLL_SLEEP_NS;
   MPI_Ibcast(v, 1, MPI_INT, 0, comm, &req);
   for (;;) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) return;
-    sleep_poll();
+    sleep_ns(ns);
+    if (ns < POLL_SLEEP_MAX_NS) ns *= 2;
   }
 }
 
