@@ -370,7 +370,7 @@ static int archive_write_cells(const cs_archive *a, const cs_spec *spec, hid_t f
   hsize_t n = (hsize_t)a->n_rows, maxdims = H5S_UNLIMITED;
   hsize_t chunk = archive_table_chunk_rows(s->L.row_bytes);
   s->space = H5Screate_simple(1, &n, &maxdims);
-  s->dcpl = archive_dcpl(1, &chunk);
+  s->dcpl = archive_dcpl(1, &chunk, 1);
   s->ds = H5Dcreate2(file, "cells", s->ctype, s->space, H5P_DEFAULT, s->dcpl, H5P_DEFAULT);
   if (s->ctype < 0 || s->ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /cells", path);
   CS_CHECK(cs_calloc_bytes((void **)&s->rows, n < ARCHIVE_BLOCK_ROWS ? (n ? n : 1) : ARCHIVE_BLOCK_ROWS,

@@ -158,12 +158,12 @@ hid_t archive_str_type(size_t n) {
   return t;
 }
 
-/* Dataset creation: chunked, shuffle + deflate + Fletcher32. */
-hid_t archive_dcpl(int rank, const hsize_t *chunk) {
+/* Dataset creation: chunked, shuffle (+ deflate when asked) + Fletcher32. */
+hid_t archive_dcpl(int rank, const hsize_t *chunk, int deflate) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (dcpl < 0) return dcpl;
   if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
-      H5Pset_deflate(dcpl, ARCHIVE_DEFLATE_LEVEL) < 0 || H5Pset_fletcher32(dcpl) < 0) {
+      (deflate && H5Pset_deflate(dcpl, ARCHIVE_DEFLATE_LEVEL) < 0) || H5Pset_fletcher32(dcpl) < 0) {
     H5Pclose(dcpl);
     return H5I_INVALID_HID;
   }
@@ -336,7 +336,7 @@ hsize_t archive_table_chunk_rows(size_t row_bytes) {
 int archive_table_create(hid_t file, const char *name, hid_t ftype, int committed,
                                 const char *path) {
   hsize_t dims = 0, maxdims = H5S_UNLIMITED, chunk = archive_table_chunk_rows(H5Tget_size(ftype));
-  hid_t space = H5Screate_simple(1, &dims, &maxdims), dcpl = archive_dcpl(1, &chunk);
+  hid_t space = H5Screate_simple(1, &dims, &maxdims), dcpl = archive_dcpl(1, &chunk, 1);
   hid_t ds = space >= 0 && dcpl >= 0
                  ? H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)
                  : H5I_INVALID_HID;

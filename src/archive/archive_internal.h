@@ -217,7 +217,9 @@ hid_t archive_h5_create(const char *path);
 /* Fixed-length NUL-terminated ASCII string type of n bytes. */
 hid_t archive_str_type(size_t n);
 /* Dataset creation property list: chunked, shuffle + deflate + Fletcher32. */
-hid_t archive_dcpl(int rank, const hsize_t *chunk);
+/* deflate: the tables and /spec (they compress several-fold); the per-cell
+ * /points and /params arrays are stored without it (docs/ARCHIVE.md). */
+hid_t archive_dcpl(int rank, const hsize_t *chunk, int deflate);
 int archive_attr_write_str(hid_t obj, const char *name, const char *value, const char *path);
 int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, int64_t v, const char *path);
 /* 0, or -1 when missing or of another class. */

@@ -13,7 +13,7 @@
 int archive_spec_write(hid_t file, const char *text, const char *path) {
   size_t tlen = strlen(text);
   hsize_t one = 1;
-  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate_simple(1, &one, NULL), dcpl = archive_dcpl(1, &one);
+  hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate_simple(1, &one, NULL), dcpl = archive_dcpl(1, &one, 1);
   hid_t ds = H5I_INVALID_HID;
   int rc = CS_OK;
   if (t < 0 || H5Tset_size(t, tlen ? tlen : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||

@@ -56,7 +56,10 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
 }
 
 /* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype
- * (elements of elem_bytes), chunked and filtered. */
+ * (elements of elem_bytes), chunked, shuffled and Fletcher32-checked but not
+ * deflated: per-point curvature and trained weights are full-precision
+ * doubles that deflate shrinks by ~18% at ~100 µs per chunk, most of the
+ * cost of a result with points (docs/DECISIONS.md, "Batched archive writes"). */
 static int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
                                hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
                                const char *path) {
@@ -68,7 +71,7 @@ static int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_
   if (rows && chunk[0] > rows) chunk[0] = rows;
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
-  hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk);
+  hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk, 0);
   hid_t ds = H5Dcreate2(loc, name, ftype, space, lcpl, dcpl, H5P_DEFAULT);
   int rc = CS_OK;
   if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
