@@ -125,7 +125,8 @@ with h5py.File(path, "r") as f:
     for t, (name, shape) in enumerate(zip(names, [(3, 2), (1, 3), (3, 3), (1, 2)])):
         want_a = np.array([t + i / 2 + 1 for i in range(shape[0] * shape[1])]).reshape(shape)
         check(p[name].shape == shape and np.array_equal(p[name][:], want_a), "/params/1/" + name)
-        dcpl_filters = p[name].compression == "gzip" and p[name].shuffle and p[name].fletcher32
+        # per-cell arrays: shuffle + Fletcher32, not deflated (docs/ARCHIVE.md)
+        dcpl_filters = p[name].compression is None and p[name].shuffle and p[name].fletcher32
         check(dcpl_filters, "filters on /params/1/" + name)
     for name in ("cells", "curvature", "curves", "runs"):
         d = f[name]
