@@ -19,8 +19,8 @@ typedef struct {
 static int analysis_cmp_entry(const void *pa, const void *pb) {
   const analysis_entry *a = pa, *b = pb;
   if (a->r->cell_id != b->r->cell_id) return a->r->cell_id < b->r->cell_id ? -1 : 1;
-  int da = a->r->status == CELL_DONE, db = b->r->status == CELL_DONE;
-  if (da != db) return db - da;
+  int ra = archive_status_rank(a->r->status), rb = archive_status_rank(b->r->status);
+  if (ra != rb) return rb - ra;
   return a->path - b->path;
 }
 
@@ -151,7 +151,9 @@ typedef struct {
   int64_t *ids;         /* (n_cells) each cell's regime id */
 } analysis_arrange_work;
 
-/* One entry per cell id, a done result preferred; the status counts. */
+/* One entry per cell id by the archives' combining rule (archive.h:
+ * archive_status_rank, the first archive on a tie; two done results of one
+ * cell must agree); the status counts. */
 static int analysis_merge(analysis_data *D, analysis_arrange_work *W) {
   int64_t n_all = 0;
   for (int p = 0; p < D->n_paths; p++) n_all += D->n_per_path[p];
@@ -161,8 +163,18 @@ static int analysis_merge(analysis_data *D, analysis_arrange_work *W) {
     for (int64_t i = 0; i < D->n_per_path[p]; i++)
       W->all[k++] = (analysis_entry){&D->results_per_path[p][i], p};
   qsort(W->all, n_all, sizeof *W->all, analysis_cmp_entry);
-  for (int64_t i = 0; i < n_all; i++)
-    if (i == 0 || W->all[i].r->cell_id != W->all[i - 1].r->cell_id) W->all[W->n_cells++] = W->all[i];
+  for (int64_t i = 0; i < n_all; i++) {
+    const analysis_entry *e = &W->all[i];
+    if (W->n_cells > 0 && e->r->cell_id == W->all[W->n_cells - 1].r->cell_id) {
+      const analysis_entry *kept = &W->all[W->n_cells - 1];
+      if (e->r->status == CELL_DONE && !archive_same_values(kept->r, e->r))
+        return cs_error(CS_ERR_INPUT, "cell %lld is done in both %s and %s with different values: "
+                        "these are not shards of one deterministic sweep; analyse one of them",
+                        (long long)e->r->cell_id, D->paths[kept->path], D->paths[e->path]);
+      continue;
+    }
+    W->all[W->n_cells++] = *e;
+  }
   D->cells_selected = W->n_cells;
   for (int64_t i = 0; i < W->n_cells; i++) {
     const cs_cell_result *r = W->all[i].r;

@@ -778,6 +778,62 @@ static void test_report_plots(void **state) {
   remove_tree(dir);
 }
 
+/* Several archives of one spec combine by the rule merge uses (archive.h):
+ * diverged beats failed beats pending whatever the order, and a cell done in
+ * two archives with different values is refused naming both. */
+static void test_combining_rule(void **state) {
+  (void)state;
+  char dir[64], a1[128], a2[128], out[128];
+  make_dir(dir, sizeof dir, "combine");
+  snprintf(a1, sizeof a1, "%s/one.h5", dir);
+  snprintf(a2, sizeof a2, "%s/two.h5", dir);
+  snprintf(out, sizeof out, "%s/report", dir);
+  cs_spec *spec = spec_from(HAND_SPEC);
+  cs_cell_result res[24];
+  int n = hand_results(res, 0);
+  analysis_options opt = analysis_options_default();
+  opt.render = 0;
+  /* cell 2: failed in the first archive, diverged in the second */
+  unsigned char only2[24] = {0};
+  only2[2] = 1;
+  cs_cell_result failed = res[2], diverged = res[2];
+  failed.status = CELL_FAILED, diverged.status = CELL_DIVERGED;
+  snprintf(failed.message, sizeof failed.message, "failed here");
+  snprintf(diverged.message, sizeof diverged.message, "diverged there");
+  cs_cell_result first[24];
+  memcpy(first, res, sizeof first);
+  first[2] = failed;
+  write_archive(a1, spec, NULL, first, n);
+  write_archive(a2, spec, only2, &diverged, 1);
+  const char *both[2] = {a1, a2};
+  analysis_outcome o;
+  assert_ok(analysis_run(both, 2, out, &opt, &o));
+  assert_int_equal(o.diverged, 1);
+  assert_int_equal(o.failed, 0);
+  assert_int_equal(o.done, 22);
+  remove_tree(out);
+  /* cell 5 done in both with a different test accuracy: refused */
+  unsigned char only5[24] = {0};
+  only5[5] = 1;
+  cs_cell_result other = res[5];
+  other.test_acc += 1e-12;
+  remove(a2);
+  write_archive(a2, spec, only5, &other, 1);
+  assert_int_equal(analysis_run(both, 2, out, &opt, NULL), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "cell 5 is done in both"));
+  assert_non_null(strstr(cs_error_message(), a1));
+  assert_non_null(strstr(cs_error_message(), a2));
+  assert_false(file_exists(out));
+  /* the same value: accepted */
+  remove(a2);
+  write_archive(a2, spec, only5, &res[5], 1);
+  assert_ok(analysis_run(both, 2, out, &opt, &o));
+  assert_int_equal(o.done, 22);
+  free_results(res, n);
+  spec_free(spec);
+  remove_tree(dir);
+}
+
 static void test_errors(void **state) {
   (void)state;
   char dir[64], a1[128], a2[128], a3[128], out[128];
@@ -842,6 +898,7 @@ int main(void) {
       cmocka_unit_test(test_default_dir),    cmocka_unit_test(test_report_hand),
       cmocka_unit_test(test_report_flatness), cmocka_unit_test(test_report_power_law),
       cmocka_unit_test(test_report_plots),
+      cmocka_unit_test(test_combining_rule),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -167,4 +167,14 @@ void archive_build_abort(cs_archive_builder *b);
 /* Additions to the contract above. */
 /* The journal of an archive is the archive's path + ".journal". */
 
+/* How results of one spec from several archives combine — the one rule of
+ * `merge` and of `analyze` given several archives (docs/ARCHIVE.md, "Merge"):
+ * per cell, the result of highest archive_status_rank wins (done 3 >
+ * diverged 2 > failed 1 > pending 0), the first archive on a tie; two done
+ * results of one cell must be equal by archive_same_values (the science
+ * values bitwise; wall_s, rank and attempts may differ), otherwise the
+ * archives are not shards of one deterministic sweep and are refused. */
+int archive_status_rank(cs_cell_status s);
+int archive_same_values(const cs_cell_result *x, const cs_cell_result *y);
+
 #endif

@@ -333,9 +333,6 @@ void archive_results_free(cs_cell_result *res, int64_t n);
 int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 
-/* ---- archive_merge.c ---- */
-int archive_same_values(const cs_cell_result *x, const cs_cell_result *y);
-
 /* ---- archive_lock.c ---- */
 /* Open (creating if absent) and lock the journal of an archive,
  * lock-then-verify (see there). *fd: the locked descriptor; *created: the

@@ -16,6 +16,15 @@ static int archive_same_doubles(const double *x, const double *y, size_t n) {
   return memcmp(x, y, n * sizeof *x) == 0;
 }
 
+int archive_status_rank(cs_cell_status s) {
+  switch (s) {
+    case CELL_DONE: return 3;
+    case CELL_DIVERGED: return 2;
+    case CELL_FAILED: return 1;
+    default: return 0;
+  }
+}
+
 /* The science values of two results agree bitwise (NaN equal to NaN of
  * the same bits). wall_s, rank and attempts describe the run and may
  * differ between two runs of one deterministic cell. Also the read-back
@@ -142,10 +151,9 @@ static int archive_merge_load_spec(archive_merge_state *s, const archive_reader 
 }
 
 /* Pass 1, input i (open as rd): same spec as the first; its listed cells
- * and statuses decide the chosen input of each cell: done beats diverged
- * beats failed, the first input wins a tie. */
+ * and statuses decide the chosen input of each cell (archive_status_rank,
+ * the first input on a tie). */
 static int archive_merge_scan_input(archive_merge_state *s, int i, const archive_reader *rd) {
-  static const int rank_of[4] = {0, 3, 1, 2};  // pending, done, failed, diverged
   if (i == 0) CS_CHECK(archive_merge_load_spec(s, rd));
   else if (strcmp(rd->meta.spec_sha256, s->first_sha) != 0)
     return cs_error(CS_ERR_INPUT, "%s and %s were written by different specs (sha256 %.12s… and "
@@ -161,8 +169,9 @@ static int archive_merge_scan_input(archive_merge_state *s, int i, const archive
     s->listed[c] = 1;
     if (st == CELL_PENDING) continue;
     if (st == CELL_DONE && s->n_done[c] < 255) s->n_done[c]++;
-    if (s->pick_in[c] < 0 || rank_of[st & 3] > s->pick_rank[c])
-      s->pick_in[c] = i, s->pick_rank[c] = (unsigned char)rank_of[st & 3];
+    int rank = archive_status_rank((cs_cell_status)st);
+    if (s->pick_in[c] < 0 || rank > s->pick_rank[c])
+      s->pick_in[c] = i, s->pick_rank[c] = (unsigned char)rank;
   }
   return CS_OK;
 }
