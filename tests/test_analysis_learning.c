@@ -182,6 +182,7 @@ static void test_gated_fewer(void **state) {
   assert_has(md, "ratio ungated/gated 2.484");
   assert_has(md, "Verdict: **gated reaches the target with fewer samples: yes** (1 yes, 0 no");
   free(md);
+  remove_tree(dir);
   free_all(res, N);
 }
 
@@ -211,6 +212,7 @@ static void test_curves_cross(void **state) {
   assert_has(md, "gated not reached (> 512)");
   assert_has(md, "Verdict: **gated reaches the target with fewer samples: no**");
   free(md);
+  remove_tree(dir);
 
   md = run(SPEC4, res, N, 0.85, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
@@ -226,6 +228,7 @@ static void test_curves_cross(void **state) {
   assert_has(md, "the target accuracy is given by `--target-acc`");
   assert_has(md, "Verdict: **gated reaches the target with fewer samples: yes**");
   free(md);
+  remove_tree(dir);
   free_all(res, N);
 }
 
@@ -247,6 +250,7 @@ static void test_one_seed(void **state) {
   assert_has(md, "(one seed: no interval, so no verdict)");
   assert_has(md, "Verdict: **gated reaches the target with fewer samples: inconclusive**");
   free(md);
+  remove_tree(dir);
   free_all(res, N);
 }
 
