@@ -359,5 +359,6 @@ int analysis_compute(analysis_data *D) {
   CS_CHECK(rc);
   CS_CHECK(analysis_compute_amp(D));
   CS_CHECK(analysis_compute_gaps(D));
+  CS_CHECK(analysis_compute_learning(D));
   return CS_OK;
 }

@@ -17,4 +17,20 @@ double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value w
 /* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
 const char *analysis_amp_q_name(int q);
 
+/* learning.c — the learning curves of a sweep with a train_points axis
+ * (D->lc; nothing when there is none): accuracy over seeds per training-set
+ * size, samples to reach the target accuracy by monotone interpolation with
+ * paired bootstrap intervals, the ratio ungated/arch. */
+int analysis_compute_learning(analysis_data *D);
+void analysis_learning_free(analysis_data *D);
+/* Training points at which the curve (x[i], y[i]) (x ascending, NaN y: no
+ * data) first reaches target, by monotone interpolation: y replaced by its
+ * running maximum, log x interpolated linearly between the last point below
+ * the target and the first at or above it. x[first finite] when the first
+ * point already reaches it (*where = 2), +inf when none does (*where = 0),
+ * NaN without data (*where = -1); else *where = 1. */
+double analysis_samples_to_target(int n, const int *x, const double *y, double target, int *where);
+/* The verdict of gated arch a on learning curve c: "yes", "no" or "inconclusive". */
+const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a);
+
 #endif

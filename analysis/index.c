@@ -65,6 +65,7 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
   analysis_md_grid(f, D);
   fprintf(f, "## Verdicts on the four claims (docs/MODELS.md)\n\n");
   int rc = analysis_md_claims(f, D);
+  if (!rc) rc = analysis_md_learning(f, D);
   if (rc) {
     analysis_file_abort(&o);
     return rc;
@@ -80,7 +81,13 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
              "paired bootstrap intervals; deepest/shallowest ratios\n"
              "- [gap.csv](gap.csv): gated − ungated and gated-headwise − ungated (and mlp − ungated), "
              "paired by seed: accuracy, mean |K|, mean |K̃| differences with t intervals and sign "
-             "tests\n\n"
+             "tests\n");
+  if (D->n_lc > 0)
+    fprintf(f, "- [learning_curve.csv](learning_curve.csv): per (arch, task, depth, regime, "
+               "train_points): test accuracy over seeds\n"
+               "- [samples_to_target.csv](samples_to_target.csv): per (arch, task, depth, regime): "
+               "training points to reach the target accuracy, ratio ungated/arch, verdict\n");
+  fprintf(f, "\n"
              "Column meanings: analysis/README.md in the curvsweep sources.\n\n");
   fprintf(f, "## Plots\n\n");
   if (n_plots == 0) fprintf(f, "No plots (no done cells to draw).\n\n");

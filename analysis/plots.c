@@ -17,6 +17,7 @@
  * Per-point plots use only points classified flat or curved when the
  * archive carries pt_class (analysis/README.md, "Figures"). */
 #include "output.h"
+#include "plots.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -35,7 +36,7 @@
 #define ANALYSIS_HIST_BINS 41 /* odd: K̃ = 0 is the centre of the middle bin */
 #define ANALYSIS_MAP_CLASS_POINTS 1500
 
-static const char *analysis_arch_color(cs_arch a) {
+const char *analysis_arch_color(cs_arch a) {
   switch (a) {
     case ARCH_UNGATED: return "#1f77b4";
     case ARCH_GATED: return "#d62728";
@@ -46,7 +47,7 @@ static const char *analysis_arch_color(cs_arch a) {
 }
 
 /* Numbers in .dat files: %.10g, NaN for anything not finite (gnuplot's missing value). */
-static void analysis_dat_num(FILE *f, double v) {
+void analysis_dat_num(FILE *f, double v) {
   if (isfinite(v))
     fprintf(f, " %.10g", v);
   else
@@ -72,7 +73,7 @@ static void analysis_lin_band(const analysis_ci *c, double *mean, double *lo, do
 }
 
 /* The common preamble of every script. */
-static void analysis_gp_header(FILE *f, const char *name, const char *caption, int width, int height) {
+void analysis_gp_header(FILE *f, const char *name, const char *caption, int width, int height) {
   fprintf(f,
           "# %s\n"
           "# Data: %s.dat (one block per arch unless said, blocks separated by two blank\n"
@@ -87,7 +88,7 @@ static void analysis_gp_header(FILE *f, const char *name, const char *caption, i
 }
 
 /* An empty panel with a note (gnuplot refuses to autoscale no data). */
-static void analysis_gp_empty(FILE *f, const char *note) {
+void analysis_gp_empty(FILE *f, const char *note) {
   fprintf(f,
           "set label 1 '%s' at graph 0.5,0.5 center\n"
           "unset logscale y\n"
@@ -97,9 +98,9 @@ static void analysis_gp_empty(FILE *f, const char *note) {
 }
 
 /* plot: a band (column lo:hi) and a line (column mean) for each valid block. */
-static void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const cs_arch *archs,
-                                  const int *valid, int c_mean, int c_lo, int c_hi, int log_y,
-                                  const char *empty_note) {
+void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks,
+                              const cs_arch *archs, const int *valid, int c_mean, int c_lo, int c_hi,
+                              int log_y, const char *empty_note) {
   int any = 0;
   for (int b = 0; b < n_blocks; b++) any |= valid[b];
   if (!any) {
@@ -116,15 +117,21 @@ static void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const 
             "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
             "noborder notitle, \\\n"
             "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'",
-            first ? "" : ", \\\n     ", dat, b, c_lo, c_hi, col, dat, b, c_mean, col,
+            first ? "" : ", \\\n     ", dat, block0 + b, c_lo, c_hi, col, dat, block0 + b, c_mean, col,
             config_arch_name(archs[b]));
     first = 0;
   }
   fprintf(f, "\n");
 }
 
+void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const cs_arch *archs,
+                           const int *valid, int c_mean, int c_lo, int c_hi, int log_y,
+                           const char *empty_note) {
+  analysis_gp_band_plot_at(f, dat, 0, n_blocks, archs, valid, c_mean, c_lo, c_hi, log_y, empty_note);
+}
+
 /* File name stem and caption suffix for a (task, regime). */
-static void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t len,
+void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t len,
                                 char *desc, size_t dlen) {
   if (D->n_regime > 1)
     snprintf(tag, len, "%s_%s", config_task_name(D->task[t]), D->regime[r].file_tag);
@@ -147,7 +154,7 @@ static analysis_plot *analysis_new_plot(analysis_plot **plots, int *n, int *cap)
 
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
  * axis; *valid |= the mean is finite (the panel has something to draw). */
-static void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid) {
+void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid) {
   double m, lo, hi;
   if (log_y)
     analysis_log_band(c, &m, &lo, &hi);
@@ -160,7 +167,7 @@ static void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *val
 /* One plot's two files: NAME.dat written by dat(f, ctx), then NAME.gp by
  * gp(f, ctx, P, "NAME.dat") (the script reads its data by relative name), each
  * atomically; dat may leave in ctx what gp needs. */
-static int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
+int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
                                  int (*dat)(FILE *f, void *ctx),
                                  void (*gp)(FILE *f, void *ctx, const analysis_plot *P, const char *dat)) {
   char dat_name[sizeof P->name + 8], gp_name[sizeof P->name + 8];
@@ -382,14 +389,14 @@ static double analysis_point_Kt(const cs_cell_result *c, int i) { return analysi
 
 /* Signed log scale for heavy-tailed K̃: s(v) = sign(v) log10(1 + |v|/k0);
  * linear near 0 (|v| ≪ k0), logarithmic beyond. */
-static double analysis_slog(double v, double k0) {
+double analysis_slog(double v, double k0) {
   double m = log10(1.0 + fabs(v) / k0);
   return v < 0 ? -m : m;
 }
 
 /* Tics of a signed log axis labelled with K̃ itself: 0 and ±10^e for the round
  * powers of ten between 3·k0 (closer ticks would crowd the 0) and vmax. */
-static void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax) {
+void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax) {
   fprintf(f, "set %s (\"0\" 0", axis);
   for (int e = (int)ceil(log10(3.0 * k0)); e <= (int)floor(log10(vmax) + 1e-9); e++) {
     double v = pow(10.0, e);
@@ -748,6 +755,7 @@ static const struct {
     {analysis_plot_hist, 0},   /* hist_Kt_* */
     {analysis_plot_hist, 1},   /* hist_Kh_* */
     {analysis_plot_map, 0},    /* map_Kt_* */
+    {analysis_plot_learning, 0}, /* learning_curve_* (plots_learning.c; a train_points axis) */
 };
 
 int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,

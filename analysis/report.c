@@ -9,12 +9,13 @@
 #include "curvsweep/path.h"
 #include "curvsweep/error.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 analysis_options analysis_options_default(void) {
-  analysis_options o = {ANALYSIS_BOOTSTRAP_B, 0, NULL, 1};
+  analysis_options o = {ANALYSIS_BOOTSTRAP_B, 0, NULL, 1, NAN};
   return o;
 }
 

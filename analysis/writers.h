@@ -28,6 +28,9 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
 /* verdicts.c — the verdicts on the four claims in index.md, rules in
  * analysis/README.md ("Verdicts in index.md"). */
 int analysis_md_claims(FILE *f, const analysis_data *D);
+/* verdicts.c — the sample-efficiency section (learning curves), only when
+ * the sweep has a train_points axis. */
+int analysis_md_learning(FILE *f, const analysis_data *D);
 
 /* index.c — index.md: the grid, the verdicts, links to the tables and every
  * plot (rendered or not), the warnings of out. */

@@ -39,6 +39,8 @@ typedef struct {
   const char *gnuplot;      /* gnuplot binary: a path, or a name searched on
                                PATH; NULL: "gnuplot" (the CLI passes $CS_GNUPLOT) */
   int render;               /* 0: write .gp/.dat but never run gnuplot */
+  double target_acc;        /* learning curves: the target test accuracy in (0, 1];
+                               NaN (default): 95% of the best mean accuracy of the curve */
 } analysis_options;
 
 analysis_options analysis_options_default(void);

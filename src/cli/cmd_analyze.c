@@ -4,19 +4,23 @@
 #include "curvsweep/analysis.h"
 #include "curvsweep/error.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *ANALYZE_HELP =
-    "usage: curvsweep analyze ARCHIVE... [-o DIR]\n\n"
+    "usage: curvsweep analyze ARCHIVE... [-o DIR] [--target-acc X]\n\n"
     "Turn a sweep archive into the depth-amplification report (docs/SPEC.md): CSV tables,\n"
     "gnuplot figures (PNG, with their .gp scripts and .dat data) and DIR/index.md with a\n"
     "verdict on each claim, computed from the tables. Several archives are merged on the\n"
     "fly when they hold one spec (e.g. the shards of a sweep). A running or interrupted\n"
     "sweep can be analysed: the report says which fraction of the grid is done.\n\n"
     "  -o DIR   report directory (default: ARCHIVE without .h5, plus '-report', next to\n"
-    "           the first archive); created if missing, earlier report files replaced\n\n"
+    "           the first archive); created if missing, earlier report files replaced\n"
+    "  --target-acc X  learning curves (a train_points axis): the test accuracy in (0, 1]\n"
+    "           whose sample count is compared (default: 95% of the best mean accuracy\n"
+    "           any arch reaches on the curve)\n\n"
     "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, *.gp, *.dat, *.png,\n"
     "index.md. Column meanings: analysis/README.md.\n"
     "Environment: CS_GNUPLOT names the gnuplot binary (default: gnuplot on PATH);\n"
@@ -28,6 +32,7 @@ int cmd_analyze(int argc, char **argv) {
     return EXIT_OK;
   }
   const char *dir = NULL;
+  double target_acc = NAN;
   const char **paths = calloc(argc > 1 ? (size_t)argc : 1, sizeof *paths);
   if (!paths) {
     fprintf(stderr, "curvsweep analyze: out of memory\n");
@@ -41,6 +46,16 @@ int cmd_analyze(int argc, char **argv) {
         return cli_usage_error("analyze", "-o needs a directory");
       }
       dir = argv[++i];
+    } else if (strcmp(argv[i], "--target-acc") == 0) {
+      char *end = NULL;
+      if (i + 1 < argc) target_acc = strtod(argv[i + 1], &end);
+      if (i + 1 >= argc || !end || end == argv[i + 1] || *end || !(target_acc > 0 && target_acc <= 1)) {
+        free(paths);
+        return cli_usage_error("analyze", "--target-acc needs a test accuracy in (0, 1]%s%s%s",
+                               i + 1 < argc ? ", not '" : "", i + 1 < argc ? argv[i + 1] : "",
+                               i + 1 < argc ? "'" : "");
+      }
+      i++;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       free(paths);
       return cli_usage_error("analyze", "unknown option '%s'", argv[i]);
@@ -64,6 +79,7 @@ int cmd_analyze(int argc, char **argv) {
   analysis_options opt = analysis_options_default();
   const char *gnuplot = getenv("CS_GNUPLOT");
   if (gnuplot && *gnuplot) opt.gnuplot = gnuplot;
+  opt.target_acc = target_acc;
   analysis_outcome out;
   int rc = analysis_run(paths, n, dir, &opt, &out);
   free(paths);
