@@ -26,48 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void check_has(const char *text, const char *want, const char *file, int line) {
-  if (strstr(text, want)) return;
-  print_error("ERROR: '%s' not found in:\n%s\n", want, text);
-  _fail(file, line);
-}
-#define assert_has(text, want) check_has((text), (want), __FILE__, __LINE__)
 
-/* The field `col` of the row of a CSV that starts with `prefix`, as text. */
-static char *csv_field(const char *path, const char *prefix, const char *col) {
-  char *text = read_text(path);
-  char *save = NULL, *header = strtok_r(text, "\n", &save);
-  int idx = -1, k = 0;
-  for (char *p = header; p; k++) {
-    char *c = strchr(p, ',');
-    size_t len = c ? (size_t)(c - p) : strlen(p);
-    if (len == strlen(col) && !strncmp(p, col, len)) idx = k;
-    p = c ? c + 1 : NULL;
-  }
-  if (idx < 0) fail_msg("%s: no column %s", path, col);
-  char *out = NULL;
-  int found = 0;
-  for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    if (strncmp(line, prefix, strlen(prefix))) continue;
-    found++;
-    char *p = line;
-    for (int i = 0; i < idx && p; i++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-    assert_non_null(p);
-    size_t len = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
-    free(out);
-    out = strndup(p, len);
-  }
-  free(text);
-  if (found != 1) fail_msg("%s: %d rows start with %s", path, found, prefix);
-  return out;
-}
 
-static double csv_num(const char *path, const char *prefix, const char *col) {
-  char *s = csv_field(path, prefix, col);
-  double v = strtod(s, NULL);
-  free(s);
-  return v;
-}
 
 /* ---- the interpolation ---- */
 
@@ -154,18 +114,18 @@ static void test_gated_fewer(void **state) {
   char dir[64], path[300];
   char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
-  assert_close(csv_num(path, "gated,circles,", "target_acc"), 0.95, 1e-12);
-  assert_close(csv_num(path, "gated,circles,", "best_acc"), 1.0, 1e-12);
-  assert_close(csv_num(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
-  assert_close(csv_num(path, "ungated,circles,", "samples"), 256 * pow(2, 0.9375), 1e-6);
-  assert_close(csv_num(path, "gated,circles,", "ratio_ungated_over_arch"), pow(2, 1.3125), 1e-9);
+  assert_close(csv_number(path, "gated,circles,", "target_acc"), 0.95, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "best_acc"), 1.0, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
+  assert_close(csv_number(path, "ungated,circles,", "samples"), 256 * pow(2, 0.9375), 1e-6);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ungated_over_arch"), pow(2, 1.3125), 1e-9);
   /* intervals: inside what δ ∈ [−0.01, 0.01] allows, around the estimate */
-  double lo = csv_num(path, "gated,circles,", "samples_ci_low");
-  double hi = csv_num(path, "gated,circles,", "samples_ci_high");
+  double lo = csv_number(path, "gated,circles,", "samples_ci_low");
+  double hi = csv_number(path, "gated,circles,", "samples_ci_high");
   assert_true(lo >= 128 * pow(2, 0.5) - 1e-9 && lo <= 128 * pow(2, 0.625));
   assert_true(hi >= 128 * pow(2, 0.625) && hi <= 128 * pow(2, 0.75) + 1e-9);
-  lo = csv_num(path, "gated,circles,", "ratio_ci_low");
-  hi = csv_num(path, "gated,circles,", "ratio_ci_high");
+  lo = csv_number(path, "gated,circles,", "ratio_ci_low");
+  hi = csv_number(path, "gated,circles,", "ratio_ci_high");
   assert_true(lo >= pow(2, 1.25) - 1e-9 && lo <= pow(2, 1.3125));
   assert_true(hi >= pow(2, 1.3125) && hi <= pow(2, 1.375) + 1e-9);
   char *v = csv_field(path, "gated,circles,", "verdict");
@@ -176,8 +136,8 @@ static void test_gated_fewer(void **state) {
   free(v);
   /* learning_curve.csv: the mean over seeds is the curve itself */
   snprintf(path, sizeof path, "%s/report/learning_curve.csv", dir);
-  assert_close(csv_num(path, "gated,circles,nonlinear,1,all,128,", "acc_mean"), 0.90, 1e-12);
-  assert_close(csv_num(path, "ungated,circles,nonlinear,1,all,512,", "n_seeds"), 4, 0);
+  assert_close(csv_number(path, "gated,circles,nonlinear,1,all,128,", "acc_mean"), 0.90, 1e-12);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,1,all,512,", "n_seeds"), 4, 0);
   assert_has(md, "## Is gating more sample-efficient? (learning curves)");
   assert_has(md, "ratio ungated/gated 2.484");
   assert_has(md, "Verdict: **gated reaches the target with fewer samples: yes** (1 yes, 0 no");
@@ -199,13 +159,13 @@ static void test_curves_cross(void **state) {
   char dir[64], path[300];
   char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
-  assert_close(csv_num(path, "ungated,circles,", "samples"), 128 * pow(2, 0.9375), 1e-6);
-  assert_true(isinf(csv_num(path, "gated,circles,", "samples")));
+  assert_close(csv_number(path, "ungated,circles,", "samples"), 128 * pow(2, 0.9375), 1e-6);
+  assert_true(isinf(csv_number(path, "gated,circles,", "samples")));
   char *v = csv_field(path, "gated,circles,", "reached");
   assert_string_equal(v, "no");
   free(v);
-  assert_close(csv_num(path, "gated,circles,", "ratio_ungated_over_arch"), 0.0, 0);
-  assert_close(csv_num(path, "gated,circles,", "ratio_ci_high"), 0.0, 0);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ungated_over_arch"), 0.0, 0);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), 0.0, 0);
   v = csv_field(path, "gated,circles,", "verdict");
   assert_string_equal(v, "no");
   free(v);
@@ -219,10 +179,10 @@ static void test_curves_cross(void **state) {
   v = csv_field(path, "gated,circles,", "target_source");
   assert_string_equal(v, "given");
   free(v);
-  assert_close(csv_num(path, "gated,circles,", "samples"), 64 * pow(2, 5.0 / 6.0), 1e-6);
-  assert_close(csv_num(path, "ungated,circles,", "samples"), 128 * pow(2, 0.3125), 1e-6);
-  double lo = csv_num(path, "gated,circles,", "ratio_ci_low");
-  double hi = csv_num(path, "gated,circles,", "ratio_ci_high");
+  assert_close(csv_number(path, "gated,circles,", "samples"), 64 * pow(2, 5.0 / 6.0), 1e-6);
+  assert_close(csv_number(path, "ungated,circles,", "samples"), 128 * pow(2, 0.3125), 1e-6);
+  double lo = csv_number(path, "gated,circles,", "ratio_ci_low");
+  double hi = csv_number(path, "gated,circles,", "ratio_ci_high");
   assert_true(lo >= pow(2, 0.375) - 1e-9 && hi <= pow(2, 1 - 0.04 * (1 / 0.06 - 1 / 0.16)) + 1e-9);
   assert_true(lo > 1.0);
   assert_has(md, "the target accuracy is given by `--target-acc`");
@@ -242,8 +202,8 @@ static void test_one_seed(void **state) {
   char dir[64], path[300];
   char *md = run(SPEC1, res, N, NAN, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
-  assert_close(csv_num(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
-  assert_true(isnan(csv_num(path, "gated,circles,", "samples_ci_low")));
+  assert_close(csv_number(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
+  assert_true(isnan(csv_number(path, "gated,circles,", "samples_ci_low")));
   char *v = csv_field(path, "gated,circles,", "verdict");
   assert_string_equal(v, "inconclusive");
   free(v);

@@ -31,12 +31,6 @@
 
 
 
-static void check_has(const char *text, const char *want, const char *file, int line) {
-  if (strstr(text, want)) return;
-  print_error("ERROR: '%s' not found in:\n%s\n", want, text);
-  _fail(file, line);
-}
-#define assert_has(text, want) check_has((text), (want), __FILE__, __LINE__)
 
 
 
@@ -56,33 +50,6 @@ static char *claim_section(const char *md, int k) {
   return s;
 }
 
-/* The value of column `col` in the row of a CSV whose first fields are
- * `prefix` (e.g. "gated,circles,nonlinear,4,"). */
-static double csv_value(const char *path, const char *prefix, const char *col) {
-  char *text = read_text(path);
-  char *save = NULL, *header = strtok_r(text, "\n", &save);
-  int idx = -1, k = 0;
-  for (char *p = header; p; k++) {
-    char *c = strchr(p, ',');
-    size_t len = c ? (size_t)(c - p) : strlen(p);
-    if (len == strlen(col) && !strncmp(p, col, len)) idx = k;
-    p = c ? c + 1 : NULL;
-  }
-  if (idx < 0) fail_msg("%s: no column %s", path, col);
-  double v = NAN;
-  int found = 0;
-  for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    if (strncmp(line, prefix, strlen(prefix))) continue;
-    found++;
-    char *p = line;
-    for (int i = 0; i < idx && p; i++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-    assert_non_null(p);
-    v = strtod(p, NULL);
-  }
-  free(text);
-  if (found != 1) fail_msg("%s: %d rows start with %s", path, found, prefix);
-  return v;
-}
 
 /* 2 archs × 3 depths × 5 seeds of task circles, the affine skeleton (the
  * default config); cell id = (a·3 + d)·5 + s. */
@@ -224,46 +191,46 @@ static void test_claim4_kt_only(void **state) {
    * per seed (slope 0, interval [0, 0]), anisotropy slope d(2 log L)/d log L = 2 */
   snprintf(path, sizeof path, "%s/report/amplification.csv", dir);
   const char *row = "gated,circles,";
-  assert_close(csv_value(path, row, "Kt_depth_slope"), 2.0, 1e-12);
-  assert_close(csv_value(path, row, "Kt_depth_slope_ci_low"), 2.0, 1e-12);
-  assert_close(csv_value(path, row, "Kh_depth_slope"), 0.0, 1e-12);
-  assert_close(csv_value(path, row, "Kh_depth_slope_ci_low"), 0.0, 1e-12);
-  assert_close(csv_value(path, row, "Kh_depth_slope_ci_high"), 0.0, 1e-12);
-  assert_close(csv_value(path, row, "intabsK_depth_slope"), 0.0, 1e-12);
-  assert_close(csv_value(path, row, "intabsK_prefix_slope_ci_high"), 0.0, 1e-12);
-  assert_close(csv_value(path, row, "aniso_depth_slope"), 2.0, 1e-12);
-  assert_close(csv_value(path, row, "aniso_prefix_slope"), 2.0, 1e-12);
-  assert_close(csv_value(path, row, "aniso_shallowest"), i1, 1e-12);
-  assert_close(csv_value(path, row, "aniso_deepest"), i4, 1e-12);
-  assert_close(csv_value(path, row, "aniso_prefix_first"), i1, 1e-12);
-  assert_close(csv_value(path, row, "aniso_prefix_last"), i4, 1e-12);
-  assert_close(csv_value(path, row, "Kt_ratio"), 16.0, 1e-12);
-  assert_close(csv_value(path, row, "Kh_ratio"), 1.0, 1e-12);
-  assert_close(csv_value(path, row, "Kh_prefix_ratio"), 1.0, 1e-12);
+  assert_close(csv_number(path, row, "Kt_depth_slope"), 2.0, 1e-12);
+  assert_close(csv_number(path, row, "Kt_depth_slope_ci_low"), 2.0, 1e-12);
+  assert_close(csv_number(path, row, "Kh_depth_slope"), 0.0, 1e-12);
+  assert_close(csv_number(path, row, "Kh_depth_slope_ci_low"), 0.0, 1e-12);
+  assert_close(csv_number(path, row, "Kh_depth_slope_ci_high"), 0.0, 1e-12);
+  assert_close(csv_number(path, row, "intabsK_depth_slope"), 0.0, 1e-12);
+  assert_close(csv_number(path, row, "intabsK_prefix_slope_ci_high"), 0.0, 1e-12);
+  assert_close(csv_number(path, row, "aniso_depth_slope"), 2.0, 1e-12);
+  assert_close(csv_number(path, row, "aniso_prefix_slope"), 2.0, 1e-12);
+  assert_close(csv_number(path, row, "aniso_shallowest"), i1, 1e-12);
+  assert_close(csv_number(path, row, "aniso_deepest"), i4, 1e-12);
+  assert_close(csv_number(path, row, "aniso_prefix_first"), i1, 1e-12);
+  assert_close(csv_number(path, row, "aniso_prefix_last"), i4, 1e-12);
+  assert_close(csv_number(path, row, "Kt_ratio"), 16.0, 1e-12);
+  assert_close(csv_number(path, row, "Kh_ratio"), 1.0, 1e-12);
+  assert_close(csv_number(path, row, "Kh_prefix_ratio"), 1.0, 1e-12);
   /* summary.csv, gated depth 4: K̂ = c_s = {1, 1.1, 1.2, 1.3, 1.4}: mean 1.2, s² = 0.025,
    * half-width t_{.975,4} √(0.025/5) with t_{.975,4} = 2.7764451051977987 (table value) */
   snprintf(path, sizeof path, "%s/report/summary.csv", dir);
   row = "gated,circles,nonlinear,4,";
   double half = 2.7764451051977987 * sqrt(0.025 / 5);
-  assert_close(csv_value(path, row, "Kh_absmean_mean"), 1.2, 1e-12);
-  assert_close(csv_value(path, row, "Kh_absmean_ci_low"), 1.2 - half, 1e-9);
-  assert_close(csv_value(path, row, "Kh_absmean_ci_high"), 1.2 + half, 1e-9);
-  assert_close(csv_value(path, row, "intabsK_mean"), 0.6, 1e-12);
-  assert_close(csv_value(path, row, "intabsK_ci_low"), 0.6 - half / 2, 1e-9);
-  assert_close(csv_value(path, row, "aniso_mean"), i4, 1e-12);
-  assert_close(csv_value(path, row, "Kt_absmean_mean"), 1.2 * 16, 1e-12);
+  assert_close(csv_number(path, row, "Kh_absmean_mean"), 1.2, 1e-12);
+  assert_close(csv_number(path, row, "Kh_absmean_ci_low"), 1.2 - half, 1e-9);
+  assert_close(csv_number(path, row, "Kh_absmean_ci_high"), 1.2 + half, 1e-9);
+  assert_close(csv_number(path, row, "intabsK_mean"), 0.6, 1e-12);
+  assert_close(csv_number(path, row, "intabsK_ci_low"), 0.6 - half / 2, 1e-9);
+  assert_close(csv_number(path, row, "aniso_mean"), i4, 1e-12);
+  assert_close(csv_number(path, row, "Kt_absmean_mean"), 1.2 * 16, 1e-12);
   /* the point classes: unresolved 0.05 of all points, 0.05/0.9 of the non-degenerate ones */
-  assert_close(csv_value(path, row, "unresolved_frac_mean"), 0.05, 1e-12);
-  assert_close(csv_value(path, row, "curved_frac_mean"), 0.8, 1e-12);
-  assert_close(csv_value(path, row, "unresolved_share"), 0.05 / 0.9, 1e-12);
+  assert_close(csv_number(path, row, "unresolved_frac_mean"), 0.05, 1e-12);
+  assert_close(csv_number(path, row, "curved_frac_mean"), 0.8, 1e-12);
+  assert_close(csv_number(path, row, "unresolved_share"), 0.05 / 0.9, 1e-12);
   /* prefix.csv: after layer 2 of the depth-4 models, anisotropy 0.5 + 2 log 2 */
   snprintf(path, sizeof path, "%s/report/prefix.csv", dir);
-  assert_close(csv_value(path, "gated,circles,nonlinear,4,all,1,2,", "aniso_mean"), 0.5 + 2 * log(2.0),
+  assert_close(csv_number(path, "gated,circles,nonlinear,4,all,1,2,", "aniso_mean"), 0.5 + 2 * log(2.0),
                1e-12);
-  assert_close(csv_value(path, "ungated,circles,nonlinear,4,all,1,3,", "curved_frac_max"), 0.0, 0.0);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,4,all,1,3,", "curved_frac_max"), 0.0, 0.0);
   /* gap.csv: mean |K̂| gated − ungated (0) at depth 4 */
   snprintf(path, sizeof path, "%s/report/gap.csv", dir);
-  assert_close(csv_value(path, "gated-ungated,circles,nonlinear,4,", "dKh_mean"), 1.2, 1e-12);
+  assert_close(csv_number(path, "gated-ungated,circles,nonlinear,4,", "dKh_mean"), 1.2, 1e-12);
   free(c4), free(md);
   free_results(res);
   remove_tree(dir);
@@ -282,10 +249,10 @@ static void test_claim4_supported(void **state) {
   assert_has(c4, "**Supported** in 1 of 1 gated (arch, task, regime) rows (1 in the affine skeleton)");
   assert_has(c4, "K̂ slope 1 [1, 1]");
   snprintf(path, sizeof path, "%s/report/amplification.csv", dir);
-  assert_close(csv_value(path, "gated,circles,", "Kh_depth_slope"), 1.0, 1e-12);
-  assert_close(csv_value(path, "gated,circles,", "Kh_depth_slope_ci_low"), 1.0, 1e-12);
-  assert_close(csv_value(path, "gated,circles,", "intabsK_prefix_slope"), 1.0, 1e-12);
-  assert_close(csv_value(path, "gated,circles,", "Kh_ratio"), 4.0, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "Kh_depth_slope"), 1.0, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "Kh_depth_slope_ci_low"), 1.0, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "intabsK_prefix_slope"), 1.0, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "Kh_ratio"), 4.0, 1e-12);
   /* ungated: flat by claim 1, so claim 4 reads it as flat */
   assert_has(c4, "Verdict: **Not supported** (flat, claim 1)");
   free(c4), free(md);
@@ -346,8 +313,8 @@ static void test_claim1_curved(void **state) {
   assert_has(c1, "- circles, depth 2, all: flat 0.975, curved 0.025, unresolved 0");
   assert_null(strstr(c1, "every resolved point of ungated skeleton cells is flat"));
   snprintf(path, sizeof path, "%s/report/prefix.csv", dir);
-  assert_close(csv_value(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_max"), 0.25, 0.0);
-  assert_close(csv_value(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_mean"), 0.05, 1e-15);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_max"), 0.25, 0.0);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_mean"), 0.05, 1e-15);
   /* claim 4 no longer reads the ungated row as flat */
   char *c4 = claim_section(md, 4);
   assert_null(strstr(c4, "(flat, claim 1)"));
@@ -373,8 +340,8 @@ static void test_claim1_unresolved(void **state) {
   assert_has(c1, "**Caution**: in 1 of 3 groups more than 1% of the non-degenerate points are "
                  "unresolved");
   snprintf(path, sizeof path, "%s/report/summary.csv", dir);
-  assert_close(csv_value(path, "ungated,circles,nonlinear,4,", "unresolved_frac_mean"), 0.009, 1e-15);
-  assert_close(csv_value(path, "ungated,circles,nonlinear,4,", "unresolved_share"), 0.018, 1e-15);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,4,", "unresolved_frac_mean"), 0.009, 1e-15);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,4,", "unresolved_share"), 0.018, 1e-15);
   free(c1), free(md);
   free_results(res);
   remove_tree(dir);

@@ -91,3 +91,44 @@ cs_spec *load_spec(const char *rel) {
   assert_int_equal(rc, CS_OK);
   return s;
 }
+
+void fixture_check_has(const char *text, const char *want, const char *file, int line) {
+  if (strstr(text, want)) return;
+  print_error("ERROR: '%s' not found in:\n%s\n", want, text);
+  _fail(file, line);
+}
+
+char *csv_field(const char *path, const char *prefix, const char *col) {
+  char *text = read_text(path);
+  char *save = NULL, *header = strtok_r(text, "\n", &save);
+  int idx = -1, k = 0;
+  for (char *p = header; p; k++) {
+    char *c = strchr(p, ',');
+    size_t len = c ? (size_t)(c - p) : strlen(p);
+    if (len == strlen(col) && !strncmp(p, col, len)) idx = k;
+    p = c ? c + 1 : NULL;
+  }
+  if (idx < 0) fail_msg("%s: no column %s", path, col);
+  char *out = NULL;
+  int found = 0;
+  for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(line, prefix, strlen(prefix))) continue;
+    found++;
+    char *p = line;
+    for (int i = 0; i < idx && p; i++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+    assert_non_null(p);
+    size_t len = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
+    free(out);
+    out = strndup(p, len);
+  }
+  free(text);
+  if (found != 1) fail_msg("%s: %d rows start with %s", path, found, prefix);
+  return out;
+}
+
+double csv_number(const char *path, const char *prefix, const char *col) {
+  char *s = csv_field(path, prefix, col);
+  double v = strtod(s, NULL);
+  free(s);
+  return v;
+}

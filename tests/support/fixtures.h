@@ -17,6 +17,17 @@ void fixture_check_close(double a, double b, double tol, const char *expr, const
 void fixture_check_ok(int rc, const char *expr, const char *file, int line);
 #define assert_ok(call) fixture_check_ok((call), #call, __FILE__, __LINE__)
 
+/* strstr(text, want), else the text and where. */
+void fixture_check_has(const char *text, const char *want, const char *file, int line);
+#define assert_has(text, want) fixture_check_has((text), (want), __FILE__, __LINE__)
+
+/* The field of column col in the one row of the CSV at path that starts with
+ * prefix (e.g. "gated,circles,4,"): as text (free() it), or as a number.
+ * Fails the test when the column is missing or not exactly one row matches
+ * (the report's fields hold no commas, so no quoting). */
+char *csv_field(const char *path, const char *prefix, const char *col);
+double csv_number(const char *path, const char *prefix, const char *col);
+
 /* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
 void make_dir(char *buf, size_t len, const char *tag);
 void remove_tree(const char *dir); /* rm -r, no error if it is gone */
