@@ -13,8 +13,9 @@
  *     Bonferroni p = 4·2·2⁻¹⁰, (g1, g2) beat (g3, g4) "no";
  *   - ties: g1 ahead on 3 seeds, behind on 2: 6 of 10, p = 0.7539 → "tie";
  *     equal sinks → no significant change;
- *   - one seed: the section says so and gives no verdict; a one-value gate
- *     axis: nothing to rank;
+ *   - one seed, or two seeds of one depth (2 pairs per test, below the 6 a
+ *     sign test needs for p < 0.05): the section says so and gives no
+ *     verdict; a one-value gate axis: nothing to rank;
  *   - the same results as two shard archives, as their merge, and in
  *     memory give the same gates.csv. */
 #include <setjmp.h>
@@ -39,6 +40,9 @@ static const char *SPEC5 = "[sweep]\nname = gates\n[grid]\narch = ungated, gated
                            "[model]\nfamily = self\nresidual = yes\nnorm = pre\n";
 static const char *SPEC1 = "[sweep]\nname = gates\n[grid]\narch = ungated, gated\n"
                            "gate = g1, g2, g3, g4, g5\ndepth = 1, 2\nseed = 3\n"
+                           "[model]\nfamily = self\nresidual = yes\nnorm = pre\n";
+static const char *SPEC2 = "[sweep]\nname = gates\n[grid]\narch = ungated, gated\n"
+                           "gate = g1, g2, g3, g4, g5\ndepth = 1\nseed = 0..1\n"
                            "[model]\nfamily = self\nresidual = yes\nnorm = pre\n";
 static const char *SPEC_G1 = "[sweep]\nname = gates\n[grid]\narch = ungated, gated\n"
                              "gate = g1\ndepth = 1, 2\nseed = 0..4\n"
@@ -246,6 +250,18 @@ static void test_too_few(void **state) {
   assert_has(sec, "Only one seed: no intervals, and no verdict");
   assert_has(sec, "- **G1 best on accuracy: no verdict** (only one seed");
   assert_has(sec, "(g3, g4): no verdict** (only one seed");
+  free(sec), free(md);
+  remove_tree(dir);
+  free_all(res, n);
+
+  /* two seeds, one depth: 2 pairs per pooled test, below the 6 a p < 0.05 needs */
+  res = make(SPEC2, &G1_BEST, &n);
+  md = run(SPEC2, res, n, dir, sizeof dir);
+  sec = section(md);
+  assert_has(sec, "- **G1 best on accuracy: no verdict** (only 2 paired differences (a sign test needs 6 "
+                  "for p < 0.05))");
+  assert_has(sec, "reduced in 2, increased in 0, p 0.5: only 2 paired differences");
+  assert_null(strstr(sec, "Only one seed"));
   free(sec), free(md);
   remove_tree(dir);
   free_all(res, n);
