@@ -157,7 +157,8 @@ static int analysis_gate_units(const analysis_data *D, analysis_gates *G, double
     for (int d = 0; d < D->n_depth; d++)
       for (int b = 0; b < G->n_base; b++) {
         const analysis_gate_base *B = &G->base[b];
-        analysis_gate_unit *U = &G->unit[G->n_unit];
+        analysis_gate_unit *U = &G->unit[G->n_unit]; /* kept only with a done cell */
+        memset(U, 0, sizeof *U);
         U->t = t, U->d = d, U->base = b, U->row0 = G->n_row;
         for (int s = 0; s < D->n_seed; s++) {
           int any = 0;
