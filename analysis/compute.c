@@ -300,7 +300,7 @@ static int analysis_compute_amp(analysis_data *D) {
 }
 
 /* Differences b − a of paired values: mean and t interval, signs, sign test. */
-static void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
+void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
   analysis_mean_ci(diff, n, ANALYSIS_LEVEL, &out->ci);
   out->n = out->ci.n;
   out->n_pos = out->n_neg = 0;
@@ -360,5 +360,6 @@ int analysis_compute(analysis_data *D) {
   CS_CHECK(analysis_compute_amp(D));
   CS_CHECK(analysis_compute_gaps(D));
   CS_CHECK(analysis_compute_learning(D));
+  CS_CHECK(analysis_compute_gates(D));
   return CS_OK;
 }

@@ -14,6 +14,14 @@ int analysis_stats_classified(const geom_stats *g);
 /* Value `which` of prefix l of a result (l = 1..L; 0: the deepest, l = L);
  * NaN if missing, and for the classified values of an unclassified row. */
 double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which);
+/* Differences (paired values b − a, NaN where missing): mean and t interval,
+ * signs, two-sided sign test. */
+void analysis_diff_stats(const double *diff, int n, analysis_diff *out);
+/* The name ("residual=no;slots=3", or "all") of regime r without the
+ * component of axis skip, and that name made safe for file names. */
+void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
+                          size_t tlen);
+static inline int analysis_is_gated(cs_arch a) { return a == ARCH_GATED || a == ARCH_GATED_HEADWISE; }
 /* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
 const char *analysis_amp_q_name(int q);
 
@@ -32,5 +40,13 @@ void analysis_learning_free(analysis_data *D);
 double analysis_samples_to_target(int n, const int *x, const double *y, double target, int *where);
 /* The verdict of gated arch a on learning curve c: "yes", "no" or "inconclusive". */
 const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a);
+
+/* gates.c — the gate-position ablation of a sweep with a gate axis
+ * (D->gates; nothing when there is none): per (task, depth, regime without
+ * gate, arch) each position's accuracy, curvature and attention sink over
+ * seeds, ranks, paired differences against ungated and g1, the pooled
+ * verdict tests (analysis/README.md, "Gate positions"). */
+int analysis_compute_gates(analysis_data *D);
+void analysis_gates_free(analysis_data *D);
 
 #endif

@@ -22,12 +22,12 @@ static const char *analysis_fmt(char *buf, size_t len, double v) {
   return buf;
 }
 
-static void analysis_csv_num(FILE *f, double v) {
+void analysis_csv_num(FILE *f, double v) {
   char buf[64];
   fprintf(f, ",%s", analysis_fmt(buf, sizeof buf, v));
 }
 
-static void analysis_csv_ci(FILE *f, const analysis_ci *c) {
+void analysis_csv_ci(FILE *f, const analysis_ci *c) {
   analysis_csv_num(f, c->mean);
   analysis_csv_num(f, c->lo);
   analysis_csv_num(f, c->hi);
@@ -39,13 +39,13 @@ static void analysis_csv_boot(FILE *f, const analysis_boot *b) {
   analysis_csv_num(f, b->hi);
 }
 
-static void analysis_csv_diff(FILE *f, const analysis_diff *d) {
+void analysis_csv_diff(FILE *f, const analysis_diff *d) {
   analysis_csv_ci(f, &d->ci);
   fprintf(f, ",%d,%d", d->n_pos, d->n_neg);
   analysis_csv_num(f, d->sign_p);
 }
 
-static void analysis_csv_ci_header(FILE *f, const char *name) {
+void analysis_csv_ci_header(FILE *f, const char *name) {
   fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high", name, name, name);
 }
 
@@ -301,5 +301,5 @@ int analysis_write_tables(const analysis_data *D, const char *dir) {
     writers[i](o.f, D);
     CS_CHECK(analysis_file_commit(&o));
   }
-  return CS_OK;
+  return analysis_write_gates_table(D, dir); /* gates.csv, only with a gate axis (gates.c) */
 }

@@ -161,6 +161,8 @@ typedef struct {
   int ax_train;              /* the train_points axis, or -1 */
   int n_lc;
   analysis_lcurve *lc;
+  /* gate positions (gates.c, gates.h): only when the spec has a gate axis */
+  struct analysis_gates *gates;
 } analysis_data;
 
 static inline size_t analysis_gidx(const analysis_data *D, int a, int t, int d, int r) {

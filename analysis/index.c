@@ -66,6 +66,7 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
   fprintf(f, "## Verdicts on the four claims (docs/MODELS.md)\n\n");
   int rc = analysis_md_claims(f, D);
   if (!rc) rc = analysis_md_learning(f, D);
+  if (!rc) rc = analysis_md_gates(f, D);
   if (rc) {
     analysis_file_abort(&o);
     return rc;
@@ -87,6 +88,10 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
                "train_points): test accuracy over seeds\n"
                "- [samples_to_target.csv](samples_to_target.csv): per (arch, task, depth, regime): "
                "training points to reach the target accuracy, ratio ungated/arch, verdict\n");
+  if (D->gates)
+    fprintf(f, "- [gates.csv](gates.csv): per (arch, task, depth, regime, gate): accuracy, mean |K̂|, "
+               "mean |K̃|, sink_mass, max_attn over seeds, ranks, paired differences against ungated "
+               "and g1\n");
   fprintf(f, "\n"
              "Column meanings: analysis/README.md in the curvsweep sources.\n\n");
   fprintf(f, "## Plots\n\n");

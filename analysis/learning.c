@@ -53,15 +53,16 @@ static double analysis_quantile_inf(const double *v, int n, double q) {
   return cs_quantile_sorted(v, n, q);
 }
 
-/* The base regime of regime r: its name without the train_points component. */
-static void analysis_base_name(const analysis_data *D, int r, char *name, size_t len, char *tag,
-                               size_t tlen) {
+/* The base regime of regime r: its name without the component of axis skip
+ * (train_points here, gate in gates.c). */
+void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
+                          size_t tlen) {
   size_t used = 0;
   int k_out = 0;
   name[0] = '\0';
   for (int k = 0; k < D->n_other; k++) {
     int ax = D->other_axis[k];
-    if (ax == D->ax_train) continue;
+    if (ax == skip) continue;
     char val[128];
     spec_axis_value_text(D->spec, ax, D->regime[r].cell_id, val, sizeof val);
     int w = snprintf(name + used, len - used, "%s%s=%s", k_out++ ? ";" : "", spec_axis_name(D->spec, ax), val);
@@ -207,7 +208,8 @@ static int analysis_lc_build(analysis_data *D, analysis_lc_key *keys) {
   for (int r = 0; r < R; r++) {
     keys[r].r = r;
     keys[r].x = D->regime[r].cfg.train_points;
-    analysis_base_name(D, r, keys[r].base, sizeof keys[r].base, keys[r].tag, sizeof keys[r].tag);
+    analysis_regime_base(D, r, D->ax_train, keys[r].base, sizeof keys[r].base, keys[r].tag,
+                         sizeof keys[r].tag);
   }
   qsort(keys, R, sizeof *keys, analysis_cmp_lc_key);
   int n_base = 0;

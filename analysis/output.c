@@ -6,6 +6,7 @@
 #include "curvsweep/error.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,3 +53,11 @@ void analysis_file_abort(analysis_file *o) {
   unlink(o->tmp);
 }
 
+
+const char *analysis_f4(char *buf, double v) {
+  if (isnan(v))
+    snprintf(buf, 32, "n/a");
+  else
+    snprintf(buf, 32, "%.4g", v);
+  return buf;
+}

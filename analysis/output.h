@@ -24,5 +24,10 @@ int analysis_file_commit(analysis_file *o);
 /* fclose and remove the temporary (after an error). */
 void analysis_file_abort(analysis_file *o);
 
+/* %.4g into buf (32 bytes), "n/a" for NaN: the number format of the
+ * verdicts in index.md; F4(v) with a buffer of its own. */
+const char *analysis_f4(char *buf, double v);
+#define F4(v) analysis_f4((char[32]){0}, (v))
+
 
 #endif

@@ -756,6 +756,7 @@ static const struct {
     {analysis_plot_hist, 1},   /* hist_Kh_* */
     {analysis_plot_map, 0},    /* map_Kt_* */
     {analysis_plot_learning, 0}, /* learning_curve_* (plots_learning.c; a train_points axis) */
+    {analysis_plot_gates, 0},    /* gates_* (plots_gates.c; a gate axis) */
 };
 
 int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,

@@ -9,6 +9,7 @@
  *   4  depth amplification: Supported only when the area-normalised K̂ or
  *      ∫|K| dA grows; growth of K̃ alone is anisotropy. */
 #include "compute.h"
+#include "output.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -17,18 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* %.4g, "n/a" for NaN: the number format of the verdicts. */
-static const char *analysis_f4(char *buf, double v) {
-  if (isnan(v))
-    snprintf(buf, 32, "n/a");
-  else
-    snprintf(buf, 32, "%.4g", v);
-  return buf;
-}
-#define F4(v) analysis_f4((char[32]){0}, (v))
-
-static int analysis_is_gated(cs_arch a) { return a == ARCH_GATED || a == ARCH_GATED_HEADWISE; }
 
 /* Median of the finite values (NaN when none). */
 static double analysis_median(const double *v, int n) {

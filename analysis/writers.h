@@ -12,6 +12,18 @@
 /* csv.c — summary.csv, prefix.csv, amplification.csv, gap.csv (columns:
  * analysis/README.md). */
 int analysis_write_tables(const analysis_data *D, const char *dir);
+/* csv.c — the cells of a row: ",%.15g" ("nan", "inf"); mean,lo,hi of an
+ * interval; mean,lo,hi,npos,nneg,sign_p of a paired difference; the header
+ * NAME_mean,NAME_ci_low,NAME_ci_high. */
+void analysis_csv_num(FILE *f, double v);
+void analysis_csv_ci(FILE *f, const analysis_ci *c);
+void analysis_csv_diff(FILE *f, const analysis_diff *d);
+void analysis_csv_ci_header(FILE *f, const char *name);
+
+/* gates.c — gates.csv (only when the sweep has a gate axis) and the
+ * gate-position section of index.md with its verdicts. */
+int analysis_write_gates_table(const analysis_data *D, const char *dir);
+int analysis_md_gates(FILE *f, const analysis_data *D);
 
 /* plots.c — writes .gp/.dat (always) and renders them when gnuplot is
  * available (*rendered = PNG count); appends warnings to out. Each plot

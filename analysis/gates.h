@@ -1,0 +1,83 @@
+/* gates.h — the gate-position ablation of a sweep with a gate axis (the
+ * self family, docs/MODELS.md): the numbers (gates.c) shared with its
+ * figure (plots_gates.c). Internal to analysis/; columns and verdict rules
+ * in analysis/README.md, "Gate positions".
+ *
+ * A unit is one (task, depth, base regime), the base regime being the
+ * regime without its gate component; its rows are one per (arch, gate
+ * position) for the gated archs, and one per arch that ignores the gate
+ * (ungated, mlp; its cells repeat at every gate value, the row reads the
+ * unit's first position). Every value is of the last layer (the deepest
+ * prefix l = L). */
+#ifndef CURVSWEEP_ANALYSIS_GATES_H
+#define CURVSWEEP_ANALYSIS_GATES_H
+
+#include "data.h"
+
+/* The per-cell quantities of a row, each over seeds. */
+typedef enum {
+  GQ_ACC = 0,  /* test accuracy */
+  GQ_KH,       /* mean |K̂| */
+  GQ_KT,       /* mean |K̃| */
+  GQ_SINK,     /* sink_mass: mean attention mass of non-CLS queries on token 0 */
+  GQ_MAXATTN,  /* max_attn: mean largest attention weight */
+  GQ_COUNT
+} analysis_gate_q;
+
+/* A two-sided sign test needs this many non-zero paired differences to
+ * reach p < 0.05 (2·2⁻⁶ = 0.031; with 5, 0.0625). */
+#define ANALYSIS_GATE_MIN_PAIRS 6
+#define ANALYSIS_GATE_ALPHA (1.0 - ANALYSIS_LEVEL)
+
+typedef struct {
+  int unit, a;
+  int pos;                       /* index into the base's gates, -1: an arch ignoring the gate */
+  int r;                         /* the regime of the row's cells */
+  analysis_ci q[GQ_COUNT];       /* over seeds */
+  double rank[3];                /* acc, Kh, Kt among this arch's positions in the unit (1: highest); NaN: none */
+  int n_pairs_u, n_pairs_g1;     /* seeds with both cells */
+  analysis_diff vs_u[GQ_COUNT];  /* this − ungated at the same regime, paired by seed */
+  analysis_diff vs_g1[GQ_COUNT]; /* this − the same arch at g1, paired by seed */
+} analysis_gate_row;
+
+typedef struct {
+  char name[ANALYSIS_NAME_LEN];  /* "residual=yes" or "all" */
+  char tag[ANALYSIS_NAME_LEN];   /* name made safe for file names */
+  int64_t cell_id;               /* a representative cell (its base regime values) */
+  int n_pos;
+  cs_gate_pos gate[GATE_COUNT];  /* the gate values present, ascending */
+  int regime[GATE_COUNT];        /* the regime of each */
+  int self;                      /* family = self (the memory family ignores the gate) */
+  int plot_t, plot_r;            /* where plots.c's loop writes its figure; -1: none */
+} analysis_gate_base;
+
+typedef struct {
+  int t, d, base;
+  int n_seeds;                   /* seeds with a done cell in the unit */
+  int row0, n_rows;
+} analysis_gate_unit;
+
+/* A sign test pooled over units, archs and seeds: n pairs (zero differences
+ * included), the signs of the non-zero ones, p (NaN: no non-zero one), and
+ * the means of the two sides over the pairs. */
+typedef struct {
+  int n, n_pos, n_neg;
+  double p, mean_a, mean_b;
+} analysis_gate_test;
+
+typedef struct analysis_gates {
+  int n_base, n_unit, n_row;
+  analysis_gate_base *base;
+  analysis_gate_unit *unit;
+  analysis_gate_row *row;
+  int axis_len;                          /* values of the gate axis in the spec */
+  int has_sink;                          /* some cell carries a finite sink_mass */
+  analysis_gate_test g1_vs[GATE_COUNT];  /* [q]: acc(g1) − acc(q), gated archs, self family */
+  analysis_gate_test sink[ARCH_COUNT];   /* [arch]: sink(ungated) − sink(arch at g1); a = ungated, b = arch */
+  analysis_gate_test ov_qk;              /* mean acc (g1, g2) − mean acc (g3, g4) */
+} analysis_gates;
+
+/* The value of quantity q of a done cell at its last layer (NaN: missing). */
+double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q);
+
+#endif
