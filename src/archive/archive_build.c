@@ -130,6 +130,7 @@ static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result
                                           r->curve[e].train_acc, r->curve[e].test_acc};
   if (r->pt_x) CS_CHECK(archive_write_points(b->file, r, b->tmp));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(b->file, r, b->tmp));
+  if (r->fd_pred) CS_CHECK(archive_write_fields(b->file, r, b->tmp));
   b->rows[row] = (archive_build_row){r->rank, r->attempts, r->wall_s, r->train_loss,
                                      r->train_acc, r->test_acc, r->n_params};
   if (r->message[0]) {
@@ -227,8 +228,8 @@ int archive_build_finish(cs_archive_builder *b) {
 
 int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
                               int64_t cell_id) {
-  static const char *const tops[2] = {"points", "params"};
-  for (int k = 0; k < 2; k++) {
+  const char *const *tops = ARCHIVE_CELL_GROUPS;
+  for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
     char name[64];
     snprintf(name, sizeof name, "%s/%" PRId64, tops[k], cell_id);
     htri_t top = H5Lexists(src, tops[k], H5P_DEFAULT);
