@@ -81,7 +81,8 @@ void result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS])
 #define RESULT_FIELD_MAX 512
 extern const char *const RESULT_FIELD_NAMES[RESULT_N_FIELD_ARRAYS];
 void result_field_arrays(cs_cell_result *r, double **out[RESULT_N_FIELD_ARRAYS]);
-/* Grid coordinate k (0..N-1) of a field along either axis: lo + (k + ½)(hi − lo)/N. */
+/* Grid coordinate k (0..N-1) of a field along either axis: lo + (k + ½)·h,
+ * h = (hi − lo)/N (in that order of operations). */
 double result_field_coord(const cs_cell_result *r, int k);
 
 /* Flat byte serialisation (for MPI transfer). *buf is malloc'ed. */

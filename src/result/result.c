@@ -40,7 +40,8 @@ void result_field_arrays(cs_cell_result *r, double **out[RESULT_N_FIELD_ARRAYS])
 }
 
 double result_field_coord(const cs_cell_result *r, int k) {
-  return r->field_lo + (k + 0.5) * (r->field_hi - r->field_lo) / r->field_n;
+  double h = (r->field_hi - r->field_lo) / r->field_n; /* the cell width, then its centre */
+  return r->field_lo + (k + 0.5) * h;
 }
 
 /* Drop every per-point pointer (after a raw struct copy or a free). */
