@@ -101,7 +101,8 @@ static void analysis_field_boundary(FILE *f, const cs_cell_result *c) {
   analysis_field_block_end(f, rows);
 }
 
-/* Panel i's five blocks: the grid (x1 x2 Kh slog), the unresolved or
+/* Panel i's five blocks: the grid (x1 x2 Kh slog; Kh NaN and slog 0 where
+ * unresolved or degenerate), the unresolved or
  * degenerate grid points (x1 x2), the boundary segments (x1 x2), the
  * training points of class 0 and of class 1 (x1 x2). */
 static int analysis_field_dat_panel(FILE *f, const analysis_field_map *M, int i) {
@@ -116,7 +117,8 @@ static int analysis_field_dat_panel(FILE *f, const analysis_field_map *M, int i)
       double v = analysis_field_Kh(c, (int64_t)a * N + b);
       fprintf(f, "%.10g %.10g", result_field_coord(c, b), result_field_coord(c, a));
       analysis_dat_num(f, v);
-      analysis_dat_num(f, isfinite(v) ? analysis_slog(v, M->k0) : NAN);
+      /* gnuplot's image needs every pixel: 0 under the grey of the unresolved */
+      analysis_dat_num(f, isfinite(v) ? analysis_slog(v, M->k0) : 0.0);
       fprintf(f, "\n");
     }
     fprintf(f, "\n"); /* one scan line per grid row (gnuplot's image format) */
@@ -146,7 +148,8 @@ static int analysis_field_dat_panel(FILE *f, const analysis_field_map *M, int i)
 
 static int analysis_field_dat(FILE *f, void *ctx) {
   const analysis_field_map *M = ctx;
-  fprintf(f, "# per arch five blocks: the grid (x1 x2 Kh slog), unresolved or degenerate grid\n"
+  fprintf(f, "# per arch five blocks: the grid (x1 x2 Kh slog; Kh NaN, slog 0 where unresolved or\n"
+             "# degenerate: drawn grey by the next block), unresolved or degenerate grid\n"
              "# points, decision-boundary segments, training points of class 0 and of class 1;\n"
              "# slog = sign(Kh) log10(1 + |Kh|/K0) with K0 = %.6g\n", M->k0);
   for (int i = 0; i < M->na; i++) CS_CHECK(analysis_field_dat_panel(f, M, i));
