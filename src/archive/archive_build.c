@@ -4,7 +4,8 @@
  * complete. The archive is created pending under a temporary name beside
  * its path (archive_create_temp), kept open while results arrive:
  *   /curvature, /curves  rows buffered and appended a block at a time
- *   /points, /params     groups written per result (archive_write.c)
+ *   /points, /params, /fields  groups written per result (archive_write.c,
+ *                        archive_fields.c)
  *   /cells               result columns kept compactly in memory (no
  *                        message text for done cells) and written a block of
  *                        rows at a time at the end, then committed_rows

@@ -327,15 +327,15 @@ int archive_reader_open(const char *path, archive_reader *rd);
 void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
-/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points or /params. */
+/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points, /params or /fields. */
 enum { ARCHIVE_READ_NO_GROUPS = 1 };
 int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
                                int64_t *n_out);
-/* The /points/<id> and /params/<id> groups of r->cell_id, when present. */
+/* The /points/<id>, /fields/<id> and /params/<id> groups of r->cell_id, when present. */
 int archive_read_groups(hid_t file, const char *path, cs_cell_result *r);
 
 /* ---- archive_build.c ---- */
-/* Copy /points/<cell_id> and /params/<cell_id> of an open archive src
+/* Copy /points/<cell_id>, /params/<cell_id> and /fields/<cell_id> of an open archive src
  * (src_path for messages) into the archive being built, as stored
  * (H5Ocopy: chunks copied compressed, checksums kept). */
 int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
