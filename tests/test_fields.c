@@ -4,20 +4,25 @@
  * (cell_curvature_points) at that grid point, the derived quantities follow
  * their definitions (docs/NUMERICS.md), the predicted class is the argmax
  * of the readout computed here from h_L and the readout tensors, and the
- * field survives result_pack/unpack (malformed counts refused). */
+ * field survives result_pack/unpack (malformed counts refused) and an
+ * archive write and read-back (an incomplete field refused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "curvsweep/archive.h"
 #include "curvsweep/cell.h"
 #include "curvsweep/error.h"
+#include "curvsweep/spec.h"
 #include "curvsweep/tasks.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
   cs_config cfg;
@@ -64,6 +69,20 @@ static double *grid_points(cs_task_kind task, int N, double *lo, double *hi) {
 
 static void same_bits(double a, double b, const char *what, int64_t i) {
   if (memcmp(&a, &b, sizeof a)) fail_msg("%s at %lld: %.17g vs %.17g", what, (long long)i, a, b);
+}
+
+static void assert_same_field(const cs_cell_result *a, const cs_cell_result *b) {
+  assert_int_equal(a->field_n, b->field_n);
+  assert_int_equal(a->depth, b->depth);
+  same_bits(a->field_lo, b->field_lo, "lo", 0);
+  same_bits(a->field_hi, b->field_hi, "hi", 0);
+  size_t ng = (size_t)a->field_n * a->field_n, nl = (size_t)a->depth * ng;
+  double **fa[RESULT_N_FIELD_ARRAYS], **fb[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays((cs_cell_result *)a, fa);
+  result_field_arrays((cs_cell_result *)b, fb);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++) assert_memory_equal(*fa[k], *fb[k], nl * sizeof(double));
+  assert_memory_equal(a->fd_class, b->fd_class, nl);
+  assert_memory_equal(a->fd_pred, b->fd_pred, ng);
 }
 
 /* Every field value against the existing per-point path at the same inputs,
@@ -158,16 +177,7 @@ static void test_field_pack(void **state) {
   cs_cell_result back;
   assert_int_equal(result_unpack(buf, len, &back), CS_OK);
   assert_int_equal(back.field_n, 5);
-  same_bits(back.field_lo, r->field_lo, "lo", 0);
-  same_bits(back.field_hi, r->field_hi, "hi", 0);
-  size_t nl = (size_t)r->depth * 25;
-  double **fa[RESULT_N_FIELD_ARRAYS], **fb[RESULT_N_FIELD_ARRAYS];
-  result_field_arrays(r, fa);
-  result_field_arrays(&back, fb);
-  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++)
-    assert_memory_equal(*fa[k], *fb[k], nl * sizeof(double));
-  assert_memory_equal(r->fd_class, back.fd_class, nl);
-  assert_memory_equal(r->fd_pred, back.fd_pred, 25);
+  assert_same_field(r, &back);
   result_free(&back);
   /* the header's N out of range, or a field announced without its count */
   int bad_n[2] = {RESULT_FIELD_MAX + 1, 0};
@@ -197,11 +207,50 @@ static void test_field_pack(void **state) {
   result_free(&back);
 }
 
+/* Written to an archive and read back bitwise; a result whose field lacks
+ * an array is refused before anything is written. */
+static void test_field_archive_round_trip(void **state) {
+  (void)state;
+  field_cell fc;
+  field_cell_make(&fc, TASK_CIRCLES, 6);
+  cs_cell_result *r = &fc.res;
+  r->cell_id = 0, r->status = CELL_DONE;
+  char dir[] = "/tmp/test_fields.XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/f.h5", dir);
+  cs_spec *spec;
+  assert_int_equal(spec_load_string("[grid]\ndepth = 2\n[curvature]\nfield = 6\n", "f.ini", &spec), CS_OK);
+  cs_archive *a;
+  assert_int_equal(archive_open_write(path, spec, ARCHIVE_CREATE, NULL, &a), CS_OK);
+  double *kh = r->fd_K_hat;
+  r->fd_K_hat = NULL;
+  assert_int_equal(archive_write_result(a, r), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "curvature field"));
+  cs_error_clear();
+  r->fd_K_hat = kh;
+  assert_int_equal(archive_write_result(a, r), CS_OK);
+  assert_int_equal(archive_close(a), CS_OK);
+  cs_cell_result *back = NULL;
+  int64_t n = 0;
+  assert_int_equal(archive_read_results(path, &back, &n), CS_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(back[0].status, CELL_DONE);
+  assert_non_null(back[0].fd_pred);
+  assert_same_field(r, &back[0]);
+  result_free(&back[0]);
+  free(back);
+  spec_free(spec);
+  unlink(path);
+  rmdir(dir);
+  field_cell_free(&fc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_field_circles),
       cmocka_unit_test(test_field_blobs_box),
       cmocka_unit_test(test_field_pack),
+      cmocka_unit_test(test_field_archive_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
