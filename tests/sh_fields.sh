@@ -3,7 +3,8 @@
 # "/fields", analysis/README.md "Figures"):
 #  - bad field values and field with input_dim != 2 are refused with exit 2,
 #    naming file:line and the key, before any archive is written;
-#  - `run --dry-run` reports the field's share of the cost;
+#  - `run --dry-run` reports the field's share of the cost, `train --cell`
+#    summarises the field;
 #  - a small sweep run as two shards and whole: every done cell has
 #    /fields/<id> with the documented datasets, shapes, dtypes and attributes
 #    (h5py), K^ = K·exp(logdet_g/2) and aniso ≥ 0 where resolved, the box is
@@ -54,6 +55,9 @@ field = 7
 EOF
 "$bin" run f.ini --dry-run >dry.txt || bad "dry run"
 grep -q '^field    curvature fields (up to 7x7 grid points per cell): ' dry.txt || bad "dry run: $(cat dry.txt)"
+
+"$bin" train f.ini --cell 1 >train.txt || bad "train --cell 1"
+grep -q '^curvature field: 7x7 grid over \[-3, 3\]^2' train.txt || bad "train: $(cat train.txt)"
 
 # ---- the sweep: whole, and as two shards merged ----
 "$bin" run f.ini -o whole.h5 2>/dev/null || bad "run whole"
