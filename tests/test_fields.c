@@ -5,7 +5,8 @@
  * their definitions (docs/NUMERICS.md), the predicted class is the argmax
  * of the readout computed here from h_L and the readout tensors, and the
  * field survives result_pack/unpack (malformed counts refused) and an
- * archive write and read-back (an incomplete field refused). */
+ * archive write and read-back (an incomplete field refused), and a
+ * journal replay after the writer was killed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,12 +17,16 @@
 #include "curvsweep/error.h"
 #include "curvsweep/spec.h"
 #include "curvsweep/tasks.h"
+#include "../src/archive/archive_test.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct {
@@ -245,12 +250,70 @@ static void test_field_archive_round_trip(void **state) {
   field_cell_free(&fc);
 }
 
+/* Every file of dir, then dir. */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *e;
+  char p[512];
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      assert_int_equal(unlink(p), 0);
+    }
+  closedir(d);
+  assert_int_equal(rmdir(dir), 0);
+}
+
+/* Journaled but not in the HDF5 file when the writer is killed: the resume
+ * replays the record, field included, bitwise. */
+static void test_field_journal_replay(void **state) {
+  (void)state;
+  field_cell fc;
+  field_cell_make(&fc, TASK_XOR, 4);
+  cs_cell_result *r = &fc.res;
+  r->cell_id = 0, r->status = CELL_DONE;
+  char dir[] = "/tmp/test_fields.XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/j.h5", dir);
+  cs_spec *spec;
+  assert_int_equal(spec_load_string("[grid]\ndepth = 2\ntask = xor\n[curvature]\nfield = 4\n", "j.ini", &spec), CS_OK);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    cs_archive *a = NULL;
+    if (archive_open_write(path, spec, ARCHIVE_RESUME, NULL, &a)) _exit(3);
+    if (archive_test_journal_only(a, r)) _exit(4);
+    raise(SIGKILL);
+    _exit(5);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  cs_archive *a;
+  assert_int_equal(archive_open_write(path, spec, ARCHIVE_RESUME, NULL, &a), CS_OK);
+  assert_int_equal(archive_cell_status(a, 0), CELL_DONE);
+  assert_int_equal(archive_close(a), CS_OK);
+  cs_cell_result *back = NULL;
+  int64_t n = 0;
+  assert_int_equal(archive_read_results(path, &back, &n), CS_OK);
+  assert_int_equal(n, 1);
+  assert_non_null(back[0].fd_pred);
+  assert_same_field(r, &back[0]);
+  result_free(&back[0]);
+  free(back);
+  spec_free(spec);
+  remove_dir(dir); /* the archive, and the damaged copy the rebuild set aside */
+  field_cell_free(&fc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_field_circles),
       cmocka_unit_test(test_field_blobs_box),
       cmocka_unit_test(test_field_pack),
       cmocka_unit_test(test_field_archive_round_trip),
+      cmocka_unit_test(test_field_journal_replay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
