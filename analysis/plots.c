@@ -13,7 +13,9 @@
  *   hist_Kt_*, hist_Kh_*  histograms of per-point K̃ and K̂ at the deepest
  *                      depth, per arch (needs /points)
  *   map_Kt_*           m = 2: evaluation points coloured by K̃ over the input
- *                      plane with the task's test set by class (needs /points)
+ *                      plane with the task's test set by class (needs /points;
+ *                      replaced by field_Kh_* of plots_fields.c when the cells
+ *                      carry a curvature field)
  * Per-point plots use only points classified flat or curved when the
  * archive carries pt_class (analysis/README.md, "Figures"). */
 #include "output.h"
@@ -667,7 +669,7 @@ static void analysis_map_gp(FILE *f, void *ctx, const analysis_plot *P, const ch
 static int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, int variant,
                              analysis_plot *P, int *made) {
   *made = 0;
-  if (D->regime[r].cfg.input_dim != 2) return CS_OK;
+  if (D->regime[r].cfg.input_dim != 2 || analysis_fields_present(D, t, r)) return CS_OK;
   analysis_map M = {.D = D, .t = t, .r = r};
   char tag[ANALYSIS_NAME_LEN + 32];
   analysis_plot_label(D, t, r, tag, sizeof tag, M.desc, sizeof M.desc);
@@ -754,7 +756,8 @@ static const struct {
     {analysis_plot_prefix, 0}, /* prefix_* */
     {analysis_plot_hist, 0},   /* hist_Kt_* */
     {analysis_plot_hist, 1},   /* hist_Kh_* */
-    {analysis_plot_map, 0},    /* map_Kt_* */
+    {analysis_plot_field, 0},  /* field_Kh_* (plots_fields.c; cells with a curvature field) */
+    {analysis_plot_map, 0},    /* map_Kt_* (none where field_Kh_* is drawn) */
     {analysis_plot_learning, 0}, /* learning_curve_* (plots_learning.c; a train_points axis) */
     {analysis_plot_gates, 0},    /* gates_* (plots_gates.c; a gate axis) */
 };

@@ -1,6 +1,6 @@
 /* plots.h — the drawing helpers of the report's figures (plots.c), shared
  * by the figure writers in other files of analysis/ (plots_learning.c,
- * plots_gates.c, plots_field.c). Internal to analysis/. */
+ * plots_gates.c, plots_fields.c). Internal to analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 
@@ -44,5 +44,11 @@ int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir
                            analysis_plot *P, int *made);
 int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made);
+/* field_Kh_* (plots_fields.c): the curvature-field heat maps. */
+int analysis_plot_field(const analysis_data *D, int t, int r, const char *dir, int variant,
+                        analysis_plot *P, int *made);
+/* 1 when some arch of (task t, regime r) has a cell with a curvature field
+ * (then field_Kh_* replaces map_Kt_*). */
+int analysis_fields_present(const analysis_data *D, int t, int r);
 
 #endif

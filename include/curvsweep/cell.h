@@ -19,7 +19,9 @@ typedef struct {
  * cfg->points evaluation points from the task's test distribution (their
  * own stream), jets through the model, geom at every prefix l = 1..L; for
  * m = 2 also ∫K dA from as many uniform points in the task's input box.
- * Fills res->depth, res->curv and, with save_points, the per-point arrays. */
+ * Fills res->depth, res->curv, with save_points the per-point arrays, and
+ * with cfg->field = N > 0 (m = 2) the curvature field: the same quantities
+ * and the predicted class on the N × N grid of the input box (result.h). */
 int cell_measure_curvature(const cs_model *model, const cs_config *cfg, int save_points,
                            cs_cell_result *res);
 

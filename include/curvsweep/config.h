@@ -59,10 +59,15 @@ typedef struct {
   int points;            /* 128 */
   double sigma;          /* 1.0 */
   int exact_dim_max;     /* 8 */
+  int field;             /* 0 = off; N > 0: curvature field on an N × N grid
+                            over the task's input box (input_dim 2 only) */
   /* [team] */
   int team_p, team_q;    /* 1 x 1 */
   int team_block;        /* 64: block size of the block-cyclic layout */
 } cs_config;
+
+/* Largest [curvature] field = N: N² = 262144 grid points per cell. */
+#define CONFIG_FIELD_MAX 512
 
 /* The docs/SPEC.md defaults. */
 cs_config config_default(void);

@@ -48,6 +48,18 @@ typedef struct {
   double *pt_S, *pt_S_err, *pt_S_tilde, *pt_tr_g, *pt_logdet_g, *pt_H_norm; /* L × n_points each */
   int8_t *pt_class;    /* L × n_points geom_class codes */
 
+  /* optional ([curvature] field = N > 0, m = 2): the curvature field on an
+   * N × N grid over the task's input box [field_lo, field_hi]², grid point
+   * g = i·N + j at x = (field_lo + (j + ½)·h, field_lo + (i + ½)·h),
+   * h = (field_hi − field_lo)/N (docs/ARCHIVE.md, "/fields"). L × N² values
+   * each, prefix-major; NaN at degenerate points, values kept as computed at
+   * unresolved ones (fd_class says which points those are). */
+  int field_n;         /* N, 0..RESULT_FIELD_MAX (= CONFIG_FIELD_MAX of config.h) */
+  double field_lo, field_hi;
+  double *fd_K, *fd_K_tilde, *fd_K_hat, *fd_logdet_g, *fd_aniso, *fd_S_err; /* L × N² each */
+  int8_t *fd_class;    /* L × N² geom_class codes */
+  int8_t *fd_pred;     /* N² predicted class (argmax of the logits) */
+
   /* optional (save_params) */
   int n_tensors;
   cs_tensor *tensors;
@@ -61,6 +73,17 @@ void result_free(cs_cell_result *r);  /* frees the arrays, keeps the struct */
 #define RESULT_N_POINT_ARRAYS 6
 extern const char *const RESULT_POINT_NAMES[RESULT_N_POINT_ARRAYS];
 void result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS]);
+
+/* The field's float64 arrays (L × N² each) in one fixed order, and their
+ * dataset names under /fields/<cell_id>/ ("K", "K_tilde", "K_hat",
+ * "logdet_g", "aniso", "S_err"). fd_class and fd_pred are separate. */
+#define RESULT_N_FIELD_ARRAYS 6
+#define RESULT_FIELD_MAX 512
+extern const char *const RESULT_FIELD_NAMES[RESULT_N_FIELD_ARRAYS];
+void result_field_arrays(cs_cell_result *r, double **out[RESULT_N_FIELD_ARRAYS]);
+/* Grid coordinate k (0..N-1) of a field along either axis: lo + (k + ½)·h,
+ * h = (hi − lo)/N (in that order of operations). */
+double result_field_coord(const cs_cell_result *r, int k);
 
 /* Flat byte serialisation (for MPI transfer). *buf is malloc'ed. */
 int result_pack(const cs_cell_result *r, unsigned char **buf, size_t *len);

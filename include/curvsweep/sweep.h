@@ -59,6 +59,9 @@ typedef struct {
 
 /* Estimated cost of a cell in floating-point operations (train + curvature). */
 double sweep_cell_cost(const cs_config *cfg);
+/* The part of it for the curvature field ([curvature] field = N: N² grid
+ * points through jets and geom, and their predicted class); 0 without one. */
+double sweep_cell_field_cost(const cs_config *cfg);
 
 /* Deterministic shard membership: cells sorted by cost (descending, then
  * id) dealt round-robin, so shards carry similar work. mask[cell] = 1 for

@@ -4,7 +4,8 @@
  * complete. The archive is created pending under a temporary name beside
  * its path (archive_create_temp), kept open while results arrive:
  *   /curvature, /curves  rows buffered and appended a block at a time
- *   /points, /params     groups written per result (archive_write.c)
+ *   /points, /params, /fields  groups written per result (archive_write.c,
+ *                        archive_fields.c)
  *   /cells               result columns kept compactly in memory (no
  *                        message text for done cells) and written a block of
  *                        rows at a time at the end, then committed_rows
@@ -130,6 +131,7 @@ static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result
                                           r->curve[e].train_acc, r->curve[e].test_acc};
   if (r->pt_x) CS_CHECK(archive_write_points(b->file, r, b->tmp));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(b->file, r, b->tmp));
+  if (r->fd_pred) CS_CHECK(archive_write_fields(b->file, r, b->tmp));
   b->rows[row] = (archive_build_row){r->rank, r->attempts, r->wall_s, r->train_loss,
                                      r->train_acc, r->test_acc, r->n_params};
   if (r->message[0]) {
@@ -227,8 +229,8 @@ int archive_build_finish(cs_archive_builder *b) {
 
 int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
                               int64_t cell_id) {
-  static const char *const tops[2] = {"points", "params"};
-  for (int k = 0; k < 2; k++) {
+  const char *const *tops = ARCHIVE_CELL_GROUPS;
+  for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
     char name[64];
     snprintf(name, sizeof name, "%s/%" PRId64, tops[k], cell_id);
     htri_t top = H5Lexists(src, tops[k], H5P_DEFAULT);

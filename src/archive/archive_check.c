@@ -1,6 +1,6 @@
 /* archive_check.c — `curvsweep info --check`: read every object of an
  * archive (root identity, /spec, every chunk of /cells, /curvature,
- * /curves and /runs, every /points and /params dataset) and name each one
+ * /curves and /runs, every /points, /params and /fields dataset) and name each one
  * that cannot be read (docs/ARCHIVE.md, "Checking an archive"). Damage is
  * reported through a callback, never printed here. Also the end of the
  * HDF5 library after a damaged file (archive_library_end). */
@@ -160,8 +160,8 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
     snprintf(full, sizeof full, "/%s", tables[k]);
     archive_check_dataset(&c, file, tables[k], full, path);
   }
-  static const char *const groups[] = {"points", "params"};
-  for (size_t k = 0; k < 2; k++) {
+  const char *const *groups = ARCHIVE_CELL_GROUPS;
+  for (size_t k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
     htri_t e = H5Lexists(file, groups[k], H5P_DEFAULT);
     char full[64];
     snprintf(full, sizeof full, "/%s", groups[k]);

@@ -11,6 +11,7 @@
  *   archive_build.c    bulk build of a new archive (merge, generators)
  *   archive_check.c    info --check: read every object, name the damaged
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
+ *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
@@ -49,6 +50,11 @@
 #define ARCHIVE_APPLY_SECONDS 1.0
 #define ARCHIVE_APPLY_RESULTS 8192
 #define ARCHIVE_APPLY_BYTES ((uint64_t)64 << 20)
+
+/* The optional per-cell groups /<top>/<cell_id>, in one order: what a
+ * rewrite removes, a merge copies as stored and info --check reads. */
+#define ARCHIVE_N_CELL_GROUPS 3
+#define ARCHIVE_CELL_GROUPS ((const char *const[ARCHIVE_N_CELL_GROUPS]){"points", "params", "fields"})
 
 /* The result columns of a /cells row (memory layout; names as in the file). */
 typedef struct {
@@ -277,6 +283,13 @@ int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info 
  * bulk builder, archive_build.c). */
 int archive_write_points(hid_t file, const cs_cell_result *r, const char *path);
 int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
+/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype,
+ * chunked, shuffled and Fletcher32-checked, not deflated. */
+int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols, hid_t ftype,
+                        hid_t mtype, size_t elem_bytes, const void *v, const char *path);
+/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
+int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
+                              char name[64], hid_t *g);
 /* 0, or -1 when the row cannot be read. */
 int archive_read_run(hid_t file, int64_t row, cs_run_info *run);
 
@@ -314,15 +327,15 @@ int archive_reader_open(const char *path, archive_reader *rd);
 void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
-/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points or /params. */
+/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points, /params or /fields. */
 enum { ARCHIVE_READ_NO_GROUPS = 1 };
 int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
                                int64_t *n_out);
-/* The /points/<id> and /params/<id> groups of r->cell_id, when present. */
+/* The /points/<id>, /fields/<id> and /params/<id> groups of r->cell_id, when present. */
 int archive_read_groups(hid_t file, const char *path, cs_cell_result *r);
 
 /* ---- archive_build.c ---- */
-/* Copy /points/<cell_id> and /params/<cell_id> of an open archive src
+/* Copy /points/<cell_id>, /params/<cell_id> and /fields/<cell_id> of an open archive src
  * (src_path for messages) into the archive being built, as stored
  * (H5Ocopy: chunks copied compressed, checksums kept). */
 int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
@@ -332,6 +345,26 @@ void archive_results_free(cs_cell_result *res, int64_t n);
  * a group that cannot be read whole is a CS_ERR_INPUT naming it. */
 int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
+
+/* A 2-D dataset into a fresh array of memory type mtype; dims out. A
+ * missing or unreadable dataset is a refusal naming it. */
+int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes,
+                       const char *path, void **v, hsize_t dims[2]);
+/* Open /<top>/<cell_id> when there is one (*g < 0: none); its name into name. */
+int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
+                            char name[64], hid_t *g);
+
+/* ---- archive_fields.c: /fields/<cell_id> (docs/ARCHIVE.md, "/fields") ---- */
+/* A result's field is whole: N in 1..RESULT_FIELD_MAX, every array there,
+ * a finite box; or absent (fd_pred NULL, field_n 0). */
+int archive_check_fields(const char *path, const cs_cell_result *r);
+int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path);
+/* The group of r->cell_id into r (none: r unchanged); a group that cannot
+ * be read whole, or whose shapes disagree with N and r->depth, is a
+ * CS_ERR_INPUT naming it. */
+int archive_read_fields(hid_t file, const char *path, cs_cell_result *r);
+/* The fields of x and y agree bitwise (both absent counts as agreeing). */
+int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);
 
 /* ---- archive_lock.c ---- */
 /* Open (creating if absent) and lock the journal of an archive,

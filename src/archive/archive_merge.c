@@ -32,7 +32,7 @@ int archive_status_rank(cs_cell_status s) {
 int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
   if (x->status != y->status || x->n_params != y->n_params || x->n_curve != y->n_curve ||
       x->depth != y->depth || x->n_points != y->n_points || x->m != y->m ||
-      x->n_tensors != y->n_tensors || !x->pt_x != !y->pt_x)
+      x->n_tensors != y->n_tensors || !x->pt_x != !y->pt_x || !archive_same_fields(x, y))
     return 0;
   double mx[3] = {x->train_loss, x->train_acc, x->test_acc}, my[3] = {y->train_loss, y->train_acc, y->test_acc};
   if (!archive_same_doubles(mx, my, 3)) return 0;

@@ -155,7 +155,7 @@ int archive_read_spec(const char *path, char **text) {
 /* A 2-D dataset into a fresh array of elements of memory type mtype
  * (elem_bytes each); dims out. A missing or unreadable dataset is a
  * refusal naming it. */
-static int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes,
+int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes,
                               const char *path, void **v, hsize_t dims[2]) {
   *v = NULL;
   dims[0] = dims[1] = 0;
@@ -199,7 +199,7 @@ static int archive_link_lookup(hid_t loc, const char *name, const char *path, in
 
 /* Open the group /<top>/<cell_id> when there is one (*g < 0: none); its
  * name into name. */
-static int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
+int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
                                    char name[64], hid_t *g) {
   *g = H5I_INVALID_HID;
   snprintf(name, 64, "%s/%" PRId64, top, cell_id);
@@ -283,6 +283,7 @@ void archive_results_free(cs_cell_result *res, int64_t n) {
 
 int archive_read_groups(hid_t file, const char *path, cs_cell_result *r) {
   CS_CHECK(archive_read_points(file, path, r));
+  CS_CHECK(archive_read_fields(file, path, r));
   return archive_read_params(file, path, r);
 }
 

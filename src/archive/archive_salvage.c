@@ -16,7 +16,7 @@
  *              rows are contiguous, so they are whole when none of the
  *              table is unreadable, or when they are read and no unreadable
  *              row borders them.
- *   /points, /params  read whole per cell (archive_read_points/params); a
+ *   /points, /params, /fields  read whole per cell (archive_read_points/params/fields); a
  *              done cell of a spec that saves them must have them.
  *   /runs      every readable row is copied.
  * Every HDF5 identifier opened here is closed on every path
@@ -299,10 +299,14 @@ static int salvage_cell(salvage_state *s, int64_t c) {
   int rc = salvage_rows(s, c, &r, &why);
   if (!rc && !why) {
     const cs_sweep_settings *sw = spec_sweep(s->spec);
+    cs_config cfg;
     int got = archive_read_points(s->file, s->in, &r) == CS_OK &&
-              archive_read_params(s->file, s->in, &r) == CS_OK;
+              archive_read_params(s->file, s->in, &r) == CS_OK &&
+              archive_read_fields(s->file, s->in, &r) == CS_OK &&
+              spec_cell_config(s->spec, c, &cfg) == CS_OK;
     if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
     else if (r.status == CELL_DONE && sw->save_points && !r.pt_x) why = "its /points group is missing";
+    else if (r.status == CELL_DONE && cfg.field > 0 && !r.fd_pred) why = "its /fields group is missing";
     else if (r.status == CELL_DONE && sw->save_params && r.n_tensors == 0) why = "its /params group is missing";
     else if (archive_check_result(s->a, &r) != CS_OK)
       snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;

@@ -45,6 +45,7 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
                   (r->depth > 0 && !archive_has_point_arrays(r))))
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent per-point arrays", a->path,
                     r->cell_id);
+  CS_CHECK(archive_check_fields(a->path, r));
   for (int i = 0; i < r->n_tensors; i++) {
     const cs_tensor *T = &r->tensors[i];
     if (archive_check_tensor_name(T->name) != 0 || T->rows < 0 || T->cols < 0 ||
@@ -60,7 +61,7 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
  * deflated: per-point curvature and trained weights are full-precision
  * doubles that deflate shrinks by ~18% at ~100 µs per chunk, most of the
  * cost of a result with points (docs/DECISIONS.md, "Batched archive writes"). */
-static int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
+int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
                                hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
                                const char *path) {
   hsize_t dims[2] = {rows, cols}, maxdims[2], chunk[2];
@@ -92,11 +93,11 @@ static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize
                              sizeof(double), v, path);
 }
 
-/* Remove /points/<id> and /params/<id> if present (a rewrite, or leftovers
+/* Remove /points/<id>, /params/<id> and /fields/<id> if present (a rewrite, or leftovers
  * of an interrupted write). */
 static int archive_delete_cell_groups(hid_t file, int64_t cell_id, const char *path) {
-  const char *tops[2] = {"points", "params"};
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
+    const char *const *tops = ARCHIVE_CELL_GROUPS;
     if (!archive_link_exists(file, tops[k])) continue;
     char name[64];
     snprintf(name, sizeof name, "%s/%" PRId64, tops[k], cell_id);
@@ -107,7 +108,7 @@ static int archive_delete_cell_groups(hid_t file, int64_t cell_id, const char *p
 }
 
 /* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
-static int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
+int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
                                      char name[64], hid_t *g) {
   snprintf(name, 64, "%s/%" PRId64, top, cell_id);
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
@@ -333,6 +334,7 @@ int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell
   CS_CHECK(archive_delete_cell_groups(file, r->cell_id, path));
   if (r->pt_x) CS_CHECK(archive_write_points(file, r, path));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(file, r, path));
+  if (r->fd_pred) CS_CHECK(archive_write_fields(file, r, path));
   CS_CHECK(archive_grow((void **)&b->cv, &b->cap_cv, b->n_cv + (size_t)r->depth, sizeof *b->cv));
   CS_CHECK(archive_grow((void **)&b->cu, &b->cap_cu, b->n_cu + (size_t)r->n_curve, sizeof *b->cu));
   CS_CHECK(archive_grow((void **)&b->cells, &b->cap_cells, b->n_cells + 1, sizeof *b->cells));

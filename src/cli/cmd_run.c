@@ -99,8 +99,8 @@ static int parse_shard(const char *s, int *i, int *n) {
 
 static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
   int64_t n = spec_cell_count(spec), mine = 0;
-  double cost = 0, longest = 0;
-  int max_width = 0;
+  double cost = 0, longest = 0, field_cost = 0;
+  int max_width = 0, max_field = 0;
   unsigned char *mask = calloc((size_t)n, 1);
   if (!mask || sweep_shard_mask(spec, si, sn, mask)) {
     free(mask);
@@ -113,6 +113,8 @@ static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
     if (cfg.width > max_width) max_width = cfg.width;
     double k = sweep_cell_cost(&cfg);
     cost += k, mine++;
+    field_cost += sweep_cell_field_cost(&cfg);
+    if (cfg.field > max_field) max_field = cfg.field;
     if (k > longest) longest = k;
   }
   printf("spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
@@ -125,6 +127,10 @@ static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
   /* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
   printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.0f core-seconds at 10 GFLOP/s\n",
          cost / 1e9, longest / 1e9, cost / 1e10);
+  if (max_field > 0)
+    printf("field    curvature fields (up to %dx%d grid points per cell): %.3g GFLOP of that "
+           "(%.1f%%)\n", max_field, max_field, field_cost / 1e9,
+           100.0 * field_cost / (cost > 0 ? cost : 1));
   cs_config c0;
   if (spec_cell_config(spec, 0, &c0) == CS_OK) {
     printf("team     %dx%d (%d rank%s per cell), block size %d\n", c0.team_p, c0.team_q,

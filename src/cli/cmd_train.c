@@ -5,6 +5,7 @@
 #include "curvsweep/result.h"
 #include "curvsweep/cell.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,30 @@ static const char *TRAIN_HELP =
     "                  x, S, S_err, S_tilde, tr_g, logdet_g, H_norm (every number\n"
     "                  %.17g) and the class (0 degenerate, 1 flat, 2 curved,\n"
     "                  3 unresolved; docs/NUMERICS.md)\n";
+
+/* [curvature] field = N: per prefix, the shares of the grid's classes, the
+ * largest resolved |K̂|, and the grid's share predicted class 1. */
+static void print_field(const cs_cell_result *r) {
+  int64_t ng = (int64_t)r->field_n * r->field_n, ones = 0;
+  for (int64_t g = 0; g < ng; g++) ones += r->fd_pred[g];
+  printf("\ncurvature field: %dx%d grid over [%g, %g]^2, %.3f of it predicted class 1 "
+         "(/fields, docs/ARCHIVE.md)\n", r->field_n, r->field_n, r->field_lo, r->field_hi,
+         (double)ones / (double)ng);
+  printf("prefix  curved    flat  unresolved  degenerate   max|Kh| (resolved)\n");
+  for (int l = 0; l < r->depth; l++) {
+    int64_t count[4] = {0, 0, 0, 0};
+    double kmax = 0.0;
+    for (int64_t g = 0; g < ng; g++) {
+      int64_t i = (int64_t)l * ng + g;
+      int c = r->fd_class[i];
+      if (c >= 0 && c < 4) count[c]++;
+      if ((c == GEOM_FLAT || c == GEOM_CURVED) && fabs(r->fd_K_hat[i]) > kmax) kmax = fabs(r->fd_K_hat[i]);
+    }
+    printf("%-6d  %6.3f  %6.3f  %10.3f  %10.3f   %.4e\n", l + 1, (double)count[GEOM_CURVED] / ng,
+           (double)count[GEOM_FLAT] / ng, (double)count[GEOM_UNRESOLVED] / ng,
+           (double)count[GEOM_DEGENERATE] / ng, kmax);
+  }
+}
 
 /* --save-points: every value of /points/<cell>/, one line per (layer, point). */
 static void print_points(const cs_cell_result *r) {
@@ -111,6 +136,7 @@ int cmd_train(int argc, char **argv) {
     printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
            cfg.points, cfg.sigma);
     cli_print_curvature_table(res.depth, res.curv);
+    if (res.fd_pred) print_field(&res);
     if (save_points) print_points(&res);
   }
   result_free(&res);

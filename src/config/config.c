@@ -17,7 +17,7 @@ cs_config config_default(void) {
       .family = FAMILY_MEMORY, .gate = GATE_G1, .width = 16, .slots = 3, .heads = 1, .residual = 0, .norm = NORM_NONE,
       .epochs = 100, .batch = 256, .lr = 3e-3, .schedule = SCHEDULE_CONSTANT,
       .weight_decay = 0.0, .eval_every = 10,
-      .points = 128, .sigma = 1.0, .exact_dim_max = 8,
+      .points = 128, .sigma = 1.0, .exact_dim_max = 8, .field = 0,
       .team_p = 1, .team_q = 1, .team_block = 64,
   };
 }

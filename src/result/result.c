@@ -31,6 +31,19 @@ void result_point_arrays(cs_cell_result *r, double **out[RESULT_N_POINT_ARRAYS])
   out[3] = &r->pt_tr_g, out[4] = &r->pt_logdet_g, out[5] = &r->pt_H_norm;
 }
 
+const char *const RESULT_FIELD_NAMES[RESULT_N_FIELD_ARRAYS] = {"K", "K_tilde", "K_hat",
+                                                                "logdet_g", "aniso", "S_err"};
+
+void result_field_arrays(cs_cell_result *r, double **out[RESULT_N_FIELD_ARRAYS]) {
+  out[0] = &r->fd_K, out[1] = &r->fd_K_tilde, out[2] = &r->fd_K_hat;
+  out[3] = &r->fd_logdet_g, out[4] = &r->fd_aniso, out[5] = &r->fd_S_err;
+}
+
+double result_field_coord(const cs_cell_result *r, int k) {
+  double h = (r->field_hi - r->field_lo) / r->field_n; /* the cell width, then its centre */
+  return r->field_lo + (k + 0.5) * h;
+}
+
 /* Drop every per-point pointer (after a raw struct copy or a free). */
 static void result_forget_points(cs_cell_result *r) {
   double **arr[RESULT_N_POINT_ARRAYS];
@@ -38,18 +51,27 @@ static void result_forget_points(cs_cell_result *r) {
   for (int i = 0; i < RESULT_N_POINT_ARRAYS; i++) *arr[i] = NULL;
   r->pt_x = NULL;
   r->pt_class = NULL;
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays(r, fd);
+  for (int i = 0; i < RESULT_N_FIELD_ARRAYS; i++) *fd[i] = NULL;
+  r->fd_class = NULL;
+  r->fd_pred = NULL;
 }
 
 void result_free(cs_cell_result *r) {
   double **arr[RESULT_N_POINT_ARRAYS];
   result_point_arrays(r, arr);
   for (int i = 0; i < RESULT_N_POINT_ARRAYS; i++) free(*arr[i]);
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays(r, fd);
+  for (int i = 0; i < RESULT_N_FIELD_ARRAYS; i++) free(*fd[i]);
+  free(r->fd_class), free(r->fd_pred);
   free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_class);
   for (int i = 0; i < r->n_tensors; i++) free(r->tensors[i].v);
   free(r->tensors);
   result_forget_points(r);
   r->curve = NULL, r->curv = NULL, r->tensors = NULL;
-  r->n_curve = r->depth = r->n_points = r->n_tensors = 0;
+  r->n_curve = r->depth = r->n_points = r->n_tensors = r->field_n = 0;
 }
 
 typedef struct {
@@ -127,6 +149,14 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
     for (int i = 0; !rc && i < RESULT_N_POINT_ARRAYS; i++) rc = put(&w, *arr[i], sizeof(double) * np);
     if (!rc) rc = put(&w, res->pt_class, sizeof(int8_t) * np);
   }
+  if (!rc && res->fd_pred) {
+    size_t ng = (size_t)res->field_n * res->field_n;
+    double **fd[RESULT_N_FIELD_ARRAYS];
+    result_field_arrays((cs_cell_result *)res, fd);
+    for (int i = 0; !rc && i < RESULT_N_FIELD_ARRAYS; i++) rc = put(&w, *fd[i], sizeof(double) * L * ng);
+    if (!rc) rc = put(&w, res->fd_class, sizeof(int8_t) * L * ng);
+    if (!rc) rc = put(&w, res->fd_pred, sizeof(int8_t) * ng);
+  }
   for (int i = 0; !rc && i < res->n_tensors; i++) {
     cs_tensor head;
     memset(&head, 0, sizeof head); /* no garbage after the name, no pointer */
@@ -147,7 +177,7 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
 
 static int unpack(reader *r, cs_cell_result *res) {
   CS_CHECK(get(r, res, sizeof *res));
-  int has_points = res->pt_x != NULL;
+  int has_points = res->pt_x != NULL, has_field = res->fd_pred != NULL;
   res->curve = NULL, res->curv = NULL;
   result_forget_points(res);
   int nt = res->n_tensors;
@@ -156,6 +186,10 @@ static int unpack(reader *r, cs_cell_result *res) {
     return cs_error(CS_ERR_INTERNAL, "malformed result message: a negative count (curve %d, "
                     "depth %d, points %d x %d, tensors %d)", res->n_curve, res->depth,
                     res->n_points, res->m, nt);
+  if (res->field_n < 0 || res->field_n > RESULT_FIELD_MAX || has_field != (res->field_n > 0))
+    return cs_error(CS_ERR_INTERNAL, "malformed result message: a field of %d x %d points "
+                    "(allowed: 0..%d, announced %s)", res->field_n, res->field_n,
+                    RESULT_FIELD_MAX, has_field ? "present" : "absent");
   size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
   CS_CHECK(get_array(r, (void **)&res->curve, (size_t)res->n_curve, sizeof *res->curve));
   CS_CHECK(get_array(r, (void **)&res->curv, L, sizeof *res->curv));
@@ -166,6 +200,15 @@ static int unpack(reader *r, cs_cell_result *res) {
     for (int i = 0; i < RESULT_N_POINT_ARRAYS; i++)
       CS_CHECK(get_array(r, (void **)arr[i], np, sizeof(double)));
     CS_CHECK(get_array(r, (void **)&res->pt_class, np, sizeof(int8_t)));
+  }
+  if (has_field) {
+    size_t ng = (size_t)res->field_n * res->field_n;
+    double **fd[RESULT_N_FIELD_ARRAYS];
+    result_field_arrays(res, fd);
+    for (int i = 0; i < RESULT_N_FIELD_ARRAYS; i++)
+      CS_CHECK(get_array(r, (void **)fd[i], L * ng, sizeof(double)));
+    CS_CHECK(get_array(r, (void **)&res->fd_class, L * ng, sizeof(int8_t)));
+    CS_CHECK(get_array(r, (void **)&res->fd_pred, ng, sizeof(int8_t)));
   }
   if (nt) {
     if ((size_t)nt > (r->len - r->pos) / sizeof *res->tensors)

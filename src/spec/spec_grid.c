@@ -151,8 +151,32 @@ static int check_family_arch(parse_state *st) {
   return CS_OK;
 }
 
+/* A curvature field is a grid over the input plane (docs/SPEC.md): field > 0
+ * needs input_dim 2 on every cell it meets. Only a written field key can be
+ * > 0, so the message names it, with where the input_dim came from. */
+static int check_field_dim(parse_state *st) {
+  key_values fields, dims;
+  key_values_of(st->spec, K_FIELD, st->spec->base.field, &fields);
+  key_values_of(st->spec, K_INPUT_DIM, st->spec->base.input_dim, &dims);
+  for (int64_t i = 0; i < fields.n; i++)
+    for (int64_t j = 0; j < dims.n; j++) {
+      if (fields.v[i] == 0 || dims.v[j] == 2) continue;
+      char src[64];
+      int on_grid = st->axis_line[K_FIELD] != 0;
+      int line = on_grid ? st->axis_line[K_FIELD] : st->fixed_line[K_FIELD];
+      return spec_fail_key(st, line, on_grid ? SEC_GRID : SEC_CURVATURE, "field",
+                           "%" PRId64 " needs input_dim 2 (a grid over the input plane), but "
+                           "input_dim %" PRId64 " is in the grid (%s); allowed with input_dim "
+                           "%" PRId64 ": 0",
+                           fields.v[i], dims.v[j], key_source(st, K_INPUT_DIM, src, sizeof src),
+                           dims.v[j]);
+    }
+  return CS_OK;
+}
+
 int spec_check_grid(parse_state *st) {
   CS_CHECK(check_heads_divide_width(st));
+  CS_CHECK(check_field_dim(st));
   CS_CHECK(check_family_arch(st));
   return check_task_dims(st);
 }

@@ -32,7 +32,7 @@ enum {
   K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_LABEL_NOISE,             /* [task] */
   K_FAMILY, K_GATE, K_WIDTH, K_SLOTS, K_HEADS, K_RESIDUAL, K_NORM,       /* [model] */
   K_EPOCHS, K_BATCH, K_LR, K_SCHEDULE, K_WEIGHT_DECAY, K_EVAL_EVERY,     /* [train] */
-  K_POINTS, K_SIGMA, K_EXACT_DIM_MAX,                                    /* [curvature] */
+  K_POINTS, K_SIGMA, K_EXACT_DIM_MAX, K_FIELD,                           /* [curvature] */
   K_TEAM_GRID, K_TEAM_BLOCK,                                             /* [team] */
   K_COUNT
 };

@@ -63,6 +63,9 @@ const key_desc SPEC_KEYS[K_COUNT] = {
                  .rmin_open = 1, .axis_ok = 1, .allowed = "a real number > 0"},
     [K_EXACT_DIM_MAX] = {"exact_dim_max", SEC_CURVATURE, KIND_INT, .imin = 2, .imax = INT_MAX,
                          .axis_ok = 1, .allowed = "an integer >= 2"},
+    [K_FIELD] = {"field", SEC_CURVATURE, KIND_INT, .imin = 0, .imax = CONFIG_FIELD_MAX,
+                 .axis_ok = 1,
+                 .allowed = "an integer in [0, 512] (0 = off; > 0 only with input_dim 2)"},
     [K_TEAM_GRID] = {"grid", SEC_TEAM, KIND_TEAM,
                      .allowed = "PxQ with P, Q >= 1 (e.g. 1x1, 2x2)"},
     [K_TEAM_BLOCK] = {"block", SEC_TEAM, KIND_INT, .imin = 1, .imax = 4096,
@@ -143,6 +146,7 @@ void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v)
     case K_POINTS: c->points = (int)v.i; break;
     case K_SIGMA: c->sigma = v.r; break;
     case K_EXACT_DIM_MAX: c->exact_dim_max = (int)v.i; break;
+    case K_FIELD: c->field = (int)v.i; break;
     case K_TEAM_BLOCK: c->team_block = (int)v.i; break;
     default: break;  /* name, output, team grid are applied where parsed */
   }

@@ -48,7 +48,16 @@ double sweep_cell_cost(const cs_config *c) {
                  (c->train_points + c->test_points) * F;
   int m = c->input_dim, C = 1 + m + m * (m + 1) / 2;
   double curv = (m == 2 ? 2.0 : 1.0) * c->points * C * F * 3.0;
-  return train + evals + curv;
+  return train + evals + curv + sweep_cell_field_cost(c);
+}
+
+double sweep_cell_field_cost(const cs_config *c) {
+  if (c->field <= 0 || c->input_dim != 2) return 0.0;
+  /* N² grid points: second-order jets (C = 6 rows) with the same factor 3
+   * for geom and the directed-rounding checks as the evaluation points,
+   * plus one value forward for the predicted class */
+  double F = model_forward_flops_per_point(c), n = (double)c->field * c->field;
+  return n * 6 * F * 3.0 + n * F;
 }
 
 typedef struct {

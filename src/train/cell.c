@@ -196,10 +196,68 @@ static int measure_check_finite(int64_t n, const geom_point *pts, const cs_confi
   return CS_OK;
 }
 
+_Static_assert(CONFIG_FIELD_MAX == RESULT_FIELD_MAX, "the spec's field bound is the result's");
+
+/* The model's predicted class (argmax of the logits, ties to class 0) at n
+ * points x (n × m), from a value forward in chunks: pred (n). */
+static int field_predict(const cs_model *M, int n, int m, const double *x, int8_t *pred) {
+  cs_acts *V;
+  CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 0, &V));
+  int rc = CS_OK, chunk = model_acts_capacity(V);
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    rc = model_forward(M, V, cnt, x + (int64_t)p0 * m);
+    const double *logits = model_logits(V); /* cnt × 2 */
+    for (int p = 0; p < cnt && !rc; p++)
+      pred[p0 + p] = (int8_t)(logits[2 * p + 1] > logits[2 * p]);
+  }
+  model_acts_free(V);
+  return rc;
+}
+
+/* The curvature field (cfg->field = N > 0, m = 2; docs/ARCHIVE.md, "/fields"):
+ * the N × N cell centres of the task's input box through the same jets →
+ * geom path as the evaluation points (cell_curvature_points, its own
+ * Monte Carlo stream "curv-field"), and the predicted class there. res:
+ * field_n, field_lo/hi and the fd_* arrays. work: the jet workspace. */
+static int measure_field(const cs_model *M, cs_acts *work, const cs_config *cfg,
+                         cs_cell_result *res, double **grid, geom_point **pts) {
+  int L = model_depth(M), N = cfg->field;
+  int64_t ng = (int64_t)N * N, nl = (int64_t)L * ng;
+  res->field_n = N;
+  task_domain(cfg->task, 2, &res->field_lo, &res->field_hi);
+  CS_CHECK(CS_CALLOC(*grid, 2 * ng));
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      (*grid)[2 * ((int64_t)i * N + j)] = result_field_coord(res, j);
+      (*grid)[2 * ((int64_t)i * N + j) + 1] = result_field_coord(res, i);
+    }
+  CS_CHECK(CS_CALLOC(*pts, nl));
+  CS_CHECK(cell_curvature_points(M, work, cfg, (int)ng, *grid, "curv-field", *pts));
+  CS_CHECK(measure_check_finite(nl, *pts, cfg));
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays(res, fd);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++) CS_CHECK(CS_CALLOC(*fd[k], nl));
+  CS_CHECK(CS_CALLOC(res->fd_class, nl));
+  CS_CHECK(CS_CALLOC(res->fd_pred, ng));
+  for (int64_t i = 0; i < nl; i++) {
+    const geom_point *p = &(*pts)[i];
+    int deg = p->degenerate;
+    res->fd_K[i] = deg ? NAN : p->K;
+    res->fd_K_tilde[i] = deg ? NAN : p->K_tilde;
+    res->fd_K_hat[i] = deg ? NAN : p->K_hat;
+    res->fd_logdet_g[i] = deg ? NAN : p->logdet_g;
+    res->fd_aniso[i] = deg ? NAN : geom_anisotropy_index(2, p->tr_g, p->logdet_g);
+    res->fd_S_err[i] = deg ? NAN : p->S_err;
+    res->fd_class[i] = (int8_t)p->cls;
+  }
+  return field_predict(M, (int)ng, 2, *grid, res->fd_pred);
+}
+
 typedef struct {
   cs_dataset eval;
-  double *box_x;
-  geom_point *pts, *box;
+  double *box_x, *field_x;
+  geom_point *pts, *box, *field;
   double *sink; /* 2L: sink_mass, max_attn per prefix */
   cs_acts *jets; /* one jet workspace for the evaluation and the box points */
 } measure_state;
@@ -240,6 +298,7 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
     res->curv[l].sink_mass = s->sink[l];
     res->curv[l].max_attn = s->sink[L + l];
   }
+  if (cfg->field > 0 && m == 2) CS_CHECK(measure_field(M, s->jets, cfg, res, &s->field_x, &s->field));
   if (save_points) {
     res->n_points = n;
     res->m = m;
@@ -273,7 +332,7 @@ int cell_measure_curvature(const cs_model *M, const cs_config *cfg, int save_poi
   memset(&s, 0, sizeof s);
   int rc = measure(M, cfg, save_points, res, &s);
   task_dataset_free(&s.eval);
-  free(s.box_x), free(s.pts), free(s.box), free(s.sink);
+  free(s.box_x), free(s.pts), free(s.box), free(s.sink), free(s.field_x), free(s.field);
   model_acts_free(s.jets);
   return rc;
 }

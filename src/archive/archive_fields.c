@@ -1,0 +1,148 @@
+/* archive_fields.c — the curvature field of a cell ([curvature] field = N,
+ * docs/ARCHIVE.md, "/fields"): the group /fields/<cell_id> with
+ *   K, K_tilde, K_hat, logdet_g, aniso, S_err   float64 (L, N·N)
+ *   class                                       int8 enum geom_class (L, N·N)
+ *   pred                                        int8 (N, N), predicted class
+ * and the attributes N (int64) and box (float64 [lo, hi]). Column g = i·N + j
+ * of an (L, N·N) dataset, and pred[i][j], is the grid point
+ * x = (lo + (j + ½)h, lo + (i + ½)h), h = (hi − lo)/N. The group is optional:
+ * readers that do not know it never open it, so it needs no format_version
+ * of its own (docs/DECISIONS.md). */
+#include "archive_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int archive_check_fields(const char *path, const cs_cell_result *r) {
+  if (!r->fd_pred && r->field_n == 0) return CS_OK;
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays((cs_cell_result *)r, fd);
+  int whole = r->fd_pred && r->field_n >= 1 && r->field_n <= RESULT_FIELD_MAX &&
+              (r->depth == 0 || r->fd_class) && isfinite(r->field_lo) &&
+              isfinite(r->field_hi) && r->field_lo < r->field_hi;
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS && whole; k++) whole = r->depth == 0 || *fd[k];
+  if (!whole)
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent curvature field (N %d, "
+                    "box [%g, %g])", path, r->cell_id, r->field_n, r->field_lo, r->field_hi);
+  return CS_OK;
+}
+
+/* The attribute box = [lo, hi] (float64). */
+static int fields_write_box(hid_t g, double lo, double hi, const char *path) {
+  hsize_t two = 2;
+  double box[2] = {lo, hi};
+  hid_t space = H5Screate_simple(1, &two, NULL), attr = H5I_INVALID_HID;
+  if (space >= 0) attr = H5Acreate2(g, "box", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = CS_OK;
+  if (attr < 0 || H5Awrite(attr, H5T_NATIVE_DOUBLE, box) < 0) {
+    archive_h5_note();
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the attribute box", path);
+  }
+  archive_h5_close_id(&attr, H5Aclose);
+  archive_h5_close_id(&space, H5Sclose);
+  return rc;
+}
+
+static int fields_read_box(hid_t g, double box[2], const char *path, const char *name) {
+  hid_t attr = H5Aopen(g, "box", H5P_DEFAULT), space = H5I_INVALID_HID;
+  hsize_t n = 0;
+  int ok = attr >= 0 && (space = H5Aget_space(attr)) >= 0 &&
+           H5Sget_simple_extent_ndims(space) == 1 &&
+           H5Sget_simple_extent_dims(space, &n, NULL) == 1 && n == 2 &&
+           H5Aread(attr, H5T_NATIVE_DOUBLE, box) >= 0;
+  archive_h5_close_id(&space, H5Sclose);
+  archive_h5_close_id(&attr, H5Aclose);
+  if (!ok) return archive_h5_error(CS_ERR_INPUT, "%s: /%s has no box attribute [lo, hi]", path, name);
+  if (!isfinite(box[0]) || !isfinite(box[1]) || !(box[0] < box[1]))
+    return cs_error(CS_ERR_INPUT, "%s: /%s box [%g, %g] is not an interval", path, name, box[0],
+                    box[1]);
+  return CS_OK;
+}
+
+int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_create(file, "fields", r->cell_id, path, name, &g));
+  hsize_t N = (hsize_t)r->field_n, L = (hsize_t)r->depth;
+  int rc = archive_attr_write_i64(g, "N", H5T_STD_I64LE, r->field_n, path);
+  if (!rc) rc = fields_write_box(g, r->field_lo, r->field_hi, path);
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays((cs_cell_result *)r, fd);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS && !rc; k++)
+    rc = archive_write_array(g, RESULT_FIELD_NAMES[k], L, N * N, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                             sizeof(double), *fd[k], path);
+  hid_t ft = archive_class_type(H5T_STD_I8LE), mt = archive_class_type(H5T_NATIVE_INT8);
+  if (!rc && (ft < 0 || mt < 0))
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot build the class enum type", path);
+  if (!rc)
+    rc = archive_write_array(g, "class", L, N * N, ft, mt, sizeof(int8_t), r->fd_class, path);
+  if (!rc)
+    rc = archive_write_array(g, "pred", N, N, H5T_STD_I8LE, H5T_NATIVE_INT8, sizeof(int8_t),
+                             r->fd_pred, path);
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&mt, H5Tclose);
+  H5Gclose(g);
+  return rc;
+}
+
+/* One dataset of the group into *v, its shape checked against rows × cols. */
+static int fields_read_one(hid_t g, const char *field, hid_t mt, size_t elem, hsize_t rows,
+                           hsize_t cols, const char *path, const char *name, void **v) {
+  hsize_t dims[2];
+  CS_CHECK(archive_read_array(g, field, mt, elem, path, v, dims));
+  if (dims[0] != rows || dims[1] != cols)
+    return cs_error(CS_ERR_INPUT, "%s: /%s/%s is %llu x %llu, expected %llu x %llu", path, name,
+                    field, (unsigned long long)dims[0], (unsigned long long)dims[1],
+                    (unsigned long long)rows, (unsigned long long)cols);
+  return CS_OK;
+}
+
+static int fields_read_group(hid_t g, const char *path, const char *name, cs_cell_result *r) {
+  int64_t N;
+  if (archive_attr_read_i64(g, "N", &N) != 0 || N < 1 || N > RESULT_FIELD_MAX)
+    return cs_error(CS_ERR_INPUT, "%s: /%s has no attribute N in 1..%d", path, name,
+                    RESULT_FIELD_MAX);
+  double box[2];
+  CS_CHECK(fields_read_box(g, box, path, name));
+  r->field_n = (int)N, r->field_lo = box[0], r->field_hi = box[1];
+  hsize_t L = (hsize_t)r->depth, ng = (hsize_t)(N * N);
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays(r, fd);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++)
+    CS_CHECK(fields_read_one(g, RESULT_FIELD_NAMES[k], H5T_NATIVE_DOUBLE, sizeof(double), L, ng,
+                             path, name, (void **)fd[k]));
+  hid_t ct = archive_class_type(H5T_NATIVE_INT8);
+  if (ct < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot build the class enum type", path);
+  int rc = fields_read_one(g, "class", ct, sizeof(int8_t), L, ng, path, name, (void **)&r->fd_class);
+  H5Tclose(ct);
+  CS_CHECK(rc);
+  return fields_read_one(g, "pred", H5T_NATIVE_INT8, sizeof(int8_t), (hsize_t)N, (hsize_t)N, path,
+                         name, (void **)&r->fd_pred);
+}
+
+int archive_read_fields(hid_t file, const char *path, cs_cell_result *r) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_open(file, "fields", r->cell_id, path, name, &g));
+  if (g < 0) return CS_OK;
+  int rc = fields_read_group(g, path, name, r);
+  H5Gclose(g);
+  return rc;
+}
+
+int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y) {
+  if (!x->fd_pred != !y->fd_pred || x->field_n != y->field_n || x->depth != y->depth) return 0;
+  if (!x->fd_pred) return 1;
+  if (memcmp(&x->field_lo, &y->field_lo, sizeof x->field_lo) ||
+      memcmp(&x->field_hi, &y->field_hi, sizeof x->field_hi))
+    return 0;
+  size_t ng = (size_t)x->field_n * x->field_n, nl = (size_t)x->depth * ng;
+  double **fx[RESULT_N_FIELD_ARRAYS], **fy[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays((cs_cell_result *)x, fx);
+  result_field_arrays((cs_cell_result *)y, fy);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++)
+    if (nl && memcmp(*fx[k], *fy[k], nl * sizeof(double))) return 0;
+  return (!nl || !memcmp(x->fd_class, y->fd_class, nl)) && !memcmp(x->fd_pred, y->fd_pred, ng);
+}
