@@ -22,7 +22,9 @@
  * GFLOP/s counts the la products, as for the memory cells (the per-point
  * token products Q Kᵀ and P V are loops outside la, docs/DECISIONS.md).
  *
- *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [reps w16] [reps w128] [reps self] */
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [reps w16] [reps w128] [reps self]
+ *
+ * A repeat count of 0 skips that cell (for profiling one cell alone). */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/tasks.h"
@@ -139,7 +141,8 @@ int main(int argc, char **argv) {
   double peak = dgemm_gflops(1024, 3);
   cell_numbers cells[3];
   for (int i = 0; i < 3; i++) {
-    if (bench_cell(widths[i], family[i], reps[i] < 1 ? 1 : reps[i], &cells[i])) {
+    if (reps[i] < 1) continue;
+    if (bench_cell(widths[i], family[i], reps[i], &cells[i])) {
       fprintf(stderr, "bench: %s\n", cs_error_message());
       return 1;
     }
@@ -149,6 +152,7 @@ int main(int argc, char **argv) {
   printf("single-core dgemm (1024^3, through la, best before/after): %.2f GFLOP/s\n", peak);
   static const char *names[LA_PROF_KINDS] = {"GEMM", "element-wise", "softmax", "optimizer"};
   for (int i = 0; i < 3; i++) {
+    if (reps[i] < 1) continue;
     const cell_numbers *n = &cells[i];
     printf("%s gated%s depth 4 width %3d%s, circles, 2048 pts, batch 256, 100 epochs: %.3f s, "
            "%.2f GFLOP/s (%.1f%% of dgemm), test acc %.3f\n",

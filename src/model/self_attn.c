@@ -202,9 +202,38 @@ static void tokens_forward(const cs_model *M, const jet_shape *js, int T, int N,
   }
 }
 
+/* out[s] = Σ_i q[i] K[s, i] (i = 0..dh−1 in order, as one dot product
+ * would sum) for the T rows s of K (ld ldk). Four rows at a time, so four
+ * independent sums are in flight instead of one chain of dependent adds;
+ * a short last block repeats its last row and drops the copies. Each sum
+ * is the same operations in the same order as the plain loop: same bits. */
+#define SELF_INLINE static inline __attribute__((always_inline))
+
+SELF_INLINE void row_dots(int T, int dh, const double *restrict q, const double *restrict K, int ldk,
+                     double *restrict out) {
+  for (int s0 = 0; s0 < T; s0 += 4) {
+    const double *k0 = K + (int64_t)s0 * ldk;
+    const double *k1 = K + (int64_t)(s0 + 1 < T ? s0 + 1 : T - 1) * ldk;
+    const double *k2 = K + (int64_t)(s0 + 2 < T ? s0 + 2 : T - 1) * ldk;
+    const double *k3 = K + (int64_t)(s0 + 3 < T ? s0 + 3 : T - 1) * ldk;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (int i = 0; i < dh; i++) {
+      double qi = q[i];
+      a0 += qi * k0[i];
+      a1 += qi * k1[i];
+      a2 += qi * k2[i];
+      a3 += qi * k3[i];
+    }
+    out[s0] = a0;
+    if (s0 + 1 < T) out[s0 + 1] = a1;
+    if (s0 + 2 < T) out[s0 + 2] = a2;
+    if (s0 + 3 < T) out[s0 + 3] = a3;
+  }
+}
+
 /* Scores on values (C = 1), the training pass: the pairs loop of
  * scores_forward is one term, unrolled away. */
-static void scores_values(int N, int T, int H, int dh, double scale, const double *restrict Q,
+SELF_INLINE void scores_values_body(int N, int T, int H, int dh, double scale, const double *restrict Q,
                           int ldq, const double *restrict K, int ldk, double *restrict out) {
   int HT = H * T;
   for (int p = 0; p < N; p++) {
@@ -212,19 +241,28 @@ static void scores_values(int N, int T, int H, int dh, double scale, const doubl
     double *op = out + (int64_t)p * T * HT;
     for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++) {
-        const double *q = Qp + (int64_t)t * ldq + j * dh;
-        for (int s = 0; s < T; s++) {
-          const double *k = Kp + (int64_t)s * ldk + j * dh;
-          double acc = 0.0;
-          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
-          op[t * HT + j * T + s] = scale * acc;
-        }
+        double *orow = op + t * HT + j * T;
+        row_dots(T, dh, Qp + (int64_t)t * ldq + j * dh, Kp + j * dh, ldk, orow);
+        for (int s = 0; s < T; s++) orow[s] *= scale;
       }
   }
 }
 
+/* The token count T of the default tasks (m = 2, docs/MODELS.md) gets a
+ * copy of the per-point loops with T a constant, which the compiler
+ * unrolls; the same operations in the same order as the general copy. */
+#define SELF_T_COMMON 3
+
+static void scores_values(int N, int T, int H, int dh, double scale, const double *Q, int ldq,
+                          const double *K, int ldk, double *out) {
+  if (T == SELF_T_COMMON)
+    scores_values_body(N, SELF_T_COMMON, H, dh, scale, Q, ldq, K, ldk, out);
+  else
+    scores_values_body(N, T, H, dh, scale, Q, ldq, K, ldk, out);
+}
+
 /* O = P V on values (C = 1). */
-static void values_values(int N, int T, int H, int dh, const double *restrict P,
+SELF_INLINE void values_values_body(int N, int T, int H, int dh, const double *restrict P,
                           const double *restrict V, int ldv, double *restrict out) {
   int HT = H * T, d = H * dh;
   for (int p = 0; p < N; p++) {
@@ -242,6 +280,14 @@ static void values_values(int N, int T, int H, int dh, const double *restrict P,
         }
       }
   }
+}
+
+static void values_values(int N, int T, int H, int dh, const double *P, const double *V, int ldv,
+                          double *out) {
+  if (T == SELF_T_COMMON)
+    values_values_body(N, SELF_T_COMMON, H, dh, P, V, ldv, out);
+  else
+    values_values_body(N, T, H, dh, P, V, ldv, out);
 }
 
 /* Scores on jets, per point p, head j, query t, key s, jet row r:
@@ -435,13 +481,13 @@ static void gate_backward(const cs_model *M, int64_t rows, const double *dout, c
  *   dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s];   dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t]
  * dQ, dK, dV (ld lddq, lddk, lddv) are overwritten; they may be column
  * blocks of one array (disjoint columns: restrict holds). */
-static void attention_backward(const self_acts *S, int N, int H, int dh,
+SELF_INLINE void attention_backward_body(int T, int N, int H, int dh,
                                const double *restrict P, const double *restrict dO,
                                const double *restrict Q, int ldq, const double *restrict K,
                                int ldk, const double *restrict V, int ldv, double *restrict dP,
                                double *restrict dQ, int lddq, double *restrict dK, int lddk,
                                double *restrict dV, int lddv) {
-  int T = S->T, HT = H * T, d = H * dh;
+  int HT = H * T, d = H * dh;
   double scale = 1.0 / sqrt((double)dh);
   for (int p = 0; p < N; p++) {
     int64_t base = (int64_t)p * T;
@@ -453,18 +499,15 @@ static void attention_backward(const self_acts *S, int N, int H, int dh,
       const double *dot = dO + (base + t) * d, *pt = P + (base + t) * HT;
       double *dpt = dP + (base + t) * HT;
       for (int j = 0; j < H; j++) {
-        double dotp = 0.0;
+        const double *dotj = dot + j * dh, *ptj = pt + j * T;
+        double *dptj = dpt + j * T, dotp = 0.0;
+        row_dots(T, dh, dotj, V + base * ldv + j * dh, ldv, dptj);
         for (int s = 0; s < T; s++) {
-          const double *vs = V + (base + s) * ldv + j * dh;
-          double *dvs = dV + (base + s) * lddv + j * dh, acc = 0.0, w = pt[j * T + s];
-          for (int i = 0; i < dh; i++) {
-            acc += dot[j * dh + i] * vs[i];
-            dvs[i] += w * dot[j * dh + i];
-          }
-          dpt[j * T + s] = acc;
-          dotp += w * acc;
+          double *dvs = dV + (base + s) * lddv + j * dh, w = ptj[s];
+          for (int i = 0; i < dh; i++) dvs[i] += w * dotj[i];
+          dotp += w * dptj[s];
         }
-        for (int s = 0; s < T; s++) dpt[j * T + s] = pt[j * T + s] * (dpt[j * T + s] - dotp);
+        for (int s = 0; s < T; s++) dptj[s] = ptj[s] * (dptj[s] - dotp);
       }
     }
     for (int t = 0; t < T; t++) {
@@ -483,6 +526,18 @@ static void attention_backward(const self_acts *S, int N, int H, int dh,
         }
     }
   }
+}
+
+static void attention_backward(const self_acts *S, int N, int H, int dh, const double *P,
+                               const double *dO, const double *Q, int ldq, const double *K,
+                               int ldk, const double *V, int ldv, double *dP, double *dQ, int lddq,
+                               double *dK, int lddk, double *dV, int lddv) {
+  if (S->T == SELF_T_COMMON)
+    attention_backward_body(SELF_T_COMMON, N, H, dh, P, dO, Q, ldq, K, ldk, V, ldv, dP, dQ, lddq,
+                            dK, lddk, dV, lddv);
+  else
+    attention_backward_body(S->T, N, H, dh, P, dO, Q, ldq, K, ldk, V, ldv, dP, dQ, lddq, dK, lddk,
+                            dV, lddv);
 }
 
 /* One layer backward on values: dXn (NT × d, gradient of X_{l+1}) -> dX. */
