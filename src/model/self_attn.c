@@ -262,23 +262,29 @@ static void scores_values(int N, int T, int H, int dh, double scale, const doubl
 }
 
 /* O = P V on values (C = 1). */
+/* out[i] = Σ_s (scale · w[s·wst]) rows[s, i] for i < dh, each summed over
+ * s = 0..T−1 in order from 0 in a register (the order in which the plain
+ * loops accumulated into memory: same bits). With T a constant the s loop
+ * unrolls and the i loop vectorises. */
+SELF_INLINE void weighted_rows(int T, int dh, double scale, const double *restrict w, int wst,
+                               const double *restrict rows, int64_t ld, double *restrict out) {
+  for (int i = 0; i < dh; i++) {
+    double acc = 0.0;
+    for (int s = 0; s < T; s++) acc += (scale * w[s * wst]) * rows[s * ld + i];
+    out[i] = acc;
+  }
+}
+
 SELF_INLINE void values_values_body(int N, int T, int H, int dh, const double *restrict P,
-                          const double *restrict V, int ldv, double *restrict out) {
+                                    const double *restrict V, int ldv, double *restrict out) {
   int HT = H * T, d = H * dh;
   for (int p = 0; p < N; p++) {
     const double *Pp = P + (int64_t)p * T * HT, *Vp = V + (int64_t)p * T * ldv;
     double *Op = out + (int64_t)p * T * d;
     for (int t = 0; t < T; t++)
-      for (int j = 0; j < H; j++) {
-        double *o = Op + (int64_t)t * d + j * dh;
-        const double *w = Pp + (int64_t)t * HT + j * T;
-        for (int i = 0; i < dh; i++) o[i] = 0.0;
-        for (int s = 0; s < T; s++) {
-          const double *v = Vp + (int64_t)s * ldv + j * dh;
-          double ws = w[s];
-          for (int i = 0; i < dh; i++) o[i] += ws * v[i];
-        }
-      }
+      for (int j = 0; j < H; j++)
+        weighted_rows(T, dh, 1.0, Pp + (int64_t)t * HT + j * T, 1, Vp + j * dh, ldv,
+                      Op + (int64_t)t * d + j * dh);
   }
 }
 
@@ -491,40 +497,31 @@ SELF_INLINE void attention_backward_body(int T, int N, int H, int dh,
   double scale = 1.0 / sqrt((double)dh);
   for (int p = 0; p < N; p++) {
     int64_t base = (int64_t)p * T;
-    for (int s = 0; s < T; s++) {
-      memset(dK + (base + s) * lddk, 0, sizeof(double) * d);
-      memset(dV + (base + s) * lddv, 0, sizeof(double) * d);
-    }
+    /* dP and dS, per query t and head j */
     for (int t = 0; t < T; t++) {
       const double *dot = dO + (base + t) * d, *pt = P + (base + t) * HT;
       double *dpt = dP + (base + t) * HT;
       for (int j = 0; j < H; j++) {
-        const double *dotj = dot + j * dh, *ptj = pt + j * T;
+        const double *ptj = pt + j * T;
         double *dptj = dpt + j * T, dotp = 0.0;
-        row_dots(T, dh, dotj, V + base * ldv + j * dh, ldv, dptj);
-        for (int s = 0; s < T; s++) {
-          double *dvs = dV + (base + s) * lddv + j * dh, w = ptj[s];
-          for (int i = 0; i < dh; i++) dvs[i] += w * dotj[i];
-          dotp += w * dptj[s];
-        }
+        row_dots(T, dh, dot + j * dh, V + base * ldv + j * dh, ldv, dptj);
+        for (int s = 0; s < T; s++) dotp += ptj[s] * dptj[s];
         for (int s = 0; s < T; s++) dptj[s] = ptj[s] * (dptj[s] - dotp);
       }
     }
-    for (int t = 0; t < T; t++) {
-      const double *dst = dP + (base + t) * HT, *qt = Q + (base + t) * ldq;
-      double *dqt = dQ + (base + t) * lddq;
-      memset(dqt, 0, sizeof(double) * d);
+    /* dV_j[s] = Σ_t P_j[t,s] dO_j[t];  dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t] */
+    for (int s = 0; s < T; s++)
+      for (int j = 0; j < H; j++) {
+        weighted_rows(T, dh, 1.0, P + base * HT + j * T + s, HT, dO + base * d + j * dh, d,
+                      dV + (base + s) * lddv + j * dh);
+        weighted_rows(T, dh, scale, dP + base * HT + j * T + s, HT, Q + base * ldq + j * dh, ldq,
+                      dK + (base + s) * lddk + j * dh);
+      }
+    /* dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s] */
+    for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++)
-        for (int s = 0; s < T; s++) {
-          double w = scale * dst[j * T + s];
-          const double *ks = K + (base + s) * ldk + j * dh;
-          double *dks = dK + (base + s) * lddk + j * dh;
-          for (int i = 0; i < dh; i++) {
-            dqt[j * dh + i] += w * ks[i];
-            dks[i] += w * qt[j * dh + i];
-          }
-        }
-    }
+        weighted_rows(T, dh, scale, dP + (base + t) * HT + j * T, 1, K + base * ldk + j * dh, ldk,
+                      dQ + (base + t) * lddq + j * dh);
   }
 }
 
