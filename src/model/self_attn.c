@@ -363,9 +363,13 @@ static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const d
     double *gr = G + r * ng;
     for (int j = 0; j < ng; j++) gr[j] = zr[j] + (r % C == 0 ? bg[j] : 0.0);
   }
-  jet_unary(js, JET_SIGMOID, NT, ng, G, G);
-  if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
-  else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
+  if (C == 1 && ng == M->d) {
+    jet_sigmoid_gate_values((long)NT * ng, G, pre, out); /* σ and ⊙ in one pass, same bits */
+  } else {
+    jet_unary(js, JET_SIGMOID, NT, ng, G, G);
+    if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
+    else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
+  }
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
 }
 
