@@ -390,7 +390,9 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   const double *a = X;
   if (M->cfg.norm == NORM_PRE) {
     layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
+    LA_PROF_BEGIN(t4);
     model_layernorm_forward(M, js, NT, X, W + P->ln_g, W + P->ln_b, &lc, S->tmp);
+    LA_PROF_END(t4, LA_PROF_ELEMENTWISE);
     a = c->a;
   }
   /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
@@ -407,11 +409,15 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
     if (gp == GATE_G2) V = c->gated, ldv = d;
   }
   /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
+  LA_PROF_BEGIN(t2);
   scores_forward(S, C, N, H, dh, 1.0 / sqrt((double)dh), Q, ldqq, K, ldk, c->p);
+  LA_PROF_END(t2, LA_PROF_TOKENS);
   LA_PROF_BEGIN(t0);
   jet_softmax_groups(js, NT, H, T, c->p);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
+  LA_PROF_BEGIN(t3);
   values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
+  LA_PROF_END(t3, LA_PROF_TOKENS);
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
     gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
@@ -576,8 +582,10 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   if (g_qkv && gp == GATE_G4) Q = c->gated, ldqq = d, dQ = S->dgated, lddq = d;
   if (g_qkv && gp == GATE_G3) K = c->gated, ldk = d, dK = S->dgated, lddk = d;
   if (g_qkv && gp == GATE_G2) V = c->gated, ldv = d, dV = S->dgated, lddv = d;
+  LA_PROF_BEGIN(t0);
   attention_backward(S, N, H, dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, S->dp, dQ, lddq, dK, lddk,
                      dV, lddv);
+  LA_PROF_END(t0, LA_PROF_TOKENS);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
@@ -587,16 +595,20 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   la_mat dqkvz = VIEW(M, NT, ldq, ldq, S->dqkvz);
   CS_CHECK(la_gemm('T', 'N', 1.0, dqkvz, VIEW(M, NT, d, d, (double *)a), 1.0,
                    VIEW(M, ldq, d, d, Gr + P->Wq)));
+  LA_PROF_BEGIN(t1);
   if (ng) la_sum_rows(la_cols(dqkvz, 3 * d, ng), Gr + P->bg);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   double *dA = M->cfg.norm == NORM_PRE ? S->da : dX;
   CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
                    VIEW(M, NT, d, d, dA)));
+  LA_PROF_BEGIN(t2);
   if (M->cfg.norm == NORM_PRE) {
     layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
     model_layernorm_backward(M, NT, &lc, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
   }
   if (M->cfg.residual)
     for (int64_t i = 0; i < (int64_t)NT * d; i++) dX[i] += dXn[i];
+  LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
