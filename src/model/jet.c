@@ -244,8 +244,13 @@ static void softmax_values(int N, int G, int n, double *x) {
   for (int p = 0; p < N; p++) {
     double *xp = x + (long)p * w;
     for (int g = 0; g < G; g++) {
+      /* the max as fmax takes it (a NaN only when all are NaN), without a
+       * libm call per element; which zero is kept cannot change x − max */
       double mx = xp[g * n];
-      for (int i = 1; i < n; i++) mx = fmax(mx, xp[g * n + i]);
+      for (int i = 1; i < n; i++) {
+        double v = xp[g * n + i];
+        mx = v > mx || mx != mx ? v : mx;
+      }
       for (int i = 0; i < n; i++) xp[g * n + i] -= mx;
     }
   }
