@@ -420,10 +420,10 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
     LA_PROF_BEGIN(t1);
     /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
     const double *bg = W + P->bg;
-    for (int r = 0; r < R; r++) {
+    for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
       const double *zr = c->qz + (int64_t)r * ldq + d;
       double *gr = c->g + (int64_t)r * ng;
-      if (r % js->C == 0)
+      if (k == 0)
         for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
       else
         memcpy(gr, zr, sizeof(double) * (size_t)ng);
