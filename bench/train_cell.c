@@ -14,15 +14,21 @@
  * branch per region when off). The breakdown comes from as many runs
  * again with the timers on (the fastest; two clock reads per region): GEMM (every la_gemm), element-wise (biases, gate,
  * activations, LayerNorm, residuals, loss), softmax (attention softmax
- * forward and backward), optimizer (gradient zeroing and Adam), other
+ * forward and backward), optimizer (gradient zeroing and Adam), token
+ * products (the self family's per-point Q Kᵀ and P V, forward and
+ * backward), other
  * (the rest: batch gathering, shuffles, evaluation bookkeeping, calls).
  * Targets (issue 15): width 16 ≤ 0.12 s; width 128 ≥ 80% of dgemm.
  * Third cell (issue 12): the self-attention reference cell (family self,
  * gated at g1, depth 4, width 16, 2 heads, same data and schedule); its
  * GFLOP/s counts the la products, as for the memory cells (the per-point
- * token products Q Kᵀ and P V are loops outside la, docs/DECISIONS.md).
+ * token products Q Kᵀ and P V are loops outside la, docs/DECISIONS.md;
+ * the breakdown times them, with the softmax backward between them, as
+ * "token products").
  *
- *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [reps w16] [reps w128] [reps self] */
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [reps w16] [reps w128] [reps self]
+ *
+ * A repeat count of 0 skips that cell (for profiling one cell alone). */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/tasks.h"
@@ -139,7 +145,8 @@ int main(int argc, char **argv) {
   double peak = dgemm_gflops(1024, 3);
   cell_numbers cells[3];
   for (int i = 0; i < 3; i++) {
-    if (bench_cell(widths[i], family[i], reps[i] < 1 ? 1 : reps[i], &cells[i])) {
+    if (reps[i] < 1) continue;
+    if (bench_cell(widths[i], family[i], reps[i], &cells[i])) {
       fprintf(stderr, "bench: %s\n", cs_error_message());
       return 1;
     }
@@ -147,8 +154,10 @@ int main(int argc, char **argv) {
   double after = dgemm_gflops(1024, 3);
   if (after > peak) peak = after;
   printf("single-core dgemm (1024^3, through la, best before/after): %.2f GFLOP/s\n", peak);
-  static const char *names[LA_PROF_KINDS] = {"GEMM", "element-wise", "softmax", "optimizer"};
+  static const char *names[LA_PROF_KINDS] = {"GEMM", "element-wise", "softmax", "optimizer",
+                                                    "token products"};
   for (int i = 0; i < 3; i++) {
+    if (reps[i] < 1) continue;
     const cell_numbers *n = &cells[i];
     printf("%s gated%s depth 4 width %3d%s, circles, 2048 pts, batch 256, 100 epochs: %.3f s, "
            "%.2f GFLOP/s (%.1f%% of dgemm), test acc %.3f\n",

@@ -75,6 +75,8 @@ typedef enum {
   LA_PROF_ELEMENTWISE, /* biases, gates, activations, LayerNorm, residuals, loss */
   LA_PROF_SOFTMAX,     /* attention softmax forward and backward */
   LA_PROF_OPTIMIZER,   /* zeroing gradients, Adam */
+  LA_PROF_TOKENS,      /* self family: the per-point token products Q Kᵀ and P V
+                          and their backward (loops outside la) */
   LA_PROF_KINDS
 } la_prof_kind;
 extern _Thread_local int la_prof_on;

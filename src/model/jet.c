@@ -237,26 +237,41 @@ void jet_add_value_scalar(const jet_shape *s, int N, int w, double *x, double c)
   }
 }
 
-/* Softmax per group on values: α = exp(x − max) / Σ exp(x − max).
- * x (N × G·n) in place. */
-static void softmax_values(int N, int G, int n, double *x) {
-  int w = G * n;
-  for (int p = 0; p < N; p++) {
-    double *xp = x + (long)p * w;
-    for (int g = 0; g < G; g++) {
-      double mx = xp[g * n];
-      for (int i = 1; i < n; i++) mx = fmax(mx, xp[g * n + i]);
-      for (int i = 0; i < n; i++) xp[g * n + i] -= mx;
-    }
+/* Softmax per group on values, the two passes around the exp: shift each
+ * group of n by its max, and scale each by 1/Σ. Inlined into
+ * softmax_values twice, once with n = 3 (the default slot count, and the
+ * token count of the self family at m = 2) as a constant the compiler
+ * unrolls; the same operations in the same order either way. */
+static inline __attribute__((always_inline)) void softmax_shift(long groups, int n, double *x) {
+  for (long r = 0; r < groups; r++) {
+    double *xr = x + r * n;
+    /* the max as fmax takes it (a NaN only when all are NaN), without a
+     * libm call per element; which zero is kept cannot change x − max */
+    double mx = xr[0];
+    for (int i = 1; i < n; i++) mx = xr[i] > mx || mx != mx ? xr[i] : mx;
+    for (int i = 0; i < n; i++) xr[i] -= mx;
   }
-#pragma omp simd
-  for (long i = 0; i < (long)N * w; i++) x[i] = exp(x[i]);
-  for (long r = 0; r < (long)N * G; r++) { /* normalise: Σ, then × (1/Σ) */
+}
+
+static inline __attribute__((always_inline)) void softmax_scale(long groups, int n, double *x) {
+  for (long r = 0; r < groups; r++) { /* Σ, then × (1/Σ) */
     double *xr = x + r * n, acc = 0.0;
     for (int i = 0; i < n; i++) acc += xr[i];
     double inv = 1.0 / acc;
     for (int i = 0; i < n; i++) xr[i] *= inv;
   }
+}
+
+/* Softmax per group on values: α = exp(x − max) / Σ exp(x − max).
+ * x (N × G·n) in place. */
+static void softmax_values(int N, int G, int n, double *x) {
+  long groups = (long)N * G;
+  if (n == 3) softmax_shift(groups, 3, x);
+  else softmax_shift(groups, n, x);
+#pragma omp simd
+  for (long i = 0; i < groups * n; i++) x[i] = exp(x[i]);
+  if (n == 3) softmax_scale(groups, 3, x);
+  else softmax_scale(groups, n, x);
 }
 
 /* Softmax per group on jets, in the form that stays accurate when the

@@ -420,10 +420,10 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
     LA_PROF_BEGIN(t1);
     /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
     const double *bg = W + P->bg;
-    for (int r = 0; r < R; r++) {
+    for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
       const double *zr = c->qz + (int64_t)r * ldq + d;
       double *gr = c->g + (int64_t)r * ng;
-      if (r % js->C == 0)
+      if (k == 0)
         for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
       else
         memcpy(gr, zr, sizeof(double) * (size_t)ng);
@@ -442,6 +442,21 @@ static int attention_forward(const cs_model *M, const jet_shape *js, int N, int 
     u = c->u;
   }
   return model_linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
+}
+
+/* Softmax backward on values, per group of n: ds = α ⊙ (dα − ⟨α, dα⟩), in
+ * place in dα. Inlined twice by attention_backward, once with n = 3 (the
+ * default slot count) as a constant the compiler unrolls; the same
+ * operations in the same order either way. */
+static inline __attribute__((always_inline)) void softmax_backward_groups(long groups, int n,
+                                                                          const double *alpha,
+                                                                          double *dalpha) {
+  for (long r = 0; r < groups; r++) {
+    const double *al = alpha + r * n;
+    double *dal = dalpha + r * n, dot = 0.0;
+    for (int i = 0; i < n; i++) dot += al[i] * dal[i];
+    for (int i = 0; i < n; i++) dal[i] = al[i] * (dal[i] - dot);
+  }
 }
 
 /* Attention backward on values. dy N × d -> da N × d (overwritten).
@@ -498,13 +513,8 @@ static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const doubl
   }
   /* softmax: ds = α ⊙ (dα − ⟨α, dα⟩) per group (in place in dalpha) */
   LA_PROF_BEGIN(t1);
-  for (int r = 0; r < N; r++)
-    for (int j = 0; j < H; j++) {
-      const double *al = c->alpha + (int64_t)r * Hn + j * n;
-      double *dal = A->dalpha + (int64_t)r * Hn + j * n, dot = 0.0;
-      for (int i = 0; i < n; i++) dot += al[i] * dal[i];
-      for (int i = 0; i < n; i++) dal[i] = al[i] * (dal[i] - dot);
-    }
+  if (n == 3) softmax_backward_groups((long)N * H, 3, c->alpha, A->dalpha);
+  else softmax_backward_groups((long)N * H, n, c->alpha, A->dalpha);
   LA_PROF_END(t1, LA_PROF_SOFTMAX);
   /* s_j = q_j K_jᵀ/√dh:  dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh */
   double scale = 1.0 / sqrt((double)dh);

@@ -202,9 +202,38 @@ static void tokens_forward(const cs_model *M, const jet_shape *js, int T, int N,
   }
 }
 
+/* out[s] = Σ_i q[i] K[s, i] (i = 0..dh−1 in order, as one dot product
+ * would sum) for the T rows s of K (ld ldk). Four rows at a time, so four
+ * independent sums are in flight instead of one chain of dependent adds;
+ * a short last block repeats its last row and drops the copies. Each sum
+ * is the same operations in the same order as the plain loop: same bits. */
+#define SELF_INLINE static inline __attribute__((always_inline))
+
+SELF_INLINE void row_dots(int T, int dh, const double *restrict q, const double *restrict K, int ldk,
+                     double *restrict out) {
+  for (int s0 = 0; s0 < T; s0 += 4) {
+    const double *k0 = K + (int64_t)s0 * ldk;
+    const double *k1 = K + (int64_t)(s0 + 1 < T ? s0 + 1 : T - 1) * ldk;
+    const double *k2 = K + (int64_t)(s0 + 2 < T ? s0 + 2 : T - 1) * ldk;
+    const double *k3 = K + (int64_t)(s0 + 3 < T ? s0 + 3 : T - 1) * ldk;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (int i = 0; i < dh; i++) {
+      double qi = q[i];
+      a0 += qi * k0[i];
+      a1 += qi * k1[i];
+      a2 += qi * k2[i];
+      a3 += qi * k3[i];
+    }
+    out[s0] = a0;
+    if (s0 + 1 < T) out[s0 + 1] = a1;
+    if (s0 + 2 < T) out[s0 + 2] = a2;
+    if (s0 + 3 < T) out[s0 + 3] = a3;
+  }
+}
+
 /* Scores on values (C = 1), the training pass: the pairs loop of
  * scores_forward is one term, unrolled away. */
-static void scores_values(int N, int T, int H, int dh, double scale, const double *restrict Q,
+SELF_INLINE void scores_values_body(int N, int T, int H, int dh, double scale, const double *restrict Q,
                           int ldq, const double *restrict K, int ldk, double *restrict out) {
   int HT = H * T;
   for (int p = 0; p < N; p++) {
@@ -212,36 +241,59 @@ static void scores_values(int N, int T, int H, int dh, double scale, const doubl
     double *op = out + (int64_t)p * T * HT;
     for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++) {
-        const double *q = Qp + (int64_t)t * ldq + j * dh;
-        for (int s = 0; s < T; s++) {
-          const double *k = Kp + (int64_t)s * ldk + j * dh;
-          double acc = 0.0;
-          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
-          op[t * HT + j * T + s] = scale * acc;
-        }
+        double *orow = op + t * HT + j * T;
+        row_dots(T, dh, Qp + (int64_t)t * ldq + j * dh, Kp + j * dh, ldk, orow);
+        for (int s = 0; s < T; s++) orow[s] *= scale;
       }
   }
 }
 
+/* The token count T of the default tasks (m = 2, docs/MODELS.md) gets a
+ * copy of the per-point loops with T a constant, which the compiler
+ * unrolls; the same operations in the same order as the general copy. */
+#define SELF_T_COMMON 3
+
+static void scores_values(int N, int T, int H, int dh, double scale, const double *Q, int ldq,
+                          const double *K, int ldk, double *out) {
+  if (T == SELF_T_COMMON)
+    scores_values_body(N, SELF_T_COMMON, H, dh, scale, Q, ldq, K, ldk, out);
+  else
+    scores_values_body(N, T, H, dh, scale, Q, ldq, K, ldk, out);
+}
+
 /* O = P V on values (C = 1). */
-static void values_values(int N, int T, int H, int dh, const double *restrict P,
-                          const double *restrict V, int ldv, double *restrict out) {
+/* out[i] = Σ_s (scale · w[s·wst]) rows[s, i] for i < dh, each summed over
+ * s = 0..T−1 in order from 0 in a register (the order in which the plain
+ * loops accumulated into memory: same bits). With T a constant the s loop
+ * unrolls and the i loop vectorises. */
+SELF_INLINE void weighted_rows(int T, int dh, double scale, const double *restrict w, int wst,
+                               const double *restrict rows, int64_t ld, double *restrict out) {
+  for (int i = 0; i < dh; i++) {
+    double acc = 0.0;
+    for (int s = 0; s < T; s++) acc += (scale * w[s * wst]) * rows[s * ld + i];
+    out[i] = acc;
+  }
+}
+
+SELF_INLINE void values_values_body(int N, int T, int H, int dh, const double *restrict P,
+                                    const double *restrict V, int ldv, double *restrict out) {
   int HT = H * T, d = H * dh;
   for (int p = 0; p < N; p++) {
     const double *Pp = P + (int64_t)p * T * HT, *Vp = V + (int64_t)p * T * ldv;
     double *Op = out + (int64_t)p * T * d;
     for (int t = 0; t < T; t++)
-      for (int j = 0; j < H; j++) {
-        double *o = Op + (int64_t)t * d + j * dh;
-        const double *w = Pp + (int64_t)t * HT + j * T;
-        for (int i = 0; i < dh; i++) o[i] = 0.0;
-        for (int s = 0; s < T; s++) {
-          const double *v = Vp + (int64_t)s * ldv + j * dh;
-          double ws = w[s];
-          for (int i = 0; i < dh; i++) o[i] += ws * v[i];
-        }
-      }
+      for (int j = 0; j < H; j++)
+        weighted_rows(T, dh, 1.0, Pp + (int64_t)t * HT + j * T, 1, Vp + j * dh, ldv,
+                      Op + (int64_t)t * d + j * dh);
   }
+}
+
+static void values_values(int N, int T, int H, int dh, const double *P, const double *V, int ldv,
+                          double *out) {
+  if (T == SELF_T_COMMON)
+    values_values_body(N, SELF_T_COMMON, H, dh, P, V, ldv, out);
+  else
+    values_values_body(N, T, H, dh, P, V, ldv, out);
 }
 
 /* Scores on jets, per point p, head j, query t, key s, jet row r:
@@ -306,14 +358,18 @@ static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const d
                          const double *bg, double *G, const double *pre, double *out) {
   int ng = M->n_gate, C = js->C;
   LA_PROF_BEGIN(t0);
-  for (int64_t r = 0; r < (int64_t)NT * C; r++) {
-    const double *zr = Z + r * ldz;
+  for (int64_t r = 0, k = 0; r < (int64_t)NT * C; r++, k = k + 1 == C ? 0 : k + 1) {
+    const double *zr = Z + r * ldz; /* k = r mod C: b_g on value rows */
     double *gr = G + r * ng;
-    for (int j = 0; j < ng; j++) gr[j] = zr[j] + (r % C == 0 ? bg[j] : 0.0);
+    for (int j = 0; j < ng; j++) gr[j] = zr[j] + (k == 0 ? bg[j] : 0.0);
   }
-  jet_unary(js, JET_SIGMOID, NT, ng, G, G);
-  if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
-  else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
+  if (C == 1 && ng == M->d) {
+    jet_sigmoid_gate_values((long)NT * ng, G, pre, out); /* σ and ⊙ in one pass, same bits */
+  } else {
+    jet_unary(js, JET_SIGMOID, NT, ng, G, G);
+    if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
+    else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
+  }
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
 }
 
@@ -334,7 +390,9 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   const double *a = X;
   if (M->cfg.norm == NORM_PRE) {
     layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
+    LA_PROF_BEGIN(t4);
     model_layernorm_forward(M, js, NT, X, W + P->ln_g, W + P->ln_b, &lc, S->tmp);
+    LA_PROF_END(t4, LA_PROF_ELEMENTWISE);
     a = c->a;
   }
   /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
@@ -351,11 +409,15 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
     if (gp == GATE_G2) V = c->gated, ldv = d;
   }
   /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
+  LA_PROF_BEGIN(t2);
   scores_forward(S, C, N, H, dh, 1.0 / sqrt((double)dh), Q, ldqq, K, ldk, c->p);
+  LA_PROF_END(t2, LA_PROF_TOKENS);
   LA_PROF_BEGIN(t0);
   jet_softmax_groups(js, NT, H, T, c->p);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
+  LA_PROF_BEGIN(t3);
   values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
+  LA_PROF_END(t3, LA_PROF_TOKENS);
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
     gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
@@ -435,54 +497,54 @@ static void gate_backward(const cs_model *M, int64_t rows, const double *dout, c
  *   dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s];   dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t]
  * dQ, dK, dV (ld lddq, lddk, lddv) are overwritten; they may be column
  * blocks of one array (disjoint columns: restrict holds). */
-static void attention_backward(const self_acts *S, int N, int H, int dh,
+SELF_INLINE void attention_backward_body(int T, int N, int H, int dh,
                                const double *restrict P, const double *restrict dO,
                                const double *restrict Q, int ldq, const double *restrict K,
                                int ldk, const double *restrict V, int ldv, double *restrict dP,
                                double *restrict dQ, int lddq, double *restrict dK, int lddk,
                                double *restrict dV, int lddv) {
-  int T = S->T, HT = H * T, d = H * dh;
+  int HT = H * T, d = H * dh;
   double scale = 1.0 / sqrt((double)dh);
   for (int p = 0; p < N; p++) {
     int64_t base = (int64_t)p * T;
-    for (int s = 0; s < T; s++) {
-      memset(dK + (base + s) * lddk, 0, sizeof(double) * d);
-      memset(dV + (base + s) * lddv, 0, sizeof(double) * d);
-    }
+    /* dP and dS, per query t and head j */
     for (int t = 0; t < T; t++) {
       const double *dot = dO + (base + t) * d, *pt = P + (base + t) * HT;
       double *dpt = dP + (base + t) * HT;
       for (int j = 0; j < H; j++) {
-        double dotp = 0.0;
-        for (int s = 0; s < T; s++) {
-          const double *vs = V + (base + s) * ldv + j * dh;
-          double *dvs = dV + (base + s) * lddv + j * dh, acc = 0.0, w = pt[j * T + s];
-          for (int i = 0; i < dh; i++) {
-            acc += dot[j * dh + i] * vs[i];
-            dvs[i] += w * dot[j * dh + i];
-          }
-          dpt[j * T + s] = acc;
-          dotp += w * acc;
-        }
-        for (int s = 0; s < T; s++) dpt[j * T + s] = pt[j * T + s] * (dpt[j * T + s] - dotp);
+        const double *ptj = pt + j * T;
+        double *dptj = dpt + j * T, dotp = 0.0;
+        row_dots(T, dh, dot + j * dh, V + base * ldv + j * dh, ldv, dptj);
+        for (int s = 0; s < T; s++) dotp += ptj[s] * dptj[s];
+        for (int s = 0; s < T; s++) dptj[s] = ptj[s] * (dptj[s] - dotp);
       }
     }
-    for (int t = 0; t < T; t++) {
-      const double *dst = dP + (base + t) * HT, *qt = Q + (base + t) * ldq;
-      double *dqt = dQ + (base + t) * lddq;
-      memset(dqt, 0, sizeof(double) * d);
+    /* dV_j[s] = Σ_t P_j[t,s] dO_j[t];  dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t] */
+    for (int s = 0; s < T; s++)
+      for (int j = 0; j < H; j++) {
+        weighted_rows(T, dh, 1.0, P + base * HT + j * T + s, HT, dO + base * d + j * dh, d,
+                      dV + (base + s) * lddv + j * dh);
+        weighted_rows(T, dh, scale, dP + base * HT + j * T + s, HT, Q + base * ldq + j * dh, ldq,
+                      dK + (base + s) * lddk + j * dh);
+      }
+    /* dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s] */
+    for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++)
-        for (int s = 0; s < T; s++) {
-          double w = scale * dst[j * T + s];
-          const double *ks = K + (base + s) * ldk + j * dh;
-          double *dks = dK + (base + s) * lddk + j * dh;
-          for (int i = 0; i < dh; i++) {
-            dqt[j * dh + i] += w * ks[i];
-            dks[i] += w * qt[j * dh + i];
-          }
-        }
-    }
+        weighted_rows(T, dh, scale, dP + (base + t) * HT + j * T, 1, K + base * ldk + j * dh, ldk,
+                      dQ + (base + t) * lddq + j * dh);
   }
+}
+
+static void attention_backward(const self_acts *S, int N, int H, int dh, const double *P,
+                               const double *dO, const double *Q, int ldq, const double *K,
+                               int ldk, const double *V, int ldv, double *dP, double *dQ, int lddq,
+                               double *dK, int lddk, double *dV, int lddv) {
+  if (S->T == SELF_T_COMMON)
+    attention_backward_body(SELF_T_COMMON, N, H, dh, P, dO, Q, ldq, K, ldk, V, ldv, dP, dQ, lddq,
+                            dK, lddk, dV, lddv);
+  else
+    attention_backward_body(S->T, N, H, dh, P, dO, Q, ldq, K, ldk, V, ldv, dP, dQ, lddq, dK, lddk,
+                            dV, lddv);
 }
 
 /* One layer backward on values: dXn (NT × d, gradient of X_{l+1}) -> dX. */
@@ -520,8 +582,10 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   if (g_qkv && gp == GATE_G4) Q = c->gated, ldqq = d, dQ = S->dgated, lddq = d;
   if (g_qkv && gp == GATE_G3) K = c->gated, ldk = d, dK = S->dgated, lddk = d;
   if (g_qkv && gp == GATE_G2) V = c->gated, ldv = d, dV = S->dgated, lddv = d;
+  LA_PROF_BEGIN(t0);
   attention_backward(S, N, H, dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, S->dp, dQ, lddq, dK, lddk,
                      dV, lddv);
+  LA_PROF_END(t0, LA_PROF_TOKENS);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
@@ -531,16 +595,20 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   la_mat dqkvz = VIEW(M, NT, ldq, ldq, S->dqkvz);
   CS_CHECK(la_gemm('T', 'N', 1.0, dqkvz, VIEW(M, NT, d, d, (double *)a), 1.0,
                    VIEW(M, ldq, d, d, Gr + P->Wq)));
+  LA_PROF_BEGIN(t1);
   if (ng) la_sum_rows(la_cols(dqkvz, 3 * d, ng), Gr + P->bg);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   double *dA = M->cfg.norm == NORM_PRE ? S->da : dX;
   CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
                    VIEW(M, NT, d, d, dA)));
+  LA_PROF_BEGIN(t2);
   if (M->cfg.norm == NORM_PRE) {
     layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
     model_layernorm_backward(M, NT, &lc, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
   }
   if (M->cfg.residual)
     for (int64_t i = 0; i < (int64_t)NT * d; i++) dX[i] += dXn[i];
+  LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
