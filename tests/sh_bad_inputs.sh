@@ -47,6 +47,13 @@ expect shard-text 2 "--shard needs I/N" -- "$bin" run "$small" -o x.h5 --shard a
 expect unknown-option 2 "unknown option '--frobnicate'" -- "$bin" run "$small" --frobnicate
 expect merge-nothing 2 "need OUT.h5 and at least one IN.h5" -- "$bin" merge out.h5
 expect info-missing 2 "missing.h5" -- "$bin" info missing.h5
+# the synthetic-cell mode of the benches (docs/SCALING.md): its mean duration
+# must be a positive finite number of seconds; refused before anything is written
+for v in abc 0 -1 1e999 nan 0.5s; do
+  expect "synthetic-$v" 2 "CS_SYNTHETIC_CELLS='$v' must be a positive number of seconds" \
+    -- env CS_SYNTHETIC_CELLS="$v" "$bin" run "$small" -o synth.h5
+done
+[[ ! -e synth.h5 && ! -e synth.h5.journal ]] && passes=$((passes+1)) || { echo "FAIL: a refused CS_SYNTHETIC_CELLS wrote an archive"; fails=$((fails+1)); }
 
 # archives that are not ours: refused, untouched
 echo "not an archive" > text.h5; sha=$(sha256sum < text.h5)
