@@ -281,10 +281,11 @@ void archive_results_free(cs_cell_result *res, int64_t n) {
   free(res);
 }
 
-int archive_read_groups(hid_t file, const char *path, cs_cell_result *r) {
-  CS_CHECK(archive_read_points(file, path, r));
-  return archive_read_params(file, path, r);
+int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r) {
+  if (rd->meta.version < 4) CS_CHECK(archive_read_points(rd->file, rd->a->path, r));
+  return archive_read_params(rd->file, rd->a->path, r);
 }
+
 
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out) {
   return archive_read_results_flags(rd, 0, results, n_out);
@@ -429,6 +430,12 @@ static int archive_results_read_tables(archive_results_read *R) {
   return rc;
 }
 
+/* archive_points_each: a cell's per-point arrays into its result. */
+static int archive_results_take_points(void *ctx, int64_t row, cs_cell_result *pts) {
+  archive_results_read *R = ctx;
+  return archive_points_take(&R->res[row], pts, R->rd->a->path);
+}
+
 /* Every result: the three tables a block at a time, then (unless
  * ARCHIVE_READ_NO_GROUPS) the /points and /params groups of finished cells. */
 int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
@@ -439,8 +446,12 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   int rc = CS_CALLOC(R.res, R.n ? R.n : 1);
   if (!rc) rc = CS_CALLOC(R.count, R.n ? R.n : 1);
   if (!rc) rc = archive_results_read_tables(&R);
+  // format_version 4: every cell's /points a block of each array at a time
+  if (!rc && !(flags & ARCHIVE_READ_NO_GROUPS) && rd->meta.version >= 4) {
+    rc = archive_points_each(rd->file, rd->a, rd->a->path, archive_results_take_points, &R);
+  }
   for (int64_t i = 0; i < R.n && !rc && !(flags & ARCHIVE_READ_NO_GROUPS); i++)
-    if (R.res[i].status != CELL_PENDING) rc = archive_read_groups(rd->file, rd->a->path, &R.res[i]);
+    if (R.res[i].status != CELL_PENDING) rc = archive_read_cell_groups(rd, &R.res[i]);
   free(R.count), free(R.start), free(R.filled);
   if (rc) {
     archive_results_free(R.res, R.n);
@@ -463,4 +474,57 @@ static int archive_read_results_impl(const char *path, cs_cell_result **results,
 
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n) {
   ARCHIVE_QUIETLY(archive_read_results_impl(path, results, n));
+}
+
+static int archive_read_results_tables_impl(const char *path, cs_cell_result **results,
+                                            int64_t *n) {
+  archive_reader rd;
+  *results = NULL;
+  *n = 0;
+  CS_CHECK(archive_reader_open(path, &rd));
+  int rc = archive_read_results_flags(&rd, ARCHIVE_READ_NO_GROUPS, results, n);
+  archive_reader_close(&rd);
+  return rc;
+}
+
+int archive_read_results_tables(const char *path, cs_cell_result **results, int64_t *n) {
+  ARCHIVE_QUIETLY(archive_read_results_tables_impl(path, results, n));
+}
+
+/* archive_points_each: the arrays of a wanted cell into its result. */
+typedef struct {
+  cs_cell_result *res;
+  const unsigned char *want;
+  const char *path;
+} archive_points_wanted;
+
+static int archive_points_take_wanted(void *ctx, int64_t row, cs_cell_result *pts) {
+  archive_points_wanted *W = ctx;
+  return W->want[row] ? archive_points_take(&W->res[row], pts, W->path) : CS_OK;
+}
+
+static int archive_read_points_of_impl(const char *path, cs_cell_result *res, int64_t n,
+                                       const unsigned char *want) {
+  archive_reader rd;
+  CS_CHECK(archive_reader_open(path, &rd));
+  int rc = CS_OK;
+  if (n != rd.a->n_rows)
+    rc = cs_error(CS_ERR_INPUT, "%s has %" PRId64 " /cells rows, %" PRId64 " when its results "
+                  "were read: it changed in between", path, rd.a->n_rows, n);
+  for (int64_t i = 0; !rc && i < n; i++)
+    if (res[i].cell_id != rd.a->row_cell[i])
+      rc = cs_error(CS_ERR_INPUT, "%s changed since its results were read (/cells row %" PRId64
+                    ")", path, i);
+  archive_points_wanted W = {res, want, path};
+  if (!rc && rd.meta.version >= 4)
+    rc = archive_points_each(rd.file, rd.a, path, archive_points_take_wanted, &W);
+  for (int64_t i = 0; !rc && rd.meta.version < 4 && i < n; i++)
+    if (want[i] && res[i].status != CELL_PENDING) rc = archive_read_points(rd.file, path, &res[i]);
+  archive_reader_close(&rd);
+  return rc;
+}
+
+int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want) {
+  ARCHIVE_QUIETLY(archive_read_points_of_impl(path, results, n, want));
 }
