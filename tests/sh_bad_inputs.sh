@@ -133,6 +133,16 @@ expect cells-checksum-run 2 "badcells.h5" -- "$bin" run "$small" -o badcells.h5
 cp good.h5 badcurv.h5; flip badcurv.h5 curvature
 expect curv-checksum-analyze 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" analyze badcurv.h5 -o rep
 expect curv-checksum-merge 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" merge m.h5 badcurv.h5
+# merge copies only what it read back: a bad byte in /points values or in a
+# /params dataset (copied as stored) is a refusal naming the file and object
+cp good.h5 badpts.h5; flip badpts.h5 points/S
+expect points-checksum-merge 2 "badpts.h5: damaged archive: cannot read /points/S elements" -- "$bin" merge m.h5 badpts.h5
+par=$(/usr/bin/python3 -c "
+import h5py; g = h5py.File('good.h5', 'r')['params/3']; n = []
+g.visit(lambda k: n.append(k) if isinstance(g[k], h5py.Dataset) else None); print(n[0])")
+cp good.h5 badpar.h5; flip badpar.h5 "params/3/$par"
+expect params-checksum-merge 2 "badpar.h5: damaged archive: cannot read /params/3/$par" -- "$bin" merge m.h5 badpar.h5
+[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
 # /curvature emptied (rows and committed_rows): done cells without rows are
 # refused, not analysed with fewer rows
 cp good.h5 nocurv.h5
