@@ -299,6 +299,16 @@ static int analysis_arrange(analysis_data *D) {
   return rc;
 }
 
+/* The per-point arrays the figures draw (plots.c), as archive.h's mask. */
+static unsigned analysis_drawn_arrays(void) {
+  unsigned keep = ARCHIVE_POINTS_CLASS;
+  for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
+    if (!strcmp(RESULT_POINT_NAMES[k], "S") || !strcmp(RESULT_POINT_NAMES[k], "S_tilde") ||
+        !strcmp(RESULT_POINT_NAMES[k], "logdet_g"))
+      keep |= 1u << k;
+  return keep;
+}
+
 /* Mark the done cells of the table at the deepest depth of each (arch,
  * task, regime), the cells whose per-point values the figures draw
  * (plots.c, "per-point K̃"), in want[p][i] for result i of archive p. */
@@ -319,8 +329,9 @@ static void analysis_points_wanted(const analysis_data *D, unsigned char **want)
 }
 
 /* The per-point values the figures use, streamed from the archives (never
- * all of /points in memory): the wanted cells' arrays, of which S_err, tr_g
- * and H_norm (not drawn) are dropped at once. */
+ * all of /points in memory): the wanted cells' x, S, S_tilde, logdet_g and
+ * class (S_err, tr_g and H_norm are not drawn; older archives give them
+ * too, dropped here). */
 static int analysis_load_points(analysis_data *D) {
   if (!spec_sweep(D->spec)->save_points) return CS_OK;
   unsigned char **want = NULL;
@@ -328,7 +339,8 @@ static int analysis_load_points(analysis_data *D) {
   for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
   if (!rc) analysis_points_wanted(D, want);
   for (int p = 0; !rc && p < D->n_paths; p++)
-    rc = archive_read_points_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p]);
+    rc = archive_read_points_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p],
+                                analysis_drawn_arrays());
   for (int p = 0; !rc && p < D->n_paths; p++)
     for (int64_t i = 0; i < D->n_per_path[p]; i++) {
       cs_cell_result *r = &D->results_per_path[p][i];

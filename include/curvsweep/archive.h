@@ -118,9 +118,13 @@ int archive_read_results_tables(const char *path, cs_cell_result **results, int6
  * (results, n: as archive_read_results_tables returned them for path),
  * streamed: /points read a block of each array at a time in storage order
  * (format_version 4; 2 and 3: the wanted cells' groups), so memory is the
- * wanted cells' arrays, never the whole of /points. */
+ * wanted cells' arrays, never the whole of /points. keep: which arrays
+ * besides x (bit k: RESULT_POINT_NAMES[k]; ARCHIVE_POINTS_CLASS: class;
+ * format_version 4 only, older archives give every array). */
+#define ARCHIVE_POINTS_CLASS (1u << RESULT_N_POINT_ARRAYS)
+#define ARCHIVE_POINTS_ALL ((1u << (RESULT_N_POINT_ARRAYS + 1)) - 1)
 int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
-                           const unsigned char *want);
+                           const unsigned char *want, unsigned keep);
 
 /* `curvsweep info --check`: read every object of the archive (root
  * attributes, /spec, every chunk of /cells, /curvature, /curves, /runs, every

@@ -9,6 +9,7 @@
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
  *   archive_build.c    bulk build of a new archive (merge, generators)
+ *   archive_points.c   /points: index table and shared arrays (format_version 4)
  *   archive_check.c    info --check: read every object, name the damaged
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
@@ -295,10 +296,12 @@ int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
 typedef int (*archive_points_fn)(void *ctx, int64_t row, cs_cell_result *pts);
 int archive_points_each(hid_t file, const cs_archive *a, const char *path, archive_points_fn fn,
                         void *ctx);
-/* pts's arrays into r, which has none: copied (take, r owns them) or
- * lent (r points at pts's arrays until unlend); a second set, or a depth
- * r's /curvature disagrees with, is refused as damage. */
-int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, const char *path);
+/* pts's arrays into r, which has none: copied (take: x and the arrays in
+ * keep, ARCHIVE_POINTS_* of archive.h; r owns them) or lent (r points at
+ * pts's arrays until unlend); a second set, or a depth r's /curvature
+ * disagrees with, is refused as damage. */
+int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned keep,
+                        const char *path);
 int archive_points_lend(cs_cell_result *r, const cs_cell_result *pts, const char *path);
 void archive_points_unlend(cs_cell_result *r);
 /* One cell's arrays (its index row given) into r (archive_points_take). */

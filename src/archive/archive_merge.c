@@ -245,7 +245,7 @@ static int archive_merge_points(void *ctx, int64_t row, cs_cell_result *pts) {
   int multi = r->status == CELL_DONE && W->s->n_done[c] > 1;
   if (W->s->pick_in[c] != W->i && !multi) return CS_OK;
   // lent for a single write; a result kept for comparison owns a copy
-  if (multi) CS_CHECK(archive_points_take(r, pts, W->s->inputs[W->i]));
+  if (multi) CS_CHECK(archive_points_take(r, pts, ARCHIVE_POINTS_ALL, W->s->inputs[W->i]));
   else CS_CHECK(archive_points_lend(r, pts, W->s->inputs[W->i]));
   int rc = archive_merge_apply_one(W->s, W->i, W->rd, r);
   if (multi) archive_points_free(r);

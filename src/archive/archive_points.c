@@ -376,21 +376,31 @@ void archive_points_unlend(cs_cell_result *r) {
   r->pt_x = NULL, r->pt_class = NULL;
 }
 
-int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, const char *path) {
+/* Array k of r (x, the doubles, class). */
+static void *archive_points_get(cs_cell_result *r, int k) {
+  double **f[RESULT_N_POINT_ARRAYS];
+  result_point_arrays(r, f);
+  if (k == 0) return r->pt_x;
+  if (k == ARCHIVE_POINT_ARRAYS - 1) return r->pt_class;
+  return *f[k - 1];
+}
+
+int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned keep,
+                        const char *path) {
   CS_CHECK(archive_points_lend(r, pts, path));
   const archive_point_row row = {r->cell_id, r->n_points, r->m, r->depth, 0, 0};
+  int short_of_memory = 0;
   for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
-    void *lent = k == 0 ? r->pt_x : k == ARCHIVE_POINT_ARRAYS - 1 ? (void *)r->pt_class : NULL;
-    double **f[RESULT_N_POINT_ARRAYS];
-    result_point_arrays(r, f);
-    if (!lent) lent = *f[k - 1];
-    size_t bytes = (size_t)archive_points_count(&row, k) * archive_points_elem(k);
-    void *own = malloc(bytes ? bytes : 1);
-    if (own) memcpy(own, lent, bytes);
+    void *lent = archive_points_get(r, k), *own = NULL;
+    if (k == 0 || ((keep >> (k - 1)) & 1u)) {
+      size_t bytes = (size_t)archive_points_count(&row, k) * archive_points_elem(k);
+      own = malloc(bytes ? bytes : 1);
+      if (own) memcpy(own, lent, bytes);
+      else short_of_memory = 1;
+    }
     archive_points_set(r, k, own);
   }
-  if (!r->pt_x || !r->pt_class || !r->pt_S || !r->pt_S_err || !r->pt_S_tilde || !r->pt_tr_g ||
-      !r->pt_logdet_g || !r->pt_H_norm) {
+  if (short_of_memory) {
     archive_points_free(r);
     return cs_error(CS_ERR_NOMEM, "out of memory reading /points of cell %" PRId64, r->cell_id);
   }
@@ -418,7 +428,7 @@ int archive_points_read_cell(hid_t file, const char *path, const archive_point_r
     if (!rc) rc = archive_points_span_get(&sp[k], k, off, archive_points_count(row, k), &at[k], path);
     if (!rc) archive_points_set(&pts, k, at[k]);
   }
-  if (!rc) rc = archive_points_take(r, &pts, path);
+  if (!rc) rc = archive_points_take(r, &pts, ARCHIVE_POINTS_ALL, path);
   for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
     archive_h5_close_id(&sp[k].ds, H5Dclose);
     archive_h5_close_id(&sp[k].mtype, H5Tclose);

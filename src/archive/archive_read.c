@@ -433,7 +433,7 @@ static int archive_results_read_tables(archive_results_read *R) {
 /* archive_points_each: a cell's per-point arrays into its result. */
 static int archive_results_take_points(void *ctx, int64_t row, cs_cell_result *pts) {
   archive_results_read *R = ctx;
-  return archive_points_take(&R->res[row], pts, R->rd->a->path);
+  return archive_points_take(&R->res[row], pts, ARCHIVE_POINTS_ALL, R->rd->a->path);
 }
 
 /* Every result: the three tables a block at a time, then (unless
@@ -495,16 +495,17 @@ int archive_read_results_tables(const char *path, cs_cell_result **results, int6
 typedef struct {
   cs_cell_result *res;
   const unsigned char *want;
+  unsigned keep;
   const char *path;
 } archive_points_wanted;
 
 static int archive_points_take_wanted(void *ctx, int64_t row, cs_cell_result *pts) {
   archive_points_wanted *W = ctx;
-  return W->want[row] ? archive_points_take(&W->res[row], pts, W->path) : CS_OK;
+  return W->want[row] ? archive_points_take(&W->res[row], pts, W->keep, W->path) : CS_OK;
 }
 
 static int archive_read_points_of_impl(const char *path, cs_cell_result *res, int64_t n,
-                                       const unsigned char *want) {
+                                       const unsigned char *want, unsigned keep) {
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
   int rc = CS_OK;
@@ -515,7 +516,7 @@ static int archive_read_points_of_impl(const char *path, cs_cell_result *res, in
     if (res[i].cell_id != rd.a->row_cell[i])
       rc = cs_error(CS_ERR_INPUT, "%s changed since its results were read (/cells row %" PRId64
                     ")", path, i);
-  archive_points_wanted W = {res, want, path};
+  archive_points_wanted W = {res, want, keep, path};
   if (!rc && rd.meta.version >= 4)
     rc = archive_points_each(rd.file, rd.a, path, archive_points_take_wanted, &W);
   for (int64_t i = 0; !rc && rd.meta.version < 4 && i < n; i++)
@@ -525,6 +526,6 @@ static int archive_read_points_of_impl(const char *path, cs_cell_result *res, in
 }
 
 int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
-                           const unsigned char *want) {
-  ARCHIVE_QUIETLY(archive_read_points_of_impl(path, results, n, want));
+                           const unsigned char *want, unsigned keep) {
+  ARCHIVE_QUIETLY(archive_read_points_of_impl(path, results, n, want, keep));
 }
