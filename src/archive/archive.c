@@ -284,7 +284,8 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   H5Fclose(file);
   if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
   CS_CHECK(rc);
-  if (meta.version < ARCHIVE_FORMAT_VERSION && (need_repair || need_replay || archive_any_selected_pending(a)))
+  if (meta.version < ARCHIVE_FORMAT_VERSION &&
+      (need_repair || need_replay || archive_any_selected_pending(a)))
     return cs_error(CS_ERR_INPUT, "%s has format_version %d (a /points group per cell); this "
                     "curvsweep (%s) writes format_version %d (/points tables): finish the sweep "
                     "with the curvsweep that wrote it, or `curvsweep merge NEW.h5 %s` (which "

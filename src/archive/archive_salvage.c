@@ -337,7 +337,9 @@ static int salvage_cell(salvage_state *s, int64_t c) {
     const cs_sweep_settings *sw = spec_sweep(s->spec);
     int got = salvage_points(s, c, &r) == CS_OK && archive_read_params(s->file, s->in, &r) == CS_OK;
     if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
-    else if (r.status == CELL_DONE && sw->save_points && !r.pt_x) why = s->pidx.any_bad ? "its /points/index row is missing (part of /points/index is unreadable)" : "its /points are missing";
+    else if (r.status == CELL_DONE && sw->save_points && !r.pt_x)
+      why = s->pidx.any_bad ? "its /points/index row is missing (part of /points/index is unreadable)"
+                            : "its /points are missing";
     else if (r.status == CELL_DONE && sw->save_params && r.n_tensors == 0) why = "its /params group is missing";
     else if (archive_check_result(s->a, &r) != CS_OK)
       snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
