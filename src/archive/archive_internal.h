@@ -366,6 +366,10 @@ int archive_journal_verify(cs_archive *a, const archive_journal_scan *s, int *in
 
 /* ---- archive_read.c ---- */
 int archive_reader_open(const char *path, archive_reader *rd);
+/* Open again an archive whose rows (a, from an earlier archive_reader_open
+ * of the same file) are kept: identity checked, /cells not read again; rd
+ * owns a from here. */
+int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd);
 void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);

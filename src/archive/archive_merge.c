@@ -89,6 +89,7 @@ typedef struct {
   int64_t n_kept, cap_kept;
   int64_t *kept_of;         /* cell -> index into kept, -1: none */
   cs_archive_builder *b;    /* the output */
+  cs_archive **rows;        /* (n_inputs) each input's /cells rows, from pass 1 to pass 2 */
 } archive_merge_state;
 
 /* The output: refuse to clobber it, a stale journal beside it, or an output
@@ -177,11 +178,14 @@ static int archive_merge_scan_input(archive_merge_state *s, int i, const archive
 }
 
 static int archive_merge_scan_inputs(archive_merge_state *s) {
+  CS_CHECK(CS_CALLOC(s->rows, s->n_inputs));
   for (int i = 0; i < s->n_inputs; i++) {
     archive_reader rd;
     CS_CHECK(archive_check_not_interrupted(s->inputs[i]));
     CS_CHECK(archive_reader_open(s->inputs[i], &rd));
     int rc = archive_merge_scan_input(s, i, &rd);
+    s->rows[i] = rd.a;  // kept for pass 2 (a few bytes per cell): /cells is not read again
+    rd.a = NULL;
     archive_reader_close(&rd);
     CS_CHECK(rc);
   }
@@ -288,7 +292,9 @@ static int archive_merge_write(archive_merge_state *s) {
   CS_CHECK(archive_build_begin(s->out, s->spec, s->listed, s->overwrite, &s->b));
   for (int i = 0; i < s->n_inputs; i++) {
     archive_reader rd;
-    CS_CHECK(archive_reader_open(s->inputs[i], &rd));
+    cs_archive *rows = s->rows[i];
+    s->rows[i] = NULL;
+    CS_CHECK(archive_reader_open_rows(s->inputs[i], rows, &rd));
     int rc = archive_merge_apply_input(s, i, &rd);
     archive_reader_close(&rd);
     CS_CHECK(rc);
@@ -318,6 +324,8 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
   free(s.text);
   if (s.spec) spec_free(s.spec);
   free(s.listed), free(s.n_done), free(s.pick_in), free(s.pick_rank), free(s.kept_of);
+  for (int i = 0; s.rows && i < n_inputs; i++) archive_free(s.rows[i]);
+  free(s.rows);
   return rc;
 }
 

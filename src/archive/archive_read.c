@@ -28,6 +28,16 @@ int archive_reader_open(const char *path, archive_reader *rd) {
   return rc;
 }
 
+int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd) {
+  memset(rd, 0, sizeof *rd);
+  rd->file = H5I_INVALID_HID;
+  rd->a = a;  // freed by archive_reader_close from here, whatever happens
+  archive_probe_class cls;
+  int rc = archive_probe(path, H5F_ACC_RDONLY, &rd->file, &rd->meta, &cls);
+  if (rc) archive_reader_close(rd);
+  return rc;
+}
+
 /* All rows of a table up to its valid length, with a memory type. */
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows,
                               hsize_t *n) {
