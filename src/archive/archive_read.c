@@ -388,9 +388,35 @@ static int archive_results_curves(void *ctx, const void *rows, hsize_t start, hs
   return CS_OK;
 }
 
-/* Rows per finished cell of a table (into R->count, zeroed first). */
-static int archive_results_count_table(archive_results_read *R, const char *name) {
+/* A table small enough to read once for both passes (count, place):
+ * *rows its valid rows (NULL when larger: each pass reads the file a block
+ * at a time, so memory stays one block). */
+#define ARCHIVE_TABLE_ONCE_BYTES ((hsize_t)64 << 20)
+static int archive_results_table_once(archive_results_read *R, const char *name, hid_t mt,
+                                      void **rows, hsize_t *n) {
+  *rows = NULL;
+  *n = 0;
+  hid_t ds = H5Dopen2(R->rd->file, name, H5P_DEFAULT);
+  hsize_t len = ds < 0 ? 0 : archive_table_length(ds);
+  archive_h5_close_id(&ds, H5Dclose);
+  if (len * H5Tget_size(mt) > ARCHIVE_TABLE_ONCE_BYTES) return CS_OK;
+  return archive_read_table(R->rd, name, mt, rows, n);
+}
+
+/* Rows per finished cell of a table (into R->count, zeroed first): from
+ * rows in memory (n of rb bytes; cell_id leads every row type), or read. */
+static int archive_results_count_table(archive_results_read *R, const char *name,
+                                       const unsigned char *rows, hsize_t n, size_t rb) {
   memset(R->count, 0, (size_t)R->n * sizeof *R->count);
+  if (rows) {
+    for (hsize_t j = 0; j < n; j++) {
+      int64_t id;
+      memcpy(&id, rows + j * rb, sizeof id);
+      int64_t i = archive_results_row(R, id);
+      if (i >= 0) R->count[i]++;
+    }
+    return CS_OK;
+  }
   hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
   H5Tinsert(mt, "cell_id", 0, H5T_NATIVE_INT64);
   int rc = archive_table_blocks(R->rd, name, mt, archive_results_count, R);
@@ -415,27 +441,35 @@ static int archive_results_read_tables(archive_results_read *R) {
   H5Tclose(mt);
   CS_CHECK(rc);
   // /curvature: count, allocate, place
-  CS_CHECK(archive_results_count_table(R, "curvature"));
-  CS_CHECK(CS_CALLOC(R->start, n + 1));
-  for (int64_t i = 0; i < n; i++) {
+  void *rows = NULL;
+  hsize_t n_rows = 0;
+  mt = archive_curv_row_type();
+  rc = archive_results_table_once(R, "curvature", mt, &rows, &n_rows);
+  if (!rc) rc = archive_results_count_table(R, "curvature", rows, n_rows, sizeof(archive_curv_row));
+  if (!rc) rc = CS_CALLOC(R->start, n + 1);
+  for (int64_t i = 0; !rc && i < n; i++) {
     if (R->res[i].status == CELL_DONE && R->count[i] == 0)
-      return cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
-                      "has no row of it", path, R->res[i].cell_id);
-    if (R->count[i]) CS_CHECK(CS_CALLOC(R->res[i].curv, R->count[i]));
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
+                    "has no row of it", path, R->res[i].cell_id);
+    if (!rc && R->count[i]) rc = CS_CALLOC(R->res[i].curv, R->count[i]);
     R->res[i].depth = (int)R->count[i];
     R->start[i + 1] = R->start[i] + R->count[i];
   }
-  CS_CHECK(CS_CALLOC(R->filled, R->start[n] ? R->start[n] : 1));
-  mt = archive_curv_row_type();
-  rc = archive_table_blocks(R->rd, "curvature", mt, archive_results_curv, R);
+  if (!rc) rc = CS_CALLOC(R->filled, R->start[n] ? R->start[n] : 1);
+  if (!rc) rc = rows ? archive_results_curv(R, rows, 0, n_rows)
+                     : archive_table_blocks(R->rd, "curvature", mt, archive_results_curv, R);
+  free(rows);
   H5Tclose(mt);
   CS_CHECK(rc);
   // /curves: count, allocate, place
-  CS_CHECK(archive_results_count_table(R, "curves"));
-  for (int64_t i = 0; i < n; i++)
-    if (R->count[i]) CS_CHECK(CS_CALLOC(R->res[i].curve, R->count[i]));
   mt = archive_curve_row_type();
-  rc = archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
+  rc = archive_results_table_once(R, "curves", mt, &rows, &n_rows);
+  if (!rc) rc = archive_results_count_table(R, "curves", rows, n_rows, sizeof(archive_curve_row));
+  for (int64_t i = 0; !rc && i < n; i++)
+    if (R->count[i]) rc = CS_CALLOC(R->res[i].curve, R->count[i]);
+  if (!rc) rc = rows ? archive_results_curves(R, rows, 0, n_rows)
+                     : archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
+  free(rows);
   H5Tclose(mt);
   return rc;
 }
