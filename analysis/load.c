@@ -134,7 +134,7 @@ static int analysis_read_inputs(analysis_data *D) {
   CS_CHECK(analysis_read_spec(D->paths[0], &D->spec));
   for (int p = 1; p < D->n_paths; p++) CS_CHECK(analysis_check_same_sweep(D, p));
   for (int p = 0; p < D->n_paths; p++) {
-    int rc = archive_read_results(D->paths[p], &D->results_per_path[p], &D->n_per_path[p]);
+    int rc = archive_read_results_tables(D->paths[p], &D->results_per_path[p], &D->n_per_path[p]);
     if (rc) {
       if (!strstr(cs_error_message(), D->paths[p])) cs_error_context(rc, "%s: ", D->paths[p]);
       return rc;
@@ -299,12 +299,112 @@ static int analysis_arrange(analysis_data *D) {
   return rc;
 }
 
+/* The per-point arrays the figures draw (plots.c), as archive.h's mask. */
+static unsigned analysis_drawn_arrays(void) {
+  unsigned keep = ARCHIVE_POINTS_CLASS;
+  for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
+    if (!strcmp(RESULT_POINT_NAMES[k], "S") || !strcmp(RESULT_POINT_NAMES[k], "S_tilde") ||
+        !strcmp(RESULT_POINT_NAMES[k], "logdet_g"))
+      keep |= 1u << k;
+  return keep;
+}
+
+/* Mark the done cells of the table at the deepest depth of each (arch,
+ * task, regime), the cells whose per-point values the figures draw
+ * (plots.c, "per-point K̃"), in want[p][i] for result i of archive p. */
+static void analysis_points_wanted(const analysis_data *D, unsigned char **want) {
+  for (int a = 0; a < D->n_arch; a++)
+    for (int t = 0; t < D->n_task; t++)
+      for (int r = 0; r < D->n_regime; r++)
+        for (int d = D->n_depth - 1; d >= 0; d--) {
+          int any = 0;
+          for (int s = 0; s < D->n_seed; s++) {
+            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+            for (int p = 0; c && p < D->n_paths; p++)
+              if (c >= D->results_per_path[p] && c < D->results_per_path[p] + D->n_per_path[p])
+                want[p][c - D->results_per_path[p]] = 1, any = 1;
+          }
+          if (any) break;
+        }
+}
+
+/* Mark, for each (arch, task, regime), the done cells at the deepest depth
+ * whose spec asks for a curvature field: the cells field_Kh_* draws from
+ * (plots_fields.c). 1 when there is any. */
+static int analysis_fields_wanted(const analysis_data *D, unsigned char **want) {
+  int found = 0;
+  for (int a = 0; a < D->n_arch; a++)
+    for (int t = 0; t < D->n_task; t++)
+      for (int r = 0; r < D->n_regime; r++)
+        for (int d = D->n_depth - 1; d >= 0; d--) {
+          int any = 0;
+          for (int s = 0; s < D->n_seed; s++) {
+            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+            cs_config cfg;
+            if (!c || spec_cell_config(D->spec, c->cell_id, &cfg) != CS_OK || cfg.field <= 0) {
+              cs_error_clear();
+              continue;
+            }
+            for (int p = 0; p < D->n_paths; p++)
+              if (c >= D->results_per_path[p] && c < D->results_per_path[p] + D->n_per_path[p])
+                want[p][c - D->results_per_path[p]] = 1, any = 1;
+          }
+          if (any) {
+            found = 1;
+            break;
+          }
+        }
+  return found;
+}
+
+/* The curvature fields field_Kh_* draws, read one cell's /fields group at a
+ * time for the cells analysis_fields_wanted marks (never all of /fields). */
+static int analysis_load_fields(analysis_data *D) {
+  unsigned char **want = NULL;
+  int rc = CS_CALLOC(want, D->n_paths), any = 0;
+  for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
+  if (!rc) any = analysis_fields_wanted(D, want);
+  for (int p = 0; !rc && any && p < D->n_paths; p++)
+    rc = archive_read_fields_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p]);
+  for (int p = 0; want && p < D->n_paths; p++) free(want[p]);
+  free(want);
+  return rc;
+}
+
+/* The per-point values the figures use, streamed from the archives (never
+ * all of /points in memory): the wanted cells' x, S, S_tilde, logdet_g and
+ * class (S_err, tr_g and H_norm are not drawn; older archives give them
+ * too, dropped here). */
+static int analysis_load_points(analysis_data *D) {
+  if (!spec_sweep(D->spec)->save_points) return CS_OK;
+  unsigned char **want = NULL;
+  int rc = CS_CALLOC(want, D->n_paths);
+  for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
+  if (!rc) analysis_points_wanted(D, want);
+  for (int p = 0; !rc && p < D->n_paths; p++)
+    rc = archive_read_points_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p],
+                                analysis_drawn_arrays());
+  for (int p = 0; !rc && p < D->n_paths; p++)
+    for (int64_t i = 0; i < D->n_per_path[p]; i++) {
+      cs_cell_result *r = &D->results_per_path[p][i];
+      free(r->pt_S_err), free(r->pt_tr_g), free(r->pt_H_norm);
+      r->pt_S_err = r->pt_tr_g = r->pt_H_norm = NULL;
+      if (r->n_points > 0 && r->pt_x && r->pt_S_tilde) D->has_points = 1;
+      if (r->n_points > 0 && r->pt_x && r->pt_class) D->has_point_class = 1;
+    }
+  for (int p = 0; want && p < D->n_paths; p++) free(want[p]);
+  free(want);
+  return rc;
+}
+
 int analysis_load(const char *const *paths, int n_paths, analysis_data *D) {
   if (n_paths < 1) return cs_error(CS_ERR_INPUT, "analyze: no archive given");
   D->paths = paths;
   D->n_paths = n_paths;
   CS_CHECK(analysis_read_inputs(D));
-  return analysis_arrange(D);
+  CS_CHECK(analysis_arrange(D));
+  CS_CHECK(analysis_load_fields(D));
+  return analysis_load_points(D);
 }
 
 int analysis_load_results(const char *spec_text, const cs_cell_result *results, int64_t n,

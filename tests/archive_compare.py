@@ -15,10 +15,14 @@ by that times tr_g/m, and every per-prefix curvature statistic (a mean,
 quantile or standard error of per-point values) by the largest such
 per-point allowance of its prefix; fractions positive may differ by the
 share of points within their allowance of 0. Classes must be equal."""
+import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from archive_points import cell_points, point_cells  # noqa: E402
 
 IGNORED_CELL_FIELDS = {"rank", "wall_s", "attempts"}
 
@@ -60,10 +64,9 @@ def point_allowance(fa, fb, cell, m_dim=None):
     """Per point and prefix: allowed |difference| of S, S~, K, K~, K^, H
     between two archives: rtol·max + S_err_a + S_err_b (scaled per quantity),
     and the value scale used for fractions positive. None without points."""
-    name = "points/%d" % cell
-    if name not in fa or name not in fb:
+    ga, gb = cell_points(fa, cell), cell_points(fb, cell)
+    if ga is None or gb is None:
         return None
-    ga, gb = fa[name], fb[name]
     m = ga["x"].shape[1]
     pairs = m * (m - 1) if m >= 2 else 1
     err = np.nan_to_num(ga["S_err"][()]) + np.nan_to_num(gb["S_err"][()])
@@ -114,17 +117,19 @@ def compare_curvature(fa, fb, keys):
 
 
 def compare_points(fa, fb):
-    """/points under --rtol: classes equal, curvature within the allowance."""
-    if ("points" in fa) != ("points" in fb):
-        return "points present in only one archive"
-    if "points" not in fa:
-        return None
-    for cell in fa["points"]:
-        if cell not in fb["points"]:
-            return f"points/{cell} present in only one archive"
-        ga, gb = fa["points"][cell], fb["points"][cell]
-        if sorted(ga) != sorted(gb):
-            return f"points/{cell}: datasets differ"
+    """/points cell by cell (whatever order the cells were written in):
+    bitwise, or under --rtol classes equal and curvature within the
+    allowance."""
+    cells = point_cells(fa)
+    if cells != point_cells(fb):
+        return "points: cells with points differ: %s" % sorted(set(cells) ^ set(point_cells(fb)))[:5]
+    for cell in cells:
+        ga, gb = cell_points(fa, cell), cell_points(fb, cell)
+        if RTOL == 0:
+            for k in ga:
+                if not same_bits(ga[k], gb[k]):
+                    return f"points/{cell}/{k} differs"
+            continue
         if not np.array_equal(ga["class"][()], gb["class"][()]):
             return f"points/{cell}/class differs"
         al = point_allowance(fa, fb, int(cell))
@@ -197,7 +202,7 @@ def main():
             compare_curvature(fa, fb, ["cell_id", "prefix"]) if RTOL > 0
             else compare_tables(fa, fb, "curvature", ["cell_id", "prefix"]),
             compare_tables(fa, fb, "curves", ["cell_id", "epoch"]),
-            compare_points(fa, fb) if RTOL > 0 else compare_groups(fa, fb, "points"),
+            compare_points(fa, fb),
             compare_groups(fa, fb, "params"),
         ]
         for c in checks:

@@ -9,10 +9,14 @@ for even cells, 2 for odd; cell 1 carries /points and /params. The
 expected numbers are recomputed here from the formulas documented at
 make_result in tests/test_archive.c."""
 import math
+import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from archive_points import cell_points  # noqa: E402
 
 path, spec_path = sys.argv[1], sys.argv[2]
 failures = []
@@ -32,7 +36,7 @@ STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_me
 with h5py.File(path, "r") as f:
     # root attributes
     check(f.attrs["format"] == b"curvsweep", "format attribute")
-    check(int(f.attrs["format_version"]) == 3, "format_version attribute")
+    check(int(f.attrs["format_version"]) == 4, "format_version attribute")
     for name in ("software_version", "created", "spec_sha256", "spec_name"):
         check(name in f.attrs, "root attribute " + name)
     check(f.attrs["spec_name"] == b"demo-small", "spec_name")
@@ -107,18 +111,25 @@ with h5py.File(path, "r") as f:
         check(row["train_loss"] == 1.0 / e + c and row["train_acc"] == 0.125 * (e - 1)
               and row["test_acc"] == 0.0625 * (e - 1) + c / 1024, "curve of cell %d epoch %d" % (c, e))
 
-    # /points/1 and /params/1
-    g = f["points/1"]
+    # /points of cell 1 (/points/index, the arrays), and /params/1
+    ix = f["points/index"][:]
+    check(list(ix.dtype.names) == ["cell_id", "n_points", "m", "depth", "x_start", "start"],
+          "points/index fields")
+    check(len(ix) == 1 and int(ix["cell_id"][0]) == 1 and int(ix["n_points"][0]) == 5
+          and int(ix["m"][0]) == 2 and int(ix["depth"][0]) == 2, "points/index row of cell 1")
+    check(int(f["points/index"].attrs["committed_rows"]) == 1, "points/index committed_rows")
+    check(f["points/x"].shape == (10,) and f["points/S"].shape == (10,), "points array lengths")
+    g = cell_points(f, 1)
     check(g["x"].shape == (5, 2), "x shape")
     check(np.array_equal(g["x"][:], np.array([[i + j / 2 - 1 for j in range(2)] for i in range(5)])), "x values")
     for k, name in enumerate(["S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm"]):
         want_a = np.array([[10 * k + l + i / 8 + 1 for i in range(5)] for l in (1, 2)])
         check(g[name].shape == (2, 5) and np.array_equal(g[name][:], want_a), "/points/1/" + name)
-    codes = h5py.check_enum_dtype(g["class"].dtype)
+    codes = h5py.check_enum_dtype(f["points/class"].dtype)
     check(codes == {"degenerate": 0, "flat": 1, "curved": 2, "unresolved": 3}, "class enum %s" % codes)
     want_c = np.array([[(l * 5 + i + 1) % 4 for i in range(5)] for l in (0, 1)])
     check(np.array_equal(g["class"][:], want_c), "/points/1/class")
-    check("points/0" not in f, "no points for cell 0")
+    check(cell_points(f, 0) is None, "no points for cell 0")
     p = f["params/1"]
     names = [n.decode() for n in p.attrs["tensors"]]
     check(names == ["embed/W", "embed/b", "layer0/Wq", "readout/b"], "tensor order %s" % names)

@@ -47,6 +47,13 @@ expect shard-text 2 "--shard needs I/N" -- "$bin" run "$small" -o x.h5 --shard a
 expect unknown-option 2 "unknown option '--frobnicate'" -- "$bin" run "$small" --frobnicate
 expect merge-nothing 2 "need OUT.h5 and at least one IN.h5" -- "$bin" merge out.h5
 expect info-missing 2 "missing.h5" -- "$bin" info missing.h5
+# the synthetic-cell mode of the benches (docs/SCALING.md): its mean duration
+# must be a positive finite number of seconds; refused before anything is written
+for v in abc 0 -1 1e999 nan 0.5s; do
+  expect "synthetic-$v" 2 "CS_SYNTHETIC_CELLS='$v' must be a positive number of seconds" \
+    -- env CS_SYNTHETIC_CELLS="$v" "$bin" run "$small" -o synth.h5
+done
+[[ ! -e synth.h5 && ! -e synth.h5.journal ]] && passes=$((passes+1)) || { echo "FAIL: a refused CS_SYNTHETIC_CELLS wrote an archive"; fails=$((fails+1)); }
 
 # archives that are not ours: refused, untouched
 echo "not an archive" > text.h5; sha=$(sha256sum < text.h5)
@@ -63,9 +70,9 @@ sha=$(sha256sum < foreign.h5)
 expect foreign-hdf5 2 "foreign.h5" -- "$bin" run "$small" -o foreign.h5
 unchanged foreign-hdf5 foreign.h5 "$sha"
 cp good.h5 v2.h5
-/usr/bin/python3 -c "import h5py; f=h5py.File('v2.h5','r+'); f.attrs['format_version']=4"
+/usr/bin/python3 -c "import h5py; f=h5py.File('v2.h5','r+'); f.attrs['format_version']=5"
 sha=$(sha256sum < v2.h5)
-expect format-version 2 "v2.h5.*format_version 4" -- "$bin" run "$small" -o v2.h5
+expect format-version 2 "v2.h5.*format_version 5" -- "$bin" run "$small" -o v2.h5
 unchanged format-version v2.h5 "$sha"
 sed 's/epochs     = 20/epochs     = 19/' "$small" > other.ini
 expect spec-mismatch 2 "different spec" -- "$bin" run other.ini -o good.h5
@@ -126,6 +133,16 @@ expect cells-checksum-run 2 "badcells.h5" -- "$bin" run "$small" -o badcells.h5
 cp good.h5 badcurv.h5; flip badcurv.h5 curvature
 expect curv-checksum-analyze 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" analyze badcurv.h5 -o rep
 expect curv-checksum-merge 2 "badcurv.h5: damaged archive: cannot read /curvature" -- "$bin" merge m.h5 badcurv.h5
+# merge copies only what it read back: a bad byte in /points values or in a
+# /params dataset (copied as stored) is a refusal naming the file and object
+cp good.h5 badpts.h5; flip badpts.h5 points/S
+expect points-checksum-merge 2 "badpts.h5: damaged archive: cannot read /points/S elements" -- "$bin" merge m.h5 badpts.h5
+par=$(/usr/bin/python3 -c "
+import h5py; g = h5py.File('good.h5', 'r')['params/3']; n = []
+g.visit(lambda k: n.append(k) if isinstance(g[k], h5py.Dataset) else None); print(n[0])")
+cp good.h5 badpar.h5; flip badpar.h5 "params/3/$par"
+expect params-checksum-merge 2 "badpar.h5: damaged archive: cannot read /params/3/$par" -- "$bin" merge m.h5 badpar.h5
+[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
 # /curvature emptied (rows and committed_rows): done cells without rows are
 # refused, not analysed with fewer rows
 cp good.h5 nocurv.h5

@@ -37,14 +37,16 @@ cp "$src/tests/specs/sweep-small.ini" "$tmp/noo.ini"
 (cd "$tmp" && "$bin" run noo.ini) >"$tmp/o" 2>&1; check run-without-o 0 $? "12 done, 0 failed, 0 diverged, 0 pending -> sweep-small.h5$" "$tmp/o"
 [[ -f "$tmp/sweep-small.h5" ]]; check run-without-o-archive 0 $?
 # train --save-points prints exactly what a run with save_points = yes stores
-# in /points/<cell>/ (the archive above): every value, bitwise (%.17g)
+# in /points for the cell (the archive above): every value, bitwise (%.17g)
 "$bin" train "$tmp/noo.ini" --cell 5 --save-points >"$tmp/o" 2>&1; check train-save-points 0 $? "^layer point x1 x2 S S_err S_tilde tr_g logdet_g H_norm class$" "$tmp/o"
 /usr/bin/python3 - "$tmp/o" "$tmp/sweep-small.h5" <<'PY'
-import sys, h5py, numpy as np
+import os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import cell_points
 lines = open(sys.argv[1]).read().split("layer point x1 x2 S S_err S_tilde tr_g logdet_g H_norm class\n")[1].split("\n")
 rows = np.array([[float(v) for v in l.split()] for l in lines if l.strip()])
 with h5py.File(sys.argv[2], "r") as f:
-    g = f["points/5"]
+    g = cell_points(f, 5)
     L, n = g["S"].shape
     assert rows.shape == (L * n, 11), rows.shape
     for l in range(L):

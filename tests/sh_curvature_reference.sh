@@ -26,12 +26,14 @@ else bad "S_err does not cover |S - S_ref| at every point"; fi
 # 3. the classification: ungated skeleton (3 slots = m + 1, 1 head, no residual,
 # no LayerNorm) is flat wherever it is resolved; few unresolved points overall
 if $PY - reference.h5 <<'PYEOF'; then ok; else bad "classification"; fi
-import sys, h5py, numpy as np
+import os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import cell_points
 f = h5py.File(sys.argv[1], "r")
 cells = f["cells"][()]
 flat_cells = unres = nondeg = 0
 for r in cells:
-    cls = f["points/%d/class" % r["cell_id"]][()]
+    cls = cell_points(f, int(r["cell_id"]))["class"]
     nondeg += int((cls != 0).sum())
     unres += int((cls == 3).sum())
     if r["arch"] == b"ungated" and r["residual"] == b"no" and r["norm"] == b"none":

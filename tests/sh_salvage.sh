@@ -2,7 +2,7 @@
 # `curvsweep merge --salvage OUT DAMAGED` (docs/ARCHIVE.md, "Salvage"): a
 # finished 48-cell archive (points and parameters saved) is damaged in chosen
 # places: one chunk of /cells (rows 20..39), one chunk of /curvature (rows
-# 31..61), the /points/5/S dataset and the /runs chunk. The salvage must keep every other
+# 31..61), the chunk of /points/S holding cell 5's values and the /runs chunk. The salvage must keep every other
 # cell bit for bit, list exactly the damaged cells as pending, and a resume
 # must complete them to the original archive (tests/archive_compare.py:
 # results are deterministic). Then: damaged /cells metadata (its object
@@ -24,8 +24,9 @@ bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 # damage FILE OBJECT...: flip the middle byte of each object; an object is
 # DATASET:CHUNK (a data chunk, its Fletcher32 fails) or DATASET:header (its
 # object header, whose checksum fails). Prints the cells the damage costs:
-# rows of the /cells chunk, cells with /curvature rows in the chunk, the
-# cell of a /points dataset.
+# rows of the /cells chunk, cells with /curvature rows in the chunk; or
+# /points/ARRAY@CELL: the chunk of a /points array holding the cell's values,
+# which costs every cell with values in that chunk (/points/index).
 damage() {
   "$py" - "$@" <<'EOF'
 import sys, h5py, numpy as np
@@ -33,6 +34,18 @@ path, objs = sys.argv[1], sys.argv[2:]
 flips, lost = [], set()
 with h5py.File(path, "r") as f:
     for o in objs:
+        if "@" in o:
+            name, cell = o.split("@")
+            ds, ix = f[name], f["points/index"][:]
+            key = "x_start" if name.endswith("/x") else "start"
+            size = ix["n_points"] * (ix["m"] if key == "x_start" else ix["depth"])
+            at = int(ix[key][ix["cell_id"] == int(cell)][0])
+            lo = at - at % ds.chunks[0]
+            info = ds.id.get_chunk_info_by_coord((lo,))
+            flips.append(info.byte_offset + info.size // 2)
+            hit = (ix[key] < lo + ds.chunks[0]) & (ix[key] + size > lo)
+            lost.update(int(c) for c in ix["cell_id"][hit])
+            continue
         name, what = o.rsplit(":", 1)
         ds = f[name]
         if what == "header":
@@ -43,8 +56,6 @@ with h5py.File(path, "r") as f:
         if ds.dtype.names and "cell_id" in ds.dtype.names:
             rows = ds[info.chunk_offset[0]:info.chunk_offset[0] + ds.chunks[0]]
             lost.update(int(c) for c in rows["cell_id"])
-        elif name.startswith("/points/"):
-            lost.add(int(name.split("/")[2]))
 with open(path, "r+b") as f:
     for off in flips:
         f.seek(off); b = f.read(1); f.seek(off); f.write(bytes([b[0] ^ 0xFF]))
@@ -57,7 +68,7 @@ named() { sed -n 's/^pending   cell \([0-9]*\):.*/\1/p' "$1" | sort -n | tr '\n'
 
 # --- A. chunks of /cells, /curvature and a /points dataset ---
 cp orig.h5 dmg.h5
-lost=$(damage dmg.h5 /cells:1 /curvature:1 /points/5/S:0 /runs:0)
+lost=$(damage dmg.h5 /cells:1 /curvature:1 /points/S@5 /runs:0)
 [[ -n "$lost" ]] || bad "the damage script found no cells"
 "$bin" info --check dmg.h5 >check.txt 2>&1
 [[ $? -eq 2 ]] && ok || bad "info --check does not see the damage"
@@ -71,7 +82,9 @@ grep -q "infinite loop" sal.err && bad "HDF5 left open by the salvage" || ok
 "$bin" info --check sal.h5 >/dev/null 2>&1 && ok || bad "the salvaged archive is not intact"
 # the kept cells equal the original, bit for bit; the damaged ones are pending
 "$py" - orig.h5 sal.h5 "$lost" <<'EOF' && ok || bad "kept cells differ from the original"
-import sys, h5py, numpy as np
+import os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import cell_points
 a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
 lost = {int(c) for c in sys.argv[3].split()}
 ca, cb = a["cells"][:], b["cells"][:]
@@ -87,7 +100,7 @@ bad = []
 for i, cell in enumerate(cb["cell_id"]):
     status = cb["status"][i].decode()
     if cell in lost:
-        if status != "pending" or "points/%d" % cell in b or "params/%d" % cell in b \
+        if status != "pending" or cell_points(b, cell) is not None or "params/%d" % cell in b \
            or (b["curvature"][:]["cell_id"] == cell).any():
             bad.append("cell %d should be pending and empty" % cell)
         continue
@@ -98,10 +111,12 @@ for i, cell in enumerate(cb["cell_id"]):
     for name, key in (("curvature", "prefix"), ("curves", "epoch")):
         if rows(a, name, cell, key).tobytes() != rows(b, name, cell, key).tobytes():
             bad.append("%s rows of cell %d" % (name, cell))
-    for top in ("points", "params"):
-        da, db = datasets(a["%s/%d" % (top, cell)]), datasets(b["%s/%d" % (top, cell)])
-        if sorted(da) != sorted(db) or any(da[k].tobytes() != db[k].tobytes() for k in da):
-            bad.append("%s/%d" % (top, cell))
+    da, db = cell_points(a, cell), cell_points(b, cell)
+    if sorted(da) != sorted(db) or any(da[k].tobytes() != db[k].tobytes() for k in da):
+        bad.append("points of %d" % cell)
+    da, db = datasets(a["params/%d" % cell]), datasets(b["params/%d" % cell])
+    if sorted(da) != sorted(db) or any(da[k].tobytes() != db[k].tobytes() for k in da):
+        bad.append("params/%d" % cell)
 if len(cb) != len(ca):
     bad.append("%d rows, %d in the original" % (len(cb), len(ca)))
 print("\n".join(bad[:10]))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The self family end to end (docs/MODELS.md): a sweep over arch x gate =
-# g1..g5 on 2 ranks lands in a format_version 3 archive with the
+# g1..g5 on 2 ranks lands in a format_version 4 archive with the
 # attention-sink statistic; ungated cells are identical at every gate value;
 # curvature of the CLS representation and the sink statistic agree with the
 # independent reference (tests/reference/curvature_ref.py: 50-digit jets
@@ -22,12 +22,14 @@ if mpiexec --oversubscribe --bind-to none -np 2 "$bin" run "$src/tests/specs/sel
 
 # 2. the archive: version, gate column, sink statistic, ungated identical across gates, /params
 if $PY - gates.h5 <<'PYEOF'; then ok; else bad "archive contents"; fi
-import sys, h5py, numpy as np
+import os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import cell_points
 f = h5py.File(sys.argv[1], "r")
 fail = []
 def check(c, msg):
     if not c: fail.append(msg)
-check(int(f.attrs["format_version"]) == 3, "format_version 3")
+check(int(f.attrs["format_version"]) == 4, "format_version 4")
 cells, cv = f["cells"][()], f["curvature"][()]
 check(len(cells) == 15 and (cells["status"] == b"done").all(), "15 done cells")
 check([g.decode() for g in cells["gate"][:5]] == ["g1", "g2", "g3", "g4", "g5"], "gate column")
@@ -47,7 +49,7 @@ for name in cv.dtype.names[2:]:
         check(np.array_equal(rows[0][name], rows[c][name], equal_nan=True),
               "ungated cell %d /curvature %s equals g1's" % (c, name))
 for c in range(1, 5):
-    check(np.array_equal(f["points/0/S"][()], f["points/%d/S" % c][()], equal_nan=True),
+    check(np.array_equal(cell_points(f, 0)["S"], cell_points(f, c)["S"], equal_nan=True),
           "ungated cell %d /points S equals g1's" % c)
     check(np.array_equal(f["params/0/layer1/Wv"][()], f["params/%d/layer1/Wv" % c][()]),
           "ungated cell %d trained Wv equals g1's" % c)
@@ -79,8 +81,11 @@ else bad "analyze"; cat an.err; fi
 # 5. format_version 2 (memory family, no sink columns): info, analyze, merge read it
 "$bin" run "$src/tests/specs/sweep-small.ini" -o mem.h5 2>/dev/null || bad "memory run"
 $PY - mem.h5 <<'PYEOF' || bad "make v2"
-import sys, h5py, numpy as np
+import os, sys, h5py, numpy as np
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import to_group_layout
 f = h5py.File(sys.argv[1], "r+")
+to_group_layout(f)  # /points as a group per cell, as version 2 wrote it
 cv = f["curvature"]
 old = cv[()]
 names = [n for n in old.dtype.names if n not in ("sink_mass", "max_attn")]
@@ -99,9 +104,38 @@ if "$bin" merge merged.h5 mem.h5 2>merge.err && $PY -c "
 import h5py, numpy as np, sys
 f = h5py.File('merged.h5', 'r'); g = h5py.File('mem.h5', 'r')
 cv, old = f['curvature'][()], g['curvature'][()]
-sys.exit(0 if int(f.attrs['format_version']) == 3 and np.isnan(cv['sink_mass']).all()
+sys.exit(0 if int(f.attrs['format_version']) == 4 and np.isnan(cv['sink_mass']).all()
          and np.isnan(cv['max_attn']).all() and np.array_equal(np.sort(cv['K_mean']), np.sort(old['K_mean'])) else 1)
 "; then ok; else bad "merge of a v2 archive: NaN sink columns, curvature kept"; cat merge.err; fi
+# its /points groups: checked by info --check, carried into the merge's
+# /points tables bitwise (tests/archive_points.py reads both layouts)
+if "$bin" info --check mem.h5 >check.out 2>&1; then ok; else bad "info --check of a v2 archive"; cat check.out; fi
+if $PY - mem.h5 merged.h5 <<'PYEOF'; then ok; else bad "merge of a v2 archive: /points differ"; fi
+import os, sys, h5py
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import cell_points, point_cells
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert "0" in a["points"] and "index" in b["points"], "layouts"
+cells = point_cells(a)
+assert len(cells) == 12 and cells == point_cells(b), (cells, point_cells(b))
+for c in cells:
+    pa, pb = cell_points(a, c), cell_points(b, c)
+    assert sorted(pa) == sorted(pb) and all(pa[k].tobytes() == pb[k].tobytes() for k in pa), c
+PYEOF
+# a run into an older archive with a pending cell is refused (exit 2,
+# naming the remedy), the file untouched; a finished one has nothing to do
+cp mem.h5 pend.h5
+$PY -c "
+import h5py; f = h5py.File('pend.h5', 'r+'); c = f['cells'][0]; c['status'] = b'pending'; f['cells'][0] = c"
+sha=$(sha256sum < pend.h5)
+"$bin" run "$src/tests/specs/sweep-small.ini" -o pend.h5 >/dev/null 2>pend.err; rc=$?
+if [[ $rc -eq 2 ]] && grep -q "pend.h5 has format_version 2.*curvsweep merge NEW.h5 pend.h5" pend.err &&
+   [[ "$(sha256sum < pend.h5)" == "$sha" ]]; then ok; else bad "run into a v2 archive with a pending cell: exit $rc"; cat pend.err; fi
+rm -f pend.h5.journal
+if "$bin" run "$src/tests/specs/sweep-small.ini" -o mem.h5 >/dev/null 2>&1 &&
+   "$bin" info --check mem.h5 >/dev/null 2>&1 &&
+   $PY -c "import h5py, sys; sys.exit(int(h5py.File('mem.h5', 'r').attrs['format_version']) != 2)"
+then ok; else bad "run on a finished v2 archive: refused, or the archive changed version or reads damaged"; fi
 
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

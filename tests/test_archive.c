@@ -466,7 +466,8 @@ static void test_schema_columns(void **state) {
 
 /* Shuffle, deflate and Fletcher32 on a dataset, chunked. */
 /* name is chunked with exactly the filters of want: 1 shuffle, 2 deflate,
- * 4 fletcher32 (tables and /spec: all three; per-cell arrays: no deflate). */
+ * 4 fletcher32 (tables, /points/index and /spec: all three; the /points
+ * arrays and per-cell /params arrays: no deflate). */
 static void assert_filters(hid_t f, const char *name, int want) {
   hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
   assert_true(ds >= 0);
@@ -498,11 +499,12 @@ static void test_filters(void **state) {
   close_ok(a);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(f >= 0);
-  const char *tables[] = {"cells", "curvature", "curves", "runs", "spec"};
-  for (int i = 0; i < 5; i++) assert_filters(f, tables[i], 7);
-  const char *arrays[] = {"points/2/x", "points/2/S", "points/2/class", "params/2/embed/W",
+  const char *tables[] = {"cells", "curvature", "curves", "runs", "spec", "points/index"};
+  for (int i = 0; i < 6; i++) assert_filters(f, tables[i], 7);
+  const char *arrays[] = {"points/x", "points/S", "points/S_err", "points/S_tilde", "points/tr_g",
+                          "points/logdet_g", "points/H_norm", "points/class", "params/2/embed/W",
                           "params/2/readout/b"};
-  for (int i = 0; i < 5; i++) assert_filters(f, arrays[i], 5);
+  for (int i = 0; i < 10; i++) assert_filters(f, arrays[i], 5);
   // tables are extendible
   hid_t ds = H5Dopen2(f, "curvature", H5P_DEFAULT), sp = H5Dget_space(ds);
   hsize_t dims, maxdims;
@@ -510,12 +512,35 @@ static void test_filters(void **state) {
   assert_int_equal(dims, 2);
   assert_true(maxdims == H5S_UNLIMITED);
   H5Sclose(sp), H5Dclose(ds);
-  // /points/2/S is L × n_points, /params/2/embed/b is 1 × 3
-  ds = H5Dopen2(f, "points/2/S", H5P_DEFAULT), sp = H5Dget_space(ds);
-  hsize_t d2[2];
-  H5Sget_simple_extent_dims(sp, d2, NULL);
-  assert_int_equal(d2[0], 2), assert_int_equal(d2[1], 5);
+  // /points/index: cell 2 has 5 points in m = 2 over 2 prefixes, its values
+  // at the start of /points/x (5 x 2) and /points/S (2 x 5), extendible
+  struct { int64_t cell_id; int32_t n_points, m, depth; int64_t x_start, start; } ix;
+  hid_t it = H5Tcreate(H5T_COMPOUND, sizeof ix);
+  H5Tinsert(it, "cell_id", HOFFSET(__typeof__(ix), cell_id), H5T_NATIVE_INT64);
+  H5Tinsert(it, "n_points", HOFFSET(__typeof__(ix), n_points), H5T_NATIVE_INT32);
+  H5Tinsert(it, "m", HOFFSET(__typeof__(ix), m), H5T_NATIVE_INT32);
+  H5Tinsert(it, "depth", HOFFSET(__typeof__(ix), depth), H5T_NATIVE_INT32);
+  H5Tinsert(it, "x_start", HOFFSET(__typeof__(ix), x_start), H5T_NATIVE_INT64);
+  H5Tinsert(it, "start", HOFFSET(__typeof__(ix), start), H5T_NATIVE_INT64);
+  ds = H5Dopen2(f, "points/index", H5P_DEFAULT);
+  assert_true(H5Dread(ds, it, H5S_ALL, H5S_ALL, H5P_DEFAULT, &ix) >= 0);
+  assert_int_equal(ix.cell_id, 2), assert_int_equal(ix.n_points, 5), assert_int_equal(ix.m, r.m);
+  assert_int_equal(ix.depth, 2), assert_int_equal(ix.x_start, 0), assert_int_equal(ix.start, 0);
+  H5Tclose(it), H5Dclose(ds);
+  ds = H5Dopen2(f, "points/S", H5P_DEFAULT), sp = H5Dget_space(ds);
+  H5Sget_simple_extent_dims(sp, &dims, &maxdims);
+  assert_int_equal(dims, 10);
+  assert_true(maxdims == H5S_UNLIMITED);
+  double S[10];
+  assert_true(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, S) >= 0);
+  assert_memory_equal(S, r.pt_S, sizeof S);
   H5Sclose(sp), H5Dclose(ds);
+  ds = H5Dopen2(f, "points/x", H5P_DEFAULT), sp = H5Dget_space(ds);
+  H5Sget_simple_extent_dims(sp, &dims, NULL);
+  assert_int_equal(dims, 5 * (hsize_t)r.m);
+  H5Sclose(sp), H5Dclose(ds);
+  // /params/2/embed/b is 1 × 3
+  hsize_t d2[2];
   ds = H5Dopen2(f, "params/2/embed/b", H5P_DEFAULT), sp = H5Dget_space(ds);
   H5Sget_simple_extent_dims(sp, d2, NULL);
   assert_int_equal(d2[0], 1), assert_int_equal(d2[1], 3);
@@ -1074,11 +1099,11 @@ static void test_bad_inputs(void **state) {
   file_hash(p, h);
   expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "format is 'netcdf4'", p, h, 0);
 
-  // 6. wrong format_version: a future one (4), and version 1 (before
+  // 6. wrong format_version: a future one (5), and version 1 (before
   // per-point rounding errors), which is refused with the reason
   int64_t n;
   cs_cell_result *res = NULL;
-  for (int v = 1; v <= 4; v += 3) {
+  for (int v = 1; v <= 5; v += 4) {
     snprintf(p, sizeof p, "%s/v%d.h5", dir, v);
     a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
     close_ok(a);
@@ -1089,7 +1114,7 @@ static void test_bad_inputs(void **state) {
     H5Fclose(f);
     file_hash(p, h);
     const char *why = v == 1 ? "format_version 1, written before per-point rounding errors"
-                             : "format_version 4";
+                             : "format_version 5";
     expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, why, p, h, 0);
     expect_refusal(archive_read_results(p, &res, &n), CS_ERR_INPUT, p, why, p, h, 0);
   }

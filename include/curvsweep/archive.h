@@ -24,9 +24,9 @@
 #include <stdint.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
-#define ARCHIVE_FORMAT_VERSION 3
+#define ARCHIVE_FORMAT_VERSION 4
 /* The oldest format_version still read (2: no sink_mass, max_attn columns
- * in /curvature; they read as NaN). */
+ * in /curvature; they read as NaN; 2 and 3: /points as one group per cell). */
 #define ARCHIVE_FORMAT_VERSION_MIN 2
 
 typedef struct cs_archive cs_archive;
@@ -111,6 +111,25 @@ int archive_read_spec(const char *path, char **text);
  * params when present), cells absent from a shard archive left out.
  * *results is malloc'ed; free each with result_free. */
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n);
+/* The same without per-point arrays and parameters (the tables: status,
+ * metrics, curves, curvature), one result per /cells row. */
+int archive_read_results_tables(const char *path, cs_cell_result **results, int64_t *n);
+/* The per-point arrays of the results with want[i] != 0 into them
+ * (results, n: as archive_read_results_tables returned them for path),
+ * streamed: /points read a block of each array at a time in storage order
+ * (format_version 4; 2 and 3: the wanted cells' groups), so memory is the
+ * wanted cells' arrays, never the whole of /points. keep: which arrays
+ * besides x (bit k: RESULT_POINT_NAMES[k]; ARCHIVE_POINTS_CLASS: class;
+ * format_version 4 only, older archives give every array). */
+#define ARCHIVE_POINTS_CLASS (1u << RESULT_N_POINT_ARRAYS)
+#define ARCHIVE_POINTS_ALL ((1u << (RESULT_N_POINT_ARRAYS + 1)) - 1)
+int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want, unsigned keep);
+/* The curvature fields (/fields/<cell_id>, when there is one) of the
+ * results with want[i] != 0 into them, as archive_read_points_of: one
+ * cell's group at a time, never the whole of /fields. */
+int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want);
 
 /* `curvsweep info --check`: read every object of the archive (root
  * attributes, /spec, every chunk of /cells, /curvature, /curves, /runs, every

@@ -225,6 +225,13 @@ static int archive_rebuild_damaged(cs_archive *a, const cs_spec *spec, const uns
   return archive_rebuild(a, spec, mask, s, 1);
 }
 
+/* A cell of this open's selection is pending: the run will write. */
+static int archive_any_selected_pending(const cs_archive *a) {
+  for (int64_t r = 0; r < a->n_rows; r++)
+    if (a->row_status[r] == CELL_PENDING && (!a->row_selected || a->row_selected[r])) return 1;
+  return 0;
+}
+
 /* Resume an existing file (the journal is locked and scanned):
  *   identity and spec checked read-only (refusals touch nothing);
  *   unreadable, or left dirty by a killed write -> rebuilt from a journal
@@ -271,10 +278,19 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   if (file < 0) return archive_h5_error(CS_ERR_IO, "cannot open the archive %s", a->path);
   rc = archive_table_needs_repair(a, file, "curvature", &need_repair);
   if (!rc && !need_repair) rc = archive_table_needs_repair(a, file, "curves", &need_repair);
+  if (!rc && !need_repair && meta.version >= 4)
+    rc = archive_table_needs_repair(a, file, ARCHIVE_POINTS_INDEX, &need_repair);
   if (!rc) rc = archive_journal_replay(a, file, s, 0, 1, &need_replay);
   H5Fclose(file);
   if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
   CS_CHECK(rc);
+  if (meta.version < ARCHIVE_FORMAT_VERSION &&
+      (need_repair || need_replay || archive_any_selected_pending(a)))
+    return cs_error(CS_ERR_INPUT, "%s has format_version %d (a /points group per cell); this "
+                    "curvsweep (%s) writes format_version %d (/points tables): finish the sweep "
+                    "with the curvsweep that wrote it, or `curvsweep merge NEW.h5 %s` (which "
+                    "writes format_version %d) and resume NEW.h5", a->path, meta.version,
+                    CS_VERSION, ARCHIVE_FORMAT_VERSION, a->path, ARCHIVE_FORMAT_VERSION);
   if (!need_repair && !need_replay) return CS_OK;
   // repair interrupted writes, then apply the journal (which already
   // covers the file when covers: no seeding, so no read of a damaged file)
@@ -284,6 +300,7 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   if (!rc) {
     rc = archive_table_repair(a, file, "curvature");
     if (!rc) rc = archive_table_repair(a, file, "curves");
+    if (!rc) rc = archive_table_repair(a, file, ARCHIVE_POINTS_INDEX);
     if (!rc) rc = archive_journal_replay(a, file, s, 0, 0, NULL);
     rc = archive_h5_session_close(a, file, rc);
   }

@@ -4,13 +4,16 @@
  * complete. The archive is created pending under a temporary name beside
  * its path (archive_create_temp), kept open while results arrive:
  *   /curvature, /curves  rows buffered and appended a block at a time
- *   /points, /params, /fields  groups written per result (archive_write.c,
- *                        archive_fields.c)
+ *   /points              arrays and index rows staged and appended a few
+ *                        MiB at a time (archive_points.c)
+ *   /params, /fields     a group written per result (archive_write.c,
+ *                        archive_fields.c), or copied per cell
+ *                        (archive_build_copy_cell_group)
  *   /cells               result columns kept compactly in memory (no
  *                        message text for done cells) and written a block of
  *                        rows at a time at the end, then committed_rows
  * then flushed, closed, synced and renamed into place. Per-result cost is a
- * few appends to memory plus the /points groups; the layout is the one of
+ * few appends to memory (plus the /params group, when saved); the layout is the one of
  * docs/ARCHIVE.md, byte for byte what archive_apply_result would write. */
 #include "archive_internal.h"
 
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #define ARCHIVE_BUILD_BUFFER_ROWS 8192 /* /curvature and /curves rows per append */
+#define ARCHIVE_BUILD_POINTS_BYTES ((size_t)8 << 20) /* staged /points bytes per append */
 
 /* The /cells result columns of a finished row, without the message. */
 typedef struct {
@@ -40,6 +44,7 @@ struct cs_archive_builder {
   archive_curv_row *cv;     /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curvature rows */
   archive_curve_row *cu;    /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curves rows */
   size_t ncv, ncu;
+  archive_points_stage pts; /* pending /points arrays and index rows */
   archive_build_row *rows;  /* (a->n_rows) result columns of finished rows */
   char **message;           /* (a->n_rows) message of a finished row, NULL when empty */
   cs_run_info *runs;
@@ -57,6 +62,7 @@ void archive_build_abort(cs_archive_builder *b) {
   if (b->tmp) unlink(b->tmp);
   for (int64_t i = 0; b->message && b->a && i < b->a->n_rows; i++) free(b->message[i]);
   free(b->message), free(b->rows), free(b->cv), free(b->cu), free(b->runs), free(b->tmp);
+  archive_points_stage_free(&b->pts);
   archive_free(b->a);
   free(b);
 }
@@ -129,7 +135,9 @@ static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result
   for (int e = 0; e < r->n_curve; e++)
     b->cu[b->ncu++] = (archive_curve_row){r->cell_id, r->curve[e].epoch, r->curve[e].train_loss,
                                           r->curve[e].train_acc, r->curve[e].test_acc};
-  if (r->pt_x) CS_CHECK(archive_write_points(b->file, r, b->tmp));
+  if (r->pt_x) CS_CHECK(archive_points_stage_add(&b->pts, r));
+  if (archive_points_stage_bytes(&b->pts) >= ARCHIVE_BUILD_POINTS_BYTES)
+    CS_CHECK(archive_points_stage_flush(b->file, &b->pts, b->tmp));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(b->file, r, b->tmp));
   if (r->fd_pred) CS_CHECK(archive_write_fields(b->file, r, b->tmp));
   b->rows[row] = (archive_build_row){r->rank, r->attempts, r->wall_s, r->train_loss,
@@ -196,6 +204,13 @@ static int archive_build_write_cells(cs_archive_builder *b) {
 
 static int archive_build_finish_impl(cs_archive_builder *b) {
   CS_CHECK(archive_build_flush_rows(b));
+  CS_CHECK(archive_points_stage_flush(b->file, &b->pts, b->tmp));
+  hid_t idx = H5Dopen2(b->file, ARCHIVE_POINTS_INDEX, H5P_DEFAULT);
+  int rc = idx < 0 ? archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", b->tmp, ARCHIVE_POINTS_INDEX)
+                   : archive_attr_write_i64(idx, "committed_rows", H5T_STD_I64LE,
+                                            (int64_t)archive_table_length(idx), b->tmp);
+  archive_h5_close_id(&idx, H5Dclose);
+  CS_CHECK(rc);
   CS_CHECK(archive_attr_write_i64(b->ds_curv, "committed_rows", H5T_STD_I64LE,
                                   (int64_t)archive_table_length(b->ds_curv), b->tmp));
   CS_CHECK(archive_attr_write_i64(b->ds_curves, "committed_rows", H5T_STD_I64LE,
@@ -227,23 +242,61 @@ int archive_build_finish(cs_archive_builder *b) {
   return rc;
 }
 
-int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
-                              int64_t cell_id) {
-  const char *const *tops = ARCHIVE_CELL_GROUPS;
-  for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
-    char name[64];
-    snprintf(name, sizeof name, "%s/%" PRId64, tops[k], cell_id);
-    htri_t top = H5Lexists(src, tops[k], H5P_DEFAULT);
-    htri_t there = top > 0 ? H5Lexists(src, name, H5P_DEFAULT) : top;
-    if (there < 0)
-      return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", src_path, name);
-    if (!there) continue;
-    if (!b->lcpl) {
-      b->lcpl = H5Pcreate(H5P_LINK_CREATE);
-      H5Pset_create_intermediate_group(b->lcpl, 1);
-    }
-    if (H5Ocopy(src, name, b->file, name, H5P_DEFAULT, b->lcpl) < 0)
-      return archive_h5_error(CS_ERR_IO, "%s: cannot copy /%s into %s", src_path, name, b->tmp);
+/* Every dataset under a group read whole (its Fletcher32 checksums
+ * verified): H5Ocopy copies chunks as stored, so a damaged source chunk
+ * would be copied, not refused. ctx: the name of the first that fails. */
+typedef struct {
+  void *buf;
+  size_t cap;
+  char bad[256];
+} archive_build_verify;
+
+static herr_t archive_build_verify_object(hid_t g, const char *name, const H5O_info_t *info,
+                                          void *ctx) {
+  archive_build_verify *v = ctx;
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  hid_t ds = H5Dopen2(g, name, H5P_DEFAULT), t = H5I_INVALID_HID, sp = H5I_INVALID_HID;
+  int ok = ds >= 0 && (t = H5Dget_type(ds)) >= 0 && (sp = H5Dget_space(ds)) >= 0;
+  hssize_t n = ok ? H5Sget_simple_extent_npoints(sp) : -1;
+  size_t need = n > 0 ? (size_t)n * H5Tget_size(t) : 0;
+  if (ok && need > v->cap) {
+    void *p = realloc(v->buf, need);
+    ok = p != NULL;
+    if (ok) v->buf = p, v->cap = need;
   }
+  ok = ok && n >= 0 && (n == 0 || H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->buf) >= 0);
+  if (!ok) archive_h5_note(), snprintf(v->bad, sizeof v->bad, "%s", name);
+  archive_h5_close_id(&sp, H5Sclose);
+  archive_h5_close_id(&t, H5Tclose);
+  archive_h5_close_id(&ds, H5Dclose);
+  return ok ? 0 : -1;
+}
+
+int archive_build_copy_cell_group(cs_archive_builder *b, hid_t src, const char *src_path,
+                                  const char *top, int64_t cell_id) {
+  char name[64];
+  snprintf(name, sizeof name, "%s/%" PRId64, top, cell_id);
+  htri_t has_top = H5Lexists(src, top, H5P_DEFAULT);
+  htri_t there = has_top > 0 ? H5Lexists(src, name, H5P_DEFAULT) : has_top;
+  if (there < 0)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", src_path, name);
+  if (!there) return CS_OK;
+  archive_build_verify v = {NULL, 0, ""};
+  hid_t g = H5Gopen2(src, name, H5P_DEFAULT);
+  herr_t e = g < 0 ? -1 : H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_INC, archive_build_verify_object, &v,
+                                    H5O_INFO_BASIC);
+  if (g < 0 || e < 0) archive_h5_note();
+  archive_h5_close_id(&g, H5Gclose);
+  free(v.buf);
+  if (e < 0)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s%s%s", src_path, name,
+                            v.bad[0] ? "/" : "", v.bad);
+  if (!b->lcpl) {
+    b->lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(b->lcpl, 1);
+  }
+  if (H5Ocopy(src, name, b->file, name, H5P_DEFAULT, b->lcpl) < 0)
+    return archive_h5_error(CS_ERR_INPUT, "%s: cannot copy /%s into %s (damaged?)", src_path, name,
+                            b->tmp);
   return CS_OK;
 }

@@ -160,11 +160,12 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
     snprintf(full, sizeof full, "/%s", tables[k]);
     archive_check_dataset(&c, file, tables[k], full, path);
   }
-  const char *const *groups = ARCHIVE_CELL_GROUPS;
-  for (size_t k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
-    htri_t e = H5Lexists(file, groups[k], H5P_DEFAULT);
+  const char *const *cell_groups = ARCHIVE_CELL_GROUPS;
+  for (int k = -1; k < ARCHIVE_N_CELL_GROUPS; k++) { /* /points, then the per-cell groups */
+    const char *top = k < 0 ? "points" : cell_groups[k];
+    htri_t e = H5Lexists(file, top, H5P_DEFAULT);
     char full[64];
-    snprintf(full, sizeof full, "/%s", groups[k]);
+    snprintf(full, sizeof full, "/%s", top);
     if (e < 0) {
       archive_h5_error(CS_ERR_INPUT, "%s: cannot look up %s", path, full);
       archive_check_report(&c, full);

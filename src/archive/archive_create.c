@@ -219,6 +219,7 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
     H5Fclose(f);
     return rc;
   }
+  meta->version = (int)version;
   archive_attr_read_str(f, "spec_name", meta->spec_name, sizeof meta->spec_name);
   archive_attr_read_str(f, "created", meta->created, sizeof meta->created);
   archive_attr_read_str(f, "software_version", meta->software_version, sizeof meta->software_version);
@@ -402,6 +403,7 @@ static int archive_create_pipeline(const cs_archive *a, const cs_spec *spec, hid
   CS_CHECK(archive_write_cells(a, spec, file, s, path));
   CS_CHECK(archive_create_empty_table(file, "curvature", archive_curv_row_type(), 1, path));
   CS_CHECK(archive_create_empty_table(file, "curves", archive_curve_row_type(), 1, path));
+  CS_CHECK(archive_points_create(file, a, spec, path));
   return archive_create_empty_table(file, "runs", archive_run_row_type(), 0, path);
 }
 

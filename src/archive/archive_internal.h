@@ -9,6 +9,7 @@
  *   archive_read.c     read-back (summary, spec, results)
  *   archive_merge.c    merging shard archives
  *   archive_build.c    bulk build of a new archive (merge, generators)
+ *   archive_points.c   /points: index table and shared arrays (format_version 4)
  *   archive_check.c    info --check: read every object, name the damaged
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
@@ -34,7 +35,7 @@
 #define ARCHIVE_MESSAGE_BYTES 256
 #define ARCHIVE_TENSOR_NAME_BYTES 48
 #define ARCHIVE_CHUNK_BYTES 8192 /* target uncompressed chunk size: small, since every append rewrites (recompresses) its chunk */
-#define ARCHIVE_DEFLATE_LEVEL 4
+#define ARCHIVE_DEFLATE_LEVEL 1
 #define ARCHIVE_BLOCK_ROWS 65536  /* rows per read/write block of big tables */
 /* Group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol";
  * the figures behind them in docs/DECISIONS.md): the journal is synced at
@@ -51,10 +52,11 @@
 #define ARCHIVE_APPLY_RESULTS 8192
 #define ARCHIVE_APPLY_BYTES ((uint64_t)64 << 20)
 
-/* The optional per-cell groups /<top>/<cell_id>, in one order: what a
- * rewrite removes, a merge copies as stored and info --check reads. */
-#define ARCHIVE_N_CELL_GROUPS 3
-#define ARCHIVE_CELL_GROUPS ((const char *const[ARCHIVE_N_CELL_GROUPS]){"points", "params", "fields"})
+/* The optional per-cell groups /<top>/<cell_id> of format_version 4, in
+ * one order: what a rewrite removes, a merge copies as stored and info
+ * --check reads (with /points, which version 4 keeps in tables). */
+#define ARCHIVE_N_CELL_GROUPS 2
+#define ARCHIVE_CELL_GROUPS ((const char *const[ARCHIVE_N_CELL_GROUPS]){"params", "fields"})
 
 /* The result columns of a /cells row (memory layout; names as in the file). */
 typedef struct {
@@ -77,6 +79,17 @@ typedef struct {
   int32_t epoch;
   double train_loss, train_acc, test_acc;
 } archive_curve_row;
+
+/* A row of /points/index (format_version 4): where a cell's per-point
+ * values start in /points/x (n_points × m) and in the per-prefix arrays
+ * /points/S ... /points/class (depth × n_points), row-major. */
+typedef struct {
+  int64_t cell_id;
+  int32_t n_points, m, depth;
+  int64_t x_start, start;
+} archive_point_row;
+#define ARCHIVE_POINTS_INDEX "points/index"
+enum { ARCHIVE_POINT_ARRAYS = RESULT_N_POINT_ARRAYS + 2 }; /* x, the per-prefix doubles, class */
 
 /* The float64 columns of /curvature, in file order, and where they live in
  * geom_stats (archive_format.c). */
@@ -164,6 +177,7 @@ typedef struct {
   char spec_name[128];
   char created[32];
   char software_version[32];
+  int version;  /* format_version (4: /points tables; 2, 3: a /points group per cell) */
 } archive_meta;
 
 /* An archive open for reading: its rows and statuses (a->journal_fd < 0)
@@ -261,6 +275,48 @@ int archive_rename_into_place(const char *tmp, const char *path);
 int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
                     const archive_journal_scan *s, int keep_rows);
 
+/* ---- archive_points.c: /points of format_version 4 ---- */
+hid_t archive_point_row_type(void);
+/* /points with an empty index and empty arrays (a new archive of the
+ * listed cells of a). */
+int archive_points_create(hid_t file, const cs_archive *a, const cs_spec *spec, const char *path);
+/* Results' per-point arrays staged in memory; flush appends them (one write
+ * per array) and their index rows (committed_rows is the caller's commit
+ * point). v[0] x, v[1..RESULT_N_POINT_ARRAYS] the doubles, v[last] class. */
+typedef struct {
+  archive_point_row *rows;   /* offsets relative to the staged arrays until flushed */
+  size_t n_rows, cap_rows, n_x, n_f;
+  void *v[ARCHIVE_POINT_ARRAYS];
+  size_t cap[ARCHIVE_POINT_ARRAYS];
+} archive_points_stage;
+int archive_points_stage_add(archive_points_stage *s, const cs_cell_result *r);
+size_t archive_points_stage_bytes(const archive_points_stage *s);
+int archive_points_stage_flush(hid_t file, archive_points_stage *s, const char *path);
+void archive_points_stage_free(archive_points_stage *s);
+/* The valid rows of /points/index (malloc'ed). */
+int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
+                              archive_point_row **rows, int64_t *n);
+/* Every finished listed cell's arrays, in storage order, each array read a
+ * block at a time: fn(ctx, /cells row, pts) with pts holding the cell's
+ * cell_id, n_points, m, depth and arrays that point into the blocks, valid
+ * during the call only (lend them, or copy them with archive_points_take). */
+typedef int (*archive_points_fn)(void *ctx, int64_t row, cs_cell_result *pts);
+int archive_points_each(hid_t file, const cs_archive *a, const char *path, archive_points_fn fn,
+                        void *ctx);
+/* pts's arrays into r, which has none: copied (take: x and the arrays in
+ * keep, ARCHIVE_POINTS_* of archive.h; r owns them) or lent (r points at
+ * pts's arrays until unlend); a second set, or a depth r's /curvature
+ * disagrees with, is refused as damage. */
+int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned keep,
+                        const char *path);
+int archive_points_lend(cs_cell_result *r, const cs_cell_result *pts, const char *path);
+void archive_points_unlend(cs_cell_result *r);
+/* One cell's arrays (its index row given) into r (archive_points_take). */
+int archive_points_read_cell(hid_t file, const char *path, const archive_point_row *row,
+                             cs_cell_result *r);
+/* Free r's per-point arrays (the rest of r kept). */
+void archive_points_free(cs_cell_result *r);
+
 /* ---- archive_write.c: results (batched) or a /runs row into an open file ---- */
 int archive_check_result(const cs_archive *a, const cs_cell_result *r);
 /* Results on their way into an open file: groups already written, table
@@ -272,6 +328,7 @@ typedef struct {
   int64_t *cell_idx;          /* /cells row of each entry of cells */
   size_t n_cv, n_cu, n_cells, cap_cv, cap_cu, cap_cells, cap_idx;
   unsigned char *in_batch;    /* per /cells row: in this batch */
+  archive_points_stage pts;   /* the batch's per-point arrays */
 } archive_batch;
 int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell_result *r);
 int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b);
@@ -279,9 +336,8 @@ void archive_batch_free(archive_batch *b);
 /* A batch of one: the result written and committed. */
 int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r);
 int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info *run);
-/* The /points/<id> and /params/<id> groups of a checked result (also the
- * bulk builder, archive_build.c). */
-int archive_write_points(hid_t file, const cs_cell_result *r, const char *path);
+/* The /params/<id> group of a checked result (also the bulk builder,
+ * archive_build.c). */
 int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
 /* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype,
  * chunked, shuffled and Fletcher32-checked, not deflated. */
@@ -324,6 +380,10 @@ int archive_journal_verify(cs_archive *a, const archive_journal_scan *s, int *in
 
 /* ---- archive_read.c ---- */
 int archive_reader_open(const char *path, archive_reader *rd);
+/* Open again an archive whose rows (a, from an earlier archive_reader_open
+ * of the same file) are kept: identity checked, /cells not read again; rd
+ * owns a from here. */
+int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd);
 void archive_reader_close(archive_reader *rd);
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
@@ -331,18 +391,23 @@ int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_
 enum { ARCHIVE_READ_NO_GROUPS = 1 };
 int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
                                int64_t *n_out);
-/* The /points/<id>, /fields/<id> and /params/<id> groups of r->cell_id, when present. */
-int archive_read_groups(hid_t file, const char *path, cs_cell_result *r);
+/* The per-cell groups of r->cell_id, when present: /params, /fields, and /points of
+ * format_version 2 and 3 (version 4 keeps /points in tables, read by
+ * archive_points_each). */
+int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r);
 
 /* ---- archive_build.c ---- */
-/* Copy /points/<cell_id>, /params/<cell_id> and /fields/<cell_id> of an open archive src
- * (src_path for messages) into the archive being built, as stored
- * (H5Ocopy: chunks copied compressed, checksums kept). */
-int archive_build_copy_groups(cs_archive_builder *b, hid_t src, const char *src_path,
-                              int64_t cell_id);
+/* Copy the group /<top>/<cell_id> of an open archive src (src_path for
+ * messages), when it has one, into the archive being built, as stored
+ * (H5Ocopy: chunks copied as they are, Fletcher32 kept; a chunk that fails
+ * its checksum fails the copy). The per-cell groups: /params and /fields
+ * (and /points of format_version 2 and 3 inputs are read, not copied). */
+int archive_build_copy_cell_group(cs_archive_builder *b, hid_t src, const char *src_path,
+                                  const char *top, int64_t cell_id);
 void archive_results_free(cs_cell_result *res, int64_t n);
-/* The /points and /params groups of r->cell_id into r (none: r unchanged);
- * a group that cannot be read whole is a CS_ERR_INPUT naming it. */
+/* The /points (format_version 2, 3) and /params groups of r->cell_id into
+ * r (none: r unchanged); a group that cannot be read whole is a
+ * CS_ERR_INPUT naming it. */
 int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 

@@ -89,6 +89,7 @@ typedef struct {
   int64_t n_kept, cap_kept;
   int64_t *kept_of;         /* cell -> index into kept, -1: none */
   cs_archive_builder *b;    /* the output */
+  cs_archive **rows;        /* (n_inputs) each input's /cells rows, from pass 1 to pass 2 */
 } archive_merge_state;
 
 /* The output: refuse to clobber it, a stale journal beside it, or an output
@@ -177,11 +178,14 @@ static int archive_merge_scan_input(archive_merge_state *s, int i, const archive
 }
 
 static int archive_merge_scan_inputs(archive_merge_state *s) {
+  CS_CHECK(CS_CALLOC(s->rows, s->n_inputs));
   for (int i = 0; i < s->n_inputs; i++) {
     archive_reader rd;
     CS_CHECK(archive_check_not_interrupted(s->inputs[i]));
     CS_CHECK(archive_reader_open(s->inputs[i], &rd));
     int rc = archive_merge_scan_input(s, i, &rd);
+    s->rows[i] = rd.a;  // kept for pass 2 (a few bytes per cell): /cells is not read again
+    rd.a = NULL;
     archive_reader_close(&rd);
     CS_CHECK(rc);
   }
@@ -203,33 +207,81 @@ static int archive_merge_keep(archive_merge_state *s, cs_cell_result *r) {
   return CS_OK;
 }
 
-/* Pass 2, input i: its chosen results into the output, their /points and
- * /params groups copied as stored; a done result of a cell done in several
- * inputs is read whole and must agree bitwise with the chosen one. */
+/* One finished result r of input i (open as rd): into the output when it
+ * is the chosen one, its /params and /fields groups copied as stored (after every
+ * dataset of it read back: archive_build_copy_cell_group); a done result of
+ * a cell done in several inputs is read whole (kept when chosen) and must
+ * agree bitwise with the chosen one. r's per-point arrays are in r already
+ * (format_version 4: archive_points_each) or read here (2, 3); the caller
+ * frees (or unlends) them, unless kept. */
+static int archive_merge_apply_one(archive_merge_state *s, int i, archive_reader *rd,
+                                   cs_cell_result *r) {
+  int64_t c = r->cell_id;
+  int multi = r->status == CELL_DONE && s->n_done[c] > 1, chosen = s->pick_in[c] == i;
+  if (r->status == CELL_PENDING || (!chosen && !multi)) return CS_OK;
+  if (multi) CS_CHECK(archive_read_cell_groups(rd, r));
+  else if (rd->meta.version < 4) CS_CHECK(archive_read_points(rd->file, s->inputs[i], r));
+  if (chosen) {
+    CS_CHECK(archive_build_result(s->b, r));
+    if (multi) return archive_merge_keep(s, r);
+    for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++)
+      CS_CHECK(archive_build_copy_cell_group(s->b, rd->file, s->inputs[i], ARCHIVE_CELL_GROUPS[k], c));
+    return CS_OK;
+  }
+  if (s->kept_of[c] >= 0 && !archive_same_values(&s->kept[s->kept_of[c]], r))
+    return cs_error(CS_ERR_INPUT, "cell %" PRId64 " is done in both %s and %s with different "
+                    "values: these are not shards of one deterministic sweep; merge one of them",
+                    c, s->inputs[s->pick_in[c]], s->inputs[i]);
+  return CS_OK;
+}
+
+/* The walk over an input's /points (format_version 4): which rows it saw. */
+typedef struct {
+  archive_merge_state *s;
+  int i;
+  archive_reader *rd;
+  unsigned char *seen;  /* (rd->a->n_rows) */
+} archive_merge_walk;
+
+static int archive_merge_points(void *ctx, int64_t row, cs_cell_result *pts) {
+  archive_merge_walk *W = ctx;
+  cs_cell_result *r = &W->s->cur[row];
+  W->seen[row] = 1;
+  int64_t c = r->cell_id;
+  int multi = r->status == CELL_DONE && W->s->n_done[c] > 1;
+  if (W->s->pick_in[c] != W->i && !multi) return CS_OK;
+  // lent for a single write; a result kept for comparison owns a copy
+  if (multi) CS_CHECK(archive_points_take(r, pts, ARCHIVE_POINTS_ALL, W->s->inputs[W->i]));
+  else CS_CHECK(archive_points_lend(r, pts, W->s->inputs[W->i]));
+  int rc = archive_merge_apply_one(W->s, W->i, W->rd, r);
+  if (multi) archive_points_free(r);
+  else archive_points_unlend(r);
+  return rc;
+}
+
+/* Pass 2, input i: its chosen results into the output. The tables are read
+ * whole (one input's rows); /points a block of each array at a time in
+ * storage order, each cell written as its arrays arrive, then the cells
+ * without points. */
 static int archive_merge_apply_input(archive_merge_state *s, int i, archive_reader *rd) {
   CS_CHECK(archive_read_results_flags(rd, ARCHIVE_READ_NO_GROUPS, &s->cur, &s->n_cur));
-  for (int64_t k = 0; k < s->n_cur; k++) {
-    cs_cell_result *r = &s->cur[k];
-    int64_t c = r->cell_id;
-    if (r->status == CELL_PENDING) continue;
-    int multi = r->status == CELL_DONE && s->n_done[c] > 1;
-    if (multi) CS_CHECK(archive_read_groups(rd->file, s->inputs[i], r));
-    if (s->pick_in[c] == i) {
-      CS_CHECK(archive_build_result(s->b, r));
-      if (multi) CS_CHECK(archive_merge_keep(s, r));
-      else CS_CHECK(archive_build_copy_groups(s->b, rd->file, s->inputs[i], c));
-    } else if (multi && s->kept_of[c] >= 0 && !archive_same_values(&s->kept[s->kept_of[c]], r)) {
-      return cs_error(CS_ERR_INPUT, "cell %" PRId64 " is done in both %s and %s with different "
-                      "values: these are not shards of one deterministic sweep; merge one of them",
-                      c, s->inputs[s->pick_in[c]], s->inputs[i]);
+  archive_merge_walk W = {s, i, rd, NULL};
+  int rc = CS_CALLOC(W.seen, s->n_cur ? s->n_cur : 1);
+  if (!rc && rd->meta.version >= 4)
+    rc = archive_points_each(rd->file, rd->a, s->inputs[i], archive_merge_points, &W);
+  for (int64_t k = 0; !rc && k < s->n_cur; k++)
+    if (!W.seen[k]) {
+      rc = archive_merge_apply_one(s, i, rd, &s->cur[k]);
+      archive_points_free(&s->cur[k]);  // nothing when kept (moved out)
     }
-  }
+  free(W.seen);
+  CS_CHECK(rc);
   archive_results_free(s->cur, s->n_cur);
   s->cur = NULL, s->n_cur = 0;
   cs_run_info *runs = NULL;
   hsize_t n_runs = 0;
   hid_t mt = archive_run_row_type();
-  int rc = archive_read_table(rd, "runs", mt, (void **)&runs, &n_runs);
+  rc = archive_read_table(rd, "runs", mt, (void **)&runs, &n_runs);
   H5Tclose(mt);
   for (hsize_t k = 0; !rc && k < n_runs; k++) rc = archive_build_run(s->b, &runs[k]);
   free(runs);
@@ -242,7 +294,9 @@ static int archive_merge_write(archive_merge_state *s) {
   CS_CHECK(archive_build_begin(s->out, s->spec, s->listed, s->overwrite, &s->b));
   for (int i = 0; i < s->n_inputs; i++) {
     archive_reader rd;
-    CS_CHECK(archive_reader_open(s->inputs[i], &rd));
+    cs_archive *rows = s->rows[i];
+    s->rows[i] = NULL;
+    CS_CHECK(archive_reader_open_rows(s->inputs[i], rows, &rd));
     int rc = archive_merge_apply_input(s, i, &rd);
     archive_reader_close(&rd);
     CS_CHECK(rc);
@@ -272,6 +326,8 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
   free(s.text);
   if (s.spec) spec_free(s.spec);
   free(s.listed), free(s.n_done), free(s.pick_in), free(s.pick_rank), free(s.kept_of);
+  for (int i = 0; s.rows && i < n_inputs; i++) archive_free(s.rows[i]);
+  free(s.rows);
   return rc;
 }
 

@@ -28,6 +28,16 @@ int archive_reader_open(const char *path, archive_reader *rd) {
   return rc;
 }
 
+int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd) {
+  memset(rd, 0, sizeof *rd);
+  rd->file = H5I_INVALID_HID;
+  rd->a = a;  // freed by archive_reader_close from here, whatever happens
+  archive_probe_class cls;
+  int rc = archive_probe(path, H5F_ACC_RDONLY, &rd->file, &rd->meta, &cls);
+  if (rc) archive_reader_close(rd);
+  return rc;
+}
+
 /* All rows of a table up to its valid length, with a memory type. */
 int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows,
                               hsize_t *n) {
@@ -281,11 +291,12 @@ void archive_results_free(cs_cell_result *res, int64_t n) {
   free(res);
 }
 
-int archive_read_groups(hid_t file, const char *path, cs_cell_result *r) {
-  CS_CHECK(archive_read_points(file, path, r));
-  CS_CHECK(archive_read_fields(file, path, r));
-  return archive_read_params(file, path, r);
+int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r) {
+  if (rd->meta.version < 4) CS_CHECK(archive_read_points(rd->file, rd->a->path, r));
+  CS_CHECK(archive_read_fields(rd->file, rd->a->path, r));
+  return archive_read_params(rd->file, rd->a->path, r);
 }
+
 
 int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out) {
   return archive_read_results_flags(rd, 0, results, n_out);
@@ -378,9 +389,35 @@ static int archive_results_curves(void *ctx, const void *rows, hsize_t start, hs
   return CS_OK;
 }
 
-/* Rows per finished cell of a table (into R->count, zeroed first). */
-static int archive_results_count_table(archive_results_read *R, const char *name) {
+/* A table small enough to read once for both passes (count, place):
+ * *rows its valid rows (NULL when larger: each pass reads the file a block
+ * at a time, so memory stays one block). */
+#define ARCHIVE_TABLE_ONCE_BYTES ((hsize_t)64 << 20)
+static int archive_results_table_once(archive_results_read *R, const char *name, hid_t mt,
+                                      void **rows, hsize_t *n) {
+  *rows = NULL;
+  *n = 0;
+  hid_t ds = H5Dopen2(R->rd->file, name, H5P_DEFAULT);
+  hsize_t len = ds < 0 ? 0 : archive_table_length(ds);
+  archive_h5_close_id(&ds, H5Dclose);
+  if (len * H5Tget_size(mt) > ARCHIVE_TABLE_ONCE_BYTES) return CS_OK;
+  return archive_read_table(R->rd, name, mt, rows, n);
+}
+
+/* Rows per finished cell of a table (into R->count, zeroed first): from
+ * rows in memory (n of rb bytes; cell_id leads every row type), or read. */
+static int archive_results_count_table(archive_results_read *R, const char *name,
+                                       const unsigned char *rows, hsize_t n, size_t rb) {
   memset(R->count, 0, (size_t)R->n * sizeof *R->count);
+  if (rows) {
+    for (hsize_t j = 0; j < n; j++) {
+      int64_t id;
+      memcpy(&id, rows + j * rb, sizeof id);
+      int64_t i = archive_results_row(R, id);
+      if (i >= 0) R->count[i]++;
+    }
+    return CS_OK;
+  }
   hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
   H5Tinsert(mt, "cell_id", 0, H5T_NATIVE_INT64);
   int rc = archive_table_blocks(R->rd, name, mt, archive_results_count, R);
@@ -405,29 +442,43 @@ static int archive_results_read_tables(archive_results_read *R) {
   H5Tclose(mt);
   CS_CHECK(rc);
   // /curvature: count, allocate, place
-  CS_CHECK(archive_results_count_table(R, "curvature"));
-  CS_CHECK(CS_CALLOC(R->start, n + 1));
-  for (int64_t i = 0; i < n; i++) {
+  void *rows = NULL;
+  hsize_t n_rows = 0;
+  mt = archive_curv_row_type();
+  rc = archive_results_table_once(R, "curvature", mt, &rows, &n_rows);
+  if (!rc) rc = archive_results_count_table(R, "curvature", rows, n_rows, sizeof(archive_curv_row));
+  if (!rc) rc = CS_CALLOC(R->start, n + 1);
+  for (int64_t i = 0; !rc && i < n; i++) {
     if (R->res[i].status == CELL_DONE && R->count[i] == 0)
-      return cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
-                      "has no row of it", path, R->res[i].cell_id);
-    if (R->count[i]) CS_CHECK(CS_CALLOC(R->res[i].curv, R->count[i]));
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
+                    "has no row of it", path, R->res[i].cell_id);
+    if (!rc && R->count[i]) rc = CS_CALLOC(R->res[i].curv, R->count[i]);
     R->res[i].depth = (int)R->count[i];
     R->start[i + 1] = R->start[i] + R->count[i];
   }
-  CS_CHECK(CS_CALLOC(R->filled, R->start[n] ? R->start[n] : 1));
-  mt = archive_curv_row_type();
-  rc = archive_table_blocks(R->rd, "curvature", mt, archive_results_curv, R);
+  if (!rc) rc = CS_CALLOC(R->filled, R->start[n] ? R->start[n] : 1);
+  if (!rc) rc = rows ? archive_results_curv(R, rows, 0, n_rows)
+                     : archive_table_blocks(R->rd, "curvature", mt, archive_results_curv, R);
+  free(rows);
   H5Tclose(mt);
   CS_CHECK(rc);
   // /curves: count, allocate, place
-  CS_CHECK(archive_results_count_table(R, "curves"));
-  for (int64_t i = 0; i < n; i++)
-    if (R->count[i]) CS_CHECK(CS_CALLOC(R->res[i].curve, R->count[i]));
   mt = archive_curve_row_type();
-  rc = archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
+  rc = archive_results_table_once(R, "curves", mt, &rows, &n_rows);
+  if (!rc) rc = archive_results_count_table(R, "curves", rows, n_rows, sizeof(archive_curve_row));
+  for (int64_t i = 0; !rc && i < n; i++)
+    if (R->count[i]) rc = CS_CALLOC(R->res[i].curve, R->count[i]);
+  if (!rc) rc = rows ? archive_results_curves(R, rows, 0, n_rows)
+                     : archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
+  free(rows);
   H5Tclose(mt);
   return rc;
+}
+
+/* archive_points_each: a cell's per-point arrays into its result. */
+static int archive_results_take_points(void *ctx, int64_t row, cs_cell_result *pts) {
+  archive_results_read *R = ctx;
+  return archive_points_take(&R->res[row], pts, ARCHIVE_POINTS_ALL, R->rd->a->path);
 }
 
 /* Every result: the three tables a block at a time, then (unless
@@ -440,8 +491,12 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   int rc = CS_CALLOC(R.res, R.n ? R.n : 1);
   if (!rc) rc = CS_CALLOC(R.count, R.n ? R.n : 1);
   if (!rc) rc = archive_results_read_tables(&R);
+  // format_version 4: every cell's /points a block of each array at a time
+  if (!rc && !(flags & ARCHIVE_READ_NO_GROUPS) && rd->meta.version >= 4) {
+    rc = archive_points_each(rd->file, rd->a, rd->a->path, archive_results_take_points, &R);
+  }
   for (int64_t i = 0; i < R.n && !rc && !(flags & ARCHIVE_READ_NO_GROUPS); i++)
-    if (R.res[i].status != CELL_PENDING) rc = archive_read_groups(rd->file, rd->a->path, &R.res[i]);
+    if (R.res[i].status != CELL_PENDING) rc = archive_read_cell_groups(rd, &R.res[i]);
   free(R.count), free(R.start), free(R.filled);
   if (rc) {
     archive_results_free(R.res, R.n);
@@ -464,4 +519,80 @@ static int archive_read_results_impl(const char *path, cs_cell_result **results,
 
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n) {
   ARCHIVE_QUIETLY(archive_read_results_impl(path, results, n));
+}
+
+static int archive_read_results_tables_impl(const char *path, cs_cell_result **results,
+                                            int64_t *n) {
+  archive_reader rd;
+  *results = NULL;
+  *n = 0;
+  CS_CHECK(archive_reader_open(path, &rd));
+  int rc = archive_read_results_flags(&rd, ARCHIVE_READ_NO_GROUPS, results, n);
+  archive_reader_close(&rd);
+  return rc;
+}
+
+int archive_read_results_tables(const char *path, cs_cell_result **results, int64_t *n) {
+  ARCHIVE_QUIETLY(archive_read_results_tables_impl(path, results, n));
+}
+
+/* archive_points_each: the arrays of a wanted cell into its result. */
+typedef struct {
+  cs_cell_result *res;
+  const unsigned char *want;
+  unsigned keep;
+  const char *path;
+} archive_points_wanted;
+
+static int archive_points_take_wanted(void *ctx, int64_t row, cs_cell_result *pts) {
+  archive_points_wanted *W = ctx;
+  return W->want[row] ? archive_points_take(&W->res[row], pts, W->keep, W->path) : CS_OK;
+}
+
+/* The archive at path still has the /cells rows res (n) was read from. */
+static int archive_same_rows(const archive_reader *rd, const char *path, const cs_cell_result *res,
+                             int64_t n) {
+  if (n != rd->a->n_rows)
+    return cs_error(CS_ERR_INPUT, "%s has %" PRId64 " /cells rows, %" PRId64 " when its results "
+                    "were read: it changed in between", path, rd->a->n_rows, n);
+  for (int64_t i = 0; i < n; i++)
+    if (res[i].cell_id != rd->a->row_cell[i])
+      return cs_error(CS_ERR_INPUT, "%s changed since its results were read (/cells row %" PRId64
+                      ")", path, i);
+  return CS_OK;
+}
+
+static int archive_read_points_of_impl(const char *path, cs_cell_result *res, int64_t n,
+                                       const unsigned char *want, unsigned keep) {
+  archive_reader rd;
+  CS_CHECK(archive_reader_open(path, &rd));
+  int rc = archive_same_rows(&rd, path, res, n);
+  archive_points_wanted W = {res, want, keep, path};
+  if (!rc && rd.meta.version >= 4)
+    rc = archive_points_each(rd.file, rd.a, path, archive_points_take_wanted, &W);
+  for (int64_t i = 0; !rc && rd.meta.version < 4 && i < n; i++)
+    if (want[i] && res[i].status != CELL_PENDING) rc = archive_read_points(rd.file, path, &res[i]);
+  archive_reader_close(&rd);
+  return rc;
+}
+
+int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want, unsigned keep) {
+  ARCHIVE_QUIETLY(archive_read_points_of_impl(path, results, n, want, keep));
+}
+
+static int archive_read_fields_of_impl(const char *path, cs_cell_result *res, int64_t n,
+                                       const unsigned char *want) {
+  archive_reader rd;
+  CS_CHECK(archive_reader_open(path, &rd));
+  int rc = archive_same_rows(&rd, path, res, n);
+  for (int64_t i = 0; !rc && i < n; i++)
+    if (want[i] && res[i].status != CELL_PENDING) rc = archive_read_fields(rd.file, path, &res[i]);
+  archive_reader_close(&rd);
+  return rc;
+}
+
+int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want) {
+  ARCHIVE_QUIETLY(archive_read_fields_of_impl(path, results, n, want));
 }

@@ -16,8 +16,13 @@
  *              rows are contiguous, so they are whole when none of the
  *              table is unreadable, or when they are read and no unreadable
  *              row borders them.
- *   /points, /params, /fields  read whole per cell (archive_read_points/params/fields); a
- *              done cell of a spec that saves them must have them.
+ *   /points    format_version 4: /points/index read a chunk at a time like
+ *              the tables, a cell's values read from the arrays (a cell
+ *              whose values touch an unreadable chunk is lost); 2, 3: the
+ *              group read whole per cell (archive_read_points);
+ *   /params, /fields  read whole per cell (archive_read_params,
+ *              archive_read_fields). A done cell of a spec that saves
+ *              points (params, a field) must have them.
  *   /runs      every readable row is copied.
  * Every HDF5 identifier opened here is closed on every path
  * (salvage_state_free). */
@@ -51,6 +56,9 @@ typedef struct {
   cs_spec *spec;
   int64_t nc;                     /* cells of the spec */
   salvage_table cells, curv, curves, runs;
+  int points_tables;              /* /points is format_version 4's index and arrays */
+  salvage_table pidx;             /* /points/index */
+  int64_t *pidx_of;               /* (nc) readable /points/index row of each cell, -1: none */
   int64_t *row_of;                /* /cells row of each cell, -1: none readable */
   unsigned char *listed;          /* the cell is a row of the new archive */
   int64_t *cv_start, *cv_idx, *cu_start, *cu_idx; /* table rows grouped by cell */
@@ -74,8 +82,8 @@ static void salvage_state_free(salvage_state *s) {
   free(s->text);
   if (s->spec) spec_free(s->spec);
   salvage_table_free(&s->cells), salvage_table_free(&s->curv);
-  salvage_table_free(&s->curves), salvage_table_free(&s->runs);
-  free(s->row_of), free(s->listed);
+  salvage_table_free(&s->curves), salvage_table_free(&s->runs), salvage_table_free(&s->pidx);
+  free(s->row_of), free(s->listed), free(s->pidx_of);
   free(s->cv_start), free(s->cv_idx), free(s->cu_start), free(s->cu_idx);
 }
 
@@ -282,6 +290,35 @@ static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, const ch
   return CS_OK;
 }
 
+/* /points (format_version 4): the index, and each cell's readable row. */
+static int salvage_points_index(salvage_state *s) {
+  int64_t version = 0;
+  archive_attr_read_i64(s->file, "format_version", &version);
+  s->points_tables = version >= 4 || archive_link_exists(s->file, ARCHIVE_POINTS_INDEX);
+  cs_error_clear();
+  if (!s->points_tables) return CS_OK;
+  hid_t mt = archive_point_row_type();
+  int rc = salvage_read_table(s, ARCHIVE_POINTS_INDEX, mt, (hsize_t)INT64_MAX, &s->pidx);
+  H5Tclose(mt);
+  CS_CHECK(rc);
+  CS_CHECK(CS_CALLOC(s->pidx_of, s->nc ? s->nc : 1));
+  for (int64_t c = 0; c < s->nc; c++) s->pidx_of[c] = -1;
+  const archive_point_row *rows = s->pidx.rows;
+  for (hsize_t i = 0; i < s->pidx.n; i++)
+    if (s->pidx.ok[i] && rows[i].cell_id >= 0 && rows[i].cell_id < s->nc)
+      s->pidx_of[rows[i].cell_id] = (int64_t)i;
+  return CS_OK;
+}
+
+/* A cell's per-point arrays into r (none: r unchanged): its index row's
+ * values (format_version 4), or its group (2, 3). */
+static int salvage_points(salvage_state *s, int64_t c, cs_cell_result *r) {
+  if (!s->points_tables) return archive_read_points(s->file, s->in, r);
+  if (s->pidx_of[c] < 0) return CS_OK;  // a done cell of save_points is then refused below
+  return archive_points_read_cell(s->file, s->in,
+                                  (const archive_point_row *)s->pidx.rows + s->pidx_of[c], r);
+}
+
 /* One finished cell of the damaged archive: its whole result into the new
  * one, or reported damaged (left pending). */
 static int salvage_cell(salvage_state *s, int64_t c) {
@@ -300,12 +337,13 @@ static int salvage_cell(salvage_state *s, int64_t c) {
   if (!rc && !why) {
     const cs_sweep_settings *sw = spec_sweep(s->spec);
     cs_config cfg;
-    int got = archive_read_points(s->file, s->in, &r) == CS_OK &&
-              archive_read_params(s->file, s->in, &r) == CS_OK &&
+    int got = salvage_points(s, c, &r) == CS_OK && archive_read_params(s->file, s->in, &r) == CS_OK &&
               archive_read_fields(s->file, s->in, &r) == CS_OK &&
               spec_cell_config(s->spec, c, &cfg) == CS_OK;
     if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
-    else if (r.status == CELL_DONE && sw->save_points && !r.pt_x) why = "its /points group is missing";
+    else if (r.status == CELL_DONE && sw->save_points && !r.pt_x)
+      why = s->pidx.any_bad ? "its /points/index row is missing (part of /points/index is unreadable)"
+                            : "its /points are missing";
     else if (r.status == CELL_DONE && cfg.field > 0 && !r.fd_pred) why = "its /fields group is missing";
     else if (r.status == CELL_DONE && sw->save_params && r.n_tensors == 0) why = "its /params group is missing";
     else if (archive_check_result(s->a, &r) != CS_OK)
@@ -379,6 +417,7 @@ static int salvage_pipeline(salvage_state *s) {
   if (!rc) rc = salvage_read_table(s, "runs", mt, (hsize_t)INT64_MAX, &s->runs);
   H5Tclose(mt);
   CS_CHECK(rc);
+  CS_CHECK(salvage_points_index(s));
   CS_CHECK(salvage_group(s, &s->curv, sizeof(archive_curv_row), &s->cv_start, &s->cv_idx));
   CS_CHECK(salvage_group(s, &s->curves, sizeof(archive_curve_row), &s->cu_start, &s->cu_idx));
   return salvage_write(s);

@@ -93,8 +93,9 @@ static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize
                              sizeof(double), v, path);
 }
 
-/* Remove /points/<id>, /params/<id> and /fields/<id> if present (a rewrite, or leftovers
- * of an interrupted write). */
+/* Remove /params/<id> and /fields/<id> if present (a rewrite, or leftovers
+ * of an interrupted write; a cell's /points are rows of /points/index,
+ * removed with its other rows by archive_undo_cell). */
 static int archive_delete_cell_groups(hid_t file, int64_t cell_id, const char *path) {
   for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) {
     const char *const *tops = ARCHIVE_CELL_GROUPS;
@@ -117,28 +118,6 @@ int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, cons
   H5Pclose(lcpl);
   if (*g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
   return CS_OK;
-}
-
-int archive_write_points(hid_t file, const cs_cell_result *r, const char *path) {
-  char name[64];
-  hid_t g;
-  CS_CHECK(archive_cell_group_create(file, "points", r->cell_id, path, name, &g));
-  double **fields[RESULT_N_POINT_ARRAYS];
-  result_point_arrays((cs_cell_result *)r, fields);
-  int rc = archive_write_matrix(g, "x", (hsize_t)r->n_points, (hsize_t)r->m, r->pt_x, path);
-  for (int k = 0; k < RESULT_N_POINT_ARRAYS && !rc; k++)
-    rc = archive_write_matrix(g, RESULT_POINT_NAMES[k], (hsize_t)r->depth, (hsize_t)r->n_points,
-                              *fields[k], path);
-  hid_t ft = archive_class_type(H5T_STD_I8LE), mt = archive_class_type(H5T_NATIVE_INT8);
-  if (!rc && (ft < 0 || mt < 0))
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot build the class enum type", path);
-  if (!rc)
-    rc = archive_write_array(g, "class", (hsize_t)r->depth, (hsize_t)r->n_points, ft, mt,
-                             sizeof(int8_t), r->pt_class, path);
-  archive_h5_close_id(&ft, H5Tclose);
-  archive_h5_close_id(&mt, H5Tclose);
-  H5Gclose(g);
-  return rc;
 }
 
 int archive_write_params(hid_t file, const cs_cell_result *r, const char *path) {
@@ -257,7 +236,8 @@ static int archive_commit_table(hid_t file, const char *name, const char *path) 
 }
 
 /* A rewrite of a finished cell: mark it pending (flushed), then remove its
- * /curvature and /curves rows. */
+ * /curvature, /curves and /points/index rows (its values in the /points
+ * arrays stay, unreferenced). */
 static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cell_id) {
   const char *path = a->path;
   archive_cell_row cr;
@@ -276,6 +256,10 @@ static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cel
   mt = archive_curve_row_type();
   rc = archive_table_remove_cell(file, "curves", mt, cell_id, path);
   H5Tclose(mt);
+  CS_CHECK(rc);
+  mt = archive_point_row_type();
+  rc = archive_table_remove_cell(file, ARCHIVE_POINTS_INDEX, mt, cell_id, path);
+  H5Tclose(mt);
   return rc;
 }
 
@@ -292,22 +276,25 @@ static int archive_grow(void **p, size_t *cap, size_t need, size_t size) {
 
 void archive_batch_free(archive_batch *b) {
   free(b->cv), free(b->cu), free(b->cells), free(b->cell_idx), free(b->in_batch);
+  archive_points_stage_free(&b->pts);
   memset(b, 0, sizeof *b);
 }
 
 /* The commit point of a batch (docs/ARCHIVE.md, "Write protocol"): its
- * /curvature and /curves rows appended in one write per table, flush, then
- * every /cells row in one write, then committed_rows. The batch is empty
- * afterwards. */
+ * per-point arrays and /points/index, /curvature and /curves rows appended
+ * in one write per dataset, flush, then every /cells row in one write, then
+ * committed_rows. The batch is empty afterwards. */
 int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b) {
   const char *path = a->path;
   if (b->n_cells == 0) return CS_OK;
+  CS_CHECK(archive_points_stage_flush(file, &b->pts, path));
   CS_CHECK(archive_append_rows(file, "curvature", archive_curv_row_type, b->cv, b->n_cv, path));
   CS_CHECK(archive_append_rows(file, "curves", archive_curve_row_type, b->cu, b->n_cu, path));
   if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
   CS_CHECK(archive_write_cell_rows(file, b->cell_idx, b->cells, b->n_cells, path));
   CS_CHECK(archive_commit_table(file, "curvature", path));
   CS_CHECK(archive_commit_table(file, "curves", path));
+  CS_CHECK(archive_commit_table(file, ARCHIVE_POINTS_INDEX, path));
   for (size_t i = 0; i < b->n_cells; i++) {
     int64_t row = b->cell_idx[i];
     a->row_status[row] = (unsigned char)archive_status_parse(b->cells[i].status);
@@ -318,9 +305,9 @@ int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b) {
   return CS_OK;
 }
 
-/* Add one checked result to the batch: its /points and /params groups are
- * written now (leftovers of an interrupted write removed first), its table
- * rows and /cells row kept for the commit. A rewrite of a finished cell, or
+/* Add one checked result to the batch: its /params group is written now
+ * (leftovers of an interrupted write removed first), its per-point arrays,
+ * table rows and /cells row kept for the commit. A rewrite of a finished cell, or
  * a second result of a cell in the batch, commits the batch first. */
 int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell_result *r) {
   const char *path = a->path;
@@ -332,7 +319,7 @@ int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell
     CS_CHECK(archive_undo_cell(a, file, row, r->cell_id));
   }
   CS_CHECK(archive_delete_cell_groups(file, r->cell_id, path));
-  if (r->pt_x) CS_CHECK(archive_write_points(file, r, path));
+  if (r->pt_x) CS_CHECK(archive_points_stage_add(&b->pts, r));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(file, r, path));
   if (r->fd_pred) CS_CHECK(archive_write_fields(file, r, path));
   CS_CHECK(archive_grow((void **)&b->cv, &b->cap_cv, b->n_cv + (size_t)r->depth, sizeof *b->cv));

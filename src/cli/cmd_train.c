@@ -17,7 +17,7 @@ static const char *TRAIN_HELP =
     "after every layer. Nothing is written to disk.\n\n"
     "  --cell ID       the cell to train\n"
     "  --save-points   also print the per-point values behind the curvature table\n"
-    "                  (what [sweep] save_points = yes stores in /points/<cell>/):\n"
+    "                  (what [sweep] save_points = yes stores in /points for the cell):\n"
     "                  one line per layer l and evaluation point i with the input\n"
     "                  x, S, S_err, S_tilde, tr_g, logdet_g, H_norm (every number\n"
     "                  %.17g) and the class (0 degenerate, 1 flat, 2 curved,\n"
@@ -47,7 +47,7 @@ static void print_field(const cs_cell_result *r) {
   }
 }
 
-/* --save-points: every value of /points/<cell>/, one line per (layer, point). */
+/* --save-points: every /points value of the cell, one line per (layer, point). */
 static void print_points(const cs_cell_result *r) {
   double **fields[RESULT_N_POINT_ARRAYS];
   result_point_arrays((cs_cell_result *)r, fields);

@@ -3,7 +3,7 @@
 
 Rebuilds every cell of an archive (memory or self family, docs/MODELS.md)
 from its stored parameters (/params) and
-evaluation inputs (/points/<cell>/x), recomputes the scalar curvature S at
+evaluation inputs (the cell's /points x), recomputes the scalar curvature S at
 every prefix in mpmath at `--digits` significant digits (default 50), and
 compares it with what the engine stored (S, S_err, class).
 
@@ -32,11 +32,15 @@ its class, and S_err overstates |S - S_ref| by at most 1000x at the median
 import argparse
 import configparser
 import math
+import os
 import sys
 
 import h5py
 import mpmath
 from mpmath import mpf
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from archive_points import cell_points  # noqa: E402
 
 # ---------------------------------------------------------------- jets
 # A "vector jet" of width w over m inputs: v (w values), d[a] (w first
@@ -304,7 +308,7 @@ def self_sink_float(f, cid, cfg):
     import numpy as np
     grp = f["params"][str(cid)]
     p = lambda name: grp[name][()]
-    X0 = f["points"][str(cid)]["x"][()]
+    X0 = cell_points(f, cid)["x"]
     H, L = cfg["heads"], cfg["depth"]
     sig = lambda t: 1 / (1 + np.exp(-t))
     sink, mx = np.zeros(L), np.zeros(L)
@@ -443,7 +447,7 @@ def reference_cell(f, cp, row, names, npts):
     layers = [{k: tensor(grp["layer%d" % l], k) for k in grp["layer%d" % l].keys()}
               for l in range(cfg["depth"])]
     E = load_params(grp, cfg)[0] if cfg["family"] == "memory" else None
-    pts = f["points"][str(cid)]
+    pts = cell_points(f, cid)
     X = pts["x"][()]
     S_eng = pts["S"][()]
     S_err = pts["S_err"][()] if "S_err" in pts else None
