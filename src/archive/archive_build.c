@@ -79,6 +79,7 @@ static int archive_build_begin_impl(const char *path, const cs_spec *spec,
   CS_CHECK(CS_CALLOC(b->message, n ? n : 1));
   CS_CHECK(CS_CALLOC(b->cv, ARCHIVE_BUILD_BUFFER_ROWS));
   CS_CHECK(CS_CALLOC(b->cu, ARCHIVE_BUILD_BUFFER_ROWS));
+  b->a->table_chunk_bytes = ARCHIVE_BULK_CHUNK_BYTES;
   CS_CHECK(archive_create_temp(b->a, spec, &b->tmp));
   b->file = archive_h5_open(b->tmp, H5F_ACC_RDWR);
   if (b->file < 0) return archive_h5_error(CS_ERR_IO, "cannot open %s for writing", b->tmp);

@@ -369,7 +369,7 @@ static int archive_write_cells(const cs_archive *a, const cs_spec *spec, hid_t f
                                archive_create_state *s, const char *path) {
   s->ctype = archive_layout_type(spec, &s->L);
   hsize_t n = (hsize_t)a->n_rows, maxdims = H5S_UNLIMITED;
-  hsize_t chunk = archive_table_chunk_rows(s->L.row_bytes);
+  hsize_t chunk = archive_table_chunk_rows(s->L.row_bytes, a->table_chunk_bytes);
   s->space = H5Screate_simple(1, &n, &maxdims);
   s->dcpl = archive_dcpl(1, &chunk, 1);
   s->ds = H5Dcreate2(file, "cells", s->ctype, s->space, H5P_DEFAULT, s->dcpl, H5P_DEFAULT);
@@ -388,10 +388,10 @@ static int archive_write_cells(const cs_archive *a, const cs_spec *spec, hid_t f
 }
 
 /* An empty table of the packed file type of mt (mt is closed here). */
-static int archive_create_empty_table(hid_t file, const char *name, hid_t mt, int committed,
-                                      const char *path) {
+static int archive_create_empty_table(const cs_archive *a, hid_t file, const char *name, hid_t mt,
+                                      int committed, const char *path) {
   hid_t ft = archive_packed(mt);
-  int rc = archive_table_create(file, name, ft, committed, path);
+  int rc = archive_table_create(file, name, ft, committed, a->table_chunk_bytes, path);
   H5Tclose(ft), H5Tclose(mt);
   return rc;
 }
@@ -401,10 +401,10 @@ static int archive_create_pipeline(const cs_archive *a, const cs_spec *spec, hid
   CS_CHECK(archive_layout_build(spec, &s->L));
   CS_CHECK(archive_write_root(file, spec, path));
   CS_CHECK(archive_write_cells(a, spec, file, s, path));
-  CS_CHECK(archive_create_empty_table(file, "curvature", archive_curv_row_type(), 1, path));
-  CS_CHECK(archive_create_empty_table(file, "curves", archive_curve_row_type(), 1, path));
+  CS_CHECK(archive_create_empty_table(a, file, "curvature", archive_curv_row_type(), 1, path));
+  CS_CHECK(archive_create_empty_table(a, file, "curves", archive_curve_row_type(), 1, path));
   CS_CHECK(archive_points_create(file, a, spec, path));
-  return archive_create_empty_table(file, "runs", archive_run_row_type(), 0, path);
+  return archive_create_empty_table(a, file, "runs", archive_run_row_type(), 0, path);
 }
 
 /* Write a complete pending archive of spec (rows of a) to path. */

@@ -327,15 +327,16 @@ hid_t archive_packed(hid_t mem_type) {
   return t;
 }
 
-hsize_t archive_table_chunk_rows(size_t row_bytes) {
-  hsize_t n = ARCHIVE_CHUNK_BYTES / (row_bytes ? row_bytes : 1);
+hsize_t archive_table_chunk_rows(size_t row_bytes, size_t chunk_bytes) {
+  hsize_t n = (chunk_bytes ? chunk_bytes : ARCHIVE_CHUNK_BYTES) / (row_bytes ? row_bytes : 1);
   return n < 16 ? 16 : n;
 }
 
 /* Create an empty extendible table (plus committed_rows = 0 when asked). */
 int archive_table_create(hid_t file, const char *name, hid_t ftype, int committed,
-                                const char *path) {
-  hsize_t dims = 0, maxdims = H5S_UNLIMITED, chunk = archive_table_chunk_rows(H5Tget_size(ftype));
+                         size_t chunk_bytes, const char *path) {
+  hsize_t dims = 0, maxdims = H5S_UNLIMITED;
+  hsize_t chunk = archive_table_chunk_rows(H5Tget_size(ftype), chunk_bytes);
   hid_t space = H5Screate_simple(1, &dims, &maxdims), dcpl = archive_dcpl(1, &chunk, 1);
   hid_t ds = space >= 0 && dcpl >= 0
                  ? H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)

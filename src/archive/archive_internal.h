@@ -35,6 +35,10 @@
 #define ARCHIVE_MESSAGE_BYTES 256
 #define ARCHIVE_TENSOR_NAME_BYTES 48
 #define ARCHIVE_CHUNK_BYTES 8192 /* target uncompressed chunk size: small, since every append rewrites (recompresses) its chunk */
+/* The same for archives built in bulk (merge, archive_build.c): appended a
+ * block of rows at a time, where every chunk costs a zlib stream set-up
+ * (docs/DECISIONS.md, "One /points table per array"). */
+#define ARCHIVE_BULK_CHUNK_BYTES 65536
 #define ARCHIVE_DEFLATE_LEVEL 1
 #define ARCHIVE_BLOCK_ROWS 65536  /* rows per read/write block of big tables */
 /* Group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol";
@@ -144,6 +148,7 @@ struct cs_archive {
   unsigned char *row_journal; /* per row: status of a staged result (0: none) */
   char spec_sha256[65];
   const cs_spec *spec;        /* of the open (outlives it): a verified close may rebuild */
+  size_t table_chunk_bytes;   /* chunk size of the tables it creates (0: ARCHIVE_CHUNK_BYTES) */
 };
 
 /* Library code never prints: HDF5's automatic error printing is switched
@@ -253,8 +258,11 @@ hid_t archive_curv_row_type(void);
 hid_t archive_curve_row_type(void);
 hid_t archive_run_row_type(void);
 hid_t archive_packed(hid_t mem_type);
-hsize_t archive_table_chunk_rows(size_t row_bytes);
-int archive_table_create(hid_t file, const char *name, hid_t ftype, int committed, const char *path);
+/* Rows per chunk of a table of rows of row_bytes in chunks of about
+ * chunk_bytes (0: ARCHIVE_CHUNK_BYTES). */
+hsize_t archive_table_chunk_rows(size_t row_bytes, size_t chunk_bytes);
+int archive_table_create(hid_t file, const char *name, hid_t ftype, int committed,
+                         size_t chunk_bytes, const char *path);
 hsize_t archive_table_length(hid_t ds);
 int archive_table_length_checked(hid_t ds, const char *path, const char *name, hsize_t *n);
 /* 0 or -1 (reason noted): rows [start, start+n) read or written. */

@@ -83,7 +83,7 @@ int archive_points_create(hid_t file, const cs_archive *a, const cs_spec *spec, 
   if (g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /points", path);
   H5Gclose(g);
   hid_t mt = archive_point_row_type(), ft = archive_packed(mt);
-  int rc = archive_table_create(file, ARCHIVE_POINTS_INDEX, ft, 1, path);
+  int rc = archive_table_create(file, ARCHIVE_POINTS_INDEX, ft, 1, a->table_chunk_bytes, path);
   H5Tclose(ft), H5Tclose(mt);
   // the arrays: chunked, shuffled, Fletcher32-checked, not deflated (docs/ARCHIVE.md)
   hsize_t dims = 0, maxdims = H5S_UNLIMITED;
