@@ -310,28 +310,11 @@ static unsigned analysis_drawn_arrays(void) {
 }
 
 /* Mark the done cells of the table at the deepest depth of each (arch,
- * task, regime), the cells whose per-point values the figures draw
- * (plots.c, "per-point K̃"), in want[p][i] for result i of archive p. */
-static void analysis_points_wanted(const analysis_data *D, unsigned char **want) {
-  for (int a = 0; a < D->n_arch; a++)
-    for (int t = 0; t < D->n_task; t++)
-      for (int r = 0; r < D->n_regime; r++)
-        for (int d = D->n_depth - 1; d >= 0; d--) {
-          int any = 0;
-          for (int s = 0; s < D->n_seed; s++) {
-            const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
-            for (int p = 0; c && p < D->n_paths; p++)
-              if (c >= D->results_per_path[p] && c < D->results_per_path[p] + D->n_per_path[p])
-                want[p][c - D->results_per_path[p]] = 1, any = 1;
-          }
-          if (any) break;
-        }
-}
-
-/* Mark, for each (arch, task, regime), the done cells at the deepest depth
- * whose spec asks for a curvature field: the cells field_Kh_* draws from
- * (plots_fields.c). 1 when there is any. */
-static int analysis_fields_wanted(const analysis_data *D, unsigned char **want) {
+ * task, regime) in want[p][i] for result i of archive p: the cells whose
+ * per-point values the figures draw (plots.c, "per-point K̃"), or with
+ * fields_only the deepest cells whose spec asks for a curvature field, the
+ * ones field_Kh_* draws (plots_fields.c). 1 when any cell is marked. */
+static int analysis_cells_wanted(const analysis_data *D, unsigned char **want, int fields_only) {
   int found = 0;
   for (int a = 0; a < D->n_arch; a++)
     for (int t = 0; t < D->n_task; t++)
@@ -341,11 +324,12 @@ static int analysis_fields_wanted(const analysis_data *D, unsigned char **want) 
           for (int s = 0; s < D->n_seed; s++) {
             const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
             cs_config cfg;
-            if (!c || spec_cell_config(D->spec, c->cell_id, &cfg) != CS_OK || cfg.field <= 0) {
+            if (c && fields_only &&
+                (spec_cell_config(D->spec, c->cell_id, &cfg) != CS_OK || cfg.field <= 0)) {
               cs_error_clear();
               continue;
             }
-            for (int p = 0; p < D->n_paths; p++)
+            for (int p = 0; c && p < D->n_paths; p++)
               if (c >= D->results_per_path[p] && c < D->results_per_path[p] + D->n_per_path[p])
                 want[p][c - D->results_per_path[p]] = 1, any = 1;
           }
@@ -358,12 +342,12 @@ static int analysis_fields_wanted(const analysis_data *D, unsigned char **want) 
 }
 
 /* The curvature fields field_Kh_* draws, read one cell's /fields group at a
- * time for the cells analysis_fields_wanted marks (never all of /fields). */
+ * time for the cells analysis_cells_wanted marks (never all of /fields). */
 static int analysis_load_fields(analysis_data *D) {
   unsigned char **want = NULL;
   int rc = CS_CALLOC(want, D->n_paths), any = 0;
   for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
-  if (!rc) any = analysis_fields_wanted(D, want);
+  if (!rc) any = analysis_cells_wanted(D, want, 1);
   for (int p = 0; !rc && any && p < D->n_paths; p++)
     rc = archive_read_fields_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p]);
   for (int p = 0; want && p < D->n_paths; p++) free(want[p]);
@@ -380,7 +364,7 @@ static int analysis_load_points(analysis_data *D) {
   unsigned char **want = NULL;
   int rc = CS_CALLOC(want, D->n_paths);
   for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
-  if (!rc) analysis_points_wanted(D, want);
+  if (!rc) analysis_cells_wanted(D, want, 0);
   for (int p = 0; !rc && p < D->n_paths; p++)
     rc = archive_read_points_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p],
                                 analysis_drawn_arrays());
