@@ -8,7 +8,9 @@
  *     seed offsets allow, verdict yes;
  *   - the curves cross: at the default target ungated reaches it and gated
  *     never does (verdict no); with --target-acc 0.85 gated is first (yes);
- *   - one seed: no interval, the section says so, inconclusive. */
+ *   - one seed: no interval, the section says so, inconclusive;
+ *   - the same results as two shard archives (passed together) and as their
+ *     merge give the in-memory tables byte for byte. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 
 #include "../analysis/compute.h"
 #include "curvsweep/analysis.h"
+#include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 
 #include <math.h>
@@ -214,12 +217,71 @@ static void test_one_seed(void **state) {
   free_all(res, N);
 }
 
+/* test_gated_fewer's sweep written as two shard archives (cells split by
+ * parity), and merged: analyze of both shards together and of the merge
+ * writes learning_curve.csv and samples_to_target.csv identical to the
+ * in-memory run, with the same verdict. */
+static void test_archives(void **state) {
+  (void)state;
+  const double u[N_X] = {0.50, 0.60, 0.80, 0.96}, g[N_X] = {0.70, 0.90, 0.98, 1.00};
+  enum { N = 2 * N_X * 4 };
+  cs_cell_result res[N];
+  make(res, 4, u, g);
+  char dir[64];
+  char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
+  free(md);
+  cs_spec *spec = spec_from(SPEC4);
+  char sh[2][128], merged[128];
+  for (int k = 0; k < 2; k++) {
+    snprintf(sh[k], sizeof sh[k], "%s/shard%d.h5", dir, k);
+    unsigned char mask[N];
+    for (int i = 0; i < N; i++) mask[i] = (i % 2) == k;
+    cs_archive *a = NULL;
+    assert_ok(archive_open_write(sh[k], spec, ARCHIVE_CREATE, mask, &a));
+    for (int i = 0; i < N; i++)
+      if (mask[i]) assert_ok(archive_write_result(a, &res[i]));
+    assert_ok(archive_close(a));
+  }
+  snprintf(merged, sizeof merged, "%s/merged.h5", dir);
+  const char *in[2] = {sh[0], sh[1]}, *one[1] = {merged};
+  assert_ok(archive_merge(merged, in, 2, 0));
+  analysis_options opt = analysis_options_default();
+  opt.render = 0;
+  char out[2][160], p0[300], p1[400];
+  snprintf(out[0], sizeof out[0], "%s/shards", dir);
+  snprintf(out[1], sizeof out[1], "%s/merged", dir);
+  assert_ok(analysis_run(in, 2, out[0], &opt, NULL));
+  assert_ok(analysis_run(one, 1, out[1], &opt, NULL));
+  const char *tables[2] = {"learning_curve.csv", "samples_to_target.csv"};
+  for (int t = 0; t < 2; t++) {
+    snprintf(p0, sizeof p0, "%s/report/%s", dir, tables[t]);
+    char *want = read_text(p0);
+    for (int k = 0; k < 2; k++) {
+      snprintf(p1, sizeof p1, "%s/%s", out[k], tables[t]);
+      char *got = read_text(p1);
+      assert_string_equal(got, want);
+      free(got);
+    }
+    free(want);
+  }
+  for (int k = 0; k < 2; k++) {
+    snprintf(p1, sizeof p1, "%s/index.md", out[k]);
+    char *got = read_text(p1);
+    assert_has(got, "Verdict: **gated reaches the target with fewer samples: yes** (1 yes, 0 no");
+    free(got);
+  }
+  spec_free(spec);
+  remove_tree(dir);
+  free_all(res, N);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_samples_to_target),
       cmocka_unit_test(test_gated_fewer),
       cmocka_unit_test(test_curves_cross),
       cmocka_unit_test(test_one_seed),
+      cmocka_unit_test(test_archives),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
