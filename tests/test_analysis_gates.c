@@ -286,21 +286,8 @@ static void test_archives(void **state) {
   free(md);
   cs_spec *spec = spec_from(SPEC5);
   char sh[2][128], merged[128];
-  unsigned char *mask[2];
-  for (int k = 0; k < 2; k++) {
-    snprintf(sh[k], sizeof sh[k], "%s/shard%d.h5", dir, k);
-    mask[k] = calloc((size_t)n, 1);
-    for (int64_t i = 0; i < n; i++) mask[k][i] = (i % 2) == k;
-    cs_archive *a = NULL;
-    assert_ok(archive_open_write(sh[k], spec, ARCHIVE_CREATE, mask[k], &a));
-    for (int64_t i = 0; i < n; i++)
-      if (mask[k][i]) assert_ok(archive_write_result(a, &res[i]));
-    assert_ok(archive_close(a));
-    free(mask[k]);
-  }
-  snprintf(merged, sizeof merged, "%s/merged.h5", dir);
+  write_shards_and_merge(spec, res, n, dir, sh, merged);
   const char *in[2] = {sh[0], sh[1]};
-  assert_ok(archive_merge(merged, in, 2, 0));
   analysis_options opt = analysis_options_default();
   opt.render = 0;
   char out[2][160], p0[300], p1[400];

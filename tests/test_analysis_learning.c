@@ -21,7 +21,6 @@
 
 #include "../analysis/compute.h"
 #include "curvsweep/analysis.h"
-#include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 
 #include <math.h>
@@ -232,19 +231,8 @@ static void test_archives(void **state) {
   free(md);
   cs_spec *spec = spec_from(SPEC4);
   char sh[2][128], merged[128];
-  for (int k = 0; k < 2; k++) {
-    snprintf(sh[k], sizeof sh[k], "%s/shard%d.h5", dir, k);
-    unsigned char mask[N];
-    for (int i = 0; i < N; i++) mask[i] = (i % 2) == k;
-    cs_archive *a = NULL;
-    assert_ok(archive_open_write(sh[k], spec, ARCHIVE_CREATE, mask, &a));
-    for (int i = 0; i < N; i++)
-      if (mask[i]) assert_ok(archive_write_result(a, &res[i]));
-    assert_ok(archive_close(a));
-  }
-  snprintf(merged, sizeof merged, "%s/merged.h5", dir);
+  write_shards_and_merge(spec, res, N, dir, sh, merged);
   const char *in[2] = {sh[0], sh[1]}, *one[1] = {merged};
-  assert_ok(archive_merge(merged, in, 2, 0));
   analysis_options opt = analysis_options_default();
   opt.render = 0;
   char out[2][160], p0[300], p1[400];

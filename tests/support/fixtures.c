@@ -7,6 +7,7 @@
 
 #include "fixtures.h"
 
+#include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 
 #include <dirent.h>
@@ -131,4 +132,23 @@ double csv_number(const char *path, const char *prefix, const char *col) {
   double v = strtod(s, NULL);
   free(s);
   return v;
+}
+
+void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int64_t n,
+                            const char *dir, char shard[2][128], char merged[128]) {
+  unsigned char *mask = calloc((size_t)(n ? n : 1), 1);
+  assert_non_null(mask);
+  for (int k = 0; k < 2; k++) {
+    snprintf(shard[k], 128, "%s/shard%d.h5", dir, k);
+    for (int64_t i = 0; i < n; i++) mask[i] = (i % 2) == k;
+    cs_archive *a = NULL;
+    assert_ok(archive_open_write(shard[k], spec, ARCHIVE_CREATE, mask, &a));
+    for (int64_t i = 0; i < n; i++)
+      if (mask[i]) assert_ok(archive_write_result(a, &res[i]));
+    assert_ok(archive_close(a));
+  }
+  free(mask);
+  snprintf(merged, 128, "%s/merged.h5", dir);
+  const char *in[2] = {shard[0], shard[1]};
+  assert_ok(archive_merge(merged, in, 2, 0));
 }

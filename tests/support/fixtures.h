@@ -4,9 +4,11 @@
 #ifndef CURVSWEEP_TEST_FIXTURES_H
 #define CURVSWEEP_TEST_FIXTURES_H
 
+#include "curvsweep/result.h"
 #include "curvsweep/spec.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* |a - b| <= tol in double precision (cmocka has only a float version). */
 void fixture_check_close(double a, double b, double tol, const char *expr, const char *file,
@@ -38,5 +40,12 @@ char *read_text(const char *path); /* whole file, NUL-terminated; free() it */
  * the source tree ($CS_SOURCE_DIR, set by ctest); fails the test on error. */
 cs_spec *spec_from(const char *text);
 cs_spec *load_spec(const char *rel);
+
+/* The results res (n, cell ids of spec) written as two shard archives
+ * dir/shard0.h5 and dir/shard1.h5 (result i into shard i mod 2, as `run
+ * --shard` splits), then merged into dir/merged.h5: their paths into shard
+ * and merged. Fails the test on any error. */
+void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int64_t n,
+                            const char *dir, char shard[2][128], char merged[128]);
 
 #endif
