@@ -341,9 +341,23 @@ static int analysis_cells_wanted(const analysis_data *D, unsigned char **want, i
   return found;
 }
 
+/* 1 when some cell of the spec may carry a curvature field: a field axis,
+ * or a fixed field > 0 (every cell has it then). Spares the per-cell walk
+ * for the (usual) sweeps without fields. */
+static int analysis_spec_has_field(const analysis_data *D) {
+  cs_config cfg;
+  if (spec_find_axis(D->spec, "field") >= 0) return 1;
+  if (spec_cell_count(D->spec) < 1 || spec_cell_config(D->spec, 0, &cfg) != CS_OK) {
+    cs_error_clear();
+    return 1; /* undecided: let the walk ask each cell */
+  }
+  return cfg.field > 0;
+}
+
 /* The curvature fields field_Kh_* draws, read one cell's /fields group at a
  * time for the cells analysis_cells_wanted marks (never all of /fields). */
 static int analysis_load_fields(analysis_data *D) {
+  if (!analysis_spec_has_field(D)) return CS_OK;
   unsigned char **want = NULL;
   int rc = CS_CALLOC(want, D->n_paths), any = 0;
   for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
