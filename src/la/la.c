@@ -4,6 +4,8 @@
  * to CBLAS (OpenBLAS, single-threaded per rank). */
 #include "la_internal.h"
 
+#include "curvsweep/simd.h"
+
 #include <cblas.h>
 #include <stdlib.h>
 
@@ -98,7 +100,7 @@ void la_add_row_vector(la_mat y, const double *restrict b) {
   }
 }
 
-void la_sum_rows(la_mat y, double *restrict acc) {
+CS_VECTOR_CLONES void la_sum_rows(la_mat y, double *restrict acc) {
   for (int r = 0; r < y.rows; r++) {
     const double *restrict row = y.v + (int64_t)r * y.ld;
     for (int j = 0; j < y.cols; j++) acc[j] += row[j];
@@ -107,6 +109,7 @@ void la_sum_rows(la_mat y, double *restrict acc) {
 
 
 uint64_t la_flop_count(void) { return la_flops; }
+void la_flop_add(uint64_t flops) { la_flops += flops; }
 
 /* OpenBLAS's own name for the kernel set it chose (openblas_get_corename). */
 extern char *openblas_get_corename(void);

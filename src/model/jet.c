@@ -13,6 +13,7 @@
 #include "jet.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/simd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ static inline void jet_fn_derivs(jet_fn f, double t, double *f0, double *f1, dou
 double exp(double);
 
 /* Values only (C = 1): one tight loop per function so it vectorises. */
-static void jet_unary_values(jet_fn f, long n, const double *restrict x, double *restrict y) {
+CS_VECTOR_CLONES static void jet_unary_values(jet_fn f, long n, const double *restrict x, double *restrict y) {
   switch (f) {
     case JET_EXP:
 #pragma omp simd
@@ -117,7 +118,7 @@ static void jet_unary_values(jet_fn f, long n, const double *restrict x, double 
 /* The gate on values, fused: g ← σ(g) in place, u = g ⊙ o; all n long.
  * The same vector exp and the same element order as jet_unary followed
  * by jet_mul (one loop over all n elements): the same bits, one pass. */
-void jet_sigmoid_gate_values(long n, double *g, const double *restrict o, double *restrict u) {
+CS_VECTOR_CLONES void jet_sigmoid_gate_values(long n, double *g, const double *restrict o, double *restrict u) {
 #pragma omp simd
   for (long i = 0; i < n; i++) {
     double gi = 1.0 / (1.0 + exp(-g[i]));
@@ -264,7 +265,7 @@ static inline __attribute__((always_inline)) void softmax_scale(long groups, int
 
 /* Softmax per group on values: α = exp(x − max) / Σ exp(x − max).
  * x (N × G·n) in place. */
-static void softmax_values(int N, int G, int n, double *x) {
+CS_VECTOR_CLONES static void softmax_values(int N, int G, int n, double *x) {
   long groups = (long)N * G;
   if (n == 3) softmax_shift(groups, 3, x);
   else softmax_shift(groups, n, x);

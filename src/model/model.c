@@ -387,162 +387,6 @@ void model_layernorm_backward(const cs_model *M, int N, const layer_cache *c,
   }
 }
 
-/* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
- *   [q | z] = a [W_q; W_g]ᵀ                     R × (d + n_gate), one product
- *   s_j = q_j K_jᵀ / √dh  per head j            R × n   (linear in q)
- *   α_j = softmax(s_j)                          R × n   (jet softmax)
- *   o_j = α_j U_j                               R × dh  (linear in α)
- *   gated:          u = σ(z + b_g) ⊙ o          (unary + Leibniz)
- *   gated-headwise: u_j = σ(z_j + b_{g,j}) o_j  (group product)
- *   y = u W_oᵀ + b_o */
-static int attention_forward(const cs_model *M, const jet_shape *js, int N, int l,
-                             const double *a, layer_cache *c, double *y) {
-  const layer_offsets *P = &M->layers[l];
-  const double *W = M->params;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n, ng = M->n_gate;
-  int ldq = d + ng;
-  /* one product for the queries and the gate pre-activation (they share a) */
-  CS_CHECK(model_linear_forward(M, js, N, d, ldq, a, W + P->Wq, NULL, c->qz));
-  la_mat q = la_cols(VIEW(M, R, ldq, ldq, c->qz), 0, d), alpha = VIEW(M, R, Hn, Hn, c->alpha);
-  la_mat K = VIEW(M, n, d, d, (double *)W + P->K), U = VIEW(M, n, d, d, (double *)W + P->U);
-  la_mat o = VIEW(M, R, d, d, c->o);
-  for (int j = 0; j < H; j++)
-    CS_CHECK(la_gemm('N', 'T', 1.0 / sqrt((double)dh), la_cols(q, j * dh, dh),
-                     la_cols(K, j * dh, dh), 0.0, la_cols(alpha, j * n, n)));
-  LA_PROF_BEGIN(t0);
-  jet_softmax_groups(js, N, H, n, c->alpha);
-  LA_PROF_END(t0, LA_PROF_SOFTMAX);
-  for (int j = 0; j < H; j++)
-    CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
-                     la_cols(o, j * dh, dh)));
-  const double *u = c->o;
-  if (ng) {
-    LA_PROF_BEGIN(t1);
-    /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
-    const double *bg = W + P->bg;
-    for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
-      const double *zr = c->qz + (int64_t)r * ldq + d;
-      double *gr = c->g + (int64_t)r * ng;
-      if (k == 0)
-        for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
-      else
-        memcpy(gr, zr, sizeof(double) * (size_t)ng);
-    }
-    /* g = σ(g);  u = g ⊙ o (gated) or u_j = g_j o_j (headwise) */
-    if (js->C == 1 && ng == d) {
-      jet_sigmoid_gate_values((long)N * d, c->g, c->o, c->u);
-    } else {
-      jet_unary(js, JET_SIGMOID, N, ng, c->g, c->g);
-      if (ng == d)
-        jet_mul(js, N, d, c->g, c->o, c->u);
-      else
-        jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
-    }
-    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    u = c->u;
-  }
-  return model_linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
-}
-
-/* Softmax backward on values, per group of n: ds = α ⊙ (dα − ⟨α, dα⟩), in
- * place in dα. Inlined twice by attention_backward, once with n = 3 (the
- * default slot count) as a constant the compiler unrolls; the same
- * operations in the same order either way. */
-static inline __attribute__((always_inline)) void softmax_backward_groups(long groups, int n,
-                                                                          const double *alpha,
-                                                                          double *dalpha) {
-  for (long r = 0; r < groups; r++) {
-    const double *al = alpha + r * n;
-    double *dal = dalpha + r * n, dot = 0.0;
-    for (int i = 0; i < n; i++) dot += al[i] * dal[i];
-    for (int i = 0; i < n; i++) dal[i] = al[i] * (dal[i] - dot);
-  }
-}
-
-/* Attention backward on values. dy N × d -> da N × d (overwritten).
- * dq and dz share one N × (d + n_gate) array so that dW_q and dW_g are one
- * product, as q and z were. */
-static int attention_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
-                              const double *dy, double *da) {
-  const layer_offsets *P = &M->layers[l];
-  const layer_cache *c = &A->cache[l];
-  double *W = M->params, *G = M->grads;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, ldq = d + ng;
-  const double *u = ng ? c->u : c->o;
-  /* y = u W_oᵀ + b_o:  dW_o += dyᵀ u, db_o += Σ dy, du = dy W_o */
-  CS_CHECK(model_linear_backward(M, N, d, d, u, W + P->Wo, dy, G + P->Wo, G + P->bo, A->du, 0.0));
-  double *dob = A->du; /* dL/do */
-  LA_PROF_BEGIN(t0);
-  if (ng == d) {
-    /* u = g ⊙ o:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1−g) */
-    for (int r = 0; r < N; r++) {
-      const double *dur = A->du + (int64_t)r * d, *gr = c->g + (int64_t)r * d;
-      const double *orow = c->o + (int64_t)r * d;
-      double *dzr = A->dqz + (int64_t)r * ldq + d, *dor = A->dob + (int64_t)r * d;
-      for (int j = 0; j < d; j++) {
-        double gi = gr[j];
-        dzr[j] = dur[j] * orow[j] * gi * (1.0 - gi);
-        dor[j] = dur[j] * gi;
-      }
-    }
-    dob = A->dob;
-  } else if (ng == H) {
-    /* u_j = g_j o_j:  do_j = du_j g_j;  dz_j = ⟨du_j, o_j⟩ g_j(1−g_j) */
-    for (int r = 0; r < N; r++)
-      for (int j = 0; j < H; j++) {
-        double gj = c->g[(int64_t)r * H + j], acc = 0.0;
-        for (int k = 0; k < dh; k++) {
-          int64_t i = (int64_t)r * d + j * dh + k;
-          acc += A->du[i] * c->o[i];
-          A->dob[i] = A->du[i] * gj;
-        }
-        A->dqz[(int64_t)r * ldq + d + j] = acc * gj * (1.0 - gj);
-      }
-    dob = A->dob;
-  }
-  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-  /* o_j = α_j U_j:  dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j */
-  la_mat alpha = VIEW(M, N, Hn, Hn, c->alpha), dalpha = VIEW(M, N, Hn, Hn, A->dalpha);
-  la_mat dO = VIEW(M, N, d, d, dob);
-  la_mat U = VIEW(M, n, d, d, W + P->U), dU = VIEW(M, n, d, d, G + P->U);
-  for (int j = 0; j < H; j++) {
-    CS_CHECK(la_gemm('N', 'T', 1.0, la_cols(dO, j * dh, dh), la_cols(U, j * dh, dh), 0.0,
-                     la_cols(dalpha, j * n, n)));
-    CS_CHECK(la_gemm('T', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(dO, j * dh, dh), 1.0,
-                     la_cols(dU, j * dh, dh)));
-  }
-  /* softmax: ds = α ⊙ (dα − ⟨α, dα⟩) per group (in place in dalpha) */
-  LA_PROF_BEGIN(t1);
-  if (n == 3) softmax_backward_groups((long)N * H, 3, c->alpha, A->dalpha);
-  else softmax_backward_groups((long)N * H, n, c->alpha, A->dalpha);
-  LA_PROF_END(t1, LA_PROF_SOFTMAX);
-  /* s_j = q_j K_jᵀ/√dh:  dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh */
-  double scale = 1.0 / sqrt((double)dh);
-  la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
-  la_mat dqz = VIEW(M, N, ldq, ldq, A->dqz);
-  la_mat q = la_cols(VIEW(M, N, ldq, ldq, c->qz), 0, d), dq = la_cols(dqz, 0, d);
-  for (int j = 0; j < H; j++) {
-    CS_CHECK(la_gemm('N', 'N', scale, la_cols(dalpha, j * n, n), la_cols(K, j * dh, dh), 0.0,
-                     la_cols(dq, j * dh, dh)));
-    CS_CHECK(la_gemm('T', 'N', scale, la_cols(dalpha, j * n, n), la_cols(q, j * dh, dh), 1.0,
-                     la_cols(dK, j * dh, dh)));
-  }
-  /* [q | z] = a [W_q; W_g]ᵀ (+ b_g):  d[W_q; W_g] += [dq | dz]ᵀ a (one product);
-   * db_g += Σ dz;  da = dq W_q + dz W_g (two products: the rounding of the
-   * separate sums is kept) */
-  CS_CHECK(la_gemm('T', 'N', 1.0, dqz, VIEW(M, N, d, d, (double *)a), 1.0,
-                   VIEW(M, ldq, d, d, G + P->Wq)));
-  CS_CHECK(la_gemm('N', 'N', 1.0, dq, VIEW(M, d, d, d, W + P->Wq), 0.0, VIEW(M, N, d, d, da)));
-  if (ng) {
-    la_mat dz = la_cols(dqz, d, ng);
-    LA_PROF_BEGIN(t2);
-    la_sum_rows(dz, G + P->bg);
-    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
-    CS_CHECK(la_gemm('N', 'N', 1.0, dz, VIEW(M, ng, d, d, W + P->Wg), 1.0, VIEW(M, N, d, d, da)));
-  }
-  return CS_OK;
-}
-
 /* mlp block forward on jets: t = tanh(a W_1ᵀ + b_1);  y = t W_2ᵀ + b_2. */
 static int mlp_forward(const cs_model *M, const jet_shape *js, int N, int l, const double *a,
                        layer_cache *c, double *y) {
@@ -595,7 +439,7 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     if (M->cfg.arch == ARCH_MLP)
       CS_CHECK(mlp_forward(M, js, N, l, a, c, hout));
     else
-      CS_CHECK(attention_forward(M, js, N, l, a, c, hout));
+      CS_CHECK(memory_attn_forward(M, js, N, l, a, c, hout));
     /* residual h_{l+1} = h_l + y: linear, all jet rows */
     if (M->cfg.residual) {
       LA_PROF_BEGIN(t0);
@@ -649,7 +493,7 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
     if (M->cfg.arch == ARCH_MLP)
       CS_CHECK(mlp_backward(M, A, N, l, a, dh, da));
     else
-      CS_CHECK(attention_backward(M, A, N, l, a, dh, da));
+      CS_CHECK(memory_attn_backward(M, A, N, l, a, dh, da));
     LA_PROF_BEGIN(t0);
     if (M->cfg.norm == NORM_PRE)
       model_layernorm_backward(M, N, c, M->params + P->ln_g, A->da, G + P->ln_g, G + P->ln_b, dh_next);

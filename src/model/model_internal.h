@@ -1,8 +1,10 @@
 /* model_internal.h — what the files of src/model share (not a public header).
  *
- *   model.c      parameters, workspace, the memory family (embedding, memory
- *                attention, mlp), LayerNorm and linear layers, loss, and the
- *                dispatch to the family of the config
+ *   model.c      parameters, workspace, the memory family (embedding, mlp),
+ *                LayerNorm and linear layers, loss, and the dispatch to the
+ *                family of the config
+ *   memory_attn.c the memory family's attention layer (slots, gate), forward
+ *                on values or jets, backward
  *   self_attn.c  the self family: feature tokenizer with CLS, multi-head
  *                self-attention over tokens with the gate at g1..g5
  *                (docs/MODELS.md), forward on values or jets, backward
@@ -108,6 +110,15 @@ void model_layernorm_forward(const cs_model *M, const jet_shape *js, int N, cons
 void model_layernorm_backward(const cs_model *M, int N, const layer_cache *c,
                               const double *gamma, const double *da, double *dgamma,
                               double *dbeta, double *dx);
+
+/* ---- memory_attn.c: the memory family's attention layer ---- */
+/* Forward on N jet points, a R × d -> y R × d (caches in c). */
+int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, const double *a,
+                        layer_cache *c, double *y);
+/* Backward on values: dW_q, dW_g, dK, dU, dW_o and the biases accumulated
+ * into M->grads, da = dL/da (N × d) overwritten. */
+int memory_attn_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
+                         const double *dy, double *da);
 
 /* ---- self_attn.c: the self family ---- */
 /* Tensors of the self family (tokens/W, tokens/b, cls, layer<l>/...);

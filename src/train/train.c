@@ -4,6 +4,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/rng.h"
+#include "curvsweep/simd.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ static double train_learning_rate(const cs_config *cfg, int64_t t, int64_t T) {
  * the next step's backward (which accumulates): one pass over the four
  * arrays. No branch in the loop, so it vectorises (sqrt and division are
  * exact in every lane: the bits of the scalar loop). */
-static void adam_range(int64_t lo, int64_t hi, double *restrict theta, double *restrict g,
+CS_VECTOR_CLONES static void adam_range(int64_t lo, int64_t hi, double *restrict theta, double *restrict g,
                        double *restrict m, double *restrict v, double lr, double c1, double c2,
                        double lr_wd, int decays) {
   if (decays) {
