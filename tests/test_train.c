@@ -7,6 +7,9 @@
 
 #include "curvsweep/error.h"
 #include "curvsweep/cell.h"
+#include "curvsweep/model.h"
+#include "curvsweep/tasks.h"
+#include "curvsweep/train.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -195,6 +198,74 @@ static void test_overflowing_sigma_fails(void **state) {
   result_free(&r);
 }
 
+/* Adam (docs/MODELS.md, "Training") against the textbook update written
+ * out here: three full-batch steps of train_model from the same init as a
+ * second model stepped by this test with model_forward/backward and
+ *   m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²
+ *   θ ← θ − lr (m/c1) / (√(v/c2) + ε);  θ ← θ − lr λ θ (weight matrices)
+ * in long double. The full batch makes each step's gradient independent
+ * of the shuffle up to the order of the row sum (a relative 1e-15). */
+static void test_adam_matches_textbook(void **state) {
+  (void)state;
+  cs_config c = config_default();
+  c.arch = ARCH_GATED, c.task = TASK_XOR, c.depth = 2, c.width = 8, c.epochs = 3;
+  c.train_points = 64, c.test_points = 16, c.batch = 0, c.eval_every = 3;
+  c.lr = 0.01, c.weight_decay = 0.05;
+  cs_dataset tr, te;
+  assert_int_equal(task_generate(c.task, c.input_dim, c.train_points, c.seed, SPLIT_TRAIN, 0, &tr), 0);
+  assert_int_equal(task_generate(c.task, c.input_dim, c.test_points, c.seed, SPLIT_TEST, 0, &te), 0);
+  cs_model *A, *B;
+  assert_int_equal(model_create(&c, NULL, &A), 0);
+  assert_int_equal(model_create(&c, NULL, &B), 0);
+  cs_cell_result res = {0};
+  assert_int_equal(train_model(A, &c, &tr, &te, NULL, &res), 0);
+  result_free(&res);
+  int64_t np = model_param_count(B);
+  long double *m = calloc((size_t)np, sizeof *m), *v = calloc((size_t)np, sizeof *v);
+  unsigned char *decays = calloc((size_t)np, 1);
+  double *th = model_params(B), *g = model_grads(B);
+  for (int t = 0; t < model_tensor_count(B); t++) {
+    cs_tensor view;
+    int dec;
+    model_tensor(B, t, &view, &dec);
+    memset(decays + (view.v - th), dec, (size_t)view.rows * view.cols);
+  }
+  cs_acts *acts;
+  assert_int_equal(model_acts_create(B, tr.n, 0, &acts), 0);
+  for (int t = 1; t <= c.epochs; t++) {
+    memset(g, 0, sizeof(double) * (size_t)np);
+    assert_int_equal(model_forward(B, acts, tr.n, tr.x), 0);
+    model_loss(acts, tr.n, tr.y, NULL);
+    assert_int_equal(model_backward(B, acts, tr.n, tr.x), 0);
+    long double c1 = 1.0L - powl(0.9L, t), c2 = 1.0L - powl(0.999L, t);
+    for (int64_t i = 0; i < np; i++) {
+      m[i] = 0.9L * m[i] + 0.1L * g[i];
+      v[i] = 0.999L * v[i] + 0.001L * (long double)g[i] * g[i];
+      long double x = th[i] - (long double)c.lr * (m[i] / c1) / (sqrtl(v[i] / c2) + 1e-8L);
+      if (decays[i]) x -= (long double)c.lr * c.weight_decay * x;
+      th[i] = (double)x;
+    }
+  }
+  double *ta = model_params(A), worst = 0.0;
+  for (int64_t i = 0; i < np; i++) {
+    double e = fabs(ta[i] - th[i]) / fmax(fabs(th[i]), 1e-3);
+    if (e > worst) worst = e;
+  }
+  if (!(worst < 1e-11)) fail_msg("Adam differs from the textbook update by %.3g", worst);
+  /* and it moved: each entry's first step is about lr in size */
+  model_free(A);
+  cs_model *C0;
+  assert_int_equal(model_create(&c, NULL, &C0), 0);
+  double moved = 0.0;
+  for (int64_t i = 0; i < np; i++) moved = fmax(moved, fabs(model_params(C0)[i] - th[i]));
+  assert_true(moved > 0.5 * c.lr);
+  model_free(C0);
+  model_acts_free(acts);
+  model_free(B);
+  free(m), free(v), free(decays);
+  task_dataset_free(&tr), task_dataset_free(&te);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_arch_learns_linear),
@@ -203,6 +274,7 @@ int main(void) {
       cmocka_unit_test(test_overflowing_sigma_fails),
       cmocka_unit_test(test_divergence_is_a_status),
       cmocka_unit_test(test_weight_decay_shrinks_weights),
+      cmocka_unit_test(test_adam_matches_textbook),
       cmocka_unit_test(test_result_roundtrip),
       cmocka_unit_test(test_result_unpack_refuses_bad_counts),
   };

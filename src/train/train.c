@@ -26,20 +26,24 @@ static double train_learning_rate(const cs_config *cfg, int64_t t, int64_t T) {
  * moments m, v, with bias corrections c1 = 1−β1^t, c2 = 1−β2^t:
  *   m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²
  *   θ ← θ − lr · m̂ / (√v̂ + ε),  m̂ = m/c1, v̂ = v/c2
- * then, when decays, decoupled weight decay θ ← θ − lr·λ·θ, and g ← 0 for
+ * computed as θ ← θ − (lr/c1) · m / (√v · (1/√c2) + ε): the two scalar
+ * factors once per step, one division and one square root per entry (the
+ * divider is what bounds this loop; docs/DECISIONS.md, "Training speed").
+ * Then, when decays, decoupled weight decay θ ← θ − lr·λ·θ, and g ← 0 for
  * the next step's backward (which accumulates): one pass over the four
  * arrays. No branch in the loop, so it vectorises (sqrt and division are
  * exact in every lane: the bits of the scalar loop). */
-CS_VECTOR_CLONES static void adam_range(int64_t lo, int64_t hi, double *restrict theta, double *restrict g,
-                       double *restrict m, double *restrict v, double lr, double c1, double c2,
-                       double lr_wd, int decays) {
+CS_VECTOR_CLONES static void adam_range(int64_t lo, int64_t hi, double *restrict theta,
+                                        double *restrict g, double *restrict m,
+                                        double *restrict v, double step, double inv_sqrt_c2,
+                                        double lr_wd, int decays) {
   if (decays) {
 #pragma omp simd
     for (int64_t i = lo; i < hi; i++) {
       double gi = g[i];
       double mi = ADAM_B1 * m[i] + (1.0 - ADAM_B1) * gi;
       double vi = ADAM_B2 * v[i] + (1.0 - ADAM_B2) * gi * gi;
-      double th = theta[i] - lr * ((mi / c1) / (sqrt(vi / c2) + ADAM_EPS));
+      double th = theta[i] - step * mi / (sqrt(vi) * inv_sqrt_c2 + ADAM_EPS);
       m[i] = mi, v[i] = vi, theta[i] = th - lr_wd * th, g[i] = 0.0;
     }
   } else {
@@ -49,7 +53,7 @@ CS_VECTOR_CLONES static void adam_range(int64_t lo, int64_t hi, double *restrict
       double mi = ADAM_B1 * m[i] + (1.0 - ADAM_B1) * gi;
       double vi = ADAM_B2 * v[i] + (1.0 - ADAM_B2) * gi * gi;
       m[i] = mi, v[i] = vi, g[i] = 0.0;
-      theta[i] -= lr * ((mi / c1) / (sqrt(vi / c2) + ADAM_EPS));
+      theta[i] -= step * mi / (sqrt(vi) * inv_sqrt_c2 + ADAM_EPS);
     }
   }
 }
@@ -61,7 +65,7 @@ static void adam_step(int n_runs, const int64_t *runs, const unsigned char *run_
                       int64_t t) {
   double c1 = 1.0 - pow(ADAM_B1, (double)t), c2 = 1.0 - pow(ADAM_B2, (double)t);
   for (int r = 0; r < n_runs; r++)
-    adam_range(runs[r], runs[r + 1], theta, g, m, v, lr, c1, c2, lr * wd,
+    adam_range(runs[r], runs[r + 1], theta, g, m, v, lr / c1, 1.0 / sqrt(c2), lr * wd,
                wd > 0.0 && run_decays[r]);
 }
 
