@@ -87,11 +87,6 @@ static inline void jet_fn_derivs(jet_fn f, double t, double *f0, double *f1, dou
   }
 }
 
-/* glibc's libmvec has vector versions of exp; declaring them lets the
- * `omp simd` loops below call them (-fopenmp-simd, no OpenMP runtime). */
-#pragma omp declare simd notinbranch
-double exp(double);
-
 /* Values only (C = 1): one tight loop per function so it vectorises. */
 CS_VECTOR_CLONES static void jet_unary_values(jet_fn f, long n, const double *restrict x, double *restrict y) {
   switch (f) {
@@ -115,15 +110,22 @@ CS_VECTOR_CLONES static void jet_unary_values(jet_fn f, long n, const double *re
   }
 }
 
-/* The gate on values, fused: g ← σ(g) in place, u = g ⊙ o; all n long.
- * The same vector exp and the same element order as jet_unary followed
- * by jet_mul (one loop over all n elements): the same bits, one pass. */
-CS_VECTOR_CLONES void jet_sigmoid_gate_values(long n, double *g, const double *restrict o, double *restrict u) {
+/* The gate on values (C = 1), fused, N rows of w: g = σ(z + b) and
+ * u = g ⊙ o, with σ(t) = 1/(1 + exp(−t)) and the vector exp of jet_unary's
+ * sigmoid; one pass that reads z where the product left it (ld ldz). */
+CS_VECTOR_CLONES void jet_sigmoid_gate_values(int N, int w, const double *restrict z, int ldz,
+                                              const double *restrict b, double *restrict g,
+                                              const double *restrict o, double *restrict u) {
+  for (int r = 0; r < N; r++) {
+    const double *zr = z + (long)r * ldz;
+    double *gr = g + (long)r * w, *ur = u + (long)r * w;
+    const double *orow = o + (long)r * w;
 #pragma omp simd
-  for (long i = 0; i < n; i++) {
-    double gi = 1.0 / (1.0 + exp(-g[i]));
-    g[i] = gi;
-    u[i] = gi * o[i];
+    for (int k = 0; k < w; k++) {
+      double gk = 1.0 / (1.0 + exp(-(zr[k] + b[k])));
+      gr[k] = gk;
+      ur[k] = gk * orow[k];
+    }
   }
 }
 

@@ -13,6 +13,14 @@
 #ifndef CURVSWEEP_MODEL_JET_H
 #define CURVSWEEP_MODEL_JET_H
 
+/* glibc's libmvec has vector versions of exp and log; declaring them lets
+ * the `omp simd` loops of the model call them (-fopenmp-simd, no OpenMP
+ * runtime). */
+#pragma omp declare simd notinbranch
+double exp(double);
+#pragma omp declare simd notinbranch
+double log(double);
+
 typedef struct {
   int m;      /* input dimension */
   int C;      /* rows per point: 1 (values only) or 1 + m + m(m+1)/2 */
@@ -26,9 +34,10 @@ void jet_shape_free(jet_shape *s);
 
 /* y = f(x) elementwise; x, y (N·C) × w, may alias. */
 void jet_unary(const jet_shape *s, jet_fn f, int N, int w, const double *x, double *y);
-/* Values only (C = 1), gate fused: g ← σ(g) in place and u = g ⊙ o, n
- * elements; bit-identical to jet_unary(JET_SIGMOID) then jet_mul. */
-void jet_sigmoid_gate_values(long n, double *g, const double *o, double *u);
+/* Values only (C = 1), the gate fused: g = σ(z + b), u = g ⊙ o for N rows
+ * of w; z (ld ldz) is read in place, g, o, u are N × w. */
+void jet_sigmoid_gate_values(int N, int w, const double *z, int ldz, const double *b, double *g,
+                             const double *o, double *u);
 /* out = u ⊙ v elementwise; all (N·C) × w; out may alias u or v. */
 void jet_mul(const jet_shape *s, int N, int w, const double *u, const double *v, double *out);
 /* Group-broadcast product: out[:, g·n + i] = u[:, g·n + i] · v[:, g];

@@ -114,20 +114,21 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
   const double *u = c->o;
   if (ng) {
     LA_PROF_BEGIN(t1);
-    /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
     const double *bg = W + P->bg;
-    for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
-      const double *zr = c->qz + (int64_t)r * ldq + d;
-      double *gr = c->g + (int64_t)r * ng;
-      if (k == 0)
-        for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
-      else
-        memcpy(gr, zr, sizeof(double) * (size_t)ng);
-    }
-    /* g = σ(g);  u = g ⊙ o (gated) or u_j = g_j o_j (headwise) */
     if (js->C == 1 && ng == d) {
-      jet_sigmoid_gate_values((long)N * d, c->g, c->o, c->u);
+      /* g = σ(z + b_g), u = g ⊙ o: one pass, z read where the product left it */
+      jet_sigmoid_gate_values(N, d, c->qz + d, ldq, bg, c->g, c->o, c->u);
     } else {
+      /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
+      for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
+        const double *zr = c->qz + (int64_t)r * ldq + d;
+        double *gr = c->g + (int64_t)r * ng;
+        if (k == 0)
+          for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
+        else
+          memcpy(gr, zr, sizeof(double) * (size_t)ng);
+      }
+      /* g = σ(g);  u = g ⊙ o (gated) or u_j = g_j o_j (headwise) */
       jet_unary(js, JET_SIGMOID, N, ng, c->g, c->g);
       if (ng == d)
         jet_mul(js, N, d, c->g, c->o, c->u);

@@ -11,6 +11,7 @@
 
 #include "curvsweep/error.h"
 #include "curvsweep/rng.h"
+#include "curvsweep/simd.h"
 #include "jet.h"
 #include "model_internal.h"
 
@@ -275,6 +276,14 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 /* --------------------------------------------------------------- layers */
 
 
+/* Y[r, :] = b for R rows of w. */
+CS_VECTOR_CLONES static void fill_rows(int R, int w, const double *restrict b, double *restrict Y) {
+  for (int r = 0; r < R; r++) {
+    double *yr = Y + (int64_t)r * w;
+    for (int j = 0; j < w; j++) yr[j] = b[j];
+  }
+}
+
 /* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
  * X R × in, W out × in, Y R × out.
  * Values (C = 1): Y is first filled with b and the product added to it
@@ -287,7 +296,7 @@ int model_linear_forward(const cs_model *M, const jet_shape *js, int N, int in, 
   double beta = 0.0;
   if (b && js->C == 1) {
     LA_PROF_BEGIN(t0);
-    for (int r = 0; r < R; r++) memcpy(Y + (int64_t)r * out, b, sizeof(double) * (size_t)out);
+    fill_rows(R, out, b, Y);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
     beta = 1.0;
   }
@@ -325,12 +334,14 @@ int model_linear_backward(const cs_model *M, int N, int in, int out, const doubl
  * x N × m; h0 R × d. */
 static int embedding_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   int C = A->js.C, m = M->m;
+  if (C == 1) /* values: the jet is x itself */
+    return model_linear_forward(M, &A->js, N, m, M->d, x, M->params + M->embed_W,
+                                M->params + M->embed_b, A->h[0]);
   memset(A->xjet, 0, sizeof(double) * (size_t)N * C * m);
   for (int p = 0; p < N; p++) {
     double *xp = A->xjet + (int64_t)p * C * m;
     memcpy(xp, x + (int64_t)p * m, sizeof(double) * m);
-    if (C > 1)
-      for (int a = 0; a < m; a++) xp[(1 + a) * m + a] = 1.0;
+    for (int a = 0; a < m; a++) xp[(1 + a) * m + a] = 1.0;
   }
   return model_linear_forward(M, &A->js, N, m, M->d, A->xjet, M->params + M->embed_W,
                         M->params + M->embed_b, A->h[0]);
@@ -453,24 +464,35 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   return CS_OK;
 }
 
+/* Softmax cross-entropy per row, two classes, vectorised across rows:
+ *   ℓ_r = −(z_y − max − log Σ_k exp(z_k − max));  dz = (softmax(z) − onehot(y)) / N
+ * logits, dlogits N × 2; ℓ N. */
+_Static_assert(N_CLASSES == 2, "loss_rows is written for two classes");
+CS_VECTOR_CLONES static void loss_rows(int N, const double *restrict logits, const int *restrict y,
+                                       double *restrict dlogits, double *restrict ell) {
+#pragma omp simd
+  for (int r = 0; r < N; r++) {
+    double z0 = logits[2 * r], z1 = logits[2 * r + 1];
+    double mx = z1 > z0 ? z1 : z0;
+    double e0 = exp(z0 - mx), e1 = exp(z1 - mx), sum = e0 + e1; /* each exp once */
+    ell[r] = -((y[r] ? z1 : z0) - mx - log(sum));
+    dlogits[2 * r] = (e0 / sum - (y[r] == 0 ? 1.0 : 0.0)) / N;
+    dlogits[2 * r + 1] = (e1 / sum - (y[r] == 1 ? 1.0 : 0.0)) / N;
+  }
+}
+
 /* Softmax cross-entropy: p = softmax(logits), L = −mean log p_y,
- * dL/dlogits = (p − onehot(y)) / N. */
+ * dL/dlogits = (p − onehot(y)) / N. The per-row terms in a vector pass,
+ * then their sum in row order (the same bits at every vector width). */
 double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   LA_PROF_BEGIN(t0);
+  loss_rows(N, A->logits, y, A->dlogits, A->tmp);
   double loss = 0.0;
   int correct = 0;
   for (int r = 0; r < N; r++) {
     const double *z = A->logits + (int64_t)r * N_CLASSES;
-    double *dz = A->dlogits + (int64_t)r * N_CLASSES;
-    double mx = z[0];
-    int best = 0;
-    for (int k = 1; k < N_CLASSES; k++)
-      if (z[k] > mx) mx = z[k], best = k;
-    double e[N_CLASSES], sum = 0.0; /* each exp once, kept for dz */
-    for (int k = 0; k < N_CLASSES; k++) sum += (e[k] = exp(z[k] - mx));
-    loss += -(z[y[r]] - mx - log(sum));
-    for (int k = 0; k < N_CLASSES; k++) dz[k] = (e[k] / sum - (k == y[r] ? 1.0 : 0.0)) / N;
-    correct += best == y[r];
+    loss += A->tmp[r];
+    correct += (z[1] > z[0] ? 1 : 0) == y[r]; /* argmax, the first on a tie */
   }
   if (n_correct) *n_correct = correct;
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);

@@ -358,14 +358,14 @@ static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const d
                          const double *bg, double *G, const double *pre, double *out) {
   int ng = M->n_gate, C = js->C;
   LA_PROF_BEGIN(t0);
-  for (int64_t r = 0, k = 0; r < (int64_t)NT * C; r++, k = k + 1 == C ? 0 : k + 1) {
-    const double *zr = Z + r * ldz; /* k = r mod C: b_g on value rows */
-    double *gr = G + r * ng;
-    for (int j = 0; j < ng; j++) gr[j] = zr[j] + (k == 0 ? bg[j] : 0.0);
-  }
   if (C == 1 && ng == M->d) {
-    jet_sigmoid_gate_values((long)NT * ng, G, pre, out); /* σ and ⊙ in one pass, same bits */
+    jet_sigmoid_gate_values(NT, ng, Z, ldz, bg, G, pre, out); /* σ(Z + b_g) and ⊙ in one pass */
   } else {
+    for (int64_t r = 0, k = 0; r < (int64_t)NT * C; r++, k = k + 1 == C ? 0 : k + 1) {
+      const double *zr = Z + r * ldz; /* k = r mod C: b_g on value rows */
+      double *gr = G + r * ng;
+      for (int j = 0; j < ng; j++) gr[j] = zr[j] + (k == 0 ? bg[j] : 0.0);
+    }
     jet_unary(js, JET_SIGMOID, NT, ng, G, G);
     if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
     else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
