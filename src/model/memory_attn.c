@@ -60,6 +60,11 @@ CS_VECTOR_CLONES static void gate_backward_values(int N, int H, int dh, int ng,
   }
 }
 
+/* y += x, n entries. */
+CS_VECTOR_CLONES static void add_into(long n, const double *restrict x, double *restrict y) {
+  for (long i = 0; i < n; i++) y[i] += x[i];
+}
+
 /* Softmax backward on values, per group of n: ds = α ⊙ (dα − ⟨α, dα⟩), in
  * place in dα. Inlined twice by softmax_backward_values, once with n = 3
  * (the default slot count) as a constant the compiler unrolls; the same
@@ -81,11 +86,41 @@ CS_VECTOR_CLONES static void softmax_backward_values(long groups, int n, const d
   else softmax_backward_groups(groups, n, alpha, dalpha);
 }
 
-/* --------------------------------------------------------------- layer */
+/* dst[r, 0:w] = src[r, 0:w] for rows rows (lds, ldd the row strides);
+ * w = 3 (one head of the default 3 slots) as a constant the compiler
+ * inlines, since a memcpy call per row of three costs more than the copy. */
+static void copy_cols(int64_t rows, int w, const double *restrict src, int lds,
+                      double *restrict dst, int ldd) {
+  if (w == 3) {
+    for (int64_t r = 0; r < rows; r++)
+      for (int i = 0; i < 3; i++) dst[r * ldd + i] = src[r * lds + i];
+  } else {
+    for (int64_t r = 0; r < rows; r++)
+      memcpy(dst + r * ldd, src + r * lds, sizeof(double) * (size_t)w);
+  }
+}
+
+/* The score map of layer l: per head j, P_j = K_j W_{q,j} / √dh (n × d;
+ * K_j = K[:, head j] is n × dh, W_{q,j} the head's dh rows of W_q), so
+ * that the scores s_j = q_j K_jᵀ/√dh = (a W_{q,j}ᵀ) K_jᵀ/√dh = a P_jᵀ come
+ * from the layer input in one product, with no query activations; stacked
+ * over the heads above W_g: pw = [P; W_g], (H·n + n_gate) × d. */
+static int score_map_forward(const cs_model *M, int l, double *pw) {
+  const layer_offsets *P = &M->layers[l];
+  const double *W = M->params;
+  int d = M->d, n = M->n, dh = M->dh, Hn = M->H * n;
+  la_mat K = VIEW(M, n, d, d, (double *)W + P->K);
+  for (int j = 0; j < M->H; j++)
+    CS_CHECK(la_gemm('N', 'N', 1.0 / sqrt((double)dh), la_cols(K, j * dh, dh),
+                     VIEW(M, dh, d, d, (double *)W + P->Wq + (int64_t)j * dh * d), 0.0,
+                     VIEW(M, n, d, d, pw + (int64_t)j * n * d)));
+  if (M->n_gate) memcpy(pw + (int64_t)Hn * d, W + P->Wg, sizeof(double) * (size_t)M->n_gate * d);
+  return CS_OK;
+}
 
 /* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
- *   [q | z] = a [W_q; W_g]ᵀ                     R × (d + n_gate), one product
- *   s_j = q_j K_jᵀ / √dh  per head j            R × n   (linear in q)
+ *   [s | z] = a [P; W_g]ᵀ                       R × (H·n + n_gate), one product
+ *             (s_j = q_j K_jᵀ/√dh with q = a W_qᵀ: score_map_forward)
  *   α_j = softmax(s_j)                          R × n   (jet softmax)
  *   o_j = α_j U_j                               R × dh  (linear in α)
  *   gated:          u = σ(z + b_g) ⊙ o          (unary + Leibniz)
@@ -96,18 +131,16 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
   int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n, ng = M->n_gate;
-  int ldq = d + ng;
-  /* one product for the queries and the gate pre-activation (they share a) */
-  CS_CHECK(model_linear_forward(M, js, N, d, ldq, a, W + P->Wq, NULL, c->qz));
-  la_mat q = la_cols(VIEW(M, R, ldq, ldq, c->qz), 0, d), alpha = VIEW(M, R, Hn, Hn, c->alpha);
-  la_mat K = VIEW(M, n, d, d, (double *)W + P->K), U = VIEW(M, n, d, d, (double *)W + P->U);
-  la_mat o = VIEW(M, R, d, d, c->o);
-  for (int j = 0; j < H; j++)
-    CS_CHECK(la_gemm('N', 'T', 1.0 / sqrt((double)dh), la_cols(q, j * dh, dh),
-                     la_cols(K, j * dh, dh), 0.0, la_cols(alpha, j * n, n)));
+  int lds = Hn + ng;
+  /* one product for the scores and the gate pre-activation (they share a) */
+  CS_CHECK(score_map_forward(M, l, c->pw));
+  CS_CHECK(model_linear_forward(M, js, N, d, lds, a, c->pw, NULL, c->sz));
   LA_PROF_BEGIN(t0);
+  copy_cols(R, Hn, c->sz, lds, c->alpha, Hn); /* the scores into their own R × H·n array */
   jet_softmax_groups(js, N, H, n, c->alpha);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
+  la_mat alpha = VIEW(M, R, Hn, Hn, c->alpha), o = VIEW(M, R, d, d, c->o);
+  la_mat U = VIEW(M, n, d, d, (double *)W + P->U);
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
                      la_cols(o, j * dh, dh)));
@@ -117,11 +150,11 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
     const double *bg = W + P->bg;
     if (js->C == 1 && ng == d) {
       /* g = σ(z + b_g), u = g ⊙ o: one pass, z read where the product left it */
-      jet_sigmoid_gate_values(N, d, c->qz + d, ldq, bg, c->g, c->o, c->u);
+      jet_sigmoid_gate_values(N, d, c->sz + Hn, lds, bg, c->g, c->o, c->u);
     } else {
       /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
       for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
-        const double *zr = c->qz + (int64_t)r * ldq + d;
+        const double *zr = c->sz + (int64_t)r * lds + Hn;
         double *gr = c->g + (int64_t)r * ng;
         if (k == 0)
           for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
@@ -146,22 +179,22 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
  *   gate:              do, dz, db_g (gate_backward_values)
  *   o_j = α_j U_j:     dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j
  *   softmax:           ds = α ⊙ (dα − ⟨α, dα⟩)
- *   s_j = q_j K_jᵀ/√dh: dq_j = ds_j K_j/√dh;  dK_j += ds_jᵀ q_j/√dh
- *   [q | z] = a [W_q; W_g]ᵀ:  d[W_q; W_g] += [dq | dz]ᵀ a;  da = [dq | dz] [W_q; W_g]
- * dq and dz share one N × (d + n_gate) array, so each of the last two is
- * one product, as q and z were. */
+ *   [s | z] = a [P; W_g]ᵀ:  d[P; W_g] = [ds | dz]ᵀ a;  da = [ds | dz] [P; W_g]
+ *   P_j = K_j W_{q,j}/√dh:  dK_j += dP_j W_{q,j}ᵀ/√dh;  dW_{q,j} += K_jᵀ dP_j/√dh
+ * ds and dz share one N × (H·n + n_gate) array, so each of d[P; W_g] and
+ * da is one product, as s and z were. */
 int memory_attn_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
                          const double *dy, double *da) {
   const layer_offsets *P = &M->layers[l];
   const layer_cache *c = &A->cache[l];
   double *W = M->params, *G = M->grads;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, ldq = d + ng;
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, lds = Hn + ng;
   CS_CHECK(model_linear_backward(M, N, d, d, ng ? c->u : c->o, W + P->Wo, dy, G + P->Wo,
                                  G + P->bo, A->du, 0.0));
   double *dob = A->du; /* dL/do */
   if (ng) {
     LA_PROF_BEGIN(t0);
-    gate_backward_values(N, H, dh, ng, A->du, c->g, c->o, A->dob, A->dqz + d, ldq, G + P->bg);
+    gate_backward_values(N, H, dh, ng, A->du, c->g, c->o, A->dob, A->dsz + Hn, lds, G + P->bg);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
     dob = A->dob;
   }
@@ -176,18 +209,24 @@ int memory_attn_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
   }
   LA_PROF_BEGIN(t1);
   softmax_backward_values((long)N * H, n, c->alpha, A->dalpha);
+  copy_cols(N, Hn, A->dalpha, Hn, A->dsz, lds); /* ds beside dz */
   LA_PROF_END(t1, LA_PROF_SOFTMAX);
+  la_mat dsz = VIEW(M, N, lds, lds, A->dsz);
+  CS_CHECK(la_gemm('T', 'N', 1.0, dsz, VIEW(M, N, d, d, (double *)a), 0.0,
+                   VIEW(M, lds, d, d, A->dpw)));
+  if (ng) {
+    LA_PROF_BEGIN(t2);
+    add_into(ng * d, A->dpw + (int64_t)Hn * d, G + P->Wg); /* dW_g += d[P; W_g] rows of W_g */
+    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
+  }
   double scale = 1.0 / sqrt((double)dh);
   la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
-  la_mat dqz = VIEW(M, N, ldq, ldq, A->dqz);
-  la_mat q = la_cols(VIEW(M, N, ldq, ldq, c->qz), 0, d), dq = la_cols(dqz, 0, d);
   for (int j = 0; j < H; j++) {
-    CS_CHECK(la_gemm('N', 'N', scale, la_cols(dalpha, j * n, n), la_cols(K, j * dh, dh), 0.0,
-                     la_cols(dq, j * dh, dh)));
-    CS_CHECK(la_gemm('T', 'N', scale, la_cols(dalpha, j * n, n), la_cols(q, j * dh, dh), 1.0,
-                     la_cols(dK, j * dh, dh)));
+    la_mat dPj = VIEW(M, n, d, d, A->dpw + (int64_t)j * n * d);
+    CS_CHECK(la_gemm('N', 'T', scale, dPj, VIEW(M, dh, d, d, W + P->Wq + (int64_t)j * dh * d),
+                     1.0, la_cols(dK, j * dh, dh)));
+    CS_CHECK(la_gemm('T', 'N', scale, la_cols(K, j * dh, dh), dPj, 1.0,
+                     VIEW(M, dh, d, d, G + P->Wq + (int64_t)j * dh * d)));
   }
-  CS_CHECK(la_gemm('T', 'N', 1.0, dqz, VIEW(M, N, d, d, (double *)a), 1.0,
-                   VIEW(M, ldq, d, d, G + P->Wq)));
-  return la_gemm('N', 'N', 1.0, dqz, VIEW(M, ldq, d, d, W + P->Wq), 0.0, VIEW(M, N, d, d, da));
+  return la_gemm('N', 'N', 1.0, dsz, VIEW(M, lds, d, d, c->pw), 0.0, VIEW(M, N, d, d, da));
 }

@@ -112,17 +112,13 @@ int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
       P->W2 = model_add_layer_tensor(M, l, "W2", d, d, 1);
       P->b2 = model_add_layer_tensor(M, l, "b2", 1, d, 0);
     } else {
-      /* W_g sits right after W_q: [W_q; W_g] is one (d + n_gate) × d matrix,
-       * so q and the gate pre-activation are one product (the table, the
-       * names and the init streams are as if they were apart) */
       P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
-      M->n_params += (int64_t)M->n_gate * d;
       P->K = model_add_layer_tensor(M, l, "K", M->n, d, 1);
       P->U = model_add_layer_tensor(M, l, "U", M->n, d, 1);
       P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
       P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
       if (M->n_gate) {
-        P->Wg = model_place_layer_tensor(M, l, "Wg", M->n_gate, d, 1, P->Wq + (int64_t)d * d);
+        P->Wg = model_add_layer_tensor(M, l, "Wg", M->n_gate, d, 1);
         P->bg = model_add_layer_tensor(M, l, "bg", 1, M->n_gate, 0);
       }
     }
@@ -219,7 +215,8 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     if (M->cfg.arch == ARCH_MLP) {
       ALLOC(c->t, R * d);
     } else {
-      ALLOC(c->qz, R * (d + M->n_gate));
+      ALLOC(c->sz, R * (Hn + M->n_gate));
+      ALLOC(c->pw, (Hn + M->n_gate) * d);
       ALLOC(c->alpha, R * Hn);
       ALLOC(c->o, R * d);
       if (M->n_gate) {
@@ -239,7 +236,8 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     ALLOC(A->dz, N * d);
     ALLOC(A->dob, N * d);
     ALLOC(A->dalpha, N * Hn);
-    ALLOC(A->dqz, N * (d + M->n_gate));
+    ALLOC(A->dsz, N * (Hn + M->n_gate));
+    ALLOC(A->dpw, (Hn + M->n_gate) * d);
   }
 #undef ALLOC
   if (rc) {
@@ -257,12 +255,12 @@ void model_acts_free(cs_acts *A) {
   if (A->cache)
     for (int l = 0; l < A->L; l++) {
       layer_cache *c = &A->cache[l];
-      free(c->xhat), free(c->rstd), free(c->a), free(c->qz), free(c->alpha), free(c->o),
+      free(c->xhat), free(c->rstd), free(c->a), free(c->sz), free(c->pw), free(c->alpha), free(c->o),
           free(c->g), free(c->u), free(c->t);
     }
   free(A->h), free(A->cache), free(A->xjet), free(A->tmp), free(A->logits), free(A->dlogits);
   free(A->dh_a), free(A->dh_b), free(A->da), free(A->du), free(A->dz), free(A->dob);
-  free(A->dalpha), free(A->dqz);
+  free(A->dalpha), free(A->dsz), free(A->dpw);
   self_attn_acts_free(A->self);
   jet_shape_free(&A->js);
   free(A);

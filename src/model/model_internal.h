@@ -58,7 +58,8 @@ struct cs_model {
 /* Per-layer forward caches, each R × (width given). */
 typedef struct {
   double *xhat, *rstd, *a; /* LayerNorm: normalised input, 1/std (R × 1), output */
-  double *qz;              /* R × (d + n_gate)  queries q | gate pre-activation z */
+  double *sz;              /* R × (H·n + n_gate)  scores s | gate pre-activation z */
+  double *pw;              /* (H·n + n_gate) × d  [P; W_g], P the score map (memory_attn.c) */
   double *alpha;           /* R × Hn  attention weights */
   double *o;               /* R × d   Σ α U */
   double *g;               /* R × n_gate gate σ(z + b_g) */
@@ -75,7 +76,8 @@ struct cs_acts {
   double *tmp;         /* R × max(2H, 2, d) scratch */
   double *logits, *dlogits; /* N × 2 */
   /* backward buffers (N × …) */
-  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha, *dqz; /* dqz N × (d + n_gate) */
+  double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha;
+  double *dsz, *dpw;   /* N × (H·n + n_gate), (H·n + n_gate) × d */
   self_acts *self;     /* self family workspace (self_attn.c); NULL for the memory family */
 };
 
