@@ -36,7 +36,8 @@ void cs_error_clear(void);
     if (cs_rc_ != CS_OK) return cs_rc_; \
   } while (0)
 
-/* Allocate n zeroed elements of *ptr's type; CS_ERR_NOMEM on failure. */
+/* Allocate n zeroed elements of *ptr's type, 64-byte aligned (free() releases
+ * them); CS_ERR_NOMEM on failure. */
 int cs_calloc_bytes(void **ptr, size_t n, size_t size);
 #define CS_CALLOC(ptr, n) cs_calloc_bytes((void **)&(ptr), (size_t)(n), sizeof *(ptr))
 

@@ -275,7 +275,9 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 
 
 /* Y[r, :] = b for R rows of w. */
-CS_VECTOR_CLONES static void fill_rows(int R, int w, const double *restrict b, double *restrict Y) {
+/* (no-tree-loop-distribute-patterns: not a memcpy call per row) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) CS_VECTOR_CLONES static void
+fill_rows(int R, int w, const double *restrict b, double *restrict Y) {
   for (int r = 0; r < R; r++) {
     double *yr = Y + (int64_t)r * w;
     for (int j = 0; j < w; j++) yr[j] = b[j];
