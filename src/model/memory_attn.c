@@ -104,22 +104,23 @@ static void copy_cols(int64_t rows, int w, const double *restrict src, int lds,
  * K_j = K[:, head j] is n × dh, W_{q,j} the head's dh rows of W_q), so
  * that the scores s_j = q_j K_jᵀ/√dh = (a W_{q,j}ᵀ) K_jᵀ/√dh = a P_jᵀ come
  * from the layer input in one product, with no query activations; stacked
- * over the heads above W_g: pw = [P; W_g], (H·n + n_gate) × d. */
+ * over the heads below W_g: pw = [W_g; P], (n_gate + H·n) × d. */
 static int score_map_forward(const cs_model *M, int l, double *pw) {
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
-  int d = M->d, n = M->n, dh = M->dh, Hn = M->H * n;
+  int d = M->d, n = M->n, dh = M->dh, ng = M->n_gate;
   la_mat K = VIEW(M, n, d, d, (double *)W + P->K);
+  if (ng) memcpy(pw, W + P->Wg, sizeof(double) * (size_t)ng * d);
   for (int j = 0; j < M->H; j++)
     CS_CHECK(la_gemm('N', 'N', 1.0 / sqrt((double)dh), la_cols(K, j * dh, dh),
                      VIEW(M, dh, d, d, (double *)W + P->Wq + (int64_t)j * dh * d), 0.0,
-                     VIEW(M, n, d, d, pw + (int64_t)j * n * d)));
-  if (M->n_gate) memcpy(pw + (int64_t)Hn * d, W + P->Wg, sizeof(double) * (size_t)M->n_gate * d);
+                     VIEW(M, n, d, d, pw + (int64_t)(ng + j * n) * d)));
   return CS_OK;
 }
 
 /* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
- *   [s | z] = a [P; W_g]ᵀ                       R × (H·n + n_gate), one product
+ *   [z | s] = a [W_g; P]ᵀ                       R × (n_gate + H·n), one product
+ *             (rows of ld memory_attn_score_ld: each row starts on a line)
  *             (s_j = q_j K_jᵀ/√dh with q = a W_qᵀ: score_map_forward)
  *   α_j = softmax(s_j)                          R × n   (jet softmax)
  *   o_j = α_j U_j                               R × dh  (linear in α)
@@ -131,12 +132,13 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
   const layer_offsets *P = &M->layers[l];
   const double *W = M->params;
   int d = M->d, n = M->n, H = M->H, dh = M->dh, R = N * js->C, Hn = H * n, ng = M->n_gate;
-  int lds = Hn + ng;
-  /* one product for the scores and the gate pre-activation (they share a) */
+  int lds = memory_attn_score_ld(M);
+  /* one product for the gate pre-activation and the scores (they share a) */
   CS_CHECK(score_map_forward(M, l, c->pw));
-  CS_CHECK(model_linear_forward(M, js, N, d, lds, a, c->pw, NULL, c->sz));
+  CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, d, d, (double *)a), VIEW(M, ng + Hn, d, d, c->pw),
+                   0.0, VIEW(M, R, ng + Hn, lds, c->sz)));
   LA_PROF_BEGIN(t0);
-  copy_cols(R, Hn, c->sz, lds, c->alpha, Hn); /* the scores into their own R × H·n array */
+  copy_cols(R, Hn, c->sz + ng, lds, c->alpha, Hn); /* the scores into their own R × H·n array */
   jet_softmax_groups(js, N, H, n, c->alpha);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
   la_mat alpha = VIEW(M, R, Hn, Hn, c->alpha), o = VIEW(M, R, d, d, c->o);
@@ -150,11 +152,11 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
     const double *bg = W + P->bg;
     if (js->C == 1 && ng == d) {
       /* g = σ(z + b_g), u = g ⊙ o: one pass, z read where the product left it */
-      jet_sigmoid_gate_values(N, d, c->sz + Hn, lds, bg, c->g, c->o, c->u);
+      jet_sigmoid_gate_values(N, d, c->sz, lds, bg, c->g, c->o, c->u);
     } else {
       /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
       for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
-        const double *zr = c->sz + (int64_t)r * lds + Hn;
+        const double *zr = c->sz + (int64_t)r * lds;
         double *gr = c->g + (int64_t)r * ng;
         if (k == 0)
           for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
@@ -179,22 +181,23 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
  *   gate:              do, dz, db_g (gate_backward_values)
  *   o_j = α_j U_j:     dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j
  *   softmax:           ds = α ⊙ (dα − ⟨α, dα⟩)
- *   [s | z] = a [P; W_g]ᵀ:  d[P; W_g] = [ds | dz]ᵀ a;  da = [ds | dz] [P; W_g]
+ *   [z | s] = a [W_g; P]ᵀ:  d[W_g; P] = [dz | ds]ᵀ a;  da = [dz | ds] [W_g; P]
  *   P_j = K_j W_{q,j}/√dh:  dK_j += dP_j W_{q,j}ᵀ/√dh;  dW_{q,j} += K_jᵀ dP_j/√dh
- * ds and dz share one N × (H·n + n_gate) array, so each of d[P; W_g] and
- * da is one product, as s and z were. */
+ * dz and ds share one array (the layout of [z | s]), so each of d[W_g; P]
+ * and da is one product, as z and s were. */
 int memory_attn_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
                          const double *dy, double *da) {
   const layer_offsets *P = &M->layers[l];
   const layer_cache *c = &A->cache[l];
   double *W = M->params, *G = M->grads;
-  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate, lds = Hn + ng;
+  int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate;
+  int lds = memory_attn_score_ld(M);
   CS_CHECK(model_linear_backward(M, N, d, d, ng ? c->u : c->o, W + P->Wo, dy, G + P->Wo,
                                  G + P->bo, A->du, 0.0));
   double *dob = A->du; /* dL/do */
   if (ng) {
     LA_PROF_BEGIN(t0);
-    gate_backward_values(N, H, dh, ng, A->du, c->g, c->o, A->dob, A->dsz + Hn, lds, G + P->bg);
+    gate_backward_values(N, H, dh, ng, A->du, c->g, c->o, A->dob, A->dsz, lds, G + P->bg);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
     dob = A->dob;
   }
@@ -209,24 +212,24 @@ int memory_attn_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
   }
   LA_PROF_BEGIN(t1);
   softmax_backward_values((long)N * H, n, c->alpha, A->dalpha);
-  copy_cols(N, Hn, A->dalpha, Hn, A->dsz, lds); /* ds beside dz */
+  copy_cols(N, Hn, A->dalpha, Hn, A->dsz + ng, lds); /* ds beside dz */
   LA_PROF_END(t1, LA_PROF_SOFTMAX);
-  la_mat dsz = VIEW(M, N, lds, lds, A->dsz);
+  la_mat dsz = VIEW(M, N, ng + Hn, lds, A->dsz);
   CS_CHECK(la_gemm('T', 'N', 1.0, dsz, VIEW(M, N, d, d, (double *)a), 0.0,
-                   VIEW(M, lds, d, d, A->dpw)));
+                   VIEW(M, ng + Hn, d, d, A->dpw)));
   if (ng) {
     LA_PROF_BEGIN(t2);
-    add_into(ng * d, A->dpw + (int64_t)Hn * d, G + P->Wg); /* dW_g += d[P; W_g] rows of W_g */
+    add_into(ng * d, A->dpw, G + P->Wg); /* dW_g += the W_g rows of d[W_g; P] */
     LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   }
   double scale = 1.0 / sqrt((double)dh);
   la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
   for (int j = 0; j < H; j++) {
-    la_mat dPj = VIEW(M, n, d, d, A->dpw + (int64_t)j * n * d);
+    la_mat dPj = VIEW(M, n, d, d, A->dpw + (int64_t)(ng + j * n) * d);
     CS_CHECK(la_gemm('N', 'T', scale, dPj, VIEW(M, dh, d, d, W + P->Wq + (int64_t)j * dh * d),
                      1.0, la_cols(dK, j * dh, dh)));
     CS_CHECK(la_gemm('T', 'N', scale, la_cols(K, j * dh, dh), dPj, 1.0,
                      VIEW(M, dh, d, d, G + P->Wq + (int64_t)j * dh * d)));
   }
-  return la_gemm('N', 'N', 1.0, dsz, VIEW(M, lds, d, d, c->pw), 0.0, VIEW(M, N, d, d, da));
+  return la_gemm('N', 'N', 1.0, dsz, VIEW(M, ng + Hn, d, d, c->pw), 0.0, VIEW(M, N, d, d, da));
 }

@@ -215,7 +215,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     if (M->cfg.arch == ARCH_MLP) {
       ALLOC(c->t, R * d);
     } else {
-      ALLOC(c->sz, R * (Hn + M->n_gate));
+      ALLOC(c->sz, R * memory_attn_score_ld(M));
       ALLOC(c->pw, (Hn + M->n_gate) * d);
       ALLOC(c->alpha, R * Hn);
       ALLOC(c->o, R * d);
@@ -236,7 +236,7 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
     ALLOC(A->dz, N * d);
     ALLOC(A->dob, N * d);
     ALLOC(A->dalpha, N * Hn);
-    ALLOC(A->dsz, N * (Hn + M->n_gate));
+    ALLOC(A->dsz, N * memory_attn_score_ld(M));
     ALLOC(A->dpw, (Hn + M->n_gate) * d);
   }
 #undef ALLOC

@@ -58,8 +58,9 @@ struct cs_model {
 /* Per-layer forward caches, each R × (width given). */
 typedef struct {
   double *xhat, *rstd, *a; /* LayerNorm: normalised input, 1/std (R × 1), output */
-  double *sz;              /* R × (H·n + n_gate)  scores s | gate pre-activation z */
-  double *pw;              /* (H·n + n_gate) × d  [P; W_g], P the score map (memory_attn.c) */
+  double *sz;              /* R × ld: gate pre-activation z | scores s (n_gate + H·n
+                              columns, ld = memory_attn_score_ld) */
+  double *pw;              /* (n_gate + H·n) × d  [W_g; P], P the score map (memory_attn.c) */
   double *alpha;           /* R × Hn  attention weights */
   double *o;               /* R × d   Σ α U */
   double *g;               /* R × n_gate gate σ(z + b_g) */
@@ -77,7 +78,7 @@ struct cs_acts {
   double *logits, *dlogits; /* N × 2 */
   /* backward buffers (N × …) */
   double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha;
-  double *dsz, *dpw;   /* N × (H·n + n_gate), (H·n + n_gate) × d */
+  double *dsz, *dpw;   /* N × memory_attn_score_ld, (n_gate + H·n) × d */
   self_acts *self;     /* self family workspace (self_attn.c); NULL for the memory family */
 };
 
@@ -114,6 +115,11 @@ void model_layernorm_backward(const cs_model *M, int N, const layer_cache *c,
                               double *dbeta, double *dx);
 
 /* ---- memory_attn.c: the memory family's attention layer ---- */
+/* Row stride of [z | s]: n_gate + H·n rounded up to a multiple of 8
+ * doubles, so that every row starts on a 64-byte line. */
+static inline int memory_attn_score_ld(const cs_model *M) {
+  return (M->n_gate + M->H * M->n + 7) / 8 * 8;
+}
 /* Forward on N jet points, a R × d -> y R × d (caches in c). */
 int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, const double *a,
                         layer_cache *c, double *y);
