@@ -31,6 +31,7 @@
  * A repeat count of 0 skips that cell (for profiling one cell alone). */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
+#include "curvsweep/model.h"
 #include "curvsweep/tasks.h"
 #include "curvsweep/train.h"
 
@@ -69,7 +70,7 @@ static double dgemm_gflops(int n, int r) {
 }
 
 typedef struct {
-  double seconds, cpu, gflops, cpu_gflops, acc;
+  double seconds, cpu, gflops, cpu_gflops, acc, model_gflop;
   double prof_total, prof[LA_PROF_KINDS];
 } cell_numbers;
 
@@ -101,6 +102,12 @@ static int bench_cell(int width, cs_family family, int r, cell_numbers *out) {
   cs_dataset tr, te;
   CS_CHECK(task_generate(c.task, 2, c.train_points, 0, SPLIT_TRAIN, 0, &tr));
   CS_CHECK(task_generate(c.task, 2, c.test_points, 0, SPLIT_TEST, 0, &te));
+  /* model FLOPs: the textbook forward pass (docs/MODELS.md; the count the
+   * cost estimate of run --dry-run uses) 3× per trained point (forward,
+   * and backward to activations and to weights), 1× per evaluated point */
+  int evals = c.epochs / c.eval_every + (c.epochs % c.eval_every != 0);
+  out->model_gflop = model_forward_flops_per_point(&c) *
+                     (3.0 * c.epochs * c.train_points + (double)evals * (c.train_points + c.test_points)) / 1e9;
   out->seconds = 1e30;
   for (int k = 0; k < r; k++) {
     double wall, cpu, acc;
@@ -167,6 +174,9 @@ int main(int argc, char **argv) {
     printf("  on the thread's cpu time (what other processes on a shared core do not "
            "inflate): %.3f s, %.2f GFLOP/s (%.1f%% of dgemm)\n",
            n->cpu, n->cpu_gflops, 100 * n->cpu_gflops / peak);
+    printf("  in model FLOPs (%.2f GFLOP: the textbook forward 3x per trained point, 1x per "
+           "evaluated point): %.2f GFLOP/s (%.1f%% of dgemm)\n",
+           n->model_gflop, n->model_gflop / n->seconds, 100 * n->model_gflop / n->seconds / peak);
     double other = n->prof_total;
     printf("  breakdown (timed run, %.3f s):", n->prof_total);
     for (int k = 0; k < LA_PROF_KINDS; k++) {
