@@ -14,9 +14,9 @@
  * branch per region when off). The breakdown comes from as many runs
  * again with the timers on (the fastest; two clock reads per region): GEMM (every la_gemm), element-wise (biases, gate,
  * activations, LayerNorm, residuals, loss), softmax (attention softmax
- * forward and backward), optimizer (gradient zeroing and Adam), attention
- * products (loops outside la: the self family's per-point Q Kᵀ and P V,
- * forward and backward), other
+ * forward and backward), optimizer (gradient zeroing and Adam), token
+ * products (the self family's per-point Q Kᵀ and P V, forward and
+ * backward), other
  * (the rest: batch gathering, shuffles, evaluation bookkeeping, calls).
  * Targets (issue 15): width 16 ≤ 0.12 s; width 128 ≥ 80% of dgemm.
  * Third cell (issue 12): the self-attention reference cell (family self,
@@ -24,7 +24,7 @@
  * GFLOP/s counts the la products, as for the memory cells (the per-point
  * token products Q Kᵀ and P V are loops outside la, docs/DECISIONS.md;
  * the breakdown times them, with the softmax backward between them, as
- * "attention products").
+ * "token products").
  *
  *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [reps w16] [reps w128] [reps self]
  *
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
   if (after > peak) peak = after;
   printf("single-core dgemm (1024^3, through la, best before/after): %.2f GFLOP/s\n", peak);
   static const char *names[LA_PROF_KINDS] = {"GEMM", "element-wise", "softmax", "optimizer",
-                                                    "attention products"};
+                                                    "token products"};
   for (int i = 0; i < 3; i++) {
     if (reps[i] < 1) continue;
     const cell_numbers *n = &cells[i];

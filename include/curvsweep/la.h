@@ -58,11 +58,8 @@ void la_add_row_vector(la_mat y, const double *b);
 /* acc[:] += Σ_r Y[r, :]  (bias gradients). */
 void la_sum_rows(la_mat y, double *acc);
 
-/* Floating-point operations issued through la on this thread (benchmarks),
- * plus those that loops outside la report with la_flop_add (the fused
- * attention products), so a benchmark counts the same work either way. */
+/* Floating-point operations issued through la on this thread (benchmarks). */
 uint64_t la_flop_count(void);
-void la_flop_add(uint64_t flops);
 void la_flop_reset(void);
 /* Name of the BLAS kernel set in use (e.g. "SkylakeX", "Haswell"). */
 const char *la_blas_kernel(void);
@@ -78,11 +75,8 @@ typedef enum {
   LA_PROF_ELEMENTWISE, /* biases, gates, activations, LayerNorm, residuals, loss */
   LA_PROF_SOFTMAX,     /* attention softmax forward and backward */
   LA_PROF_OPTIMIZER,   /* zeroing gradients, Adam */
-  LA_PROF_ATTENTION,   /* attention products computed as loops outside la: the
-                          self family's per-point Q Kᵀ and P V, the memory
-                          family's slot products on values (with the gate and
-                          softmax backward fused into their pass), and their
-                          backward */
+  LA_PROF_TOKENS,      /* self family: the per-point token products Q Kᵀ and P V
+                          and their backward (loops outside la) */
   LA_PROF_KINDS
 } la_prof_kind;
 extern _Thread_local int la_prof_on;

@@ -109,7 +109,6 @@ CS_VECTOR_CLONES void la_sum_rows(la_mat y, double *restrict acc) {
 
 
 uint64_t la_flop_count(void) { return la_flops; }
-void la_flop_add(uint64_t flops) { la_flops += flops; }
 
 /* OpenBLAS's own name for the kernel set it chose (openblas_get_corename). */
 extern char *openblas_get_corename(void);

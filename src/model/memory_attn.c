@@ -24,7 +24,7 @@
 /* ------------------------------------------- value-path element-wise */
 
 /* The gate backward on values, one pass per row r. du, o N × d;
- * g N × n_gate; do N × d and dz = dqz[:, d:d+n_gate] (ld ldq) written;
+ * g N × n_gate; do N × d and dz (N × n_gate, ld ldz) written;
  * db_g accumulated (the rows in order, as a column sum of dz would):
  *   n_gate = d:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1 − g)
  *   n_gate = H:  do_j = du_j g_j;  dz_j = ⟨du_j, o_j⟩ g_j(1 − g_j) */
@@ -32,12 +32,12 @@ CS_VECTOR_CLONES static void gate_backward_values(int N, int H, int dh, int ng,
                                                   const double *restrict du,
                                                   const double *restrict g,
                                                   const double *restrict o, double *restrict dob,
-                                                  double *restrict dz, int ldq,
+                                                  double *restrict dz, int ldz,
                                                   double *restrict dbg) {
   int d = H * dh;
   for (int r = 0; r < N; r++) {
     const double *dur = du + (int64_t)r * d, *orow = o + (int64_t)r * d;
-    double *dor = dob + (int64_t)r * d, *dzr = dz + (int64_t)r * ldq;
+    double *dor = dob + (int64_t)r * d, *dzr = dz + (int64_t)r * ldz;
     if (ng == d) {
       const double *gr = g + (int64_t)r * d;
       for (int k = 0; k < d; k++) {

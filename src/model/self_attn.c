@@ -411,13 +411,13 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
   LA_PROF_BEGIN(t2);
   scores_forward(S, C, N, H, dh, 1.0 / sqrt((double)dh), Q, ldqq, K, ldk, c->p);
-  LA_PROF_END(t2, LA_PROF_ATTENTION);
+  LA_PROF_END(t2, LA_PROF_TOKENS);
   LA_PROF_BEGIN(t0);
   jet_softmax_groups(js, NT, H, T, c->p);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
   LA_PROF_BEGIN(t3);
   values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
-  LA_PROF_END(t3, LA_PROF_ATTENTION);
+  LA_PROF_END(t3, LA_PROF_TOKENS);
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
     gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
@@ -585,7 +585,7 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   LA_PROF_BEGIN(t0);
   attention_backward(S, N, H, dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, S->dp, dQ, lddq, dK, lddk,
                      dV, lddv);
-  LA_PROF_END(t0, LA_PROF_ATTENTION);
+  LA_PROF_END(t0, LA_PROF_TOKENS);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
