@@ -1,7 +1,8 @@
 /* test_model.c — model backward vs central finite differences, for every
  * arch, residual and norm setting and several head counts, in both
  * families (the self family at every gate position); initialisation
- * streams shared across archs and gate positions; parameter counts. */
+ * streams shared across archs and gate positions; parameter counts; the
+ * memory family's forward against the textbook layer in long double. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -284,12 +285,136 @@ static void test_self_parameter_counts(void **state) {
   assert_null(M);
 }
 
+/* ---- the memory family's forward against the textbook layer ---- */
+
+static const double *tensor_of(cs_model *M, const char *name) {
+  cs_tensor t;
+  if (model_find_tensor(M, name, &t)) fail_msg("no tensor %s", name);
+  return t.v;
+}
+
+/* y = W x + b (W out × in), long double. */
+static void affine(int out, int in, const double *W, const double *b, const long double *x,
+                   long double *y) {
+  for (int i = 0; i < out; i++) {
+    long double acc = b ? b[i] : 0.0L;
+    for (int k = 0; k < in; k++) acc += (long double)W[(int64_t)i * in + k] * x[k];
+    y[i] = acc;
+  }
+}
+
+/* One point through the layers as docs/MODELS.md writes them, in long
+ * double, with the queries formed (q = W_q a, s = ⟨q_j, K_{i,j}⟩/√dh):
+ * an independent code path for the score map the model computes with.
+ * h (L + 1) × d, logits 2. */
+static void textbook_forward(cs_model *M, const cs_config *c, const double *x, long double *h,
+                             long double *logits) {
+  int d = c->width, n = c->slots, H = c->heads, dh = d / H, m = c->input_dim;
+  long double xl[8], a[64], q[64], z[64], o[64], u[64], s[16];
+  char name[64];
+  for (int k = 0; k < m; k++) xl[k] = x[k];
+  affine(d, m, tensor_of(M, "embed/W"), tensor_of(M, "embed/b"), xl, h);
+  for (int l = 0; l < c->depth; l++) {
+    const long double *hl = h + (int64_t)l * d;
+    long double *hn = h + (int64_t)(l + 1) * d;
+#define T(short) (snprintf(name, sizeof name, "layer%d/%s", l, short), tensor_of(M, name))
+    for (int k = 0; k < d; k++) a[k] = hl[k];
+    if (c->norm == NORM_PRE) {
+      long double mu = 0, var = 0;
+      for (int k = 0; k < d; k++) mu += hl[k];
+      mu /= d;
+      for (int k = 0; k < d; k++) var += (hl[k] - mu) * (hl[k] - mu);
+      var /= d;
+      const double *gam = T("ln_g"), *bet = T("ln_b");
+      for (int k = 0; k < d; k++) a[k] = (hl[k] - mu) / sqrtl(var + 1e-5L) * gam[k] + bet[k];
+    }
+    affine(d, d, T("Wq"), NULL, a, q);
+    const double *K = T("K"), *U = T("U");
+    for (int j = 0; j < H; j++) {
+      long double mx = -INFINITY, sum = 0;
+      for (int i = 0; i < n; i++) {
+        long double acc = 0;
+        for (int k = 0; k < dh; k++) acc += q[j * dh + k] * K[(int64_t)i * d + j * dh + k];
+        s[i] = acc / sqrtl((long double)dh);
+        if (s[i] > mx) mx = s[i];
+      }
+      for (int i = 0; i < n; i++) sum += (s[i] = expl(s[i] - mx));
+      for (int k = 0; k < dh; k++) {
+        long double acc = 0;
+        for (int i = 0; i < n; i++) acc += s[i] / sum * U[(int64_t)i * d + j * dh + k];
+        o[j * dh + k] = acc;
+      }
+    }
+    for (int k = 0; k < d; k++) u[k] = o[k];
+    if (c->arch == ARCH_GATED || c->arch == ARCH_GATED_HEADWISE) {
+      int ng = c->arch == ARCH_GATED ? d : H;
+      affine(ng, d, T("Wg"), T("bg"), a, z);
+      for (int k = 0; k < d; k++) u[k] = o[k] / (1.0L + expl(-z[ng == d ? k : k / dh]));
+    }
+    affine(d, d, T("Wo"), T("bo"), u, hn);
+    if (c->residual)
+      for (int k = 0; k < d; k++) hn[k] += hl[k];
+#undef T
+  }
+  affine(2, d, tensor_of(M, "readout/W"), tensor_of(M, "readout/b"), h + (int64_t)c->depth * d,
+         logits);
+}
+
+/* Every layer output and the logits of the model (the score map
+ * P = K W_q/√dh, docs/DECISIONS.md "Training speed") against the textbook
+ * layer, for every attention arch, 1 and 2 heads, plain and pre-norm +
+ * residual, on values and on the value rows of second-order jets. */
+static void test_forward_matches_textbook(void **state) {
+  (void)state;
+  cs_arch archs[3] = {ARCH_UNGATED, ARCH_GATED, ARCH_GATED_HEADWISE};
+  for (int ai = 0; ai < 3; ai++)
+    for (int heads = 1; heads <= 2; heads++)
+      for (int variant = 0; variant < 2; variant++)
+        for (int order = 0; order <= 2; order += 2) {
+          cs_config c = small_config(archs[ai], variant, variant ? NORM_PRE : NORM_NONE, heads);
+          c.width = 8;
+          c.slots = 5;
+          cs_model *M;
+          cs_acts *A;
+          assert_int_equal(model_create(&c, NULL, &M), CS_OK);
+          randomise_params(M, 11 + variant);
+          assert_int_equal(model_acts_create(M, NPTS, order, &A), CS_OK);
+          double x[NPTS * 2];
+          rng_stream rs = rng_stream_make(5, "test", 0, "x");
+          for (int i = 0; i < NPTS * 2; i++) x[i] = rng_normal(&rs);
+          assert_int_equal(model_forward(M, A, NPTS, x), CS_OK);
+          int C = model_acts_jet_rows(A), d = c.width;
+          double worst = 0.0;
+          for (int p = 0; p < NPTS; p++) {
+            long double h[3 * 8], logits[2];
+            textbook_forward(M, &c, x + 2 * p, h, logits);
+            for (int l = 1; l <= c.depth; l++)
+              for (int k = 0; k < d; k++) {
+                long double ref = h[l * d + k];
+                double got = model_layer_output(A, l)[(int64_t)p * C * d + k];
+                worst = fmax(worst, (double)(fabsl(got - ref) / fmaxl(fabsl(ref), 1.0L)));
+              }
+            if (order == 0)
+              for (int k = 0; k < 2; k++) {
+                double got = model_logits(A)[p * 2 + k];
+                worst = fmax(worst, (double)(fabsl(got - logits[k]) / fmaxl(fabsl(logits[k]), 1.0L)));
+              }
+          }
+          if (!(worst < 1e-13))
+            fail_msg("%s heads=%d variant=%d jet order %d: relative error %.3g against the textbook layer",
+                     config_arch_name(c.arch), heads, variant, order, worst);
+          model_acts_free(A);
+          model_free(M);
+        }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_self_backward_matches_finite_differences),
       cmocka_unit_test(test_self_shared_tensors_identical),
       cmocka_unit_test(test_self_parameter_counts),
       cmocka_unit_test(test_backward_matches_finite_differences),
+      cmocka_unit_test(test_forward_matches_textbook),
       cmocka_unit_test(test_shared_tensors_identical_across_archs),
       cmocka_unit_test(test_parameter_counts),
   };
