@@ -27,6 +27,7 @@
  * the softmax over keys is jet_softmax_groups on N·T jet points. With C = 1
  * this is the training forward pass. */
 #include "curvsweep/error.h"
+#include "curvsweep/simd.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -253,7 +254,7 @@ SELF_INLINE void scores_values_body(int N, int T, int H, int dh, double scale, c
  * unrolls; the same operations in the same order as the general copy. */
 #define SELF_T_COMMON 3
 
-static void scores_values(int N, int T, int H, int dh, double scale, const double *Q, int ldq,
+CS_VECTOR_CLONES static void scores_values(int N, int T, int H, int dh, double scale, const double *Q, int ldq,
                           const double *K, int ldk, double *out) {
   if (T == SELF_T_COMMON)
     scores_values_body(N, SELF_T_COMMON, H, dh, scale, Q, ldq, K, ldk, out);
@@ -288,7 +289,7 @@ SELF_INLINE void values_values_body(int N, int T, int H, int dh, const double *r
   }
 }
 
-static void values_values(int N, int T, int H, int dh, const double *P, const double *V, int ldv,
+CS_VECTOR_CLONES static void values_values(int N, int T, int H, int dh, const double *P, const double *V, int ldv,
                           double *out) {
   if (T == SELF_T_COMMON)
     values_values_body(N, SELF_T_COMMON, H, dh, P, V, ldv, out);
@@ -465,7 +466,7 @@ int self_attn_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 /* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) on
  * values, rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G), or per
  * head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
-static void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
+CS_VECTOR_CLONES static void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
                           const double *G, double *dpre, int ldp, double *dz, int ldz) {
   int d = M->d, H = M->H, dh = M->dh, ng = M->n_gate;
   LA_PROF_BEGIN(t0);
@@ -535,7 +536,7 @@ SELF_INLINE void attention_backward_body(int T, int N, int H, int dh,
   }
 }
 
-static void attention_backward(const self_acts *S, int N, int H, int dh, const double *P,
+CS_VECTOR_CLONES static void attention_backward(const self_acts *S, int N, int H, int dh, const double *P,
                                const double *dO, const double *Q, int ldq, const double *K,
                                int ldk, const double *V, int ldv, double *dP, double *dQ, int lddq,
                                double *dK, int lddk, double *dV, int lddv) {
