@@ -86,20 +86,6 @@ CS_VECTOR_CLONES static void softmax_backward_values(long groups, int n, const d
   else softmax_backward_groups(groups, n, alpha, dalpha);
 }
 
-/* dst[r, 0:w] = src[r, 0:w] for rows rows (lds, ldd the row strides);
- * w = 3 (one head of the default 3 slots) as a constant the compiler
- * inlines, since a memcpy call per row of three costs more than the copy. */
-static void copy_cols(int64_t rows, int w, const double *restrict src, int lds,
-                      double *restrict dst, int ldd) {
-  if (w == 3) {
-    for (int64_t r = 0; r < rows; r++)
-      for (int i = 0; i < 3; i++) dst[r * ldd + i] = src[r * lds + i];
-  } else {
-    for (int64_t r = 0; r < rows; r++)
-      memcpy(dst + r * ldd, src + r * lds, sizeof(double) * (size_t)w);
-  }
-}
-
 /* The score map of layer l: per head j, P_j = K_j W_{q,j} / √dh (n × d;
  * K_j = K[:, head j] is n × dh, W_{q,j} the head's dh rows of W_q), so
  * that the scores s_j = q_j K_jᵀ/√dh = (a W_{q,j}ᵀ) K_jᵀ/√dh = a P_jᵀ come
@@ -138,7 +124,7 @@ int memory_attn_forward(const cs_model *M, const jet_shape *js, int N, int l, co
   CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, d, d, (double *)a), VIEW(M, ng + Hn, d, d, c->pw),
                    0.0, VIEW(M, R, ng + Hn, lds, c->sz)));
   LA_PROF_BEGIN(t0);
-  copy_cols(R, Hn, c->sz + ng, lds, c->alpha, Hn); /* the scores into their own R × H·n array */
+  model_copy_cols(R, Hn, c->sz + ng, lds, c->alpha, Hn); /* the scores into their own R × H·n array */
   jet_softmax_groups(js, N, H, n, c->alpha);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
   la_mat alpha = VIEW(M, R, Hn, Hn, c->alpha), o = VIEW(M, R, d, d, c->o);
@@ -212,7 +198,7 @@ int memory_attn_backward(cs_model *M, cs_acts *A, int N, int l, const double *a,
   }
   LA_PROF_BEGIN(t1);
   softmax_backward_values((long)N * H, n, c->alpha, A->dalpha);
-  copy_cols(N, Hn, A->dalpha, Hn, A->dsz + ng, lds); /* ds beside dz */
+  model_copy_cols(N, Hn, A->dalpha, Hn, A->dsz + ng, lds); /* ds beside dz */
   LA_PROF_END(t1, LA_PROF_SOFTMAX);
   la_mat dsz = VIEW(M, N, ng + Hn, lds, A->dsz);
   CS_CHECK(la_gemm('T', 'N', 1.0, dsz, VIEW(M, N, d, d, (double *)a), 0.0,

@@ -274,6 +274,20 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 /* --------------------------------------------------------------- layers */
 
 
+/* dst[r, 0:w] = src[r, 0:w] for rows rows (lds, ldd the row strides);
+ * w = 3 (one head of the default 3 slots) as a constant the compiler
+ * inlines, since a memcpy call per row of three costs more than the copy. */
+void model_copy_cols(int64_t rows, int w, const double *restrict src, int lds,
+                     double *restrict dst, int ldd) {
+  if (w == 3) {
+    for (int64_t r = 0; r < rows; r++)
+      for (int i = 0; i < 3; i++) dst[r * ldd + i] = src[r * lds + i];
+  } else {
+    for (int64_t r = 0; r < rows; r++)
+      memcpy(dst + r * ldd, src + r * lds, sizeof(double) * (size_t)w);
+  }
+}
+
 /* Y[r, :] = b for R rows of w. */
 /* (no-tree-loop-distribute-patterns: not a memcpy call per row) */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) CS_VECTOR_CLONES static void

@@ -104,6 +104,8 @@ int model_linear_forward(const cs_model *M, const jet_shape *js, int N, int in, 
 int model_linear_backward(const cs_model *M, int N, int in, int out, const double *X,
                           const double *W, const double *dY, double *dW, double *db,
                           double *dX, double beta_dx);
+/* dst[r, 0:w] = src[r, 0:w] for rows rows; lds, ldd the row strides. */
+void model_copy_cols(int64_t rows, int w, const double *src, int lds, double *dst, int ldd);
 /* Row-wise pre-LayerNorm of N jet points of width d (c->xhat, c->rstd,
  * c->a filled; tmp ≥ 2·N·C doubles). */
 void model_layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,

@@ -374,11 +374,6 @@ static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const d
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
 }
 
-/* Copy d columns of a strided array into a contiguous one (rows × d). */
-static void copy_cols(int64_t rows, int d, const double *src, int ld, double *dst) {
-  for (int64_t r = 0; r < rows; r++) memcpy(dst + r * d, src + r * ld, sizeof(double) * d);
-}
-
 /* One layer on jets: X (NTC × d) -> Xn. */
 static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, int N, int l,
                          const double *X, double *Xn) {
@@ -403,7 +398,7 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   /* g2, g3, g4: the gate on V, K or Q before the attention */
   if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    copy_cols(R, d, c->qkvz + off, ldq, c->pre);
+    model_copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
     gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
     if (gp == GATE_G4) Q = c->gated, ldqq = d;
     if (gp == GATE_G3) K = c->gated, ldk = d;
