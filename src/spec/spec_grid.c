@@ -42,6 +42,13 @@ static const char *key_source(const parse_state *st, int key, char *buf, size_t 
   return buf;
 }
 
+/* The line key was written on (0: not written) and its section there:
+ * [grid] for an axis, else the key's own section. */
+static int key_line(const parse_state *st, int key, int *section) {
+  *section = st->axis_line[key] ? SEC_GRID : SPEC_KEYS[key].section;
+  return st->axis_line[key] ? st->axis_line[key] : st->fixed_line[key];
+}
+
 /* The divisors of width (at most 12, then ", ..."): the heads allowed with it. */
 static void width_divisors(int64_t width, char *buf, size_t len) {
   size_t used = 0;
@@ -83,8 +90,8 @@ static int check_heads_divide_width(parse_state *st) {
       if (widths.v[i] % heads.v[j] == 0) continue;
       char divisors[256], src[64];
       width_divisors(widths.v[i], divisors, sizeof divisors);
-      int line = st->axis_line[K_HEADS] ? st->axis_line[K_HEADS] : st->fixed_line[K_HEADS];
-      return spec_fail_key(st, line, st->axis_line[K_HEADS] ? SEC_GRID : SEC_MODEL, "heads",
+      int section, line = key_line(st, K_HEADS, &section);
+      return spec_fail_key(st, line, section, "heads",
                            "%" PRId64 " does not divide width %" PRId64 " (%s); allowed: a "
                            "divisor of the width: %s",
                            heads.v[j], widths.v[i], key_source(st, K_WIDTH, src, sizeof src),
@@ -99,11 +106,9 @@ static int task_dim_error(parse_state *st, cs_task_kind task, int64_t dim) {
   char ok_dims[256], src[64];
   task_dims_text(task, ok_dims, sizeof ok_dims);
   const char *tname = task_name(task);
-  int dim_line = st->axis_line[K_INPUT_DIM] ? st->axis_line[K_INPUT_DIM]
-                                            : st->fixed_line[K_INPUT_DIM];
+  int dim_section, dim_line = key_line(st, K_INPUT_DIM, &dim_section);
   if (dim_line)
-    return spec_fail_key(st, dim_line, st->axis_line[K_INPUT_DIM] ? SEC_GRID : SEC_TASK,
-                         "input_dim",
+    return spec_fail_key(st, dim_line, dim_section, "input_dim",
                          "%" PRId64 " is not supported by task %s (%s); allowed with %s: %s",
                          dim, tname, key_source(st, K_TASK, src, sizeof src), tname, ok_dims);
   if (st->axis_line[K_TASK])
@@ -140,9 +145,8 @@ static int check_family_arch(parse_state *st) {
     for (int64_t j = 0; j < archs.n; j++) {
       if (families.v[i] != FAMILY_SELF || archs.v[j] != ARCH_MLP) continue;
       char src[64];
-      int on_grid = st->axis_line[K_FAMILY] != 0;
-      int line = on_grid ? st->axis_line[K_FAMILY] : st->fixed_line[K_FAMILY];
-      return spec_fail_key(st, line, on_grid ? SEC_GRID : SEC_MODEL, "family",
+      int section, line = key_line(st, K_FAMILY, &section);
+      return spec_fail_key(st, line, section, "family",
                            "self has no mlp block, but arch mlp is in the grid (%s); allowed "
                            "with arch = mlp: memory; with family = self: arch ungated, gated, "
                            "gated-headwise",
@@ -162,9 +166,8 @@ static int check_field_dim(parse_state *st) {
     for (int64_t j = 0; j < dims.n; j++) {
       if (fields.v[i] == 0 || dims.v[j] == 2) continue;
       char src[64];
-      int on_grid = st->axis_line[K_FIELD] != 0;
-      int line = on_grid ? st->axis_line[K_FIELD] : st->fixed_line[K_FIELD];
-      return spec_fail_key(st, line, on_grid ? SEC_GRID : SEC_CURVATURE, "field",
+      int section, line = key_line(st, K_FIELD, &section);
+      return spec_fail_key(st, line, section, "field",
                            "%" PRId64 " needs input_dim 2 (a grid over the input plane), but "
                            "input_dim %" PRId64 " is in the grid (%s); allowed with input_dim "
                            "%" PRId64 ": 0",
