@@ -129,16 +129,36 @@ static char *section(const char *md) {
   return s;
 }
 
+/* One analysed scenario: the results, DIR/report, index.md and its gate
+ * section. */
+typedef struct {
+  cs_cell_result *res;
+  int64_t n;
+  char dir[64];
+  char *md, *sec;
+} gate_report;
+
+static void report_open(gate_report *r, const char *spec, const scenario *S) {
+  r->res = make(spec, S, &r->n);
+  r->md = run(spec, r->res, r->n, r->dir, sizeof r->dir);
+  r->sec = section(r->md);
+}
+
+static void report_close(gate_report *r) {
+  free(r->sec), free(r->md);
+  remove_tree(r->dir);
+  free_all(r->res, r->n);
+}
+
 static const scenario G1_BEST = {{0.10, 0.06, 0.02, 0.03, 0.05}, 0, 0.45, 0.05, 0.30};
 
 static void test_g1_best(void **state) {
   (void)state;
-  int64_t n;
-  cs_cell_result *res = make(SPEC5, &G1_BEST, &n);
-  char dir[64], path[300];
-  char *md = run(SPEC5, res, n, dir, sizeof dir);
-  char *sec = section(md);
-  snprintf(path, sizeof path, "%s/report/gates.csv", dir);
+  gate_report r;
+  report_open(&r, SPEC5, &G1_BEST);
+  const char *sec = r.sec;
+  char path[300];
+  snprintf(path, sizeof path, "%s/report/gates.csv", r.dir);
   /* means over seeds 0..4: offset 0.002·2 = 0.004 */
   assert_close(csv_number(path, "gated,circles,nonlinear,2,all,g1,", "acc_mean"), 0.904, 1e-12);
   assert_close(csv_number(path, "ungated,circles,nonlinear,2,all,-,", "acc_mean"), 0.804, 1e-12);
@@ -188,39 +208,32 @@ static void test_g1_best(void **state) {
   assert_has(sec, "- **sink reduced by G1: from 0.47 to 0.07** (gated;");
   assert_has(sec, "reduced in 10, increased in 0, p 0.001953: reduced)");
   assert_has(sec, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): yes (p = 0.001953)**");
-  assert_has(md, "[gates.csv](gates.csv)");
-  snprintf(path, sizeof path, "%s/report/gates.gp", dir);
+  assert_has(r.md, "[gates.csv](gates.csv)");
+  snprintf(path, sizeof path, "%s/report/gates.gp", r.dir);
   assert_true(file_exists(path));
-  free(sec), free(md);
-  remove_tree(dir);
-  free_all(res, n);
+  report_close(&r);
 }
 
 static void test_qk_ahead(void **state) {
   (void)state;
   const scenario S = {{0.02, 0.03, 0.08, 0.09, 0.04}, 0, 0.45, 0.05, 0.30};
-  int64_t n;
-  cs_cell_result *res = make(SPEC5, &S, &n);
-  char dir[64];
-  char *md = run(SPEC5, res, n, dir, sizeof dir);
-  char *sec = section(md);
+  gate_report r;
+  report_open(&r, SPEC5, &S);
+  const char *sec = r.sec;
   /* g1 behind g2..g5 in all 10 pairs each: Bonferroni 4 · 2·2⁻¹⁰ */
   assert_has(sec, "- **G1 best on accuracy: no (p = 0.007812)**");
   assert_has(sec, "g4: ahead in 0, behind in 10 of 10 pairs");
   assert_has(sec, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): no (p = 0.001953)**");
-  free(sec), free(md);
-  remove_tree(dir);
-  free_all(res, n);
+  report_close(&r);
 }
 
 static void test_ties(void **state) {
   (void)state;
   const scenario S = {{0}, 1, 0.2, 0.2, 0.2};
-  int64_t n;
-  cs_cell_result *res = make(SPEC5, &S, &n);
-  char dir[64], path[300];
-  char *md = run(SPEC5, res, n, dir, sizeof dir);
-  char *sec = section(md);
+  gate_report r;
+  report_open(&r, SPEC5, &S);
+  const char *sec = r.sec;
+  char path[300];
   /* 6 ahead, 4 behind of 10: p = 2·(1 + 10 + 45 + 120 + 210)/1024 */
   double p = 2.0 * 386.0 / 1024.0;
   char want[128];
@@ -231,49 +244,34 @@ static void test_ties(void **state) {
   assert_has(sec, want);
   assert_has(sec, "reduced in 0, increased in 0, p n/a: no significant change)");
   /* equal accuracies share a rank: g2..g5 all behind g1's mean on seeds 0..4 (+0.002 mean) */
-  snprintf(path, sizeof path, "%s/report/gates.csv", dir);
+  snprintf(path, sizeof path, "%s/report/gates.csv", r.dir);
   assert_close(csv_number(path, "gated,circles,nonlinear,1,all,g1,", "rank_acc"), 1, 0);
   assert_close(csv_number(path, "gated,circles,nonlinear,1,all,g4,", "rank_acc"), 2, 0);
   assert_close(csv_number(path, "gated,circles,nonlinear,1,all,g5,", "rank_acc"), 2, 0);
-  free(sec), free(md);
-  remove_tree(dir);
-  free_all(res, n);
+  report_close(&r);
 }
 
 static void test_too_few(void **state) {
   (void)state;
-  int64_t n;
-  cs_cell_result *res = make(SPEC1, &G1_BEST, &n);
-  char dir[64];
-  char *md = run(SPEC1, res, n, dir, sizeof dir);
-  char *sec = section(md);
-  assert_has(sec, "Only one seed: no intervals, and no verdict");
-  assert_has(sec, "- **G1 best on accuracy: no verdict** (only one seed");
-  assert_has(sec, "(g3, g4): no verdict** (only one seed");
-  free(sec), free(md);
-  remove_tree(dir);
-  free_all(res, n);
+  gate_report r;
+  report_open(&r, SPEC1, &G1_BEST);
+  assert_has(r.sec, "Only one seed: no intervals, and no verdict");
+  assert_has(r.sec, "- **G1 best on accuracy: no verdict** (only one seed");
+  assert_has(r.sec, "(g3, g4): no verdict** (only one seed");
+  report_close(&r);
 
   /* two seeds, one depth: 2 pairs per pooled test, below the 6 a p < 0.05 needs */
-  res = make(SPEC2, &G1_BEST, &n);
-  md = run(SPEC2, res, n, dir, sizeof dir);
-  sec = section(md);
-  assert_has(sec, "- **G1 best on accuracy: no verdict** (only 2 paired differences (a sign test needs 6 "
-                  "for p < 0.05))");
-  assert_has(sec, "reduced in 2, increased in 0, p 0.5: only 2 paired differences");
-  assert_null(strstr(sec, "Only one seed"));
-  free(sec), free(md);
-  remove_tree(dir);
-  free_all(res, n);
+  report_open(&r, SPEC2, &G1_BEST);
+  assert_has(r.sec, "- **G1 best on accuracy: no verdict** (only 2 paired differences (a sign test needs 6 "
+                    "for p < 0.05))");
+  assert_has(r.sec, "reduced in 2, increased in 0, p 0.5: only 2 paired differences");
+  assert_null(strstr(r.sec, "Only one seed"));
+  report_close(&r);
 
-  res = make(SPEC_G1, &G1_BEST, &n);
-  md = run(SPEC_G1, res, n, dir, sizeof dir);
-  sec = section(md);
-  assert_has(sec, "The gate axis has one value: there is nothing to rank and no verdict.");
-  assert_null(strstr(sec, "G1 best on accuracy"));
-  free(sec), free(md);
-  remove_tree(dir);
-  free_all(res, n);
+  report_open(&r, SPEC_G1, &G1_BEST);
+  assert_has(r.sec, "The gate axis has one value: there is nothing to rank and no verdict.");
+  assert_null(strstr(r.sec, "G1 best on accuracy"));
+  report_close(&r);
 }
 
 /* Shards, their merge and the results in memory: one gates.csv. */
