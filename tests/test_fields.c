@@ -18,13 +18,13 @@
 #include "curvsweep/spec.h"
 #include "curvsweep/tasks.h"
 #include "../src/archive/archive_test.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,29 +212,33 @@ static void test_field_pack(void **state) {
   result_free(&back);
 }
 
-/* Written to an archive and read back bitwise; a result whose field lacks
- * an array is refused before anything is written. */
-static void test_field_archive_round_trip(void **state) {
-  (void)state;
+/* An archive case: a field cell (cell 0, done) and a spec in a fresh
+ * temporary directory. */
+typedef struct {
   field_cell fc;
-  field_cell_make(&fc, TASK_CIRCLES, 6);
-  cs_cell_result *r = &fc.res;
-  r->cell_id = 0, r->status = CELL_DONE;
-  char dir[] = "/tmp/test_fields.XXXXXX", path[64];
-  assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/f.h5", dir);
+  char dir[32], path[64];
   cs_spec *spec;
-  assert_int_equal(spec_load_string("[grid]\ndepth = 2\n[curvature]\nfield = 6\n", "f.ini", &spec), CS_OK);
-  cs_archive *a;
-  assert_int_equal(archive_open_write(path, spec, ARCHIVE_CREATE, NULL, &a), CS_OK);
-  double *kh = r->fd_K_hat;
-  r->fd_K_hat = NULL;
-  assert_int_equal(archive_write_result(a, r), CS_ERR_INPUT);
-  assert_non_null(strstr(cs_error_message(), "curvature field"));
-  cs_error_clear();
-  r->fd_K_hat = kh;
-  assert_int_equal(archive_write_result(a, r), CS_OK);
-  assert_int_equal(archive_close(a), CS_OK);
+} field_archive_case;
+
+static cs_cell_result *case_open(field_archive_case *k, cs_task_kind task, int n,
+                                 const char *spec_text) {
+  field_cell_make(&k->fc, task, n);
+  k->fc.res.cell_id = 0, k->fc.res.status = CELL_DONE;
+  snprintf(k->dir, sizeof k->dir, "/tmp/test_fields.XXXXXX");
+  assert_non_null(mkdtemp(k->dir));
+  snprintf(k->path, sizeof k->path, "%s/f.h5", k->dir);
+  assert_int_equal(spec_load_string(spec_text, "f.ini", &k->spec), CS_OK);
+  return &k->fc.res;
+}
+
+static void case_close(field_archive_case *k) {
+  spec_free(k->spec);
+  remove_tree(k->dir); /* the archive, and any damaged copy a rebuild set aside */
+  field_cell_free(&k->fc);
+}
+
+/* The archive at path holds one done result whose field is r's, bitwise. */
+static void assert_archive_field(const char *path, const cs_cell_result *r) {
   cs_cell_result *back = NULL;
   int64_t n = 0;
   assert_int_equal(archive_read_results(path, &back, &n), CS_OK);
@@ -244,45 +248,40 @@ static void test_field_archive_round_trip(void **state) {
   assert_same_field(r, &back[0]);
   result_free(&back[0]);
   free(back);
-  spec_free(spec);
-  unlink(path);
-  rmdir(dir);
-  field_cell_free(&fc);
 }
 
-/* Every file of dir, then dir. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  assert_non_null(d);
-  struct dirent *e;
-  char p[512];
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      assert_int_equal(unlink(p), 0);
-    }
-  closedir(d);
-  assert_int_equal(rmdir(dir), 0);
+/* Written to an archive and read back bitwise; a result whose field lacks
+ * an array is refused before anything is written. */
+static void test_field_archive_round_trip(void **state) {
+  (void)state;
+  field_archive_case k;
+  cs_cell_result *r = case_open(&k, TASK_CIRCLES, 6, "[grid]\ndepth = 2\n[curvature]\nfield = 6\n");
+  cs_archive *a;
+  assert_int_equal(archive_open_write(k.path, k.spec, ARCHIVE_CREATE, NULL, &a), CS_OK);
+  double *kh = r->fd_K_hat;
+  r->fd_K_hat = NULL;
+  assert_int_equal(archive_write_result(a, r), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "curvature field"));
+  cs_error_clear();
+  r->fd_K_hat = kh;
+  assert_int_equal(archive_write_result(a, r), CS_OK);
+  assert_int_equal(archive_close(a), CS_OK);
+  assert_archive_field(k.path, r);
+  case_close(&k);
 }
 
 /* Journaled but not in the HDF5 file when the writer is killed: the resume
  * replays the record, field included, bitwise. */
 static void test_field_journal_replay(void **state) {
   (void)state;
-  field_cell fc;
-  field_cell_make(&fc, TASK_XOR, 4);
-  cs_cell_result *r = &fc.res;
-  r->cell_id = 0, r->status = CELL_DONE;
-  char dir[] = "/tmp/test_fields.XXXXXX", path[64];
-  assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/j.h5", dir);
-  cs_spec *spec;
-  assert_int_equal(spec_load_string("[grid]\ndepth = 2\ntask = xor\n[curvature]\nfield = 4\n", "j.ini", &spec), CS_OK);
+  field_archive_case k;
+  cs_cell_result *r =
+      case_open(&k, TASK_XOR, 4, "[grid]\ndepth = 2\ntask = xor\n[curvature]\nfield = 4\n");
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
     cs_archive *a = NULL;
-    if (archive_open_write(path, spec, ARCHIVE_RESUME, NULL, &a)) _exit(3);
+    if (archive_open_write(k.path, k.spec, ARCHIVE_RESUME, NULL, &a)) _exit(3);
     if (archive_test_journal_only(a, r)) _exit(4);
     raise(SIGKILL);
     _exit(5);
@@ -291,20 +290,11 @@ static void test_field_journal_replay(void **state) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   cs_archive *a;
-  assert_int_equal(archive_open_write(path, spec, ARCHIVE_RESUME, NULL, &a), CS_OK);
+  assert_int_equal(archive_open_write(k.path, k.spec, ARCHIVE_RESUME, NULL, &a), CS_OK);
   assert_int_equal(archive_cell_status(a, 0), CELL_DONE);
   assert_int_equal(archive_close(a), CS_OK);
-  cs_cell_result *back = NULL;
-  int64_t n = 0;
-  assert_int_equal(archive_read_results(path, &back, &n), CS_OK);
-  assert_int_equal(n, 1);
-  assert_non_null(back[0].fd_pred);
-  assert_same_field(r, &back[0]);
-  result_free(&back[0]);
-  free(back);
-  spec_free(spec);
-  remove_dir(dir); /* the archive, and the damaged copy the rebuild set aside */
-  field_cell_free(&fc);
+  assert_archive_field(k.path, r);
+  case_close(&k);
 }
 
 int main(void) {
