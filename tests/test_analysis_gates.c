@@ -106,15 +106,7 @@ static void free_all(cs_cell_result *res, int64_t n) {
 
 /* Analyse in memory into DIR/report; index.md's text. */
 static char *run(const char *spec, const cs_cell_result *res, int64_t n, char *dir, size_t len) {
-  snprintf(dir, len, "analysis_gates_XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  char out[256], path[300];
-  snprintf(out, sizeof out, "%s/report", dir);
-  analysis_options opt = analysis_options_default();
-  opt.render = 0;
-  assert_ok(analysis_run_results(spec, res, n, "synthetic", out, &opt, NULL));
-  snprintf(path, sizeof path, "%s/index.md", out);
-  return read_text(path);
+  return analyse_results(spec, res, n, NULL, "analysis_gates", dir, len);
 }
 
 /* The section "## Where should the gate sit?" of index.md. */

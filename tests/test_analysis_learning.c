@@ -87,18 +87,14 @@ static void make(cs_cell_result *res, int S, const double *ungated, const double
 }
 
 static char *run(const char *spec, cs_cell_result *res, int n, double target, char *dir, size_t len) {
-  snprintf(dir, len, "analysis_learning_XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  char out[256], path[300];
-  snprintf(out, sizeof out, "%s/report", dir);
   analysis_options opt = analysis_options_default();
   opt.render = 0;
   opt.target_acc = target;
-  assert_ok(analysis_run_results(spec, res, n, "synthetic", out, &opt, NULL));
+  char *md = analyse_results(spec, res, n, &opt, "analysis_learning", dir, len);
+  char path[300];
   snprintf(path, sizeof path, "%s/report/learning_curve_circles.gp", dir);
   assert_true(file_exists(path));
-  snprintf(path, sizeof path, "%s/index.md", out);
-  return read_text(path);
+  return md;
 }
 
 static void free_all(cs_cell_result *res, int n) {

@@ -148,15 +148,7 @@ static void free_results(cs_cell_result *res) {
 
 /* Analyse in memory into a fresh directory; returns index.md's text. */
 static char *run(cs_cell_result *res, char *dir, size_t len) {
-  snprintf(dir, len, "analysis_verdicts_XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  char out[256], path[300];
-  snprintf(out, sizeof out, "%s/report", dir);
-  analysis_options opt = analysis_options_default();
-  opt.render = 0;
-  assert_ok(analysis_run_results(SPEC, res, N_CELLS, "synthetic", out, &opt, NULL));
-  snprintf(path, sizeof path, "%s/index.md", out);
-  return read_text(path);
+  return analyse_results(SPEC, res, N_CELLS, NULL, "analysis_verdicts", dir, len);
 }
 
 /* "%.4g" of v, the number format of index.md. */

@@ -152,3 +152,15 @@ void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int6
   const char *in[2] = {shard[0], shard[1]};
   assert_ok(archive_merge(merged, in, 2, 0));
 }
+
+char *analyse_results(const char *spec, const cs_cell_result *res, int64_t n,
+                      const analysis_options *opt, const char *tag, char *dir, size_t len) {
+  make_dir(dir, len, tag);
+  analysis_options plain = analysis_options_default();
+  plain.render = 0;
+  char out[256], path[300];
+  snprintf(out, sizeof out, "%s/report", dir);
+  assert_ok(analysis_run_results(spec, res, n, "synthetic", out, opt ? opt : &plain, NULL));
+  snprintf(path, sizeof path, "%s/index.md", out);
+  return read_text(path);
+}

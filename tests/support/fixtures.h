@@ -4,6 +4,7 @@
 #ifndef CURVSWEEP_TEST_FIXTURES_H
 #define CURVSWEEP_TEST_FIXTURES_H
 
+#include "curvsweep/analysis.h"
 #include "curvsweep/result.h"
 #include "curvsweep/spec.h"
 
@@ -40,6 +41,12 @@ char *read_text(const char *path); /* whole file, NUL-terminated; free() it */
  * the source tree ($CS_SOURCE_DIR, set by ctest); fails the test on error. */
 cs_spec *spec_from(const char *text);
 cs_spec *load_spec(const char *rel);
+
+/* The n results of spec analysed in memory into DIR/report, DIR a fresh
+ * make_dir(tag) returned in dir; opt NULL: the defaults without rendering.
+ * Returns index.md's text (free() it); fails the test on any error. */
+char *analyse_results(const char *spec, const cs_cell_result *res, int64_t n,
+                      const analysis_options *opt, const char *tag, char *dir, size_t len);
 
 /* The results res (n, cell ids of spec) written as two shard archives
  * dir/shard0.h5 and dir/shard1.h5 (result i into shard i mod 2, as `run
