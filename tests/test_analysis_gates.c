@@ -274,18 +274,8 @@ static void test_archives(void **state) {
   char dir[64];
   char *md = run(SPEC5, res, n, dir, sizeof dir);
   free(md);
-  cs_spec *spec = spec_from(SPEC5);
-  char sh[2][128], merged[128];
-  write_shards_and_merge(spec, res, n, dir, sh, merged);
-  const char *in[2] = {sh[0], sh[1]};
-  analysis_options opt = analysis_options_default();
-  opt.render = 0;
   char out[2][160], p0[300], p1[400];
-  snprintf(out[0], sizeof out[0], "%s/shards", dir);
-  snprintf(out[1], sizeof out[1], "%s/merged", dir);
-  assert_ok(analysis_run(in, 2, out[0], &opt, NULL));
-  const char *one[1] = {merged};
-  assert_ok(analysis_run(one, 1, out[1], &opt, NULL));
+  analyse_shards_and_merge(SPEC5, res, n, dir, out);
   snprintf(p0, sizeof p0, "%s/report/gates.csv", dir);
   char *want = read_text(p0);
   for (int k = 0; k < 2; k++) {
@@ -299,7 +289,6 @@ static void test_archives(void **state) {
     free(got);
   }
   free(want);
-  spec_free(spec);
   remove_tree(dir);
   free_all(res, n);
 }

@@ -225,17 +225,8 @@ static void test_archives(void **state) {
   char dir[64];
   char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
   free(md);
-  cs_spec *spec = spec_from(SPEC4);
-  char sh[2][128], merged[128];
-  write_shards_and_merge(spec, res, N, dir, sh, merged);
-  const char *in[2] = {sh[0], sh[1]}, *one[1] = {merged};
-  analysis_options opt = analysis_options_default();
-  opt.render = 0;
   char out[2][160], p0[300], p1[400];
-  snprintf(out[0], sizeof out[0], "%s/shards", dir);
-  snprintf(out[1], sizeof out[1], "%s/merged", dir);
-  assert_ok(analysis_run(in, 2, out[0], &opt, NULL));
-  assert_ok(analysis_run(one, 1, out[1], &opt, NULL));
+  analyse_shards_and_merge(SPEC4, res, N, dir, out);
   const char *tables[2] = {"learning_curve.csv", "samples_to_target.csv"};
   for (int t = 0; t < 2; t++) {
     snprintf(p0, sizeof p0, "%s/report/%s", dir, tables[t]);
@@ -254,7 +245,6 @@ static void test_archives(void **state) {
     assert_has(got, "Verdict: **gated reaches the target with fewer samples: yes** (1 yes, 0 no");
     free(got);
   }
-  spec_free(spec);
   remove_tree(dir);
   free_all(res, N);
 }

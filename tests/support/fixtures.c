@@ -164,3 +164,18 @@ char *analyse_results(const char *spec, const cs_cell_result *res, int64_t n,
   snprintf(path, sizeof path, "%s/index.md", out);
   return read_text(path);
 }
+
+void analyse_shards_and_merge(const char *spec_text, const cs_cell_result *res, int64_t n,
+                              const char *dir, char out[2][160]) {
+  cs_spec *spec = spec_from(spec_text);
+  char sh[2][128], merged[128];
+  write_shards_and_merge(spec, res, n, dir, sh, merged);
+  const char *in[2] = {sh[0], sh[1]}, *one[1] = {merged};
+  analysis_options opt = analysis_options_default();
+  opt.render = 0;
+  snprintf(out[0], 160, "%s/shards", dir);
+  snprintf(out[1], 160, "%s/merged", dir);
+  assert_ok(analysis_run(in, 2, out[0], &opt, NULL));
+  assert_ok(analysis_run(one, 1, out[1], &opt, NULL));
+  spec_free(spec);
+}

@@ -55,4 +55,10 @@ char *analyse_results(const char *spec, const cs_cell_result *res, int64_t n,
 void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int64_t n,
                             const char *dir, char shard[2][128], char merged[128]);
 
+/* The results of the spec written as shards and merged (above) and
+ * analysed without rendering: the two shards together into dir/shards and
+ * the merge into dir/merged, the paths in out. */
+void analyse_shards_and_merge(const char *spec_text, const cs_cell_result *res, int64_t n,
+                              const char *dir, char out[2][160]);
+
 #endif
