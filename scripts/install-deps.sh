@@ -13,10 +13,13 @@ PACKAGES=(
   libopenblas-dev
   libinih-dev
   libcmocka-dev
+  libgsl-dev                     # distributions and special functions of the report's statistics
+  libssl-dev                     # libcrypto: SHA-256 of specs
   gnuplot-nox
-  python3-h5py python3-numpy
+  python3-h5py python3-numpy python3-pandas
   python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
   strace
+  shellcheck                     # scripts/test.sh lints every shell script
   clang-14 libclang-rt-14-dev    # libFuzzer for the harnesses of tests/fuzz
 )
 # strace: tests/sh_lock_race.sh widens the journal-lock race windows with its
