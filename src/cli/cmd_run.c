@@ -159,27 +159,6 @@ static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
   free(mask);
 }
 
-/* Rank 0 reads the spec; every rank parses the same text. */
-static int load_spec_everywhere(MPI_Comm comm, int rank, const char *path, cs_spec **spec) {
-  int rc = CS_OK;
-  long len = 0;
-  if (rank == 0) {
-    rc = spec_load_file(path, spec);
-    if (!rc) len = (long)strlen(spec_text(*spec));
-  }
-  int code = rc;
-  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
-  if (code) return rank == 0 ? rc : code;
-  MPI_Bcast(&len, 1, MPI_LONG, 0, comm);
-  char *text = malloc((size_t)len + 1);
-  if (!text) return cs_error(CS_ERR_NOMEM, "out of memory");
-  if (rank == 0) memcpy(text, spec_text(*spec), (size_t)len + 1);
-  MPI_Bcast(text, (int)len + 1, MPI_CHAR, 0, comm);
-  if (rank != 0) rc = spec_load_string(text, path, spec);
-  free(text);
-  return rc;
-}
-
 static void fill_slurm(cs_run_info *run) {
   const char *job = getenv("SLURM_JOB_ID"), *arr = getenv("SLURM_ARRAY_JOB_ID"),
              *idx = getenv("SLURM_ARRAY_TASK_ID"), *nodes = getenv("SLURM_JOB_NODELIST"),
@@ -236,7 +215,7 @@ static int run_main(int argc, char **argv, int rank) {
   if (!spec_path) return rank ? EXIT_USAGE : cli_usage_error("run", "missing SPEC.ini");
 
   cs_spec *spec = NULL;
-  int rc = load_spec_everywhere(MPI_COMM_WORLD, rank, spec_path, &spec);
+  int rc = sweep_load_spec(MPI_COMM_WORLD, spec_path, &spec);
   if (rc) return rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
   const char *archive = out ? out : spec_sweep(spec)->output;
   if (dry) {
@@ -254,7 +233,11 @@ static int run_main(int argc, char **argv, int rank) {
   sigaction(SIGUSR1, &sa, NULL);
 
   progress_state ps = {isatty(STDERR_FILENO), 0, 1, 0};
-  MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
+  int mrc = MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
+  if (mrc != MPI_SUCCESS) {
+    spec_free(spec);
+    return rank ? EXIT_RUNTIME : cli_fail(la_mpi_error(mrc, "MPI_Comm_size"));
+  }
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
@@ -298,10 +281,17 @@ int cmd_run(int argc, char **argv) {
     fputs(RUN_HELP, stdout);
     return EXIT_OK;
   }
-  MPI_Init(&argc, &argv);
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int status = run_main(argc, argv, rank);
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    fprintf(stderr, "curvsweep: MPI_Init failed\n");
+    return EXIT_RUNTIME;
+  }
+  // the MPI error policy (docs/ARCHITECTURE.md, "Errors"): failures return
+  // to the caller, which checks every call, instead of aborting the job
+  int rank = 0, status;
+  int rc = la_comm_errors_return(MPI_COMM_WORLD);
+  int mrc = rc ? MPI_SUCCESS : MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_rank");
+  status = rc ? cli_fail(rc) : run_main(argc, argv, rank);
   MPI_Finalize();
   return status;
 }
