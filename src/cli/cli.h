@@ -20,6 +20,10 @@ long long cli_parse_count(const char *s);
 /* Per-prefix curvature table to stdout. */
 void cli_print_curvature_table(int depth, const geom_stats *curv);
 
+/* run --dry-run (cmd_plan.c): the plan of spec on archive for shard si/sn
+ * and the given number of ranks, to stdout; an exit status. */
+int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long long ranks);
+
 int cmd_train(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const char *RUN_HELP =
-    "usage: curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run] [--overwrite]\n\n"
+    "usage: curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run [--ranks N]] [--overwrite]\n\n"
     "Run (or resume) the sweep described by SPEC.ini on every MPI rank, e.g.\n"
     "  mpirun -np 8 curvsweep run jobs/demo.ini\n"
     "  srun --mpi=pmix curvsweep run jobs/paper.ini\n"
@@ -24,7 +24,11 @@ static const char *RUN_HELP =
     "  -o ARCHIVE     archive path (HDF5)\n"
     "  --shard I/N    run the I-th of N deterministic parts of the grid (0 <= I < N),\n"
     "                 e.g. one per Slurm array task; combine with 'curvsweep merge'\n"
-    "  --dry-run      print the grid size, cost estimate and first cells; run nothing\n"
+    "  --dry-run      print the grid size, the cells left to run in ARCHIVE (when it\n"
+    "                 exists), their cost and wall-time estimate, and the first cells;\n"
+    "                 run nothing\n"
+    "  --ranks N      with --dry-run: estimate the wall time for N ranks (default:\n"
+    "                 the ranks it was started with)\n"
     "  --overwrite    replace an existing archive instead of resuming it\n\n"
     "SIGINT, SIGTERM or SIGUSR1 stop the hand-out of work; results so far are kept\n"
     "and the command exits with status 1: resume with the same command.\n";
@@ -97,68 +101,6 @@ static int parse_shard(const char *s, int *i, int *n) {
   return 0;
 }
 
-static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
-  int64_t n = spec_cell_count(spec), mine = 0;
-  double cost = 0, longest = 0, field_cost = 0;
-  int max_width = 0, max_field = 0;
-  unsigned char *mask = calloc((size_t)n, 1);
-  if (!mask || sweep_shard_mask(spec, si, sn, mask)) {
-    free(mask);
-    return;
-  }
-  for (int64_t c = 0; c < n; c++) {
-    if (!mask[c]) continue;
-    cs_config cfg;
-    if (spec_cell_config(spec, c, &cfg)) continue;
-    if (cfg.width > max_width) max_width = cfg.width;
-    double k = sweep_cell_cost(&cfg);
-    cost += k, mine++;
-    field_cost += sweep_cell_field_cost(&cfg);
-    if (cfg.field > max_field) max_field = cfg.field;
-    if (k > longest) longest = k;
-  }
-  printf("spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
-  printf("archive  %s\n", archive);
-  printf("grid     %lld cells", (long long)n);
-  for (int a = 0; a < spec_axis_count(spec); a++)
-    printf("%s %s[%d]", a ? " x" : " =", spec_axis_name(spec, a), spec_axis_length(spec, a));
-  printf("\n");
-  if (sn > 1) printf("shard    %d/%d: %lld cells\n", si, sn, (long long)mine);
-  /* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
-  printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.0f core-seconds at 10 GFLOP/s\n",
-         cost / 1e9, longest / 1e9, cost / 1e10);
-  if (max_field > 0)
-    printf("field    curvature fields (up to %dx%d grid points per cell): %.3g GFLOP of that "
-           "(%.1f%%)\n", max_field, max_field, field_cost / 1e9,
-           100.0 * field_cost / (cost > 0 ? cost : 1));
-  cs_config c0;
-  if (spec_cell_config(spec, 0, &c0) == CS_OK) {
-    printf("team     %dx%d (%d rank%s per cell), block size %d\n", c0.team_p, c0.team_q,
-           c0.team_p * c0.team_q, c0.team_p * c0.team_q > 1 ? "s" : "", c0.team_block);
-    if (max_width < SWEEP_TEAM_MIN_WIDTH)
-      printf("         suggestion: 1x1 — every width here is below %d, where a team's products "
-             "are slower than one rank's (measured by bench/team)%s\n",
-             SWEEP_TEAM_MIN_WIDTH, c0.team_p * c0.team_q > 1 ? "; this spec uses a larger team" : "");
-    else
-      printf("         suggestion: teams of 2 (e.g. grid = 1x2) for widths >= %d (widest here: "
-             "%d; measured by bench/team)\n", SWEEP_TEAM_MIN_WIDTH, max_width);
-  }
-  printf("first cells:\n");
-  int64_t shown = 0;
-  for (int64_t c = 0; c < n && shown < 10; c++) {
-    if (!mask[c]) continue;
-    printf("  %6lld", (long long)c);
-    for (int a = 0; a < spec_axis_count(spec); a++) {
-      char buf[128];
-      spec_axis_value_text(spec, a, c, buf, sizeof buf);
-      printf(" %s=%s", spec_axis_name(spec, a), buf);
-    }
-    printf("\n");
-    shown++;
-  }
-  free(mask);
-}
-
 static void fill_slurm(cs_run_info *run) {
   const char *job = getenv("SLURM_JOB_ID"), *arr = getenv("SLURM_ARRAY_JOB_ID"),
              *idx = getenv("SLURM_ARRAY_TASK_ID"), *nodes = getenv("SLURM_JOB_NODELIST"),
@@ -191,6 +133,7 @@ static int run_report(int rank, int rc, const char *archive) {
 static int run_main(int argc, char **argv, int rank) {
   const char *spec_path = NULL, *out = NULL;
   int dry = 0, overwrite = 0, si = 0, sn = 1;
+  long long ranks = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
       if (i + 1 >= argc) return rank ? EXIT_USAGE : cli_usage_error("run", "-o needs an archive path");
@@ -202,6 +145,11 @@ static int run_main(int argc, char **argv, int rank) {
       i++;
     } else if (!strcmp(argv[i], "--dry-run")) {
       dry = 1;
+    } else if (!strcmp(argv[i], "--ranks")) {
+      if (i + 1 >= argc || (ranks = cli_parse_count(argv[i + 1])) < 1 || ranks > (1 << 24))
+        return rank ? EXIT_USAGE
+                    : cli_usage_error("run", "--ranks needs a number of ranks >= 1 (with --dry-run)");
+      i++;
     } else if (!strcmp(argv[i], "--overwrite")) {
       overwrite = 1;
     } else if (argv[i][0] == '-') {
@@ -219,9 +167,11 @@ static int run_main(int argc, char **argv, int rank) {
   if (rc) return rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
   const char *archive = out ? out : spec_sweep(spec)->output;
   if (dry) {
-    if (rank == 0) dry_run(spec, archive, si, sn);
+    int world = 1, st = EXIT_OK;
+    if (MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) world = 1;
+    if (rank == 0) st = cli_dry_run(spec, archive, si, sn, ranks > 0 ? ranks : world);
     spec_free(spec);
-    return EXIT_OK;
+    return rank == 0 ? st : EXIT_OK;
   }
 
   struct sigaction sa;

@@ -41,66 +41,6 @@ static void sleep_ns(long ns) {
 
 static void sleep_poll(void) { sleep_ns(POLL_SLEEP_NS); }
 
-double sweep_cell_cost(const cs_config *c) {
-  double F = model_forward_flops_per_point(c);
-  double train = 3.0 * c->epochs * (double)c->train_points * F;
-  double evals = (double)(c->epochs / (c->eval_every > 0 ? c->eval_every : 1) + 1) *
-                 (c->train_points + c->test_points) * F;
-  int m = c->input_dim, C = 1 + m + m * (m + 1) / 2;
-  double curv = (m == 2 ? 2.0 : 1.0) * c->points * C * F * 3.0;
-  return train + evals + curv + sweep_cell_field_cost(c);
-}
-
-double sweep_cell_field_cost(const cs_config *c) {
-  if (c->field <= 0 || c->input_dim != 2) return 0.0;
-  /* N² grid points: second-order jets (C = 6 rows) with the same factor 3
-   * for geom and the directed-rounding checks as the evaluation points,
-   * plus one value forward for the predicted class */
-  double F = model_forward_flops_per_point(c), n = (double)c->field * c->field;
-  return n * 6 * F * 3.0 + n * F;
-}
-
-typedef struct {
-  int64_t id;
-  double cost;
-} cell_cost;
-
-static int cmp_cost_desc(const void *a, const void *b) {
-  const cell_cost *x = a, *y = b;
-  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Cells sorted longest first (ties by id): a pure function of the spec. */
-static int sorted_cells(const cs_spec *spec, cell_cost **out) {
-  int64_t n = spec_cell_count(spec);
-  cell_cost *cc;
-  CS_CHECK(CS_CALLOC(cc, n));
-  for (int64_t i = 0; i < n; i++) {
-    cs_config cfg;
-    int rc = spec_cell_config(spec, i, &cfg);
-    if (rc) {
-      free(cc);
-      return rc;
-    }
-    cc[i] = (cell_cost){i, sweep_cell_cost(&cfg)};
-  }
-  qsort(cc, (size_t)n, sizeof *cc, cmp_cost_desc);
-  *out = cc;
-  return CS_OK;
-}
-
-int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask) {
-  if (count < 1 || index < 0 || index >= count)
-    return cs_error(CS_ERR_INPUT, "shard %d/%d: need 0 <= I < N", index, count);
-  cell_cost *cc;
-  CS_CHECK(sorted_cells(spec, &cc));
-  int64_t n = spec_cell_count(spec);
-  for (int64_t k = 0; k < n; k++) mask[cc[k].id] = (k % count) == index;
-  free(cc);
-  return CS_OK;
-}
-
 /* Wait for the next message from source on comm without spinning a core. */
 static int wait_message(MPI_Comm comm, int source, MPI_Status *st) {
   int flag = 0;
@@ -565,7 +505,7 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
                             opt->overwrite ? ARCHIVE_OVERWRITE : ARCHIVE_RESUME, mask,
                             &M->archive);
   cell_cost *cc = NULL;
-  if (!rc) rc = sorted_cells(spec, &cc);
+  if (!rc) rc = sweep_sorted_cells(spec, &cc);
   if (!rc) rc = CS_CALLOC(M->queue, n);
   if (!rc) rc = CS_CALLOC(M->attempts, n);
   if (!rc) rc = CS_CALLOC(M->busy, size);
