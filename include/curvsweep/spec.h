@@ -60,6 +60,14 @@ int spec_find_axis(const cs_spec *spec, const char *name);
  * cell_id is out of range. */
 int64_t spec_axis_value_index(const cs_spec *spec, int axis, int64_t cell_id);
 
+/* The keys a spec may hold (docs/SPEC.md), for help text generated from the
+ * same table the parser uses: key i in [0, spec_key_count()) lives in
+ * [*section] (the section it has outside [grid]) as *name; what one value
+ * may be goes into buf; *axis_ok says whether it may be a [grid] axis. */
+int spec_key_count(void);
+const char *spec_key_info(int i, const char **section, const char **name, int *axis_ok,
+                          char *buf, size_t len);
+
 /* SHA-256 of bytes as 64 hex characters + NUL. */
 void spec_sha256_hex(const void *data, size_t len, char out[65]);
 

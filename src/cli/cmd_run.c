@@ -33,6 +33,21 @@ static const char *RUN_HELP =
     "SIGINT, SIGTERM or SIGUSR1 stop the hand-out of work; results so far are kept\n"
     "and the command exits with status 1: resume with the same command.\n";
 
+/* The spec keys, from the parser's own table (spec_key_info). */
+static void print_spec_keys(void) {
+  printf("\nSpec keys (docs/SPEC.md has their defaults; * = may also be a [grid] axis, a comma\n"
+         "list or an integer range a..b):\n");
+  for (int i = 0; i < spec_key_count(); i++) {
+    const char *section, *name;
+    int axis_ok;
+    char allowed[512];
+    spec_key_info(i, &section, &name, &axis_ok, allowed, sizeof allowed);
+    char head[64];
+    snprintf(head, sizeof head, "[%s] %s%s", section, name, axis_ok ? " *" : "");
+    printf("  %-28s %s\n", head, allowed);
+  }
+}
+
 static volatile sig_atomic_t run_stop;
 
 static void on_signal(int sig) {
@@ -229,6 +244,7 @@ static int run_main(int argc, char **argv, int rank) {
 int cmd_run(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(RUN_HELP, stdout);
+    print_spec_keys();
     return EXIT_OK;
   }
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {

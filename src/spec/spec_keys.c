@@ -117,6 +117,17 @@ const char *spec_key_allowed(int key, char *buf, size_t len) {
                              spec_enum_name(k->table, i));
   return buf;
 }
+int spec_key_count(void) { return K_COUNT; }
+
+const char *spec_key_info(int i, const char **section, const char **name, int *axis_ok,
+                          char *buf, size_t len) {
+  const key_desc *k = &SPEC_KEYS[i];
+  *section = SPEC_SECTION_NAMES[k->section];
+  *name = k->name;
+  *axis_ok = k->axis_ok;
+  return spec_key_allowed(i, buf, len);
+}
+
 void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v) {
   switch (key) {
     case K_SAVE_PARAMS: sw->save_params = (int)v.i; break;
