@@ -768,6 +768,39 @@ static void test_classification_rules(void **state) {
   assert_int_equal(q.cls, GEOM_FLAT);
 }
 
+/* GEOM_STATS_FIELDS names every double of geom_stats exactly once (the
+ * archive's /curvature columns and the CSV export iterate it): distinct
+ * offsets of doubles that tile the struct after n_points, and distinct names
+ * equal to the members they point at (checked for three members by address). */
+static void test_stats_field_table(void **state) {
+  (void)state;
+  size_t first = offsetof(geom_stats, degenerate_frac);
+  assert_int_equal(GEOM_STATS_N_FIELDS, (sizeof(geom_stats) - first) / sizeof(double));
+  unsigned char seen[sizeof(geom_stats)] = {0};
+  for (int i = 0; i < GEOM_STATS_N_FIELDS; i++) {
+    size_t off = GEOM_STATS_FIELDS[i].offset;
+    assert_true(off >= first && off + sizeof(double) <= sizeof(geom_stats));
+    assert_int_equal((off - first) % sizeof(double), 0);
+    assert_int_equal(seen[off], 0);
+    seen[off] = 1;
+    for (int j = 0; j < i; j++) assert_string_not_equal(GEOM_STATS_FIELDS[i].name, GEOM_STATS_FIELDS[j].name);
+  }
+  geom_stats st;
+  const struct {
+    const char *name;
+    const double *member;
+  } probes[] = {{"K_absmean", &st.K_absmean}, {"logdet_mean", &st.logdet_mean}, {"max_attn", &st.max_attn}};
+  for (size_t p = 0; p < sizeof probes / sizeof probes[0]; p++) {
+    int found = 0;
+    for (int i = 0; i < GEOM_STATS_N_FIELDS; i++)
+      if (!strcmp(GEOM_STATS_FIELDS[i].name, probes[p].name)) {
+        assert_ptr_equal((const char *)&st + GEOM_STATS_FIELDS[i].offset, (const char *)probes[p].member);
+        found = 1;
+      }
+    assert_true(found);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rounding_classification),
@@ -789,6 +822,7 @@ int main(void) {
       cmocka_unit_test(test_stats_monte_carlo_se),
       cmocka_unit_test(test_integrated_curvature),
       cmocka_unit_test(test_lapack_wrappers),
+      cmocka_unit_test(test_stats_field_table),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   geom_workspace_release();

@@ -95,14 +95,10 @@ typedef struct {
 #define ARCHIVE_POINTS_INDEX "points/index"
 enum { ARCHIVE_POINT_ARRAYS = RESULT_N_POINT_ARRAYS + 2 }; /* x, the per-prefix doubles, class */
 
-/* The float64 columns of /curvature, in file order, and where they live in
- * geom_stats (archive_format.c). */
-typedef struct {
-  const char *name;
-  size_t offset;
-} archive_stats_field;
-enum { ARCHIVE_N_STATS_FIELDS = 33 };
-extern const archive_stats_field ARCHIVE_STATS_FIELDS[ARCHIVE_N_STATS_FIELDS];
+/* The float64 columns of /curvature, in file order: geom's table of the
+ * per-prefix statistics (geom.h), whose names are the column names. */
+#define ARCHIVE_N_STATS_FIELDS GEOM_STATS_N_FIELDS
+#define ARCHIVE_STATS_FIELDS GEOM_STATS_FIELDS
 
 /* Journal record kinds (docs/ARCHIVE.md, "Journal"). */
 enum { ARCHIVE_REC_RESULT = 1, ARCHIVE_REC_RUN_BEGIN = 2, ARCHIVE_REC_RUN_END = 3, ARCHIVE_REC_COVER = 4 };

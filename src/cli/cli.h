@@ -30,5 +30,6 @@ int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

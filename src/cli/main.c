@@ -25,6 +25,7 @@ static const command COMMANDS[] = {
     {"info", cmd_info, "spec, grid size and done/pending/failed counts of an archive"},
     {"merge", cmd_merge, "combine shard archives of one sweep"},
     {"analyze", cmd_analyze, "depth-amplification report (CSV tables, plots, index.md) of archives"},
+    {"export", cmd_export, "an archive's tables as CSV files (cells, curvature, curves)"},
     {"verify", cmd_verify, "run the theory checks of the geometry engine as a table"},
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
