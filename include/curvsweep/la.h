@@ -3,8 +3,9 @@
  * A matrix is a row-major view plus what a ScaLAPACK 2-D block-cyclic
  * descriptor needs: global shape, block sizes, the team (BLACS context) it
  * lives on and the local extents. On the 1×1 team (the default) the local
- * block is the whole matrix and la calls BLAS directly; on larger teams the
- * same calls go through PBLAS. Model, train and geom code never call BLAS
+ * block is the whole matrix and la calls BLAS directly; on larger teams a
+ * product is split over the team's ranks in blocks and all-gathered (or,
+ * with the pdgemm policy, CS_TEAM_PBLAS=1, goes through PBLAS). Model, train and geom code never call BLAS
  * or MPI themselves. */
 #ifndef CURVSWEEP_LA_H
 #define CURVSWEEP_LA_H
