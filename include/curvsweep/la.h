@@ -5,8 +5,8 @@
  * lives on and the local extents. On the 1×1 team (the default) the local
  * block is the whole matrix and la calls BLAS directly; on larger teams a
  * product is split over the team's ranks in blocks and all-gathered (or,
- * with the pdgemm policy, CS_TEAM_PBLAS=1, goes through PBLAS). Model, train and geom code never call BLAS
- * or MPI themselves. */
+ * with the pdgemm policy, CS_TEAM_PBLAS=1, goes through PBLAS). Model,
+ * train and geom code never call BLAS or MPI themselves. */
 #ifndef CURVSWEEP_LA_H
 #define CURVSWEEP_LA_H
 
