@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/openblas-env.sh — sourced by the scripts that run curvsweep.
 # OpenBLAS runs single-threaded per rank (parallelism comes from MPI), and
 # its kernels are chosen from the CPU's flags when the user has not chosen:

@@ -10,7 +10,7 @@ set -u
 bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
 PY=/usr/bin/python3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+cd "$tmp" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 fails=0 passes=0
 ok() { passes=$((passes+1)); }
