@@ -133,8 +133,8 @@ CS_BIN=$bin CS_ROOT=$src bash "$src/jobs/merge.sbatch" P 1 notes.txt R4 >o 2>&1
 expect "merge.sbatch onto a text file" 1 $? "merge failed" o
 cmp -s notes.txt notes.ref && ok || bad "merge.sbatch replaced notes.txt"
 # shellcheck disable=SC2016 # the $( ) must reach merge.sbatch unexpanded
-CS_BIN=$bin CS_ROOT=$src bash "$src/jobs/merge.sbatch" P 'a[$(touch pwned)]' >o 2>&1
-expect "merge.sbatch with N = a[\$(cmd)]" 2 $? "N must be a positive number of shards" o
+CS_BIN=$bin CS_ROOT=$src bash "$src/jobs/merge.sbatch" P 'i[$(touch pwned)]' >o 2>&1
+expect "merge.sbatch with N = i[\$(cmd)]" 2 $? "N must be a positive number of shards" o
 [[ ! -e pwned ]] && ok || bad "merge.sbatch ran a command hidden in N"
 CS_BIN=$bin CS_ROOT=$src bash "$src/jobs/merge.sbatch" P 1 P.h5 R5 >o 2>&1 && [[ -s R5/index.md ]] && ok || { bad "merge.sbatch"; cat o; }
 
