@@ -54,6 +54,9 @@ double spec_axis_value_number(const cs_spec *spec, int axis, int64_t cell_id);
 /* Additions to the contract above. */
 /* Largest grid accepted (cells); larger grids are refused at load. */
 #define SPEC_MAX_CELLS 10000000
+/* Largest memory estimate of one cell accepted (bytes: 64 GiB); a spec with
+ * a larger cell is refused at load, naming the key (docs/SPEC.md, "Sizes"). */
+#define SPEC_MAX_CELL_BYTES ((uint64_t)64 << 30)
 /* Index of the axis named name (e.g. "arch"), or -1 when no axis has it. */
 int spec_find_axis(const cs_spec *spec, const char *name);
 /* Position (0 .. length-1) of a cell's value within an axis; -1 when axis or

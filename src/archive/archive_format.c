@@ -99,6 +99,8 @@ hid_t archive_h5_open(const char *path, unsigned flags) {
   return f;
 }
 
+/* A new file only (H5F_ACC_EXCL: O_CREAT | O_EXCL, so never through a
+ * symbolic link or over a file already there; docs/SECURITY.md). */
 hid_t archive_h5_create(const char *path) {
   hid_t fapl = archive_fapl();
   if (fapl < 0) return fapl;
@@ -106,7 +108,7 @@ hid_t archive_h5_create(const char *path) {
     H5Pclose(fapl);
     return H5I_INVALID_HID;
   }
-  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   return f;
 }

@@ -276,6 +276,10 @@ int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name
 int archive_table_repair(const cs_archive *a, hid_t file, const char *name);
 int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out);
 int archive_rename_into_place(const char *tmp, const char *path);
+/* --overwrite replaces only a curvsweep archive (docs/SECURITY.md): CS_OK
+ * when nothing is at path or it opens as HDF5 with the root attribute
+ * format = "curvsweep"; otherwise CS_ERR_INPUT naming path. */
+int archive_check_replaceable(const char *path);
 int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
                     const archive_journal_scan *s, int keep_rows);
 

@@ -6,8 +6,15 @@
 #include "curvsweep/geom.h"
 #include "curvsweep/spec.h"
 
+#include <stdio.h>
+
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
+/* Print fmt's text with every control character (ESC, CR, BEL, NUL..US,
+ * DEL, newlines inside it) written as \xHH, except one final newline:
+ * names and messages from archives, specs and the command line never
+ * reach a terminal raw (docs/SECURITY.md, "Printing"). */
+void cli_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "curvsweep: <message>" for a library error and map it to an exit status. */
 int cli_fail(int rc);
 /* Print "curvsweep COMMAND: <message>" + a hint to run --help; returns EXIT_USAGE. */

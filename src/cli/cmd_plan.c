@@ -32,7 +32,7 @@ static int plan_finished(const cs_spec *spec, const char *archive, unsigned char
   cs_archive_summary s;
   CS_CHECK(archive_summary(archive, &s));
   if (strcmp(s.spec_sha256, spec_sha256(spec)) != 0) {
-    snprintf(why, why_len, "holds another spec (%s): run refuses it; use another -o, or "
+    snprintf(why, why_len, "holds another spec (%.128s): run refuses it; use another -o, or "
              "--overwrite to discard its results", s.name);
     *other = 1;
     return CS_OK;
@@ -89,8 +89,8 @@ int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long l
     field_cost += sweep_cell_field_cost(&cfg);
     if (cfg.field > max_field) max_field = cfg.field;
   }
-  printf("spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
-  printf("archive  %s %s\n", archive, why);
+  cli_print(stdout, "spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
+  cli_print(stdout, "archive  %s %s\n", archive, why);
   printf("grid     %lld cells", (long long)n);
   for (int a = 0; a < spec_axis_count(spec); a++)
     printf("%s %s[%d]", a ? " x" : " =", spec_axis_name(spec, a), spec_axis_length(spec, a));
@@ -118,7 +118,7 @@ int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long l
     for (int a = 0; a < spec_axis_count(spec); a++) {
       char buf[128];
       spec_axis_value_text(spec, a, c, buf, sizeof buf);
-      printf(" %s=%s", spec_axis_name(spec, a), buf);
+      cli_print(stdout, " %s=%s", spec_axis_name(spec, a), buf);
     }
     printf("\n");
     shown++;

@@ -132,14 +132,14 @@ static void fill_slurm(cs_run_info *run) {
 static int run_report(int rank, int rc, const char *archive) {
   if (rank != 0) return rc == CS_OK ? EXIT_OK : rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
   if (rc == CS_ERR_INTERRUPTED) {
-    fprintf(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
+    cli_print(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
             archive);
     return EXIT_RUNTIME;
   }
   if (rc) return cli_fail(rc);
   cs_archive_summary s;
   if (archive_summary(archive, &s) == CS_OK)
-    fprintf(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
+    cli_print(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
             (long long)s.cells, (long long)s.done, (long long)s.failed, (long long)s.diverged,
             (long long)s.pending, archive);
   return EXIT_OK;
@@ -226,7 +226,7 @@ static int run_main(int argc, char **argv, int rank) {
     opt.synthetic_mean_s = strtod(synth, &end);
     if (*end || !(opt.synthetic_mean_s > 0) || !isfinite(opt.synthetic_mean_s)) {
       if (rank == 0)
-        fprintf(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
+        cli_print(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
                         "(the mean synthetic cell)\n", synth);
       spec_free(spec);
       return EXIT_USAGE;

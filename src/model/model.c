@@ -73,6 +73,26 @@ static void model_init_tensor(cs_model *M, const tensor_entry *t) {
     v[i] = kind == INIT_ZEROS ? 0.0 : kind == INIT_ONES ? 1.0 : std * rng_normal(&s);
 }
 
+/* The sizes a config implies, checked before anything is laid out or
+ * allocated: the spec check refuses such cells first (docs/SPEC.md,
+ * "Sizes"); this keeps a config built elsewhere from wrapping the int64
+ * arithmetic below. Every layer of either family holds at most
+ * 6 d² + (2 slots + 2 input_dim + 8) d parameters, the embedding and the
+ * readout fewer than one layer. */
+static int model_size_check(const cs_config *c) {
+  int64_t d = c->width, dd, layer, lin, all, bytes;
+  int over = __builtin_mul_overflow(d, d, &dd) || __builtin_mul_overflow(dd, (int64_t)6, &layer) ||
+             __builtin_mul_overflow(2 * (int64_t)c->slots + 2 * (int64_t)c->input_dim + 8, d, &lin) ||
+             __builtin_add_overflow(layer, lin, &layer) ||
+             __builtin_mul_overflow(layer, (int64_t)c->depth + 1, &all) ||
+             __builtin_mul_overflow(all, (int64_t)sizeof(double), &bytes);
+  if (over)
+    return cs_error(CS_ERR_INPUT, "model: width %d, slots %d, input_dim %d, depth %d: the parameter "
+                    "count overflows 64 bits (docs/SPEC.md, \"Sizes\")", c->width, c->slots,
+                    c->input_dim, c->depth);
+  return CS_OK;
+}
+
 int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
   *out = NULL;
   if (cfg->family == FAMILY_SELF && cfg->arch == ARCH_MLP)
@@ -81,6 +101,7 @@ int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
       cfg->width % cfg->heads != 0 || cfg->input_dim < 1)
     return cs_error(CS_ERR_INPUT, "model: invalid shape (width %d, depth %d, slots %d, heads %d)",
                     cfg->width, cfg->depth, cfg->slots, cfg->heads);
+  CS_CHECK(model_size_check(cfg));
   cs_model *M;
   CS_CHECK(CS_CALLOC(M, 1));
   M->cfg = *cfg;
@@ -193,6 +214,19 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
   }
   A->max_points = max_points;
   A->L = M->L;
+  // every array below is at most R rows of the widest kind, L + 1 of them
+  // (self_attn_acts_create: T tokens a row): checked once, before any
+  int64_t rows, widest = 8 + M->m + 3 * (int64_t)M->d + 2 * (int64_t)M->H * (M->n + M->m + 1) +
+                         2 * (int64_t)M->n_gate, all;
+  if (__builtin_mul_overflow((int64_t)max_points * (M->m + 1), (int64_t)A->js.C, &rows) ||
+      __builtin_mul_overflow(rows, widest, &all) ||
+      __builtin_mul_overflow(all, (int64_t)sizeof(double) * (M->L + 1), &all)) {
+    int C = A->js.C;
+    jet_shape_free(&A->js);
+    free(A);
+    return cs_error(CS_ERR_INPUT, "model: %d points of %d jet rows at width %d overflow 64 bits "
+                    "(docs/SPEC.md, \"Sizes\")", max_points, C, M->d);
+  }
   int64_t R = (int64_t)max_points * A->js.C, N = max_points, d = M->d;
   int64_t Hn = (int64_t)M->H * M->n;
   int64_t tmpw = d > 2 * M->H ? d : 2 * M->H;
