@@ -14,8 +14,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The family table: one row per cs_family (config.h), the operations of
- * the family's file. */
+/* The family table: one row per cs_family (config.h), the operations
+ * defined at the end of the family's file. */
+extern const model_family_ops memory_family_ops; /* memory_attn.c */
+extern const model_family_ops self_family_ops;   /* self_attn.c */
+
 static const model_family_ops *const FAMILY_OPS[FAMILY_COUNT] = {
     [FAMILY_MEMORY] = &memory_family_ops,
     [FAMILY_SELF] = &self_family_ops,

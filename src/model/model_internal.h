@@ -82,9 +82,10 @@ typedef enum {
   MODEL_STAT_COUNT
 } model_stat;
 
-/* One model family: one file that defines these operations and one row of
- * the family table in model.c (docs/ARCHITECTURE.md, "A new model family").
- * model.c calls them; they call only layers.c, tensors.c and jet.c. */
+/* One model family: one file that defines these operations in a
+ * `const model_family_ops <family>_family_ops` and its row in the family
+ * table of model.c (docs/ARCHITECTURE.md, "A new model family"). model.c
+ * calls them; they call only layers.c, tensors.c and jet.c. */
 struct model_family_ops {
   /* Append the family's tensors to the table in order (model_add_tensor;
    * the readout last: readout_layout) and set M->layout to their offsets.
@@ -109,10 +110,6 @@ struct model_family_ops {
    * (k a model_stat). NULL: the family has none (NaN in the results). */
   void (*token_stats)(const cs_model *M, const cs_acts *A, int N, double *sum, double *count);
 };
-
-/* The rows of the family table (model.c), one per family file. */
-extern const model_family_ops memory_family_ops; /* memory_attn.c */
-extern const model_family_ops self_family_ops;   /* self_attn.c */
 
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 
