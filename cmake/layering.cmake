@@ -68,6 +68,9 @@ function(cs_layering_check)
       message(FATAL_ERROR "cs_layering_check: ACYCLIC names ${name}, which is not a module")
     endif()
   endforeach()
+  if(NOT CMAKE_NM)
+    message(FATAL_ERROR "cs_layering_check: no nm found (CMAKE_NM): the cycle check reads the libraries with it")
+  endif()
   file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/layering_cycles.txt CONTENT "${cycles}")
   # rerun when a library or the script changes; the stamp records a pass
   add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/layering_cycles.stamp

@@ -188,25 +188,25 @@ int mlp_backward(cs_model *M, int N, const double *a, const double *t, int64_t W
 
 /* ------------------------------------------------------ readout, loss */
 
-void readout_layout(cs_model *M) {
-  M->readout_W = model_add_tensor(M, "readout/W", N_CLASSES, M->d, 1);
-  M->readout_b = model_add_tensor(M, "readout/b", 1, N_CLASSES, 0);
-  M->n_logits = N_CLASSES;
+void readout_layout(cs_model *M, int n_classes) {
+  M->readout_W = model_add_tensor(M, "readout/W", n_classes, M->d, 1);
+  M->readout_b = model_add_tensor(M, "readout/b", 1, n_classes, 0);
+  M->n_classes = M->n_logits = n_classes;
 }
 
-/* Readout on values: logits = h W_rᵀ + b_r, h N × d, logits N × 2; on
- * jets nothing (the geometry reads h). */
+/* Readout on values: logits = h W_rᵀ + b_r, h N × d, logits N × n_classes;
+ * on jets nothing (the geometry reads h). */
 int readout_forward(const cs_model *M, const jet_shape *js, int N, const double *h,
                     double *logits) {
   if (js->C != 1) return CS_OK;
-  return linear_forward(M, js, N, M->d, N_CLASSES, h, M->params + M->readout_W,
+  return linear_forward(M, js, N, M->d, M->n_classes, h, M->params + M->readout_W,
                         M->params + M->readout_b, logits);
 }
 
 /* Readout backward: dW_r += dlogitsᵀ h;  db_r += Σ dlogits;  dh = dlogits W_r. */
 int readout_backward(cs_model *M, int N, const double *h, const double *dlogits, double *dh) {
   double *G = M->grads;
-  return linear_backward(M, N, M->d, N_CLASSES, h, M->params + M->readout_W, dlogits,
+  return linear_backward(M, N, M->d, M->n_classes, h, M->params + M->readout_W, dlogits,
                          G + M->readout_W, G + M->readout_b, dh, 0.0);
 }
 

@@ -53,9 +53,10 @@ int mlp_forward(const cs_model *M, const jet_shape *js, int N, const double *a, 
 int mlp_backward(cs_model *M, int N, const double *a, const double *t, int64_t W1, int64_t b1,
                  int64_t W2, int64_t b2, const double *dy, double *dt, double *dz, double *da);
 
-/* The readout, every family's last tensors: readout/W (N_CLASSES × d) and
- * readout/b; sets M->n_logits. */
-void readout_layout(cs_model *M);
+/* The readout, every family's last tensors: readout/W (n_classes × d) and
+ * readout/b; sets M->n_classes and M->n_logits (= n_classes: a family
+ * with several readout rows per point raises it). */
+void readout_layout(cs_model *M, int n_classes);
 /* logits = h W_rᵀ + b_r on values, h N × d (nothing on jets). */
 int readout_forward(const cs_model *M, const jet_shape *js, int N, const double *h,
                     double *logits);

@@ -279,7 +279,9 @@ static int memory_layout(cs_model *M) {
     } else {
       P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
       P->K = model_add_layer_tensor(M, l, "K", M->n, d, 1);
+      model_set_init(M, INIT_NORMAL, 1.0); /* slots: N(0, 1) */
       P->U = model_add_layer_tensor(M, l, "U", M->n, d, 1);
+      model_set_init(M, INIT_NORMAL, 1.0);
       P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
       P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
       if (M->n_gate) {
@@ -292,7 +294,7 @@ static int memory_layout(cs_model *M) {
       P->ln_b = model_add_layer_tensor(M, l, "ln_b", 1, d, 0);
     }
   }
-  readout_layout(M);
+  readout_layout(M, N_CLASSES);
   return CS_OK;
 }
 

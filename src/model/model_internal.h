@@ -34,11 +34,15 @@
 
 typedef struct model_family_ops model_family_ops;
 
+typedef enum { INIT_NORMAL, INIT_ZEROS, INIT_ONES } init_kind;
+
 typedef struct {
   char name[48];
   int rows, cols;
   int64_t offset;
-  int decays; /* weight matrices take weight decay; biases and LN gains do not */
+  int decays;     /* weight matrices take weight decay; biases and LN gains do not */
+  init_kind init; /* how model_init_tensors draws it (normal: N(0, std²)) */
+  double std;
 } tensor_entry;
 
 /* A model of any family: its shape, the parameter array and its table of
@@ -51,7 +55,7 @@ struct cs_model {
   const la_team *team;
   const model_family_ops *ops; /* the row of the family table for cfg.family */
   int L, m, d, n, H, dh, n_gate; /* n_gate: gate width (d, H, or 0: config_arch_gate_width) */
-  int n_logits;                  /* logits per point (set by the layout: readout_layout) */
+  int n_classes, n_logits;       /* readout width, logits per point (readout_layout) */
   int64_t n_params;
   double *params, *grads;
   int n_tensors;
@@ -114,8 +118,13 @@ struct model_family_ops {
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 
 /* ---- tensors.c: the parameter table ---- */
-/* Append a tensor at the end of the parameter array; returns its offset. */
+/* Append a tensor at the end of the parameter array; returns its offset.
+ * Its initialisation follows its name: biases (a last path component
+ * starting with b) and ln_b zeros, ln_g ones, every other tensor
+ * N(0, 1/cols) (docs/MODELS.md); model_set_init overrides it. */
 int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays);
+/* Initialise the tensor appended last as kind (normal: N(0, std²)). */
+void model_set_init(cs_model *M, init_kind kind, double std);
 /* The same for "layer<l>/<short_name>". */
 int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, int rows,
                                int cols, int decays);

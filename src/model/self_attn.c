@@ -85,6 +85,7 @@ static int self_layout_create(cs_model *M) {
   M->layout = Y;
   Y->tokens_W = model_add_tensor(M, "tokens/W", m, d, 1);
   Y->tokens_b = model_add_tensor(M, "tokens/b", m, d, 0);
+  model_set_init(M, INIT_NORMAL, 1.0 / sqrt((double)d)); /* feature-token biases: N(0, 1/d) */
   Y->cls = model_add_tensor(M, "cls", 1, d, 0);
   for (int l = 0; l < M->L; l++) {
     self_layer *P = &Y->layer[l];
@@ -104,7 +105,7 @@ static int self_layout_create(cs_model *M) {
       P->ln_b = model_add_layer_tensor(M, l, "ln_b", 1, d, 0);
     }
   }
-  readout_layout(M);
+  readout_layout(M, N_CLASSES);
   return CS_OK;
 }
 

@@ -10,15 +10,20 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { INIT_NORMAL, INIT_ZEROS, INIT_ONES } init_kind;
-
-/* Append a tensor to the table, at the end of the parameter array. */
+/* Append a tensor to the table, at the end of the parameter array; its
+ * initialisation from its name. */
 int64_t model_add_tensor(cs_model *M, const char *name, int rows, int cols, int decays) {
   tensor_entry *t = &M->tensors[M->n_tensors++];
   snprintf(t->name, sizeof t->name, "%s", name);
   t->rows = rows;
   t->cols = cols;
   t->decays = decays;
+  const char *leaf = strrchr(t->name, '/');
+  leaf = leaf ? leaf + 1 : t->name;
+  t->init = INIT_NORMAL;
+  t->std = 1.0 / sqrt((double)t->cols); /* W: N(0, 1/fan_in) */
+  if (leaf[0] == 'b' || strcmp(leaf, "ln_b") == 0) t->init = INIT_ZEROS;
+  if (strcmp(leaf, "ln_g") == 0) t->init = INIT_ONES;
   int64_t offset = M->n_params;
   M->n_params += (int64_t)rows * cols;
   t->offset = offset;
@@ -32,19 +37,19 @@ int64_t model_add_layer_tensor(cs_model *M, int layer, const char *short_name, i
   return model_add_tensor(M, name, rows, cols, decays);
 }
 
+void model_set_init(cs_model *M, init_kind kind, double std) {
+  tensor_entry *t = &M->tensors[M->n_tensors - 1];
+  t->init = kind;
+  t->std = std;
+}
+
 /* Draw tensor t from its own stream keyed by (seed, tensor name): shared
  * tensors of different archs at one seed are bit-identical. */
 static void model_init_tensor(cs_model *M, const tensor_entry *t) {
   double *v = M->params + t->offset;
   int64_t count = (int64_t)t->rows * t->cols;
-  const char *leaf = strrchr(t->name, '/');
-  leaf = leaf ? leaf + 1 : t->name;
-  init_kind kind = INIT_NORMAL;
-  double std = 1.0 / sqrt((double)t->cols); /* W: N(0, 1/fan_in) */
-  if (leaf[0] == 'b' || strcmp(leaf, "ln_b") == 0) kind = INIT_ZEROS;
-  if (strcmp(t->name, "tokens/b") == 0) kind = INIT_NORMAL; /* feature-token biases: N(0, 1/d) */
-  if (strcmp(leaf, "ln_g") == 0) kind = INIT_ONES;
-  if (strcmp(leaf, "K") == 0 || strcmp(leaf, "U") == 0) std = 1.0; /* slots: N(0, 1) */
+  init_kind kind = t->init;
+  double std = t->std;
   rng_stream s = rng_stream_make((uint64_t)M->cfg.seed, "init", 0, t->name);
   for (int64_t i = 0; i < count; i++)
     v[i] = kind == INIT_ZEROS ? 0.0 : kind == INIT_ONES ? 1.0 : std * rng_normal(&s);
