@@ -84,7 +84,8 @@ static inline bench_dgemm bench_dgemm_rate(int n, int r) {
   size_t nn = (size_t)n * n;
   double *a = calloc(nn, sizeof *a), *b = calloc(nn, sizeof *b), *c = calloc(nn, sizeof *c);
   if (a && b && c) {
-    for (size_t i = 0; i < nn; i++) a[i] = 1.0 / (double)(1 + i % 7), b[i] = 1.0 / (double)(1 + i % 5);
+    for (size_t i = 0; i < nn; i++)
+      a[i] = 1.0 / (double)(1 + i % 7), b[i] = 1.0 / (double)(1 + i % 5);
     double best = 1e30, best_cpu = 1e30;
     for (int k = 0; k < r; k++) {
       double t0 = cs_monotonic_seconds(), c0 = bench_thread_cpu_seconds();

@@ -34,7 +34,9 @@ loss (the run stops as diverged, as curvsweep's does), Adam (β 0.9/0.999,
 evaluated in chunks of `batch` points (the workspace curvsweep evaluates
 with). Timed as bench_train_cell times train_model: from the optimizer's
 creation to the end of the last evaluation; model creation and data
-generation are outside.
+generation are outside. Adam runs torch's default per-tensor loop on CPU;
+--foreach takes its multi-tensor path instead (no measurable difference
+for these cells).
 """
 import argparse
 import math
@@ -59,6 +61,8 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--warmup-epochs", type=int, default=1,
                    help="epochs of an untimed throw-away run first (torch's first-call setup)")
+    p.add_argument("--foreach", action="store_true",
+                   help="Adam's multi-tensor path (torch's default on CPU is the per-tensor loop)")
     p.add_argument("--serve", action="store_true")
     a = p.parse_args(argv)
     if a.width % a.heads:
@@ -135,7 +139,8 @@ def circles(torch, n, gen):
 def train(torch, model, args, xtr, ytr, xte, yte, gen, epochs):
     """train_model's loop; returns (status, train loss, train acc, test acc)."""
     F = torch.nn.functional
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
+                           foreach=True if args.foreach else None)
     n, B = xtr.shape[0], args.batch if 0 < args.batch <= xtr.shape[0] else xtr.shape[0]
 
     def evaluate(x, y):
@@ -181,7 +186,8 @@ def main(argv):
     if args.warmup_epochs > 0:
         train(torch, make_model(), args, xtr, ytr, xte, yte, gen, args.warmup_epochs)
     tag = (f"width={args.width} depth={args.depth} slots={args.slots} heads={args.heads} "
-           f"arch={args.arch} points={args.points} batch={args.batch} epochs={args.epochs}")
+           f"arch={args.arch} points={args.points} batch={args.batch} epochs={args.epochs} "
+           f"foreach={int(args.foreach)}")
     info = (f"torch={torch.__version__} threads={torch.get_num_threads()} "
             f"dtype={str(torch.get_default_dtype()).replace('torch.', '')} "
             f"openblas_num_threads={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')} "

@@ -258,8 +258,8 @@ static int cell_setup(int width, cs_family family, cell_bench *b) {
    * cost estimate of run --dry-run uses) 3× per trained point (forward,
    * and backward to activations and to weights), 1× per evaluated point */
   int evals = c.epochs / c.eval_every + (c.epochs % c.eval_every != 0);
-  b->model_gflop = model_forward_flops_per_point(&c) *
-                   (3.0 * c.epochs * c.train_points + (double)evals * (c.train_points + c.test_points)) / 1e9;
+  double points = 3.0 * c.epochs * c.train_points + (double)evals * (c.train_points + c.test_points);
+  b->model_gflop = model_forward_flops_per_point(&c) * points / 1e9;
   return CS_OK;
 }
 
@@ -294,7 +294,8 @@ static void cell_report(const cell_bench *b, const char *title, const char *mach
   double model_frac[MAX_PAIRS], ratio[MAX_PAIRS], cpu_ratio[MAX_PAIRS], dg[MAX_PAIRS];
   printf("%s: %d interleaved pair%s (cell%s, dgemm)", title, P, P == 1 ? "" : "s",
          b->peer ? ", PyTorch peer" : "");
-  if (P < BENCH_MIN_PAIRS) printf(" (fewer than %d: the spread is indicative only)", BENCH_MIN_PAIRS);
+  if (P < BENCH_MIN_PAIRS)
+    printf(" (fewer than %d: the spread is indicative only)", BENCH_MIN_PAIRS);
   printf("\n");
   for (int p = 0; p < P; p++) {
     rate[p] = b->flops[p] / b->wall[p] / 1e9, cpu_rate[p] = b->flops[p] / b->cpu[p] / 1e9;
