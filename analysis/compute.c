@@ -4,6 +4,7 @@
  * seed with sign tests (gap.csv), for both normalisations of the curvature
  * (K̃, K̂), the anisotropy index, ∫|K| dA and the point classes. The CSV
  * writing is csv.c; column meanings: analysis/README.md. */
+#include "checks.h"
 #include "compute.h"
 
 #include "curvsweep/error.h"
@@ -103,6 +104,7 @@ static void analysis_compute_group(analysis_data *D, int a, int t, int d, int r,
     scratch[s] = c ? c->test_acc : NAN;
   }
   analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
+  analysis_ci_clip01(&g->acc);
   analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
   analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
   analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
@@ -361,5 +363,5 @@ int analysis_compute(analysis_data *D) {
   CS_CHECK(analysis_compute_gaps(D));
   CS_CHECK(analysis_compute_learning(D));
   CS_CHECK(analysis_compute_gates(D));
-  return CS_OK;
+  return analysis_compute_verdicts(D);
 }

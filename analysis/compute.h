@@ -14,6 +14,12 @@ int analysis_stats_classified(const geom_stats *g);
 /* Value `which` of prefix l of a result (l = 1..L; 0: the deepest, l = L);
  * NaN if missing, and for the classified values of an unclassified row. */
 double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which);
+/* An accuracy interval clipped to [0, 1] (the t interval of a mean of
+ * proportions can leave it; analysis/README.md). */
+static inline void analysis_ci_clip01(analysis_ci *c) {
+  if (c->lo < 0) c->lo = 0;
+  if (c->hi > 1) c->hi = 1;
+}
 /* Differences (paired values b − a, NaN where missing): mean and t interval,
  * signs, two-sided sign test. */
 void analysis_diff_stats(const double *diff, int n, analysis_diff *out);

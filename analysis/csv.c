@@ -1,6 +1,7 @@
 /* csv.c — the report's CSV tables from the computed numbers (compute.c):
  * summary.csv, prefix.csv, amplification.csv, gap.csv. Numbers with %.15g;
  * column meanings: analysis/README.md. */
+#include "claims.h"
 #include "compute.h"
 #include "output.h"
 #include "writers.h"
@@ -180,7 +181,11 @@ static void analysis_write_amp(FILE *f, const analysis_data *D) {
   }
   for (int q = 0; q <= AQ_INTABSK; q++) fprintf(f, ",%s_ratio", analysis_amp_q_name(q));
   for (int q = 0; q <= AQ_INTABSK; q++) fprintf(f, ",%s_prefix_ratio", analysis_amp_q_name(q));
-  fprintf(f, ",aniso_shallowest,aniso_deepest,aniso_prefix_first,aniso_prefix_last,Kt_absmean_max\n");
+  fprintf(f, ",aniso_shallowest,aniso_deepest,aniso_prefix_first,aniso_prefix_last,Kt_absmean_max");
+  for (int pre = 0; pre < 2; pre++)
+    fprintf(f, ",dlogKt_%s,dlogKh_%s,daniso_eff_%s", pre ? "prefix" : "depth", pre ? "prefix" : "depth",
+            pre ? "prefix" : "depth");
+  fprintf(f, "\n");
   for (int t = 0; t < D->n_task; t++)
     for (int r = 0; r < D->n_regime; r++)
       for (int a = 0; a < D->n_arch; a++) {
@@ -199,6 +204,14 @@ static void analysis_write_amp(FILE *f, const analysis_data *D) {
         analysis_csv_num(f, A->prefix_first[AQ_ANISO]);
         analysis_csv_num(f, A->prefix_last[AQ_ANISO]);
         analysis_csv_num(f, A->Kt_max);
+        /* the decomposition Δ log K̃ = Δ log K̂ + Δ effective anisotropy (claims.c) */
+        for (int pre = 0; pre < 2; pre++) {
+          analysis_decomp x;
+          analysis_c4_decomp(D, a, t, r, pre, &x);
+          analysis_csv_num(f, x.n ? x.kt[1] - x.kt[0] : NAN);
+          analysis_csv_num(f, x.n ? x.kh[1] - x.kh[0] : NAN);
+          analysis_csv_num(f, x.n ? x.an[1] - x.an[0] : NAN);
+        }
         fprintf(f, "\n");
       }
 }
@@ -301,5 +314,6 @@ int analysis_write_tables(const analysis_data *D, const char *dir) {
     writers[i](o.f, D);
     CS_CHECK(analysis_file_commit(&o));
   }
-  return analysis_write_gates_table(D, dir); /* gates.csv, only with a gate axis (gates.c) */
+  CS_CHECK(analysis_write_gates_table(D, dir)); /* gates.csv, only with a gate axis (gates.c) */
+  return analysis_write_verdicts_table(D, dir); /* verdicts.csv (checks.c) */
 }

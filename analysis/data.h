@@ -163,6 +163,8 @@ typedef struct {
   analysis_lcurve *lc;
   /* gate positions (gates.c, gates.h): only when the spec has a gate axis */
   struct analysis_gates *gates;
+  /* the checks and verdicts of every claim (checks.c; verdicts.csv) */
+  analysis_checks checks;
 } analysis_data;
 
 static inline size_t analysis_gidx(const analysis_data *D, int a, int t, int d, int r) {

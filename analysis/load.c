@@ -421,6 +421,7 @@ int analysis_load_results(const char *spec_text, const cs_cell_result *results, 
 void analysis_data_free(analysis_data *D) {
   analysis_learning_free(D);
   analysis_gates_free(D);
+  analysis_checks_free(&D->checks);
   if (D->prefix) {
     size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
     for (size_t i = 0; i < n_groups; i++) free(D->prefix[i]);

@@ -252,7 +252,8 @@ static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const 
   }
   fprintf(f, ")\nset xlabel 'depth L (layers)'\n");
   if (B->accuracy) {
-    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", B->desc);
+    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\nset yrange [*:1]\n",
+            B->desc);
     analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 0, "no accuracy values");
     return;
   }

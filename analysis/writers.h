@@ -20,6 +20,9 @@ void analysis_csv_ci(FILE *f, const analysis_ci *c);
 void analysis_csv_diff(FILE *f, const analysis_diff *d);
 void analysis_csv_ci_header(FILE *f, const char *name);
 
+/* checks.c — verdicts.csv: every check and verdict of D->checks. */
+int analysis_write_verdicts_table(const analysis_data *D, const char *dir);
+
 /* gates.c — gates.csv (only when the sweep has a gate axis) and the
  * gate-position section of index.md with its verdicts. */
 int analysis_write_gates_table(const analysis_data *D, const char *dir);
