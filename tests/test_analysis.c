@@ -1,5 +1,4 @@
-/* test_analysis.c — `curvsweep analyze`: the hand-written statistics against
- * table and hand values, the paired bootstrap (deterministic, covering the
+/* test_analysis.c — `curvsweep analyze`: the paired bootstrap (deterministic, covering the
  * true exponent of a noisy power law), and whole reports of synthetic
  * archives written through archive.h, checked number by number against hand
  * computation; errors (mixed specs, no done cells, unreadable file) and a
@@ -190,103 +189,7 @@ static int has_warning(const analysis_outcome *o, const char *text) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* statistics                                                                 */
-
-static void test_t_quantile(void **state) {
-  (void)state;
-  /* two-sided 95% values of the usual t table */
-  assert_close(analysis_t_quantile(0.975, 1), 12.706, 5e-4);
-  assert_close(analysis_t_quantile(0.975, 4), 2.776, 5e-4);
-  assert_close(analysis_t_quantile(0.975, 30), 2.042, 5e-4);
-  /* more digits: t_{0.975,1} = tan(0.475 π) exactly (Cauchy) */
-  assert_close(analysis_t_quantile(0.975, 1), tan(0.475 * M_PI), 1e-9);
-  /* ν = 2 in closed form: t_p = (2p − 1)/√(2p(1 − p)) = 4.302652729749464 at p = 0.975 */
-  assert_close(analysis_t_quantile(0.975, 2), (2 * 0.975 - 1) / sqrt(2 * 0.975 * (1 - 0.975)), 1e-9);
-  assert_close(analysis_t_quantile(0.95, 10), 1.812, 5e-4);
-  assert_close(analysis_t_quantile(0.995, 5), 4.032, 5e-4);
-  /* symmetry, the median, and the normal limit */
-  assert_close(analysis_t_quantile(0.025, 4), -analysis_t_quantile(0.975, 4), 1e-12);
-  assert_close(analysis_t_quantile(0.5, 3), 0.0, 0.0);
-  assert_close(analysis_t_quantile(0.975, 1e7), 1.959964, 2e-6);
-  assert_true(isnan(analysis_t_quantile(1.0, 3)));
-  assert_true(isnan(analysis_t_quantile(0.9, 0)));
-  /* the CDF inverts the quantile; I_{1/2}(2, 3) = (C(4,2) + C(4,3) + C(4,4))/16 = 11/16 */
-  assert_close(analysis_t_cdf(2.776445105, 4), 0.975, 1e-9);
-  assert_close(analysis_t_cdf(-1.0, 1), 0.25, 1e-12); /* Cauchy: ½ + atan(−1)/π */
-  assert_close(analysis_incbeta(2, 3, 0.5), 11.0 / 16.0, 1e-13);
-  assert_close(analysis_incbeta(1, 1, 0.3), 0.3, 1e-13);
-}
-
-static void test_mean_ci(void **state) {
-  (void)state;
-  /* x = 2,4,4,4,5,5,7,9: mean 5, s² = 32/7, half-width t_{.975,7} √(32/7)/√8 with
-   * t_{.975,7} = 2.364624251592785 -> [3.21251208, 6.78748792] */
-  double x[9] = {2, 4, 4, 4, 5, 5, 7, 9, NAN};
-  analysis_ci c;
-  analysis_mean_ci(x, 9, 0.95, &c);
-  assert_int_equal(c.n, 8);
-  assert_close(c.mean, 5.0, 1e-14);
-  assert_close(c.lo, 3.2125120817637898, 1e-9);
-  assert_close(c.hi, 6.78748791823621, 1e-9);
-  /* one value: a mean, no interval; none: NaN */
-  analysis_mean_ci(x + 4, 1, 0.95, &c);
-  assert_int_equal(c.n, 1);
-  assert_close(c.mean, 5.0, 0.0);
-  assert_true(isnan(c.lo) && isnan(c.hi));
-  analysis_mean_ci(x + 8, 1, 0.95, &c);
-  assert_int_equal(c.n, 0);
-  assert_true(isnan(c.mean));
-}
-
-static void test_ls_slope(void **state) {
-  (void)state;
-  /* y = log(3 x^1.5) against log x: slope 1.5, intercept log 3 */
-  double x[5] = {1, 2, 4, 8, 16}, lx[5], ly[5];
-  for (int i = 0; i < 5; i++) lx[i] = log(x[i]), ly[i] = log(3.0 * pow(x[i], 1.5));
-  double b;
-  assert_close(analysis_ls_slope(lx, ly, 5, &b), 1.5, 1e-13);
-  assert_close(b, log(3.0), 1e-13);
-  /* y = 1, 3, 2 at x = 0, 1, 2: slope Σ(x−1)(y−2)/Σ(x−1)² = (−1·−1 + 1·0)/2 = 0.5 */
-  double x3[3] = {0, 1, 2}, y3[3] = {1, 3, 2};
-  assert_close(analysis_ls_slope(x3, y3, 3, NULL), 0.5, 1e-15);
-  /* non-finite pairs are dropped; one point or no spread in x: NaN */
-  double yn[3] = {1, NAN, 2};
-  assert_close(analysis_ls_slope(x3, yn, 3, NULL), 0.5, 1e-15);
-  double same[2] = {1, 1};
-  assert_true(isnan(analysis_ls_slope(same, y3, 2, NULL)));
-  assert_true(isnan(analysis_ls_slope(x3, y3, 1, NULL)));
-}
-
-static void test_sign_test(void **state) {
-  (void)state;
-  assert_close(analysis_sign_test(8, 0), 2.0 / 256.0, 1e-15);
-  assert_close(analysis_sign_test(0, 8), 2.0 / 256.0, 1e-15);
-  assert_close(analysis_sign_test(7, 1), 2.0 * (1 + 8) / 256.0, 1e-14);
-  assert_close(analysis_sign_test(3, 0), 0.25, 1e-15);
-  assert_close(analysis_sign_test(6, 0), 2.0 / 64.0, 1e-15);
-  assert_close(analysis_sign_test(9, 3), 2.0 * (1 + 12 + 66 + 220) / 4096.0, 1e-14);
-  assert_close(analysis_sign_test(5, 5), 1.0, 0.0);
-  assert_true(isnan(analysis_sign_test(0, 0)));
-  assert_close(analysis_binom_half_cdf(2, 10), (1 + 10 + 45) / 1024.0, 1e-15);
-  assert_close(analysis_binom_half_cdf(10, 10), 1.0, 0.0);
-}
-
-static void test_median_ci(void **state) {
-  (void)state;
-  analysis_ci m;
-  double cover;
-  /* 5 values: even [min, max] covers only 1 − 2/32 = 0.9375 */
-  double x5[5] = {5, 1, 4, 2, 3};
-  assert_ok(analysis_median_ci(x5, 5, 0.95, &m, &cover));
-  assert_close(m.mean, 3, 0), assert_close(m.lo, 1, 0), assert_close(m.hi, 5, 0);
-  assert_close(cover, 0.9375, 1e-15);
-  /* 1..10: j = 2 covers 1 − 2·11/1024 = 0.978515625 ≥ 0.95, j = 3 only 0.890625 */
-  double x10[10] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
-  assert_ok(analysis_median_ci(x10, 10, 0.95, &m, &cover));
-  assert_close(m.mean, 5.5, 0), assert_close(m.lo, 2, 0), assert_close(m.hi, 9, 0);
-  assert_close(cover, 0.978515625, 1e-14);
-  assert_close(cs_quantile_sorted((double[]){1, 2, 4}, 3, 0.25), 1.5, 1e-15);
-}
+/* the bootstrap (the distributions and tests: test_analysis_inference.c)     */
 
 /* y[g][s] = depth_g^1.5 · exp(noise · z): the bootstrap of the log-log slope. */
 static void fill_power_law(double *y, const double *depth, int G, int S, double noise, uint64_t seed) {
@@ -581,9 +484,10 @@ static void test_report_hand(void **state) {
   const char *li = "3,linear;pooled,";
   assert_close(csv_number(path, li, "effect"), dbar, 1e-15);
   assert_close(csv_number(path, li, "p_raw"), fmax(1 - F1, F2), 1e-12);
-  /* the 90% interval: d̄ ± t_{0.95,2} se, t_{0.95,2} = 2.919985580355516 (table value) */
-  assert_close(csv_number(path, li, "effect_lo"), dbar - 2.919985580355516 * se, 1e-12);
-  assert_close(csv_number(path, li, "effect_hi"), dbar + 2.919985580355516 * se, 1e-12);
+  /* the 90% interval: d̄ ± t_{0.95,2} se, t_{0.95,2} = 0.9/√(2 · 0.95 · 0.05) (ν = 2 closed form) */
+  double t95 = 0.9 / sqrt(2 * 0.95 * 0.05);
+  assert_close(csv_number(path, li, "effect_lo"), dbar - t95 * se, 1e-12);
+  assert_close(csv_number(path, li, "effect_hi"), dbar + t95 * se, 1e-12);
   vt = csv_field(path, li, "decision");
   assert_string_equal(vt, "inconclusive"); /* the interval straddles both margins */
   free(vt);
@@ -950,9 +854,7 @@ static void test_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_t_quantile),     cmocka_unit_test(test_mean_ci),
-      cmocka_unit_test(test_ls_slope),       cmocka_unit_test(test_sign_test),
-      cmocka_unit_test(test_median_ci),      cmocka_unit_test(test_bootstrap),
+      cmocka_unit_test(test_bootstrap),
       cmocka_unit_test(test_below_fill),
       cmocka_unit_test(test_default_dir),    cmocka_unit_test(test_report_hand),
       cmocka_unit_test(test_report_flatness), cmocka_unit_test(test_report_power_law),
