@@ -29,10 +29,23 @@ double analysis_t_cdf(double t, double df) {
   return gsl_cdf_tdist_P(t, df);
 }
 
+/* GSL's quantile iterates on the CDF; the report asks for the same few
+ * (p, df) pairs thousands of times, so the last answers are kept in a small
+ * direct-mapped cache (per thread; a hit returns exactly GSL's value). */
 double analysis_t_quantile(double p, double df) {
   if (!(df > 0) || !(p > 0) || !(p < 1)) return NAN;
   if (p == 0.5) return 0.0;
-  return gsl_cdf_tdist_Pinv(p, df);
+  static _Thread_local struct {
+    double p, df, t;
+  } cache[64];
+  uint64_t bits[2];
+  memcpy(&bits[0], &p, sizeof p);
+  memcpy(&bits[1], &df, sizeof df);
+  size_t k = (size_t)((bits[0] * 0x9E3779B97F4A7C15ull ^ bits[1] * 0xC2B2AE3D27D4EB4Full) >> 58);
+  if (cache[k].p == p && cache[k].df == df) return cache[k].t;
+  double t = gsl_cdf_tdist_Pinv(p, df);
+  cache[k].p = p, cache[k].df = df, cache[k].t = t;
+  return t;
 }
 
 /* mean = Σx/k, s² = Σ(x − mean)²/(k − 1), half-width t_{(1+level)/2, k−1} s/√k. */
