@@ -518,9 +518,9 @@ static void analysis_md_gate_g1(FILE *f, const analysis_data *D, const analysis_
     return;
   }
   char b1[96];
-  fprintf(f, "- **G1 best on accuracy: %s** (every comparison must be significant after Holm over "
-             "%d, α = %g) — g1 against",
-          analysis_check_decision_text(b1, sizeof b1, V), V->family_size, D->opt.alpha);
+  fprintf(f, "- **G1 best on accuracy: %s** (n = %d seeds; every comparison must be significant after "
+             "Holm over %d, α = %g) — g1 against",
+          analysis_check_decision_text(b1, sizeof b1, V), V->n, V->family_size, D->opt.alpha);
   int any = 0;
   for (int g = GATE_G2; g < GATE_COUNT; g++) {
     char scope[32];

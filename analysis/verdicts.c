@@ -94,8 +94,8 @@ static int analysis_md_claim2(FILE *f, const analysis_data *D) {
              "value per seed, one-sided sign-flip test, Holm over the archs within each normalisation "
              "(α = %g); the claim holds when both normalisations support it (intersection-union).\n\n",
           D->opt.alpha);
-  fprintf(f, "Verdict on K̃: **%s** (%s); on K̂: **%s**%s%s%s.\n\n", analysis_check_decision_text(b1, sizeof b1, kt),
-          analysis_check_p_text(b3, sizeof b3, kt),
+  fprintf(f, "Verdict (n = %d seeds) on K̃: **%s** (%s); on K̂: **%s**%s%s%s.\n\n", kt->n,
+          analysis_check_decision_text(b1, sizeof b1, kt), analysis_check_p_text(b3, sizeof b3, kt),
           kh && kh->n ? analysis_check_decision_text(b2, sizeof b2, kh) : "not testable (no K̂ in this archive)",
           kh && kh->n ? " (" : "", kh && kh->n ? analysis_check_p_text((char[160]){0}, 160, kh) : "",
           kh && kh->n ? ")" : "");
@@ -151,8 +151,8 @@ static void analysis_md_claim3(FILE *f, const analysis_data *D) {
     fprintf(f, "\n");
   }
   char b1[96];
-  fprintf(f, "\nVerdict (both halves must hold, an intersection-union test: p = %s): **%s**", F4(v->p_adj),
-          analysis_check_decision_text(b1, sizeof b1, v));
+  fprintf(f, "\nVerdict (n = %d seeds; both halves must hold, an intersection-union test: p = %s): **%s**",
+          v->n, F4(v->p_adj), analysis_check_decision_text(b1, sizeof b1, v));
   const analysis_check *nl = analysis_check_find(D, "3", "nonlinear;pooled");
   const analysis_check *li = analysis_check_find(D, "3", "linear;pooled");
   if (!nl)

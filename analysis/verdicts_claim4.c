@@ -259,9 +259,9 @@ void analysis_md_claim4(FILE *f, const analysis_data *D) {
   else if (n_ktonly > 0)
     fprintf(f, "**Not supported — K̃ only: growth explained by anisotropy** in %d of %d gated (arch, "
                "task, regime) rows: the trace-normalised K̃ grows, the area-normalised K̂ and ∫|K| dA "
-               "do not (smallest %s). The representation folds into a thin ribbon (the anisotropy "
+               "do not (smallest %s; n = %d seeds). The representation folds into a thin ribbon (the anisotropy "
                "grows); its curvature per unit area does not.\n\n",
-            n_ktonly, n_rows, analysis_check_p_text(b2, sizeof b2, V));
+            n_ktonly, n_rows, analysis_check_p_text(b2, sizeof b2, V), V->n);
   else if (n_nokh > 0)
     fprintf(f, "**Not testable with this archive**: K̃ grows in %d of %d gated rows, but the "
                "archive carries no K̂ or ∫|K| dA (no point classification), so that growth cannot be "
@@ -270,10 +270,10 @@ void analysis_md_claim4(FILE *f, const analysis_data *D) {
   else if (n_shrink > 0)
     fprintf(f, "**Not supported by these data**: raw K grows with depth in %d gated rows but "
                "neither K̂, ∫|K| dA nor K̃ does — that is shrinkage of the representation, not "
-               "geometry (smallest %s).\n\n",
-            n_shrink, analysis_check_p_text(b2, sizeof b2, V));
+               "geometry (smallest %s; n = %d seeds).\n\n",
+            n_shrink, analysis_check_p_text(b2, sizeof b2, V), V->n);
   else
     fprintf(f, "**Not supported by these data**: neither K̂, ∫|K| dA, K̃ nor raw K grows "
-               "significantly with depth in any gated row (smallest %s).\n\n",
-            analysis_check_p_text(b2, sizeof b2, V));
+               "significantly with depth in any gated row (smallest %s; n = %d seeds).\n\n",
+            analysis_check_p_text(b2, sizeof b2, V), V->n);
 }
