@@ -8,6 +8,7 @@
 
 #include "compute.h"
 #include "output.h"
+#include "sections.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -237,12 +238,11 @@ int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
 
 int analysis_compute_verdicts(analysis_data *D) {
   CS_CHECK(analysis_claims_checks(D));
-  CS_CHECK(analysis_gate_checks(D));
-  CS_CHECK(analysis_lc_checks(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].checks(D));
   CS_CHECK(analysis_checks_adjust(D));
   CS_CHECK(analysis_claims_verdicts(D));
-  CS_CHECK(analysis_gate_verdicts(D));
-  return analysis_lc_verdicts(D);
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].verdicts(D));
+  return CS_OK;
 }
 
 /* ---- text shared by the verdict lines of index.md ---- */

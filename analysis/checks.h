@@ -34,13 +34,10 @@ int analysis_checks_adjust(analysis_data *D);
 /* All of it: the claims' checks, Holm, the verdicts (checks.c). */
 int analysis_compute_verdicts(analysis_data *D);
 
-/* Each part's two steps: its checks (before Holm), its verdicts (after). */
-int analysis_claims_checks(analysis_data *D);   /* claims.c */
-int analysis_claims_verdicts(analysis_data *D); /* claims.c */
-int analysis_gate_checks(analysis_data *D);     /* gates.c */
-int analysis_gate_verdicts(analysis_data *D);   /* gates.c */
-int analysis_lc_checks(analysis_data *D);       /* learning.c */
-int analysis_lc_verdicts(analysis_data *D);     /* learning.c */
+/* Claims 1–4's two steps (claims.c): their checks (before Holm), their
+ * verdicts (after); each section's are in its row of sections.h. */
+int analysis_claims_checks(analysis_data *D);
+int analysis_claims_verdicts(analysis_data *D);
 
 /* "p = 0.03, Holm-adjusted 0.12 (family of 4)"; "p = 0.03" without a family. */
 const char *analysis_check_p_text(char *buf, size_t len, const analysis_check *c);

@@ -6,6 +6,7 @@
  * writing is csv.c; column meanings: analysis/README.md. */
 #include "checks.h"
 #include "compute.h"
+#include "sections.h"
 
 #include "curvsweep/error.h"
 
@@ -361,7 +362,6 @@ int analysis_compute(analysis_data *D) {
   CS_CHECK(rc);
   CS_CHECK(analysis_compute_amp(D));
   CS_CHECK(analysis_compute_gaps(D));
-  CS_CHECK(analysis_compute_learning(D));
-  CS_CHECK(analysis_compute_gates(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].compute(D));
   return analysis_compute_verdicts(D);
 }

@@ -2,6 +2,7 @@
  * summary.csv, prefix.csv, amplification.csv, gap.csv. Numbers with %.15g;
  * column meanings: analysis/README.md. */
 #include "claims.h"
+#include "sections.h"
 #include "compute.h"
 #include "output.h"
 #include "writers.h"
@@ -34,7 +35,7 @@ void analysis_csv_ci(FILE *f, const analysis_ci *c) {
   analysis_csv_num(f, c->hi);
 }
 
-static void analysis_csv_boot(FILE *f, const analysis_boot *b) {
+void analysis_csv_boot(FILE *f, const analysis_boot *b) {
   analysis_csv_num(f, b->estimate);
   analysis_csv_num(f, b->lo);
   analysis_csv_num(f, b->hi);
@@ -236,84 +237,17 @@ static void analysis_write_gap(FILE *f, const analysis_data *D) {
   }
 }
 
-/* The key columns of a learning-curve row: arch, task, boundary, depth, the
- * regime axes other than train_points and the base regime name. */
-static void analysis_csv_lc_key_header(FILE *f, const analysis_data *D) {
-  fprintf(f, "arch,task,boundary,depth");
-  for (int k = 0; k < D->n_other; k++)
-    if (D->other_axis[k] != D->ax_train) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
-  fprintf(f, ",regime");
-}
-
-static void analysis_csv_lc_key(FILE *f, const analysis_data *D, const analysis_lcurve *c, int a) {
-  fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[c->t]),
-          task_boundary(D->task[c->t]), D->depth[c->d]);
-  for (int k = 0; k < D->n_other; k++) {
-    if (D->other_axis[k] == D->ax_train) continue;
-    char val[128];
-    spec_axis_value_text(D->spec, D->other_axis[k], c->cell_id, val, sizeof val);
-    fprintf(f, ",%s", val);
-  }
-  fprintf(f, ",%s", c->base);
-}
-
-/* learning_curve.csv: accuracy per (arch, curve, train_points). */
-static void analysis_write_learning(FILE *f, const analysis_data *D) {
-  analysis_csv_lc_key_header(f, D);
-  fprintf(f, ",train_points,n_seeds");
-  analysis_csv_ci_header(f, "acc");
-  fprintf(f, "\n");
-  for (int i = 0; i < D->n_lc; i++) {
-    const analysis_lcurve *c = &D->lc[i];
-    for (int a = 0; a < D->n_arch; a++)
-      for (int k = 0; k < c->n_x; k++) {
-        const analysis_ci *ci = &c->acc[(size_t)a * c->n_x + k];
-        if (ci->n == 0) continue;
-        analysis_csv_lc_key(f, D, c, a);
-        fprintf(f, ",%d,%d", c->x[k], ci->n);
-        analysis_csv_ci(f, ci);
-        fprintf(f, "\n");
-      }
-  }
-}
-
-/* samples_to_target.csv: per (arch, curve) the samples to reach the target and the ratio. */
-static void analysis_write_samples(FILE *f, const analysis_data *D) {
-  static const char *const REACHED[] = {"no", "yes", "at_smallest"};
-  analysis_csv_lc_key_header(f, D);
-  fprintf(f, ",n_sizes,train_points_min,train_points_max,n_seeds,best_acc,target_acc,target_source,"
-             "reached,samples,samples_ci_low,samples_ci_high,ratio_ungated_over_arch,ratio_ci_low,"
-             "ratio_ci_high,verdict\n");
-  int u = analysis_find_arch(D, ARCH_UNGATED);
-  for (int i = 0; i < D->n_lc; i++) {
-    const analysis_lcurve *c = &D->lc[i];
-    for (int a = 0; a < D->n_arch; a++) {
-      if (c->reached[a] < 0) continue;
-      analysis_csv_lc_key(f, D, c, a);
-      fprintf(f, ",%d,%d,%d,%d", c->n_x, c->x[0], c->x[c->n_x - 1], c->n_seeds);
-      analysis_csv_num(f, c->best_acc);
-      analysis_csv_num(f, c->target);
-      fprintf(f, ",%s,%s", c->target_given ? "given" : "best", REACHED[c->reached[a]]);
-      analysis_csv_boot(f, &c->samples[a]);
-      analysis_csv_boot(f, &c->ratio[a]);
-      fprintf(f, ",%s\n", a == u || u < 0 ? "n/a" : analysis_lc_verdict(D, c, a));
-    }
-  }
-}
-
 int analysis_write_tables(const analysis_data *D, const char *dir) {
-  static const char *names[6] = {"summary.csv", "prefix.csv",         "amplification.csv",
-                                 "gap.csv",     "learning_curve.csv", "samples_to_target.csv"};
-  void (*writers[6])(FILE *, const analysis_data *) = {
-      analysis_write_summary, analysis_write_prefix,   analysis_write_amp,
-      analysis_write_gap,     analysis_write_learning, analysis_write_samples};
-  int n_tables = D->n_lc > 0 ? 6 : 4; /* the learning tables only with a train_points axis */
-  for (int i = 0; i < n_tables; i++) {
+  static const char *names[4] = {"summary.csv", "prefix.csv", "amplification.csv", "gap.csv"};
+  void (*writers[4])(FILE *, const analysis_data *) = {analysis_write_summary, analysis_write_prefix,
+                                                      analysis_write_amp, analysis_write_gap};
+  for (int i = 0; i < 4; i++) {
     analysis_file o;
     CS_CHECK(analysis_file_open(&o, dir, names[i]));
     writers[i](o.f, D);
     CS_CHECK(analysis_file_commit(&o));
   }
-  CS_CHECK(analysis_write_gates_table(D, dir)); /* gates.csv, only with a gate axis (gates.c) */
+  /* each section's tables, only when the sweep has its axis (sections.c) */
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].write_tables(D, dir));
   return analysis_write_verdicts_table(D, dir); /* verdicts.csv (checks.c) */
 }

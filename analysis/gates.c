@@ -13,6 +13,7 @@
 #include "checks.h"
 #include "compute.h"
 #include "output.h"
+#include "sections.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -460,6 +461,13 @@ int analysis_write_gates_table(const analysis_data *D, const char *dir) {
 }
 
 /* ---- index.md ---- */
+
+void analysis_list_gates_tables(FILE *f, const analysis_data *D) {
+  if (D->gates)
+    fprintf(f, "- [gates.csv](gates.csv): per (arch, task, depth, regime, gate): accuracy, mean |K̂|, "
+               "mean |K̃|, sink_mass, max_attn over seeds, ranks, paired differences against ungated "
+               "and g1\n");
+}
 
 /* "0.9 [0.85, 0.95]" of an interval, "0.9" with one seed, "–" with none. */
 static const char *analysis_gate_ci_text(char *buf, size_t len, const analysis_ci *c) {

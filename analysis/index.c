@@ -1,6 +1,7 @@
 /* index.c — index.md, the report's front page: the grid and cell counts,
  * the verdicts (verdicts.c), links to the tables and plots, the warnings. */
 #include "output.h"
+#include "sections.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -66,8 +67,7 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
   analysis_md_grid(f, D);
   fprintf(f, "## Verdicts on the four claims (docs/MODELS.md)\n\n");
   int rc = analysis_md_claims(f, D);
-  if (!rc) rc = analysis_md_learning(f, D);
-  if (!rc) rc = analysis_md_gates(f, D);
+  for (int s = 0; !rc && s < ANALYSIS_N_SECTIONS; s++) rc = ANALYSIS_SECTIONS[s].write_md(f, D);
   if (rc) {
     analysis_file_abort(&o);
     return rc;
@@ -86,15 +86,7 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
              "tests\n"
              "- [verdicts.csv](verdicts.csv): every verdict above and every check behind it: test, "
              "unit, n (seeds), effect with interval, raw and Holm-adjusted p, decision\n");
-  if (D->n_lc > 0)
-    fprintf(f, "- [learning_curve.csv](learning_curve.csv): per (arch, task, depth, regime, "
-               "train_points): test accuracy over seeds\n"
-               "- [samples_to_target.csv](samples_to_target.csv): per (arch, task, depth, regime): "
-               "training points to reach the target accuracy, ratio ungated/arch, verdict\n");
-  if (D->gates)
-    fprintf(f, "- [gates.csv](gates.csv): per (arch, task, depth, regime, gate): accuracy, mean |K̂|, "
-               "mean |K̃|, sink_mass, max_attn over seeds, ranks, paired differences against ungated "
-               "and g1\n");
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) ANALYSIS_SECTIONS[s].list_tables(f, D);
   fprintf(f, "\n"
              "Column meanings: analysis/README.md in the curvsweep sources.\n\n");
   fprintf(f, "## Plots\n\n");

@@ -4,16 +4,21 @@
  * per arch; the training points each arch needs to reach the target
  * accuracy (default ANALYSIS_TARGET_SHARE of the best mean accuracy any arch
  * reaches on the curve; analysis_options.target_acc sets it) by monotone
- * interpolation; and the ratio ungated / arch of those counts. Intervals:
- * percentile bootstrap over seeds, one draw of seeds shared by every arch
- * and size (paired by seed: cells with one seed share their initial
- * tensors), from a counter-based stream keyed by the curve. The CSV
- * writing is csv.c, the verdict lines verdicts.c. */
+ * interpolation; and the ratio ungated / arch of those counts. Intervals
+ * and the verdict: per seed, its own count and its log ratio (paired by
+ * seed: cells with one seed share their initial tensors), t intervals on
+ * the log scale, a two-sided sign-flip test per comparison, Holm over them
+ * (checks.c). Also its tables (learning_curve.csv, samples_to_target.csv)
+ * and its section of index.md; a row of the section table (sections.c). */
 #include "checks.h"
 #include "compute.h"
+#include "output.h"
+#include "sections.h"
+#include "writers.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/quantile.h"
+#include "curvsweep/tasks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -262,7 +267,7 @@ void analysis_learning_free(analysis_data *D) {
 
 /* ---- the checks and the verdict (verdicts.csv) ---- */
 
-void analysis_lc_scope(const analysis_data *D, const analysis_lcurve *c, int a, char *buf, size_t len) {
+static void analysis_lc_scope(const analysis_data *D, const analysis_lcurve *c, int a, char *buf, size_t len) {
   snprintf(buf, len, "%s;depth %d;%s;%s", config_task_name(D->task[c->t]), D->depth[c->d], c->base,
            config_arch_name(D->arch[a]));
 }
@@ -322,4 +327,190 @@ const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c
   if (k->decision == ANALYSIS_TOO_FEW) return "too few";
   if (k->p_adj < D->opt.alpha) return k->effect > 1 ? "yes" : "no";
   return "inconclusive";
+}
+
+/* ---- learning_curve.csv and samples_to_target.csv (columns: analysis/README.md) ---- */
+
+/* The key columns of a learning-curve row: arch, task, boundary, depth, the
+ * regime axes other than train_points and the base regime name. */
+static void analysis_csv_lc_key_header(FILE *f, const analysis_data *D) {
+  fprintf(f, "arch,task,boundary,depth");
+  for (int k = 0; k < D->n_other; k++)
+    if (D->other_axis[k] != D->ax_train) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
+  fprintf(f, ",regime");
+}
+
+static void analysis_csv_lc_key(FILE *f, const analysis_data *D, const analysis_lcurve *c, int a) {
+  fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[c->t]),
+          task_boundary(D->task[c->t]), D->depth[c->d]);
+  for (int k = 0; k < D->n_other; k++) {
+    if (D->other_axis[k] == D->ax_train) continue;
+    char val[128];
+    spec_axis_value_text(D->spec, D->other_axis[k], c->cell_id, val, sizeof val);
+    fprintf(f, ",%s", val);
+  }
+  fprintf(f, ",%s", c->base);
+}
+
+/* learning_curve.csv: accuracy per (arch, curve, train_points). */
+static void analysis_write_learning_curve(FILE *f, const analysis_data *D) {
+  analysis_csv_lc_key_header(f, D);
+  fprintf(f, ",train_points,n_seeds");
+  analysis_csv_ci_header(f, "acc");
+  fprintf(f, "\n");
+  for (int i = 0; i < D->n_lc; i++) {
+    const analysis_lcurve *c = &D->lc[i];
+    for (int a = 0; a < D->n_arch; a++)
+      for (int k = 0; k < c->n_x; k++) {
+        const analysis_ci *ci = &c->acc[(size_t)a * c->n_x + k];
+        if (ci->n == 0) continue;
+        analysis_csv_lc_key(f, D, c, a);
+        fprintf(f, ",%d,%d", c->x[k], ci->n);
+        analysis_csv_ci(f, ci);
+        fprintf(f, "\n");
+      }
+  }
+}
+
+/* samples_to_target.csv: per (arch, curve) the samples to reach the target and the ratio. */
+static void analysis_write_samples(FILE *f, const analysis_data *D) {
+  static const char *const REACHED[] = {"no", "yes", "at_smallest"};
+  analysis_csv_lc_key_header(f, D);
+  fprintf(f, ",n_sizes,train_points_min,train_points_max,n_seeds,best_acc,target_acc,target_source,"
+             "reached,samples,samples_ci_low,samples_ci_high,ratio_ungated_over_arch,ratio_ci_low,"
+             "ratio_ci_high,verdict\n");
+  int u = analysis_find_arch(D, ARCH_UNGATED);
+  for (int i = 0; i < D->n_lc; i++) {
+    const analysis_lcurve *c = &D->lc[i];
+    for (int a = 0; a < D->n_arch; a++) {
+      if (c->reached[a] < 0) continue;
+      analysis_csv_lc_key(f, D, c, a);
+      fprintf(f, ",%d,%d,%d,%d", c->n_x, c->x[0], c->x[c->n_x - 1], c->n_seeds);
+      analysis_csv_num(f, c->best_acc);
+      analysis_csv_num(f, c->target);
+      fprintf(f, ",%s,%s", c->target_given ? "given" : "best", REACHED[c->reached[a]]);
+      analysis_csv_boot(f, &c->samples[a]);
+      analysis_csv_boot(f, &c->ratio[a]);
+      fprintf(f, ",%s\n", a == u || u < 0 ? "n/a" : analysis_lc_verdict(D, c, a));
+    }
+  }
+}
+
+int analysis_write_learning_tables(const analysis_data *D, const char *dir) {
+  if (D->n_lc == 0) return CS_OK;
+  static const char *names[2] = {"learning_curve.csv", "samples_to_target.csv"};
+  void (*writers[2])(FILE *, const analysis_data *) = {analysis_write_learning_curve, analysis_write_samples};
+  for (int i = 0; i < 2; i++) {
+    analysis_file o;
+    CS_CHECK(analysis_file_open(&o, dir, names[i]));
+    writers[i](o.f, D);
+    CS_CHECK(analysis_file_commit(&o));
+  }
+  return CS_OK;
+}
+
+void analysis_list_learning_tables(FILE *f, const analysis_data *D) {
+  if (D->n_lc > 0)
+    fprintf(f, "- [learning_curve.csv](learning_curve.csv): per (arch, task, depth, regime, "
+               "train_points): test accuracy over seeds\n"
+               "- [samples_to_target.csv](samples_to_target.csv): per (arch, task, depth, regime): "
+               "training points to reach the target accuracy, ratio ungated/arch, verdict\n");
+}
+
+/* ---- the section of index.md ---- */
+
+
+/* A sample count: "412.3", "≤ 64" (reached at the smallest size), "not reached (> 2048)". */
+static const char *analysis_samples_text(char *buf, size_t len, const analysis_lcurve *c, double v,
+                                         int where) {
+  if (where == 2 && v == c->x[0])
+    snprintf(buf, len, "≤ %d", c->x[0]);
+  else if (isinf(v))
+    snprintf(buf, len, "not reached (> %d)", c->x[c->n_x - 1]);
+  else
+    snprintf(buf, len, "%s", F4(v));
+  return buf;
+}
+
+/* "[lo, hi]" of a sample count or ratio interval, inf as ∞. */
+static const char *analysis_interval_text(char *buf, size_t len, const analysis_boot *b) {
+  if (isnan(b->lo) || isnan(b->hi))
+    snprintf(buf, len, "no interval");
+  else
+    snprintf(buf, len, "[%s, %s]", isinf(b->lo) ? "∞" : F4(b->lo), isinf(b->hi) ? "∞" : F4(b->hi));
+  return buf;
+}
+
+/* One curve's line; counts its verdicts into n[0] yes, n[1] no, n[2] inconclusive. */
+static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const analysis_lcurve *c,
+                                       int *n) {
+  int u = analysis_find_arch(D, ARCH_UNGATED);
+  fprintf(f, "- %s, depth %d, regime `%s` (train_points %d … %d, %d value%s, %d seed%s, target %s): ",
+          config_task_name(D->task[c->t]), D->depth[c->d], c->base, c->x[0], c->x[c->n_x - 1],
+          c->n_x, c->n_x == 1 ? "" : "s", c->n_seeds, c->n_seeds == 1 ? "" : "s", F4(c->target));
+  if (c->n_x < 2) {
+    fprintf(f, "only one train_points value: no learning curve, no verdict.\n");
+    n[2]++;
+    return;
+  }
+  char b1[64], b2[64];
+  for (int a = 0; a < D->n_arch; a++) {
+    if (c->reached[a] < 0) continue;
+    fprintf(f, "%s %s %s", config_arch_name(D->arch[a]),
+            analysis_samples_text(b1, sizeof b1, c, c->samples[a].estimate, c->reached[a]),
+            analysis_interval_text(b2, sizeof b2, &c->samples[a]));
+    fprintf(f, "; ");
+  }
+  if (u < 0 || c->reached[u] < 0) {
+    fprintf(f, "no ungated cells on this curve: no ratio, no verdict.\n");
+    n[2]++;
+    return;
+  }
+  int any = 0;
+  for (int a = 0; a < D->n_arch; a++) {
+    if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+    const char *v = analysis_lc_verdict(D, c, a);
+    fprintf(f, "%sratio ungated/%s %s %s → **%s**", any++ ? "; " : "", config_arch_name(D->arch[a]),
+            isinf(c->ratio[a].estimate) ? "∞" : F4(c->ratio[a].estimate),
+            analysis_interval_text(b2, sizeof b2, &c->ratio[a]), v);
+    n[v[0] == 'y' ? 0 : v[0] == 'n' ? 1 : 2]++;
+  }
+  if (!any) fprintf(f, "no gated arch on this curve: no verdict");
+  if (c->n_seeds < 2) fprintf(f, " (one seed: no interval, so no verdict)");
+  fprintf(f, ".\n");
+}
+
+int analysis_md_learning(FILE *f, const analysis_data *D) {
+  if (D->ax_train < 0) return CS_OK;
+  fprintf(f, "## Is gating more sample-efficient? (learning curves)\n\n");
+  int len = spec_axis_length(D->spec, D->ax_train);
+  fprintf(f, "Test accuracy against the number of training points (the `train_points` axis, %d "
+             "value%s) per arch: [learning_curve.csv](learning_curve.csv). Per curve (task, depth, "
+             "regime without train_points) the target accuracy is %s; the training points an arch "
+             "needs to reach it come from monotone interpolation of its mean accuracy (running "
+             "maximum, linear in log train_points between the sizes around the target). The test is "
+             "per seed: each seed's own curve gives its count (censored at twice the largest size "
+             "when it never reaches the target), the seed's log ratio samples(ungated)/samples(gated) "
+             "is one value, a two-sided sign-flip test with Holm over every (curve, gated arch) "
+             "comparison (α = %g) decides, and the ratio's 95%% interval is the t interval of the "
+             "mean log ratio, exponentiated ([samples_to_target.csv](samples_to_target.csv)). Above 1 "
+             "gating needs fewer.\n\n",
+          len, len == 1 ? "" : "s",
+          isfinite(D->opt.target_acc) ? "given by `--target-acc`" : "95% of the best mean accuracy any arch reaches on it",
+          D->opt.alpha);
+  int n[3] = {0, 0, 0};
+  for (int i = 0; i < D->n_lc; i++) analysis_md_learning_curve(f, D, &D->lc[i], n);
+  const analysis_check *V = analysis_check_find(D, "sample-efficiency", "verdict");
+  char b1[96], b2[160];
+  if (!V)
+    fprintf(f, "\nVerdict: **gated reaches the target with fewer samples: not testable**%s\n\n",
+            len < 2 ? ": the train_points axis has fewer than two values, there is no learning curve."
+                    : ": no curve with both ungated and gated cells.");
+  else
+    fprintf(f, "\nVerdict: **gated reaches the target with fewer samples: %s** (%d yes, %d no, %d "
+               "neither of %d comparisons; strongest: %s, n = %d seeds)%s\n\n",
+            analysis_check_decision_text(b1, sizeof b1, V), n[0], n[1], n[2], n[0] + n[1] + n[2],
+            analysis_check_p_text(b2, sizeof b2, V), V->n,
+            n[0] && n[1] ? ": the curves disagree." : ".");
+  return CS_OK;
 }

@@ -6,6 +6,7 @@
  * interpolated sample count as a marker on it (learning.c). */
 #include "compute.h"
 #include "plots.h"
+#include "sections.h"
 
 #include "curvsweep/error.h"
 

@@ -1,13 +1,12 @@
-/* verdicts.c — the verdicts of index.md on the four claims, each
- * computed from the same numbers as the tables (printed with %.4g, the tables
+/* verdicts.c — the section of index.md on the four claims, printed from
+ * the computed verdicts (checks.c, claims.c; printed with %.4g, the tables
  * with %.15g). The rules, and what the measures mean and when they disagree,
- * are in analysis/README.md ("Measures", "Verdicts in index.md"):
- *   1  every resolved point of ungated affine-skeleton cells is flat (point
- *      classes; the K̃ bound only for archives without classification)
- *   2  gated more curved than ungated, on K̃ and on K̂
- *   3  accuracy gain of gating on nonlinear- vs linear-boundary tasks
- *   4  depth amplification: Supported only when the area-normalised K̂ or
- *      ∫|K| dA grows; growth of K̃ alone is anisotropy. */
+ * are in analysis/README.md ("Measures", "Statistics of the verdicts",
+ * "Verdicts in index.md"): claim 1 is claim1.c, claim 4 verdicts_claim4.c;
+ * here
+ *   2  gated more curved than ungated, on K̃ and on K̂ (per-seed net share)
+ *   3  accuracy gain of gating on nonlinear-boundary tasks, equivalence on
+ *      linear ones. */
 #include "checks.h"
 #include "claims.h"
 #include "compute.h"
@@ -177,99 +176,3 @@ int analysis_md_claims(FILE *f, const analysis_data *D) {
   return CS_OK;
 }
 
-/* ---- sample efficiency (learning curves, learning.c) ---- */
-
-/* A sample count: "412.3", "≤ 64" (reached at the smallest size), "not reached (> 2048)". */
-static const char *analysis_samples_text(char *buf, size_t len, const analysis_lcurve *c, double v,
-                                         int where) {
-  if (where == 2 && v == c->x[0])
-    snprintf(buf, len, "≤ %d", c->x[0]);
-  else if (isinf(v))
-    snprintf(buf, len, "not reached (> %d)", c->x[c->n_x - 1]);
-  else
-    snprintf(buf, len, "%s", F4(v));
-  return buf;
-}
-
-/* "[lo, hi]" of a sample count or ratio interval, inf as ∞. */
-static const char *analysis_interval_text(char *buf, size_t len, const analysis_boot *b) {
-  if (isnan(b->lo) || isnan(b->hi))
-    snprintf(buf, len, "no interval");
-  else
-    snprintf(buf, len, "[%s, %s]", isinf(b->lo) ? "∞" : F4(b->lo), isinf(b->hi) ? "∞" : F4(b->hi));
-  return buf;
-}
-
-/* One curve's line; counts its verdicts into n[0] yes, n[1] no, n[2] inconclusive. */
-static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const analysis_lcurve *c,
-                                       int *n) {
-  int u = analysis_find_arch(D, ARCH_UNGATED);
-  fprintf(f, "- %s, depth %d, regime `%s` (train_points %d … %d, %d value%s, %d seed%s, target %s): ",
-          config_task_name(D->task[c->t]), D->depth[c->d], c->base, c->x[0], c->x[c->n_x - 1],
-          c->n_x, c->n_x == 1 ? "" : "s", c->n_seeds, c->n_seeds == 1 ? "" : "s", F4(c->target));
-  if (c->n_x < 2) {
-    fprintf(f, "only one train_points value: no learning curve, no verdict.\n");
-    n[2]++;
-    return;
-  }
-  char b1[64], b2[64];
-  for (int a = 0; a < D->n_arch; a++) {
-    if (c->reached[a] < 0) continue;
-    fprintf(f, "%s %s %s", config_arch_name(D->arch[a]),
-            analysis_samples_text(b1, sizeof b1, c, c->samples[a].estimate, c->reached[a]),
-            analysis_interval_text(b2, sizeof b2, &c->samples[a]));
-    fprintf(f, "; ");
-  }
-  if (u < 0 || c->reached[u] < 0) {
-    fprintf(f, "no ungated cells on this curve: no ratio, no verdict.\n");
-    n[2]++;
-    return;
-  }
-  int any = 0;
-  for (int a = 0; a < D->n_arch; a++) {
-    if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
-    const char *v = analysis_lc_verdict(D, c, a);
-    fprintf(f, "%sratio ungated/%s %s %s → **%s**", any++ ? "; " : "", config_arch_name(D->arch[a]),
-            isinf(c->ratio[a].estimate) ? "∞" : F4(c->ratio[a].estimate),
-            analysis_interval_text(b2, sizeof b2, &c->ratio[a]), v);
-    n[v[0] == 'y' ? 0 : v[0] == 'n' ? 1 : 2]++;
-  }
-  if (!any) fprintf(f, "no gated arch on this curve: no verdict");
-  if (c->n_seeds < 2) fprintf(f, " (one seed: no interval, so no verdict)");
-  fprintf(f, ".\n");
-}
-
-int analysis_md_learning(FILE *f, const analysis_data *D) {
-  if (D->ax_train < 0) return CS_OK;
-  fprintf(f, "## Is gating more sample-efficient? (learning curves)\n\n");
-  int len = spec_axis_length(D->spec, D->ax_train);
-  fprintf(f, "Test accuracy against the number of training points (the `train_points` axis, %d "
-             "value%s) per arch: [learning_curve.csv](learning_curve.csv). Per curve (task, depth, "
-             "regime without train_points) the target accuracy is %s; the training points an arch "
-             "needs to reach it come from monotone interpolation of its mean accuracy (running "
-             "maximum, linear in log train_points between the sizes around the target). The test is "
-             "per seed: each seed's own curve gives its count (censored at twice the largest size "
-             "when it never reaches the target), the seed's log ratio samples(ungated)/samples(gated) "
-             "is one value, a two-sided sign-flip test with Holm over every (curve, gated arch) "
-             "comparison (α = %g) decides, and the ratio's 95%% interval is the t interval of the "
-             "mean log ratio, exponentiated ([samples_to_target.csv](samples_to_target.csv)). Above 1 "
-             "gating needs fewer.\n\n",
-          len, len == 1 ? "" : "s",
-          isfinite(D->opt.target_acc) ? "given by `--target-acc`" : "95% of the best mean accuracy any arch reaches on it",
-          D->opt.alpha);
-  int n[3] = {0, 0, 0};
-  for (int i = 0; i < D->n_lc; i++) analysis_md_learning_curve(f, D, &D->lc[i], n);
-  const analysis_check *V = analysis_check_find(D, "sample-efficiency", "verdict");
-  char b1[96], b2[160];
-  if (!V)
-    fprintf(f, "\nVerdict: **gated reaches the target with fewer samples: not testable**%s\n\n",
-            len < 2 ? ": the train_points axis has fewer than two values, there is no learning curve."
-                    : ": no curve with both ungated and gated cells.");
-  else
-    fprintf(f, "\nVerdict: **gated reaches the target with fewer samples: %s** (%d yes, %d no, %d "
-               "neither of %d comparisons; strongest: %s, n = %d seeds)%s\n\n",
-            analysis_check_decision_text(b1, sizeof b1, V), n[0], n[1], n[2], n[0] + n[1] + n[2],
-            analysis_check_p_text(b2, sizeof b2, V), V->n,
-            n[0] && n[1] ? ": the curves disagree." : ".");
-  return CS_OK;
-}

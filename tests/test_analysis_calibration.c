@@ -157,10 +157,18 @@ static void run_sims(grid *G, const effect *E, tally *T, int nt, const char *key
 /* α + 3 Monte Carlo standard errors of a rate over N_SIM datasets. */
 static double bound(void) { return ALPHA + 3.0 * sqrt(ALPHA * (1 - ALPHA) / N_SIM); }
 
-static void report(const char *what, const tally *T, int nt) {
-  for (int i = 0; i < nt; i++)
+/* Run the datasets, print each rate, and require lo ≤ rate ≤ hi with every
+ * verdict present in every dataset. */
+static void measure(grid *G, const effect *E, tally *T, int nt, const char *key, const char *what, double lo,
+                    double hi) {
+  run_sims(G, E, T, nt, key);
+  for (int i = 0; i < nt; i++) {
+    double rate = (double)T[i].hits / N_SIM;
     printf("calibration: %s: claim %s (%s) %s in %d of %d datasets: %.4f\n", what, T[i].claim, T[i].scope,
-           analysis_decision_name(T[i].want), T[i].hits, N_SIM, (double)T[i].hits / N_SIM);
+           analysis_decision_name(T[i].want), T[i].hits, N_SIM, rate);
+    assert_int_equal(T[i].seen, N_SIM);
+    assert_true(lo <= rate && rate <= hi);
+  }
 }
 
 static void test_null_claims(void **state) {
@@ -172,20 +180,12 @@ static void test_null_claims(void **state) {
                 {"3", "verdict", ANALYSIS_SUPPORTED, 0, 0},
                 {"3", "nonlinear;pooled", ANALYSIS_SUPPORTED, 0, 0},
                 {"4", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
-  run_sims(&G, &null, T, 4, "null");
-  report("null", T, 4);
-  for (int i = 0; i < 4; i++) {
-    assert_int_equal(T[i].seen, N_SIM);
-    assert_true((double)T[i].hits / N_SIM <= bound());
-  }
+  measure(&G, &null, T, 4, "null", "null", 0.0, bound());
   /* power: gated +0.02 accuracy on circles (the seed sd 0.02 shared by both archs cancels in
    * the pairs), K̂ growing with slope 0.5 in log depth and log layer */
   const effect eff = {0.02, 0.0, 0.5, 0.0, 0.0};
   tally P[2] = {{"3", "verdict", ANALYSIS_SUPPORTED, 0, 0}, {"4", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
-  run_sims(&G, &eff, P, 2, "power");
-  report("power (Δacc 0.02 nonlinear, K̂ slope 0.5)", P, 2);
-  assert_true((double)P[0].hits / N_SIM >= 0.8);
-  assert_true((double)P[1].hits / N_SIM >= 0.8);
+  measure(&G, &eff, P, 2, "power", "power (Δacc 0.02 nonlinear, K̂ slope 0.5)", 0.8, 1.0);
   grid_close(&G);
 }
 
@@ -196,14 +196,11 @@ static void test_null_equivalence(void **state) {
   grid_open(&G, SPEC_MAIN);
   const effect at_margin = {0.0, ANALYSIS_MARGIN, 0.0, 0.0, 0.0};
   tally T[1] = {{"3", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
-  run_sims(&G, &at_margin, T, 1, "margin");
-  report("linear difference = margin", T, 1);
-  assert_true((double)T[0].hits / N_SIM <= bound());
+  measure(&G, &at_margin, T, 1, "margin", "linear difference = margin", 0.0, bound());
   /* power of the equivalence half: no difference on linear tasks, a real gain on circles */
   const effect eq = {0.05, 0.0, 0.0, 0.0, 0.0};
-  run_sims(&G, &eq, (T[0] = (tally){"3", "verdict", ANALYSIS_SUPPORTED, 0, 0}, T), 1, "equivalent");
-  report("power (Δacc 0.05 nonlinear, 0 linear)", T, 1);
-  assert_true((double)T[0].hits / N_SIM >= 0.5);
+  T[0] = (tally){"3", "verdict", ANALYSIS_SUPPORTED, 0, 0};
+  measure(&G, &eq, T, 1, "equivalent", "power (Δacc 0.05 nonlinear, 0 linear)", 0.5, 1.0);
   grid_close(&G);
 }
 
@@ -215,17 +212,10 @@ static void test_null_gates(void **state) {
   tally T[3] = {{"gate-g1-best", "verdict", ANALYSIS_SUPPORTED, 0, 0},
                 {"gate-sink", "gated", ANALYSIS_SUPPORTED, 0, 0},
                 {"gate-ov-qk", "g1 g2 vs g3 g4", ANALYSIS_SUPPORTED, 0, 0}};
-  run_sims(&G, &null, T, 3, "gates-null");
-  report("null", T, 3);
-  for (int i = 0; i < 3; i++) {
-    assert_int_equal(T[i].seen, N_SIM);
-    assert_true((double)T[i].hits / N_SIM <= bound());
-  }
+  measure(&G, &null, T, 3, "gates-null", "null", 0.0, bound());
   const effect eff = {0, 0, 0, 0.02, 0};
   tally P[1] = {{"gate-g1-best", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
-  run_sims(&G, &eff, P, 1, "gates-power");
-  report("power (g1 +0.02 accuracy)", P, 1);
-  assert_true((double)P[0].hits / N_SIM >= 0.5);
+  measure(&G, &eff, P, 1, "gates-power", "power (g1 +0.02 accuracy)", 0.5, 1.0);
   grid_close(&G);
 }
 
@@ -235,15 +225,10 @@ static void test_null_learning(void **state) {
   grid_open(&G, SPEC_LC);
   const effect null = {0};
   tally T[1] = {{"sample-efficiency", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
-  run_sims(&G, &null, T, 1, "lc-null");
-  report("null", T, 1);
-  assert_int_equal(T[0].seen, N_SIM);
-  assert_true((double)T[0].hits / N_SIM <= bound());
+  measure(&G, &null, T, 1, "lc-null", "null", 0.0, bound());
   const effect eff = {0, 0, 0, 0, 0.5};
   T[0] = (tally){"sample-efficiency", "verdict", ANALYSIS_SUPPORTED, 0, 0};
-  run_sims(&G, &eff, T, 1, "lc-power");
-  report("power (gated curve 2^0.5 × fewer samples)", T, 1);
-  assert_true((double)T[0].hits / N_SIM >= 0.5);
+  measure(&G, &eff, T, 1, "lc-power", "power (gated curve 2^0.5 × fewer samples)", 0.5, 1.0);
   grid_close(&G);
 }
 
