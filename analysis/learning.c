@@ -319,6 +319,15 @@ int analysis_lc_verdicts(analysis_data *D) {
   return CS_OK;
 }
 
+/* The geometric mean over seeds of the ratio samples(ungated)/samples(a),
+ * the centre of ratio_ci_* (its check's effect); NaN without a check. */
+static double analysis_lc_ratio_gmean(const analysis_data *D, const analysis_lcurve *c, int a) {
+  char scope[320];
+  analysis_lc_scope(D, c, a, scope, sizeof scope);
+  const analysis_check *k = analysis_check_find(D, "sample-efficiency", scope);
+  return k ? k->effect : NAN;
+}
+
 const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a) {
   char scope[320];
   analysis_lc_scope(D, c, a, scope, sizeof scope);
@@ -378,7 +387,7 @@ static void analysis_write_samples(FILE *f, const analysis_data *D) {
   analysis_csv_lc_key_header(f, D);
   fprintf(f, ",n_sizes,train_points_min,train_points_max,n_seeds,best_acc,target_acc,target_source,"
              "reached,samples,samples_ci_low,samples_ci_high,ratio_ungated_over_arch,ratio_ci_low,"
-             "ratio_ci_high,verdict\n");
+             "ratio_ci_high,ratio_seed_gmean,verdict\n");
   int u = analysis_find_arch(D, ARCH_UNGATED);
   for (int i = 0; i < D->n_lc; i++) {
     const analysis_lcurve *c = &D->lc[i];
@@ -391,6 +400,7 @@ static void analysis_write_samples(FILE *f, const analysis_data *D) {
       fprintf(f, ",%s,%s", c->target_given ? "given" : "best", REACHED[c->reached[a]]);
       analysis_csv_boot(f, &c->samples[a]);
       analysis_csv_boot(f, &c->ratio[a]);
+      analysis_csv_num(f, analysis_lc_ratio_gmean(D, c, a));
       fprintf(f, ",%s\n", a == u || u < 0 ? "n/a" : analysis_lc_verdict(D, c, a));
     }
   }
@@ -470,9 +480,10 @@ static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const an
   for (int a = 0; a < D->n_arch; a++) {
     if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
     const char *v = analysis_lc_verdict(D, c, a);
-    fprintf(f, "%sratio ungated/%s %s %s → **%s**", any++ ? "; " : "", config_arch_name(D->arch[a]),
-            isinf(c->ratio[a].estimate) ? "∞" : F4(c->ratio[a].estimate),
-            analysis_interval_text(b2, sizeof b2, &c->ratio[a]), v);
+    fprintf(f, "%sratio ungated/%s %s %s per seed (geometric mean; %s on the mean curves) → **%s**",
+            any++ ? "; " : "", config_arch_name(D->arch[a]), F4(analysis_lc_ratio_gmean(D, c, a)),
+            analysis_interval_text(b2, sizeof b2, &c->ratio[a]),
+            isinf(c->ratio[a].estimate) ? "∞" : F4(c->ratio[a].estimate), v);
     n[v[0] == 'y' ? 0 : v[0] == 'n' ? 1 : 2]++;
   }
   if (!any) fprintf(f, "no gated arch on this curve: no verdict");

@@ -140,6 +140,8 @@ static void test_gated_fewer(void **state) {
   exp_t_interval(lr, &lo, &hi);
   assert_close(csv_number(path, "gated,circles,", "ratio_ci_low"), lo, 1e-12);
   assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), hi, 1e-12);
+  /* its centre: exp of the mean log ratio (the offsets δ_s average to 0) */
+  assert_close(csv_number(path, "gated,circles,", "ratio_seed_gmean"), pow(2, 1.3125), 1e-12);
   /* the check: every seed's log ratio positive, two-sided exact sign-flip 2/2^6 */
   analysis_options opt = analysis_options_default();
   analysis_checks V = verdicts_of(SPEC4, res, N, &opt);
