@@ -25,8 +25,10 @@ static const char *ANALYZE_HELP =
     "           Holm over each verdict's checks)\n"
     "  --margin M  equivalence margin of claim 3's linear tasks, test accuracy in\n"
     "           (0, 1) (default 0.01, one percentage point)\n\n"
-    "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, verdicts.csv, *.gp,\n"
-    "*.dat, *.png, index.md. Column meanings: analysis/README.md.\n"
+    "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, verdicts.csv (every\n"
+    "verdict and the test behind it), learning_curve.csv and samples_to_target.csv (a\n"
+    "train_points axis), gates.csv (a gate axis), *.gp, *.dat, *.png, index.md.\n"
+    "Column meanings: analysis/README.md.\n"
     "Environment: CS_GNUPLOT names the gnuplot binary (default: gnuplot on PATH);\n"
     "without gnuplot the tables, scripts and index.md are written and plots skipped.\n";
 
