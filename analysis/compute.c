@@ -302,7 +302,7 @@ static int analysis_compute_amp(analysis_data *D) {
   return rc;
 }
 
-/* Differences b − a of paired values: mean and t interval, signs, sign test. */
+/* Differences b − a of paired values: mean and t interval, signs, sign test, d_z. */
 void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
   analysis_mean_ci(diff, n, ANALYSIS_LEVEL, &out->ci);
   out->n = out->ci.n;
@@ -313,6 +313,7 @@ void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
     if (diff[i] < 0) out->n_neg++;
   }
   out->sign_p = analysis_sign_test(out->n_pos, out->n_neg);
+  analysis_dz(diff, n, ANALYSIS_LEVEL, &out->dz);
 }
 
 static int analysis_compute_gaps(analysis_data *D) {

@@ -45,6 +45,9 @@ void analysis_csv_diff(FILE *f, const analysis_diff *d) {
   analysis_csv_ci(f, &d->ci);
   fprintf(f, ",%d,%d", d->n_pos, d->n_neg);
   analysis_csv_num(f, d->sign_p);
+  analysis_csv_num(f, d->dz.mean);
+  analysis_csv_num(f, d->dz.lo);
+  analysis_csv_num(f, d->dz.hi);
 }
 
 void analysis_csv_ci_header(FILE *f, const char *name) {
@@ -221,8 +224,8 @@ static void analysis_write_gap(FILE *f, const analysis_data *D) {
   fprintf(f, "comparison,task,boundary,depth,regime,skeleton,n_pairs");
   const char *q[4] = {"dacc", "dK", "dKt", "dKh"};
   for (int i = 0; i < 4; i++)
-    fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high,%s_npos,%s_nneg,%s_sign_p", q[i], q[i], q[i], q[i],
-            q[i], q[i]);
+    fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high,%s_npos,%s_nneg,%s_sign_p,%s_dz,%s_dz_low,%s_dz_high", q[i],
+            q[i], q[i], q[i], q[i], q[i], q[i], q[i], q[i]);
   fprintf(f, "\n");
   for (int i = 0; i < D->n_gap; i++) {
     const analysis_gap *g = &D->gap[i];

@@ -93,6 +93,7 @@ typedef struct {
   analysis_ci ci;
   int n_pos, n_neg;
   double sign_p;
+  analysis_ci dz;      /* paired standardised effect d_z with its interval (inference.c) */
 } analysis_diff;
 
 typedef struct {

@@ -433,8 +433,8 @@ int analysis_write_gates_table(const analysis_data *D, const char *dir) {
     for (int q = 0; q < GQ_COUNT; q++) {
       const char *n = GQ_NAME[q];
       fprintf(f, ",d%s_vs_%s_mean,d%s_vs_%s_ci_low,d%s_vs_%s_ci_high,d%s_vs_%s_npos,d%s_vs_%s_nneg,"
-                 "d%s_vs_%s_sign_p",
-              n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b]);
+                 "d%s_vs_%s_sign_p,d%s_vs_%s_dz,d%s_vs_%s_dz_low,d%s_vs_%s_dz_high",
+              n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b]);
     }
   }
   fprintf(f, "\n");
@@ -486,8 +486,8 @@ static const char *analysis_gate_diff_text(char *buf, size_t len, const analysis
   if (d->n == 0)
     snprintf(buf, len, "–");
   else
-    snprintf(buf, len, "%s (%d+/%d−, p %s)", analysis_gate_ci_text(ci, sizeof ci, &d->ci), d->n_pos,
-             d->n_neg, F4(d->sign_p));
+    snprintf(buf, len, "%s, d_z %s (%d+/%d−, p %s)", analysis_gate_ci_text(ci, sizeof ci, &d->ci),
+             F4(d->dz.mean), d->n_pos, d->n_neg, F4(d->sign_p));
   return buf;
 }
 

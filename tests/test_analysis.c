@@ -396,6 +396,11 @@ static void test_report_hand(void **state) {
   assert_close(csv_num(&t, g, "dacc_npos"), 3, 0);
   assert_close(csv_num(&t, g, "dacc_nneg"), 0, 0);
   assert_close(csv_num(&t, g, "dacc_sign_p"), 0.25, 1e-12);
+  /* d_z = 0.1/0.05 = 2, interval 2 ± t_{.975,2} √(1/3 + 2²/4), t_{.975,2} = 0.95/√(2·0.975·0.025) */
+  double t2 = 0.95 / sqrt(2 * 0.975 * 0.025), dzh = t2 * sqrt(1.0 / 3 + 1.0);
+  assert_close(csv_num(&t, g, "dacc_dz"), 2.0, 1e-9);
+  assert_close(csv_num(&t, g, "dacc_dz_low"), 2.0 - dzh, 1e-9);
+  assert_close(csv_num(&t, g, "dacc_dz_high"), 2.0 + dzh, 1e-9);
   /* ΔK̃ = {1.0 − 2e-15, 1.4 − 4e-15, 1.8 − 6e-15}; Δ|K| = 4(s+1) − 2e-15 (s+1) */
   assert_close(csv_num(&t, g, "dKt_mean"), 1.4 - 4e-15, 1e-12);
   assert_close(csv_num(&t, g, "dK_mean"), 8.0, 1e-12);
