@@ -4,7 +4,9 @@
  * seed with sign tests (gap.csv), for both normalisations of the curvature
  * (K̃, K̂), the anisotropy index, ∫|K| dA and the point classes. The CSV
  * writing is csv.c; column meanings: analysis/README.md. */
+#include "checks.h"
 #include "compute.h"
+#include "sections.h"
 
 #include "curvsweep/error.h"
 
@@ -103,6 +105,7 @@ static void analysis_compute_group(analysis_data *D, int a, int t, int d, int r,
     scratch[s] = c ? c->test_acc : NAN;
   }
   analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
+  analysis_ci_clip01(&g->acc);
   analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
   analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
   analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
@@ -299,7 +302,7 @@ static int analysis_compute_amp(analysis_data *D) {
   return rc;
 }
 
-/* Differences b − a of paired values: mean and t interval, signs, sign test. */
+/* Differences b − a of paired values: mean and t interval, signs, sign test, d_z. */
 void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
   analysis_mean_ci(diff, n, ANALYSIS_LEVEL, &out->ci);
   out->n = out->ci.n;
@@ -310,6 +313,7 @@ void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
     if (diff[i] < 0) out->n_neg++;
   }
   out->sign_p = analysis_sign_test(out->n_pos, out->n_neg);
+  analysis_dz(diff, n, ANALYSIS_LEVEL, &out->dz);
 }
 
 static int analysis_compute_gaps(analysis_data *D) {
@@ -359,7 +363,6 @@ int analysis_compute(analysis_data *D) {
   CS_CHECK(rc);
   CS_CHECK(analysis_compute_amp(D));
   CS_CHECK(analysis_compute_gaps(D));
-  CS_CHECK(analysis_compute_learning(D));
-  CS_CHECK(analysis_compute_gates(D));
-  return CS_OK;
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].compute(D));
+  return analysis_compute_verdicts(D);
 }

@@ -14,6 +14,12 @@ int analysis_stats_classified(const geom_stats *g);
 /* Value `which` of prefix l of a result (l = 1..L; 0: the deepest, l = L);
  * NaN if missing, and for the classified values of an unclassified row. */
 double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which);
+/* An accuracy interval clipped to [0, 1] (the t interval of a mean of
+ * proportions can leave it; analysis/README.md). */
+static inline void analysis_ci_clip01(analysis_ci *c) {
+  if (c->lo < 0) c->lo = 0;
+  if (c->hi > 1) c->hi = 1;
+}
 /* Differences (paired values b − a, NaN where missing): mean and t interval,
  * signs, two-sided sign test. */
 void analysis_diff_stats(const double *diff, int n, analysis_diff *out);
@@ -25,28 +31,14 @@ static inline int analysis_is_gated(cs_arch a) { return a == ARCH_GATED || a == 
 /* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
 const char *analysis_amp_q_name(int q);
 
-/* learning.c — the learning curves of a sweep with a train_points axis
- * (D->lc; nothing when there is none): accuracy over seeds per training-set
- * size, samples to reach the target accuracy by monotone interpolation with
- * paired bootstrap intervals, the ratio ungated/arch. */
-int analysis_compute_learning(analysis_data *D);
-void analysis_learning_free(analysis_data *D);
-/* Training points at which the curve (x[i], y[i]) (x ascending, NaN y: no
+/* learning.c (a section, sections.h) — training points at which the curve (x[i], y[i]) (x ascending, NaN y: no
  * data) first reaches target, by monotone interpolation: y replaced by its
  * running maximum, log x interpolated linearly between the last point below
  * the target and the first at or above it. x[first finite] when the first
  * point already reaches it (*where = 2), +inf when none does (*where = 0),
  * NaN without data (*where = -1); else *where = 1. */
 double analysis_samples_to_target(int n, const int *x, const double *y, double target, int *where);
-/* The verdict of gated arch a on learning curve c: "yes", "no" or "inconclusive". */
+/* The verdict of gated arch a on learning curve c: "yes", "no", "too few" or "inconclusive". */
 const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a);
-
-/* gates.c — the gate-position ablation of a sweep with a gate axis
- * (D->gates; nothing when there is none): per (task, depth, regime without
- * gate, arch) each position's accuracy, curvature and attention sink over
- * seeds, ranks, paired differences against ungated and g1, the pooled
- * verdict tests (analysis/README.md, "Gate positions"). */
-int analysis_compute_gates(analysis_data *D);
-void analysis_gates_free(analysis_data *D);
 
 #endif

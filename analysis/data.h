@@ -93,6 +93,7 @@ typedef struct {
   analysis_ci ci;
   int n_pos, n_neg;
   double sign_p;
+  analysis_ci dz;      /* paired standardised effect d_z with its interval (inference.c) */
 } analysis_diff;
 
 typedef struct {
@@ -163,6 +164,8 @@ typedef struct {
   analysis_lcurve *lc;
   /* gate positions (gates.c, gates.h): only when the spec has a gate axis */
   struct analysis_gates *gates;
+  /* the checks and verdicts of every claim (checks.c; verdicts.csv) */
+  analysis_checks checks;
 } analysis_data;
 
 static inline size_t analysis_gidx(const analysis_data *D, int a, int t, int d, int r) {

@@ -10,8 +10,10 @@
  * beat query/key gates (g3, g4). The figure is plots_gates.c. */
 #include "gates.h"
 
+#include "checks.h"
 #include "compute.h"
 #include "output.h"
+#include "sections.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -121,6 +123,7 @@ static void analysis_gate_row_fill(const analysis_data *D, const analysis_gates 
     for (int s = 0; s < D->n_seed; s++)
       scratch[s] = analysis_gate_value(D->cell[analysis_cidx(D, a, U->t, U->d, r, s)], q);
     analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &R->q[q]);
+    if (q == GQ_ACC || q == GQ_SINK || q == GQ_MAXATTN) analysis_ci_clip01(&R->q[q]);
   }
   for (int q = 0; q < GQ_COUNT; q++) {
     analysis_diff_stats(scratch, 0, &R->vs_u[q]);
@@ -270,68 +273,128 @@ void analysis_gates_free(analysis_data *D) {
   D->gates = NULL;
 }
 
-/* ---- the verdicts ---- */
+/* ---- the checks and verdicts (verdicts.csv) ---- */
 
-/* Pairs below the least a sign test needs, or one seed: the reason there is
- * no verdict, else NULL. */
-static const char *analysis_gate_too_few(const analysis_data *D, const analysis_gate_test *T, char *buf,
-                                         size_t len) {
-  if (D->n_seed < 2) {
-    snprintf(buf, len, "only one seed (paired-by-seed comparisons need at least 2)");
-    return buf;
+/* Per seed s, the mean over the self-family units and the gated archs of
+ * the difference `which` (0: acc(g1) − acc(q); 1: sink(ungated at g1) −
+ * sink(arch q at g1), arch = q; 2: mean acc(g1, g2) − mean acc(g3, g4)). */
+static void analysis_gate_seed_values(const analysis_data *D, const analysis_gates *G, int which, int q,
+                                      double *v) {
+  int ua = analysis_find_arch(D, ARCH_UNGATED);
+  for (int s = 0; s < D->n_seed; s++) {
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < G->n_unit; i++) {
+      const analysis_gate_unit *U = &G->unit[i];
+      const analysis_gate_base *B = &G->base[U->base];
+      if (!B->self) continue;
+      for (int a = 0; a < D->n_arch; a++) {
+        if (!analysis_is_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
+        double x = NAN;
+        if (which == 0) {
+          x = analysis_gate_acc(D, G, U, a, GATE_G1, s) - analysis_gate_acc(D, G, U, a, (cs_gate_pos)q, s);
+        } else if (which == 1) {
+          int k1 = analysis_gate_pos(B, GATE_G1);
+          if (ua < 0 || k1 < 0) continue;
+          int r1 = B->regime[k1];
+          x = analysis_gate_value(D->cell[analysis_cidx(D, ua, U->t, U->d, r1, s)], GQ_SINK) -
+              analysis_gate_value(D->cell[analysis_cidx(D, a, U->t, U->d, r1, s)], GQ_SINK);
+        } else {
+          double g[4];
+          for (int j = 0; j < 4; j++) g[j] = analysis_gate_acc(D, G, U, a, (cs_gate_pos)(GATE_G1 + j), s);
+          x = 0.5 * (g[0] + g[1]) - 0.5 * (g[2] + g[3]);
+        }
+        if (isfinite(x)) sum += x, k++;
+      }
+    }
+    v[s] = k ? sum / k : NAN;
   }
-  if (T->n < ANALYSIS_GATE_MIN_PAIRS) {
-    snprintf(buf, len, "only %d paired difference%s (a sign test needs %d for p < %.2g)", T->n,
-             T->n == 1 ? "" : "s", ANALYSIS_GATE_MIN_PAIRS, ANALYSIS_GATE_ALPHA);
-    return buf;
-  }
-  return NULL;
 }
 
-/* p of a test, 1 when every difference is zero. */
-static double analysis_gate_p(const analysis_gate_test *T) { return isnan(T->p) ? 1.0 : T->p; }
-
-/* "yes": a ahead of b with p < α; "no": b ahead with p < α; else "tie". */
-static const char *analysis_gate_word(const analysis_gate_test *T) {
-  double p = analysis_gate_p(T);
-  if (T->n_pos > T->n_neg && p < ANALYSIS_GATE_ALPHA) return "yes";
-  if (T->n_neg > T->n_pos && p < ANALYSIS_GATE_ALPHA) return "no";
-  return "tie";
+/* One check of claim on the per-seed values v (two-sided: either way can be significant). */
+static int analysis_gate_check(analysis_data *D, const char *claim, const char *family, const char *scope,
+                               const double *v) {
+  int any = 0;
+  for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
+  if (!any) return CS_OK;
+  analysis_check *c;
+  char key[128];
+  snprintf(key, sizeof key, "%s|%s", claim, scope);
+  CS_CHECK(analysis_check_add(D, claim, family, 0, &c, "%s", scope));
+  return analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_TWO_SIDED, key);
 }
 
-/* G1 best on accuracy: yes when g1 is ahead of every other position q with
- * p_q < α (p = max p_q, an intersection-union test); no when some q is
- * ahead of g1 with Bonferroni k·p_q < α (p = the smallest k·p_q); else tie
- * (p = max p_q). NULL with the reason in why when there is no verdict. */
-static const char *analysis_gate_g1_rule(const analysis_data *D, const analysis_gates *G, double *p_out,
-                                         char *why, size_t len) {
-  int k = 0, all_ahead = 1;
-  double p_max = 0, p_no = INFINITY;
-  for (int g = GATE_G2; g < GATE_COUNT; g++) k += G->g1_vs[g].n > 0;
-  *p_out = NAN;
-  if (k == 0) {
-    snprintf(why, len, "no gated cells at g1 and another position, paired by seed");
-    return NULL;
+static int analysis_gate_checks_run(analysis_data *D, double *v) {
+  analysis_gates *G = D->gates;
+  int n_self = 0;
+  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].self;
+  if (G->axis_len < 2 || n_self == 0) return CS_OK;
+  for (int q = GATE_G2; q < GATE_COUNT; q++) {
+    analysis_gate_seed_values(D, G, 0, q, v);
+    char scope[32];
+    snprintf(scope, sizeof scope, "g1 vs %s", config_gate_name((cs_gate_pos)q));
+    CS_CHECK(analysis_gate_check(D, "gate-g1-best", "gate-g1", scope, v));
   }
-  for (int g = GATE_G2; g < GATE_COUNT; g++) {
-    const analysis_gate_test *T = &G->g1_vs[g];
-    if (T->n == 0) continue;
-    if (analysis_gate_too_few(D, T, why, len)) return NULL;
-    double p = analysis_gate_p(T);
-    if (p > p_max) p_max = p;
-    all_ahead &= T->n_pos > T->n_neg && p < ANALYSIS_GATE_ALPHA;
-    if (T->n_neg > T->n_pos && fmin(1.0, k * p) < p_no) p_no = fmin(1.0, k * p);
+  if (G->has_sink)
+    for (int a = 0; a < D->n_arch; a++) {
+      if (!analysis_is_gated(D->arch[a])) continue;
+      analysis_gate_seed_values(D, G, 1, (int)D->arch[a], v);
+      CS_CHECK(analysis_gate_check(D, "gate-sink", "gate-sink", config_arch_name(D->arch[a]), v));
+    }
+  analysis_gate_seed_values(D, G, 2, 0, v);
+  return analysis_gate_check(D, "gate-ov-qk", NULL, "g1 g2 vs g3 g4", v);
+}
+
+int analysis_gate_checks(analysis_data *D) {
+  if (!D->gates) return CS_OK;
+  double *v;
+  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
+  int rc = analysis_gate_checks_run(D, v);
+  free(v);
+  return rc;
+}
+
+/* The reading of a two-sided check: supported (ahead, p_adj < α), not
+ * supported (behind, p_adj < α), inconclusive, too few. */
+static analysis_decision analysis_gate_reading(const analysis_data *D, const analysis_check *c) {
+  if (c->decision == ANALYSIS_TOO_FEW) return ANALYSIS_TOO_FEW;
+  if (c->p_adj < D->opt.alpha) return c->effect > 0 ? ANALYSIS_SUPPORTED : ANALYSIS_NOT_SUPPORTED;
+  return ANALYSIS_INCONCLUSIVE;
+}
+
+/* G1 best: every g1-vs-q check ahead after Holm (supported), some q ahead of
+ * g1 after Holm (not supported), else inconclusive; the sink and the (g1,
+ * g2)-vs-(g3, g4) verdicts: one per check, read the same way. */
+int analysis_gate_verdicts(analysis_data *D) {
+  if (!D->gates) return CS_OK;
+  analysis_check *v;
+  int n1 = 0, behind = 0, few = 0, ahead = 0;
+  for (int i = 0; i < D->checks.n; i++) {
+    const analysis_check *c = &D->checks.c[i];
+    if (c->verdict || strcmp(c->claim, "gate-g1-best")) continue;
+    analysis_decision r = analysis_gate_reading(D, c);
+    n1++, ahead += r == ANALYSIS_SUPPORTED, behind += r == ANALYSIS_NOT_SUPPORTED, few += r == ANALYSIS_TOO_FEW;
   }
-  if (all_ahead) {
-    *p_out = p_max;
-    return "yes";
+  if (n1) {
+    CS_CHECK(analysis_verdict_from(D, "gate-g1-best", "gate-g1", NULL, ANALYSIS_ALL, "verdict", &v));
+    v->decision = few == n1    ? ANALYSIS_TOO_FEW
+                  : ahead == n1 ? ANALYSIS_SUPPORTED
+                  : behind      ? ANALYSIS_NOT_SUPPORTED
+                                : ANALYSIS_INCONCLUSIVE;
   }
-  if (p_no < ANALYSIS_GATE_ALPHA) {
-    *p_out = p_no;
-    return "no";
+  int n = D->checks.n;
+  for (int i = 0; i < n; i++) {
+    analysis_check c = D->checks.c[i];
+    if (c.verdict || (strcmp(c.claim, "gate-sink") && strcmp(c.claim, "gate-ov-qk"))) continue;
+    CS_CHECK(analysis_check_add(D, c.claim, c.family, 1, &v, "%s", c.scope));
+    char scope[sizeof v->scope];
+    memcpy(scope, v->scope, sizeof scope);
+    *v = c;
+    memcpy(v->scope, scope, sizeof scope);
+    v->verdict = 1;
+    v->decision = analysis_gate_reading(D, &c);
   }
-  *p_out = p_max;
-  return "tie";
+  return CS_OK;
 }
 
 /* ---- gates.csv ---- */
@@ -370,8 +433,8 @@ int analysis_write_gates_table(const analysis_data *D, const char *dir) {
     for (int q = 0; q < GQ_COUNT; q++) {
       const char *n = GQ_NAME[q];
       fprintf(f, ",d%s_vs_%s_mean,d%s_vs_%s_ci_low,d%s_vs_%s_ci_high,d%s_vs_%s_npos,d%s_vs_%s_nneg,"
-                 "d%s_vs_%s_sign_p",
-              n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b]);
+                 "d%s_vs_%s_sign_p,d%s_vs_%s_dz,d%s_vs_%s_dz_low,d%s_vs_%s_dz_high",
+              n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b]);
     }
   }
   fprintf(f, "\n");
@@ -399,6 +462,13 @@ int analysis_write_gates_table(const analysis_data *D, const char *dir) {
 
 /* ---- index.md ---- */
 
+void analysis_list_gates_tables(FILE *f, const analysis_data *D) {
+  if (D->gates)
+    fprintf(f, "- [gates.csv](gates.csv): per (arch, task, depth, regime, gate): accuracy, mean |K̂|, "
+               "mean |K̃|, sink_mass, max_attn over seeds, ranks, paired differences against ungated "
+               "and g1\n");
+}
+
 /* "0.9 [0.85, 0.95]" of an interval, "0.9" with one seed, "–" with none. */
 static const char *analysis_gate_ci_text(char *buf, size_t len, const analysis_ci *c) {
   if (c->n == 0)
@@ -416,8 +486,8 @@ static const char *analysis_gate_diff_text(char *buf, size_t len, const analysis
   if (d->n == 0)
     snprintf(buf, len, "–");
   else
-    snprintf(buf, len, "%s (%d+/%d−, p %s)", analysis_gate_ci_text(ci, sizeof ci, &d->ci), d->n_pos,
-             d->n_neg, F4(d->sign_p));
+    snprintf(buf, len, "%s, d_z %s (%d+/%d−, p %s)", analysis_gate_ci_text(ci, sizeof ci, &d->ci),
+             F4(d->dz.mean), d->n_pos, d->n_neg, F4(d->sign_p));
   return buf;
 }
 
@@ -442,72 +512,87 @@ static void analysis_md_gate_table(FILE *f, const analysis_data *D, const analys
   fprintf(f, "\n");
 }
 
+/* The word of a two-sided reading, from the numbers. */
+static const char *analysis_gate_reading_word(analysis_decision r, const char *ahead, const char *behind) {
+  return r == ANALYSIS_SUPPORTED ? ahead : r == ANALYSIS_NOT_SUPPORTED ? behind
+         : r == ANALYSIS_TOO_FEW ? "too few seeds" : "no significant difference";
+}
+
 static void analysis_md_gate_g1(FILE *f, const analysis_data *D, const analysis_gates *G) {
-  char why[160];
-  double p;
-  const char *w = analysis_gate_g1_rule(D, G, &p, why, sizeof why);
-  if (!w) {
-    fprintf(f, "- **G1 best on accuracy: no verdict** (%s).\n", why);
+  const analysis_check *V = analysis_check_find(D, "gate-g1-best", "verdict");
+  if (!V) {
+    fprintf(f, "- **G1 best on accuracy: no verdict** (no gated cells at g1 and another position, "
+               "paired by seed).\n");
     return;
   }
-  fprintf(f, "- **G1 best on accuracy: %s (p = %s)** — g1 against", w, F4(p));
+  char b1[96];
+  fprintf(f, "- **G1 best on accuracy: %s** (n = %d seeds; every comparison must be significant after "
+             "Holm over %d, α = %g) — g1 against",
+          analysis_check_decision_text(b1, sizeof b1, V), V->n, V->family_size, D->opt.alpha);
   int any = 0;
   for (int g = GATE_G2; g < GATE_COUNT; g++) {
+    char scope[32];
+    snprintf(scope, sizeof scope, "g1 vs %s", config_gate_name((cs_gate_pos)g));
+    const analysis_check *c = analysis_check_find(D, "gate-g1-best", scope);
+    if (!c) continue;
     const analysis_gate_test *T = &G->g1_vs[g];
-    if (T->n == 0) continue;
-    fprintf(f, "%s %s: ahead in %d, behind in %d of %d pairs (mean %s vs %s, p %s)", any++ ? ";" : "",
-            config_gate_name((cs_gate_pos)g), T->n_pos, T->n_neg, T->n, F4(T->mean_a), F4(T->mean_b),
-            F4(T->p));
+    fprintf(f, "%s %s (mean %s vs %s; per-seed difference g1 − %s ", any++ ? ";" : "",
+            config_gate_name((cs_gate_pos)g), F4(T->mean_a), F4(T->mean_b), config_gate_name((cs_gate_pos)g));
+    analysis_md_check(f, c);
+    fprintf(f, ": %s)", analysis_gate_reading_word(analysis_gate_reading(D, c), "g1 ahead", "g1 behind"));
   }
   fprintf(f, ".\n");
 }
 
 static void analysis_md_gate_sink(FILE *f, const analysis_data *D, const analysis_gates *G) {
   int any = 0;
-  char why[160];
   for (int a = 0; a < D->n_arch; a++) {
     cs_arch arch = D->arch[a];
     if (!analysis_is_gated(arch)) continue;
     const analysis_gate_test *T = &G->sink[arch];
+    const analysis_check *c = analysis_check_find(D, "gate-sink", config_arch_name(arch));
     any++;
     if (!G->has_sink) {
-      fprintf(f, "- **sink reduced by G1 (%s): no sink statistic** in these archives (the memory family, or "
-                 "format_version 2).\n", config_arch_name(arch));
+      fprintf(f, "- **attention sink at G1 (%s): no sink statistic** in these archives (the memory family, "
+                 "or format_version 2).\n", config_arch_name(arch));
       continue;
     }
-    if (T->n == 0) {
-      fprintf(f, "- **sink reduced by G1 (%s): no verdict** (no ungated and %s cells at g1 paired by seed).\n",
+    if (!c || T->n == 0) {
+      fprintf(f, "- **attention sink at G1 (%s): no verdict** (no ungated and %s cells at g1 paired by "
+                 "seed).\n",
               config_arch_name(arch), config_arch_name(arch));
       continue;
     }
-    const char *few = analysis_gate_too_few(D, T, why, sizeof why);
-    const char *w = analysis_gate_word(T);
-    fprintf(f, "- **sink reduced by G1: from %s to %s** (%s; mean attention mass on token 0 at the last "
-               "layer, ungated → %s at g1 over %d pairs; reduced in %d, increased in %d, p %s: %s).\n",
-            F4(T->mean_a), F4(T->mean_b), config_arch_name(arch), config_arch_name(arch), T->n, T->n_pos,
-            T->n_neg, F4(T->p),
-            few ? why : w[0] == 'y' ? "reduced" : w[0] == 'n' ? "increased" : "no significant change");
+    analysis_decision r = analysis_gate_reading(D, c);
+    /* the headline word comes from the test: reduced only when ungated − gated is significantly > 0 */
+    fprintf(f, "- **attention sink at G1 (%s): %s → %s, %s** (mean attention mass on token 0 at the "
+               "last layer, ungated → %s at g1, means over %d pairs; per-seed difference ungated − %s ",
+            config_arch_name(arch), F4(T->mean_a), F4(T->mean_b),
+            analysis_gate_reading_word(r, "reduced", "increased"), config_arch_name(arch), T->n,
+            config_arch_name(arch));
+    analysis_md_check(f, c);
+    fprintf(f, ").\n");
   }
-  if (!any) fprintf(f, "- **sink reduced by G1: no verdict** (no gated arch in the sweep).\n");
+  if (!any) fprintf(f, "- **attention sink at G1: no verdict** (no gated arch in the sweep).\n");
 }
 
 static void analysis_md_gate_ovqk(FILE *f, const analysis_data *D, const analysis_gates *G) {
   const analysis_gate_test *T = &G->ov_qk;
-  char why[160];
-  if (T->n == 0) {
+  const analysis_check *c = analysis_check_find(D, "gate-ov-qk", "g1 g2 vs g3 g4");
+  if (!c || T->n == 0) {
     fprintf(f, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): no verdict** (no gated "
                "cells at all four of g1, g2, g3, g4 paired by seed).\n");
     return;
   }
-  if (analysis_gate_too_few(D, T, why, sizeof why)) {
-    fprintf(f, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): no verdict** (%s).\n", why);
-    return;
-  }
-  fprintf(f, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): %s (p = %s)** — mean "
-             "accuracy of g1 and g2 minus that of g3 and g4, per arch, cell and seed: ahead in %d, behind "
-             "in %d of %d (means %s vs %s).\n",
-          analysis_gate_word(T), F4(analysis_gate_p(T)), T->n_pos, T->n_neg, T->n, F4(T->mean_a),
-          F4(T->mean_b));
+  char b1[96];
+  analysis_decision r = analysis_gate_reading(D, c);
+  fprintf(f, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): %s** (%s) — mean "
+             "accuracy of g1 and g2 minus that of g3 and g4, per seed averaged over units and gated "
+             "archs (means %s vs %s): ",
+          r == ANALYSIS_TOO_FEW ? analysis_check_decision_text(b1, sizeof b1, c) : analysis_decision_name(r),
+          analysis_gate_reading_word(r, "g1, g2 ahead", "g3, g4 ahead"), F4(T->mean_a), F4(T->mean_b));
+  analysis_md_check(f, c);
+  fprintf(f, ".\n");
 }
 
 int analysis_md_gates(FILE *f, const analysis_data *D) {
@@ -522,9 +607,9 @@ int analysis_md_gates(FILE *f, const analysis_data *D) {
              "seed with t interval, signs and sign test, against ungated and against the same arch at "
              "g1 ([gates.csv](gates.csv) has every quantity's). The verdicts pool the paired "
              "differences of the self-family cells over tasks, depths, regimes, gated archs and seeds "
-             "(two-sided sign test, zero differences dropped, α = %.2g; rules: analysis/README.md, "
-             "\"Gate positions\").\n\n",
-          ANALYSIS_GATE_ALPHA);
+             "(one value per seed: its mean difference over them; two-sided sign-flip test, Holm "
+             "within each verdict, α = %g; rules: analysis/README.md, \"Gate positions\").\n\n",
+          D->opt.alpha);
   int n_self = 0;
   for (int b = 0; b < G->n_base; b++) n_self += G->base[b].self;
   if (G->axis_len < 2) {
@@ -537,8 +622,7 @@ int analysis_md_gates(FILE *f, const analysis_data *D) {
     return CS_OK;
   }
   if (D->n_seed < 2)
-    fprintf(f, "Only one seed: no intervals, and no verdict (paired-by-seed comparisons need at least "
-               "two seeds).\n\n");
+    fprintf(f, "Only one seed: no intervals, and too few seeds for any verdict.\n\n");
   analysis_md_gate_table(f, D, G);
   fprintf(f, "Verdicts:\n\n");
   analysis_md_gate_g1(f, D, G);

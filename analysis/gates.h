@@ -24,10 +24,6 @@ typedef enum {
   GQ_COUNT
 } analysis_gate_q;
 
-/* A two-sided sign test needs this many non-zero paired differences to
- * reach p < 0.05 (2·2⁻⁶ = 0.031; with 5, 0.0625). */
-#define ANALYSIS_GATE_MIN_PAIRS 6
-#define ANALYSIS_GATE_ALPHA (1.0 - ANALYSIS_LEVEL)
 
 typedef struct {
   int unit, a;
@@ -57,9 +53,10 @@ typedef struct {
   int row0, n_rows;
 } analysis_gate_unit;
 
-/* A sign test pooled over units, archs and seeds: n pairs (zero differences
- * included), the signs of the non-zero ones, p (NaN: no non-zero one), and
- * the means of the two sides over the pairs. */
+/* Pairs pooled over units, archs and seeds, descriptive (the tests are
+ * per seed, checks.c): n pairs (zero differences included), the signs of
+ * the non-zero ones, their sign-test p (not a valid test: pairs share
+ * seeds), and the means of the two sides over the pairs. */
 typedef struct {
   int n, n_pos, n_neg;
   double p, mean_a, mean_b;

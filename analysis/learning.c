@@ -4,15 +4,21 @@
  * per arch; the training points each arch needs to reach the target
  * accuracy (default ANALYSIS_TARGET_SHARE of the best mean accuracy any arch
  * reaches on the curve; analysis_options.target_acc sets it) by monotone
- * interpolation; and the ratio ungated / arch of those counts. Intervals:
- * percentile bootstrap over seeds, one draw of seeds shared by every arch
- * and size (paired by seed: cells with one seed share their initial
- * tensors), from a counter-based stream keyed by the curve. The CSV
- * writing is csv.c, the verdict lines verdicts.c. */
+ * interpolation; and the ratio ungated / arch of those counts. Intervals
+ * and the verdict: per seed, its own count and its log ratio (paired by
+ * seed: cells with one seed share their initial tensors), t intervals on
+ * the log scale, a two-sided sign-flip test per comparison, Holm over them
+ * (checks.c). Also its tables (learning_curve.csv, samples_to_target.csv)
+ * and its section of index.md; a row of the section table (sections.c). */
+#include "checks.h"
 #include "compute.h"
+#include "output.h"
+#include "sections.h"
+#include "writers.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/quantile.h"
+#include "curvsweep/tasks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,16 +47,6 @@ double analysis_samples_to_target(int n, const int *x, const double *y, double t
   if (prev < 0) return NAN;
   *where = 0;
   return INFINITY;
-}
-
-/* Type-7 quantile of sorted v[0..n-1] that may end in +inf: a position that
- * touches an infinite value is infinite (the count is beyond the grid). */
-static double analysis_quantile_inf(const double *v, int n, double q) {
-  double h = (n - 1) * q;
-  int lo = (int)floor(h);
-  if (lo >= n - 1) return v[n - 1];
-  if (isinf(v[lo]) || (h > lo && isinf(v[lo + 1]))) return INFINITY;
-  return cs_quantile_sorted(v, n, q);
 }
 
 /* The base regime of regime r: its name without the component of axis skip
@@ -101,28 +97,39 @@ static double analysis_lc_ratio(double nu, double na) {
   return nu / na;
 }
 
-/* Scratch of one curve's bootstrap. */
-typedef struct {
-  int *ssel, *draw;   /* (n_seed) the seeds with data; one replicate's draw */
-  double *col;        /* (n_seed) one size's accuracies */
-  double *y;          /* (n_x) */
-  double *reps;       /* (n_arch × B) samples per arch, then reused for the ratios */
-  double *rat;        /* (n_arch × B) */
-} analysis_lc_work;
-
-/* The percentile interval of the nv values v (sorted here), NaN with fewer than B/2. */
-static void analysis_lc_interval(double *v, int nv, int B, analysis_boot *out) {
-  out->n_valid = nv;
-  out->lo = out->hi = NAN;
-  if (nv == 0 || 2 * nv < B) return;
-  qsort(v, nv, sizeof *v, cs_compare_doubles);
-  out->lo = analysis_quantile_inf(v, nv, 0.5 * (1.0 - ANALYSIS_LEVEL));
-  out->hi = analysis_quantile_inf(v, nv, 0.5 * (1.0 + ANALYSIS_LEVEL));
+/* log of the training points seed s of arch a needs on curve c, by the
+ * same monotone interpolation on the seed's own accuracies; censored at
+ * twice the largest size when the seed never reaches the target
+ * (analysis/README.md, "samples_to_target.csv"); NaN without data. y: n_x scratch. */
+static double analysis_lc_seed_log_samples(const analysis_data *D, const analysis_lcurve *c, int a, int s,
+                                           double *y) {
+  for (int i = 0; i < c->n_x; i++) {
+    const cs_cell_result *r = D->cell[analysis_cidx(D, a, c->t, c->d, c->regime[i], s)];
+    y[i] = r ? r->test_acc : NAN;
+  }
+  int where;
+  double n = analysis_samples_to_target(c->n_x, c->x, y, c->target, &where);
+  if (isinf(n)) n = 2.0 * c->x[c->n_x - 1];
+  return n > 0 ? log(n) : NAN;
 }
 
-/* Point estimates and bootstrap intervals of curve c. */
+/* Per seed, log samples(ungated) − log samples(a) (NaN unless both have data). */
+static void analysis_lc_seed_log_ratios(const analysis_data *D, const analysis_lcurve *c, int u, int a,
+                                        double *v, double *y) {
+  for (int s = 0; s < D->n_seed; s++)
+    v[s] = analysis_lc_seed_log_samples(D, c, u, s, y) - analysis_lc_seed_log_samples(D, c, a, s, y);
+}
+
+/* Scratch of one curve's estimates. */
+typedef struct {
+  int *ssel;          /* (n_seed) the seeds with data */
+  double *col;        /* (n_seed) one size's accuracies; per-seed values */
+  double *y;          /* (n_x) */
+} analysis_lc_work;
+
+/* Point estimates and intervals of curve c. */
 static int analysis_lc_estimate(const analysis_data *D, analysis_lcurve *c, analysis_lc_work *W) {
-  int A = D->n_arch, B = D->opt.bootstrap, u = analysis_find_arch(D, ARCH_UNGATED);
+  int A = D->n_arch, u = analysis_find_arch(D, ARCH_UNGATED);
   /* the seeds with a done cell somewhere on the curve (resampled by the bootstrap) */
   int S = 0;
   for (int s = 0; s < D->n_seed; s++) {
@@ -143,6 +150,7 @@ static int analysis_lc_estimate(const analysis_data *D, analysis_lcurve *c, anal
         W->col[s] = r ? r->test_acc : NAN;
       }
       analysis_mean_ci(W->col, D->n_seed, ANALYSIS_LEVEL, ci);
+      analysis_ci_clip01(ci);
       if (isfinite(ci->mean) && !(ci->mean <= c->best_acc)) c->best_acc = ci->mean;
     }
   c->target_given = isfinite(D->opt.target_acc);
@@ -158,33 +166,16 @@ static int analysis_lc_estimate(const analysis_data *D, analysis_lcurve *c, anal
     c->ratio[a].lo = c->ratio[a].hi = NAN;
   }
   if (S < 2 || !isfinite(c->target)) return CS_OK;
-  /* bootstrap: one stream per curve, one draw of seeds per replicate for every arch and size */
-  char key[3 * ANALYSIS_NAME_LEN];
-  snprintf(key, sizeof key, "%s|%d|%s|samples", config_task_name(D->task[c->t]), D->depth[c->d], c->base);
-  rng_stream rng = rng_stream_make(D->opt.bootstrap_seed, "analysis:learning", 0, key);
-  for (int b = 0; b < B; b++) {
-    for (int j = 0; j < S; j++) W->draw[j] = W->ssel[rng_below(&rng, (uint64_t)S)];
-    for (int a = 0; a < A; a++) {
-      analysis_lc_means(D, c, a, S, W->draw, W->y);
-      int where;
-      W->reps[(size_t)a * B + b] = analysis_samples_to_target(c->n_x, c->x, W->y, c->target, &where);
-    }
-  }
+  /* intervals: t on the log of each seed's own count (censored), exponentiated */
   for (int a = 0; a < A; a++) {
-    int nr = 0, ns = 0;
-    for (int b = 0; b < B; b++) {
-      double na = W->reps[(size_t)a * B + b];
-      if (u >= 0 && a != u) {
-        double r = analysis_lc_ratio(W->reps[(size_t)u * B + b], na);
-        if (!isnan(r)) W->rat[nr++] = r;
-      }
-    }
-    if (u >= 0 && a != u) analysis_lc_interval(W->rat, nr, B, &c->ratio[a]);
-    for (int b = 0; b < B; b++) {
-      double na = W->reps[(size_t)a * B + b];
-      if (!isnan(na)) W->rat[ns++] = na;
-    }
-    analysis_lc_interval(W->rat, ns, B, &c->samples[a]);
+    for (int s = 0; s < D->n_seed; s++) W->col[s] = analysis_lc_seed_log_samples(D, c, a, s, W->y);
+    analysis_ci ci;
+    analysis_mean_ci(W->col, D->n_seed, ANALYSIS_LEVEL, &ci);
+    c->samples[a].lo = exp(ci.lo), c->samples[a].hi = exp(ci.hi), c->samples[a].n_valid = ci.n;
+    if (u < 0 || a == u) continue;
+    analysis_lc_seed_log_ratios(D, c, u, a, W->col, W->y);
+    analysis_mean_ci(W->col, D->n_seed, ANALYSIS_LEVEL, &ci);
+    c->ratio[a].lo = exp(ci.lo), c->ratio[a].hi = exp(ci.hi), c->ratio[a].n_valid = ci.n;
   }
   return CS_OK;
 }
@@ -245,15 +236,12 @@ static int analysis_lc_build(analysis_data *D, analysis_lc_key *keys) {
 static int analysis_learning_pipeline(analysis_data *D, analysis_lc_key **keys, analysis_lc_work *W) {
   CS_CHECK(CS_CALLOC(*keys, D->n_regime));
   CS_CHECK(analysis_lc_build(D, *keys));
-  int max_x = 1, B = D->opt.bootstrap;
+  int max_x = 1;
   for (int i = 0; i < D->n_lc; i++)
     if (D->lc[i].n_x > max_x) max_x = D->lc[i].n_x;
   CS_CHECK(CS_CALLOC(W->ssel, D->n_seed));
-  CS_CHECK(CS_CALLOC(W->draw, D->n_seed));
   CS_CHECK(CS_CALLOC(W->col, D->n_seed));
   CS_CHECK(CS_CALLOC(W->y, max_x));
-  CS_CHECK(CS_CALLOC(W->reps, (size_t)D->n_arch * B));
-  CS_CHECK(CS_CALLOC(W->rat, (size_t)B));
   for (int i = 0; i < D->n_lc; i++) CS_CHECK(analysis_lc_estimate(D, &D->lc[i], W));
   return CS_OK;
 }
@@ -264,7 +252,7 @@ int analysis_compute_learning(analysis_data *D) {
   analysis_lc_key *keys = NULL;
   analysis_lc_work W = {0};
   int rc = analysis_learning_pipeline(D, &keys, &W);
-  free(keys), free(W.ssel), free(W.draw), free(W.col), free(W.y), free(W.reps), free(W.rat);
+  free(keys), free(W.ssel), free(W.col), free(W.y);
   return rc;
 }
 
@@ -277,10 +265,263 @@ void analysis_learning_free(analysis_data *D) {
   D->lc = NULL, D->n_lc = 0;
 }
 
+/* ---- the checks and the verdict (verdicts.csv) ---- */
+
+static void analysis_lc_scope(const analysis_data *D, const analysis_lcurve *c, int a, char *buf, size_t len) {
+  snprintf(buf, len, "%s;depth %d;%s;%s", config_task_name(D->task[c->t]), D->depth[c->d], c->base,
+           config_arch_name(D->arch[a]));
+}
+
+int analysis_lc_checks(analysis_data *D) {
+  int u = analysis_find_arch(D, ARCH_UNGATED), maxx = 1;
+  if (u < 0 || D->n_lc == 0) return CS_OK;
+  for (int i = 0; i < D->n_lc; i++)
+    if (D->lc[i].n_x > maxx) maxx = D->lc[i].n_x;
+  double *v, *y;
+  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
+  int rc = CS_CALLOC(y, maxx);
+  for (int i = 0; !rc && i < D->n_lc; i++) {
+    analysis_lcurve *c = &D->lc[i];
+    if (c->n_x < 2 || !isfinite(c->target) || c->reached[u] < 0) continue;
+    for (int a = 0; !rc && a < D->n_arch; a++) {
+      if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+      analysis_lc_seed_log_ratios(D, c, u, a, v, y);
+      char scope[320];
+      analysis_lc_scope(D, c, a, scope, sizeof scope);
+      analysis_check *k;
+      rc = analysis_check_add(D, "sample-efficiency", "sample-efficiency", 0, &k, "%s", scope);
+      if (!rc) rc = analysis_check_seed(D, k, v, D->n_seed, ANALYSIS_TWO_SIDED, scope);
+    }
+  }
+  free(v), free(y);
+  return rc;
+}
+
+/* After Holm: every check's effect becomes the ratio samples(ungated) /
+ * samples(arch), exp of the mean log ratio, with its interval from the log
+ * scale; the verdict: supported when some comparison is (gated needs
+ * significantly fewer) and none goes the other way significantly, not
+ * supported when none is supported, inconclusive when both happen. */
+int analysis_lc_verdicts(analysis_data *D) {
+  int any = 0, rev = 0;
+  for (int i = 0; i < D->checks.n; i++) {
+    analysis_check *c = &D->checks.c[i];
+    if (c->verdict || strcmp(c->claim, "sample-efficiency")) continue;
+    any = 1;
+    rev += c->p_adj < D->opt.alpha && c->effect < 0 && c->decision != ANALYSIS_TOO_FEW;
+    c->effect = exp(c->effect), c->effect_lo = exp(c->effect_lo), c->effect_hi = exp(c->effect_hi);
+  }
+  if (!any) return CS_OK;
+  analysis_check *v;
+  CS_CHECK(analysis_verdict_from(D, "sample-efficiency", "sample-efficiency", NULL, ANALYSIS_ANY,
+                                 "verdict", &v));
+  if (rev && v->decision == ANALYSIS_SUPPORTED) v->decision = ANALYSIS_INCONCLUSIVE;
+  return CS_OK;
+}
+
+/* The geometric mean over seeds of the ratio samples(ungated)/samples(a),
+ * the centre of ratio_ci_* (its check's effect); NaN without a check. */
+static double analysis_lc_ratio_gmean(const analysis_data *D, const analysis_lcurve *c, int a) {
+  char scope[320];
+  analysis_lc_scope(D, c, a, scope, sizeof scope);
+  const analysis_check *k = analysis_check_find(D, "sample-efficiency", scope);
+  return k ? k->effect : NAN;
+}
+
 const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a) {
-  if (c->n_x < 2 || c->n_seeds < 2 || analysis_find_arch(D, ARCH_UNGATED) < 0) return "inconclusive";
-  const analysis_boot *q = &c->ratio[a];
-  if (q->lo > 1.0) return "yes";
-  if (q->hi < 1.0) return "no";
+  char scope[320];
+  analysis_lc_scope(D, c, a, scope, sizeof scope);
+  const analysis_check *k = analysis_check_find(D, "sample-efficiency", scope);
+  if (!k) return "inconclusive";
+  if (k->decision == ANALYSIS_TOO_FEW) return "too few";
+  if (k->p_adj < D->opt.alpha) return k->effect > 1 ? "yes" : "no";
   return "inconclusive";
+}
+
+/* ---- learning_curve.csv and samples_to_target.csv (columns: analysis/README.md) ---- */
+
+/* The key columns of a learning-curve row: arch, task, boundary, depth, the
+ * regime axes other than train_points and the base regime name. */
+static void analysis_csv_lc_key_header(FILE *f, const analysis_data *D) {
+  fprintf(f, "arch,task,boundary,depth");
+  for (int k = 0; k < D->n_other; k++)
+    if (D->other_axis[k] != D->ax_train) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
+  fprintf(f, ",regime");
+}
+
+static void analysis_csv_lc_key(FILE *f, const analysis_data *D, const analysis_lcurve *c, int a) {
+  fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[c->t]),
+          task_boundary(D->task[c->t]), D->depth[c->d]);
+  for (int k = 0; k < D->n_other; k++) {
+    if (D->other_axis[k] == D->ax_train) continue;
+    char val[128];
+    spec_axis_value_text(D->spec, D->other_axis[k], c->cell_id, val, sizeof val);
+    fprintf(f, ",%s", val);
+  }
+  fprintf(f, ",%s", c->base);
+}
+
+/* learning_curve.csv: accuracy per (arch, curve, train_points). */
+static void analysis_write_learning_curve(FILE *f, const analysis_data *D) {
+  analysis_csv_lc_key_header(f, D);
+  fprintf(f, ",train_points,n_seeds");
+  analysis_csv_ci_header(f, "acc");
+  fprintf(f, "\n");
+  for (int i = 0; i < D->n_lc; i++) {
+    const analysis_lcurve *c = &D->lc[i];
+    for (int a = 0; a < D->n_arch; a++)
+      for (int k = 0; k < c->n_x; k++) {
+        const analysis_ci *ci = &c->acc[(size_t)a * c->n_x + k];
+        if (ci->n == 0) continue;
+        analysis_csv_lc_key(f, D, c, a);
+        fprintf(f, ",%d,%d", c->x[k], ci->n);
+        analysis_csv_ci(f, ci);
+        fprintf(f, "\n");
+      }
+  }
+}
+
+/* samples_to_target.csv: per (arch, curve) the samples to reach the target and the ratio. */
+static void analysis_write_samples(FILE *f, const analysis_data *D) {
+  static const char *const REACHED[] = {"no", "yes", "at_smallest"};
+  analysis_csv_lc_key_header(f, D);
+  fprintf(f, ",n_sizes,train_points_min,train_points_max,n_seeds,best_acc,target_acc,target_source,"
+             "reached,samples,samples_ci_low,samples_ci_high,ratio_ungated_over_arch,ratio_ci_low,"
+             "ratio_ci_high,ratio_seed_gmean,verdict\n");
+  int u = analysis_find_arch(D, ARCH_UNGATED);
+  for (int i = 0; i < D->n_lc; i++) {
+    const analysis_lcurve *c = &D->lc[i];
+    for (int a = 0; a < D->n_arch; a++) {
+      if (c->reached[a] < 0) continue;
+      analysis_csv_lc_key(f, D, c, a);
+      fprintf(f, ",%d,%d,%d,%d", c->n_x, c->x[0], c->x[c->n_x - 1], c->n_seeds);
+      analysis_csv_num(f, c->best_acc);
+      analysis_csv_num(f, c->target);
+      fprintf(f, ",%s,%s", c->target_given ? "given" : "best", REACHED[c->reached[a]]);
+      analysis_csv_boot(f, &c->samples[a]);
+      analysis_csv_boot(f, &c->ratio[a]);
+      analysis_csv_num(f, analysis_lc_ratio_gmean(D, c, a));
+      fprintf(f, ",%s\n", a == u || u < 0 ? "n/a" : analysis_lc_verdict(D, c, a));
+    }
+  }
+}
+
+int analysis_write_learning_tables(const analysis_data *D, const char *dir) {
+  if (D->n_lc == 0) return CS_OK;
+  static const char *names[2] = {"learning_curve.csv", "samples_to_target.csv"};
+  void (*writers[2])(FILE *, const analysis_data *) = {analysis_write_learning_curve, analysis_write_samples};
+  for (int i = 0; i < 2; i++) {
+    analysis_file o;
+    CS_CHECK(analysis_file_open(&o, dir, names[i]));
+    writers[i](o.f, D);
+    CS_CHECK(analysis_file_commit(&o));
+  }
+  return CS_OK;
+}
+
+void analysis_list_learning_tables(FILE *f, const analysis_data *D) {
+  if (D->n_lc > 0)
+    fprintf(f, "- [learning_curve.csv](learning_curve.csv): per (arch, task, depth, regime, "
+               "train_points): test accuracy over seeds\n"
+               "- [samples_to_target.csv](samples_to_target.csv): per (arch, task, depth, regime): "
+               "training points to reach the target accuracy, ratio ungated/arch, verdict\n");
+}
+
+/* ---- the section of index.md ---- */
+
+
+/* A sample count: "412.3", "≤ 64" (reached at the smallest size), "not reached (> 2048)". */
+static const char *analysis_samples_text(char *buf, size_t len, const analysis_lcurve *c, double v,
+                                         int where) {
+  if (where == 2 && v == c->x[0])
+    snprintf(buf, len, "≤ %d", c->x[0]);
+  else if (isinf(v))
+    snprintf(buf, len, "not reached (> %d)", c->x[c->n_x - 1]);
+  else
+    snprintf(buf, len, "%s", F4(v));
+  return buf;
+}
+
+/* "[lo, hi]" of a sample count or ratio interval, inf as ∞. */
+static const char *analysis_interval_text(char *buf, size_t len, const analysis_boot *b) {
+  if (isnan(b->lo) || isnan(b->hi))
+    snprintf(buf, len, "no interval");
+  else
+    snprintf(buf, len, "[%s, %s]", isinf(b->lo) ? "∞" : F4(b->lo), isinf(b->hi) ? "∞" : F4(b->hi));
+  return buf;
+}
+
+/* One curve's line; counts its verdicts into n[0] yes, n[1] no, n[2] inconclusive. */
+static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const analysis_lcurve *c,
+                                       int *n) {
+  int u = analysis_find_arch(D, ARCH_UNGATED);
+  fprintf(f, "- %s, depth %d, regime `%s` (train_points %d … %d, %d value%s, %d seed%s, target %s): ",
+          config_task_name(D->task[c->t]), D->depth[c->d], c->base, c->x[0], c->x[c->n_x - 1],
+          c->n_x, c->n_x == 1 ? "" : "s", c->n_seeds, c->n_seeds == 1 ? "" : "s", F4(c->target));
+  if (c->n_x < 2) {
+    fprintf(f, "only one train_points value: no learning curve, no verdict.\n");
+    n[2]++;
+    return;
+  }
+  char b1[64], b2[64];
+  for (int a = 0; a < D->n_arch; a++) {
+    if (c->reached[a] < 0) continue;
+    fprintf(f, "%s %s %s", config_arch_name(D->arch[a]),
+            analysis_samples_text(b1, sizeof b1, c, c->samples[a].estimate, c->reached[a]),
+            analysis_interval_text(b2, sizeof b2, &c->samples[a]));
+    fprintf(f, "; ");
+  }
+  if (u < 0 || c->reached[u] < 0) {
+    fprintf(f, "no ungated cells on this curve: no ratio, no verdict.\n");
+    n[2]++;
+    return;
+  }
+  int any = 0;
+  for (int a = 0; a < D->n_arch; a++) {
+    if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+    const char *v = analysis_lc_verdict(D, c, a);
+    fprintf(f, "%sratio ungated/%s %s %s per seed (geometric mean; %s on the mean curves) → **%s**",
+            any++ ? "; " : "", config_arch_name(D->arch[a]), F4(analysis_lc_ratio_gmean(D, c, a)),
+            analysis_interval_text(b2, sizeof b2, &c->ratio[a]),
+            isinf(c->ratio[a].estimate) ? "∞" : F4(c->ratio[a].estimate), v);
+    n[v[0] == 'y' ? 0 : v[0] == 'n' ? 1 : 2]++;
+  }
+  if (!any) fprintf(f, "no gated arch on this curve: no verdict");
+  if (c->n_seeds < 2) fprintf(f, " (one seed: no interval, so no verdict)");
+  fprintf(f, ".\n");
+}
+
+int analysis_md_learning(FILE *f, const analysis_data *D) {
+  if (D->ax_train < 0) return CS_OK;
+  fprintf(f, "## Is gating more sample-efficient? (learning curves)\n\n");
+  int len = spec_axis_length(D->spec, D->ax_train);
+  fprintf(f, "Test accuracy against the number of training points (the `train_points` axis, %d "
+             "value%s) per arch: [learning_curve.csv](learning_curve.csv). Per curve (task, depth, "
+             "regime without train_points) the target accuracy is %s; the training points an arch "
+             "needs to reach it come from monotone interpolation of its mean accuracy (running "
+             "maximum, linear in log train_points between the sizes around the target). The test is "
+             "per seed: each seed's own curve gives its count (censored at twice the largest size "
+             "when it never reaches the target), the seed's log ratio samples(ungated)/samples(gated) "
+             "is one value, a two-sided sign-flip test with Holm over every (curve, gated arch) "
+             "comparison (α = %g) decides, and the ratio's 95%% interval is the t interval of the "
+             "mean log ratio, exponentiated ([samples_to_target.csv](samples_to_target.csv)). Above 1 "
+             "gating needs fewer.\n\n",
+          len, len == 1 ? "" : "s",
+          isfinite(D->opt.target_acc) ? "given by `--target-acc`" : "95% of the best mean accuracy any arch reaches on it",
+          D->opt.alpha);
+  int n[3] = {0, 0, 0};
+  for (int i = 0; i < D->n_lc; i++) analysis_md_learning_curve(f, D, &D->lc[i], n);
+  const analysis_check *V = analysis_check_find(D, "sample-efficiency", "verdict");
+  char b1[96], b2[160];
+  if (!V)
+    fprintf(f, "\nVerdict: **gated reaches the target with fewer samples: not testable**%s\n\n",
+            len < 2 ? ": the train_points axis has fewer than two values, there is no learning curve."
+                    : ": no curve with both ungated and gated cells.");
+  else
+    fprintf(f, "\nVerdict: **gated reaches the target with fewer samples: %s** (%d yes, %d no, %d "
+               "neither of %d comparisons; strongest: %s, n = %d seeds)%s\n\n",
+            analysis_check_decision_text(b1, sizeof b1, V), n[0], n[1], n[2], n[0] + n[1] + n[2],
+            analysis_check_p_text(b2, sizeof b2, V), V->n,
+            n[0] && n[1] ? ": the curves disagree." : ".");
+  return CS_OK;
 }

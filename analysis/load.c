@@ -1,6 +1,7 @@
 /* load.c — read one or more archives of one spec (through archive.h only),
  * merge their cells and arrange the done ones in the (arch, task, depth,
  * regime, seed) table of data.h. */
+#include "sections.h"
 #include "compute.h"
 #include "data.h"
 
@@ -419,8 +420,8 @@ int analysis_load_results(const char *spec_text, const cs_cell_result *results, 
 }
 
 void analysis_data_free(analysis_data *D) {
-  analysis_learning_free(D);
-  analysis_gates_free(D);
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) ANALYSIS_SECTIONS[s].free(D);
+  analysis_checks_free(&D->checks);
   if (D->prefix) {
     size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
     for (size_t i = 0; i < n_groups; i++) free(D->prefix[i]);

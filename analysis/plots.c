@@ -18,6 +18,7 @@
  *                      carry a curvature field)
  * Per-point plots use only points classified flat or curved when the
  * archive carries pt_class (analysis/README.md, "Figures"). */
+#include "sections.h"
 #include "output.h"
 #include "plots.h"
 #include "writers.h"
@@ -252,7 +253,8 @@ static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const 
   }
   fprintf(f, ")\nset xlabel 'depth L (layers)'\n");
   if (B->accuracy) {
-    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\n", B->desc);
+    fprintf(f, "set title 'test accuracy vs depth — %s'\nset ylabel 'test accuracy'\nset yrange [*:1]\n",
+            B->desc);
     analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 0, "no accuracy values");
     return;
   }
@@ -743,10 +745,6 @@ static int analysis_render(const char *gnuplot, const char *dir, const char *nam
 
 /* ---- the plots of one (task, regime), in the order of index.md ---- */
 
-/* A plot writer: fills P (name, caption) and writes P->name.dat and .gp into
- * dir; *made = 0 when there is nothing to draw (then nothing is written). */
-typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const char *dir,
-                                    int variant, analysis_plot *P, int *made);
 
 static const struct {
   analysis_plot_writer write;
@@ -759,9 +757,8 @@ static const struct {
     {analysis_plot_hist, 1},   /* hist_Kh_* */
     {analysis_plot_field, 0},  /* field_Kh_* (plots_fields.c; cells with a curvature field) */
     {analysis_plot_map, 0},    /* map_Kt_* (none where field_Kh_* is drawn) */
-    {analysis_plot_learning, 0}, /* learning_curve_* (plots_learning.c; a train_points axis) */
-    {analysis_plot_gates, 0},    /* gates_* (plots_gates.c; a gate axis) */
 };
+enum { ANALYSIS_N_KINDS = sizeof ANALYSIS_PLOT_KINDS / sizeof *ANALYSIS_PLOT_KINDS };
 
 int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
                          analysis_outcome *out) {
@@ -773,11 +770,15 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
       for (int a = 0; a < D->n_arch; a++)
         for (int d = 0; d < D->n_depth; d++) any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
       if (!any) continue;
-      for (size_t k = 0; k < sizeof ANALYSIS_PLOT_KINDS / sizeof *ANALYSIS_PLOT_KINDS && !rc; k++) {
+      /* the kinds above, then each section's figure (sections.c) */
+      for (int k = 0; k < ANALYSIS_N_KINDS + ANALYSIS_N_SECTIONS && !rc; k++) {
         analysis_plot *P = analysis_new_plot(plots, n_plots, &cap);
         if (!P) return cs_error(CS_ERR_NOMEM, "out of memory listing plots");
         int made = 0;
-        rc = ANALYSIS_PLOT_KINDS[k].write(D, t, r, dir, ANALYSIS_PLOT_KINDS[k].variant, P, &made);
+        if (k < ANALYSIS_N_KINDS)
+          rc = ANALYSIS_PLOT_KINDS[k].write(D, t, r, dir, ANALYSIS_PLOT_KINDS[k].variant, P, &made);
+        else
+          rc = ANALYSIS_SECTIONS[k - ANALYSIS_N_KINDS].plot(D, t, r, dir, 0, P, &made);
         if (!made) (*n_plots)--;
       }
     }

@@ -38,12 +38,6 @@ int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
 double analysis_slog(double v, double k0);
 void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax);
 
-/* Figure writers of the plot-kind table (plots.c): fill P, write P->name.dat
- * and .gp into dir; *made = 0 when there is nothing to draw. */
-int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
-                           analysis_plot *P, int *made);
-int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
-                        analysis_plot *P, int *made);
 /* field_Kh_* (plots_fields.c): the curvature-field heat maps. */
 int analysis_plot_field(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made);

@@ -7,6 +7,7 @@
 #include "compute.h"
 #include "gates.h"
 #include "plots.h"
+#include "sections.h"
 
 #include "curvsweep/error.h"
 

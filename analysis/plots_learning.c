@@ -6,6 +6,7 @@
  * interpolated sample count as a marker on it (learning.c). */
 #include "compute.h"
 #include "plots.h"
+#include "sections.h"
 
 #include "curvsweep/error.h"
 
@@ -58,7 +59,7 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
   const analysis_data *D = Q->D;
   int cols = Q->n_curve > 2 ? 2 : Q->n_curve, rows = (Q->n_curve + cols - 1) / cols;
   analysis_gp_header(f, P->name, P->caption, 760 * cols + 80, 560 * rows + 40);
-  fprintf(f, "set logscale x 2\nset xlabel 'training points (log scale)'\nset ylabel 'test accuracy'\n");
+  fprintf(f, "set logscale x 2\nset xlabel 'training points (log scale)'\nset ylabel 'test accuracy'\nset yrange [*:1]\n");
   fprintf(f, "set multiplot layout %d,%d title 'learning curves — %s'\n", rows, cols, Q->desc);
   for (int i = 0; i < Q->n_curve; i++) {
     const analysis_lcurve *c = Q->curve[i];

@@ -2,6 +2,7 @@
  * the archives (load.c), compute the numbers (compute.c), then write the CSV
  * tables (csv.c), the plots (plots.c) and index.md (index.c) into the report
  * directory. */
+#include "checks.h"
 #include "compute.h"
 #include "output.h"
 #include "writers.h"
@@ -15,8 +16,14 @@
 #include <string.h>
 
 analysis_options analysis_options_default(void) {
-  analysis_options o = {ANALYSIS_BOOTSTRAP_B, 0, NULL, 1, NAN};
+  analysis_options o = {ANALYSIS_BOOTSTRAP_B, 0, NULL, 1, NAN, ANALYSIS_ALPHA, ANALYSIS_MARGIN};
   return o;
+}
+
+void analysis_options_check(analysis_options *o) {
+  if (o->bootstrap < 1) o->bootstrap = ANALYSIS_BOOTSTRAP_B;
+  if (!(o->alpha > 0 && o->alpha < 0.5)) o->alpha = ANALYSIS_ALPHA;
+  if (!(o->margin > 0 && o->margin < 1)) o->margin = ANALYSIS_MARGIN;
 }
 
 /* "<path without .h5>-report". */
@@ -64,7 +71,7 @@ static int analysis_begin(analysis_data *D, const char *out_dir, const analysis_
   memset(out, 0, sizeof *out);
   memset(D, 0, sizeof *D);
   D->opt = opt ? *opt : analysis_options_default();
-  if (D->opt.bootstrap < 1) D->opt.bootstrap = ANALYSIS_BOOTSTRAP_B;
+  analysis_options_check(&D->opt);
   if (!out_dir || !*out_dir) return cs_error(CS_ERR_INPUT, "analyze: no output directory given");
   return CS_OK;
 }

@@ -13,17 +13,17 @@
  * analysis/README.md). */
 int analysis_write_tables(const analysis_data *D, const char *dir);
 /* csv.c — the cells of a row: ",%.15g" ("nan", "inf"); mean,lo,hi of an
- * interval; mean,lo,hi,npos,nneg,sign_p of a paired difference; the header
- * NAME_mean,NAME_ci_low,NAME_ci_high. */
+ * interval (and of an estimate with its interval); mean,lo,hi,npos,nneg,sign_p
+ * of a paired difference; the header NAME_mean,NAME_ci_low,NAME_ci_high. */
 void analysis_csv_num(FILE *f, double v);
 void analysis_csv_ci(FILE *f, const analysis_ci *c);
+void analysis_csv_boot(FILE *f, const analysis_boot *b);
 void analysis_csv_diff(FILE *f, const analysis_diff *d);
 void analysis_csv_ci_header(FILE *f, const char *name);
 
-/* gates.c — gates.csv (only when the sweep has a gate axis) and the
- * gate-position section of index.md with its verdicts. */
-int analysis_write_gates_table(const analysis_data *D, const char *dir);
-int analysis_md_gates(FILE *f, const analysis_data *D);
+/* checks.c — verdicts.csv: every check and verdict of D->checks. */
+int analysis_write_verdicts_table(const analysis_data *D, const char *dir);
+
 
 /* plots.c — writes .gp/.dat (always) and renders them when gnuplot is
  * available (*rendered = PNG count); appends warnings to out. Each plot
@@ -40,9 +40,6 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
 /* verdicts.c — the verdicts on the four claims in index.md, rules in
  * analysis/README.md ("Verdicts in index.md"). */
 int analysis_md_claims(FILE *f, const analysis_data *D);
-/* verdicts.c — the sample-efficiency section (learning curves), only when
- * the sweep has a train_points axis. */
-int analysis_md_learning(FILE *f, const analysis_data *D);
 
 /* index.c — index.md: the grid, the verdicts, links to the tables and every
  * plot (rendered or not), the warnings of out. */

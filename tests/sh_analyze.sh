@@ -23,7 +23,7 @@ if "$bin" analyze X.h5 -o R >an.out 2>an.err; then ok; else bad "analyze exit $?
 grep -q "report: R/index.md" an.out && ok || bad "no 'report:' line"
 grep -q "analysed 12 of 12 cells done" an.out && ok || { bad "cell count line"; cat an.out; }
 [[ ! -s an.err ]] && ok || { bad "warnings with gnuplot present:"; cat an.err; }
-for f in summary.csv prefix.csv amplification.csv gap.csv index.md; do
+for f in summary.csv prefix.csv amplification.csv gap.csv verdicts.csv index.md; do
   [[ -s R/$f ]] && ok || bad "missing R/$f"
 done
 png_sig=$(printf '\x89PNG\r\n\x1a\n' | od -An -tx1)
@@ -47,9 +47,9 @@ done
 cat >check.py <<'EOF'
 import csv, math, sys
 
-d = sys.argv[1]
+REPORT = sys.argv[1]
 def rows(name):
-    with open(f"{d}/{name}") as f:
+    with open(f"{REPORT}/{name}") as f:
         return list(csv.DictReader(f))
 def num(s):
     return float(s)
@@ -63,7 +63,7 @@ def median(v):
     v = sorted(v); n = len(v)
     return float("nan") if n == 0 else (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
 
-md = open(f"{d}/index.md", encoding="utf-8").read()
+md = open(f"{REPORT}/index.md", encoding="utf-8").read()
 sec = {}
 for part in md.split("### Claim ")[1:]:
     sec[int(part[0])] = part.split("\n## ")[0]
@@ -112,78 +112,102 @@ else:
     if max(flat) <= 1e-8: expect(1, "**Supported**: every ungated skeleton cell is flat")
     elif flat_rows(): expect(1, "**Supported, up to rounding in ill-conditioned models**")
     else: expect(1, "**Not supported by these data**")
-# claim 2: gated above ungated on k of n (task, depth, regime) pairs, median ratio
-key = lambda r: (r["task"], r["depth"], r["regime"])
-ung = {key(r): num(r["Kt_absmean_mean"]) for r in summary if r["arch"] == "ungated"}
-pairs = [(num(r["Kt_absmean_mean"]), ung[key(r)]) for r in summary
-         if r["arch"] == "gated" and key(r) in ung
-         and math.isfinite(num(r["Kt_absmean_mean"])) and math.isfinite(ung[key(r)])]
-k = sum(g > u for g, u in pairs)
-expect(2, f"above ungated on **{k} of {len(pairs)}**")
-expect(2, f"sign test p = {f4(sign_p(k, len(pairs)))}")
-expect(2, f"median ratio gated/ungated **{f4(median([g / u for g, u in pairs if u > 0]))}**")
-# claim 3: per-row gaps and pooled signs per boundary
-for r in gap:
-    if r["comparison"] != "gated-ungated": continue
-    expect(3, f"{r['task']} ({r['boundary']}), depth {r['depth']}, {r['regime']}: {r['n_pairs']} pair{'' if r['n_pairs'] == '1' else 's'}, "
-              f"Δacc {f4(num(r['dacc_mean']))} [{f4(num(r['dacc_ci_low']))}, {f4(num(r['dacc_ci_high']))}], "
-              f"sign test p = {f4(num(r['dacc_sign_p']))}")
-for b in ("nonlinear", "linear"):
-    sel = [r for r in gap if r["comparison"] == "gated-ungated" and r["boundary"] == b]
-    if not sel:
-        expect(3, f"{b} tasks: none in this archive"); continue
-    npos = sum(int(r["dacc_npos"]) for r in sel); nneg = sum(int(r["dacc_nneg"]) for r in sel)
-    expect(3, f"{b} tasks, pooled over every seed pair: gated more accurate in **{npos}**, less in "
-              f"**{nneg}** (sign test p = **{f4(sign_p(npos, npos + nneg))}**)")
-# claim 4: every amplification row's slopes as printed, and its verdict recomputed:
-# Supported only when K^ or integral |K| dA grows (interval above 0) across depths or prefixes
-for r in amp:
-    s = lambda q: f"{f4(num(r[q]))} [{f4(num(r[q + '_ci_low']))}, {f4(num(r[q + '_ci_high']))}]"
-    sl = lambda d: (f"K̃ slope {s(f'Kt_{d}_slope')}, raw |K| slope {s(f'K_{d}_slope')}, "
-                    f"log det g slope {s(f'logdet_{d}_slope')}, K̂ slope {s(f'Kh_{d}_slope')}, "
-                    f"∫|K| dA slope {s(f'intabsK_{d}_slope')}, anisotropy index slope {s(f'aniso_{d}_slope')}")
-    expect(4, f"**{r['arch']}**, {r['task']}, {r['regime']}")
-    expect(4, f"{sl('depth')}; K̃ ratio deepest/shallowest {f4(num(r['Kt_ratio']))}, raw |K| ratio "
-              f"{f4(num(r['K_ratio']))}, K̂ ratio {f4(num(r['Kh_ratio']))}, ∫|K| dA ratio {f4(num(r['intabsK_ratio']))}; "
-              f"anisotropy index {f4(num(r['aniso_shallowest']))} at depth {r['depth_min']} → "
-              f"{f4(num(r['aniso_deepest']))} at depth {r['depth_max']}")
-    expect(4, f"depth-{r['prefix_depth']} models: {sl('prefix')}; anisotropy index "
-              f"{f4(num(r['aniso_prefix_first']))} after layer 1 → {f4(num(r['aniso_prefix_last']))} "
-              f"after layer {r['prefix_depth']}")
-    up = lambda q, d: num(r[f"{q}_{d}_slope_ci_low"]) > 0
-    known = lambda q, d: math.isfinite(num(r[f"{q}_{d}_slope_ci_low"]))
-    dirs = ("depth", "prefix")
-    line = [l for l in sec[4].split("\n") if l.startswith(f"- **{r['arch']}**, {r['task']}, {r['regime']}")]
-    if len(line) != 1:
-        errors.append(f"claim 4: {len(line)} lines for {r['arch']} {r['task']} {r['regime']}"); continue
-    line = line[0]
-    def has(text):
-        if text not in line: errors.append(f"claim 4: '{text}' not in:\n{line}")
-    if r["arch"] == "ungated" and r["skeleton"] == "1" and flat_rows(r["task"], r["regime"]):
-        has("flat to rounding"); has("Verdict: **Not supported** (flat, claim 1)")
-    elif any(up("Kh", d) or up("intabsK", d) for d in dirs):
-        has("Verdict: **Supported**.")
-    elif any(up("Kt", d) and (known("Kh", d) or known("intabsK", d)) for d in dirs):
-        has("Verdict: **K̃ only: growth explained by anisotropy**: ")
-        if up("Kt", "depth") and (known("Kh", "depth") or known("intabsK", "depth")):
-            has(f"anisotropy index {f4(num(r['aniso_shallowest']))} at depth {r['depth_min']} → "
-                f"{f4(num(r['aniso_deepest']))} at depth {r['depth_max']} (AM/GM")
-    elif any(up("Kt", d) for d in dirs):
-        has("Verdict: **Not testable with this archive**")
-    elif any(known("Kt", d) or known("Kh", d) or known("intabsK", d) for d in dirs):
-        has("Verdict: **Not supported**.")
-    else:
-        has("Verdict: **Not testable** (no interval)")
+# claims 2-4 (verdicts.csv), recomputed from the archive: one value per seed,
+# exact sign-flip tests by enumeration, Holm within each family
+import os
+import h5py
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests", "support"))
+from verdict_tests import signflip, holm, needs
+f = h5py.File(sys.argv[2], "r")
+cells = f["cells"][()]
+cv = f["curvature"][: f["curvature"].attrs["committed_rows"]]
+cell = {}
+for c in cells:
+    if c["status"] == b"done":
+        cell[(c["arch"].decode(), c["task"].decode(), int(c["depth"]), int(c["seed"]))] = int(c["cell_id"])
+acc = {k: float(cells[cells["cell_id"] == i]["test_acc"][0]) for k, i in cell.items()}
+stat = {}
+for r in cv:
+    stat[(int(r["cell_id"]), int(r["prefix"]))] = r
+seeds = sorted({k[3] for k in cell}); depths = sorted({k[2] for k in cell}); tasks = sorted({k[1] for k in cell})
+def last(key, col):
+    i = cell.get(key)
+    return float(stat[(i, key[2])][col]) if i is not None else float("nan")
+vt = {(r["claim"], r["scope"]): r for r in rows("verdicts.csv")}
+checked = []
+def check_row(claim, scope, d, p, padj, k, side):
+    checked.append((claim, scope))
+    r = vt.get((claim, scope))
+    if r is None: errors.append(f"verdicts.csv: no row {claim} {scope}"); return
+    n = sum(math.isfinite(x) for x in d)
+    m = sum(x for x in d if math.isfinite(x)) / n
+    if int(r["n"]) != n: errors.append(f"{claim} {scope}: n {r['n']} != {n}")
+    if abs(num(r["effect"]) - m) > 1e-9 * max(1, abs(m)): errors.append(f"{claim} {scope}: effect {r['effect']} != {m}")
+    if abs(num(r["p_raw"]) - p) > 1e-12: errors.append(f"{claim} {scope}: p_raw {r['p_raw']} != {p}")
+    if abs(num(r["p_adj"]) - padj) > 1e-12: errors.append(f"{claim} {scope}: p_adj {r['p_adj']} != {padj}")
+    want = "too few" if n < needs(k, "greater" if side == "one" else "two") else "supported" if padj < 0.05 and m > 0 else "not supported"
+    if r["decision"] != want: errors.append(f"{claim} {scope}: decision {r['decision']} != {want}")
+# claim 2: per seed, the net share of (task, depth) rows where gated is more curved
+for q, col in (("Kt", "Kt_absmean"), ("Kh", "Kh_absmean")):
+    d = []
+    for s in seeds:
+        v = [(last(("gated", t, L, s), col), last(("ungated", t, L, s), col)) for t in tasks for L in depths]
+        v = [(a > b) - (a < b) for a, b in v if math.isfinite(a) and math.isfinite(b)]
+        d.append(sum(v) / len(v) if v else float("nan"))
+    if any(math.isfinite(x) for x in d):
+        p = signflip(d, "greater"); check_row("2", f"gated;{q}", d, p, p, 1, "one")
+# claim 3: nonlinear rows (circles) one-sided, Holm over the rows; the pooled per-seed mean
+rowd = {L: [acc[("gated", "circles", L, s)] - acc[("ungated", "circles", L, s)] for s in seeds] for L in depths}
+ps = [signflip(rowd[L], "greater") for L in depths]
+for L, p, pa in zip(depths, ps, holm(ps)):
+    check_row("3", f"nonlinear;circles;depth {L};all", rowd[L], p, pa, len(depths), "one")
+pool = [sum(rowd[L][i] for L in depths) / len(depths) for i in range(len(seeds))]
+p = signflip(pool, "greater"); check_row("3", "nonlinear;pooled", pool, p, p, 1, "one")
+# claim 4: per seed, the slope of log mean |K^| on log depth; the family: gated rows x 2 x 2
+def slope(x, y):
+    pts = [(a, b) for a, b in zip(x, y) if math.isfinite(b)]
+    if len(pts) < 2: return float("nan")
+    mx = sum(a for a, _ in pts) / len(pts); my = sum(b for _, b in pts) / len(pts)
+    sxx = sum((a - mx) ** 2 for a, _ in pts)
+    return sum((a - mx) * (b - my) for a, b in pts) / sxx if sxx > 0 else float("nan")
+fam = {}
+for col, name in (("Kh_absmean", "Kh"), ("intabsK", "intabsK")):
+    d = []
+    for s in seeds:
+        y = [last(("gated", "circles", L, s), col) for L in depths]
+        d.append(slope([math.log(L) for L in depths], [math.log(v) if v > 0 else float("nan") for v in y]))
+    fam[f"gated;circles;all;across-depths;{name}"] = d
+    D = max(depths); d = []
+    for s in seeds:
+        i = cell.get(("gated", "circles", D, s))
+        y = [float(stat[(i, l)][col]) if i is not None else float("nan") for l in range(1, D + 1)]
+        d.append(slope([math.log(l) for l in range(1, D + 1)], [math.log(v) if v > 0 else float("nan") for v in y]))
+    fam[f"gated;circles;all;along-layers;{name}"] = d
+fam = {k: d for k, d in fam.items() if any(math.isfinite(x) for x in d)}
+ps = {k: signflip(d, "greater") for k, d in fam.items()}
+adj = dict(zip(ps, holm(list(ps.values()))))
+for k, d in fam.items(): check_row("4", k, d, ps[k], adj[k], len(fam), "one")
+# claim 2 on K~ and K^ (2), claim 3 (3 rows + pooled), claim 4 (2 directions x 2 measures)
+if len(checked) != 10: errors.append(f"recomputed {len(checked)} checks, want 10: {checked}")
+# every supported row has p_adj < alpha; the verdict rows state n
+for r in rows("verdicts.csv"):
+    if r["decision"] == "supported" and not (num(r["p_adj"]) < 0.05) and r["test"] not in ("every resolved point flat", "mean |Kt| bound"):
+        errors.append(f"supported with p_adj {r['p_adj']}: {r}")
+    if r["decision"] not in ("supported", "not supported", "equivalent", "not equivalent", "inconclusive", "too few"):
+        errors.append(f"bad decision: {r}")
+for r in rows("summary.csv"):
+    for c in ("acc_ci_low", "acc_ci_high"):
+        if math.isfinite(num(r[c])) and not 0 <= num(r[c]) <= 1: errors.append(f"summary.csv {c} {r[c]} outside [0, 1]")
 if errors:
     print("\n".join(errors)); sys.exit(1)
 print("index.md verdicts agree with the CSVs")
 EOF
-if python3 check.py R; then ok; else bad "index.md verdicts disagree with the CSVs"; fi
+if /usr/bin/python3 check.py R X.h5; then ok; else bad "index.md verdicts disagree with the CSVs"; fi
 grep -q "Cells: \*\*12 of 12 done (100.0%)\*\*" R/index.md && ok || bad "index.md grid line"
 
 # --- a second run gives the same tables (fixed bootstrap streams) ---
 "$bin" analyze X.h5 -o R2 >/dev/null 2>&1
-for t in summary prefix amplification gap; do cmp -s R/$t.csv R2/$t.csv && ok || bad "$t.csv differs between runs"; done
+for t in summary prefix amplification gap verdicts; do cmp -s R/$t.csv R2/$t.csv && ok || bad "$t.csv differs between runs"; done
 
 # --- default directory: X-report next to the archive ---
 "$bin" analyze X.h5 >o 2>&1 && [[ -s X-report/index.md ]] && grep -q "report: X-report/index.md" o && ok || { bad "default directory"; cat o; }
@@ -210,6 +234,15 @@ mpiexec --oversubscribe -np 2 "$bin" run "$src/tests/specs/demo-small.ini" -o O.
 [[ $rc -ne 0 ]] && grep -q "none.h5" o && ok || { bad "missing file: exit $rc"; cat o; }
 "$bin" analyze >o 2>&1; [[ $? -eq 2 ]] && grep -q "missing ARCHIVE" o && ok || bad "no archive usage"
 "$bin" analyze X.h5 --frob >o 2>&1; [[ $? -eq 2 ]] && grep -q "unknown option" o && ok || bad "bad option"
-"$bin" analyze --help >o 2>&1 && grep -q "usage: curvsweep analyze ARCHIVE" o && ok || bad "help"
+for bad_arg in "--alpha 2" "--alpha 0" "--alpha x" "--margin 1.5" "--margin -0.01" "--alpha"; do
+  # shellcheck disable=SC2086
+  "$bin" analyze X.h5 -o BAD $bad_arg >o 2>&1; rc=$?
+  [[ $rc -eq 2 ]] && grep -q -- "${bad_arg%% *} needs" o && ok || { bad "analyze $bad_arg: exit $rc"; cat o; }
+done
+[[ ! -e BAD ]] && ok || bad "bad --alpha/--margin: directory created"
+# --alpha and --margin reach the verdicts: a stricter alpha adjusts nothing but the decisions
+"$bin" analyze X.h5 -o A1 --alpha 0.2 --margin 0.05 >/dev/null 2>&1 && grep -q "α = 0.2" A1/index.md && grep -q "±0.05" A1/index.md \
+  && ok || bad "--alpha 0.2 --margin 0.05 not in index.md"
+"$bin" analyze --help >o 2>&1; [[ $? -eq 0 ]] && grep -q "usage: curvsweep analyze ARCHIVE" o && ok || bad "help"
 
 finish

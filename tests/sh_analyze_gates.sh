@@ -3,11 +3,14 @@
 # (analysis/README.md, "Gate positions"): a tiny self-family sweep
 # (tests/specs/gates-tiny.ini, ungated and gated at g1..g5, 6 seeds) run as
 # two shards, analysed from both shards at once and from their merge. The
-# section and gates.csv exist, both reports agree, and every verdict line is
-# recomputed here in Python from the archives alone (/cells, /curvature):
-# the pooled sign counts, the sign-test p, the yes/no/tie rule and the sink
-# means; the table's accuracy of every row and its sign counts against g1
-# match the archives too.
+# section, gates.csv and verdicts.csv exist, both reports agree, and every
+# gate verdict is recomputed here in Python from the archives alone
+# (/cells, /curvature): one value per seed (its mean difference over the
+# depths), the exact two-sided sign-flip p by enumeration, Holm over G1's
+# four comparisons, the seeds a test needs (6 seeds: too few for G1, which
+# needs 8) and each decision (verdicts.csv), the sink means and the
+# headline word; the table's accuracy of every row and its sign counts
+# against g1 match the archives too.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 spec="$src/tests/specs/gates-tiny.ini"
 for k in 0 1; do
@@ -18,12 +21,11 @@ if "$bin" analyze s0.h5 s1.h5 -o R >an.out 2>an.err; then ok; else bad "analyze 
 if "$bin" analyze m.h5 -o M >an2.out 2>an2.err; then ok; else bad "analyze merged"; cat an2.out an2.err; fi
 [[ -s R/gates.csv && -s R/gates.gp && -s R/gates.dat ]] && ok || bad "gates.csv, gates.gp, gates.dat"
 cmp -s R/gates.csv M/gates.csv && ok || bad "gates.csv of the shards differs from the merge's"
+cmp -s R/verdicts.csv M/verdicts.csv && ok || bad "verdicts.csv of the shards differs from the merge's"
 grep -q "^## Where should the gate sit? (gate positions)" R/index.md && ok || bad "no gate section"
 grep -q "(gates.png)" R/index.md && ok || bad "index.md does not show gates.png"
-sed -n '/^## Where should the gate sit/,/^## Tables/p' R/index.md | grep '^- \*\*' > verdicts.txt
-cat verdicts.txt
 
-if /usr/bin/python3 - s0.h5 s1.h5 R/gates.csv R/index.md <<'PYEOF'; then ok; else bad "verdicts against the archives"; fi
+if /usr/bin/python3 - s0.h5 s1.h5 R/gates.csv R/index.md R/verdicts.csv <<'PYEOF'; then ok; else bad "verdicts against the archives"; fi
 import csv, math, re, sys
 import h5py, numpy as np
 fail = []
@@ -41,10 +43,6 @@ for path in sys.argv[1:3]:
         acc[key] = float(c["test_acc"])
         sink[key] = last[int(c["cell_id"])]
 depths = sorted({k[2] for k in acc}); seeds = sorted({k[3] for k in acc})
-def sign_p(a, b):
-    n = a + b
-    if n == 0: return float("nan")
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(a, b) + 1)) / 2 ** n)
 def f4(v): return "n/a" if v != v else "%.4g" % v
 md = open(sys.argv[4]).read()
 rows = list(csv.DictReader(open(sys.argv[3])))
@@ -57,36 +55,53 @@ for r in rows:
         d = [acc[("gated", g, int(r["depth"]), s)] - acc[("gated", "g1", int(r["depth"]), s)] for s in seeds]
         check(int(r["dacc_vs_g1_npos"]) == sum(x > 0 for x in d) and
               int(r["dacc_vs_g1_nneg"]) == sum(x < 0 for x in d), "sign counts of %s" % r)
-# G1 best: pooled over depths and seeds, yes / no (Bonferroni) / tie
-ps, ahead, behind = {}, {}, {}
-for q in ("g2", "g3", "g4", "g5"):
-    d = [acc[("gated", "g1", L, s)] - acc[("gated", q, L, s)] for L in depths for s in seeds]
-    ahead[q], behind[q] = sum(x > 0 for x in d), sum(x < 0 for x in d)
-    ps[q] = sign_p(ahead[q], behind[q])
-    check("%s: ahead in %d, behind in %d of %d pairs" % (q, ahead[q], behind[q], len(d)) in md, "counts " + q)
-pp = {q: (1.0 if p != p else p) for q, p in ps.items()}
-k = len(pp)
-if all(ahead[q] > behind[q] and pp[q] < 0.05 for q in pp): word, p = "yes", max(pp.values())
-elif any(behind[q] > ahead[q] and min(1, k * pp[q]) < 0.05 for q in pp):
-    word, p = "no", min(min(1, k * pp[q]) for q in pp if behind[q] > ahead[q])
-else: word, p = "tie", max(pp.values())
-line = "**G1 best on accuracy: %s (p = %s)**" % (word, f4(p))
+# the verdicts (verdicts.csv): one value per seed, its mean over the depths
+import os
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests", "support"))
+from verdict_tests import signflip, holm, needs
+vrows = list(csv.DictReader(open(sys.argv[5])))
+def reading(m, padj, n, k):
+    return "too few" if n < needs(k) else ("supported" if m > 0 else "not supported") if padj < 0.05 else "inconclusive"
+def row(claim, scope):
+    # the verdict row comes first in verdicts.csv, then its check (same numbers)
+    rs = [r for r in vrows if r["claim"] == claim and r["scope"] == scope]
+    check(rs, "no verdicts.csv row %s %s" % (claim, scope))
+    return rs[0]
+def same(r, n, m, p, padj):
+    check(int(r["n"]) == n and abs(float(r["effect"]) - m) < 1e-12 and abs(float(r["p_raw"]) - p) < 1e-12
+          and abs(float(r["p_adj"]) - padj) < 1e-12, "verdicts.csv %s vs n %d effect %r p %r p_adj %r" % (r, n, m, p, padj))
+mean = lambda v: sum(v) / len(v)
+# G1 best: g1 − q per seed; Holm over the 4 comparisons; all ahead → supported
+qs = ("g2", "g3", "g4", "g5")
+d = {q: [mean([acc[("gated", "g1", L, s)] - acc[("gated", q, L, s)] for L in depths]) for s in seeds] for q in qs}
+ps = [signflip(d[q]) for q in qs]; adj = holm(ps)
+reads = []
+for q, p, pa in zip(qs, ps, adj):
+    same(row("gate-g1-best", "g1 vs " + q), len(seeds), mean(d[q]), p, pa)
+    reads.append(reading(mean(d[q]), pa, len(seeds), 4))
+word = "too few" if all(x == "too few" for x in reads) else "supported" if all(x == "supported" for x in reads) \
+    else "not supported" if "not supported" in reads else "inconclusive"
+check(row("gate-g1-best", "verdict")["decision"] == word, "G1 best decision, want " + word)
+if word == "too few":
+    check("**G1 best on accuracy: too few seeds (n = %d; needs ≥ %d)**" % (len(seeds), needs(4)) in md, "G1 too few line")
+# sink: ungated − gated at g1 per seed, a family of one
+u = [mean([sink[("ungated", "g1", L, s)] for L in depths]) for s in seeds]
+g = [mean([sink[("gated", "g1", L, s)] for L in depths]) for s in seeds]
+dd = [a - b for a, b in zip(u, g)]; p = signflip(dd)
+same(row("gate-sink", "gated"), len(seeds), mean(dd), p, p)
+w = reading(mean(dd), p, len(seeds), 1)
+check(row("gate-sink", "gated")["decision"] == w, "sink decision, want " + w)
+head = {"supported": "reduced", "not supported": "increased", "inconclusive": "no significant difference",
+        "too few": "too few seeds"}[w]
+line = "**attention sink at G1 (gated): %s → %s, %s**" % (f4(mean(u)), f4(mean(g)), head)
 check(line in md, "want " + line)
-# sink: ungated vs gated at g1, last layer
-u = [sink[("ungated", "g1", L, s)] for L in depths for s in seeds]
-g = [sink[("gated", "g1", L, s)] for L in depths for s in seeds]
-red = sum(a > b for a, b in zip(u, g)); inc = sum(a < b for a, b in zip(u, g))
-line = "**sink reduced by G1: from %s to %s** (gated;" % (f4(sum(u) / len(u)), f4(sum(g) / len(g)))
-check(line in md, "want " + line)
-check("reduced in %d, increased in %d, p %s" % (red, inc, f4(sign_p(red, inc))) in md, "sink counts")
 # (g1, g2) against (g3, g4)
-d = [(acc[("gated", "g1", L, s)] + acc[("gated", "g2", L, s)]) / 2 -
-     (acc[("gated", "g3", L, s)] + acc[("gated", "g4", L, s)]) / 2 for L in depths for s in seeds]
-a, b = sum(x > 0 for x in d), sum(x < 0 for x in d)
-p = sign_p(a, b); p1 = 1.0 if p != p else p
-word = "yes" if a > b and p1 < 0.05 else "no" if b > a and p1 < 0.05 else "tie"
-line = "beat query/key gates (g3, g4): %s (p = %s)** — mean accuracy of g1 and g2 minus that of g3 and g4, per arch, cell and seed: ahead in %d, behind in %d of %d" % (word, f4(p1), a, b, len(d))
-check(line in md, "want " + line)
+dd = [mean([(acc[("gated", "g1", L, s)] + acc[("gated", "g2", L, s)]) / 2 -
+            (acc[("gated", "g3", L, s)] + acc[("gated", "g4", L, s)]) / 2 for L in depths]) for s in seeds]
+p = signflip(dd)
+same(row("gate-ov-qk", "g1 g2 vs g3 g4"), len(seeds), mean(dd), p, p)
+w = reading(mean(dd), p, len(seeds), 1)
+check(row("gate-ov-qk", "g1 g2 vs g3 g4")["decision"] == w, "ov-qk decision, want " + w)
 for m in fail: print(m)
 sys.exit(1 if fail else 0)
 PYEOF

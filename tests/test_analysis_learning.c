@@ -4,11 +4,14 @@
  *   - the monotone interpolation itself against hand values (non-monotone
  *     curves, gaps, a curve that starts above or never reaches the target);
  *   - gated reaches the target earlier: sample counts 128·2^0.625 and
- *     128·2^0.9375, ratio 2^1.3125, bootstrap intervals inside the bounds the
- *     seed offsets allow, verdict yes;
+ *     128·2^0.9375, ratio 2^1.3125; per seed (6 seeds, offsets δ_s) the
+ *     log ratio ln 2 (1.3125 + δ_s/0.16), all positive: two-sided exact
+ *     sign-flip p = 2/64, the t interval of the mean log ratio by hand,
+ *     verdict yes (supported);
  *   - the curves cross: at the default target ungated reaches it and gated
- *     never does (verdict no); with --target-acc 0.85 gated is first (yes);
- *   - one seed: no interval, the section says so, inconclusive;
+ *     never does (censored at 2 × 512: verdict no); with --target-acc 0.85
+ *     gated is first (yes);
+ *   - one seed: no interval, too few seeds (n = 1; needs ≥ 6);
  *   - the same results as two shard archives (passed together) and as their
  *     merge give the in-memory tables byte for byte. */
 #include <setjmp.h>
@@ -64,12 +67,21 @@ static void test_samples_to_target(void **state) {
 
 /* arch × train_points × seed, circles, depth 1; cell id = (a·4 + i)·S + s. */
 static const char *SPEC4 = "[sweep]\nname = learning\n[grid]\narch = ungated, gated\n"
-                           "train_points = 64, 128, 256, 512\nseed = 0..3\n";
+                           "train_points = 64, 128, 256, 512\nseed = 0..5\n";
 static const char *SPEC1 = "[sweep]\nname = learning\n[grid]\narch = ungated, gated\n"
                            "train_points = 64, 128, 256, 512\nseed = 7\n";
-enum { N_X = 4, MAX_SEED = 4 };
-/* seed offsets of the accuracy: the bootstrap's replicate means move by their mean δ ∈ [−0.01, 0.01] */
-static const double OFFSET[MAX_SEED] = {-0.01, 0.0, 0.0, 0.01};
+enum { N_X = 4, MAX_SEED = 6 };
+/* seed offsets δ_s of the accuracy (mean 0), every curve moved by its seed's */
+static const double OFFSET[MAX_SEED] = {-0.01, -0.005, 0.0, 0.0, 0.005, 0.01};
+
+/* The t interval (95%) of the mean of v[0..5], exponentiated: [lo, hi]. */
+static void exp_t_interval(const double *v, double *lo, double *hi) {
+  double m = 0, ss = 0;
+  for (int s = 0; s < 6; s++) m += v[s] / 6;
+  for (int s = 0; s < 6; s++) ss += (v[s] - m) * (v[s] - m);
+  double half = 2.570581835636314 * sqrt(ss / 5 / 6); /* t_{0.975,5}, table value */
+  *lo = exp(m - half), *hi = exp(m + half);
+}
 
 static void make(cs_cell_result *res, int S, const double *ungated, const double *gated) {
   for (int a = 0; a < 2; a++)
@@ -106,9 +118,9 @@ static void free_all(cs_cell_result *res, int n) {
 static void test_gated_fewer(void **state) {
   (void)state;
   const double u[N_X] = {0.50, 0.60, 0.80, 0.96}, g[N_X] = {0.70, 0.90, 0.98, 1.00};
-  enum { N = 2 * N_X * 4 };
+  enum { N = 2 * N_X * 6 };
   cs_cell_result res[N];
-  make(res, 4, u, g);
+  make(res, 6, u, g);
   char dir[64], path[300];
   char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
@@ -117,15 +129,30 @@ static void test_gated_fewer(void **state) {
   assert_close(csv_number(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
   assert_close(csv_number(path, "ungated,circles,", "samples"), 256 * pow(2, 0.9375), 1e-6);
   assert_close(csv_number(path, "gated,circles,", "ratio_ungated_over_arch"), pow(2, 1.3125), 1e-9);
-  /* intervals: inside what δ ∈ [−0.01, 0.01] allows, around the estimate */
-  double lo = csv_number(path, "gated,circles,", "samples_ci_low");
-  double hi = csv_number(path, "gated,circles,", "samples_ci_high");
-  assert_true(lo >= 128 * pow(2, 0.5) - 1e-9 && lo <= 128 * pow(2, 0.625));
-  assert_true(hi >= 128 * pow(2, 0.625) && hi <= 128 * pow(2, 0.75) + 1e-9);
-  lo = csv_number(path, "gated,circles,", "ratio_ci_low");
-  hi = csv_number(path, "gated,circles,", "ratio_ci_high");
-  assert_true(lo >= pow(2, 1.25) - 1e-9 && lo <= pow(2, 1.3125));
-  assert_true(hi >= pow(2, 1.3125) && hi <= pow(2, 1.375) + 1e-9);
+  /* intervals: the t interval of the mean over seeds of each seed's log count (gated:
+   * ln 2 (7 + (0.05 − δ)/0.08)) and log ratio (ln 2 (1.3125 + δ/0.16)), exponentiated */
+  double ls[6], lr[6], lo, hi;
+  for (int s = 0; s < 6; s++)
+    ls[s] = log(2) * (7 + (0.05 - OFFSET[s]) / 0.08), lr[s] = log(2) * (1.3125 + OFFSET[s] / 0.16);
+  exp_t_interval(ls, &lo, &hi);
+  assert_close(csv_number(path, "gated,circles,", "samples_ci_low"), lo, 1e-9);
+  assert_close(csv_number(path, "gated,circles,", "samples_ci_high"), hi, 1e-9);
+  exp_t_interval(lr, &lo, &hi);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ci_low"), lo, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), hi, 1e-12);
+  /* its centre: exp of the mean log ratio (the offsets δ_s average to 0) */
+  assert_close(csv_number(path, "gated,circles,", "ratio_seed_gmean"), pow(2, 1.3125), 1e-12);
+  /* the check: every seed's log ratio positive, two-sided exact sign-flip 2/2^6 */
+  analysis_options opt = analysis_options_default();
+  analysis_checks V = verdicts_of(SPEC4, res, N, &opt);
+  const analysis_check *c = find_check(&V, "sample-efficiency", "circles;depth 1;all;gated", 0);
+  assert_int_equal(c->n, 6);
+  assert_close(c->p_raw, 2.0 / 64, 0.0);
+  assert_close(c->effect, pow(2, 1.3125), 1e-12); /* exp of the mean log ratio */
+  assert_close(c->effect_lo, lo, 1e-12);
+  assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
+  assert_int_equal(find_check(&V, "sample-efficiency", "verdict", 1)->decision, ANALYSIS_SUPPORTED);
+  analysis_checks_free(&V);
   char *v = csv_field(path, "gated,circles,", "verdict");
   assert_string_equal(v, "yes");
   free(v);
@@ -135,11 +162,14 @@ static void test_gated_fewer(void **state) {
   /* learning_curve.csv: the mean over seeds is the curve itself */
   snprintf(path, sizeof path, "%s/report/learning_curve.csv", dir);
   assert_close(csv_number(path, "gated,circles,nonlinear,1,all,128,", "acc_mean"), 0.90, 1e-12);
-  assert_close(csv_number(path, "ungated,circles,nonlinear,1,all,512,", "n_seeds"), 4, 0);
+  assert_close(csv_number(path, "ungated,circles,nonlinear,1,all,512,", "n_seeds"), 6, 0);
   assert_has(md, "## Is gating more sample-efficient? (learning curves)");
   assert_has(md, "ratio ungated/gated 2.484");
-  assert_has(md, "Verdict: **gated reaches the target with fewer samples: yes** (1 yes, 0 no");
   free(md);
+  snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
+  v = csv_field(path, "sample-efficiency,verdict,", "decision");
+  assert_string_equal(v, "supported");
+  free(v);
   remove_tree(dir);
   free_all(res, N);
 }
@@ -151,9 +181,9 @@ static void test_gated_fewer(void **state) {
 static void test_curves_cross(void **state) {
   (void)state;
   const double u[N_X] = {0.60, 0.80, 0.96, 1.00}, g[N_X] = {0.80, 0.86, 0.88, 0.90};
-  enum { N = 2 * N_X * 4 };
+  enum { N = 2 * N_X * 6 };
   cs_cell_result res[N];
-  make(res, 4, u, g);
+  make(res, 6, u, g);
   char dir[64], path[300];
   char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
@@ -163,13 +193,22 @@ static void test_curves_cross(void **state) {
   assert_string_equal(v, "no");
   free(v);
   assert_close(csv_number(path, "gated,circles,", "ratio_ungated_over_arch"), 0.0, 0);
-  assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), 0.0, 0);
+  /* per seed: gated censored at 1024, ungated ln 2 (7 + (0.15 − δ)/0.16): log ratio < 0 */
+  double lr[6], lo, hi;
+  for (int s = 0; s < 6; s++) lr[s] = log(2) * (7 + (0.15 - OFFSET[s]) / 0.16 - 10);
+  exp_t_interval(lr, &lo, &hi);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), hi, 1e-12);
+  assert_true(hi < 1);
   v = csv_field(path, "gated,circles,", "verdict");
   assert_string_equal(v, "no");
   free(v);
   assert_has(md, "gated not reached (> 512)");
-  assert_has(md, "Verdict: **gated reaches the target with fewer samples: no**");
   free(md);
+  snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
+  v = csv_field(path, "sample-efficiency,verdict,", "decision");
+  assert_string_equal(v, "not supported");
+  free(v);
+  assert_close(csv_number(path, "sample-efficiency,circles;depth 1;all;gated,", "p_raw"), 2.0 / 64, 0.0);
   remove_tree(dir);
 
   md = run(SPEC4, res, N, 0.85, dir, sizeof dir);
@@ -179,13 +218,18 @@ static void test_curves_cross(void **state) {
   free(v);
   assert_close(csv_number(path, "gated,circles,", "samples"), 64 * pow(2, 5.0 / 6.0), 1e-6);
   assert_close(csv_number(path, "ungated,circles,", "samples"), 128 * pow(2, 0.3125), 1e-6);
-  double lo = csv_number(path, "gated,circles,", "ratio_ci_low");
-  double hi = csv_number(path, "gated,circles,", "ratio_ci_high");
-  assert_true(lo >= pow(2, 0.375) - 1e-9 && hi <= pow(2, 1 - 0.04 * (1 / 0.06 - 1 / 0.16)) + 1e-9);
+  /* per seed log2 ratio 1 − (0.05 − δ)(1/0.06 − 1/0.16) > 0 */
+  for (int s = 0; s < 6; s++) lr[s] = log(2) * (1 - (0.05 - OFFSET[s]) * (1 / 0.06 - 1 / 0.16));
+  exp_t_interval(lr, &lo, &hi);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ci_low"), lo, 1e-12);
+  assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), hi, 1e-12);
   assert_true(lo > 1.0);
   assert_has(md, "the target accuracy is given by `--target-acc`");
-  assert_has(md, "Verdict: **gated reaches the target with fewer samples: yes**");
   free(md);
+  snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
+  v = csv_field(path, "sample-efficiency,verdict,", "decision");
+  assert_string_equal(v, "supported");
+  free(v);
   remove_tree(dir);
   free_all(res, N);
 }
@@ -203,11 +247,16 @@ static void test_one_seed(void **state) {
   assert_close(csv_number(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
   assert_true(isnan(csv_number(path, "gated,circles,", "samples_ci_low")));
   char *v = csv_field(path, "gated,circles,", "verdict");
-  assert_string_equal(v, "inconclusive");
+  assert_string_equal(v, "too few");
   free(v);
   assert_has(md, "(one seed: no interval, so no verdict)");
-  assert_has(md, "Verdict: **gated reaches the target with fewer samples: inconclusive**");
   free(md);
+  analysis_checks V = verdicts_of(SPEC1, res, N, NULL);
+  const analysis_check *c = find_check(&V, "sample-efficiency", "verdict", 1);
+  assert_int_equal(c->decision, ANALYSIS_TOO_FEW);
+  assert_int_equal(c->n, 1);
+  assert_int_equal(c->needs, 6); /* two-sided: 2 · 2^−6 < 0.05 */
+  analysis_checks_free(&V);
   remove_tree(dir);
   free_all(res, N);
 }
@@ -219,32 +268,16 @@ static void test_one_seed(void **state) {
 static void test_archives(void **state) {
   (void)state;
   const double u[N_X] = {0.50, 0.60, 0.80, 0.96}, g[N_X] = {0.70, 0.90, 0.98, 1.00};
-  enum { N = 2 * N_X * 4 };
+  enum { N = 2 * N_X * 6 };
   cs_cell_result res[N];
-  make(res, 4, u, g);
+  make(res, 6, u, g);
   char dir[64];
   char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
   free(md);
-  char out[2][160], p0[300], p1[400];
+  char out[2][160];
   analyse_shards_and_merge(SPEC4, res, N, dir, out);
-  const char *tables[2] = {"learning_curve.csv", "samples_to_target.csv"};
-  for (int t = 0; t < 2; t++) {
-    snprintf(p0, sizeof p0, "%s/report/%s", dir, tables[t]);
-    char *want = read_text(p0);
-    for (int k = 0; k < 2; k++) {
-      snprintf(p1, sizeof p1, "%s/%s", out[k], tables[t]);
-      char *got = read_text(p1);
-      assert_string_equal(got, want);
-      free(got);
-    }
-    free(want);
-  }
-  for (int k = 0; k < 2; k++) {
-    snprintf(p1, sizeof p1, "%s/index.md", out[k]);
-    char *got = read_text(p1);
-    assert_has(got, "Verdict: **gated reaches the target with fewer samples: yes** (1 yes, 0 no");
-    free(got);
-  }
+  const char *tables[3] = {"learning_curve.csv", "samples_to_target.csv", "verdicts.csv"};
+  assert_same_tables(dir, out, tables, 3);
   remove_tree(dir);
   free_all(res, N);
 }

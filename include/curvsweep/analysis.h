@@ -32,6 +32,14 @@
 #define ANALYSIS_LEVEL 0.95
 
 #define ANALYSIS_MAX_WARNINGS 16
+/* Default family-wise α of the verdicts and equivalence margin (1
+ * percentage point of accuracy) of claim 3's linear tasks. */
+#define ANALYSIS_ALPHA 0.05
+#define ANALYSIS_MARGIN 0.01
+/* Sign-flip tests enumerate all 2^n sign patterns up to this many seeds,
+ * beyond it they draw ANALYSIS_MC_DRAWS patterns (analysis/README.md). */
+#define ANALYSIS_EXACT_MAX 16
+#define ANALYSIS_MC_DRAWS 20000
 
 typedef struct {
   int bootstrap;            /* replicates B (default ANALYSIS_BOOTSTRAP_B) */
@@ -41,6 +49,10 @@ typedef struct {
   int render;               /* 0: write .gp/.dat but never run gnuplot */
   double target_acc;        /* learning curves: the target test accuracy in (0, 1];
                                NaN (default): 95% of the best mean accuracy of the curve */
+  double alpha;             /* family-wise error rate of every verdict, in (0, 0.5)
+                               (default ANALYSIS_ALPHA; `analyze --alpha`) */
+  double margin;            /* equivalence margin of claim 3's linear tasks, accuracy
+                               in (0, 1) (default ANALYSIS_MARGIN; `analyze --margin`) */
 } analysis_options;
 
 analysis_options analysis_options_default(void);
@@ -134,5 +146,101 @@ typedef struct {
 
 int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int log_y, int B,
                              double level, rng_stream *rng, analysis_boot *out);
+
+/* ---- the tests behind the verdicts (analysis/inference.c) ---- */
+
+typedef enum { ANALYSIS_TWO_SIDED = 0, ANALYSIS_GREATER, ANALYSIS_LESS } analysis_side;
+
+/* Paired sign-flip (permutation) test of the mean of the finite d[] against
+ * 0: statistic T = Σ d_i; p = share of the 2^n sign patterns ε with
+ * Σ ε_i d_i ≥ T (GREATER), ≤ T (LESS) or |Σ ε_i d_i| ≥ |T| (TWO_SIDED),
+ * counted exactly for n ≤ ANALYSIS_EXACT_MAX; beyond, B = ANALYSIS_MC_DRAWS
+ * random patterns from rng (NULL: a fixed stream) give p = (1 + hits)/(1 + B)
+ * with Monte Carlo standard error mc_se = √(p(1 − p)/B) (0 when exact).
+ * n = 0: p NaN. */
+typedef struct {
+  int n;
+  double p, mc_se;
+} analysis_perm;
+
+int analysis_signflip(const double *d, int n, analysis_side side, rng_stream *rng, analysis_perm *out);
+
+/* Holm's step-down adjustment of the k p-values p[] (NaN entries are not
+ * part of the family and stay NaN): sorted ascending, p_adj(i) =
+ * max_{j ≤ i} min(1, (m − j + 1) p_(j)), m the finite ones. Returns m. */
+int analysis_holm(const double *p, int k, double *p_adj);
+
+/* The fewest seeds with which a sign-flip test can reach p < alpha after
+ * Holm over a family of k: the smallest n with k · 2^−n < alpha (one-sided)
+ * or k · 2^(1−n) < alpha (two-sided). */
+int analysis_seeds_needed(double alpha, int k, analysis_side side);
+
+/* Paired standardised effect d_z = mean(d)/sd(d) of the finite d[] with an
+ * approximate interval d_z ± t_{(1+level)/2, n−1} · √(1/n + d_z²/(2(n − 1)))
+ * (analysis/README.md); NaN with n < 2 or sd = 0. */
+void analysis_dz(const double *d, int n, double level, analysis_ci *out);
+
+/* Paired TOST against the margin ±m: p = max of the one-sided t p-values of
+ * H0: μ ≤ −m and H0: μ ≥ m; ci the (1 − 2α) t interval of the mean (so p < α
+ * exactly when ci lies inside (−m, m)). n < 2: p NaN. */
+typedef struct {
+  analysis_ci ci;
+  double p;
+} analysis_tost;
+
+void analysis_tost_t(const double *d, int n, double m, double alpha, analysis_tost *out);
+
+/* ---- machine-readable verdicts (analysis/checks.c; verdicts.csv) ---- */
+
+typedef enum {
+  ANALYSIS_SUPPORTED = 0,
+  ANALYSIS_NOT_SUPPORTED,
+  ANALYSIS_EQUIVALENT,
+  ANALYSIS_NOT_EQUIVALENT,
+  ANALYSIS_INCONCLUSIVE,
+  ANALYSIS_TOO_FEW,
+  ANALYSIS_DECISION_COUNT
+} analysis_decision;
+
+/* "supported", "not supported", "equivalent", "not equivalent",
+ * "inconclusive", "too few". */
+const char *analysis_decision_name(analysis_decision d);
+
+/* One row of verdicts.csv: a check behind a verdict (verdict = 0) or the
+ * verdict itself (verdict = 1). Columns and rules: analysis/README.md. */
+typedef struct {
+  char claim[32];     /* "1" … "4", "sample-efficiency", "gate-g1-best", "gate-sink", "gate-ov-qk" */
+  char scope[320];    /* what it covers, fields separated by ';' (never ',') */
+  char test[64];      /* e.g. "sign-flip exact one-sided", "TOST t", "holm-any" */
+  char unit[16];      /* "seed", "row" (a table row), "cell" */
+  char family[64];    /* Holm family key ("" for none) */
+  int n;              /* units behind the test */
+  double effect, effect_lo, effect_hi;  /* estimate and its interval (95%; TOST: 1 − 2α) */
+  double dz, dz_lo, dz_hi;              /* paired d_z and interval (NaN when not a paired mean) */
+  double p_raw, p_adj, mc_se;
+  int family_size;    /* the Holm family's size (0: no adjustment) */
+  char adjust[32];    /* "holm(k)", "none", "intersection-union", "min-holm(k)" */
+  int needs;          /* seeds the test needs to reach alpha in its family (0: n/a) */
+  analysis_decision decision;
+  int verdict;
+  double resolved;    /* share of the points the statistic is drawn from (NaN: n/a) */
+  /* how the decision is read (set by the code that adds the check) */
+  analysis_side side; /* the sign-flip test's alternative; effects are oriented so > 0 is the claim */
+  int tost;           /* 1: an equivalence check (p is TOST's, effect interval 1 − 2α) */
+  double margin;      /* its margin */
+} analysis_check;
+
+typedef struct {
+  int n, cap;
+  analysis_check *c;
+} analysis_checks;
+
+void analysis_checks_free(analysis_checks *v);
+
+/* The verdicts of the results in memory (as analysis_run_results), computed
+ * without writing anything: the same rows verdicts.csv holds, in its order.
+ * Free with analysis_checks_free. */
+int analysis_verdicts_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                              const analysis_options *opt, analysis_checks *out);
 
 #endif

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 static const char *ANALYZE_HELP =
-    "usage: curvsweep analyze ARCHIVE... [-o DIR] [--target-acc X]\n\n"
+    "usage: curvsweep analyze ARCHIVE... [-o DIR] [--target-acc X] [--alpha A] [--margin M]\n\n"
     "Turn a sweep archive into the depth-amplification report (docs/SPEC.md): CSV tables,\n"
     "gnuplot figures (PNG, with their .gp scripts and .dat data) and DIR/index.md with a\n"
     "verdict on each claim, computed from the tables. Several archives are merged on the\n"
@@ -21,11 +21,29 @@ static const char *ANALYZE_HELP =
     "           the first archive); created if missing, earlier report files replaced\n"
     "  --target-acc X  learning curves (a train_points axis): the test accuracy in (0, 1]\n"
     "           whose sample count is compared (default: 95% of the best mean accuracy\n"
-    "           any arch reaches on the curve)\n\n"
-    "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, *.gp, *.dat, *.png,\n"
-    "index.md. Column meanings: analysis/README.md.\n"
+    "           any arch reaches on the curve)\n"
+    "  --alpha A  family-wise error rate of every verdict, in (0, 0.5) (default 0.05;\n"
+    "           Holm over each verdict's checks)\n"
+    "  --margin M  equivalence margin of claim 3's linear tasks, test accuracy in\n"
+    "           (0, 1) (default 0.01, one percentage point)\n\n"
+    "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, verdicts.csv (every\n"
+    "verdict and the test behind it), learning_curve.csv and samples_to_target.csv (a\n"
+    "train_points axis), gates.csv (a gate axis), *.gp, *.dat, *.png, index.md.\n"
+    "Column meanings: analysis/README.md.\n"
     "Environment: CS_GNUPLOT names the gnuplot binary (default: gnuplot on PATH);\n"
     "without gnuplot the tables, scripts and index.md are written and plots skipped.\n";
+
+/* The number after option argv[i] within (lo, hi) (hi inclusive when
+ * hi_incl), into *v; 0 on success, else the usage error's exit code. */
+static int analyze_number(int argc, char **argv, int i, double lo, double hi, int hi_incl,
+                          const char *what, double *v) {
+  char *end = NULL;
+  if (i + 1 < argc) *v = strtod(argv[i + 1], &end);
+  int ok = i + 1 < argc && end && end != argv[i + 1] && !*end && *v > lo && (hi_incl ? *v <= hi : *v < hi);
+  if (ok) return 0;
+  return cli_usage_error("analyze", "%s needs %s%s%s%s", argv[i], what, i + 1 < argc ? ", not '" : "",
+                         i + 1 < argc ? argv[i + 1] : "", i + 1 < argc ? "'" : "");
+}
 
 int cmd_analyze(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
@@ -33,7 +51,7 @@ int cmd_analyze(int argc, char **argv) {
     return EXIT_OK;
   }
   const char *dir = NULL;
-  double target_acc = NAN;
+  double target_acc = NAN, alpha = ANALYSIS_ALPHA, margin = ANALYSIS_MARGIN;
   const char **paths = calloc(argc > 1 ? (size_t)argc : 1, sizeof *paths);
   if (!paths) {
     fprintf(stderr, "curvsweep analyze: out of memory\n");
@@ -47,14 +65,18 @@ int cmd_analyze(int argc, char **argv) {
         return cli_usage_error("analyze", "-o needs a directory");
       }
       dir = argv[++i];
-    } else if (strcmp(argv[i], "--target-acc") == 0) {
-      char *end = NULL;
-      if (i + 1 < argc) target_acc = strtod(argv[i + 1], &end);
-      if (i + 1 >= argc || !end || end == argv[i + 1] || *end || !(target_acc > 0 && target_acc <= 1)) {
+    } else if (strcmp(argv[i], "--target-acc") == 0 || strcmp(argv[i], "--alpha") == 0 ||
+               strcmp(argv[i], "--margin") == 0) {
+      int ta = argv[i][2] == 't', al = argv[i][2] == 'a';
+      double *v = ta ? &target_acc : al ? &alpha : &margin;
+      int rc = analyze_number(argc, argv, i, 0.0, ta ? 1.0 : al ? 0.5 : 1.0, ta,
+                              ta ? "a test accuracy in (0, 1]"
+                              : al ? "a family-wise error rate in (0, 0.5)"
+                                   : "an accuracy margin in (0, 1)",
+                              v);
+      if (rc) {
         free(paths);
-        return cli_usage_error("analyze", "--target-acc needs a test accuracy in (0, 1]%s%s%s",
-                               i + 1 < argc ? ", not '" : "", i + 1 < argc ? argv[i + 1] : "",
-                               i + 1 < argc ? "'" : "");
+        return rc;
       }
       i++;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -90,6 +112,8 @@ int cmd_analyze(int argc, char **argv) {
   const char *gnuplot = getenv("CS_GNUPLOT");
   if (gnuplot && *gnuplot) opt.gnuplot = gnuplot;
   opt.target_acc = target_acc;
+  opt.alpha = alpha;
+  opt.margin = margin;
   analysis_outcome out;
   int rc = analysis_run(paths, n, dir, &opt, &out);
   free(paths);

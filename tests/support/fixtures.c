@@ -127,6 +127,39 @@ char *csv_field(const char *path, const char *prefix, const char *col) {
   return out;
 }
 
+void assert_same_tables(const char *dir, char out[2][160], const char *const *tables, int n) {
+  char p0[300], p1[400];
+  for (int t = 0; t < n; t++) {
+    snprintf(p0, sizeof p0, "%s/report/%s", dir, tables[t]);
+    char *want = read_text(p0);
+    for (int k = 0; k < 2; k++) {
+      snprintf(p1, sizeof p1, "%s/%s", out[k], tables[t]);
+      char *got = read_text(p1);
+      assert_string_equal(got, want);
+      free(got);
+    }
+    free(want);
+  }
+}
+
+const analysis_check *find_check(const analysis_checks *v, const char *claim, const char *scope,
+                                 int verdict) {
+  const analysis_check *out = NULL;
+  int found = 0;
+  for (int i = 0; i < v->n; i++)
+    if (v->c[i].verdict == verdict && !strcmp(v->c[i].claim, claim) && !strcmp(v->c[i].scope, scope))
+      out = &v->c[i], found++;
+  if (found != 1) fail_msg("%d %s of claim %s with scope '%s'", found, verdict ? "verdicts" : "checks", claim, scope);
+  return out;
+}
+
+analysis_checks verdicts_of(const char *spec, const cs_cell_result *res, int64_t n,
+                            const analysis_options *opt) {
+  analysis_checks v;
+  assert_ok(analysis_verdicts_results(spec, res, n, opt, &v));
+  return v;
+}
+
 double csv_number(const char *path, const char *prefix, const char *col) {
   char *s = csv_field(path, prefix, col);
   double v = strtod(s, NULL);

@@ -31,6 +31,15 @@ void fixture_check_has(const char *text, const char *want, const char *file, int
 char *csv_field(const char *path, const char *prefix, const char *col);
 double csv_number(const char *path, const char *prefix, const char *col);
 
+/* The one check (verdict 0) or verdict (1) of claim with this scope among
+ * v (analysis_verdicts_results); fails the test unless exactly one. */
+const analysis_check *find_check(const analysis_checks *v, const char *claim, const char *scope,
+                                 int verdict);
+/* The verdicts of the results in memory (analysis_verdicts_results, no
+ * files); opt NULL: the defaults. Fails the test on error. */
+analysis_checks verdicts_of(const char *spec, const cs_cell_result *res, int64_t n,
+                            const analysis_options *opt);
+
 /* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
 void make_dir(char *buf, size_t len, const char *tag);
 void remove_tree(const char *dir); /* rm -r, no error if it is gone */
@@ -60,5 +69,9 @@ void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int6
  * the merge into dir/merged, the paths in out. */
 void analyse_shards_and_merge(const char *spec_text, const cs_cell_result *res, int64_t n,
                               const char *dir, char out[2][160]);
+
+/* Each of the n tables in dir/report equals the same file in both out[k]
+ * (analyse_shards_and_merge), byte for byte. */
+void assert_same_tables(const char *dir, char out[2][160], const char *const *tables, int n);
 
 #endif

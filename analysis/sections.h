@@ -1,0 +1,60 @@
+/* sections.h — the optional sections of the report as one table
+ * (sections.c): a section is one file of analysis/ plus one row here.
+ * Each row's functions do nothing when the sweep lacks the section's axis
+ * (train_points for the learning curves, gate for the gate positions).
+ * The driver calls, in row order: compute after the core numbers (compute.c),
+ * checks before Holm and verdicts after it (checks.c), write_tables
+ * (csv.c), plot for every (task, regime) after the core figures (plots.c),
+ * write_md and list_tables for index.md (index.c), free (load.c).
+ * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
+#ifndef CURVSWEEP_ANALYSIS_SECTIONS_H
+#define CURVSWEEP_ANALYSIS_SECTIONS_H
+
+#include "writers.h"
+
+#include <stdio.h>
+
+/* A figure writer: fills P (name, caption) and writes P->name.dat and .gp
+ * into dir; *made = 0 when there is nothing to draw (then nothing is written). */
+typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const char *dir, int variant,
+                                    analysis_plot *P, int *made);
+
+typedef struct {
+  const char *name;
+  int (*compute)(analysis_data *D);
+  int (*checks)(analysis_data *D);   /* add its checks (verdicts.csv) */
+  int (*verdicts)(analysis_data *D); /* after Holm: its verdict rows */
+  int (*write_tables)(const analysis_data *D, const char *dir);
+  int (*write_md)(FILE *f, const analysis_data *D);
+  void (*list_tables)(FILE *f, const analysis_data *D); /* its lines of index.md's table list */
+  analysis_plot_writer plot;
+  void (*free)(analysis_data *D);
+} analysis_section;
+
+extern const analysis_section ANALYSIS_SECTIONS[];
+extern const int ANALYSIS_N_SECTIONS;
+
+/* learning.c (plots_learning.c) — sample efficiency: learning curves,
+ * samples to a target accuracy; learning_curve.csv, samples_to_target.csv. */
+int analysis_compute_learning(analysis_data *D);
+int analysis_lc_checks(analysis_data *D);
+int analysis_lc_verdicts(analysis_data *D);
+int analysis_write_learning_tables(const analysis_data *D, const char *dir);
+int analysis_md_learning(FILE *f, const analysis_data *D);
+void analysis_list_learning_tables(FILE *f, const analysis_data *D);
+int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
+                           analysis_plot *P, int *made);
+void analysis_learning_free(analysis_data *D);
+
+/* gates.c (plots_gates.c, gates.h) — gate positions of the self family; gates.csv. */
+int analysis_compute_gates(analysis_data *D);
+int analysis_gate_checks(analysis_data *D);
+int analysis_gate_verdicts(analysis_data *D);
+int analysis_write_gates_table(const analysis_data *D, const char *dir);
+int analysis_md_gates(FILE *f, const analysis_data *D);
+void analysis_list_gates_tables(FILE *f, const analysis_data *D);
+int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
+                        analysis_plot *P, int *made);
+void analysis_gates_free(analysis_data *D);
+
+#endif
