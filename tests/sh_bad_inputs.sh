@@ -1,25 +1,20 @@
 #!/usr/bin/env bash
 # Bad inputs at the command line: each gets a clear message naming the file,
 # exit 2 (input) or 1 (run time), and never changes an existing archive.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); mnt=""
-cleanup() { [[ -n "$mnt" ]] && umount "$mnt" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-cd "$tmp" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
+mnt=""
+on_exit_extra() { [[ -n "$mnt" ]] && umount "$mnt" 2>/dev/null; }
 small="$src/tests/specs/sweep-small.ini"
-passes=0 fails=0
 # expect NAME STATUS PATTERN -- COMMAND...: exit status and a message matching PATTERN
 expect() {
   local name=$1 want=$2 pat=$3; shift 4
   "$@" >out.txt 2>err.txt; local got=$?
-  if [[ $got -ne $want ]]; then echo "FAIL $name: exit $got, wanted $want"; cat err.txt; fails=$((fails+1)); return; fi
-  if ! grep -qE -- "$pat" err.txt; then echo "FAIL $name: message does not match '$pat':"; cat err.txt; fails=$((fails+1)); return; fi
-  passes=$((passes+1))
+  if [[ $got -ne $want ]]; then bad "$name: exit $got, wanted $want"; cat err.txt; return; fi
+  if ! grep -qE -- "$pat" err.txt; then bad "$name: message does not match '$pat':"; cat err.txt; return; fi
+  ok
 }
 unchanged() { # NAME FILE SHA: the file's bytes are as before
-  if [[ "$(sha256sum < "$2")" == "$3" ]]; then passes=$((passes+1)); else echo "FAIL $1: $2 changed"; fails=$((fails+1)); fi
+  if [[ "$(sha256sum < "$2")" == "$3" ]]; then ok; else bad "$1: $2 changed"; fi
 }
 
 "$bin" run "$small" -o good.h5 2>/dev/null || { echo "FAIL: cannot make the reference archive"; exit 1; }
@@ -39,7 +34,7 @@ printf '[grid]\narch = gated, mlp\n[model]\nfamily = self\n' > selfmlp.ini
 expect self-mlp 2 "selfmlp.ini:4: \[model\] family: self has no mlp block" -- "$bin" run selfmlp.ini -o x.h5
 printf '[grid]\ngate = g1, g7\n' > gate.ini
 expect bad-gate 2 "gate.ini:2: \[grid\] gate: unknown value 'g7'" -- "$bin" run gate.ini -o x.h5
-[[ ! -e x.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a bad spec created an archive"; fails=$((fails+1)); }
+[[ ! -e x.h5 ]] && ok || bad "a bad spec created an archive"
 
 # command line
 expect shard-range 2 "--shard needs I/N" -- "$bin" run "$small" -o x.h5 --shard 3/3
@@ -53,7 +48,7 @@ for v in abc 0 -1 1e999 nan 0.5s; do
   expect "synthetic-$v" 2 "CS_SYNTHETIC_CELLS='$v' must be a positive number of seconds" \
     -- env CS_SYNTHETIC_CELLS="$v" "$bin" run "$small" -o synth.h5
 done
-[[ ! -e synth.h5 && ! -e synth.h5.journal ]] && passes=$((passes+1)) || { echo "FAIL: a refused CS_SYNTHETIC_CELLS wrote an archive"; fails=$((fails+1)); }
+[[ ! -e synth.h5 && ! -e synth.h5.journal ]] && ok || bad "a refused CS_SYNTHETIC_CELLS wrote an archive"
 
 # archives that are not ours: refused, untouched
 echo "not an archive" > text.h5; sha=$(sha256sum < text.h5)
@@ -79,7 +74,7 @@ expect spec-mismatch 2 "different spec" -- "$bin" run other.ini -o good.h5
 unchanged spec-mismatch good.h5 "$good_sha"
 "$bin" run other.ini -o other.h5 2>/dev/null
 expect merge-mismatch 2 "different specs" -- "$bin" merge m.h5 good.h5 other.h5
-[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: refused merge wrote its output"; fails=$((fails+1)); }
+[[ ! -e m.h5 ]] && ok || bad "refused merge wrote its output"
 cp good.h5 exists.h5; sha=$(sha256sum < exists.h5)
 expect merge-exists 2 "exists.h5" -- "$bin" merge exists.h5 good.h5
 unchanged merge-exists exists.h5 "$sha"
@@ -95,11 +90,11 @@ expect fifo-spec-2-ranks 2 "fifo.ini: cannot read spec: not a regular file \(a F
 expect device-spec 2 "/dev/null: cannot read spec: not a regular file" -- timeout 30 "$bin" run /dev/null -o x.h5
 expect fifo-archive 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" run "$small" -o fifo.h5
 expect dir-archive 2 "dir.h5 is not a regular file" -- timeout 30 "$bin" run "$small" -o dir.h5
-[[ ! -e fifo.h5.journal && ! -e dir.h5.journal ]] && passes=$((passes+1)) || { echo "FAIL: a refused special file left a journal"; fails=$((fails+1)); }
+[[ ! -e fifo.h5.journal && ! -e dir.h5.journal ]] && ok || bad "a refused special file left a journal"
 expect fifo-info 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" info fifo.h5
 expect fifo-merge 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" merge m.h5 fifo.h5
 expect fifo-analyze 2 "fifo.h5 is not a regular file" -- timeout 30 "$bin" analyze fifo.h5 -o rep
-[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+[[ ! -e m.h5 ]] && ok || bad "a refused merge wrote its output"
 
 # /spec text and its spec_sha256 attribute disagree (same length, one letter
 # changed): every reader and the writer refuse, saying exactly that
@@ -112,7 +107,7 @@ expect spec-sha-run 2 "$damaged" -- "$bin" run "$small" -o spectext.h5
 expect spec-sha-merge 2 "$damaged" -- "$bin" merge m.h5 spectext.h5
 expect spec-sha-analyze 2 "$damaged" -- "$bin" analyze spectext.h5 -o rep
 unchanged spec-sha spectext.h5 "$sha"
-[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+[[ ! -e m.h5 ]] && ok || bad "a refused merge wrote its output"
 
 # damaged data: a flipped byte inside a /cells chunk or a /curvature chunk
 # fails its Fletcher32 checksum: every reader refuses naming the file and the
@@ -142,21 +137,21 @@ import h5py; g = h5py.File('good.h5', 'r')['params/3']; n = []
 g.visit(lambda k: n.append(k) if isinstance(g[k], h5py.Dataset) else None); print(n[0])")
 cp good.h5 badpar.h5; flip badpar.h5 "params/3/$par"
 expect params-checksum-merge 2 "badpar.h5: damaged archive: cannot read /params/3/$par" -- "$bin" merge m.h5 badpar.h5
-[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+[[ ! -e m.h5 ]] && ok || bad "a refused merge wrote its output"
 # /curvature emptied (rows and committed_rows): done cells without rows are
 # refused, not analysed with fewer rows
 cp good.h5 nocurv.h5
 /usr/bin/python3 -c "import h5py; f=h5py.File('nocurv.h5','r+'); d=f['curvature']; d.resize((0,)); d.attrs['committed_rows']=0"
 expect curv-missing-analyze 2 "nocurv.h5: damaged archive: cell 0 is done but /curvature has no row of it" -- "$bin" analyze nocurv.h5 -o rep
 expect curv-missing-merge 2 "nocurv.h5: damaged archive: cell 0 is done but /curvature has no row of it" -- "$bin" merge m.h5 nocurv.h5
-[[ ! -e m.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+[[ ! -e m.h5 ]] && ok || bad "a refused merge wrote its output"
 
 # the same input twice, under any name, is refused (it counted its runs twice)
 ln good.h5 hardlink.h5; ln -s good.h5 symlink.h5
 expect merge-duplicate 2 "merge: good.h5 and good.h5 are the same file" -- "$bin" merge dup.h5 good.h5 good.h5
 expect merge-duplicate-dot 2 "merge: good.h5 and ./good.h5 are the same file" -- "$bin" merge dup.h5 good.h5 ./good.h5
 expect merge-duplicate-link 2 "merge: hardlink.h5 and symlink.h5 are the same file" -- "$bin" merge dup.h5 hardlink.h5 symlink.h5
-[[ ! -e dup.h5 ]] && passes=$((passes+1)) || { echo "FAIL: a refused merge wrote its output"; fails=$((fails+1)); }
+[[ ! -e dup.h5 ]] && ok || bad "a refused merge wrote its output"
 unchanged good-after-all good.h5 "$good_sha"
 
 # run-time: a read-only file system and a full one (tmpfs; needs root)
@@ -170,12 +165,10 @@ if mount -t tmpfs -o ro,size=1m tmpfs ro 2>/dev/null; then
   mount -t tmpfs -o size=1200k tmpfs full && mnt="$tmp/full"
   expect disk-full 1 "No space left on device.*resume with the same command" -- "$bin" run "$small" -o full/x.h5
   done_before=$("$bin" info full/x.h5 | grep -oE '[0-9]+ done')
-  [[ "$done_before" != "0 done" && -n "$done_before" ]] && passes=$((passes+1)) || { echo "FAIL: nothing kept on the full disk"; fails=$((fails+1)); }
+  [[ "$done_before" != "0 done" && -n "$done_before" ]] && ok || bad "nothing kept on the full disk"
   umount full; mnt=""
 else
-  echo "FAIL: cannot mount a tmpfs here (needs root): read-only and disk-full cases not run"
-  fails=$((fails+1))
+  bad "cannot mount a tmpfs here (needs root): read-only and disk-full cases not run"
 fi
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -1,15 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of the command line: exit statuses, messages, train output.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() { # name, expected status, actual status, [grep pattern, file]
-  local name=$1 want=$2 got=$3
-  if [[ $got -ne $want ]]; then echo "FAIL $name: exit $got, wanted $want"; fails=$((fails+1)); return; fi
-  if [[ $# -ge 5 ]] && ! grep -q -- "$4" "$5"; then echo "FAIL $name: no '$4' in output:"; cat "$5"; fails=$((fails+1)); return; fi
-  passes=$((passes+1))
-}
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 "$bin" --version >"$tmp/o" 2>&1; check version 0 $? "curvsweep 0" "$tmp/o"
 "$bin" --help >"$tmp/o" 2>&1; check help 0 $? "usage: curvsweep COMMAND" "$tmp/o"
 "$bin" >"$tmp/o" 2>&1; check no-command 2 $? "usage" "$tmp/o"
@@ -58,5 +49,4 @@ with h5py.File(sys.argv[2], "r") as f:
         assert np.array_equal(r[:, 10], g["class"][l]), "class"
 PY
 check train-save-points-values 0 $?
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish
