@@ -291,7 +291,7 @@ static herr_t archive_walk_link(hid_t g, const char *name, const H5L_info_t *li,
     // the reason without the file name (the reporter names the object)
     const char *m = cs_error_message(), *colon = strstr(m, full);
     cs_error_clear();
-    return archive_walk_problem(w, full, "%s", colon ? colon + strlen(full) + 2 : m);
+    return archive_walk_problem(w, full, "%s", colon ? colon + strlen(full) + 1 : m);
   }
   return 0;
 }

@@ -314,6 +314,11 @@ void archive_points_stage_free(archive_points_stage *s);
 /* The valid rows of /points/index (malloc'ed). */
 int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
                               archive_point_row **rows, int64_t *n);
+/* The valid rows of /points/index (malloc'ed) in storage order, each row of
+ * a finished listed cell as a->spec allows it and not overlapping another's
+ * values: a refusal naming the row otherwise (what every reader checks). */
+int archive_points_index_checked(hid_t file, const cs_archive *a, const char *path,
+                                 archive_point_row **rows, int64_t *n);
 /* Every finished listed cell's arrays, in storage order, each array read a
  * block at a time: fn(ctx, /cells row, pts) with pts holding the cell's
  * cell_id, n_points, m, depth and arrays that point into the blocks, valid

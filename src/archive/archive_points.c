@@ -309,7 +309,6 @@ typedef struct {
 } archive_points_walk;
 
 static int archive_points_walk_open(hid_t file, const char *path, archive_points_walk *W) {
-  qsort(W->rows, (size_t)W->n, sizeof *W->rows, archive_points_cmp_start);
   for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
     archive_points_span *sp = &W->sp[k];
     hid_t ftype;
@@ -332,25 +331,41 @@ static void archive_points_walk_close(archive_points_walk *W) {
   free(W->rows);
 }
 
-static int archive_points_walk_run(hid_t file, const cs_archive *a, const char *path,
-                                   archive_points_fn fn, void *ctx, archive_points_walk *W) {
+/* The valid rows of /points/index in storage order; each row of a finished
+ * listed cell as the spec allows it, and its values not overlapping the
+ * previous such row's (every row at offset 0 would read one cell's values
+ * for all). */
+int archive_points_index_checked(hid_t file, const cs_archive *a, const char *path,
+                                 archive_point_row **rows, int64_t *n) {
   if (!a->spec) return cs_error(CS_ERR_INTERNAL, "%s: /points read without its spec", path);
-  CS_CHECK(archive_points_index_read(file, a, path, &W->rows, &W->n));
-  CS_CHECK(archive_points_walk_open(file, path, W));
-  // in storage order the cells' values follow each other: a row whose
-  // values overlap the previous one's (every row at offset 0) is damage
+  CS_CHECK(archive_points_index_read(file, a, path, rows, n));
+  qsort(*rows, (size_t)*n, sizeof **rows, archive_points_cmp_start);
   hsize_t x_end = 0, end = 0;
-  for (int64_t i = 0; i < W->n; i++) {
-    const archive_point_row *row = &W->rows[i];
+  for (int64_t i = 0; i < *n; i++) {
+    const archive_point_row *row = &(*rows)[i];
     int64_t cell_row = archive_find_row(a, row->cell_id);
     if (cell_row < 0 || a->row_status[cell_row] == CELL_PENDING) continue;
-    CS_CHECK(archive_points_shape(&W->pts, row, i, a->spec, path));
+    cs_cell_result pts;
+    CS_CHECK(archive_points_shape(&pts, row, i, a->spec, path));
     if ((hsize_t)row->x_start < x_end || (hsize_t)row->start < end)
       return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s: the values of cell %" PRId64 " (x at "
                       "%" PRId64 ", per-prefix at %" PRId64 ") overlap another cell's", path,
                       ARCHIVE_POINTS_INDEX, row->cell_id, row->x_start, row->start);
     x_end = (hsize_t)row->x_start + archive_points_count(row, 0);
     end = (hsize_t)row->start + archive_points_count(row, 1);
+  }
+  return CS_OK;
+}
+
+static int archive_points_walk_run(hid_t file, const cs_archive *a, const char *path,
+                                   archive_points_fn fn, void *ctx, archive_points_walk *W) {
+  CS_CHECK(archive_points_index_checked(file, a, path, &W->rows, &W->n));
+  CS_CHECK(archive_points_walk_open(file, path, W));
+  for (int64_t i = 0; i < W->n; i++) {
+    const archive_point_row *row = &W->rows[i];
+    int64_t cell_row = archive_find_row(a, row->cell_id);
+    if (cell_row < 0 || a->row_status[cell_row] == CELL_PENDING) continue;
+    CS_CHECK(archive_points_shape(&W->pts, row, i, a->spec, path));
     for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
       void *at;
       hsize_t off = (hsize_t)(k == 0 ? row->x_start : row->start);

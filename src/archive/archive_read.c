@@ -106,7 +106,8 @@ static int archive_table_blocks(archive_reader *rd, const char *name, hid_t mtyp
   return rc;
 }
 
-/* The summary's sum of wall_s over finished cells, one block of /cells at a time. */
+/* The summary's sum of wall_s over finished cells, one block of /cells at a
+ * time; their metrics checked as every reader checks them. */
 typedef struct {
   const cs_archive *a;
   double wall_s;
@@ -114,9 +115,15 @@ typedef struct {
 
 static int archive_summary_wall_block(void *ctx, const void *rows, hsize_t start, hsize_t k) {
   archive_summary_wall *W = ctx;
-  const double *wall = rows;
-  for (hsize_t j = 0; j < k && (int64_t)(start + j) < W->a->n_rows; j++)
-    if (W->a->row_status[start + j] != CELL_PENDING && isfinite(wall[j])) W->wall_s += wall[j];
+  const archive_cell_row *cells = rows;
+  for (hsize_t j = 0; j < k && (int64_t)(start + j) < W->a->n_rows; j++) {
+    if (W->a->row_status[start + j] == CELL_PENDING) continue;
+    cs_cell_result r = {.cell_id = cells[j].cell_id, .status = W->a->row_status[start + j],
+                        .wall_s = cells[j].wall_s, .train_loss = cells[j].train_loss,
+                        .train_acc = cells[j].train_acc, .test_acc = cells[j].test_acc};
+    CS_CHECK(archive_check_metrics(W->a->path, &r));
+    if (isfinite(r.wall_s)) W->wall_s += r.wall_s;
+  }
   return CS_OK;
 }
 
@@ -152,11 +159,24 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
     }
   }
   archive_summary_wall W = {rd.a, 0};
-  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(double));
-  H5Tinsert(mt, "wall_s", 0, H5T_NATIVE_DOUBLE);
+  hid_t mt = archive_cell_row_type();
   int rc = archive_table_blocks(&rd, "cells", mt, archive_summary_wall_block, &W);
   H5Tclose(mt);
   out->wall_s = W.wall_s;
+  // the rows /curvature and /curves hold, and /points/index as every reader
+  // reads them (not the rows themselves, nor the /points arrays)
+  static const char *const TABLES[] = {"curvature", "curves"};
+  for (int k = 0; k < 2 && !rc; k++) {
+    hid_t ds;
+    hsize_t valid, len;
+    rc = archive_dataset_open(rd.file, TABLES[k], path, &ds);
+    if (!rc) rc = archive_table_valid_rows(rd.a, ds, path, TABLES[k], &valid, &len);
+    archive_h5_close_id(&ds, H5Dclose);
+  }
+  archive_point_row *prows = NULL;
+  int64_t np = 0;
+  if (!rc && rd.meta.version >= 4) rc = archive_points_index_checked(rd.file, rd.a, path, &prows, &np);
+  free(prows);
   // runs, a block at a time (memory: one block, whatever /runs declares)
   if (!rc) {
     mt = archive_run_row_type();

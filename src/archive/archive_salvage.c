@@ -158,11 +158,13 @@ static int salvage_read_table(salvage_state *s, const char *name, hid_t mt, hsiz
   int64_t committed = -1;
   // opened as every reader opens it (plain objects only); rows it declares
   // but does not store, or more than the spec allows, make it unreadable
+  const char *why = "missing";
   int usable = archive_dataset_open(s->file, name, s->in, &ds) == CS_OK &&
                archive_table_length_checked(ds, s->in, name, &n) == CS_OK;
-  if (usable && archive_attr_read_i64(ds, "committed_rows", &committed, NULL) == 0 &&
+  if (usable && archive_attr_read_i64(ds, "committed_rows", &committed, &why) == 0 &&
       committed >= 0 && (hsize_t)committed < n)
     n = (hsize_t)committed;  // rows of an unfinished write: not part of any result
+  usable = usable && (!why || !strcmp(why, "missing")); // which rows are whole is unknown otherwise
   if (!usable || n > max_rows || archive_table_check_stored(ds, n, s->in, name) != CS_OK ||
       archive_budget_take(n, H5Tget_size(mt) + 1, s->in, name) != CS_OK) {
     cs_error_clear();
@@ -297,6 +299,16 @@ static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, const ch
   return CS_OK;
 }
 
+/* salvage_points_index: index rows (numbers into salvage_sort_rows) by
+ * where their values start. */
+#define SALVAGE_POINTS_OVERLAP (-2)
+static _Thread_local const archive_point_row *salvage_sort_rows;
+static int salvage_cmp_start(const void *x, const void *y) {
+  const archive_point_row *p = &salvage_sort_rows[*(const int64_t *)x];
+  const archive_point_row *q = &salvage_sort_rows[*(const int64_t *)y];
+  return (p->start > q->start) - (p->start < q->start);
+}
+
 /* /points (format_version 4): the index, and each cell's readable row. */
 static int salvage_points_index(salvage_state *s) {
   int64_t version = 0;
@@ -314,6 +326,20 @@ static int salvage_points_index(salvage_state *s) {
   for (hsize_t i = 0; i < s->pidx.n; i++)
     if (s->pidx.ok[i] && rows[i].cell_id >= 0 && rows[i].cell_id < s->nc)
       s->pidx_of[rows[i].cell_id] = (int64_t)i;
+  // rows whose values overlap another's (every row at offset 0) lie: both lost
+  int64_t *order = NULL, m = 0;
+  CS_CHECK(CS_CALLOC(order, s->nc ? s->nc : 1));
+  for (int64_t c = 0; c < s->nc; c++)
+    if (s->pidx_of[c] >= 0) order[m++] = s->pidx_of[c];
+  salvage_sort_rows = rows;
+  qsort(order, (size_t)m, sizeof *order, salvage_cmp_start);
+  for (int64_t k = 1; k < m; k++) {
+    const archive_point_row *p = &rows[order[k - 1]], *q = &rows[order[k]];
+    if (q->start < p->start + (int64_t)p->depth * p->n_points ||
+        q->x_start < p->x_start + (int64_t)p->n_points * p->m)
+      s->pidx_of[p->cell_id] = s->pidx_of[q->cell_id] = SALVAGE_POINTS_OVERLAP;
+  }
+  free(order);
   return CS_OK;
 }
 
@@ -321,6 +347,9 @@ static int salvage_points_index(salvage_state *s) {
  * values (format_version 4), or its group (2, 3). */
 static int salvage_points(salvage_state *s, int64_t c, cs_cell_result *r) {
   if (!s->points_tables) return archive_read_points(s->file, s->in, r);
+  if (s->pidx_of[c] == SALVAGE_POINTS_OVERLAP)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: the /%s row of cell %" PRId64 " points at "
+                    "values that overlap another cell's", s->in, ARCHIVE_POINTS_INDEX, c);
   if (s->pidx_of[c] < 0) return CS_OK;  // a done cell of save_points is then refused below
   return archive_points_read_cell(s->file, s->in, s->spec,
                                   (const archive_point_row *)s->pidx.rows + s->pidx_of[c], r);
