@@ -12,10 +12,17 @@
 void analysis_warn(analysis_outcome *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A file written atomically: written as dir/.name.tmp, renamed on commit, so
- * a failure never leaves a half-written file under the final name. */
+ * a failure never leaves a half-written file under the final name. The
+ * temporary is created relative to a descriptor of dir with O_EXCL |
+ * O_NOFOLLOW and renamed with renameat (path.h, docs/SECURITY.md): a
+ * symbolic link planted at dir/.name.tmp is refused (CS_ERR_INPUT naming
+ * it), never written through. */
 typedef struct {
   FILE *f;
+  int dirfd;             /* dir, open while the file is */
   char tmp[4096], path[4096];
+  const char *tmp_name;  /* ".name.tmp" inside tmp */
+  const char *name;      /* "name" inside path */
 } analysis_file;
 
 int analysis_file_open(analysis_file *o, const char *dir, const char *name);
@@ -27,6 +34,13 @@ void analysis_file_abort(analysis_file *o);
 /* %.4g into buf (32 bytes), "n/a" for NaN: the number format of the
  * verdicts in index.md; F4(v) with a buffer of its own. */
 const char *analysis_f4(char *buf, double v);
+
+/* Untrusted text (a spec name) as Markdown that renders it literally:
+ * the Markdown punctuation that could start a link, image, code span,
+ * emphasis, table cell or heading end (\ ` * _ [ ] ( ) # ! | ~) backslash-escaped, <, >, & and " as HTML entities,
+ * control characters as \xHH (docs/SECURITY.md). Into buf (len bytes,
+ * cut at a whole character); returns buf. */
+const char *analysis_md_text(const char *s, char *buf, size_t len);
 #define F4(v) analysis_f4((char[32]){0}, (v))
 
 

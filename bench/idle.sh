@@ -20,7 +20,7 @@ tck=$(getconf CLK_TCK)
 # pid of each rank of the job whose command line mentions $1
 rank_pids() {
   for p in $(pgrep -f "curvsweep run $1" || true); do
-    r=$(tr '\0' '\n' < /proc/$p/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+    r=$(tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
     [ -n "$r" ] && echo "$r $p"
   done | sort -n
 }
@@ -32,7 +32,7 @@ wait_ranks() {
   done
   return 1
 }
-cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 # sample(spec, label, condition): CPU % of every rank over W seconds
 sample() {
@@ -40,7 +40,7 @@ sample() {
   local -a ranks pids t0
   mapfile -t lines < <(rank_pids "$spec")
   for l in "${lines[@]}"; do ranks+=("${l% *}"); pids+=("${l#* }"); done
-  for i in "${!pids[@]}"; do t0[$i]=$(cpu_ticks "${pids[$i]}"); done
+  for i in "${!pids[@]}"; do t0[i]=$(cpu_ticks "${pids[$i]}"); done
   local s0; s0=$(date +%s.%N)
   sleep "$W"
   local s1; s1=$(date +%s.%N)
@@ -48,7 +48,7 @@ sample() {
     local t1; t1=$(cpu_ticks "${pids[$i]}")
     printf '%s: rank %s %5.1f %% CPU (now %s in %s)\n' "$label" "${ranks[$i]}" \
       "$(echo "100 * ($t1 - ${t0[$i]}) / $tck / ($s1 - $s0)" | bc -l)" \
-      "$(awk '{print $3}' /proc/${pids[$i]}/stat 2>/dev/null)" "$(cat /proc/${pids[$i]}/wchan 2>/dev/null)"
+      "$(awk '{print $3}' "/proc/${pids[$i]}/stat" 2>/dev/null)" "$(cat "/proc/${pids[$i]}/wchan" 2>/dev/null)"
   done
 }
 

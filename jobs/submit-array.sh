@@ -28,17 +28,18 @@ shift 2
 prefix=$(basename "$spec" .ini)
 if [[ $# -gt 0 && $1 != -- ]]; then prefix=$1; shift; fi
 [[ ${1:-} == -- ]] && shift
-if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1)); then
+if ! [[ $n =~ ^[1-9][0-9]{0,6}$ ]]; then
   echo "submit-array: N must be a positive number of shards, not '$n'" >&2; exit 2
 fi
 [[ -f $spec ]] || { echo "submit-array: no spec file '$spec'" >&2; exit 2; }
 command -v sbatch >/dev/null || { echo "submit-array: sbatch not found (is Slurm set up here?)" >&2; exit 2; }
 
+# CS_MERGE_SBATCH: options split at blanks into words, never globbed or evaluated
+read -r -a merge_options <<<"${CS_MERGE_SBATCH:-}"
 array=$(sbatch --parsable --array="0-$((n - 1))" "$@" "$here/array.sbatch" "$spec" "$prefix")
 array=${array%%;*}
-# shellcheck disable=SC2086
 merge=$(sbatch --parsable --dependency="afterok:$array" --kill-on-invalid-dep=yes \
-  ${CS_MERGE_SBATCH:-} "$here/merge.sbatch" "$prefix" "$n")
+  "${merge_options[@]}" "$here/merge.sbatch" "$prefix" "$n")
 merge=${merge%%;*}
 if ((parsable)); then
   echo "$array $merge"

@@ -17,6 +17,7 @@ PACKAGES=(
   libssl-dev                     # libcrypto: SHA-256 of specs
   gnuplot-nox
   python3-h5py python3-numpy python3-pandas
+  python3-pip python3-setuptools  # python/curvsweep_archive installs from the tree (tests/sh_python_module.sh)
   python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
   strace
   shellcheck                     # scripts/test.sh lints every shell script

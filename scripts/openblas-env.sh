@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # scripts/openblas-env.sh — sourced by the scripts that run curvsweep.
 # OpenBLAS runs single-threaded per rank (parallelism comes from MPI), and
 # its kernels are chosen from the CPU's flags when the user has not chosen:
@@ -15,4 +16,15 @@ if [[ -z ${OPENBLAS_CORETYPE:-} && -r /proc/cpuinfo ]]; then
   fi
   unset -f cs_has
   unset cs_cpu_flags
+fi
+
+# Executed rather than sourced, it runs a command with these settings (the
+# README's "run jobs through scripts/openblas-env.sh"):
+#   scripts/openblas-env.sh mpirun -np 4 build/curvsweep run jobs/demo.ini
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  if (($# == 0)); then
+    echo "usage: scripts/openblas-env.sh COMMAND [ARGS...]   (or source it from bash)" >&2
+    exit 2
+  fi
+  exec "$@"
 fi

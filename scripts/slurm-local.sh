@@ -7,9 +7,15 @@
 #   scripts/slurm-local.sh status [DIR]   exit 0 when the node answers and is usable
 #   scripts/slurm-local.sh env    [DIR]   print the exports only
 #
-# DIR defaults to $CS_SLURM_DIR or /tmp/curvsweep-slurm. After start:
-#   eval "$(scripts/slurm-local.sh start)"     # sets SLURM_CONF (and CS_SLURM_DIR)
+# DIR defaults to $CS_SLURM_DIR; without either, start makes a private one
+# (mktemp -d: mode 0700, this user's) and prints it as CS_SLURM_DIR. After start:
+#   eval "$(scripts/slurm-local.sh start)"     # sets SLURM_CONF and CS_SLURM_DIR
 #   sbatch jobs/sweep.sbatch ...
+#   scripts/slurm-local.sh stop                # finds DIR in CS_SLURM_DIR
+# A DIR that exists must be a directory (not a symbolic link) of this user
+# that no one else may write to; anything else is refused (docs/SECURITY.md:
+# the daemons read their configuration and key from it, and stop kills the
+# processes its pid files name).
 #
 # Nothing outside DIR is written: munge has its own key, socket, pid and log;
 # slurm.conf points at it (AuthInfo=socket=...). Ports are picked free on
@@ -21,21 +27,51 @@
 set -uo pipefail
 
 cmd=${1:-}
-dir=${2:-${CS_SLURM_DIR:-/tmp/curvsweep-slurm}}
+dir=${2:-${CS_SLURM_DIR:-}}
 cpus=${CS_SLURM_CPUS:-$(nproc)}
 wait_s=${CS_SLURM_TIMEOUT:-60}
 # Every daemon (and so every slurmstepd) carries this marker in its environment,
-# which is how stop finds what this instance started and nothing else.
-marker="CS_SLURM_INSTANCE=$dir"
+# which is how stop finds what this instance started and nothing else (set
+# with conf once DIR is known, at the end).
+marker="" conf=""
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 say() { echo "slurm-local: $*" >&2; }
 
-conf=$dir/etc/slurm.conf
+# DIR is ours alone: a real directory of this user, writable by no one else
+# (checked before anything in it is read, written or believed).
+dir_is_private() {
+  local d=$1 owner mode
+  if [[ -L $d || ! -d $d ]]; then
+    say "$d is not a directory (or is a symbolic link): refused; use another DIR"; return 1
+  fi
+  owner=$(stat -c %u "$d") mode=$(stat -c %a "$d")
+  if [[ $owner != "$(id -u)" ]]; then
+    say "$d belongs to uid $owner, not to you: refused; use another DIR"; return 1
+  fi
+  if (( (8#$mode & 8#022) != 0 )); then
+    say "$d (mode $mode) is writable by others: refused; use another DIR"; return 1
+  fi
+  chmod 700 "$d"
+}
+
+# The DIR of this command: the one given (made private when new), else a
+# fresh mktemp -d for start; the other commands need one.
+pick_dir() {
+  if [[ -z $dir ]]; then
+    [[ $cmd == start ]] || { say "no DIR given and CS_SLURM_DIR is not set (start prints it)"; return 1; }
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/curvsweep-slurm.XXXXXX") || return 1
+  elif [[ ! -e $dir && ! -L $dir && $cmd == start ]]; then
+    mkdir -p "$(dirname "$dir")" && mkdir -m 700 "$dir" || return 1
+  elif [[ ! -e $dir && ! -L $dir ]]; then
+    return 0 # nothing there: nothing to stop or report
+  fi
+  dir_is_private "$dir"
+}
 
 print_env() {
-  echo "export SLURM_CONF=$conf"
-  echo "export CS_SLURM_DIR=$dir"
+  printf 'export SLURM_CONF=%q\n' "$conf"
+  printf 'export CS_SLURM_DIR=%q\n' "$dir"
 }
 
 pid_of() { # pid from a pid file, if that process is alive
@@ -190,7 +226,7 @@ start() {
     return 2
   fi
   mkdir -p "$dir"/{munge,etc,state,spool,log,run}
-  chmod 700 "$dir" "$dir/munge"
+  chmod 700 "$dir/munge"
   local host ctld_port slurmd_port
   host=$(hostname -s)
   ctld_port=$(free_port 16817)
@@ -246,34 +282,43 @@ stop_all() {
     local t0=$SECONDS
     while ((SECONDS - t0 < 10)) && [[ -n $(SLURM_CONF=$conf squeue -h -o %i 2>/dev/null) ]]; do sleep 0.5; done
   fi
-  local pids kids all p
-  pids=$(marked_pids)
+  local found=() pids=() kids=() all=() alive=() p f
+  mapfile -t found < <(marked_pids)
   for f in "$dir"/run/*.pid; do
-    p=$(pid_of "$f") && pids+=" $p"
+    p=$(pid_of "$f") && found+=("$p")
   done
-  pids=$(echo $pids | tr ' ' '\n' | sort -un | tr '\n' ' ')
-  [[ -z ${pids// /} ]] && { [[ -n $quiet ]] || say "not running ($dir)"; return 0; }
-  kids=$(descendants $pids)
-  all="$pids $kids"
-  kill -TERM $all 2>/dev/null
-  local t0=$SECONDS alive
+  ((${#found[@]})) && mapfile -t pids < <(printf '%s\n' "${found[@]}" | sort -un)
+  ((${#pids[@]})) || { [[ -n $quiet ]] || say "not running ($dir)"; return 0; }
+  read -r -a kids <<<"$(descendants "${pids[@]}")"
+  all=("${pids[@]}" "${kids[@]}")
+  kill -TERM "${all[@]}" 2>/dev/null
+  local t0=$SECONDS
   while ((SECONDS - t0 < 10)); do
-    alive=""
-    for p in $all; do kill -0 "$p" 2>/dev/null && alive+=" $p"; done
-    [[ -z $alive ]] && break
+    alive=()
+    for p in "${all[@]}"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+    ((${#alive[@]})) || break
     sleep 0.2
   done
-  [[ -n $alive ]] && kill -KILL $alive 2>/dev/null
+  ((${#alive[@]})) && kill -KILL "${alive[@]}" 2>/dev/null
   rm -f "$dir"/run/*.pid "$dir/munge/munge.socket.2" "$dir/munge/munge.socket.2.lock"
   [[ -n $quiet ]] || say "stopped ($dir)"
   return 0
 }
 
 case $cmd in
+  start | stop | status | env) ;;
+  *) usage ;;
+esac
+if ! pick_dir; then
+  [[ $cmd == stop && -z $dir ]] && exit 0
+  exit 2
+fi
+conf=$dir/etc/slurm.conf
+marker="CS_SLURM_INSTANCE=$dir"
+case $cmd in
   start) start ;;
   stop) stop_all ;;
   status)
     if status; then say "running in $dir: node $(node_state)"; print_env; else say "not running ($dir)"; exit 1; fi ;;
   env) print_env ;;
-  *) usage ;;
 esac

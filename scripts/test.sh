@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what is missing, build, run every test (unit, MPI at 1-4 ranks, end to end).
+# Install what is missing, build, shellcheck every shell script, run every test
+# (unit, MPI at 1-4 ranks, end to end).
 # Then build again with AddressSanitizer + UndefinedBehaviorSanitizer
 # (-DCS_SANITIZE=ON, in ${CS_BUILD_DIR}-sanitize) and run the archive, spec,
 # analysis, command-line, bad-input and hostile-archive tests and a sweep at 1-3 ranks
@@ -16,8 +17,34 @@ export CS_WITH_SLURM=${CS_WITH_SLURM:-1}
 "$root/scripts/build.sh"
 build=${CS_BUILD_DIR:-$root/build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=scripts/openblas-env.sh
 source "$root/scripts/openblas-env.sh"
 status=0
+
+# The shellcheck of Debian (installed above) on every shell script of the
+# repository: *.sh, *.sbatch and any other file starting with a sh or bash
+# shebang (git's list of files, or every file outside build dirs when this
+# is not a git checkout). Any finding fails the run (docs/SECURITY.md,
+# "Scripts"; tests/.shellcheckrc names the two checks the tests' tally
+# idiom is exempt from).
+shell_scripts() {
+  local f
+  { git -C "$root" ls-files 2>/dev/null ||
+      (cd "$root" && find . -type f -not -path './build*' -not -path './.git/*' | sed 's|^\./||'); } |
+    while IFS= read -r f; do
+      case $f in
+        *.sh | *.sbatch) echo "$f" ;;
+        *) [[ -f $root/$f ]] && head -n 1 "$root/$f" 2>/dev/null | grep -qE '^#!.*[/ ](ba)?sh( |$)' && echo "$f" ;;
+      esac
+    done
+}
+mapfile -t scripts < <(shell_scripts)
+echo "== shellcheck: ${#scripts[@]} scripts =="
+if ! (cd "$root" && shellcheck -x "${scripts[@]}"); then
+  echo "FAIL: shellcheck findings above"
+  status=1
+fi
+
 (cd "$build" && ctest --output-on-failure -j 2 "$@") || status=1
 
 if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"
@@ -27,19 +29,19 @@ static const int SHAPES[][2] = {{1, 2}, {2, 1}, {2, 2}, {1, 3}};
 /* Losses of 10 plain gradient steps on batches of 37 points. */
 static void ten_steps(const cs_config *cfg, const la_team *team, double losses[10]) {
   cs_dataset d;
-  assert_int_equal(task_generate(cfg->task, cfg->input_dim, 370, cfg->seed, SPLIT_TRAIN, 0, &d), CS_OK);
+  assert_ok(task_generate(cfg->task, cfg->input_dim, 370, cfg->seed, SPLIT_TRAIN, 0, &d));
   cs_model *M;
   cs_acts *A;
-  assert_int_equal(model_create(cfg, team, &M), CS_OK);
-  assert_int_equal(model_acts_create(M, 37, 0, &A), CS_OK);
+  assert_ok(model_create(cfg, team, &M));
+  assert_ok(model_acts_create(M, 37, 0, &A));
   int64_t np = model_param_count(M);
   double *p = model_params(M), *g = model_grads(M);
   for (int s = 0; s < 10; s++) {
     const double *x = d.x + (int64_t)s * 37 * d.m;
-    assert_int_equal(model_forward(M, A, 37, x), CS_OK);
+    assert_ok(model_forward(M, A, 37, x));
     losses[s] = model_loss(A, 37, d.y + s * 37, NULL);
     memset(g, 0, sizeof(double) * np);
-    assert_int_equal(model_backward(M, A, 37, x), CS_OK);
+    assert_ok(model_backward(M, A, 37, x));
     for (int64_t i = 0; i < np; i++) p[i] -= 0.05 * g[i];
   }
   model_acts_free(A);
@@ -67,7 +69,7 @@ static void check_shape_path(int p, int q, int nb, cs_config cfg, int use_pblas)
   MPI_Comm_split(MPI_COMM_WORLD, wr < T ? 0 : MPI_UNDEFINED, wr, &comm);
   if (comm == MPI_COMM_NULL) return;
   la_team *team;
-  assert_int_equal(la_team_create(comm, p, q, nb, &team), CS_OK);
+  assert_ok(la_team_create(comm, p, q, nb, &team));
   /* every product split over the team */
   la_team_set_policy(team, (la_team_policy){.flop_threshold = 0, .use_pblas = use_pblas});
   double ref[10], got[10];
@@ -81,8 +83,8 @@ static void check_shape_path(int p, int q, int nb, cs_config cfg, int use_pblas)
   cs_config c = cfg;
   c.epochs = 3, c.train_points = 200, c.test_points = 200, c.batch = 37, c.points = 16;
   cs_cell_result r1, rt;
-  assert_int_equal(cell_run(&c, 0, NULL, NULL, NULL, &r1), CS_OK);
-  assert_int_equal(cell_run(&c, 0, NULL, team, NULL, &rt), CS_OK);
+  assert_ok(cell_run(&c, 0, NULL, NULL, NULL, &r1));
+  assert_ok(cell_run(&c, 0, NULL, team, NULL, &rt));
   assert_true(r1.test_acc == rt.test_acc);
   for (int l = 0; l < c.depth; l++) {
     assert_true(rel(rt.curv[l].Kt_absmean, r1.curv[l].Kt_absmean) <= 1e-7);
@@ -130,7 +132,7 @@ static void test_team_shape_errors(void **state) {
   MPI_Comm_size(MPI_COMM_WORLD, &ws);
   assert_int_equal(la_team_create(MPI_COMM_WORLD, ws + 1, 1, 4, &t), CS_ERR_INPUT);
   assert_int_equal(la_team_create(MPI_COMM_WORLD, ws, 1, 0, &t), CS_ERR_INPUT);
-  assert_int_equal(la_team_create(MPI_COMM_WORLD, ws, 1, 8, &t), CS_OK);
+  assert_ok(la_team_create(MPI_COMM_WORLD, ws, 1, 8, &t));
   int p, q, nb;
   la_team_shape(t, &p, &q, &nb);
   assert_int_equal(p * q, ws);

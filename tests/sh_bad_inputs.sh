@@ -6,7 +6,7 @@ bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
 tmp=$(mktemp -d); mnt=""
 cleanup() { [[ -n "$mnt" ]] && umount "$mnt" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-cd "$tmp"
+cd "$tmp" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 small="$src/tests/specs/sweep-small.ini"
 passes=0 fails=0

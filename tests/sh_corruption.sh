@@ -36,7 +36,7 @@ flip() {
   off=$(( lo + $(rnd $((hi - lo))) ))
   old=$(od -An -tu1 -j "$off" -N1 "$1" | tr -d ' ')
   new=$(( old ^ (1 + $(rnd 255)) ))
-  printf "$(printf '\\%03o' "$new")" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
+  printf '%b' "$(printf '\\%03o' "$new")" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
   echo "$off"
 }
 
@@ -102,7 +102,7 @@ n = min(d.chunks[0], d.shape[0] - c.chunk_offset[0])
 print("%d..%d" % (c.chunk_offset[0], c.chunk_offset[0] + n - 1), c.byte_offset + c.size // 2)' fin.h5)
 cp fin.h5 z.h5
 old=$(od -An -tu1 -j "$off" -N1 z.h5 | tr -d ' ')
-printf "$(printf '\\%03o' $((old ^ 0x5a)))" | dd of=z.h5 bs=1 seek="$off" conv=notrunc status=none
+printf '%b' "$(printf '\\%03o' $((old ^ 0x5a)))" | dd of=z.h5 bs=1 seek="$off" conv=notrunc status=none
 "$bin" info --check z.h5 >check.out 2>&1; rc=$?
 [[ $rc -eq 2 ]] && ok || { bad "info --check of a damaged /points chunk: exit $rc (wanted 2)"; cat check.out; }
 grep -q "^damaged   /points/S rows $rows: " check.out && ok || { bad "info --check does not name /points/S rows $rows"; cat check.out; }

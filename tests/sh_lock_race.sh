@@ -21,7 +21,7 @@ h5() { /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); $1" "
 
 # the interrupted base: SIGINT once the journal holds a result
 interrupted=0
-for attempt in 1 2 3 4 5 6 7 8 9 10; do
+for _ in 1 2 3 4 5 6 7 8 9 10; do
   rm -f base.h5 base.h5.journal
   "$bin" run "$spec" -o base.h5 2>/dev/null & pid=$!
   while kill -0 $pid 2>/dev/null; do

@@ -3,7 +3,7 @@
 # jobs/*.sbatch) is committed executable (mode 100755 in git, so a fresh
 # clone can run it as written) and has a shebang line.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
-cd "$src"
+cd "$src" || exit 1
 mapfile -t named < <(grep -oE '(scripts|jobs)/[A-Za-z0-9_.-]+\.(sh|sbatch)' README.md | sort -u)
 [[ ${#named[@]} -ge 2 ]] && ok || bad "README names fewer than 2 scripts (${#named[@]})"
 for f in "${named[@]}"; do

@@ -6,18 +6,11 @@
 # independent reference (tests/reference/curvature_ref.py: 50-digit jets
 # and a float64 numpy rebuild from /params); analyze runs on the new axes;
 # a format_version 2 archive (memory family, no sink columns) is still read.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 PY=/usr/bin/python3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-fails=0 passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 # 1. the sweep, on 2 ranks
-if mpiexec --oversubscribe --bind-to none -np 2 "$bin" run "$src/tests/specs/self-gates.ini" \
+if mpi 2 "$bin" run "$src/tests/specs/self-gates.ini" \
      -o gates.h5 2>run.err; then ok; else bad "run"; cat run.err; fi
 
 # 2. the archive: version, gate column, sink statistic, ungated identical across gates, /params
@@ -137,5 +130,4 @@ if "$bin" run "$src/tests/specs/sweep-small.ini" -o mem.h5 >/dev/null 2>&1 &&
    $PY -c "import h5py, sys; sys.exit(int(h5py.File('mem.h5', 'r').attrs['format_version']) != 2)"
 then ok; else bad "run on a finished v2 archive: refused, or the archive changed version or reads damaged"; fi
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -218,6 +218,7 @@ t0=$SECONDS
 if read -r aj mj < <("$src/jobs/submit-array.sh" --parsable slow.ini 2 dshard -- -o 'd-%A_%a.out' 2>&1) &&
   [[ $aj =~ ^[0-9]+$ && $mj =~ ^[0-9]+$ ]]; then
   ok
+  # shellcheck disable=SC2016 # expanded by eval, at every poll
   if wait_until 120 eval '(($(done_cells dshard-1.h5) >= 1))'; then
     scancel --signal=USR1 "${aj}_1" && ok || bad "(d) scancel --signal=USR1 ${aj}_1"
   else

@@ -40,7 +40,7 @@ grep -q "different spec" mismatch.err && ok || { bad "spec mismatch message"; ca
 mpi 2 "$bin" run "$kill_spec" -o ref.h5 2>/dev/null && ok || bad "reference run"
 rank_pid() { # pid of the curvsweep process with the given world rank
   for p in $(pgrep -f "curvsweep run $kill_spec"); do
-    if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then echo $p; return; fi
+    if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then echo "$p"; return; fi
   done
 }
 n=0 midrun=0

@@ -28,7 +28,7 @@ mpi 4 "$bin" run long.ini -o long.h5 2>sig.err &
 mpipid=$!
 wait_done long.h5 1 # running, its handlers installed, however loaded the machine
 for p in $(pgrep -f "curvsweep run long.ini"); do
-  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0" && kill -INT $p
+  tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0" && kill -INT "$p"
 done
 wait $mpipid; rc=$?
 [[ $rc -ne 0 ]] && grep -q "resume with the same command" sig.err && ok || { bad "interrupt of a team sweep (exit $rc)"; cat sig.err; }

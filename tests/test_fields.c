@@ -43,10 +43,10 @@ static void field_cell_make(field_cell *fc, cs_task_kind task, int N) {
   *c = config_default();
   c->task = task, c->depth = 2, c->width = 8, c->epochs = 20, c->train_points = 256;
   c->test_points = 128, c->points = 16, c->field = N, c->batch = 64, c->lr = 1e-2;
-  assert_int_equal(task_generate(task, 2, c->train_points, c->seed, SPLIT_TRAIN, 0.0, &fc->train), CS_OK);
-  assert_int_equal(task_generate(task, 2, c->test_points, c->seed, SPLIT_TEST, 0.0, &fc->test), CS_OK);
-  assert_int_equal(model_create(c, NULL, &fc->model), CS_OK);
-  assert_int_equal(train_model(fc->model, c, &fc->train, &fc->test, NULL, &fc->res), CS_OK);
+  assert_ok(task_generate(task, 2, c->train_points, c->seed, SPLIT_TRAIN, 0.0, &fc->train));
+  assert_ok(task_generate(task, 2, c->test_points, c->seed, SPLIT_TEST, 0.0, &fc->test));
+  assert_ok(model_create(c, NULL, &fc->model));
+  assert_ok(train_model(fc->model, c, &fc->train, &fc->test, NULL, &fc->res));
   int rc = cell_measure_curvature(fc->model, c, 0, &fc->res);
   if (rc) fail_msg("cell_measure_curvature: %s", cs_error_message());
 }
@@ -106,7 +106,7 @@ static void check_field_values(cs_task_kind task, int N) {
   for (int k = 0; k < N; k++) same_bits(result_field_coord(r, k), x[2 * k], "coordinate", k);
   geom_point *pts = calloc((size_t)(L * ng), sizeof *pts);
   assert_non_null(pts);
-  assert_int_equal(cell_curvature_points(fc.model, NULL, &fc.cfg, (int)ng, x, "curv-field", pts), CS_OK);
+  assert_ok(cell_curvature_points(fc.model, NULL, &fc.cfg, (int)ng, x, "curv-field", pts));
   int curved = 0;
   for (int64_t i = 0; i < L * ng; i++) {
     const geom_point *p = &pts[i];
@@ -134,11 +134,11 @@ static void check_field_values(cs_task_kind task, int N) {
   assert_true(curved > 0);
   /* predicted class: argmax of W_r h_L + b_r, from a value forward's h_L */
   cs_tensor W, b;
-  assert_int_equal(model_find_tensor(fc.model, "readout/W", &W), CS_OK);
-  assert_int_equal(model_find_tensor(fc.model, "readout/b", &b), CS_OK);
+  assert_ok(model_find_tensor(fc.model, "readout/W", &W));
+  assert_ok(model_find_tensor(fc.model, "readout/b", &b));
   cs_acts *A;
-  assert_int_equal(model_acts_create(fc.model, (int)ng, 0, &A), CS_OK);
-  assert_int_equal(model_forward(fc.model, A, (int)ng, x), CS_OK);
+  assert_ok(model_acts_create(fc.model, (int)ng, 0, &A));
+  assert_ok(model_forward(fc.model, A, (int)ng, x));
   const double *h = model_layer_output(A, L);
   int d = model_width(fc.model), seen[2] = {0, 0};
   for (int64_t g = 0; g < ng; g++) {
@@ -178,9 +178,9 @@ static void test_field_pack(void **state) {
   cs_cell_result *r = &fc.res;
   unsigned char *buf;
   size_t len;
-  assert_int_equal(result_pack(r, &buf, &len), CS_OK);
+  assert_ok(result_pack(r, &buf, &len));
   cs_cell_result back;
-  assert_int_equal(result_unpack(buf, len, &back), CS_OK);
+  assert_ok(result_unpack(buf, len, &back));
   assert_int_equal(back.field_n, 5);
   assert_same_field(r, &back);
   result_free(&back);
@@ -205,7 +205,7 @@ static void test_field_pack(void **state) {
   cs_config c = config_default();
   c.epochs = 1, c.train_points = 32, c.test_points = 32, c.points = 8, c.width = 4;
   cell_options opt = {0, 0};
-  assert_int_equal(cell_run(&c, 0, &opt, NULL, NULL, &back), CS_OK);
+  assert_ok(cell_run(&c, 0, &opt, NULL, NULL, &back));
   assert_int_equal(back.field_n, 0);
   assert_null(back.fd_pred);
   assert_null(back.fd_K);
@@ -227,7 +227,7 @@ static cs_cell_result *case_open(field_archive_case *k, cs_task_kind task, int n
   snprintf(k->dir, sizeof k->dir, "/tmp/test_fields.XXXXXX");
   assert_non_null(mkdtemp(k->dir));
   snprintf(k->path, sizeof k->path, "%s/f.h5", k->dir);
-  assert_int_equal(spec_load_string(spec_text, "f.ini", &k->spec), CS_OK);
+  assert_ok(spec_load_string(spec_text, "f.ini", &k->spec));
   return &k->fc.res;
 }
 
@@ -241,7 +241,7 @@ static void case_close(field_archive_case *k) {
 static void assert_archive_field(const char *path, const cs_cell_result *r) {
   cs_cell_result *back = NULL;
   int64_t n = 0;
-  assert_int_equal(archive_read_results(path, &back, &n), CS_OK);
+  assert_ok(archive_read_results(path, &back, &n));
   assert_int_equal(n, 1);
   assert_int_equal(back[0].status, CELL_DONE);
   assert_non_null(back[0].fd_pred);
@@ -257,15 +257,15 @@ static void test_field_archive_round_trip(void **state) {
   field_archive_case k;
   cs_cell_result *r = case_open(&k, TASK_CIRCLES, 6, "[grid]\ndepth = 2\n[curvature]\nfield = 6\n");
   cs_archive *a;
-  assert_int_equal(archive_open_write(k.path, k.spec, ARCHIVE_CREATE, NULL, &a), CS_OK);
+  assert_ok(archive_open_write(k.path, k.spec, ARCHIVE_CREATE, NULL, &a));
   double *kh = r->fd_K_hat;
   r->fd_K_hat = NULL;
   assert_int_equal(archive_write_result(a, r), CS_ERR_INPUT);
   assert_non_null(strstr(cs_error_message(), "curvature field"));
   cs_error_clear();
   r->fd_K_hat = kh;
-  assert_int_equal(archive_write_result(a, r), CS_OK);
-  assert_int_equal(archive_close(a), CS_OK);
+  assert_ok(archive_write_result(a, r));
+  assert_ok(archive_close(a));
   assert_archive_field(k.path, r);
   case_close(&k);
 }
@@ -290,9 +290,9 @@ static void test_field_journal_replay(void **state) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   cs_archive *a;
-  assert_int_equal(archive_open_write(k.path, k.spec, ARCHIVE_RESUME, NULL, &a), CS_OK);
+  assert_ok(archive_open_write(k.path, k.spec, ARCHIVE_RESUME, NULL, &a));
   assert_int_equal(archive_cell_status(a, 0), CELL_DONE);
-  assert_int_equal(archive_close(a), CS_OK);
+  assert_ok(archive_close(a));
   assert_archive_field(k.path, r);
   case_close(&k);
 }

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/la.h"
@@ -47,7 +49,7 @@ static geom_point point_of(int d, int m, const double *jet, double sigma) {
   geom_options opt = geom_options_default();
   opt.sigma = sigma;
   geom_point pt;
-  assert_int_equal(geom_point_curvature(d, m, jet, &opt, NULL, &pt), CS_OK);
+  assert_ok(geom_point_curvature(d, m, jet, &opt, NULL, &pt));
   return pt;
 }
 
@@ -83,7 +85,7 @@ static void test_sphere(void **state) {
     for (int is = 0; is < 3; is++)
       for (int ip = 0; ip < 4; ip++) {
         double r = radii[ir], sg = sigmas[is], u = uv[ip][0], v = uv[ip][1], jet[18], K_exact;
-        assert_int_equal(geom_surface_jet(GEOM_SURFACE_SPHERE, r, 0, u, v, jet, &K_exact), CS_OK);
+        assert_ok(geom_surface_jet(GEOM_SURFACE_SPHERE, r, 0, u, v, jet, &K_exact));
         check_rel(K_exact, 1.0 / (r * r), 1e-15, "sphere K_exact");
         geom_point pt = point_of(3, 2, jet, sg);
         assert_int_equal(pt.degenerate, 0);
@@ -110,9 +112,7 @@ static void test_cylinder(void **state) {
   for (int ir = 0; ir < 3; ir++)
     for (int ip = 0; ip < 3; ip++) {
       double r = radii[ir], jet[18], K_exact;
-      assert_int_equal(
-          geom_surface_jet(GEOM_SURFACE_CYLINDER, r, 0, uv[ip][0], uv[ip][1], jet, &K_exact),
-          CS_OK);
+      assert_ok(geom_surface_jet(GEOM_SURFACE_CYLINDER, r, 0, uv[ip][0], uv[ip][1], jet, &K_exact));
       assert_true(K_exact == 0.0);
       geom_point pt = point_of(3, 2, jet, 1.0);
       assert_int_equal(pt.degenerate, 0);
@@ -128,7 +128,7 @@ static void test_cylinder(void **state) {
 static void test_saddle(void **state) {
   (void)state;
   double jet[18], K_exact;
-  assert_int_equal(geom_surface_jet(GEOM_SURFACE_SADDLE, 0, 0, 0.0, 0.0, jet, &K_exact), CS_OK);
+  assert_ok(geom_surface_jet(GEOM_SURFACE_SADDLE, 0, 0, 0.0, 0.0, jet, &K_exact));
   assert_true(K_exact == -1.0);
   geom_point pt = point_of(3, 2, jet, 1.0);
   check_rel(pt.K, -1.0, 1e-10, "saddle K at origin");
@@ -137,7 +137,7 @@ static void test_saddle(void **state) {
   const double uv[][2] = {{0.5, -0.3}, {2.0, 1.0}, {-0.1, 0.7}};
   for (int ip = 0; ip < 3; ip++) {
     double u = uv[ip][0], v = uv[ip][1];
-    assert_int_equal(geom_surface_jet(GEOM_SURFACE_SADDLE, 0, 0, u, v, jet, NULL), CS_OK);
+    assert_ok(geom_surface_jet(GEOM_SURFACE_SADDLE, 0, 0, u, v, jet, NULL));
     double w = 1.0 + u * u + v * v;
     check_rel(point_of(3, 2, jet, 1.0).K, -1.0 / (w * w), 1e-10, "saddle K");
   }
@@ -150,7 +150,7 @@ static void test_torus(void **state) {
   for (int it = 0; it < 3; it++)
     for (int iv = 0; iv < 6; iv++) {
       double r = rR[it][0], R = rR[it][1], v = vs[iv], u = 0.37 * iv - 1.0, jet[18], K_exact;
-      assert_int_equal(geom_surface_jet(GEOM_SURFACE_TORUS, r, R, u, v, jet, &K_exact), CS_OK);
+      assert_ok(geom_surface_jet(GEOM_SURFACE_TORUS, r, R, u, v, jet, &K_exact));
       double want = cos(v) / (r * (R + r * cos(v)));
       check_rel(K_exact, want, 1e-15, "torus K_exact");
       check_rel(point_of(3, 2, jet, 1.0).K, want, 1e-10, "torus K");
@@ -175,7 +175,7 @@ static void test_hypersphere(void **state) {
       for (int is = 0; is < 2; is++) {
         double r = radii[ir], sg = sigmas[is], x[4], jet[MAX_ROWS * 5];
         for (int a = 0; a < m; a++) x[a] = r * (0.2 - 0.15 * a);
-        assert_int_equal(geom_hypersphere_jet(m, r, x, jet), CS_OK);
+        assert_ok(geom_hypersphere_jet(m, r, x, jet));
         geom_point pt = point_of(m + 1, m, jet, sg);
         assert_int_equal(pt.degenerate, 0);
         check_rel(pt.S, m * (m - 1) * sg * sg / (r * r), 1e-10, "hypersphere S");
@@ -291,8 +291,7 @@ static void test_sectional_sum_is_scalar(void **state) {
       for (int a = 0; a < m; a++)
         for (int b = a + 1; b < m; b++) {
           double K;
-          assert_int_equal(geom_sectional_curvature(d, m, jet, sg, E + a * m, E + b * m, &K),
-                           CS_OK);
+          assert_ok(geom_sectional_curvature(d, m, jet, sg, E + a * m, E + b * m, &K));
           sum += 2.0 * K;
           mag += 2.0 * fabs(K);
         }
@@ -307,18 +306,17 @@ static void test_sectional_on_sphere(void **state) {
   (void)state;
   // constant curvature: every plane, in any (non-orthonormal) basis, σ²/r²
   double r = 1.7, x[3] = {0.3, -0.5, 0.2}, jet[10 * 4];
-  assert_int_equal(geom_hypersphere_jet(3, r, x, jet), CS_OK);
+  assert_ok(geom_hypersphere_jet(3, r, x, jet));
   const double planes[][6] = {{1, 0.3, 0, 0.2, 1, -0.5}, {1, 0, 0, 0, 0, 1}, {2, 1, 1, 1, 2, 3}};
   for (int i = 0; i < 3; i++) {
     double K;
-    assert_int_equal(geom_sectional_curvature(4, 3, jet, 0.5, planes[i], planes[i] + 3, &K),
-                     CS_OK);
+    assert_ok(geom_sectional_curvature(4, 3, jet, 0.5, planes[i], planes[i] + 3, &K));
     check_rel(K, 0.25 / (r * r), 1e-10, "3-sphere sectional curvature");
   }
   // the torus at the outer equator: the plane is the whole tangent space
   double tj[18], K_exact, K, p[2] = {1.0, 0.4}, q[2] = {-0.3, 2.0};
   geom_surface_jet(GEOM_SURFACE_TORUS, 1.0, 3.0, 0.5, 0.3, tj, &K_exact);
-  assert_int_equal(geom_sectional_curvature(3, 2, tj, 1.0, p, q, &K), CS_OK);
+  assert_ok(geom_sectional_curvature(3, 2, tj, 1.0, p, q, &K));
   check_rel(K, K_exact, 1e-10, "torus sectional = Gaussian curvature");
   // parallel vectors span no plane
   double p2[2] = {2.0, 0.8};
@@ -379,9 +377,9 @@ static void test_monte_carlo(void **state) {
     mc.exact_dim_max = 2;
     mc.mc_frames = 4000;
     geom_point pe, pm;
-    assert_int_equal(geom_point_curvature(d, m, jet, &exact, NULL, &pe), CS_OK);
+    assert_ok(geom_point_curvature(d, m, jet, &exact, NULL, &pe));
     rng_stream frames = rng_stream_make(9, "test_geom", m, "frames");
-    assert_int_equal(geom_point_curvature(d, m, jet, &mc, &frames, &pm), CS_OK);
+    assert_ok(geom_point_curvature(d, m, jet, &mc, &frames, &pm));
     assert_true(pe.S_se == 0.0);
     assert_true(pm.S_se > 0.0);
     if (!(fabs(pm.S - pe.S) <= 3.0 * pm.S_se)) {
@@ -409,7 +407,7 @@ static void test_monte_carlo(void **state) {
     pe = point_of(d, m, jet, 1.0);
     for (int k = 0; k < R; k++) {
       rng_stream frames = rng_stream_make(77, "test_geom:replicate", k, "frames");
-      assert_int_equal(geom_point_curvature(d, m, jet, &mc, &frames, &pm), CS_OK);
+      assert_ok(geom_point_curvature(d, m, jet, &mc, &frames, &pm));
       est[k] = pm.S;
       se_mean += pm.S_se / R;
       mean += pm.S / R;
@@ -425,13 +423,13 @@ static void test_monte_carlo(void **state) {
   // constant curvature: every frame gives exactly 1/r², so the MC estimate is
   // exact and its standard error vanishes (to rounding)
   double r = 0.8, x[5] = {0.1, -0.2, 0.05, 0.3, -0.1}, jet[21 * 6];
-  assert_int_equal(geom_hypersphere_jet(5, r, x, jet), CS_OK);
+  assert_ok(geom_hypersphere_jet(5, r, x, jet));
   geom_options mc = geom_options_default();
   mc.exact_dim_max = 4;
   mc.sigma = 2.0;
   rng_stream frames = rng_stream_make(1, "test_geom", 5, "sphere");
   geom_point pt;
-  assert_int_equal(geom_point_curvature(6, 5, jet, &mc, &frames, &pt), CS_OK);
+  assert_ok(geom_point_curvature(6, 5, jet, &mc, &frames, &pt));
   check_rel(pt.S, 20.0 * 4.0 / (r * r), 1e-10, "MC on the 5-sphere");
   check_close(pt.S_se, 0.0, 1e-10 * pt.S, "MC se on the 5-sphere");
 }
@@ -450,7 +448,7 @@ static void test_degenerate(void **state) {
   assert_int_equal(pt.degenerate, 1);
   assert_true(isnan(pt.K));
   double K, p[2] = {1, 0}, q[2] = {0, 1};
-  assert_int_equal(geom_sectional_curvature(d, m, jet, 1.0, p, q, &K), CS_OK);
+  assert_ok(geom_sectional_curvature(d, m, jet, 1.0, p, q, &K));
   assert_true(isnan(K));
   // J = [e0, e0 + t e1]: cond(J) ≈ 2/t; t = 1e-11 → degenerate, t = 1e-8 → not
   memset(jet, 0, sizeof jet);
@@ -478,7 +476,7 @@ static void test_degenerate(void **state) {
   pts[3] = point_of(d, m, jet, 1.0);
   pts[4] = pts[3];
   geom_stats st;
-  assert_int_equal(geom_stats_compute(5, pts, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(5, pts, 0, NULL, 0.0, 2, &st));
   assert_int_equal(st.n_points, 5);
   check_rel(st.degenerate_frac, 0.4, 1e-15, "degenerate_frac");
   check_rel(st.K_mean, 0.25, 1e-10, "K_mean over the non-degenerate sphere points");
@@ -487,7 +485,7 @@ static void test_degenerate(void **state) {
   assert_true(isnan(st.intK));
 
   // every point degenerate: NaN statistics, not a crash
-  assert_int_equal(geom_stats_compute(2, pts + 3, 2, pts + 3, 4.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(2, pts + 3, 2, pts + 3, 4.0, 2, &st));
   check_rel(st.degenerate_frac, 1.0, 0, "all degenerate");
   assert_true(isnan(st.K_mean) && isnan(st.K_median) && isnan(st.S_mean) && isnan(st.S_se));
   assert_true(isnan(st.Kt_q95) && isnan(st.logdet_mean) && isnan(st.H_norm_mean));
@@ -537,7 +535,7 @@ static void test_stats_hand(void **state) {
   pts[9] = fake_point(1e6, 1e6, 1.0);
   pts[9].cls = GEOM_UNRESOLVED;
   geom_stats st;
-  assert_int_equal(geom_stats_compute(10, pts, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(10, pts, 0, NULL, 0.0, 2, &st));
   assert_int_equal(st.n_points, 10);
   check_rel(st.degenerate_frac, 0.1, 1e-15, "degenerate_frac");
   check_rel(st.unresolved_frac, 0.1, 1e-15, "unresolved_frac");
@@ -577,7 +575,7 @@ static void test_stats_hand(void **state) {
   geom_point five[5];
   const double K5[5] = {10, -2, 0, 7, 1};  // sorted −2 0 1 7 10
   for (int i = 0; i < 5; i++) five[i] = fake_point(K5[i], K5[i], 1.0);
-  assert_int_equal(geom_stats_compute(5, five, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(5, five, 0, NULL, 0.0, 2, &st));
   check_rel(st.K_median, 1.0, 1e-15, "median of 5");
   check_rel(st.K_q05, -2.0 + 0.2 * 2.0, 1e-14, "q05 of 5");
   check_rel(st.K_q95, 7.0 + 0.8 * 3.0, 1e-14, "q95 of 5");
@@ -586,7 +584,7 @@ static void test_stats_hand(void **state) {
   assert_true(isnan(st.intK));  // n_box = 0
 
   // one point: mean is the point, the standard error is unknown
-  assert_int_equal(geom_stats_compute(1, five, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(1, five, 0, NULL, 0.0, 2, &st));
   check_rel(st.K_mean, 10.0, 0, "single point mean");
   check_rel(st.K_q05, 10.0, 0, "single point q05");
   assert_true(isnan(st.S_se));
@@ -598,12 +596,12 @@ static void test_stats_monte_carlo_se(void **state) {
   geom_point pts[2] = {fake_point(1, 1, 1), fake_point(1, 1, 1)};
   pts[0].S_se = pts[1].S_se = 0.5;
   geom_stats st;
-  assert_int_equal(geom_stats_compute(2, pts, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(2, pts, 0, NULL, 0.0, 2, &st));
   check_rel(st.S_se, sqrt(0.5) / 2.0, 1e-15, "MC-dominated se");
   // spread dominates: S = 2, 10 (s² = 32) with se 0.5: √(32/2) = 4
   pts[1] = fake_point(5, 5, 1);
   pts[1].S_se = 0.5;
-  assert_int_equal(geom_stats_compute(2, pts, 0, NULL, 0.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(2, pts, 0, NULL, 0.0, 2, &st));
   check_rel(st.S_se, 4.0, 1e-15, "spread-dominated se");
 }
 
@@ -614,22 +612,22 @@ static void test_integrated_curvature(void **state) {
   for (int i = 0; i < 4; i++) box[i] = fake_point(0.5, 0.1, 3.0);
   box[4] = DEGENERATE_POINT;
   geom_stats st;
-  assert_int_equal(geom_stats_compute(4, box, 5, box, 4.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(4, box, 5, box, 4.0, 2, &st));
   check_rel(st.intK, 4.0 * (4.0 / 5.0) * 0.5 * 3.0, 1e-15, "intK constant");
   check_rel(st.intabsK, st.intK, 1e-15, "intabsK of a positive K");
   // ∫|K| dA of a sign-changing K; an unresolved box point is left out of the mean
   geom_point mixed[4] = {fake_point(0.5, 0, 3.0), fake_point(-0.5, 0, 3.0),
                          fake_point(-0.5, 0, 3.0), fake_point(100.0, 0, 3.0)};
   mixed[3].cls = GEOM_UNRESOLVED;
-  assert_int_equal(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st));
   check_rel(st.intK, 4.0 * (-0.5 * 3.0) / 3.0, 1e-15, "intK mixed");
   check_rel(st.intabsK, 4.0 * (1.5 * 3.0) / 3.0, 1e-15, "intabsK mixed");
   // the bound of both: volume · mean(S_err/2 · area) over the used box points
   for (int i = 0; i < 4; i++) mixed[i].S_err = 0.1 * (i + 1);
-  assert_int_equal(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st), CS_OK);
+  assert_ok(geom_stats_compute(4, mixed, 4, mixed, 4.0, 2, &st));
   check_rel(st.intK_err, 4.0 * (0.05 + 0.1 + 0.15) * 3.0 / 3.0, 1e-15, "intK_err");
   // m ≠ 2: no integrated curvature
-  assert_int_equal(geom_stats_compute(4, box, 5, box, 4.0, 3, &st), CS_OK);
+  assert_ok(geom_stats_compute(4, box, 5, box, 4.0, 3, &st));
   assert_true(isnan(st.intK));
 
   // Gauss–Bonnet through the engine on a midpoint grid over the parameter
@@ -646,8 +644,7 @@ static void test_integrated_curvature(void **state) {
       geom_surface_jet(GEOM_SURFACE_TORUS, 0.7, 2.0, u, v, jet, NULL);
       grid[i * NG + j] = point_of(3, 2, jet, 1.3);
     }
-  assert_int_equal(geom_stats_compute(NG * NG, grid, NG * NG, grid, 4 * M_PI * M_PI, 2, &st),
-                   CS_OK);
+  assert_ok(geom_stats_compute(NG * NG, grid, NG * NG, grid, 4 * M_PI * M_PI, 2, &st));
   check_close(st.intK, 0.0, 1e-12, "torus Gauss-Bonnet");
   for (int i = 0; i < NG; i++)
     for (int j = 0; j < NG; j++) {
@@ -655,8 +652,7 @@ static void test_integrated_curvature(void **state) {
       geom_surface_jet(GEOM_SURFACE_SPHERE, 1.9, 0, u, v, jet, NULL);
       grid[i * NG + j] = point_of(3, 2, jet, 0.4);
     }
-  assert_int_equal(geom_stats_compute(NG * NG, grid, NG * NG, grid, 2 * M_PI * M_PI, 2, &st),
-                   CS_OK);
+  assert_ok(geom_stats_compute(NG * NG, grid, NG * NG, grid, 2 * M_PI * M_PI, 2, &st));
   double h = M_PI / NG;
   check_rel(st.intK, 2 * M_PI * h / sin(h / 2), 1e-12, "sphere Gauss-Bonnet midpoint sum");
   check_rel(st.intK, 4 * M_PI, 1e-3, "sphere Gauss-Bonnet ~ 4 pi");
@@ -669,7 +665,7 @@ static void test_lapack_wrappers(void **state) {
   (void)state;
   // A = [[3, 1], [4, 2], [0, 2]] column-major (n = 3, k = 2)
   double a[6] = {3, 4, 0, 1, 2, 2}, q[6], r[4], s[2], ri[4];
-  assert_int_equal(la_qr_thin(3, 2, a, q, r), CS_OK);
+  assert_ok(la_qr_thin(3, 2, a, q, r));
   check_close(r[1], 0.0, 0.0, "R lower part");
   // |R_00| = |a_0| = 5; R_00 R_01 = a_0·a_1 = 11; det(AᵀA) = (R_00 R_11)² = 25·9 − 121
   check_rel(fabs(r[0]), 5.0, 1e-15, "R_00");
@@ -683,11 +679,11 @@ static void test_lapack_wrappers(void **state) {
     }
   // singular values of diag-free [[3, 0], [4, 5]]: AᵀA = [[25, 20], [20, 25]] → 45, 5
   double b[4] = {3, 4, 0, 5};
-  assert_int_equal(la_singular_values(2, b, s), CS_OK);
+  assert_ok(la_singular_values(2, b, s));
   check_rel(s[0], sqrt(45.0), 1e-14, "s0");
   check_rel(s[1], sqrt(5.0), 1e-14, "s1");
   double u[4] = {2, 0, 3, 4};  // [[2, 3], [0, 4]]: inverse [[1/2, −3/8], [0, 1/4]]
-  assert_int_equal(la_upper_tri_inverse(2, u, ri), CS_OK);
+  assert_ok(la_upper_tri_inverse(2, u, ri));
   check_rel(ri[0], 0.5, 1e-15, "inv 00");
   check_close(ri[1], 0.0, 0.0, "inv 10");
   check_rel(ri[2], -0.375, 1e-15, "inv 01");
@@ -712,14 +708,14 @@ static void test_rounding_classification(void **state) {
       0.6, 0, 0};                                 /* μ_vv */
   geom_options opt = geom_options_default();
   geom_point p;
-  assert_int_equal(geom_point_curvature(3, 2, jet, &opt, NULL, &p), CS_OK);
+  assert_ok(geom_point_curvature(3, 2, jet, &opt, NULL, &p));
   assert_int_equal(p.degenerate, 0);
   assert_int_equal(p.cls, GEOM_FLAT);
   assert_true(fabs(p.S) <= 3.0 * p.S_err);
   assert_true(3.0 * p.S_err <= GEOM_FLAT_REL * p.T2);
   double sphere[18], K;
-  assert_int_equal(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, &K), CS_OK);
-  assert_int_equal(geom_point_curvature(3, 2, sphere, &opt, NULL, &p), CS_OK);
+  assert_ok(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, &K));
+  assert_ok(geom_point_curvature(3, 2, sphere, &opt, NULL, &p));
   assert_int_equal(p.cls, GEOM_CURVED);
   assert_true(fabs(p.K - 0.25) <= 1e-10 * 0.25);
   assert_true(p.S_err > 0.0 && p.S_err < 1e-12 * fabs(p.S));
@@ -757,19 +753,52 @@ static void test_classification_rules(void **state) {
   /* an overflowing Fisher scaling is never a value: σ = 1e300 makes
    * S = σ² S_E infinite on the sphere; the point is degenerate, non-finite */
   double sphere[18];
-  assert_int_equal(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, NULL), CS_OK);
+  assert_ok(geom_surface_jet(GEOM_SURFACE_SPHERE, 2.0, 0, 0.7, 0.3, sphere, NULL));
   geom_options big = geom_options_default();
   big.sigma = 1e300;
   geom_point o;
-  assert_int_equal(geom_point_curvature(3, 2, sphere, &big, NULL, &o), CS_OK);
+  assert_ok(geom_point_curvature(3, 2, sphere, &big, NULL, &o));
   assert_true(o.degenerate && o.nonfinite && o.cls == GEOM_DEGENERATE);
   big.sigma = 1.0;
-  assert_int_equal(geom_point_curvature(3, 2, sphere, &big, NULL, &o), CS_OK);
+  assert_ok(geom_point_curvature(3, 2, sphere, &big, NULL, &o));
   assert_true(!o.degenerate && !o.nonfinite);
   down.degenerate = 1; /* degeneracy flips under rounding: uncertain by |S| */
   geom_point_add_rounding_spread(&q, &up, &down);
   check_rel(q.S_err, 5.0, 0.0, "S_err = |S|");
   assert_int_equal(q.cls, GEOM_FLAT);
+}
+
+/* GEOM_STATS_FIELDS names every double of geom_stats exactly once (the
+ * archive's /curvature columns and the CSV export iterate it): distinct
+ * offsets of doubles that tile the struct after n_points, and distinct names
+ * equal to the members they point at (checked for three members by address). */
+static void test_stats_field_table(void **state) {
+  (void)state;
+  size_t first = offsetof(geom_stats, degenerate_frac);
+  assert_int_equal(GEOM_STATS_N_FIELDS, (sizeof(geom_stats) - first) / sizeof(double));
+  unsigned char seen[sizeof(geom_stats)] = {0};
+  for (int i = 0; i < GEOM_STATS_N_FIELDS; i++) {
+    size_t off = GEOM_STATS_FIELDS[i].offset;
+    assert_true(off >= first && off + sizeof(double) <= sizeof(geom_stats));
+    assert_int_equal((off - first) % sizeof(double), 0);
+    assert_int_equal(seen[off], 0);
+    seen[off] = 1;
+    for (int j = 0; j < i; j++) assert_string_not_equal(GEOM_STATS_FIELDS[i].name, GEOM_STATS_FIELDS[j].name);
+  }
+  geom_stats st;
+  const struct {
+    const char *name;
+    const double *member;
+  } probes[] = {{"K_absmean", &st.K_absmean}, {"logdet_mean", &st.logdet_mean}, {"max_attn", &st.max_attn}};
+  for (size_t p = 0; p < sizeof probes / sizeof probes[0]; p++) {
+    int found = 0;
+    for (int i = 0; i < GEOM_STATS_N_FIELDS; i++)
+      if (!strcmp(GEOM_STATS_FIELDS[i].name, probes[p].name)) {
+        assert_ptr_equal((const char *)&st + GEOM_STATS_FIELDS[i].offset, (const char *)probes[p].member);
+        found = 1;
+      }
+    assert_true(found);
+  }
 }
 
 int main(void) {
@@ -793,6 +822,7 @@ int main(void) {
       cmocka_unit_test(test_stats_monte_carlo_se),
       cmocka_unit_test(test_integrated_curvature),
       cmocka_unit_test(test_lapack_wrappers),
+      cmocka_unit_test(test_stats_field_table),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   geom_workspace_release();

@@ -559,7 +559,92 @@ static void test_bad_names(void **state) {
   expect_bad("[model]\nnorm = post\n",
              "bad.ini:2: [model] norm: unknown value 'post'; allowed: none, pre");
   expect_bad("[sweep]\nname =\n",
-             "bad.ini:2: [sweep] name: empty value; allowed: a non-empty name of at most 127 characters");
+             "bad.ini:2: [sweep] name: empty value; allowed: a non-empty name of at most 127 "
+             "characters, no control characters");
+  // control characters would reach terminals and index.md raw (docs/SECURITY.md)
+  expect_bad("[sweep]\nname = a\x1b[2Jb\n",
+             "bad.ini:2: [sweep] name: control character 0x1B at position 2 of the value; allowed: "
+             "a non-empty name of at most 127 characters, no control characters");
+  expect_bad("[sweep]\nname = bell\a\n",
+             "bad.ini:2: [sweep] name: control character 0x07 at position 5 of the value; allowed: "
+             "a non-empty name of at most 127 characters, no control characters");
+  expect_bad("[sweep]\nname = x\ry\n",
+             "bad.ini:2: [sweep] name: control character 0x0D at position 2 of the value; allowed: "
+             "a non-empty name of at most 127 characters, no control characters");
+  expect_bad("[sweep]\noutput = a\tb.h5\n",
+             "bad.ini:2: [sweep] output: control character 0x09 at position 2 of the value; allowed: "
+             "a non-empty path of at most 191 characters (-o takes longer ones), no control "
+             "characters");
+  // UTF-8 and Markdown punctuation are names like any other
+  cs_spec *s = load_ok("[sweep]\nname = Kr\xc3\xbcmmung *[x](y)* <b>\n");
+  assert_string_equal(spec_sweep(s)->name, "Kr\xc3\xbcmmung *[x](y)* <b>");
+  spec_free(s);
+}
+
+/* output: what one spec line holds (libinih's INI_MAX_LINE of 200 bytes
+ * less the newline and the NUL: 198 characters, "output=" and 191). */
+static void test_output_length(void **state) {
+  char text[400], path[300];
+  memset(path, 'p', 191);
+  path[191] = '\0';
+  snprintf(text, sizeof text, "[sweep]\noutput=%s\n", path);
+  cs_spec *s = load_ok(text);
+  assert_string_equal(spec_sweep(s)->output, path);
+  spec_free(s);
+  path[189] = '\0';
+  snprintf(text, sizeof text, "[sweep]\noutput = %s\n", path);
+  s = load_ok(text);
+  assert_string_equal(spec_sweep(s)->output, path);
+  spec_free(s);
+  memset(path, 'p', 192);
+  path[192] = '\0';
+  snprintf(text, sizeof text, "[sweep]\noutput=%s\n", path);
+  expect_bad(text, "bad.ini:2: line is 199 characters long (without comments); allowed: at most 198");
+}
+
+/* Sizes derived from a spec are computed with overflow checks and bounded
+ * (docs/SPEC.md, "Sizes"): a cell whose memory estimate passes 64 GiB is
+ * refused at load, naming the key, before any work. */
+static void test_cell_memory(void **state) {
+  // 41 bytes: n_params wrapped int64 and model_init_tensor wrote past the
+  // heap (issue 28); --dry-run accepted it
+  expect_bad("[model]\nwidth = 2147443568\nslots = 80159\n",
+             "bad.ini:2: [model] width: 2147443568 makes a cell need over 16 EiB of memory, most of "
+             "it for parameters (parameters over 16 EiB, training activations 8.6e+04 GiB, "
+             "curvature jets 8.6e+04 GiB, datasets 0.188 MiB, results 0.0121 MiB); allowed: at "
+             "most 64 GiB per cell (docs/SPEC.md, \"Sizes\")");
+  // the largest value of an axis is named, on the axis's line
+  expect_bad("[grid]\nwidth = 16, 50000\n",
+             "bad.ini:2: [grid] width: 50000 makes a cell need 339 GiB of memory, most of it for "
+             "parameters (parameters 335 GiB, training activations 2 GiB, curvature jets 2 GiB, "
+             "datasets 0.188 MiB, results 0.0121 MiB); allowed: at most 64 GiB per cell "
+             "(docs/SPEC.md, \"Sizes\")");
+  // slots alone: the per-layer key and score blocks
+  cs_error_clear();
+  cs_spec *s = (cs_spec *)0x1;
+  assert_int_equal(spec_load_string("[model]\nslots = 2147483647\n", "bad.ini", &s), CS_ERR_INPUT);
+  assert_null(s);
+  assert_non_null(strstr(cs_error_message(), "bad.ini:2: [model] slots: 2147483647 makes a cell need"));
+  // full-batch training on a large set: the batch key is named
+  assert_int_equal(spec_load_string("[task]\ntrain_points = 2000000000\n[train]\nbatch = 0\n",
+                                    "bad.ini", &s), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "bad.ini:4: [train] batch: 0 makes a cell need"));
+  assert_non_null(strstr(cs_error_message(), "most of it for training activations"));
+  // a learning curve of 2^31 rows
+  assert_int_equal(spec_load_string("[train]\nepochs = 2147483647\neval_every = 1\n", "bad.ini", &s),
+                   CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "bad.ini:2: [train] epochs: 2147483647 makes a cell"));
+  // every task dimension of the self family: jets of 65 tokens × 2145 rows
+  assert_int_equal(spec_load_string("[grid]\nfamily = self\ntask = linear\n[task]\ninput_dim = 64\n"
+                                    "[curvature]\npoints = 256\n[model]\nwidth = 64\n", "bad.ini", &s),
+                   CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "bad.ini:7: [curvature] points: 256 makes a cell need"));
+  // honest large cells stay accepted
+  s = load_ok("[grid]\nwidth = 16, 1024\ndepth = 1..64\narch = ungated, gated, mlp\n"
+              "[model]\nslots = 64\nnorm = pre\n");
+  spec_free(s);
+  s = load_ok("[grid]\nfamily = self\ntask = linear\n[task]\ninput_dim = 16\n");
+  spec_free(s);
 }
 
 static void test_bad_axes(void **state) {
@@ -772,6 +857,8 @@ int main(void) {
       cmocka_unit_test(test_bad_fixed_and_axis),
       cmocka_unit_test(test_bad_numbers),
       cmocka_unit_test(test_bad_names),
+      cmocka_unit_test(test_output_length),
+      cmocka_unit_test(test_cell_memory),
       cmocka_unit_test(test_bad_axes),
       cmocka_unit_test(test_bad_combinations),
       cmocka_unit_test(test_family_and_gate),

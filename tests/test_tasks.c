@@ -71,8 +71,8 @@ static void test_linear_direction_shared(void **state) {
   for (int t = 0; t < 5; t++) {
     int m = dims[t];
     double w[16], w_other[16];
-    assert_int_equal(task_direction(TASK_LINEAR, 3, m, w), CS_OK);
-    assert_int_equal(task_direction(TASK_LINEAR, 4, m, w_other), CS_OK);
+    assert_ok(task_direction(TASK_LINEAR, 3, m, w));
+    assert_ok(task_direction(TASK_LINEAR, 4, m, w_other));
     double norm2 = 0.0, diff2 = 0.0;
     for (int j = 0; j < m; j++) {
       norm2 += w[j] * w[j];
@@ -101,7 +101,7 @@ static void test_blobs_statistics(void **state) {
   for (int t = 0; t < 3; t++) {
     int m = dims[t];
     double mu[5];
-    assert_int_equal(task_direction(TASK_BLOBS, 11, m, mu), CS_OK);
+    assert_ok(task_direction(TASK_BLOBS, 11, m, mu));
     cs_dataset d = make(TASK_BLOBS, m, n, 11, SPLIT_TEST, 0.0);
     double mean[2][5] = {{0}}, var[5] = {0};
     int agree = 0;
@@ -194,13 +194,13 @@ static void test_xor_checker_labels(void **state) {
 /* circles: r0 closed forms for m = 2, 3, labels = [|x| < r0]. */
 static void test_circles_radius_and_labels(void **state) {
   double r0;
-  assert_int_equal(task_circles_radius(2, &r0), CS_OK);
+  assert_ok(task_circles_radius(2, &r0));
   assert_close(r0, sqrt(2.0 / M_PI), 1e-12);
-  assert_int_equal(task_circles_radius(3, &r0), CS_OK);
+  assert_ok(task_circles_radius(3, &r0));
   assert_close(r0, pow(3.0 / M_PI, 1.0 / 3.0), 1e-12);
   assert_int_equal(task_circles_radius(1, &r0), CS_ERR_INPUT);
   for (int m = 2; m <= 8; m++) {
-    assert_int_equal(task_circles_radius(m, &r0), CS_OK);
+    assert_ok(task_circles_radius(m, &r0));
     cs_dataset d = make(TASK_CIRCLES, m, N_DEFAULT, 9, SPLIT_TRAIN, 0.0);
     for (int i = 0; i < d.n; i++) {
       double norm2 = 0.0;
@@ -224,28 +224,28 @@ static void test_ball_fraction_closed_forms(void **state) {
     double radii[] = {0.3, 0.7, 0.95, 1.0};
     for (int t = 0; t < 4; t++) {
       double r = radii[t];
-      assert_int_equal(task_ball_fraction(m, r, &f), CS_OK);
+      assert_ok(task_ball_fraction(m, r, &f));
       assert_close(f, ball_volume(m) * pow(r / 2.0, m), tol);
     }
-    assert_int_equal(task_ball_fraction(m, sqrt((double)m) * 1.0001, &f), CS_OK);
+    assert_ok(task_ball_fraction(m, sqrt((double)m) * 1.0001, &f));
     assert_close(f, 1.0, 0.0);
-    assert_int_equal(task_ball_fraction(m, 0.0, &f), CS_OK);
+    assert_ok(task_ball_fraction(m, 0.0, &f));
     assert_close(f, 0.0, 0.0);
   }
   /* m = 2, 1 < s = r² < 2: area of disc ∩ square over 4, per quadrant
    * sqrt(s-1) + s (π/4 - arccos(1/√s)) */
   for (double s = 1.05; s < 2.0; s += 0.2) {
-    assert_int_equal(task_ball_fraction(2, sqrt(s), &f), CS_OK);
+    assert_ok(task_ball_fraction(2, sqrt(s), &f));
     assert_close(f, sqrt(s - 1.0) + s * (M_PI / 4.0 - acos(1.0 / sqrt(s))), 1e-7);
   }
   /* m = 3, 1 < r < √2: ball minus six spherical caps of height r - 1 */
   for (double r = 1.05; r < 1.4; r += 0.1) {
     double h = r - 1.0, cap = M_PI * h * h * (3.0 * r - h) / 3.0;
-    assert_int_equal(task_ball_fraction(3, r, &f), CS_OK);
+    assert_ok(task_ball_fraction(3, r, &f));
     assert_close(f, (4.0 / 3.0 * M_PI * r * r * r - 6.0 * cap) / 8.0, 1e-10);
   }
   /* the numerical CDF at the closed-form m = 3 radius is 1/2 */
-  assert_int_equal(task_ball_fraction(3, cbrt(3.0 / M_PI), &f), CS_OK);
+  assert_ok(task_ball_fraction(3, cbrt(3.0 / M_PI), &f));
   assert_close(f, 0.5, 1e-10);
   assert_int_equal(task_ball_fraction(0, 0.5, &f), CS_ERR_INPUT);
 }
@@ -256,7 +256,7 @@ static void test_circles_radius_monte_carlo(void **state) {
   const int draws = 1000000;
   for (int m = 4; m <= 8; m++) {
     double r0;
-    assert_int_equal(task_circles_radius(m, &r0), CS_OK);
+    assert_ok(task_circles_radius(m, &r0));
     assert_true(r0 > 1.0 && r0 < sqrt((double)m));
     rng_stream s = rng_stream_make(1234, "test:circles", m, "mc");
     int inside = 0;
@@ -271,7 +271,7 @@ static void test_circles_radius_monte_carlo(void **state) {
     assert_close((double)inside / draws, 0.5, 0.0025);
     /* cached value is the same value */
     double again;
-    assert_int_equal(task_circles_radius(m, &again), CS_OK);
+    assert_ok(task_circles_radius(m, &again));
     assert_close(again, r0, 0.0);
   }
   /* |x|² has mean m/3 and sd sqrt(4m/45); its skewness decays like
@@ -280,7 +280,7 @@ static void test_circles_radius_monte_carlo(void **state) {
   int big[] = {64, 300, 2000};
   for (int t = 0; t < 3; t++) {
     double r0;
-    assert_int_equal(task_circles_radius(big[t], &r0), CS_OK);
+    assert_ok(task_circles_radius(big[t], &r0));
     assert_close(r0 * r0 / (big[t] / 3.0), 1.0, 0.01);
     assert_true(r0 * r0 < big[t] / 3.0); /* right-skewed: median < mean */
   }

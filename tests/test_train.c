@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/error.h"
 #include "curvsweep/cell.h"
 #include "curvsweep/model.h"
@@ -61,8 +63,8 @@ static void test_same_cell_bitwise_identical(void **state) {
   a.wall_s = b.wall_s = 0;
   unsigned char *pa, *pb;
   size_t la, lb;
-  assert_int_equal(result_pack(&a, &pa, &la), CS_OK);
-  assert_int_equal(result_pack(&b, &pb, &lb), CS_OK);
+  assert_ok(result_pack(&a, &pa, &la));
+  assert_ok(result_pack(&b, &pb, &lb));
   assert_int_equal(la, lb);
   /* the header holds pointers; compare it field by field, the arrays bytewise */
   size_t hdr = sizeof(cs_cell_result);
@@ -115,9 +117,9 @@ static void test_result_roundtrip(void **state) {
   cs_cell_result r = run(c, 1, 1), u;
   unsigned char *p1, *p2;
   size_t l1, l2;
-  assert_int_equal(result_pack(&r, &p1, &l1), CS_OK);
-  assert_int_equal(result_unpack(p1, l1, &u), CS_OK);
-  assert_int_equal(result_pack(&u, &p2, &l2), CS_OK);
+  assert_ok(result_pack(&r, &p1, &l1));
+  assert_ok(result_unpack(p1, l1, &u));
+  assert_ok(result_pack(&u, &p2, &l2));
   assert_int_equal(l1, l2);
   size_t hdr = sizeof(cs_cell_result);
   assert_memory_equal(p1 + hdr, p2 + hdr, l1 - hdr);
@@ -143,7 +145,7 @@ static void test_result_unpack_refuses_bad_counts(void **state) {
   cs_cell_result r = run(c, 1, 1);
   unsigned char *p;
   size_t len;
-  assert_int_equal(result_pack(&r, &p, &len), CS_OK);
+  assert_ok(result_pack(&r, &p, &len));
   static const struct {
     size_t offset;
     int value;

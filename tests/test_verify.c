@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "curvsweep/error.h"
 #include "curvsweep/verify.h"
 
@@ -19,7 +21,7 @@ static void test_ungated_affine_regime_is_flat(void **state) {
     for (int depth = 1; depth <= 8; depth++)
       for (uint64_t seed = 0; seed < 3; seed++) {
         verify_affine v;
-        assert_int_equal(verify_affine_stats(ARCH_UNGATED, m, depth, seed, &v), CS_OK);
+        assert_ok(verify_affine_stats(ARCH_UNGATED, m, depth, seed, &v));
         if (!(v.max_ratio <= VERIFY_FLAT_BOUND))
           fail_msg("m=%d depth=%d seed=%d: |S|/|Pi|^2 = %.3e", m, depth, (int)seed, v.max_ratio);
       }
@@ -29,7 +31,7 @@ static void test_ungated_affine_regime_is_flat(void **state) {
 static void test_flat_where_softmax_saturates(void **state) {
   (void)state;
   double mk, ml;
-  assert_int_equal(verify_saturated_flatness(20.0, &mk, &ml), CS_OK);
+  assert_ok(verify_saturated_flatness(20.0, &mk, &ml));
   assert_true(ml < -40.0); /* det g < e^-40: deep in saturation */
   if (!(mk <= 1e-8)) fail_msg("saturated ungated skeleton: max |K~| = %.3e", mk);
 }
@@ -41,7 +43,7 @@ static void test_gated_affine_skeleton_is_curved(void **state) {
     for (int m = 2; m <= 3; m++)
       for (int depth = 1; depth <= 2; depth++) {
         verify_affine v;
-        assert_int_equal(verify_affine_stats(archs[g], m, depth, 7, &v), CS_OK);
+        assert_ok(verify_affine_stats(archs[g], m, depth, 7, &v));
         if (!(v.max_ratio >= VERIFY_CURVED_BOUND))
           fail_msg("%s m=%d depth=%d: |S|/|Pi|^2 = %.3e", config_arch_name(archs[g]), m, depth,
                    v.max_ratio);
@@ -52,7 +54,7 @@ static void test_positive_curvature_needs_the_gate(void **state) {
   (void)state;
   int64_t seed;
   double x[2], kg, ku;
-  assert_int_equal(verify_positive_gated_point(&seed, x, &kg, &ku), CS_OK);
+  assert_ok(verify_positive_gated_point(&seed, x, &kg, &ku));
   assert_true(kg > 0.05);
   assert_true(fabs(ku) <= 1e-8);
   assert_true(fabs(x[0]) <= 1 && fabs(x[1]) <= 1);
@@ -61,10 +63,10 @@ static void test_positive_curvature_needs_the_gate(void **state) {
 static void test_rescaling_changes_K_not_K_tilde(void **state) {
   (void)state;
   double dk, dkt;
-  assert_int_equal(verify_scaling(3.0, &dk, &dkt), CS_OK);
+  assert_ok(verify_scaling(3.0, &dk, &dkt));
   assert_true(dk <= 1e-9);
   assert_true(dkt <= 1e-9);
-  assert_int_equal(verify_scaling(0.1, &dk, &dkt), CS_OK);
+  assert_ok(verify_scaling(0.1, &dk, &dkt));
   assert_true(dk <= 1e-9);
   assert_true(dkt <= 1e-9);
 }
@@ -78,25 +80,25 @@ static void test_self_uniform_attention(void **state) {
   double h2, dev, r;
   for (uint64_t seed = 1; seed <= 3; seed++)
     for (int depth = 1; depth <= 3; depth++) {
-      assert_int_equal(verify_self_uniform(ARCH_UNGATED, GATE_G1, depth, 2, (int)(seed % 2), seed,
-                                           &h2, &dev), CS_OK);
+      assert_ok(verify_self_uniform(ARCH_UNGATED, GATE_G1, depth, 2, (int)(seed % 2), seed,
+                                           &h2, &dev));
       assert_true(h2 == 0.0 && dev == 0.0);
-      assert_int_equal(verify_self_uniform(ARCH_GATED_HEADWISE, GATE_G4, depth, 2, 1, seed, &h2,
-                                           &dev), CS_OK);
+      assert_ok(verify_self_uniform(ARCH_GATED_HEADWISE, GATE_G4, depth, 2, 1, seed, &h2,
+                                           &dev));
       assert_true(h2 == 0.0 && dev == 0.0);
     }
-  assert_int_equal(verify_self_uniform(ARCH_GATED, GATE_G2, 2, 2, 0, 5, &h2, &dev), CS_OK);
+  assert_ok(verify_self_uniform(ARCH_GATED, GATE_G2, 2, 2, 0, 5, &h2, &dev));
   assert_true(h2 > 1e-6 && dev > 1e-6);
-  assert_int_equal(verify_self_curved(ARCH_GATED, GATE_G2, 1, 1, 5, &r), CS_OK);
+  assert_ok(verify_self_curved(ARCH_GATED, GATE_G2, 1, 1, 5, &r));
   assert_true(r >= VERIFY_CURVED_BOUND);
-  assert_int_equal(verify_self_curved(ARCH_UNGATED, GATE_G1, 1, 0, 5, &r), CS_OK);
+  assert_ok(verify_self_curved(ARCH_UNGATED, GATE_G1, 1, 0, 5, &r));
   assert_true(r >= VERIFY_CURVED_BOUND);
 }
 
 static void test_verify_table_all_pass(void **state) {
   (void)state;
   verify_table t = {0};
-  assert_int_equal(verify_all(&t), CS_OK);
+  assert_ok(verify_all(&t));
   assert_true(t.n >= 40);
   for (int i = 0; i < t.n; i++)
     if (!t.rows[i].pass) fail_msg("verify row failed: %s = %.6e", t.rows[i].check, t.rows[i].value);
@@ -107,13 +109,13 @@ static void test_verify_table_all_pass(void **state) {
 static void test_surface_rows_pass(void **state) {
   (void)state;
   int n = 0;
-  assert_int_equal(verify_surfaces(NULL, 0, &n), CS_OK);
+  assert_ok(verify_surfaces(NULL, 0, &n));
   assert_true(n >= 10);
   verify_check rows[64];
   assert_true(n <= 64);
   int n2 = 0;
   assert_int_equal(verify_surfaces(rows, n - 1, &n2), CS_ERR_INPUT);
-  assert_int_equal(verify_surfaces(rows, 64, &n2), CS_OK);
+  assert_ok(verify_surfaces(rows, 64, &n2));
   assert_int_equal(n2, n);
   for (int i = 0; i < n; i++) {
     if (!rows[i].pass)

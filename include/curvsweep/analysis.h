@@ -74,6 +74,13 @@ int analysis_run_results(const char *spec_text, const cs_cell_result *results, i
                          const char *label, const char *out_dir, const analysis_options *opt,
                          analysis_outcome *out);
 
+/* `curvsweep export`: the archive's tables as DIR/cells.csv (one row per
+ * cell), DIR/curvature.csv (per done cell and prefix) and DIR/curves.csv
+ * (per finished cell and evaluation), each with the cell's axis values
+ * decoded (analysis/README.md, "Export"); DIR is created if missing and
+ * each file replaced atomically. *n_cells: the cells exported. */
+int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells);
+
 /* Default report directory: "<archive without .h5>-report" next to it,
  * e.g. results/demo.h5 -> results/demo-report. CS_ERR_INPUT if it does not fit. */
 int analysis_default_dir(const char *archive_path, char *buf, size_t len);

@@ -14,6 +14,8 @@
 
 #include "curvsweep/rng.h"
 
+#include <stddef.h>
+
 #define GEOM_DEGENERATE_COND 1e10
 
 /* Rows in a second-order jet for input dimension m: 1 + m + m(m+1)/2. */
@@ -148,6 +150,15 @@ typedef struct {
  * 0, unresolved ones are left out of the mean); pass n_box = 0 to get
  * intK = intabsK = NaN. Quantiles are type 7 (linear interpolation between order
  * statistics). With no valid point every statistic is NaN. */
+/* Every double of geom_stats by name, in the order of the archive's
+ * /curvature columns (docs/ARCHIVE.md): what writers of tables iterate. */
+typedef struct {
+  const char *name;
+  size_t offset;
+} geom_stats_field;
+enum { GEOM_STATS_N_FIELDS = 33 };
+extern const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS];
+
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,
                        double box_volume, int m, geom_stats *out);
 

@@ -3,14 +3,30 @@
  * A matrix is a row-major view plus what a ScaLAPACK 2-D block-cyclic
  * descriptor needs: global shape, block sizes, the team (BLACS context) it
  * lives on and the local extents. On the 1×1 team (the default) the local
- * block is the whole matrix and la calls BLAS directly; on larger teams the
- * same calls go through PBLAS. Model, train and geom code never call BLAS
- * or MPI themselves. */
+ * block is the whole matrix and la calls BLAS directly; on larger teams a
+ * product is split over the team's ranks in blocks and all-gathered (or,
+ * with the pdgemm policy, CS_TEAM_PBLAS=1, goes through PBLAS). Model,
+ * train and geom code never call BLAS or MPI themselves. */
 #ifndef CURVSWEEP_LA_H
 #define CURVSWEEP_LA_H
 
+#include "curvsweep/clock.h"
 #include <mpi.h>
 #include <stdint.h>
+
+/* The one MPI error policy (docs/ARCHITECTURE.md, "Errors"): every
+ * communicator curvsweep creates returns errors (MPI_ERRORS_RETURN) instead
+ * of aborting the job, and every MPI call is checked with CS_MPI, which
+ * records the call and MPI's own message and returns CS_ERR_MPI. la is the
+ * lowest module that links MPI, so the policy lives here. */
+int la_mpi_error(int code, const char *call);
+#define CS_MPI(call)                                                        \
+  do {                                                                      \
+    int cs_mpi_rc_ = (call);                                                \
+    if (cs_mpi_rc_ != MPI_SUCCESS) return la_mpi_error(cs_mpi_rc_, #call); \
+  } while (0)
+/* Set MPI_ERRORS_RETURN on comm (a communicator the caller created). */
+int la_comm_errors_return(MPI_Comm comm);
 
 typedef struct la_team la_team;
 
@@ -84,12 +100,11 @@ void la_prof_enable(int on);
 void la_prof_reset(void);
 void la_prof_seconds(double seconds[LA_PROF_KINDS]);
 int la_prof_compiled(void); /* 1 in the CS_PROFILE build */
-double la_prof_now(void);
 void la_prof_add(la_prof_kind kind, double seconds);
 #ifdef CS_PROFILE
-#define LA_PROF_BEGIN(t) double t = la_prof_on ? la_prof_now() : 0.0
+#define LA_PROF_BEGIN(t) double t = la_prof_on ? cs_monotonic_seconds() : 0.0
 #define LA_PROF_END(t, kind) \
-  if (la_prof_on) la_prof_add((kind), la_prof_now() - (t))
+  if (la_prof_on) la_prof_add((kind), cs_monotonic_seconds() - (t))
 #else
 #define LA_PROF_BEGIN(t) ((void)0)
 #define LA_PROF_END(t, kind) ((void)0)

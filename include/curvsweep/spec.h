@@ -54,11 +54,22 @@ double spec_axis_value_number(const cs_spec *spec, int axis, int64_t cell_id);
 /* Additions to the contract above. */
 /* Largest grid accepted (cells); larger grids are refused at load. */
 #define SPEC_MAX_CELLS 10000000
+/* Largest memory estimate of one cell accepted (bytes: 64 GiB); a spec with
+ * a larger cell is refused at load, naming the key (docs/SPEC.md, "Sizes"). */
+#define SPEC_MAX_CELL_BYTES ((uint64_t)64 << 30)
 /* Index of the axis named name (e.g. "arch"), or -1 when no axis has it. */
 int spec_find_axis(const cs_spec *spec, const char *name);
 /* Position (0 .. length-1) of a cell's value within an axis; -1 when axis or
  * cell_id is out of range. */
 int64_t spec_axis_value_index(const cs_spec *spec, int axis, int64_t cell_id);
+
+/* The keys a spec may hold (docs/SPEC.md), for help text generated from the
+ * same table the parser uses: key i in [0, spec_key_count()) lives in
+ * [*section] (the section it has outside [grid]) as *name; what one value
+ * may be goes into buf; *axis_ok says whether it may be a [grid] axis. */
+int spec_key_count(void);
+const char *spec_key_info(int i, const char **section, const char **name, int *axis_ok,
+                          char *buf, size_t len);
 
 /* SHA-256 of bytes as 64 hex characters + NUL. */
 void spec_sha256_hex(const void *data, size_t len, char out[65]);

@@ -68,6 +68,24 @@ double sweep_cell_field_cost(const cs_config *cfg);
  * cells of shard index of count. mask has spec_cell_count entries. */
 int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask);
 
+/* What a run of the spec would do (`run --dry-run`). Cells are those of
+ * mask (NULL: all); finished (NULL: none) marks the cells an archive
+ * already holds as done or diverged (a run skips them; failed cells run
+ * again). makespan is the load of the busiest of `teams` teams when the
+ * remaining cells are handed out longest first, each to the team that
+ * frees up first (the scheduler's order), in the cost model's FLOPs. */
+typedef struct {
+  int64_t cells, remaining;
+  double cost, remaining_cost, longest, makespan;
+} sweep_plan_summary;
+int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned char *finished,
+               int teams, sweep_plan_summary *out);
+
+/* The spec at path on every rank of comm: rank 0 reads it, the others parse
+ * the same text. Collective; an invalid spec returns the same code on every
+ * rank (the message naming file, line and key on rank 0). */
+int sweep_load_spec(MPI_Comm comm, const char *path, cs_spec **spec);
+
 /* Run (or resume) the sweep on comm. Every rank calls it with the same
  * spec. Returns CS_OK when every cell of the shard has a final status,
  * CS_ERR_INTERRUPTED when stopped by *stop (results so far are durable),

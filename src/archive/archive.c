@@ -337,6 +337,7 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
   else if (mode == ARCHIVE_CREATE && jexists)
     rc = cs_error(CS_ERR_INPUT, "%s does not exist but its journal %s does (an earlier run): resume "
                   "to recover it, or move the journal away", path, a->journal_path);
+  if (!rc && mode == ARCHIVE_OVERWRITE) rc = archive_check_replaceable(path);
   struct stat st;
   if (!rc && exists && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
     rc = cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive: use another "

@@ -69,6 +69,7 @@ static int archive_build_begin_impl(const char *path, const cs_spec *spec,
                                     const unsigned char *mask, int overwrite,
                                     cs_archive_builder *b) {
   b->overwrite = overwrite;
+  if (overwrite) CS_CHECK(archive_check_replaceable(path));
   CS_CHECK(archive_new(path, &b->a));
   archive_copy_str(b->a->spec_sha256, sizeof b->a->spec_sha256, spec_sha256(spec));
   CS_CHECK(archive_rows_from_mask(b->a, spec, mask));

@@ -5,6 +5,7 @@
 #include "archive_internal.h"
 #include "curvsweep/config.h"
 #include "curvsweep/clock.h"
+#include "curvsweep/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -474,31 +475,80 @@ static int archive_create_file(const cs_archive *a, const cs_spec *spec, const c
   return rc;
 }
 
-/* Build the archive under a temporary name beside path, sync it, and hand
- * back the name (the caller renames it into place). */
-int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out) {
-  *tmp_out = NULL;
-  CS_CHECK(archive_make_parent_dirs(a->path));
-  char *tmp = archive_strdup_printf("%s.tmp-%ld", a->path, (long)getpid());
-  if (!tmp) return cs_error(CS_ERR_NOMEM, "out of memory");
-  // probe the directory with a plain open(): HDF5 does not report errno
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    int rc = cs_error(CS_ERR_IO, "cannot create the archive %s (temporary file %s): %s", a->path,
-                      tmp, strerror(errno));
-    free(tmp);
+/* Reserve the temporary name ARCHIVE.tmp-<pid> beside the archive, in its
+ * directory dfd (docs/SECURITY.md, "Shared directories"): created with
+ * O_EXCL | O_NOFOLLOW, so a symbolic link planted there is refused, never
+ * followed; a stale temporary of this user (a killed run of the same pid)
+ * is replaced. Then the name is freed again for HDF5, which creates by
+ * name with H5F_ACC_EXCL (O_CREAT | O_EXCL: whatever appears there in
+ * between makes the create fail, it is never opened). */
+static int archive_temp_reserve(const cs_archive *a, int dfd, const char *tmp, const char *name) {
+  const char *why;
+  int fd = cs_create_fresh_at(dfd, name, 0644, &why);
+  if (fd < 0)
+    return cs_error(fd == -2 ? CS_ERR_INPUT : CS_ERR_IO, "cannot create the archive %s (temporary "
+                    "file %s): %s%s", a->path, tmp, why,
+                    fd == -2 ? " (curvsweep never writes through one: docs/SECURITY.md); remove it"
+                             : "");
+  close(fd);
+  if (unlinkat(dfd, name, 0) != 0)
+    return cs_error(CS_ERR_IO, "cannot create the archive %s (temporary file %s): %s", a->path, tmp,
+                    strerror(errno));
+  return CS_OK;
+}
+
+/* The new temporary as the archive's mode (0644 less the umask, as before
+ * HDF5 made it 0666 less the umask), synced; opened without following a
+ * link and checked to be the regular file this user just made. */
+static int archive_temp_seal(int dfd, const char *name, const char *tmp) {
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    int rc = cs_error(CS_ERR_IO, "cannot open %s to sync it: %s", tmp, strerror(errno));
+    if (fd >= 0) close(fd);
     return rc;
   }
+  int rc = CS_OK;
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+    rc = cs_error(CS_ERR_IO, "%s was replaced while it was written (not the regular file this "
+                  "process created)", tmp);
+  else if (fchmod(fd, st.st_mode & 0644) != 0 || fsync(fd) != 0)
+    rc = cs_error(CS_ERR_IO, "cannot sync %s: %s", tmp, strerror(errno));
   close(fd);
-  int rc = archive_create_file(a, spec, tmp);
-  if (!rc) rc = archive_fsync_file(tmp);
+  return rc;
+}
+
+static int archive_create_temp_at(const cs_archive *a, const cs_spec *spec, int dfd,
+                                  const char *base, char **tmp_out) {
+  char *tmp = archive_strdup_printf("%s.tmp-%ld", a->path, (long)getpid());
+  char *name = archive_strdup_printf("%s.tmp-%ld", base, (long)getpid());
+  int rc = !tmp || !name ? cs_error(CS_ERR_NOMEM, "out of memory")
+                         : archive_temp_reserve(a, dfd, tmp, name);
+  int made = 0;
+  if (!rc) rc = archive_create_file(a, spec, tmp), made = 1;
+  if (!rc) rc = archive_temp_seal(dfd, name, tmp);
+  if (rc && made) unlinkat(dfd, name, 0);
+  free(name);
   if (rc) {
-    unlink(tmp);
     free(tmp);
     return rc;
   }
   *tmp_out = tmp;
   return CS_OK;
+}
+
+/* Build the archive under a temporary name beside path, sync it, and hand
+ * back the name (the caller renames it into place). */
+int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out) {
+  *tmp_out = NULL;
+  CS_CHECK(archive_make_parent_dirs(a->path));
+  int dfd;
+  const char *base, *why;
+  if (cs_dir_open(a->path, &dfd, &base, &why) != 0)
+    return cs_error(CS_ERR_IO, "cannot create the archive %s: its directory: %s", a->path, why);
+  int rc = archive_create_temp_at(a, spec, dfd, base, tmp_out);
+  close(dfd);
+  return rc;
 }
 
 int archive_rename_into_place(const char *tmp, const char *path) {
@@ -509,6 +559,24 @@ int archive_rename_into_place(const char *tmp, const char *path) {
   }
   archive_fsync_dir(path);
   return CS_OK;
+}
+
+int archive_check_replaceable(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return errno == ENOENT ? CS_OK : cs_error(CS_ERR_IO, "cannot look at "
+                                                    "%s: %s", path, strerror(errno));
+  const char *refuse = "--overwrite replaces only a curvsweep archive, and %s is %s: remove it "
+                       "yourself if it is to go, or use another output path";
+  if (!S_ISREG(st.st_mode)) return cs_error(CS_ERR_INPUT, refuse, path, "not a regular file");
+  if (st.st_size == 0 || H5Fis_hdf5(path) <= 0)
+    return cs_error(CS_ERR_INPUT, refuse, path, "not an HDF5 file");
+  hid_t f = archive_h5_open(path, H5F_ACC_RDONLY);
+  char format[64] = "";
+  int ours = f >= 0 && H5Aexists(f, "format") > 0 &&
+             archive_attr_read_str(f, "format", format, sizeof format, NULL) == 0 &&
+             strcmp(format, ARCHIVE_FORMAT) == 0;
+  if (f >= 0) H5Fclose(f);
+  return ours ? CS_OK : cs_error(CS_ERR_INPUT, refuse, path, "not a curvsweep archive");
 }
 
 /* Set a damaged archive aside as ARCHIVE.damaged-<UTC time>[-k]. */

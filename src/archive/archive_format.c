@@ -9,44 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The float64 columns of /curvature, in file order (the array bound in
- * archive_internal.h makes a missing or extra entry a compile error). */
-const archive_stats_field ARCHIVE_STATS_FIELDS[] = {
-    {"degenerate_frac", offsetof(geom_stats, degenerate_frac)},
-    {"unresolved_frac", offsetof(geom_stats, unresolved_frac)},
-    {"flat_frac", offsetof(geom_stats, flat_frac)},
-    {"curved_frac", offsetof(geom_stats, curved_frac)},
-    {"K_mean", offsetof(geom_stats, K_mean)},
-    {"K_median", offsetof(geom_stats, K_median)},
-    {"K_absmean", offsetof(geom_stats, K_absmean)},
-    {"K_q05", offsetof(geom_stats, K_q05)},
-    {"K_q95", offsetof(geom_stats, K_q95)},
-    {"K_fracpos", offsetof(geom_stats, K_fracpos)},
-    {"S_mean", offsetof(geom_stats, S_mean)},
-    {"S_se", offsetof(geom_stats, S_se)},
-    {"Kt_mean", offsetof(geom_stats, Kt_mean)},
-    {"Kt_median", offsetof(geom_stats, Kt_median)},
-    {"Kt_absmean", offsetof(geom_stats, Kt_absmean)},
-    {"Kt_q05", offsetof(geom_stats, Kt_q05)},
-    {"Kt_q95", offsetof(geom_stats, Kt_q95)},
-    {"Kt_fracpos", offsetof(geom_stats, Kt_fracpos)},
-    {"St_mean", offsetof(geom_stats, St_mean)},
-    {"Kh_mean", offsetof(geom_stats, Kh_mean)},
-    {"Kh_median", offsetof(geom_stats, Kh_median)},
-    {"Kh_absmean", offsetof(geom_stats, Kh_absmean)},
-    {"Kh_q05", offsetof(geom_stats, Kh_q05)},
-    {"Kh_q95", offsetof(geom_stats, Kh_q95)},
-    {"Kh_fracpos", offsetof(geom_stats, Kh_fracpos)},
-    {"aniso_median", offsetof(geom_stats, aniso_median)},
-    {"H_norm_mean", offsetof(geom_stats, H_norm_mean)},
-    {"logdet_mean", offsetof(geom_stats, logdet_mean)},
-    {"intK", offsetof(geom_stats, intK)},
-    {"intabsK", offsetof(geom_stats, intabsK)},
-    {"intK_err", offsetof(geom_stats, intK_err)},
-    {"sink_mass", offsetof(geom_stats, sink_mass)}, /* format_version 3 */
-    {"max_attn", offsetof(geom_stats, max_attn)},   /* format_version 3 */
-};
-
 /* /points/<id>/class: an HDF5 enum over int8 with the geom_class codes. */
 hid_t archive_class_type(hid_t base) {
   static const struct {
@@ -137,6 +99,8 @@ hid_t archive_h5_open(const char *path, unsigned flags) {
   return f;
 }
 
+/* A new file only (H5F_ACC_EXCL: O_CREAT | O_EXCL, so never through a
+ * symbolic link or over a file already there; docs/SECURITY.md). */
 hid_t archive_h5_create(const char *path) {
   hid_t fapl = archive_fapl();
   if (fapl < 0) return fapl;
@@ -144,7 +108,7 @@ hid_t archive_h5_create(const char *path) {
     H5Pclose(fapl);
     return H5I_INVALID_HID;
   }
-  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   return f;
 }

@@ -101,14 +101,10 @@ typedef struct {
 #define ARCHIVE_POINTS_INDEX "points/index"
 enum { ARCHIVE_POINT_ARRAYS = RESULT_N_POINT_ARRAYS + 2 }; /* x, the per-prefix doubles, class */
 
-/* The float64 columns of /curvature, in file order, and where they live in
- * geom_stats (archive_format.c). */
-typedef struct {
-  const char *name;
-  size_t offset;
-} archive_stats_field;
-enum { ARCHIVE_N_STATS_FIELDS = 33 };
-extern const archive_stats_field ARCHIVE_STATS_FIELDS[ARCHIVE_N_STATS_FIELDS];
+/* The float64 columns of /curvature, in file order: geom's table of the
+ * per-prefix statistics (geom.h), whose names are the column names. */
+#define ARCHIVE_N_STATS_FIELDS GEOM_STATS_N_FIELDS
+#define ARCHIVE_STATS_FIELDS GEOM_STATS_FIELDS
 
 /* Journal record kinds (docs/ARCHIVE.md, "Journal"). */
 enum { ARCHIVE_REC_RESULT = 1, ARCHIVE_REC_RUN_BEGIN = 2, ARCHIVE_REC_RUN_END = 3, ARCHIVE_REC_COVER = 4 };
@@ -290,6 +286,10 @@ int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name
 int archive_table_repair(const cs_archive *a, hid_t file, const char *name);
 int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out);
 int archive_rename_into_place(const char *tmp, const char *path);
+/* --overwrite replaces only a curvsweep archive (docs/SECURITY.md): CS_OK
+ * when nothing is at path or it opens as HDF5 with the root attribute
+ * format = "curvsweep"; otherwise CS_ERR_INPUT naming path. */
+int archive_check_replaceable(const char *path);
 int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
                     const archive_journal_scan *s, int keep_rows);
 

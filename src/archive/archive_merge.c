@@ -99,6 +99,7 @@ static int archive_merge_check_output(const archive_merge_state *s) {
   if (out_exists && !s->overwrite)
     return cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, or another "
                     "output path", s->out);
+  if (out_exists) CS_CHECK(archive_check_replaceable(s->out));
   char *out_journal = archive_strdup_printf("%s.journal", s->out);
   int stale_journal = out_journal && archive_file_exists(out_journal);
   if (stale_journal && !s->overwrite) {

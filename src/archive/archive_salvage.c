@@ -104,6 +104,7 @@ static int salvage_check_output(const salvage_state *s) {
     if (!s->overwrite)
       return cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, or another "
                       "output path", s->out);
+    CS_CHECK(archive_check_replaceable(s->out));
   }
   char *journal = archive_strdup_printf("%s.journal", s->out);
   if (!journal) return cs_error(CS_ERR_NOMEM, "out of memory");

@@ -6,8 +6,15 @@
 #include "curvsweep/geom.h"
 #include "curvsweep/spec.h"
 
+#include <stdio.h>
+
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
+/* Print fmt's text with every control character (ESC, CR, BEL, NUL..US,
+ * DEL, newlines inside it) written as \xHH, except one final newline:
+ * names and messages from archives, specs and the command line never
+ * reach a terminal raw (docs/SECURITY.md, "Printing"). */
+void cli_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "curvsweep: <message>" for a library error and map it to an exit status. */
 int cli_fail(int rc);
 /* Print "curvsweep COMMAND: <message>" + a hint to run --help; returns EXIT_USAGE. */
@@ -20,11 +27,16 @@ long long cli_parse_count(const char *s);
 /* Per-prefix curvature table to stdout. */
 void cli_print_curvature_table(int depth, const geom_stats *curv);
 
+/* run --dry-run (cmd_plan.c): the plan of spec on archive for shard si/sn
+ * and the given number of ranks, to stdout; an exit status. */
+int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long long ranks);
+
 int cmd_train(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *ANALYZE_HELP =
     "usage: curvsweep analyze ARCHIVE... [-o DIR] [--target-acc X]\n\n"
@@ -76,6 +77,15 @@ int cmd_analyze(int argc, char **argv) {
     }
     dir = default_dir;
   }
+  // a report directory that is a file is bad input (exit 2), refused
+  // before any archive is read
+  struct stat st;
+  if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    cli_print(stderr, "curvsweep analyze: the report directory %s exists and is not a directory: "
+              "use -o with a new path or an existing directory\n", dir);
+    free(paths);
+    return EXIT_USAGE;
+  }
   analysis_options opt = analysis_options_default();
   const char *gnuplot = getenv("CS_GNUPLOT");
   if (gnuplot && *gnuplot) opt.gnuplot = gnuplot;
@@ -84,11 +94,11 @@ int cmd_analyze(int argc, char **argv) {
   int rc = analysis_run(paths, n, dir, &opt, &out);
   free(paths);
   if (rc) return cli_fail(rc);
-  for (int i = 0; i < out.n_warnings; i++) fprintf(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
+  for (int i = 0; i < out.n_warnings; i++) cli_print(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
   printf("analysed %lld of %lld cells done (%lld failed, %lld diverged, %lld pending); "
          "%d of %d plots rendered\n",
          (long long)out.done, (long long)out.cells_total, (long long)out.failed,
          (long long)out.diverged, (long long)out.pending, out.plots_written, out.plots_scripted);
-  printf("report: %s/index.md\n", dir);
+  cli_print(stdout, "report: %s/index.md\n", dir);
   return EXIT_OK;
 }

@@ -34,7 +34,7 @@ static const char *MERGE_HELP =
 
 static void salvage_line(int64_t cell_id, const char *reason, void *ctx) {
   (void)ctx;
-  printf("pending   cell %lld: %s\n", (long long)cell_id, reason);
+  cli_print(stdout, "pending   cell %lld: %s\n", (long long)cell_id, reason);
 }
 
 /* `merge --salvage` (docs/ARCHIVE.md, "Salvage"). */
@@ -42,18 +42,18 @@ static int merge_salvage(const char *out, const char *damaged, int overwrite) {
   cs_archive_salvage_report r;
   int rc = archive_salvage(out, damaged, overwrite, salvage_line, NULL, &r);
   if (rc) return cli_fail(rc);
-  fprintf(stderr, "curvsweep: salvaged %s into %s: %lld cells, %lld finished kept, %lld damaged "
+  cli_print(stderr, "curvsweep: salvaged %s into %s: %lld cells, %lld finished kept, %lld damaged "
           "now pending, %lld pending before; %lld /runs rows kept, %lld unreadable\n",
           damaged, out, (long long)r.cells, (long long)r.kept, (long long)r.damaged,
           (long long)r.pending, (long long)r.runs_kept, (long long)r.runs_lost);
   if (r.damaged + r.pending > 0)
-    fprintf(stderr, "curvsweep: resume to compute the pending cells: curvsweep run SPEC -o %s\n", out);
+    cli_print(stderr, "curvsweep: resume to compute the pending cells: curvsweep run SPEC -o %s\n", out);
   return EXIT_OK;
 }
 
 static void info_check_line(const char *object, const char *reason, void *ctx) {
   (void)ctx;
-  printf("damaged   %s: %s\n", object, reason);
+  cli_print(stdout, "damaged   %s: %s\n", object, reason);
 }
 
 /* `info --check`: one line per damaged object (docs/ARCHIVE.md, "Checking an archive"). */
@@ -62,10 +62,10 @@ static int info_check(const char *path) {
   int rc = archive_check(path, info_check_line, NULL, &damaged);
   if (rc) return cli_fail(rc);
   if (damaged) {
-    fprintf(stderr, "curvsweep: %s: %lld damaged object(s)\n", path, (long long)damaged);
+    cli_print(stderr, "curvsweep: %s: %lld damaged object(s)\n", path, (long long)damaged);
     return EXIT_USAGE;
   }
-  printf("intact    %s: every object read\n", path);
+  cli_print(stdout, "intact    %s: every object read\n", path);
   return EXIT_OK;
 }
 
@@ -79,15 +79,15 @@ int cmd_info(int argc, char **argv) {
   cs_archive_summary s;
   int rc = archive_summary(argv[1], &s);
   if (rc) return cli_fail(rc);
-  printf("archive   %s\n", argv[1]);
-  printf("spec      %s (sha256 %.16s…)\n", s.name, s.spec_sha256);
-  printf("created   %s by curvsweep %s\n", s.created, s.software_version);
-  printf("cells     %lld: %lld done, %lld pending, %lld failed, %lld diverged (%.1f%% finished)\n",
+  cli_print(stdout, "archive   %s\n", argv[1]);
+  cli_print(stdout, "spec      %s (sha256 %.16s…)\n", s.name, s.spec_sha256);
+  cli_print(stdout, "created   %s by curvsweep %s\n", s.created, s.software_version);
+  cli_print(stdout, "cells     %lld: %lld done, %lld pending, %lld failed, %lld diverged (%.1f%% finished)\n",
          (long long)s.cells, (long long)s.done, (long long)s.pending, (long long)s.failed,
          (long long)s.diverged,
          s.cells ? 100.0 * (s.cells - s.pending) / s.cells : 0.0);
-  printf("wall time %.1f s of training in finished cells\n", s.wall_s);
-  printf("runs      %d invocation(s), at most %d ranks%s%s\n", s.runs, s.max_ranks,
+  cli_print(stdout, "wall time %.1f s of training in finished cells\n", s.wall_s);
+  cli_print(stdout, "runs      %d invocation(s), at most %d ranks%s%s\n", s.runs, s.max_ranks,
          s.last_run_end[0] ? ", last ended " : "", s.last_run_end);
   return EXIT_OK;
 }
@@ -122,7 +122,7 @@ int cmd_merge(int argc, char **argv) {
   if (rc) return cli_fail(rc);
   cs_archive_summary s;
   if (archive_summary(out, &s) == CS_OK)
-    fprintf(stderr, "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending\n",
+    cli_print(stderr, "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending\n",
             n, out, (long long)s.cells, (long long)s.done, (long long)s.pending);
   return EXIT_OK;
 }

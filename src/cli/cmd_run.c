@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const char *RUN_HELP =
-    "usage: curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run] [--overwrite]\n\n"
+    "usage: curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run [--ranks N]] [--overwrite]\n\n"
     "Run (or resume) the sweep described by SPEC.ini on every MPI rank, e.g.\n"
     "  mpirun -np 8 curvsweep run jobs/demo.ini\n"
     "  srun --mpi=pmix curvsweep run jobs/paper.ini\n"
@@ -24,10 +24,29 @@ static const char *RUN_HELP =
     "  -o ARCHIVE     archive path (HDF5)\n"
     "  --shard I/N    run the I-th of N deterministic parts of the grid (0 <= I < N),\n"
     "                 e.g. one per Slurm array task; combine with 'curvsweep merge'\n"
-    "  --dry-run      print the grid size, cost estimate and first cells; run nothing\n"
+    "  --dry-run      print the grid size, the cells left to run in ARCHIVE (when it\n"
+    "                 exists), their cost and wall-time estimate, and the first cells;\n"
+    "                 run nothing\n"
+    "  --ranks N      with --dry-run: estimate the wall time for N ranks (default:\n"
+    "                 the ranks it was started with)\n"
     "  --overwrite    replace an existing archive instead of resuming it\n\n"
     "SIGINT, SIGTERM or SIGUSR1 stop the hand-out of work; results so far are kept\n"
     "and the command exits with status 1: resume with the same command.\n";
+
+/* The spec keys, from the parser's own table (spec_key_info). */
+static void print_spec_keys(void) {
+  printf("\nSpec keys (docs/SPEC.md has their defaults; * = may also be a [grid] axis, a comma\n"
+         "list or an integer range a..b):\n");
+  for (int i = 0; i < spec_key_count(); i++) {
+    const char *section, *name;
+    int axis_ok;
+    char allowed[512];
+    spec_key_info(i, &section, &name, &axis_ok, allowed, sizeof allowed);
+    char head[64];
+    snprintf(head, sizeof head, "[%s] %s%s", section, name, axis_ok ? " *" : "");
+    printf("  %-28s %s\n", head, allowed);
+  }
+}
 
 static volatile sig_atomic_t run_stop;
 
@@ -97,89 +116,6 @@ static int parse_shard(const char *s, int *i, int *n) {
   return 0;
 }
 
-static void dry_run(const cs_spec *spec, const char *archive, int si, int sn) {
-  int64_t n = spec_cell_count(spec), mine = 0;
-  double cost = 0, longest = 0, field_cost = 0;
-  int max_width = 0, max_field = 0;
-  unsigned char *mask = calloc((size_t)n, 1);
-  if (!mask || sweep_shard_mask(spec, si, sn, mask)) {
-    free(mask);
-    return;
-  }
-  for (int64_t c = 0; c < n; c++) {
-    if (!mask[c]) continue;
-    cs_config cfg;
-    if (spec_cell_config(spec, c, &cfg)) continue;
-    if (cfg.width > max_width) max_width = cfg.width;
-    double k = sweep_cell_cost(&cfg);
-    cost += k, mine++;
-    field_cost += sweep_cell_field_cost(&cfg);
-    if (cfg.field > max_field) max_field = cfg.field;
-    if (k > longest) longest = k;
-  }
-  printf("spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
-  printf("archive  %s\n", archive);
-  printf("grid     %lld cells", (long long)n);
-  for (int a = 0; a < spec_axis_count(spec); a++)
-    printf("%s %s[%d]", a ? " x" : " =", spec_axis_name(spec, a), spec_axis_length(spec, a));
-  printf("\n");
-  if (sn > 1) printf("shard    %d/%d: %lld cells\n", si, sn, (long long)mine);
-  /* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
-  printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.0f core-seconds at 10 GFLOP/s\n",
-         cost / 1e9, longest / 1e9, cost / 1e10);
-  if (max_field > 0)
-    printf("field    curvature fields (up to %dx%d grid points per cell): %.3g GFLOP of that "
-           "(%.1f%%)\n", max_field, max_field, field_cost / 1e9,
-           100.0 * field_cost / (cost > 0 ? cost : 1));
-  cs_config c0;
-  if (spec_cell_config(spec, 0, &c0) == CS_OK) {
-    printf("team     %dx%d (%d rank%s per cell), block size %d\n", c0.team_p, c0.team_q,
-           c0.team_p * c0.team_q, c0.team_p * c0.team_q > 1 ? "s" : "", c0.team_block);
-    if (max_width < SWEEP_TEAM_MIN_WIDTH)
-      printf("         suggestion: 1x1 — every width here is below %d, where a team's products "
-             "are slower than one rank's (measured by bench/team)%s\n",
-             SWEEP_TEAM_MIN_WIDTH, c0.team_p * c0.team_q > 1 ? "; this spec uses a larger team" : "");
-    else
-      printf("         suggestion: teams of 2 (e.g. grid = 1x2) for widths >= %d (widest here: "
-             "%d; measured by bench/team)\n", SWEEP_TEAM_MIN_WIDTH, max_width);
-  }
-  printf("first cells:\n");
-  int64_t shown = 0;
-  for (int64_t c = 0; c < n && shown < 10; c++) {
-    if (!mask[c]) continue;
-    printf("  %6lld", (long long)c);
-    for (int a = 0; a < spec_axis_count(spec); a++) {
-      char buf[128];
-      spec_axis_value_text(spec, a, c, buf, sizeof buf);
-      printf(" %s=%s", spec_axis_name(spec, a), buf);
-    }
-    printf("\n");
-    shown++;
-  }
-  free(mask);
-}
-
-/* Rank 0 reads the spec; every rank parses the same text. */
-static int load_spec_everywhere(MPI_Comm comm, int rank, const char *path, cs_spec **spec) {
-  int rc = CS_OK;
-  long len = 0;
-  if (rank == 0) {
-    rc = spec_load_file(path, spec);
-    if (!rc) len = (long)strlen(spec_text(*spec));
-  }
-  int code = rc;
-  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
-  if (code) return rank == 0 ? rc : code;
-  MPI_Bcast(&len, 1, MPI_LONG, 0, comm);
-  char *text = malloc((size_t)len + 1);
-  if (!text) return cs_error(CS_ERR_NOMEM, "out of memory");
-  if (rank == 0) memcpy(text, spec_text(*spec), (size_t)len + 1);
-  MPI_Bcast(text, (int)len + 1, MPI_CHAR, 0, comm);
-  if (rank != 0) rc = spec_load_string(text, path, spec);
-  free(text);
-  return rc;
-}
-
 static void fill_slurm(cs_run_info *run) {
   const char *job = getenv("SLURM_JOB_ID"), *arr = getenv("SLURM_ARRAY_JOB_ID"),
              *idx = getenv("SLURM_ARRAY_TASK_ID"), *nodes = getenv("SLURM_JOB_NODELIST"),
@@ -196,14 +132,14 @@ static void fill_slurm(cs_run_info *run) {
 static int run_report(int rank, int rc, const char *archive) {
   if (rank != 0) return rc == CS_OK ? EXIT_OK : rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
   if (rc == CS_ERR_INTERRUPTED) {
-    fprintf(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
+    cli_print(stderr, "curvsweep: interrupted — results so far are in %s; resume with the same command\n",
             archive);
     return EXIT_RUNTIME;
   }
   if (rc) return cli_fail(rc);
   cs_archive_summary s;
   if (archive_summary(archive, &s) == CS_OK)
-    fprintf(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
+    cli_print(stderr, "curvsweep: %lld cells: %lld done, %lld failed, %lld diverged, %lld pending -> %s\n",
             (long long)s.cells, (long long)s.done, (long long)s.failed, (long long)s.diverged,
             (long long)s.pending, archive);
   return EXIT_OK;
@@ -212,6 +148,7 @@ static int run_report(int rank, int rc, const char *archive) {
 static int run_main(int argc, char **argv, int rank) {
   const char *spec_path = NULL, *out = NULL;
   int dry = 0, overwrite = 0, si = 0, sn = 1;
+  long long ranks = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
       if (i + 1 >= argc) return rank ? EXIT_USAGE : cli_usage_error("run", "-o needs an archive path");
@@ -223,6 +160,11 @@ static int run_main(int argc, char **argv, int rank) {
       i++;
     } else if (!strcmp(argv[i], "--dry-run")) {
       dry = 1;
+    } else if (!strcmp(argv[i], "--ranks")) {
+      if (i + 1 >= argc || (ranks = cli_parse_count(argv[i + 1])) < 1 || ranks > (1 << 24))
+        return rank ? EXIT_USAGE
+                    : cli_usage_error("run", "--ranks needs a number of ranks >= 1 (with --dry-run)");
+      i++;
     } else if (!strcmp(argv[i], "--overwrite")) {
       overwrite = 1;
     } else if (argv[i][0] == '-') {
@@ -236,13 +178,15 @@ static int run_main(int argc, char **argv, int rank) {
   if (!spec_path) return rank ? EXIT_USAGE : cli_usage_error("run", "missing SPEC.ini");
 
   cs_spec *spec = NULL;
-  int rc = load_spec_everywhere(MPI_COMM_WORLD, rank, spec_path, &spec);
+  int rc = sweep_load_spec(MPI_COMM_WORLD, spec_path, &spec);
   if (rc) return rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
   const char *archive = out ? out : spec_sweep(spec)->output;
   if (dry) {
-    if (rank == 0) dry_run(spec, archive, si, sn);
+    int world = 1, st = EXIT_OK;
+    if (MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) world = 1;
+    if (rank == 0) st = cli_dry_run(spec, archive, si, sn, ranks > 0 ? ranks : world);
     spec_free(spec);
-    return EXIT_OK;
+    return rank == 0 ? st : EXIT_OK;
   }
 
   struct sigaction sa;
@@ -254,7 +198,11 @@ static int run_main(int argc, char **argv, int rank) {
   sigaction(SIGUSR1, &sa, NULL);
 
   progress_state ps = {isatty(STDERR_FILENO), 0, 1, 0};
-  MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
+  int mrc = MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
+  if (mrc != MPI_SUCCESS) {
+    spec_free(spec);
+    return rank ? EXIT_RUNTIME : cli_fail(la_mpi_error(mrc, "MPI_Comm_size"));
+  }
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
@@ -278,7 +226,7 @@ static int run_main(int argc, char **argv, int rank) {
     opt.synthetic_mean_s = strtod(synth, &end);
     if (*end || !(opt.synthetic_mean_s > 0) || !isfinite(opt.synthetic_mean_s)) {
       if (rank == 0)
-        fprintf(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
+        cli_print(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
                         "(the mean synthetic cell)\n", synth);
       spec_free(spec);
       return EXIT_USAGE;
@@ -296,12 +244,20 @@ static int run_main(int argc, char **argv, int rank) {
 int cmd_run(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(RUN_HELP, stdout);
+    print_spec_keys();
     return EXIT_OK;
   }
-  MPI_Init(&argc, &argv);
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int status = run_main(argc, argv, rank);
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    fprintf(stderr, "curvsweep: MPI_Init failed\n");
+    return EXIT_RUNTIME;
+  }
+  // the MPI error policy (docs/ARCHITECTURE.md, "Errors"): failures return
+  // to the caller, which checks every call, instead of aborting the job
+  int rank = 0, status;
+  int rc = la_comm_errors_return(MPI_COMM_WORLD);
+  int mrc = rc ? MPI_SUCCESS : MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_rank");
+  status = rc ? cli_fail(rc) : run_main(argc, argv, rank);
   MPI_Finalize();
   return status;
 }

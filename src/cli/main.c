@@ -25,6 +25,7 @@ static const command COMMANDS[] = {
     {"info", cmd_info, "spec, grid size and done/pending/failed counts of an archive"},
     {"merge", cmd_merge, "combine shard archives of one sweep"},
     {"analyze", cmd_analyze, "depth-amplification report (CSV tables, plots, index.md) of archives"},
+    {"export", cmd_export, "an archive's tables as CSV files (cells, curvature, curves)"},
     {"verify", cmd_verify, "run the theory checks of the geometry engine as a table"},
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
@@ -41,16 +42,45 @@ static void print_usage(FILE *f) {
              "Exit status: 0 success, 1 run-time failure, 2 usage or spec error.\n");
 }
 
+/* text (n bytes) with control characters as \xHH, but a final newline. */
+static void cli_put_escaped(FILE *f, const char *text, size_t n) {
+  int newline = n > 0 && text[n - 1] == '\n';
+  for (size_t i = 0; i < n - (size_t)newline; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c < 0x20 || c == 0x7f) fprintf(f, "\\x%02X", c);
+    else fputc(c, f);
+  }
+  if (newline) fputc('\n', f);
+}
+
+static void cli_vprint(FILE *f, const char *fmt, va_list ap) {
+  char fixed[4096], *text = fixed;
+  va_list copy;
+  va_copy(copy, ap);
+  int n = vsnprintf(fixed, sizeof fixed, fmt, ap);
+  if (n >= (int)sizeof fixed && vasprintf(&text, fmt, copy) < 0) text = fixed, n = sizeof fixed - 1;
+  va_end(copy);
+  if (n > 0) cli_put_escaped(f, text, (size_t)n);
+  if (text != fixed) free(text);
+}
+
+void cli_print(FILE *f, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cli_vprint(f, fmt, ap);
+  va_end(ap);
+}
+
 int cli_fail(int rc) {
-  fprintf(stderr, "curvsweep: %s\n", cs_error_message());
+  cli_print(stderr, "curvsweep: %s\n", cs_error_message());
   return rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "curvsweep %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
+  cli_print(stderr, "curvsweep %s: ", cmd);
+  cli_vprint(stderr, fmt, ap);
   va_end(ap);
   fprintf(stderr, "\n(see 'curvsweep %s --help')\n", cmd);
   return EXIT_USAGE;
@@ -111,7 +141,8 @@ int main(int argc, char **argv) {
       archive_library_end();    /* HDF5, unless a damaged file keeps it (archive.h) */
       return status;
     }
-  fprintf(stderr, "curvsweep: unknown command '%s'\n\n", argv[1]);
+  cli_print(stderr, "curvsweep: unknown command '%s'\n", argv[1]);
+  fputc('\n', stderr);
   print_usage(stderr);
   return EXIT_USAGE;
 }

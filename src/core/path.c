@@ -1,4 +1,6 @@
-/* path.c — mkdir -p, and opening a path that must be a regular file. */
+/* path.c — mkdir -p, opening a path that must be a regular file, and
+ * creating files relative to a directory descriptor without following
+ * symbolic links (docs/SECURITY.md). */
 #include "curvsweep/path.h"
 
 #include "curvsweep/error.h"
@@ -33,6 +35,15 @@ int cs_mkdir_p(const char *dir) {
   return CS_OK;
 }
 
+/* Why a non-regular file is not one (st from fstat or fstatat). */
+static const char *cs_file_kind(const struct stat *st) {
+  return S_ISDIR(st->st_mode)    ? strerror(EISDIR)
+         : S_ISLNK(st->st_mode)  ? "a symbolic link"
+         : S_ISFIFO(st->st_mode) ? "not a regular file (a FIFO)"
+         : S_ISSOCK(st->st_mode) ? "not a regular file (a socket)"
+                                 : "not a regular file (a device or other special file)";
+}
+
 int cs_open_regular(const char *path, int flags, int mode, struct stat *st, const char **why) {
   struct stat own;
   if (!st) st = &own;
@@ -50,13 +61,104 @@ int cs_open_regular(const char *path, int flags, int mode, struct stat *st, cons
   }
   if (!S_ISREG(st->st_mode)) {
     close(fd);
-    *why = S_ISDIR(st->st_mode)    ? strerror(EISDIR)
-           : S_ISFIFO(st->st_mode) ? "not a regular file (a FIFO)"
-           : S_ISSOCK(st->st_mode) ? "not a regular file (a socket)"
-                                   : "not a regular file (a device or other special file)";
+    *why = cs_file_kind(st);
     return -2;
   }
   int fl = fcntl(fd, F_GETFL);
   if (fl >= 0 && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
   return fd;
+}
+
+int cs_dir_open(const char *path, int *dirfd, const char **base, const char **why) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  *dirfd = -1;
+  *base = slash ? slash + 1 : path;
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else if ((size_t)(slash - path) >= sizeof dir) {
+    errno = ENAMETOOLONG;
+    *why = strerror(errno);
+    return -1;
+  } else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = strerror(errno);
+    return -1;
+  }
+  *dirfd = fd;
+  return 0;
+}
+
+int cs_create_fresh_at(int dirfd, const char *name, int mode, const char **why) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) return fd;
+    int err = errno;
+    struct stat st;
+    if (err != EEXIST || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      *why = strerror(err);
+      errno = err;
+      return -1;
+    }
+    if (S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_uid != geteuid())) {
+      *why = S_ISLNK(st.st_mode) ? "a symbolic link is there" : "a file of another user is there";
+      return -2;
+    }
+    // a stale temporary of ours is removed; anything else stays and fails
+    if (!S_ISREG(st.st_mode) || attempt > 0 || unlinkat(dirfd, name, 0) != 0) {
+      *why = strerror(EEXIST);
+      errno = EEXIST;
+      return -1;
+    }
+  }
+  *why = strerror(EEXIST);
+  errno = EEXIST;
+  return -1;
+}
+
+/* fd is open on a file: refuse it unless it is a regular file of this user. */
+static int cs_owned_check(int fd, struct stat *st, const char **why) {
+  if (fstat(fd, st) != 0) {
+    int err = errno;
+    close(fd);
+    *why = strerror(err);
+    errno = err;
+    return -1;
+  }
+  if (!S_ISREG(st->st_mode) || st->st_uid != geteuid()) {
+    close(fd);
+    *why = !S_ISREG(st->st_mode) ? cs_file_kind(st) : "owned by another user";
+    return -2;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
+
+int cs_open_owned_at(int dirfd, const char *name, int mode, struct stat *st, int *created,
+                     const char **why) {
+  struct stat own;
+  if (!st) st = &own;
+  *created = 0;
+  // open what is there, else create it; a name that appears or vanishes
+  // between the two is looked at again
+  for (int attempt = 0; attempt < 100; attempt++) {
+    int fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) return cs_owned_check(fd, st, why);
+    if (errno == ELOOP) {
+      *why = "a symbolic link";
+      return -2;
+    }
+    if (errno != ENOENT) break;
+    fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+    if (fd >= 0) {
+      *created = 1;
+      return cs_owned_check(fd, st, why);
+    }
+    if (errno != EEXIST) break;
+  }
+  *why = strerror(errno);
+  return -1;
 }

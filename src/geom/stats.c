@@ -14,6 +14,46 @@
 #include "curvsweep/geom.h"
 #include "curvsweep/quantile.h"
 
+#include <stddef.h>
+
+/* The statistics by name, in the archive's column order (the array bound
+ * makes an extra entry a compile error; test_geom checks none is missing). */
+const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS] = {
+    {"degenerate_frac", offsetof(geom_stats, degenerate_frac)},
+    {"unresolved_frac", offsetof(geom_stats, unresolved_frac)},
+    {"flat_frac", offsetof(geom_stats, flat_frac)},
+    {"curved_frac", offsetof(geom_stats, curved_frac)},
+    {"K_mean", offsetof(geom_stats, K_mean)},
+    {"K_median", offsetof(geom_stats, K_median)},
+    {"K_absmean", offsetof(geom_stats, K_absmean)},
+    {"K_q05", offsetof(geom_stats, K_q05)},
+    {"K_q95", offsetof(geom_stats, K_q95)},
+    {"K_fracpos", offsetof(geom_stats, K_fracpos)},
+    {"S_mean", offsetof(geom_stats, S_mean)},
+    {"S_se", offsetof(geom_stats, S_se)},
+    {"Kt_mean", offsetof(geom_stats, Kt_mean)},
+    {"Kt_median", offsetof(geom_stats, Kt_median)},
+    {"Kt_absmean", offsetof(geom_stats, Kt_absmean)},
+    {"Kt_q05", offsetof(geom_stats, Kt_q05)},
+    {"Kt_q95", offsetof(geom_stats, Kt_q95)},
+    {"Kt_fracpos", offsetof(geom_stats, Kt_fracpos)},
+    {"St_mean", offsetof(geom_stats, St_mean)},
+    {"Kh_mean", offsetof(geom_stats, Kh_mean)},
+    {"Kh_median", offsetof(geom_stats, Kh_median)},
+    {"Kh_absmean", offsetof(geom_stats, Kh_absmean)},
+    {"Kh_q05", offsetof(geom_stats, Kh_q05)},
+    {"Kh_q95", offsetof(geom_stats, Kh_q95)},
+    {"Kh_fracpos", offsetof(geom_stats, Kh_fracpos)},
+    {"aniso_median", offsetof(geom_stats, aniso_median)},
+    {"H_norm_mean", offsetof(geom_stats, H_norm_mean)},
+    {"logdet_mean", offsetof(geom_stats, logdet_mean)},
+    {"intK", offsetof(geom_stats, intK)},
+    {"intabsK", offsetof(geom_stats, intabsK)},
+    {"intK_err", offsetof(geom_stats, intK_err)},
+    {"sink_mass", offsetof(geom_stats, sink_mass)}, /* format_version 3 */
+    {"max_attn", offsetof(geom_stats, max_attn)},   /* format_version 3 */
+};
+
 /* Distribution summary of one curvature quantity.
  * x: (n) values, sorted in place; n ≥ 1.
  * mean, median (= type-7 0.5 quantile), mean |x|, 5% and 95% quantiles,

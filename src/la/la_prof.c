@@ -3,8 +3,6 @@
  * them. */
 #include "curvsweep/la.h"
 
-#include <time.h>
-
 _Thread_local int la_prof_on;
 static _Thread_local double la_prof_acc[LA_PROF_KINDS];
 
@@ -24,12 +22,6 @@ int la_prof_compiled(void) {
 #else
   return 0;
 #endif
-}
-
-double la_prof_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 void la_prof_add(la_prof_kind kind, double seconds) { la_prof_acc[kind] += seconds; }

@@ -47,19 +47,25 @@ extern void pdgemm_(const char *transa, const char *transb, const int *m, const 
 int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
   *out = NULL;
   int size, rank;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &rank);
+  CS_MPI(MPI_Comm_size(comm, &size));
+  CS_MPI(MPI_Comm_rank(comm, &rank));
   if (p < 1 || q < 1 || p * q != size)
     return cs_error(CS_ERR_INPUT, "team %dx%d needs %d ranks, the communicator has %d", p, q,
                     p * q, size);
   if (nb < 1) return cs_error(CS_ERR_INPUT, "team block size must be >= 1, got %d", nb);
   la_team *t;
   CS_CHECK(CS_CALLOC(t, 1));
-  if (CS_CALLOC(t->counts, size) || CS_CALLOC(t->displs, size)) {
-    free(t->counts), free(t->displs), free(t);
-    return cs_error(CS_ERR_NOMEM, "out of memory for a team of %d", size);
+  int rc = CS_CALLOC(t->counts, size);
+  if (!rc) rc = CS_CALLOC(t->displs, size);
+  if (!rc) {
+    int mrc = MPI_Comm_dup(comm, &t->comm);
+    if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_dup of the team");
   }
-  MPI_Comm_dup(comm, &t->comm);
+  if (!rc && (rc = la_comm_errors_return(t->comm)) != CS_OK) MPI_Comm_free(&t->comm);
+  if (rc) { /* CS_CALLOC or la_mpi_error recorded the message */
+    free(t->counts), free(t->displs), free(t);
+    return rc;
+  }
   t->size = size, t->rank = rank, t->p = p, t->q = q, t->nb = nb;
   la_team_set_policy(t, la_team_policy_default());
   if (size > 1) {
@@ -85,13 +91,26 @@ void la_team_free(la_team *t) {
     Cblacs_gridexit(t->ctxt);
     Cfree_blacs_system_handle(t->blacs_handle);
   }
-  MPI_Comm_free(&t->comm);
+  /* cleanup: a failure to free a communicator leaves nothing to do */
+  (void)MPI_Comm_free(&t->comm);
   free(t);
 }
 
 int la_team_size(const la_team *t) { return t ? t->size : 1; }
 int la_team_rank(const la_team *t) { return t ? t->rank : 0; }
 MPI_Comm la_team_comm(const la_team *t) { return t->comm; }
+
+int la_mpi_error(int code, const char *call) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", code);
+  return cs_error(CS_ERR_MPI, "%s failed: %s", call, msg);
+}
+
+int la_comm_errors_return(MPI_Comm comm) {
+  CS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  return CS_OK;
+}
 void la_team_shape(const la_team *t, int *p, int *q, int *nb) {
   *p = t ? t->p : 1, *q = t ? t->q : 1, *nb = t ? t->nb : 0;
 }

@@ -143,14 +143,28 @@ static int check_family_arch(parse_state *st) {
   key_values_of(st->spec, K_ARCH, st->spec->base.arch, &archs);
   for (int64_t i = 0; i < families.n; i++)
     for (int64_t j = 0; j < archs.n; j++) {
-      if (families.v[i] != FAMILY_SELF || archs.v[j] != ARCH_MLP) continue;
-      char src[64];
+      cs_family f = (cs_family)families.v[i];
+      cs_arch a = (cs_arch)archs.v[j];
+      if (config_family_allows_arch(f, a)) continue;
+      // what is allowed, from the config's tables: the families that build
+      // this arch, the archs this family builds
+      char fams[128] = "", arcs[128] = "", src[64];
+      size_t nf = 0, na = 0;
+      for (int g = 0; g < FAMILY_COUNT; g++)
+        if (config_family_allows_arch((cs_family)g, a))
+          nf += (size_t)snprintf(fams + nf, nf < sizeof fams ? sizeof fams - nf : 0, "%s%s",
+                                 nf ? ", " : "", config_family_name((cs_family)g));
+      for (int b = 0; b < ARCH_COUNT; b++)
+        if (config_family_allows_arch(f, (cs_arch)b))
+          na += (size_t)snprintf(arcs + na, na < sizeof arcs ? sizeof arcs - na : 0, "%s%s",
+                                 na ? ", " : "", config_arch_name((cs_arch)b));
       int section, line = key_line(st, K_FAMILY, &section);
       return spec_fail_key(st, line, section, "family",
-                           "self has no mlp block, but arch mlp is in the grid (%s); allowed "
-                           "with arch = mlp: memory; with family = self: arch ungated, gated, "
-                           "gated-headwise",
-                           key_source(st, K_ARCH, src, sizeof src));
+                           "%s has no %s block, but arch %s is in the grid (%s); allowed "
+                           "with arch = %s: %s; with family = %s: arch %s",
+                           config_family_name(f), config_arch_name(a), config_arch_name(a),
+                           key_source(st, K_ARCH, src, sizeof src), config_arch_name(a), fams,
+                           config_family_name(f), arcs);
     }
   return CS_OK;
 }
@@ -177,11 +191,206 @@ static int check_field_dim(parse_state *st) {
   return CS_OK;
 }
 
+/* ------------------------------------------------------------------------ */
+/* A cell's memory (docs/SPEC.md, "Sizes")                                    */
+
+/* Checked size arithmetic: a result past 2^64 - 1 saturates and sets *over,
+ * and everything computed from it stays saturated. */
+static uint64_t size_mul(uint64_t a, uint64_t b, int *over) {
+  uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    *over = 1;
+    return UINT64_MAX;
+  }
+  return r;
+}
+
+static uint64_t size_add(uint64_t a, uint64_t b, int *over) {
+  uint64_t r;
+  if (__builtin_add_overflow(a, b, &r)) {
+    *over = 1;
+    return UINT64_MAX;
+  }
+  return r;
+}
+
+#define MUL(a, b) size_mul((a), (b), over)
+#define ADD(a, b) size_add((a), (b), over)
+
+/* The parts of a cell's memory estimate, in bytes. */
+enum { PART_PARAMS, PART_TRAIN, PART_JETS, PART_DATA, PART_RESULTS, PART_COUNT };
+static const char *const PART_NAMES[PART_COUNT] = {"parameters", "training activations",
+                                                   "curvature jets", "datasets",
+                                                   "results"};
+
+/* Doubles of the parameters of c (model.c, self_attn.c: every tensor). */
+static uint64_t cell_params(const cs_config *c, uint64_t ng, int *over) {
+  uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
+  uint64_t L = (uint64_t)c->depth, dd = MUL(d, d);
+  uint64_t layer = c->norm == NORM_PRE ? MUL(2, d) : 0;
+  if (c->family == FAMILY_SELF)  // [W_q; W_k; W_v; W_g], W_o, b_o, b_g
+    layer = ADD(layer, ADD(ADD(MUL(4, dd), MUL(ng, d)), ADD(d, ng)));
+  else if (c->arch == ARCH_MLP)  // W1, b1, W2, b2
+    layer = ADD(layer, ADD(MUL(2, dd), MUL(2, d)));
+  else  // Wq, K, U, Wo, bo, Wg, bg
+    layer = ADD(layer, ADD(ADD(MUL(2, dd), MUL(MUL(2, n), d)), ADD(d, ADD(MUL(ng, d), ng))));
+  uint64_t embed = ADD(MUL(c->family == FAMILY_SELF ? 2 * m : m, d), d);
+  return ADD(ADD(embed, MUL(L, layer)), ADD(MUL(2, d), 2));
+}
+
+/* Doubles per activation row over every layer (model_acts_create and
+ * self_attn_acts_create, rounded up): layer outputs, caches, scratch. */
+static uint64_t cell_row_doubles(const cs_config *c, uint64_t ng, int *over) {
+  uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
+  uint64_t H = (uint64_t)c->heads, L = (uint64_t)c->depth, T = m + 1;
+  uint64_t base = ADD(ADD(MUL(L + 1, d), m), ADD(d, MUL(2, H)));
+  uint64_t layer = c->norm == NORM_PRE ? ADD(MUL(2, d), 1) : 0;
+  if (c->family == FAMILY_SELF) {  // per token: qkvz, p, o, gate, pre, gated
+    layer = ADD(layer, ADD(ADD(MUL(6, d), MUL(2, ng)), MUL(H, T)));
+    return ADD(base, MUL(T, ADD(ADD(MUL(L + 1, d), MUL(L, layer)), 2)));
+  }
+  uint64_t hn = MUL(H, n);  // scores, weights, o, gate, u
+  layer = ADD(layer, ADD(ADD(MUL(2, hn), MUL(2, ng)), ADD(MUL(2, d), 8)));
+  return ADD(base, MUL(L, layer));
+}
+
+/* The estimate of docs/SPEC.md, "Sizes": every part in bytes. */
+static void cell_bytes(const cs_config *c, uint64_t part[PART_COUNT], int *over) {
+  uint64_t m = (uint64_t)c->input_dim, L = (uint64_t)c->depth, N = (uint64_t)c->field;
+  uint64_t ng = c->arch == ARCH_GATED ? (uint64_t)c->width
+                : c->arch == ARCH_GATED_HEADWISE ? (uint64_t)c->heads : 0;
+  uint64_t train = (uint64_t)c->train_points, test = (uint64_t)c->test_points;
+  uint64_t batch = c->batch == 0 || (uint64_t)c->batch > train ? train : (uint64_t)c->batch;
+  uint64_t pts = (uint64_t)c->points, chunk = pts < 256 ? pts : 256;
+  uint64_t C = 1 + m + m * (m + 1) / 2, row = cell_row_doubles(c, ng, over);
+  // parameters, gradients, two Adam moments, the decay mask, a saved copy
+  part[PART_PARAMS] = MUL(48, cell_params(c, ng, over));
+  // a training batch forward and backward, and the evaluation passes
+  part[PART_TRAIN] = MUL(8, MUL(row, ADD(MUL(2, batch), 256)));
+  // second-order jets of a chunk of points, and of the field grid
+  uint64_t jet_rows = MUL(chunk, C);
+  if (N) jet_rows = ADD(jet_rows, MUL(MUL(N, N) < 256 ? MUL(N, N) : 256, 6));
+  part[PART_JETS] = MUL(8, MUL(row, jet_rows));
+  part[PART_DATA] = MUL(16, MUL(ADD(train, test), m + 1));
+  // per-point values, the curvature field, the learning curve
+  uint64_t curve = (uint64_t)c->epochs / (uint64_t)c->eval_every + 1;
+  part[PART_RESULTS] = MUL(8, ADD(ADD(MUL(MUL(L, pts), 8 + m), MUL(pts, m)),
+                                  ADD(MUL(MUL(L, MUL(N, N)), 9), MUL(curve, 4))));
+}
+
+#undef MUL
+#undef ADD
+
+/* The largest value a key takes over the grid (the base value when it is
+ * not an axis). */
+static int64_t key_max(const cs_spec *spec, int key, int64_t base) {
+  key_values v;
+  key_values_of(spec, key, base, &v);
+  int64_t best = v.v[0];
+  for (int64_t i = 1; i < v.n; i++)
+    if (v.v[i] > best) best = v.v[i];
+  return best;
+}
+
+/* The keys a part grows with, most telling first: the message names the
+ * first one the spec wrote. */
+static const int PART_KEYS[PART_COUNT][8] = {
+    [PART_PARAMS] = {K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH, K_INPUT_DIM, -1},
+    [PART_TRAIN] = {K_BATCH, K_TRAIN_POINTS, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_INPUT_DIM, -1},
+    [PART_JETS] = {K_POINTS, K_INPUT_DIM, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_FIELD, -1},
+    [PART_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, -1},
+    [PART_RESULTS] = {K_POINTS, K_FIELD, K_EPOCHS, K_EVAL_EVERY, K_DEPTH, K_INPUT_DIM, -1},
+};
+
+static void bytes_text(uint64_t b, int over, char *buf, size_t len) {
+  if (over || b == UINT64_MAX) snprintf(buf, len, "over 16 EiB");
+  else if (b >= ((uint64_t)1 << 30)) snprintf(buf, len, "%.3g GiB", (double)b / (double)(1u << 30));
+  else snprintf(buf, len, "%.3g MiB", (double)b / (double)(1u << 20));
+}
+
+static int memory_error(parse_state *st, const uint64_t part[PART_COUNT], int over) {
+  int worst = 0;
+  uint64_t total = 0;
+  for (int p = 0; p < PART_COUNT; p++) {
+    if (part[p] > part[worst]) worst = p;
+    if (__builtin_add_overflow(total, part[p], &total)) over = 1, total = UINT64_MAX;
+  }
+  int key = PART_KEYS[worst][0], section = 0, line = 0;
+  for (int i = 0; PART_KEYS[worst][i] >= 0; i++)
+    if (key_line(st, PART_KEYS[worst][i], &section)) {
+      key = PART_KEYS[worst][i];
+      break;
+    }
+  line = key_line(st, key, &section);
+  if (!line) section = SPEC_KEYS[key].section;
+  char text[5][48], all[48], value[32];
+  for (int p = 0; p < PART_COUNT; p++) bytes_text(part[p], part[p] == UINT64_MAX, text[p], 48);
+  bytes_text(total, over, all, sizeof all);
+  const cs_config *b = &st->spec->base;
+  const int64_t base[K_COUNT] = {[K_WIDTH] = b->width, [K_SLOTS] = b->slots, [K_HEADS] = b->heads,
+                                 [K_DEPTH] = b->depth, [K_INPUT_DIM] = b->input_dim,
+                                 [K_BATCH] = b->batch, [K_TRAIN_POINTS] = b->train_points,
+                                 [K_TEST_POINTS] = b->test_points, [K_POINTS] = b->points,
+                                 [K_FIELD] = b->field, [K_EPOCHS] = b->epochs,
+                                 [K_EVAL_EVERY] = b->eval_every};
+  snprintf(value, sizeof value, "%" PRId64, key_max(st->spec, key, base[key]));
+  return spec_fail_key(st, line, section, SPEC_KEYS[key].name,
+                       "%s makes a cell need %s of memory, most of it for %s (parameters %s, "
+                       "training activations %s, curvature jets %s, datasets %s, results %s); "
+                       "allowed: at most %d GiB per cell (docs/SPEC.md, \"Sizes\")",
+                       value, all, PART_NAMES[worst], text[0], text[1], text[2], text[3], text[4],
+                       (int)(SPEC_MAX_CELL_BYTES >> 30));
+}
+
+/* Every cell's memory estimate within SPEC_MAX_CELL_BYTES. The estimate
+ * grows with every integer key, so the cell of the grid with each integer
+ * axis at its largest value is the largest for given family, arch and norm
+ * (the grid is a Cartesian product: that cell is in it); those three are
+ * tried in every combination the grid has. */
+static int check_cell_memory(parse_state *st) {
+  const cs_spec *spec = st->spec;
+  cs_config c = spec->base;
+  c.width = (int)key_max(spec, K_WIDTH, c.width), c.slots = (int)key_max(spec, K_SLOTS, c.slots);
+  c.heads = (int)key_max(spec, K_HEADS, c.heads), c.depth = (int)key_max(spec, K_DEPTH, c.depth);
+  c.input_dim = (int)key_max(spec, K_INPUT_DIM, c.input_dim);
+  c.train_points = (int)key_max(spec, K_TRAIN_POINTS, c.train_points);
+  c.test_points = (int)key_max(spec, K_TEST_POINTS, c.test_points);
+  c.points = (int)key_max(spec, K_POINTS, c.points), c.field = (int)key_max(spec, K_FIELD, c.field);
+  c.epochs = (int)key_max(spec, K_EPOCHS, c.epochs);
+  key_values ev, bv;
+  key_values_of(spec, K_EVAL_EVERY, spec->base.eval_every, &ev);
+  key_values_of(spec, K_BATCH, spec->base.batch, &bv);
+  c.eval_every = (int)ev.v[0];  // the smallest: the most curve rows
+  for (int64_t i = 1; i < ev.n; i++)
+    if (ev.v[i] < c.eval_every) c.eval_every = (int)ev.v[i];
+  c.batch = (int)key_max(spec, K_BATCH, c.batch);  // 0 (full batch) is the largest
+  for (int64_t i = 0; i < bv.n; i++)
+    if (bv.v[i] == 0) c.batch = 0;
+  key_values fam, arch, norm;
+  key_values_of(spec, K_FAMILY, spec->base.family, &fam);
+  key_values_of(spec, K_ARCH, spec->base.arch, &arch);
+  key_values_of(spec, K_NORM, spec->base.norm, &norm);
+  for (int64_t f = 0; f < fam.n; f++)
+    for (int64_t a = 0; a < arch.n; a++)
+      for (int64_t k = 0; k < norm.n; k++) {
+        c.family = (cs_family)fam.v[f], c.arch = (cs_arch)arch.v[a], c.norm = (cs_norm)norm.v[k];
+        if (c.family == FAMILY_SELF && c.arch == ARCH_MLP) continue;  // refused above
+        uint64_t part[PART_COUNT], total = 0;
+        int over = 0;
+        cell_bytes(&c, part, &over);
+        for (int p = 0; p < PART_COUNT; p++)
+          if (__builtin_add_overflow(total, part[p], &total)) over = 1;
+        if (over || total > SPEC_MAX_CELL_BYTES) return memory_error(st, part, over);
+      }
+  return CS_OK;
+}
+
 int spec_check_grid(parse_state *st) {
   CS_CHECK(check_heads_divide_width(st));
   CS_CHECK(check_field_dim(st));
   CS_CHECK(check_family_arch(st));
-  return check_task_dims(st);
+  CS_CHECK(check_task_dims(st));
+  return check_cell_memory(st);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -2,6 +2,8 @@
  * enum value tables, "did you mean", applying one value, formatting a value. */
 #include "spec_internal.h"
 
+#include <ini.h>
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -10,14 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The longest output value a line can hold (docs/SPEC.md). */
+#define SPEC_OUTPUT_MAX (INI_MAX_LINE - 2 - (int)sizeof "output=" + 1)
+_Static_assert(SPEC_OUTPUT_MAX == 191, "docs/SPEC.md and the allowed text say 191");
+
 const char *const SPEC_SECTION_NAMES[SEC_COUNT] = {"sweep", "grid",      "task", "model",
                                                    "train", "curvature", "team"};
 
 const key_desc SPEC_KEYS[K_COUNT] = {
     [K_NAME] = {"name", SEC_SWEEP, KIND_STRING, .maxlen = 128,
-                .allowed = "a non-empty name of at most 127 characters"},
-    [K_OUTPUT] = {"output", SEC_SWEEP, KIND_STRING, .maxlen = 1024,
-                  .allowed = "a non-empty path of at most 1023 characters"},
+                .allowed = "a non-empty name of at most 127 characters, no control characters"},
+    /* a spec line holds at most INI_MAX_LINE - 2 = 198 characters (libinih's
+     * line buffer less the newline and the NUL): "output=" and 191 */
+    [K_OUTPUT] = {"output", SEC_SWEEP, KIND_STRING, .maxlen = SPEC_OUTPUT_MAX + 1,
+                  .allowed = "a non-empty path of at most 191 characters (-o takes longer ones), "
+                             "no control characters"},
     [K_SAVE_PARAMS] = {"save_params", SEC_SWEEP, KIND_ENUM, .table = ENUM_YESNO},
     [K_SAVE_POINTS] = {"save_points", SEC_SWEEP, KIND_ENUM, .table = ENUM_YESNO},
     [K_MAX_RETRIES] = {"max_retries", SEC_SWEEP, KIND_INT, .imin = 0, .imax = INT_MAX,
@@ -117,6 +126,17 @@ const char *spec_key_allowed(int key, char *buf, size_t len) {
                              spec_enum_name(k->table, i));
   return buf;
 }
+int spec_key_count(void) { return K_COUNT; }
+
+const char *spec_key_info(int i, const char **section, const char **name, int *axis_ok,
+                          char *buf, size_t len) {
+  const key_desc *k = &SPEC_KEYS[i];
+  *section = SPEC_SECTION_NAMES[k->section];
+  *name = k->name;
+  *axis_ok = k->axis_ok;
+  return spec_key_allowed(i, buf, len);
+}
+
 void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v) {
   switch (key) {
     case K_SAVE_PARAMS: sw->save_params = (int)v.i; break;

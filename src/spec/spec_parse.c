@@ -282,6 +282,14 @@ static int fixed_string(parse_state *st, int line, int key, const char *value,
   if (n >= k->maxlen)
     return spec_fail_key(st, line, k->section, k->name, "value is %zu characters long; allowed: %s",
                          n, allowed);
+  // a control character would reach terminals and reports raw (ESC
+  // sequences, CR, BEL: docs/SECURITY.md)
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)value[i];
+    if (c < 0x20 || c == 0x7f)
+      return spec_fail_key(st, line, k->section, k->name, "control character 0x%02X at position "
+                           "%zu of the value; allowed: %s", c, i + 1, allowed);
+  }
   cs_sweep_settings *sw = &st->spec->sweep;
   memcpy(key == K_NAME ? sw->name : sw->output, value, n + 1);
   return CS_OK;

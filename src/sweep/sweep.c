@@ -41,87 +41,11 @@ static void sleep_ns(long ns) {
 
 static void sleep_poll(void) { sleep_ns(POLL_SLEEP_NS); }
 
-double sweep_cell_cost(const cs_config *c) {
-  double F = model_forward_flops_per_point(c);
-  double train = 3.0 * c->epochs * (double)c->train_points * F;
-  double evals = (double)(c->epochs / (c->eval_every > 0 ? c->eval_every : 1) + 1) *
-                 (c->train_points + c->test_points) * F;
-  int m = c->input_dim, C = 1 + m + m * (m + 1) / 2;
-  double curv = (m == 2 ? 2.0 : 1.0) * c->points * C * F * 3.0;
-  return train + evals + curv + sweep_cell_field_cost(c);
-}
-
-double sweep_cell_field_cost(const cs_config *c) {
-  if (c->field <= 0 || c->input_dim != 2) return 0.0;
-  /* N² grid points: second-order jets (C = 6 rows) with the same factor 3
-   * for geom and the directed-rounding checks as the evaluation points,
-   * plus one value forward for the predicted class */
-  double F = model_forward_flops_per_point(c), n = (double)c->field * c->field;
-  return n * 6 * F * 3.0 + n * F;
-}
-
-typedef struct {
-  int64_t id;
-  double cost;
-} cell_cost;
-
-static int cmp_cost_desc(const void *a, const void *b) {
-  const cell_cost *x = a, *y = b;
-  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Cells sorted longest first (ties by id): a pure function of the spec. */
-static int sorted_cells(const cs_spec *spec, cell_cost **out) {
-  int64_t n = spec_cell_count(spec);
-  cell_cost *cc;
-  CS_CHECK(CS_CALLOC(cc, n));
-  for (int64_t i = 0; i < n; i++) {
-    cs_config cfg;
-    int rc = spec_cell_config(spec, i, &cfg);
-    if (rc) {
-      free(cc);
-      return rc;
-    }
-    cc[i] = (cell_cost){i, sweep_cell_cost(&cfg)};
-  }
-  qsort(cc, (size_t)n, sizeof *cc, cmp_cost_desc);
-  *out = cc;
-  return CS_OK;
-}
-
-int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask) {
-  if (count < 1 || index < 0 || index >= count)
-    return cs_error(CS_ERR_INPUT, "shard %d/%d: need 0 <= I < N", index, count);
-  cell_cost *cc;
-  CS_CHECK(sorted_cells(spec, &cc));
-  int64_t n = spec_cell_count(spec);
-  for (int64_t k = 0; k < n; k++) mask[cc[k].id] = (k % count) == index;
-  free(cc);
-  return CS_OK;
-}
-
-/* Every MPI call of the sweep checks its return code through SWEEP_MPI: a
- * failure is CS_ERR_MPI naming the call and MPI's message. (Under MPI's
- * default handler a failure aborts the job before it returns; a
- * communicator set to MPI_ERRORS_RETURN reaches these checks.) */
-static int sweep_mpi_error(int code, const char *call) {
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", code);
-  return cs_error(CS_ERR_MPI, "%s failed: %s", call, msg);
-}
-#define SWEEP_MPI(call)                                               \
-  do {                                                                \
-    int sweep_mpi_rc_ = (call);                                       \
-    if (sweep_mpi_rc_ != MPI_SUCCESS) return sweep_mpi_error(sweep_mpi_rc_, #call); \
-  } while (0)
-
 /* Wait for the next message from source on comm without spinning a core. */
 static int wait_message(MPI_Comm comm, int source, MPI_Status *st) {
   int flag = 0;
   for (;;) {
-    SWEEP_MPI(MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, st));
+    CS_MPI(MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, st));
     if (flag) return CS_OK;
     sleep_poll();
   }
@@ -135,9 +59,9 @@ static int bcast_int_polled(int *v, MPI_Comm comm) {
   MPI_Request req;
   int done = 0;
   long ns = POLL_SLEEP_NS;
-  SWEEP_MPI(MPI_Ibcast(v, 1, MPI_INT, 0, comm, &req));
+  CS_MPI(MPI_Ibcast(v, 1, MPI_INT, 0, comm, &req));
   for (;;) {
-    SWEEP_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    CS_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) return CS_OK;
     sleep_ns(ns);
     if (ns < POLL_SLEEP_MAX_NS) ns *= 2;
@@ -172,7 +96,7 @@ static int team_leader_hook(void *ctx) {
   int rc = tc->inner.between_steps ? tc->inner.between_steps(tc->inner.ctx) : CS_OK;
   if (tc->T > 1) {
     int stop = rc != CS_OK;
-    SWEEP_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, tc->comm));
+    CS_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, tc->comm));
   }
   return rc;
 }
@@ -180,14 +104,14 @@ static int team_leader_hook(void *ctx) {
 static int team_follower_hook(void *ctx) {
   team_ctx *tc = ctx;
   int stop;
-  SWEEP_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, tc->comm));
+  CS_MPI(MPI_Bcast(&stop, 1, MPI_INT, 0, tc->comm));
   return stop ? cs_error(CS_ERR_INTERRUPTED, "stopped by the team leader") : CS_OK;
 }
 
 /* Leader: run cell id on the whole team (followers are told first). */
 static int team_run_cell(team_ctx *tc, const cs_spec *spec, int64_t id, const cell_options *copt,
                          train_hooks inner, cs_cell_result *r) {
-  for (int f = 1; f < tc->T; f++) SWEEP_MPI(MPI_Send(&id, 1, MPI_INT64_T, f, TAG_CELL, tc->comm));
+  for (int f = 1; f < tc->T; f++) CS_MPI(MPI_Send(&id, 1, MPI_INT64_T, f, TAG_CELL, tc->comm));
   cs_config cfg;
   memset(r, 0, sizeof *r);
   CS_CHECK(spec_cell_config(spec, id, &cfg));
@@ -198,7 +122,7 @@ static int team_run_cell(team_ctx *tc, const cs_spec *spec, int64_t id, const ce
 
 /* Leader: no more cells; followers leave their loop. */
 static int team_release(team_ctx *tc) {
-  for (int f = 1; f < tc->T; f++) SWEEP_MPI(MPI_Send(NULL, 0, MPI_BYTE, f, TAG_STOP, tc->comm));
+  for (int f = 1; f < tc->T; f++) CS_MPI(MPI_Send(NULL, 0, MPI_BYTE, f, TAG_STOP, tc->comm));
   return CS_OK;
 }
 
@@ -211,11 +135,11 @@ static int team_follower_loop(team_ctx *tc, const cs_spec *spec) {
     MPI_Status st;
     CS_CHECK(wait_message(tc->comm, 0, &st));
     if (st.MPI_TAG == TAG_STOP) {
-      SWEEP_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, tc->comm, MPI_STATUS_IGNORE));
+      CS_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, tc->comm, MPI_STATUS_IGNORE));
       return CS_OK;
     }
     int64_t id;
-    SWEEP_MPI(MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, tc->comm, MPI_STATUS_IGNORE));
+    CS_MPI(MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, tc->comm, MPI_STATUS_IGNORE));
     cs_config cfg;
     cs_cell_result r;
     memset(&r, 0, sizeof r);
@@ -297,7 +221,7 @@ static int master_accept(master *M, cs_cell_result *r) {
 
 static int master_dispatch(master *M, int w) {
   if (M->stopping || M->q_head >= M->q_len) {
-    if (!M->stop_sent[w]) SWEEP_MPI(MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm));
+    if (!M->stop_sent[w]) CS_MPI(MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm));
     M->stop_sent[w] = 1;
     M->busy[w] = W_STOPPED;
     return CS_OK;
@@ -305,7 +229,7 @@ static int master_dispatch(master *M, int w) {
   int64_t id = M->queue[M->q_head++];
   M->busy[w] = id;
   M->outstanding++;
-  SWEEP_MPI(MPI_Send(&id, 1, MPI_INT64_T, w, TAG_CELL, M->comm));
+  CS_MPI(MPI_Send(&id, 1, MPI_INT64_T, w, TAG_CELL, M->comm));
   return CS_OK;
 }
 
@@ -323,22 +247,22 @@ static int master_serve_messages(master *M) {
   for (;;) {
     int flag;
     MPI_Status st;
-    SWEEP_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st));
+    CS_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st));
     if (!flag) return master_commit(M, 0);
     int w = st.MPI_SOURCE;
     if (st.MPI_TAG == TAG_READY) {
-      SWEEP_MPI(MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE));
+      CS_MPI(MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE));
       M->busy[w] = W_WAITING;
       CS_CHECK(master_dispatch(M, w));
     } else if (st.MPI_TAG == TAG_RESULT) {
       int len;
-      SWEEP_MPI(MPI_Get_count(&st, MPI_BYTE, &len));
+      CS_MPI(MPI_Get_count(&st, MPI_BYTE, &len));
       unsigned char *buf = NULL;
       CS_CHECK(cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1));
       int rc = MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) {
         free(buf);
-        return sweep_mpi_error(rc, "MPI_Recv of a result");
+        return la_mpi_error(rc, "MPI_Recv of a result");
       }
       cs_cell_result r;
       rc = result_unpack(buf, (size_t)len, &r);
@@ -352,7 +276,7 @@ static int master_serve_messages(master *M) {
       CS_CHECK(master_dispatch(M, w));
     } else if (st.MPI_TAG == TAG_ABORTED) {
       int64_t id;
-      SWEEP_MPI(MPI_Recv(&id, 1, MPI_INT64_T, w, TAG_ABORTED, M->comm, MPI_STATUS_IGNORE));
+      CS_MPI(MPI_Recv(&id, 1, MPI_INT64_T, w, TAG_ABORTED, M->comm, MPI_STATUS_IGNORE));
       M->outstanding--;
       M->busy[w] = W_WAITING;
       M->stopping = 1; /* a worker was interrupted: the job is being stopped */
@@ -369,7 +293,7 @@ static int master_begin_stop(master *M) {
   M->stopping = 2;
   for (int w = 1; w < M->size; w++)
     if (M->busy[w] >= 0 && !M->stop_sent[w]) {
-      SWEEP_MPI(MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm));
+      CS_MPI(MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm));
       M->stop_sent[w] = 1;
     }
   return CS_OK;
@@ -431,8 +355,8 @@ static int master_loop(master *M) {
     if (M->busy[w] == W_STARTING) {
       /* a worker whose READY has not been served yet: answer STOP */
       MPI_Status st;
-      SWEEP_MPI(MPI_Probe(w, TAG_READY, M->comm, &st));
-      SWEEP_MPI(MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE));
+      CS_MPI(MPI_Probe(w, TAG_READY, M->comm, &st));
+      CS_MPI(MPI_Recv(NULL, 0, MPI_BYTE, w, TAG_READY, M->comm, MPI_STATUS_IGNORE));
       CS_CHECK(master_dispatch(M, w)); /* the queue is empty or stopping: STOP */
     }
   return M->stopping ? cs_error(CS_ERR_INTERRUPTED, "interrupted") : CS_OK;
@@ -447,7 +371,7 @@ static int master_shutdown(master *M) {
   for (int w = 1; w < M->size; w++) {
     if (M->busy[w] == W_STOPPED) continue;
     if (!M->stop_sent[w]) {
-      SWEEP_MPI(MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm));
+      CS_MPI(MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, M->comm));
       M->stop_sent[w] = 1;
     }
     if (M->busy[w] == W_WAITING) M->busy[w] = W_STOPPED; /* sends nothing more */
@@ -459,19 +383,19 @@ static int master_shutdown(master *M) {
     if (!waiting) return rc;
     int flag;
     MPI_Status st;
-    SWEEP_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st));
+    CS_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, M->comm, &flag, &st));
     if (!flag) {
       sleep_poll();
       continue;
     }
     int len;
-    SWEEP_MPI(MPI_Get_count(&st, MPI_BYTE, &len));
+    CS_MPI(MPI_Get_count(&st, MPI_BYTE, &len));
     unsigned char *buf = NULL;
     int arc = cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1);
     if (arc) return arc; /* cannot drain: the caller reports it with its own error */
     int mrc = MPI_Recv(buf, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, M->comm, MPI_STATUS_IGNORE);
     free(buf);
-    if (mrc != MPI_SUCCESS) return sweep_mpi_error(mrc, "MPI_Recv while stopping the workers");
+    if (mrc != MPI_SUCCESS) return la_mpi_error(mrc, "MPI_Recv while stopping the workers");
     M->busy[st.MPI_SOURCE] = W_STOPPED; /* it has our STOP next */
   }
 }
@@ -488,7 +412,7 @@ static int worker_between_steps(void *ctx) {
   worker *W = ctx;
   if (W->stop && *W->stop) return cs_error(CS_ERR_INTERRUPTED, "interrupted");
   int flag;
-  SWEEP_MPI(MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE));
+  CS_MPI(MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE));
   if (flag) return cs_error(CS_ERR_INTERRUPTED, "stopped by rank 0");
   return CS_OK;
 }
@@ -498,21 +422,21 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
   worker W = {comm, stop};
   train_hooks hooks = {worker_between_steps, &W};
   cell_options copt = {spec_sweep(spec)->save_points, spec_sweep(spec)->save_params};
-  SWEEP_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, comm));
+  CS_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, comm));
   for (;;) {
     MPI_Status st;
     CS_CHECK(wait_message(comm, 0, &st));
     if (st.MPI_TAG == TAG_STOP) {
-      SWEEP_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, comm, MPI_STATUS_IGNORE));
+      CS_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, comm, MPI_STATUS_IGNORE));
       return CS_OK;
     }
     int64_t id;
-    SWEEP_MPI(MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, comm, MPI_STATUS_IGNORE));
+    CS_MPI(MPI_Recv(&id, 1, MPI_INT64_T, 0, TAG_CELL, comm, MPI_STATUS_IGNORE));
     cs_cell_result r;
     int rc = team_run_cell(tc, spec, id, &copt, hooks, &r);
     if (rc == CS_ERR_INTERRUPTED) {
       result_free(&r);
-      SWEEP_MPI(MPI_Send(&id, 1, MPI_INT64_T, 0, TAG_ABORTED, comm));
+      CS_MPI(MPI_Send(&id, 1, MPI_INT64_T, 0, TAG_ABORTED, comm));
       continue; /* rank 0 answers with STOP */
     }
     if (rc) {
@@ -530,7 +454,7 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
     CS_CHECK(rc);
     rc = MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_RESULT, comm);
     free(buf);
-    if (rc != MPI_SUCCESS) return sweep_mpi_error(rc, "MPI_Send of a result");
+    if (rc != MPI_SUCCESS) return la_mpi_error(rc, "MPI_Send of a result");
   }
 }
 
@@ -540,18 +464,18 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
 static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len) {
   char name[MPI_MAX_PROCESSOR_NAME] = {0};
   int nl;
-  SWEEP_MPI(MPI_Get_processor_name(name, &nl));
+  CS_MPI(MPI_Get_processor_name(name, &nl));
   char *all = NULL;
   /* rank 0's buffer for every name: every rank learns whether it exists
    * before the gather (a NULL receive buffer would be written through) */
   int rc = rank == 0 ? cs_calloc_bytes((void **)&all, (size_t)size, MPI_MAX_PROCESSOR_NAME) : CS_OK;
-  SWEEP_MPI(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
+  CS_MPI(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
   if (rc) return rank == 0 ? rc : cs_error(rc, "rank 0 is out of memory gathering host names");
   rc = MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
                   comm);
   if (rc != MPI_SUCCESS) {
     free(all);
-    return sweep_mpi_error(rc, "MPI_Gather of the host names");
+    return la_mpi_error(rc, "MPI_Gather of the host names");
   }
   if (rank != 0) return CS_OK;
   out[0] = '\0';
@@ -581,7 +505,7 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
                             opt->overwrite ? ARCHIVE_OVERWRITE : ARCHIVE_RESUME, mask,
                             &M->archive);
   cell_cost *cc = NULL;
-  if (!rc) rc = sorted_cells(spec, &cc);
+  if (!rc) rc = sweep_sorted_cells(spec, &cc);
   if (!rc) rc = CS_CALLOC(M->queue, n);
   if (!rc) rc = CS_CALLOC(M->attempts, n);
   if (!rc) rc = CS_CALLOC(M->busy, size);
@@ -615,8 +539,8 @@ static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, la_team_policy p
   tc->comm = MPI_COMM_NULL;
   *leaders = MPI_COMM_NULL;
   int rank, size;
-  SWEEP_MPI(MPI_Comm_rank(comm, &rank));
-  SWEEP_MPI(MPI_Comm_size(comm, &size));
+  CS_MPI(MPI_Comm_rank(comm, &rank));
+  CS_MPI(MPI_Comm_size(comm, &size));
   cs_config c0;
   CS_CHECK(spec_cell_config(spec, 0, &c0));
   *p = c0.team_p, *q = c0.team_q;
@@ -627,11 +551,13 @@ static int sweep_make_teams(MPI_Comm comm, const cs_spec *spec, la_team_policy p
                     "start it with mpirun -np %d (or a multiple), or change the grid",
                     spec_source(spec), *p, *q, tc->T, size, tc->T * (size / tc->T > 0 ? size / tc->T : 1));
   if (tc->T > 1) {
-    SWEEP_MPI(MPI_Comm_split(comm, rank / tc->T, rank, &tc->comm));
+    CS_MPI(MPI_Comm_split(comm, rank / tc->T, rank, &tc->comm));
+    CS_CHECK(la_comm_errors_return(tc->comm));
     CS_CHECK(la_team_create(tc->comm, *p, *q, c0.team_block, &tc->team));
     la_team_set_policy(tc->team, policy);
   }
-  SWEEP_MPI(MPI_Comm_split(comm, rank % tc->T == 0 ? 0 : MPI_UNDEFINED, rank, leaders));
+  CS_MPI(MPI_Comm_split(comm, rank % tc->T == 0 ? 0 : MPI_UNDEFINED, rank, leaders));
+  if (*leaders != MPI_COMM_NULL) CS_CHECK(la_comm_errors_return(*leaders));
   return CS_OK;
 }
 
@@ -656,15 +582,15 @@ static int sweep_synthetic_scale(MPI_Comm comm, int rank, const cs_spec *spec,
     }
     scale = sum > 0 ? opt->synthetic_mean_s * n / sum : 0;
   }
-  SWEEP_MPI(MPI_Bcast(&scale, 1, MPI_DOUBLE, 0, comm));
+  CS_MPI(MPI_Bcast(&scale, 1, MPI_DOUBLE, 0, comm));
   tc->synth_s_per_flop = scale;
   return CS_OK;
 }
 
 int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
   int rank, size;
-  SWEEP_MPI(MPI_Comm_rank(comm, &rank));
-  SWEEP_MPI(MPI_Comm_size(comm, &size));
+  CS_MPI(MPI_Comm_rank(comm, &rank));
+  CS_MPI(MPI_Comm_size(comm, &size));
   cs_run_info run = opt->run;
   CS_CHECK(gather_hosts(comm, rank, size, run.hosts, sizeof run.hosts)); /* the same on every rank */
 
@@ -677,8 +603,7 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
     sweep_free_teams(&tc, &leaders);
     return rc;
   }
-  int lrank = -1, nteams = size / tc.T;
-  if (leaders != MPI_COMM_NULL) MPI_Comm_rank(leaders, &lrank);
+  int nteams = size / tc.T;
 
   /* rank 0 opens the archive; everyone learns whether that worked */
   master M;

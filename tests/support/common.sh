@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/support/common.sh — sourced first by the end-to-end shell tests: the
 # binary and source tree (set by ctest, tests/tests.cmake), a scratch
 # directory that is the working directory and is removed at exit (with any
@@ -8,7 +9,7 @@
 set -u
 bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
 tmp=$(mktemp -d); trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp"
+cd "$tmp" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 source "$src/tests/support/wait.sh"
 mpi() { mpiexec --oversubscribe --bind-to none -np "$@"; }

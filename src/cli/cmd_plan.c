@@ -1,0 +1,128 @@
+/* cmd_plan.c — `curvsweep run SPEC --dry-run`: what a run would do and cost
+ * (docs/SPEC.md, "run --dry-run"). With an existing archive of the same
+ * spec it counts only the cells still to run; the wall time is the
+ * longest-first schedule of those cells on the given number of ranks
+ * (sweep_plan), at a nominal rate. */
+#include "cli.h"
+
+#include "curvsweep/archive.h"
+#include "curvsweep/error.h"
+#include "curvsweep/sweep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
+#define PLAN_FLOPS_PER_S 1e10
+
+/* finished[c] = 1 for the cells archive holds as done or diverged; finished
+ * stays all zero when there is no archive at the path, and *other = 1 when it
+ * holds another spec. *why says which. An archive that cannot be read is an
+ * error (run would refuse it too). */
+static int plan_finished(const cs_spec *spec, const char *archive, unsigned char *finished,
+                         int *other, char *why, size_t why_len) {
+  *other = 0;
+  struct stat st;
+  if (stat(archive, &st) != 0) {
+    snprintf(why, why_len, "does not exist yet: every cell runs");
+    return CS_OK;
+  }
+  cs_archive_summary s;
+  CS_CHECK(archive_summary(archive, &s));
+  if (strcmp(s.spec_sha256, spec_sha256(spec)) != 0) {
+    snprintf(why, why_len, "holds another spec (%.128s): run refuses it; use another -o, or "
+             "--overwrite to discard its results", s.name);
+    *other = 1;
+    return CS_OK;
+  }
+  cs_cell_result *r = NULL;
+  int64_t n = 0;
+  CS_CHECK(archive_read_results_tables(archive, &r, &n));
+  int64_t cells = spec_cell_count(spec);
+  for (int64_t i = 0; i < n; i++) {
+    if (r[i].cell_id >= 0 && r[i].cell_id < cells &&
+        (r[i].status == CELL_DONE || r[i].status == CELL_DIVERGED))
+      finished[r[i].cell_id] = 1;
+    result_free(&r[i]);
+  }
+  free(r);
+  snprintf(why, why_len, "exists: %lld cells done or diverged are skipped", (long long)s.done + s.diverged);
+  return CS_OK;
+}
+
+static void plan_print_cost(long long ranks, const sweep_plan_summary *p, int teams, int T) {
+  printf("cost     %.3g GFLOP in all, longest cell %.3g GFLOP; about %.3g core-seconds at 10 GFLOP/s\n",
+         p->cost / 1e9, p->longest / 1e9, p->cost / PLAN_FLOPS_PER_S);
+  printf("to run   %lld of %lld cells, %.3g GFLOP (%.3g core-seconds)\n", (long long)p->remaining,
+         (long long)p->cells, p->remaining_cost / 1e9, p->remaining_cost / PLAN_FLOPS_PER_S);
+  printf("wall     about %.3g s on %lld rank%s (%d team%s of %d), cells handed out longest first; "
+         "at 10 GFLOP/s per team (bench/train_cell measures the real rate)\n",
+         p->makespan / PLAN_FLOPS_PER_S, ranks, ranks > 1 ? "s" : "", teams, teams > 1 ? "s" : "", T);
+}
+
+int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long long ranks) {
+  int64_t n = spec_cell_count(spec);
+  unsigned char *mask = calloc((size_t)n, 1), *finished = calloc((size_t)n, 1);
+  int rc = mask && finished ? sweep_shard_mask(spec, si, sn, mask)
+                            : cs_error(CS_ERR_NOMEM, "out of memory for %lld cells", (long long)n);
+  char why[512] = "";
+  int other = 0;
+  if (!rc) rc = plan_finished(spec, archive, finished, &other, why, sizeof why);
+  cs_config c0;
+  if (!rc) rc = spec_cell_config(spec, 0, &c0);
+  int T = rc ? 1 : c0.team_p * c0.team_q;
+  int teams = (int)(ranks / T > 0 ? ranks / T : 1);
+  sweep_plan_summary p;
+  if (!rc) rc = sweep_plan(spec, mask, other ? NULL : finished, teams, &p);
+  if (rc) {
+    free(mask), free(finished);
+    return cli_fail(rc);
+  }
+  int max_width = 0, max_field = 0;
+  double field_cost = 0;
+  for (int64_t c = 0; c < n; c++) {
+    cs_config cfg;
+    if (!mask[c] || spec_cell_config(spec, c, &cfg)) continue;
+    if (cfg.width > max_width) max_width = cfg.width;
+    field_cost += sweep_cell_field_cost(&cfg);
+    if (cfg.field > max_field) max_field = cfg.field;
+  }
+  cli_print(stdout, "spec     %s (%s)\n", spec_sweep(spec)->name, spec_source(spec));
+  cli_print(stdout, "archive  %s %s\n", archive, why);
+  printf("grid     %lld cells", (long long)n);
+  for (int a = 0; a < spec_axis_count(spec); a++)
+    printf("%s %s[%d]", a ? " x" : " =", spec_axis_name(spec, a), spec_axis_length(spec, a));
+  printf("\n");
+  if (sn > 1) printf("shard    %d/%d: %lld cells\n", si, sn, (long long)p.cells);
+  plan_print_cost(ranks, &p, teams, T);
+  if (max_field > 0)
+    printf("field    curvature fields (up to %dx%d grid points per cell): %.3g GFLOP of that "
+           "(%.1f%%)\n", max_field, max_field, field_cost / 1e9,
+           100.0 * field_cost / (p.cost > 0 ? p.cost : 1));
+  printf("team     %dx%d (%d rank%s per cell), block size %d\n", c0.team_p, c0.team_q, T,
+         T > 1 ? "s" : "", c0.team_block);
+  if (max_width < SWEEP_TEAM_MIN_WIDTH)
+    printf("         suggestion: 1x1 — every width here is below %d, where a team's products "
+           "are slower than one rank's (measured by bench/team)%s\n",
+           SWEEP_TEAM_MIN_WIDTH, T > 1 ? "; this spec uses a larger team" : "");
+  else
+    printf("         suggestion: teams of 2 (e.g. grid = 1x2) for widths >= %d (widest here: "
+           "%d; measured by bench/team)\n", SWEEP_TEAM_MIN_WIDTH, max_width);
+  printf("first cells%s:\n", other ? "" : " to run");
+  int64_t shown = 0;
+  for (int64_t c = 0; c < n && shown < 10; c++) {
+    if (!mask[c] || (!other && finished[c])) continue;
+    printf("  %6lld", (long long)c);
+    for (int a = 0; a < spec_axis_count(spec); a++) {
+      char buf[128];
+      spec_axis_value_text(spec, a, c, buf, sizeof buf);
+      cli_print(stdout, " %s=%s", spec_axis_name(spec, a), buf);
+    }
+    printf("\n");
+    shown++;
+  }
+  free(mask), free(finished);
+  return EXIT_OK;
+}

@@ -1,0 +1,112 @@
+/* sweep_plan.c — what a sweep will cost before it runs (docs/SWEEP.md,
+ * "Scheduling"): the cost model of a cell, the longest-first order the
+ * scheduler hands cells out in, the deterministic shards, and the plan that
+ * `run --dry-run` prints (remaining cells of an archive and the wall time
+ * of longest-first list scheduling on a number of teams). */
+#include "sweep_internal.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/model.h"
+
+#include <stdlib.h>
+
+double sweep_cell_cost(const cs_config *c) {
+  double F = model_forward_flops_per_point(c);
+  double train = 3.0 * c->epochs * (double)c->train_points * F;
+  double evals = (double)(c->epochs / (c->eval_every > 0 ? c->eval_every : 1) + 1) *
+                 (c->train_points + c->test_points) * F;
+  int m = c->input_dim, C = 1 + m + m * (m + 1) / 2;
+  double curv = (m == 2 ? 2.0 : 1.0) * c->points * C * F * 3.0;
+  return train + evals + curv + sweep_cell_field_cost(c);
+}
+
+double sweep_cell_field_cost(const cs_config *c) {
+  if (c->field <= 0 || c->input_dim != 2) return 0.0;
+  /* N² grid points: second-order jets (C = 6 rows) with the same factor 3
+   * for geom and the directed-rounding checks as the evaluation points,
+   * plus one value forward for the predicted class */
+  double F = model_forward_flops_per_point(c), n = (double)c->field * c->field;
+  return n * 6 * F * 3.0 + n * F;
+}
+
+static int cmp_cost_desc(const void *a, const void *b) {
+  const cell_cost *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+int sweep_sorted_cells(const cs_spec *spec, cell_cost **out) {
+  int64_t n = spec_cell_count(spec);
+  cell_cost *cc;
+  CS_CHECK(CS_CALLOC(cc, n));
+  for (int64_t i = 0; i < n; i++) {
+    cs_config cfg;
+    int rc = spec_cell_config(spec, i, &cfg);
+    if (rc) {
+      free(cc);
+      return rc;
+    }
+    cc[i] = (cell_cost){i, sweep_cell_cost(&cfg)};
+  }
+  qsort(cc, (size_t)n, sizeof *cc, cmp_cost_desc);
+  *out = cc;
+  return CS_OK;
+}
+
+int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask) {
+  if (count < 1 || index < 0 || index >= count)
+    return cs_error(CS_ERR_INPUT, "shard %d/%d: need 0 <= I < N", index, count);
+  cell_cost *cc;
+  CS_CHECK(sweep_sorted_cells(spec, &cc));
+  int64_t n = spec_cell_count(spec);
+  for (int64_t k = 0; k < n; k++) mask[cc[k].id] = (k % count) == index;
+  free(cc);
+  return CS_OK;
+}
+
+/* Sift the heap of team loads (a min-heap of n doubles) down from i. */
+static void heap_down(double *h, int n, int i) {
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && h[l] < h[m]) m = l;
+    if (r < n && h[r] < h[m]) m = r;
+    if (m == i) return;
+    double t = h[i];
+    h[i] = h[m], h[m] = t;
+    i = m;
+  }
+}
+
+int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned char *finished,
+               int teams, sweep_plan_summary *out) {
+  if (teams < 1) return cs_error(CS_ERR_INPUT, "a sweep plan needs at least one team, got %d", teams);
+  *out = (sweep_plan_summary){0};
+  cell_cost *cc;
+  CS_CHECK(sweep_sorted_cells(spec, &cc));
+  double *load;
+  int rc = CS_CALLOC(load, teams);
+  if (rc) {
+    free(cc);
+    return rc;
+  }
+  // longest first, each cell to the team that frees up first: the team
+  // loads are a min-heap, its root the next free team
+  int64_t n = spec_cell_count(spec);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t id = cc[k].id;
+    if (mask && !mask[id]) continue;
+    out->cells++;
+    out->cost += cc[k].cost;
+    if (finished && finished[id]) continue;
+    out->remaining++;
+    out->remaining_cost += cc[k].cost;
+    if (cc[k].cost > out->longest) out->longest = cc[k].cost;
+    load[0] += cc[k].cost;
+    heap_down(load, teams, 0);
+  }
+  for (int t = 0; t < teams; t++)
+    if (load[t] > out->makespan) out->makespan = load[t];
+  free(load);
+  free(cc);
+  return CS_OK;
+}

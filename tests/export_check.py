@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""export_check.py ARCHIVE DIR — `curvsweep export ARCHIVE --csv DIR` against
+python/curvsweep_archive (a second reader of the same archive): the same
+rows, the same decoded axis values, every number bit for bit."""
+import sys
+
+import numpy as np
+import pandas as pd
+
+import curvsweep_archive as ca
+
+path, d = sys.argv[1], sys.argv[2]
+failures, passes = [], 0
+
+
+def check(cond, what):
+    global passes
+    if cond:
+        passes += 1
+    else:
+        failures.append(what)
+
+
+def same_frame(a, b, what, keys):
+    a = a.sort_values(keys).reset_index(drop=True)
+    b = b.sort_values(keys).reset_index(drop=True)
+    check(list(a.columns) == list(b.columns), "%s columns: %s vs %s" % (what, list(a.columns), list(b.columns)))
+    check(len(a) == len(b), "%s rows: %d vs %d" % (what, len(a), len(b)))
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return
+    for c in a.columns:
+        x, y = a[c].to_numpy(), b[c].to_numpy()
+        if x.dtype.kind == "f" or y.dtype.kind == "f":
+            x, y = x.astype(float), y.astype(float)
+            ok = np.array_equal(x, y, equal_nan=True)
+        else:
+            ok = [str(u) for u in x] == [str(v) for v in y]
+        check(ok, "%s column %s differs" % (what, c))
+
+
+cells = pd.read_csv(d + "/cells.csv", keep_default_na=False, na_values=["nan"], float_precision="round_trip")
+ref = ca.cells(path)
+ref["message"] = ref["message"].astype(str)
+cells["message"] = cells["message"].astype(str)
+same_frame(cells, ref, "cells.csv", ["cell_id"])
+same_frame(pd.read_csv(d + "/curvature.csv", float_precision="round_trip"), ca.curvature(path), "curvature.csv", ["cell_id", "prefix"])
+same_frame(pd.read_csv(d + "/curves.csv", float_precision="round_trip"), ca.curves(path), "curves.csv", ["cell_id", "epoch"])
+# the failed cell's message survives quoting
+check(any("failed" in m for m in cells["message"]), "no failed cell's message in cells.csv")
+for msg in failures:
+    print("FAIL:", msg)
+print("%d passed, %d failed" % (passes, len(failures)))
+sys.exit(1 if failures else 0)
