@@ -35,9 +35,9 @@ expect() {
   shift 3
   what="$case: $*"
   t0=$(date +%s%N)
-  timeout 10 "$@" >out.txt 2>&1 </dev/null; rc=$?
+  timeout -k 5 10 "$@" >out.txt 2>&1 </dev/null; rc=$?
   t1=$(date +%s%N)
-  if (( rc == 124 )); then bad "$what: hung (killed after 10 s)"
+  if (( rc == 124 || rc == 137 )); then bad "$what: hung (killed after 10 s)"
   elif (( rc > 128 )); then bad "$what: crashed (signal $((rc - 128)))"; cat out.txt
   elif (( rc != want )); then bad "$what: exit $rc, wanted $want"; head -5 out.txt
   elif ! grep -qF -- "$obj" out.txt; then bad "$what: the refusal does not name $obj"; head -5 out.txt

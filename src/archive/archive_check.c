@@ -133,7 +133,7 @@ static void archive_check_group(archive_check_state *c, hid_t file, const char *
     return;
   }
   archive_check_walk w = {c, full, path};
-  if (H5Lvisit(g, H5_INDEX_NAME, H5_ITER_INC, archive_check_link, &w) < 0) {
+  if (H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_check_link, &w) < 0) {
     archive_h5_error(CS_ERR_INPUT, "%s: cannot list the members of %s", path, full);
     archive_check_report(c, full);
   }

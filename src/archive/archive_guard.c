@@ -307,7 +307,7 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
   if (H5Oget_info2(file, &root, H5O_INFO_BASIC) < 0 || archive_addr_add(&w.seen, root.addr) < 0) {
     rc = archive_h5_error(CS_ERR_INPUT, "%s is damaged: its root group cannot be read", path);
   } else {
-    herr_t e = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, archive_walk_link, &w);
+    herr_t e = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_NATIVE, archive_walk_link, &w);
     if (w.bad) {
       *hostile = 1;
       rc = cs_error(CS_ERR_INPUT, "%s: %s%s", path, w.first,

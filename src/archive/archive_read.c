@@ -319,7 +319,7 @@ static herr_t archive_members_link(hid_t g, const char *name, const H5L_info_t *
 int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
                                 const char *path, const char *group) {
   archive_members M = {want, names, n, ""};
-  herr_t e = H5Lvisit(g, H5_INDEX_NAME, H5_ITER_INC, archive_members_link, &M);
+  herr_t e = H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_members_link, &M);
   if (M.bad[0])
     return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is not one of the group's "
                     "objects (docs/ARCHIVE.md)", path, group, M.bad);
