@@ -3,7 +3,7 @@
 # (unit, MPI at 1-4 ranks, end to end).
 # Then build again with AddressSanitizer + UndefinedBehaviorSanitizer
 # (-DCS_SANITIZE=ON, in ${CS_BUILD_DIR}-sanitize) and run the archive, spec,
-# analysis, command-line and bad-input tests and a sweep at 1-3 ranks
+# analysis, command-line, bad-input and hostile-archive tests and a sweep at 1-3 ranks
 # (tests/sanitize/sweep.sh) under them; any sanitizer report fails the run.
 # CS_SANITIZE_TESTS=0 leaves the sanitizer pass out. Last, the libFuzzer
 # harnesses of tests/fuzz run ~20 s each when clang is installed
@@ -70,8 +70,8 @@ if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
   # (LeakSanitizer cannot run under ptrace). One test at a time: sanitized
   # code is several times slower, and test_archive's write-cost bound must
   # not depend on what runs beside it.
-  (cd "$san" && CS_RACE_TRIALS=3 CS_RACE_WIDENED=0 ctest --output-on-failure -j 1 \
-    -R '^(test_archive|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_lock_race|sh_salvage)$') || status=1
+  (cd "$san" && CS_RACE_TRIALS=3 CS_RACE_WIDENED=0 CS_HOSTILE_SECONDS=60 ctest --output-on-failure -j 1 \
+    -R '^(test_archive|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_lock_race|sh_salvage|sh_hostile)$') || status=1
   CS_BIN=$san/curvsweep CS_SOURCE_DIR=$root CS_BUILD_DIR=$san bash "$root/tests/sanitize/sweep.sh" || status=1
   if compgen -G "$reports/*" >/dev/null; then
     echo "FAIL: sanitizer reports:"

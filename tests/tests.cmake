@@ -37,6 +37,12 @@ foreach(src ${CS_SH_TESTS})
   add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 900)
 endforeach()
+# The hostile-archive corpus (tests/sh_hostile.sh, docs/SECURITY.md
+# "Archives"): ~30 crafted archives x 6 commands, each bounded by 10 s; the
+# sanitizer pass of scripts/test.sh runs it too, several times slower.
+if(TEST sh_hostile)
+  set_tests_properties(sh_hostile PROPERTIES TIMEOUT 2400)
+endif()
 # Where Slurm is not installed or cannot start, the Slurm test reports
 # "skipped" (exit 77) instead of failing; scripts/test.sh installs it.
 if(TEST sh_slurm)

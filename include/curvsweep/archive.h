@@ -135,7 +135,10 @@ int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
  * attributes, /spec, every chunk of /cells, /curvature, /curves, /runs, every
  * /points and /params dataset, then the results as a whole) and call fn once
  * per damaged object with its name ("/points/3/S", "/cells rows 0..63") and
- * the reason. *damaged: how many. CS_OK when the check ran (damage or not);
+ * the reason; an archive that is not made of plain objects (a soft or
+ * external link, a link cycle, external storage, a virtual dataset:
+ * docs/SECURITY.md, "Archives") gets one call per such object and is not
+ * read further. *damaged: how many. CS_OK when the check ran (damage or not);
  * an error only when there is no file to check. */
 typedef void (*cs_archive_check_fn)(const char *object, const char *reason, void *ctx);
 int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged);

@@ -165,8 +165,8 @@ int archive_h5_session_close(const cs_archive *a, hid_t file, int rc) {
 }
 
 int archive_read_n_runs(cs_archive *a, hid_t file) {
-  hid_t ds = H5Dopen2(file, "runs", H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /runs", a->path);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(file, "runs", a->path, &ds));
   hsize_t n = 0;
   int rc = archive_table_length_checked(ds, a->path, "runs", &n);
   a->n_runs = (int64_t)n;

@@ -7,8 +7,8 @@
  *   /points              arrays and index rows staged and appended a few
  *                        MiB at a time (archive_points.c)
  *   /params, /fields     a group written per result (archive_write.c,
- *                        archive_fields.c), or copied per cell
- *                        (archive_build_copy_cell_group)
+ *                        archive_fields.c; a merge writes what it read and
+ *                        checked, docs/SECURITY.md "Archives")
  *   /cells               result columns kept compactly in memory (no
  *                        message text for done cells) and written a block of
  *                        rows at a time at the end, then committed_rows
@@ -40,7 +40,6 @@ struct cs_archive_builder {
   char *tmp;                /* the temporary file being filled */
   int overwrite;
   hid_t file, ds_curv, ds_curves, mt_curv, mt_curves;
-  hid_t lcpl;               /* link creation: intermediate groups (copies); 0 until needed */
   archive_curv_row *cv;     /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curvature rows */
   archive_curve_row *cu;    /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curves rows */
   size_t ncv, ncu;
@@ -57,7 +56,6 @@ void archive_build_abort(cs_archive_builder *b) {
   archive_h5_close_id(&b->ds_curves, H5Dclose);
   archive_h5_close_id(&b->mt_curv, H5Tclose);
   archive_h5_close_id(&b->mt_curves, H5Tclose);
-  if (b->lcpl > 0) H5Pclose(b->lcpl);
   archive_h5_close_id(&b->file, H5Fclose);
   if (b->tmp) unlink(b->tmp);
   for (int64_t i = 0; b->message && b->a && i < b->a->n_rows; i++) free(b->message[i]);
@@ -242,63 +240,4 @@ int archive_build_finish(cs_archive_builder *b) {
   archive_quiet_end(q);
   archive_build_abort(b);
   return rc;
-}
-
-/* Every dataset under a group read whole (its Fletcher32 checksums
- * verified): H5Ocopy copies chunks as stored, so a damaged source chunk
- * would be copied, not refused. ctx: the name of the first that fails. */
-typedef struct {
-  void *buf;
-  size_t cap;
-  char bad[256];
-} archive_build_verify;
-
-static herr_t archive_build_verify_object(hid_t g, const char *name, const H5O_info_t *info,
-                                          void *ctx) {
-  archive_build_verify *v = ctx;
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  hid_t ds = H5Dopen2(g, name, H5P_DEFAULT), t = H5I_INVALID_HID, sp = H5I_INVALID_HID;
-  int ok = ds >= 0 && (t = H5Dget_type(ds)) >= 0 && (sp = H5Dget_space(ds)) >= 0;
-  hssize_t n = ok ? H5Sget_simple_extent_npoints(sp) : -1;
-  size_t need = n > 0 ? (size_t)n * H5Tget_size(t) : 0;
-  if (ok && need > v->cap) {
-    void *p = realloc(v->buf, need);
-    ok = p != NULL;
-    if (ok) v->buf = p, v->cap = need;
-  }
-  ok = ok && n >= 0 && (n == 0 || H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->buf) >= 0);
-  if (!ok) archive_h5_note(), snprintf(v->bad, sizeof v->bad, "%s", name);
-  archive_h5_close_id(&sp, H5Sclose);
-  archive_h5_close_id(&t, H5Tclose);
-  archive_h5_close_id(&ds, H5Dclose);
-  return ok ? 0 : -1;
-}
-
-int archive_build_copy_cell_group(cs_archive_builder *b, hid_t src, const char *src_path,
-                                  const char *top, int64_t cell_id) {
-  char name[64];
-  snprintf(name, sizeof name, "%s/%" PRId64, top, cell_id);
-  htri_t has_top = H5Lexists(src, top, H5P_DEFAULT);
-  htri_t there = has_top > 0 ? H5Lexists(src, name, H5P_DEFAULT) : has_top;
-  if (there < 0)
-    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", src_path, name);
-  if (!there) return CS_OK;
-  archive_build_verify v = {NULL, 0, ""};
-  hid_t g = H5Gopen2(src, name, H5P_DEFAULT);
-  herr_t e = g < 0 ? -1 : H5Ovisit2(g, H5_INDEX_NAME, H5_ITER_INC, archive_build_verify_object, &v,
-                                    H5O_INFO_BASIC);
-  if (g < 0 || e < 0) archive_h5_note();
-  archive_h5_close_id(&g, H5Gclose);
-  free(v.buf);
-  if (e < 0)
-    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s%s%s", src_path, name,
-                            v.bad[0] ? "/" : "", v.bad);
-  if (!b->lcpl) {
-    b->lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(b->lcpl, 1);
-  }
-  if (H5Ocopy(src, name, b->file, name, H5P_DEFAULT, b->lcpl) < 0)
-    return archive_h5_error(CS_ERR_INPUT, "%s: cannot copy /%s into %s (damaged?)", src_path, name,
-                            b->tmp);
-  return CS_OK;
 }

@@ -37,23 +37,35 @@ static int archive_check_read_rows(hid_t ds, hid_t mt, int nd, const hsize_t *di
 }
 
 /* Read a dataset whole, a chunk of rows at a time: a 1-D table names the
- * damaged rows ("/cells rows 0..127"), any other dataset itself. */
+ * damaged rows ("/cells rows 0..127"), any other dataset itself. Opened as
+ * every reader opens it (plain objects only), its buffer taken from the
+ * budget and a 1-D table's rows checked to be stored before they are read
+ * (docs/SECURITY.md, "Archives"). */
 static void archive_check_dataset(archive_check_state *c, hid_t loc, const char *name,
                                   const char *full, const char *path) {
   char obj[512];
-  hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT), ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+  hid_t ds = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
   hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
   int nd = -1;
   hsize_t dims[2] = {0, 0}, chunk[2] = {1, 1};
-  if (ds >= 0) ft = H5Dget_type(ds);
+  if (archive_dataset_open(loc, name, path, &ds) != CS_OK) {
+    archive_check_report(c, full);
+    return;
+  }
+  ft = H5Dget_type(ds);
   if (ft >= 0) mt = H5Tget_native_type(ft, H5T_DIR_DEFAULT);
-  if (ds >= 0) space = H5Dget_space(ds);
+  space = H5Dget_space(ds);
   if (space >= 0) nd = H5Sget_simple_extent_ndims(space);
   if (nd >= 1 && nd <= 2) H5Sget_simple_extent_dims(space, dims, NULL);
-  if (ds >= 0) dcpl = H5Dget_create_plist(ds);
+  dcpl = H5Dget_create_plist(ds);
   if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) H5Pget_chunk(dcpl, 2, chunk);
-  if (ds < 0 || mt < 0 || nd < 0 || nd > 2 || dcpl < 0) {
+  size_t row_bytes = mt >= 0 ? H5Tget_size(mt) * (nd > 1 ? (size_t)dims[1] : 1) : 0;
+  hsize_t step = nd == 1 && chunk[0] > 0 ? chunk[0] : (dims[0] ? dims[0] : 1);
+  if (mt < 0 || nd < 0 || nd > 2 || dcpl < 0) {
     archive_h5_error(CS_ERR_INPUT, "%s: cannot open %s", path, full);
+    archive_check_report(c, full);
+  } else if ((nd == 1 && archive_table_check_stored(ds, dims[0], path, full + 1) != CS_OK) ||
+             archive_budget_take(nd == 0 ? 1 : step, row_bytes ? row_bytes : 1, path, full) != CS_OK) {
     archive_check_report(c, full);
   } else if (nd == 0) {  // a scalar (the legacy /spec)
     void *buf = NULL;
@@ -64,8 +76,6 @@ static void archive_check_dataset(archive_check_state *c, hid_t loc, const char 
     }
     free(buf);
   } else {
-    size_t row_bytes = H5Tget_size(mt) * (nd > 1 ? (size_t)dims[1] : 1);
-    hsize_t step = nd == 1 && chunk[0] > 0 ? chunk[0] : (dims[0] ? dims[0] : 1);
     void *buf = NULL;
     int bad = cs_calloc_bytes(&buf, step, row_bytes ? row_bytes : 1);
     for (hsize_t s = 0; !bad && s < dims[0]; s += step) {
@@ -87,38 +97,54 @@ static void archive_check_dataset(archive_check_state *c, hid_t loc, const char 
   archive_h5_close_id(&ds, H5Dclose);
 }
 
-/* Every member of a group, recursively: datasets read, groups entered. */
+/* Every member of a group, at any depth: datasets read. HDF5's own walk
+ * enters each object once (a cycle of hard links is walked once), and a
+ * link that is not a hard link is damage, never followed. */
+typedef struct {
+  archive_check_state *c;
+  const char *top, *path;
+} archive_check_walk;
+
+static herr_t archive_check_link(hid_t g, const char *name, const H5L_info_t *li, void *ctx) {
+  archive_check_walk *w = ctx;
+  char child[768];
+  snprintf(child, sizeof child, "%s/%s", w->top, name);
+  if (li->type != H5L_TYPE_HARD) {
+    cs_error(CS_ERR_INPUT, "%s: %s is not a hard link: only plain objects are read "
+             "(docs/SECURITY.md, \"Archives\")", w->path, child);
+    archive_check_report(w->c, child);
+    return 0;
+  }
+  H5O_info_t oi;
+  if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+    archive_h5_error(CS_ERR_INPUT, "%s: cannot open %s", w->path, child);
+    archive_check_report(w->c, child);
+  } else if (oi.type == H5O_TYPE_DATASET) {
+    archive_check_dataset(w->c, g, name, child, w->path);
+  }
+  return 0;
+}
+
 static void archive_check_group(archive_check_state *c, hid_t file, const char *full,
-                                const char *path, int depth) {
-  hid_t g = H5Gopen2(file, full, H5P_DEFAULT);
-  H5G_info_t info;
-  if (g < 0 || H5Gget_info(g, &info) < 0) {
-    archive_h5_error(CS_ERR_INPUT, "%s: cannot open the group %s", path, full);
+                                const char *path) {
+  hid_t g;
+  if (archive_group_open(file, full + 1, path, &g) != CS_OK) {
     archive_check_report(c, full);
-    archive_h5_close_id(&g, H5Gclose);
     return;
   }
-  for (hsize_t i = 0; i < info.nlinks; i++) {
-    char name[256], child[768];
-    if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
-                           H5P_DEFAULT) < 0) {
-      archive_h5_error(CS_ERR_INPUT, "%s: cannot list member %llu of %s", path,
-                       (unsigned long long)i, full);
-      archive_check_report(c, full);
-      break;
-    }
-    snprintf(child, sizeof child, "%s/%s", full, name);
-    H5O_info_t oi;
-    if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) {
-      archive_h5_error(CS_ERR_INPUT, "%s: cannot open %s", path, child);
-      archive_check_report(c, child);
-    } else if (oi.type == H5O_TYPE_GROUP && depth < 8) {
-      archive_check_group(c, file, child, path, depth + 1);
-    } else if (oi.type == H5O_TYPE_DATASET) {
-      archive_check_dataset(c, g, name, child, path);
-    }
+  archive_check_walk w = {c, full, path};
+  if (H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_check_link, &w) < 0) {
+    archive_h5_error(CS_ERR_INPUT, "%s: cannot list the members of %s", path, full);
+    archive_check_report(c, full);
   }
   H5Gclose(g);
+}
+
+/* archive_structure_check: one object that is not a plain object. */
+static void archive_check_guard_line(const char *object, const char *reason, void *ctx) {
+  archive_check_state *c = ctx;
+  c->damaged++;
+  if (c->fn) c->fn(object, reason, c->ctx);
 }
 
 /* Everything above read, the archive as a whole must also read back the way
@@ -144,6 +170,18 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
   archive_meta meta;
   archive_probe_class cls;
   int rc = archive_probe(path, H5F_ACC_RDONLY, &file, &meta, &cls);
+  if (rc && cls == ARCHIVE_PROBE_HOSTILE) {
+    // not plain objects: each one named; nothing else is read
+    cs_error_clear();
+    int hostile = 0;
+    file = archive_h5_open(path, H5F_ACC_RDONLY);
+    if (file >= 0 && archive_structure_check(file, path, archive_check_guard_line, &c, &hostile) &&
+        !hostile)
+      archive_check_report(&c, "/");
+    archive_h5_close_id(&file, H5Fclose);
+    *damaged = c.damaged;
+    return CS_OK;
+  }
   if (rc) {
     if (!archive_file_exists(path)) return rc;
     // ours or not, damaged: name what the identity check saw, then read what can be read
@@ -170,7 +208,7 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
       archive_h5_error(CS_ERR_INPUT, "%s: cannot look up %s", path, full);
       archive_check_report(&c, full);
     } else if (e > 0) {
-      archive_check_group(&c, file, full, path, 0);
+      archive_check_group(&c, file, full, path);
     }
   }
   H5Fclose(file);
@@ -191,7 +229,7 @@ int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *
  * by archive_library_end: with an identifier still open it closes the
  * library (which flushes that file, as at exit before); with none there is
  * nothing left to flush and the process exit releases the rest
- * (docs/DECISIONS.md, "Salvage"). */
+ * (docs/DECISIONS.md, "HDF5 at exit after a damaged file"). */
 void archive_library_begin(void) {
   H5dont_atexit();
 }

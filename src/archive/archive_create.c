@@ -181,27 +181,34 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
   if (is == 0)
     return cs_error(CS_ERR_INPUT, "%s is not an HDF5 file (no HDF5 signature), so not a curvsweep "
                     "archive", path);
+  archive_budget_begin(path);
   hid_t f = archive_h5_open(path, flags);
   if (f < 0)
     return archive_h5_error(CS_ERR_INPUT, "%s cannot be opened as HDF5 (the file is truncated or "
                             "damaged)", path);
-  // identity: format, format_version
+  // identity: format, format_version (attributes are untrusted: one value
+  // of the expected class and size each, docs/SECURITY.md "Archives")
   char format[64];
   int64_t version = 0;
+  const char *why = NULL;
   *cls = ARCHIVE_PROBE_FOREIGN;
-  int rc = CS_OK;
+  int rc = CS_OK, hostile = 0;
   htri_t has_format = H5Aexists(f, "format");
   if (has_format < 0) {  // the root object header itself is damaged: ours or not, unreadable
     *cls = ARCHIVE_PROBE_UNREADABLE;
     rc = archive_h5_error(CS_ERR_INPUT, "%s is damaged: its root attributes cannot be read", path);
-  } else if (archive_attr_read_str(f, "format", format, sizeof format) != 0)
-    rc = cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (no 'format' "
-                  "attribute)", path);
+  } else if (archive_attr_read_str(f, "format", format, sizeof format, &why) != 0)
+    rc = !strcmp(why, "missing")
+             ? cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (no 'format' "
+                        "attribute)", path)
+             : cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (its "
+                        "'format' attribute is %s)", path, why);
   else if (strcmp(format, ARCHIVE_FORMAT) != 0)
     rc = cs_error(CS_ERR_INPUT, "%s is an HDF5 file but not a curvsweep archive (format is '%s', "
                   "not '%s')", path, format, ARCHIVE_FORMAT);
-  else if (archive_attr_read_i64(f, "format_version", &version) != 0)
-    rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a format_version attribute", path);
+  else if (archive_attr_read_i64(f, "format_version", &version, &why) != 0)
+    rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive whose root attribute format_version is %s",
+                  path, why);
   else if (version == 1)
     rc = cs_error(CS_ERR_INPUT, "%s has format_version 1, written before per-point rounding "
                   "errors: its curvature statistics count points zeroed by a rounding floor as "
@@ -212,27 +219,37 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
     rc = cs_error(CS_ERR_INPUT, "%s has format_version %" PRId64 "; this curvsweep (%s) reads "
                   "format_version %d..%d: use the curvsweep version that wrote it", path, version,
                   CS_VERSION, ARCHIVE_FORMAT_VERSION_MIN, ARCHIVE_FORMAT_VERSION);
-  else if (archive_attr_read_str(f, "spec_sha256", meta->spec_sha256, sizeof meta->spec_sha256) != 0)
-    rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive without a spec_sha256 attribute", path);
+  else if (archive_attr_read_str(f, "spec_sha256", meta->spec_sha256, sizeof meta->spec_sha256,
+                                 &why) != 0)
+    rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive whose root attribute spec_sha256 is %s",
+                  path, why);
+  else if ((rc = archive_structure_check(f, path, NULL, NULL, &hostile)))
+    *cls = hostile ? ARCHIVE_PROBE_HOSTILE : ARCHIVE_PROBE_UNREADABLE;
   else if ((rc = archive_spec_verify(f, path, meta->spec_sha256)))
     *cls = ARCHIVE_PROBE_UNREADABLE;  // ours, damaged: rebuilt from a journal that covers it
+  // the descriptive attributes: absent is allowed, anything else is read as one string
+  static const char *const DESCRIPTIVE[] = {"spec_name", "created", "software_version"};
+  char *dst[] = {meta->spec_name, meta->created, meta->software_version};
+  size_t cap[] = {sizeof meta->spec_name, sizeof meta->created, sizeof meta->software_version};
+  for (int k = 0; k < 3 && !rc; k++)
+    if (archive_attr_read_str(f, DESCRIPTIVE[k], dst[k], cap[k], &why) != 0 && strcmp(why, "missing"))
+      rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive whose root attribute %s is %s", path,
+                    DESCRIPTIVE[k], why);
   if (rc) {
     H5Fclose(f);
     return rc;
   }
   meta->version = (int)version;
-  archive_attr_read_str(f, "spec_name", meta->spec_name, sizeof meta->spec_name);
-  archive_attr_read_str(f, "created", meta->created, sizeof meta->created);
-  archive_attr_read_str(f, "software_version", meta->software_version, sizeof meta->software_version);
   *cls = ARCHIVE_PROBE_OK;
   *file = f;
   return CS_OK;
 }
 
 /* Check rows [start, start + k) of /cells (in buf) and keep their cell
- * ids, statuses and attempts. */
+ * ids, statuses and attempts: ascending ids inside the spec's grid (nc
+ * cells), known statuses. */
 static int archive_load_block(cs_archive *a, const archive_cell_row *buf, hsize_t start, hsize_t k,
-                              const char *path) {
+                              int64_t nc, const char *path) {
   for (hsize_t i = 0; i < k; i++) {
     int64_t r = (int64_t)(start + i);
     int status = archive_status_parse(buf[i].status);
@@ -240,6 +257,9 @@ static int archive_load_block(cs_archive *a, const archive_cell_row *buf, hsize_
       return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells row %" PRId64 " (cell_id %" PRId64
                       ", status '%.16s') is out of order or has an unknown status", path, r,
                       buf[i].cell_id, buf[i].status);
+    if (buf[i].cell_id >= nc)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells row %" PRId64 " lists cell %" PRId64
+                      ", outside its spec's grid of %" PRId64 " cells", path, r, buf[i].cell_id, nc);
     a->row_cell[r] = buf[i].cell_id;
     a->row_status[r] = (unsigned char)status;
     a->row_attempts[r] = buf[i].attempts;
@@ -250,7 +270,14 @@ static int archive_load_block(cs_archive *a, const archive_cell_row *buf, hsize_
 static int archive_load_rows_from(cs_archive *a, hid_t ds, hid_t mt, archive_cell_row **buf,
                                   const char *path) {
   hsize_t n = 0;
+  if (!a->spec) return cs_error(CS_ERR_INTERNAL, "%s: /cells read without its spec", path);
+  int64_t nc = spec_cell_count(a->spec);
   CS_CHECK(archive_table_length_checked(ds, path, "cells", &n));
+  // what the spec implies, before anything is allocated: at most one row per cell
+  if (n > (hsize_t)nc)
+    return cs_error(CS_ERR_INPUT, "%s: damaged or hostile archive: /cells declares %llu rows, its "
+                    "spec has %" PRId64 " cells", path, (unsigned long long)n, nc);
+  CS_CHECK(archive_table_check_stored(ds, n, path, "cells"));
   CS_CHECK(archive_alloc_rows(a, (int64_t)n));
   CS_CHECK(CS_CALLOC(*buf, n < ARCHIVE_BLOCK_ROWS ? (n ? n : 1) : ARCHIVE_BLOCK_ROWS));
   for (hsize_t s = 0; s < n; s += ARCHIVE_BLOCK_ROWS) {
@@ -259,7 +286,7 @@ static int archive_load_rows_from(cs_archive *a, hid_t ds, hid_t mt, archive_cel
       return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /cells rows "
                               "%llu..%llu", path, (unsigned long long)s,
                               (unsigned long long)(s + k - 1));
-    CS_CHECK(archive_load_block(a, *buf, s, k, path));
+    CS_CHECK(archive_load_block(a, *buf, s, k, nc, path));
   }
   return CS_OK;
 }
@@ -267,37 +294,59 @@ static int archive_load_rows_from(cs_archive *a, hid_t ds, hid_t mt, archive_cel
 /* Read every /cells row (result columns) into a->rows. Any failure here
  * means a damaged file (CS_ERR_INPUT, naming it). */
 int archive_load_rows(cs_archive *a, hid_t file, const char *path) {
-  hid_t ds = H5Dopen2(file, "cells", H5P_DEFAULT), mt = archive_cell_row_type();
+  hid_t ds, mt = archive_cell_row_type();
   archive_cell_row *buf = NULL;
-  int rc = ds < 0 ? archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open /cells", path)
-                  : archive_load_rows_from(a, ds, mt, &buf, path);
+  int rc = archive_dataset_open(file, "cells", path, &ds);
+  if (!rc) rc = archive_load_rows_from(a, ds, mt, &buf, path);
   free(buf);
   archive_h5_close_id(&mt, H5Tclose);
   archive_h5_close_id(&ds, H5Dclose);
   return rc;
 }
 
+/* The most rows the spec lets a table hold for the listed cells of a
+ * (docs/ARCHIVE.md): one /points/index row per cell, at most
+ * ARCHIVE_MAX_DEPTH /curvature rows per cell; other tables: no bound here
+ * (their rows are bounded by what is stored and by the budget). */
+static hsize_t archive_table_max_rows(const cs_archive *a, const char *name) {
+  if (!strcmp(name, "curvature")) return (hsize_t)a->n_rows * ARCHIVE_MAX_DEPTH;
+  if (!strcmp(name, ARCHIVE_POINTS_INDEX)) return (hsize_t)a->n_rows;
+  if (!strcmp(name, "cells")) return (hsize_t)a->n_rows;
+  return (hsize_t)-1;
+}
+
 /* Rows of a table that belong to finished writes: committed_rows, plus
- * rows beyond it when they all belong to cells already marked finished
- * (a crash after the /cells row but before committed_rows). */
+ * rows beyond it when they were all stored and all belong to cells already
+ * marked finished (a crash after the /cells row but before committed_rows).
+ * Valid rows the table does not store, or more than the spec allows, are
+ * damage, refused before anything is allocated for them. */
 int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path,
                                     const char *name, hsize_t *valid, hsize_t *length) {
   hsize_t n = 0;
   CS_CHECK(archive_table_length_checked(ds, path, name, &n));
   int64_t committed = (int64_t)n;
   // committed_rows may be absent (/runs has none); present but unreadable is damage
+  const char *why = NULL;
   htri_t has = H5Aexists(ds, "committed_rows");
-  if (has < 0 || (has > 0 && archive_attr_read_i64(ds, "committed_rows", &committed) != 0))
-    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the committed_rows "
-                            "attribute of /%s", path, name);
+  if (has < 0 || (has > 0 && archive_attr_read_i64(ds, "committed_rows", &committed, &why) != 0))
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: the committed_rows attribute of "
+                            "/%s is %s", path, name, why ? why : "unreadable");
   *length = n;
-  if (committed < 0 || (hsize_t)committed >= n) {
-    *valid = n;
+  *valid = committed < 0 || (hsize_t)committed >= n ? n : (hsize_t)committed;
+  hsize_t most = archive_table_max_rows(a, name);
+  if (*valid > most)
+    return cs_error(CS_ERR_INPUT, "%s: damaged or hostile archive: /%s declares %llu rows, more "
+                    "than its %" PRId64 " listed cells can have", path, name,
+                    (unsigned long long)*valid, a->n_rows);
+  CS_CHECK(archive_table_check_stored(ds, *valid, path, name));
+  // the tail: one cell id column, when it was stored and the spec allows it
+  if (*valid == n || n > most || archive_table_check_stored(ds, n, path, name) != CS_OK) {
+    cs_error_clear();
     return CS_OK;
   }
-  // the tail: one cell id column
   hsize_t k = n - (hsize_t)committed;
   int64_t *ids = NULL;
+  CS_CHECK(archive_budget_take(k, sizeof *ids, path, name));
   CS_CHECK(CS_CALLOC(ids, k));
   hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(int64_t));
   H5Tinsert(mt, "cell_id", 0, H5T_NATIVE_INT64);
@@ -319,12 +368,12 @@ int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path,
 
 /* Does a table need the repair below? (read-only) */
 int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name, int *need) {
-  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", a->path, name);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(file, name, a->path, &ds));
   hsize_t valid = 0, n = 0;
   int64_t committed = -1;
   int rc = archive_table_valid_rows(a, ds, a->path, name, &valid, &n);
-  archive_attr_read_i64(ds, "committed_rows", &committed);
+  archive_attr_read_i64(ds, "committed_rows", &committed, NULL);
   *need = !rc && (valid != n || committed != (int64_t)n);
   H5Dclose(ds);
   return rc;
@@ -524,7 +573,7 @@ int archive_check_replaceable(const char *path) {
   hid_t f = archive_h5_open(path, H5F_ACC_RDONLY);
   char format[64] = "";
   int ours = f >= 0 && H5Aexists(f, "format") > 0 &&
-             archive_attr_read_str(f, "format", format, sizeof format) == 0 &&
+             archive_attr_read_str(f, "format", format, sizeof format, NULL) == 0 &&
              strcmp(format, ARCHIVE_FORMAT) == 0;
   if (f >= 0) H5Fclose(f);
   return ours ? CS_OK : cs_error(CS_ERR_INPUT, refuse, path, "not a curvsweep archive");

@@ -46,18 +46,21 @@ static int fields_write_box(hid_t g, double lo, double hi, const char *path) {
 }
 
 static int fields_read_box(hid_t g, double box[2], const char *path, const char *name) {
-  hid_t attr = H5Aopen(g, "box", H5P_DEFAULT), space = H5I_INVALID_HID;
+  htri_t e = H5Aexists(g, "box");
+  hid_t attr = e > 0 ? H5Aopen(g, "box", H5P_DEFAULT) : H5I_INVALID_HID, space = H5I_INVALID_HID;
+  hid_t ft = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
   hsize_t n = 0;
-  int ok = attr >= 0 && (space = H5Aget_space(attr)) >= 0 &&
-           H5Sget_simple_extent_ndims(space) == 1 &&
+  int ok = attr >= 0 && ft >= 0 && H5Tget_class(ft) == H5T_FLOAT &&
+           (space = H5Aget_space(attr)) >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
            H5Sget_simple_extent_dims(space, &n, NULL) == 1 && n == 2 &&
            H5Aread(attr, H5T_NATIVE_DOUBLE, box) >= 0;
+  archive_h5_close_id(&ft, H5Tclose);
   archive_h5_close_id(&space, H5Sclose);
   archive_h5_close_id(&attr, H5Aclose);
-  if (!ok) return archive_h5_error(CS_ERR_INPUT, "%s: /%s has no box attribute [lo, hi]", path, name);
+  if (!ok) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: /%s has no box attribute [lo, hi] (two float64)", path, name);
   if (!isfinite(box[0]) || !isfinite(box[1]) || !(box[0] < box[1]))
-    return cs_error(CS_ERR_INPUT, "%s: /%s box [%g, %g] is not an interval", path, name, box[0],
-                    box[1]);
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s box [%g, %g] is not an interval", path,
+                    name, box[0], box[1]);
   return CS_OK;
 }
 
@@ -87,23 +90,35 @@ int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path) 
   return rc;
 }
 
-/* One dataset of the group into *v, its shape checked against rows × cols. */
-static int fields_read_one(hid_t g, const char *field, hid_t mt, size_t elem, hsize_t rows,
-                           hsize_t cols, const char *path, const char *name, void **v) {
-  hsize_t dims[2];
-  CS_CHECK(archive_read_array(g, field, mt, elem, path, v, dims));
-  if (dims[0] != rows || dims[1] != cols)
-    return cs_error(CS_ERR_INPUT, "%s: /%s/%s is %llu x %llu, expected %llu x %llu", path, name,
-                    field, (unsigned long long)dims[0], (unsigned long long)dims[1],
-                    (unsigned long long)rows, (unsigned long long)cols);
-  return CS_OK;
+/* One dataset of the group into *v, its class and shape (rows × cols)
+ * checked before anything is allocated (archive_read_array). */
+static int fields_read_one(hid_t g, const char *field, hid_t mt, size_t elem, H5T_class_t cls,
+                           hsize_t rows, hsize_t cols, const char *path, void **v) {
+  hsize_t dims[2], want[2] = {rows, cols};
+  if (rows == 0 || cols == 0) return cs_error(CS_ERR_INPUT, "%s: damaged archive: an empty field", path);
+  return archive_read_array(g, field, mt, elem, cls, want, path, v, dims);
 }
 
-static int fields_read_group(hid_t g, const char *path, const char *name, cs_cell_result *r) {
-  int64_t N;
-  if (archive_attr_read_i64(g, "N", &N) != 0 || N < 1 || N > RESULT_FIELD_MAX)
-    return cs_error(CS_ERR_INPUT, "%s: /%s has no attribute N in 1..%d", path, name,
-                    RESULT_FIELD_MAX);
+/* The datasets of a /fields/<cell_id> group, its only members. */
+static const char *const FIELDS_MEMBERS[RESULT_N_FIELD_ARRAYS + 2] = {
+    "K", "K_tilde", "K_hat", "logdet_g", "aniso", "S_err", "class", "pred"};
+
+static int fields_read_group(hid_t g, const char *path, const char *name, int expect_n,
+                             cs_cell_result *r) {
+  int64_t N = 0;
+  const char *why = "out of range";
+  if (archive_attr_read_i64(g, "N", &N, &why) != 0 || N < 1 || N > RESULT_FIELD_MAX)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s has no attribute N in 1..%d (it is %s)",
+                    path, name, RESULT_FIELD_MAX, why);
+  if (expect_n >= 0 && N != expect_n)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s has N = %" PRId64 ", its spec's field "
+                    "is %d", path, name, N, expect_n);
+  if (r->depth < 1)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s of a cell without prefixes", path, name);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++)
+    if (strcmp(FIELDS_MEMBERS[k], RESULT_FIELD_NAMES[k]))
+      return cs_error(CS_ERR_INTERNAL, "archive_fields.c: field names out of step with result.h");
+  CS_CHECK(archive_group_members_check(g, FIELDS_MEMBERS, NULL, RESULT_N_FIELD_ARRAYS + 2, path, name));
   double box[2];
   CS_CHECK(fields_read_box(g, box, path, name));
   r->field_n = (int)N, r->field_lo = box[0], r->field_hi = box[1];
@@ -111,23 +126,32 @@ static int fields_read_group(hid_t g, const char *path, const char *name, cs_cel
   double **fd[RESULT_N_FIELD_ARRAYS];
   result_field_arrays(r, fd);
   for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++)
-    CS_CHECK(fields_read_one(g, RESULT_FIELD_NAMES[k], H5T_NATIVE_DOUBLE, sizeof(double), L, ng,
-                             path, name, (void **)fd[k]));
+    CS_CHECK(fields_read_one(g, RESULT_FIELD_NAMES[k], H5T_NATIVE_DOUBLE, sizeof(double), H5T_FLOAT,
+                             L, ng, path, (void **)fd[k]));
   hid_t ct = archive_class_type(H5T_NATIVE_INT8);
   if (ct < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot build the class enum type", path);
-  int rc = fields_read_one(g, "class", ct, sizeof(int8_t), L, ng, path, name, (void **)&r->fd_class);
+  int rc = fields_read_one(g, "class", ct, sizeof(int8_t), H5T_ENUM, L, ng, path, (void **)&r->fd_class);
   H5Tclose(ct);
   CS_CHECK(rc);
-  return fields_read_one(g, "pred", H5T_NATIVE_INT8, sizeof(int8_t), (hsize_t)N, (hsize_t)N, path,
-                         name, (void **)&r->fd_pred);
+  for (hsize_t i = 0; i < L * ng; i++)
+    if (r->fd_class[i] < GEOM_DEGENERATE || r->fd_class[i] > GEOM_UNRESOLVED)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/class holds %d, not a class", path,
+                      name, r->fd_class[i]);
+  CS_CHECK(fields_read_one(g, "pred", H5T_NATIVE_INT8, sizeof(int8_t), H5T_INTEGER, (hsize_t)N,
+                           (hsize_t)N, path, (void **)&r->fd_pred));
+  for (hsize_t i = 0; i < ng; i++)
+    if (r->fd_pred[i] < 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/pred holds %d, not a class", path,
+                      name, r->fd_pred[i]);
+  return CS_OK;
 }
 
-int archive_read_fields(hid_t file, const char *path, cs_cell_result *r) {
+int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r) {
   char name[64];
   hid_t g;
   CS_CHECK(archive_cell_group_open(file, "fields", r->cell_id, path, name, &g));
   if (g < 0) return CS_OK;
-  int rc = fields_read_group(g, path, name, r);
+  int rc = fields_read_group(g, path, name, expect_n, r);
   H5Gclose(g);
   return rc;
 }

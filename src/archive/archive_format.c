@@ -172,50 +172,59 @@ int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, int64_t
   return rc;
 }
 
-/* Read a string attribute (fixed or variable length) into buf.
- * Returns 0, or -1 when it is missing or not a string. */
-int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len) {
+/* Attributes are untrusted (docs/SECURITY.md, "Archives"): one value
+ * (scalar or one element) of the expected class and a bounded size
+ * (archive_attr_open_one), else -1 and the reason in *why (may be NULL). */
+#define ARCHIVE_ATTR_STR_MAX 4096 /* bytes of a fixed-length string attribute */
+
+/* Read a string attribute (fixed or variable length) into buf. */
+int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, const char **why) {
   buf[0] = '\0';
-  if (H5Aexists(obj, name) <= 0) return -1;
-  hid_t attr = H5Aopen(obj, name, H5P_DEFAULT);
-  if (attr < 0) return -1;
-  hid_t ft = H5Aget_type(attr), mt = H5I_INVALID_HID;
+  const char *reason;
+  hid_t attr, ft, mt = H5I_INVALID_HID;
+  if (archive_attr_open_one(obj, name, H5T_STRING, ARCHIVE_ATTR_STR_MAX, &attr, &ft, &reason) != 0) {
+    if (why) *why = reason;
+    return -1;
+  }
   int ok = -1;
-  if (ft >= 0 && H5Tget_class(ft) == H5T_STRING) {
-    if (H5Tis_variable_str(ft) > 0) {
-      char *s = NULL;
-      mt = H5Tcopy(H5T_C_S1);
-      H5Tset_size(mt, H5T_VARIABLE);
-      if (H5Aread(attr, mt, &s) >= 0 && s) {
-        archive_copy_str(buf, len, s);
-        H5free_memory(s);
-        ok = 0;
-      }
-    } else {
-      size_t n = H5Tget_size(ft);
-      char *tmp = calloc(n + 1, 1);
-      mt = archive_str_type(n + 1);
-      if (tmp && H5Aread(attr, mt, tmp) >= 0) {
-        archive_copy_str(buf, len, tmp);
-        ok = 0;
-      }
-      free(tmp);
+  if (H5Tis_variable_str(ft) > 0) {
+    char *s = NULL;
+    mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, H5T_VARIABLE);
+    if (H5Aread(attr, mt, &s) >= 0 && s) {
+      archive_copy_str(buf, len, s);
+      ok = 0;
+    }
+    if (s) H5free_memory(s);
+  } else {
+    char tmp[ARCHIVE_ATTR_STR_MAX + 1];
+    size_t n = H5Tget_size(ft);
+    mt = archive_str_type(n + 1);
+    memset(tmp, 0, sizeof tmp);
+    if (mt >= 0 && H5Aread(attr, mt, tmp) >= 0) {
+      archive_copy_str(buf, len, tmp);
+      ok = 0;
     }
   }
+  if (ok != 0 && why) *why = "unreadable";
   archive_h5_close_id(&mt, H5Tclose);
   archive_h5_close_id(&ft, H5Tclose);
   H5Aclose(attr);
   return ok;
 }
 
-/* Read an integer attribute. Returns 0, or -1 when missing or not an integer. */
-int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v) {
-  if (H5Aexists(obj, name) <= 0) return -1;
-  hid_t attr = H5Aopen(obj, name, H5P_DEFAULT);
-  if (attr < 0) return -1;
-  hid_t ft = H5Aget_type(attr);
-  int ok = ft >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Aread(attr, H5T_NATIVE_INT64, v) >= 0
-               ? 0 : -1;
+/* Read an integer attribute (at most 64 bits). */
+int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why) {
+  const char *reason;
+  hid_t attr, ft;
+  if (archive_attr_open_one(obj, name, H5T_INTEGER, sizeof(int64_t), &attr, &ft, &reason) != 0) {
+    if (why) *why = reason;
+    return -1;
+  }
+  int64_t x = 0;
+  int ok = H5Aread(attr, H5T_NATIVE_INT64, &x) >= 0 ? 0 : -1;
+  if (ok == 0) *v = x;
+  else if (why) *why = "unreadable";
   archive_h5_close_id(&ft, H5Tclose);
   H5Aclose(attr);
   return ok;

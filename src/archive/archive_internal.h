@@ -13,6 +13,7 @@
  *   archive_check.c    info --check: read every object, name the damaged
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
+ *   archive_guard.c    untrusted input: plain objects, one-value attributes, the budget
  *   archive_lock.c, archive_spec.c  the journal lock, /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
@@ -41,6 +42,11 @@
 #define ARCHIVE_BULK_CHUNK_BYTES 65536
 #define ARCHIVE_DEFLATE_LEVEL 1
 #define ARCHIVE_BLOCK_ROWS 65536  /* rows per read/write block of big tables */
+/* What a spec allows a cell (docs/SPEC.md: depth ≤ 64), the bound of the
+ * /curvature rows a reader accepts per listed cell before allocating. */
+#define ARCHIVE_MAX_DEPTH 64
+/* The longest /spec a reader accepts (the spec loader's own limit). */
+#define ARCHIVE_SPEC_MAX_BYTES ((size_t)16 << 20)
 /* Group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol";
  * the figures behind them in docs/DECISIONS.md): the journal is synced at
  * most ARCHIVE_SYNC_SECONDS after a result was added; staged results go
@@ -170,7 +176,9 @@ void archive_quiet_end(archive_quiet q);
 typedef enum {
   ARCHIVE_PROBE_OK = 0,
   ARCHIVE_PROBE_UNREADABLE, /* empty, not HDF5, truncated or damaged */
-  ARCHIVE_PROBE_FOREIGN     /* a readable HDF5 file that is not a curvsweep archive v1 */
+  ARCHIVE_PROBE_FOREIGN,    /* a readable HDF5 file that is not a curvsweep archive v1 */
+  ARCHIVE_PROBE_HOSTILE     /* ours by its attributes, but not plain objects (a link out of the
+                               file, a cycle, external storage): refused by every command */
 } archive_probe_class;
 
 typedef struct {
@@ -184,9 +192,10 @@ typedef struct {
 /* An archive open for reading: its rows and statuses (a->journal_fd < 0)
  * and the open file (archive_read.c). */
 typedef struct {
-  cs_archive *a;  /* rows and statuses (no journal) */
+  cs_archive *a;  /* rows and statuses (no journal); a->spec is spec */
   hid_t file;
   archive_meta meta;
+  cs_spec *spec;  /* loaded from /spec: what the archive may hold (owned) */
 } archive_reader;
 
 typedef struct {
@@ -243,9 +252,10 @@ hid_t archive_str_type(size_t n);
 hid_t archive_dcpl(int rank, const hsize_t *chunk, int deflate);
 int archive_attr_write_str(hid_t obj, const char *name, const char *value, const char *path);
 int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, int64_t v, const char *path);
-/* 0, or -1 when missing or of another class. */
-int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len);
-int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v);
+/* 0, or -1 when missing, of another class, not one value (an array) or of
+ * an impossible size; *why (when why is not NULL) then says which. */
+int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, const char **why);
+int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why);
 int archive_link_exists(hid_t loc, const char *name);
 /* Memory types of the rows (closed by the caller); archive_packed: the file type. */
 hid_t archive_class_type(hid_t base);
@@ -304,6 +314,11 @@ void archive_points_stage_free(archive_points_stage *s);
 /* The valid rows of /points/index (malloc'ed). */
 int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
                               archive_point_row **rows, int64_t *n);
+/* The valid rows of /points/index (malloc'ed) in storage order, each row of
+ * a finished listed cell as a->spec allows it and not overlapping another's
+ * values: a refusal naming the row otherwise (what every reader checks). */
+int archive_points_index_checked(hid_t file, const cs_archive *a, const char *path,
+                                 archive_point_row **rows, int64_t *n);
 /* Every finished listed cell's arrays, in storage order, each array read a
  * block at a time: fn(ctx, /cells row, pts) with pts holding the cell's
  * cell_id, n_points, m, depth and arrays that point into the blocks, valid
@@ -320,13 +335,16 @@ int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned k
 int archive_points_lend(cs_cell_result *r, const cs_cell_result *pts, const char *path);
 void archive_points_unlend(cs_cell_result *r);
 /* One cell's arrays (its index row given) into r (archive_points_take). */
-int archive_points_read_cell(hid_t file, const char *path, const archive_point_row *row,
-                             cs_cell_result *r);
+int archive_points_read_cell(hid_t file, const char *path, const cs_spec *spec,
+                             const archive_point_row *row, cs_cell_result *r);
 /* Free r's per-point arrays (the rest of r kept). */
 void archive_points_free(cs_cell_result *r);
 
 /* ---- archive_write.c: results (batched) or a /runs row into an open file ---- */
 int archive_check_result(const cs_archive *a, const cs_cell_result *r);
+/* A done result's metrics in their domain (accuracies in [0, 1], finite
+ * loss, wall time >= 0): a refusal naming path and the cell otherwise. */
+int archive_check_metrics(const char *path, const cs_cell_result *r);
 /* Results on their way into an open file: groups already written, table
  * rows and /cells rows kept for the batch's commit point. */
 typedef struct {
@@ -405,13 +423,6 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
 int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r);
 
 /* ---- archive_build.c ---- */
-/* Copy the group /<top>/<cell_id> of an open archive src (src_path for
- * messages), when it has one, into the archive being built, as stored
- * (H5Ocopy: chunks copied as they are, Fletcher32 kept; a chunk that fails
- * its checksum fails the copy). The per-cell groups: /params and /fields
- * (and /points of format_version 2 and 3 inputs are read, not copied). */
-int archive_build_copy_cell_group(cs_archive_builder *b, hid_t src, const char *src_path,
-                                  const char *top, int64_t cell_id);
 void archive_results_free(cs_cell_result *res, int64_t n);
 /* The /points (format_version 2, 3) and /params groups of r->cell_id into
  * r (none: r unchanged); a group that cannot be read whole is a
@@ -419,10 +430,19 @@ void archive_results_free(cs_cell_result *res, int64_t n);
 int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 
-/* A 2-D dataset into a fresh array of memory type mtype; dims out. A
- * missing or unreadable dataset is a refusal naming it. */
-int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes,
-                       const char *path, void **v, hsize_t dims[2]);
+/* A 2-D dataset of type class cls into a fresh array of memory type mtype;
+ * dims out. Its shape must be want[0] x want[1] (a 0 there: any, within the
+ * budget), checked before anything is allocated. A missing, unreadable or
+ * misshapen dataset is a refusal naming it. */
+int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes, H5T_class_t cls,
+                       const hsize_t want[2], const char *path, void **v, hsize_t dims[2]);
+/* Every member of the per-cell group g (/group) is a hard link to one of the
+ * datasets named (want, or n names of ARCHIVE_TENSOR_NAME_BYTES in names),
+ * or a group on the way to one: a refusal naming the first that is not. */
+int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
+                                const char *path, const char *group);
+/* A tensor name as the archive stores it (docs/ARCHIVE.md, "/params"). */
+int archive_check_tensor_name(const char *name);
 /* Open /<top>/<cell_id> when there is one (*g < 0: none); its name into name. */
 int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
                             char name[64], hid_t *g);
@@ -433,11 +453,38 @@ int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const 
 int archive_check_fields(const char *path, const cs_cell_result *r);
 int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path);
 /* The group of r->cell_id into r (none: r unchanged); a group that cannot
- * be read whole, or whose shapes disagree with N and r->depth, is a
- * CS_ERR_INPUT naming it. */
-int archive_read_fields(hid_t file, const char *path, cs_cell_result *r);
+ * be read whole, holds anything else, or whose N (expect_n: the spec's
+ * field of the cell, -1 when unknown), shapes, classes or box are not what
+ * N and r->depth imply, is a CS_ERR_INPUT naming it. */
+int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r);
 /* The fields of x and y agree bitwise (both absent counts as agreeing). */
 int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);
+
+/* ---- archive_guard.c: an archive is untrusted input (docs/SECURITY.md, "Archives") ---- */
+/* The bytes one open may allocate from sizes the file declares: set from
+ * the file's size at every open (archive_probe), taken before each such
+ * allocation (n elements of size bytes; a refusal naming object beyond). */
+void archive_budget_begin(const char *path);
+int archive_budget_take(uint64_t n, uint64_t size, const char *path, const char *object);
+/* Open a dataset or group of loc: every link on the way a hard link, a
+ * dataset stored in this file (not virtual, no external raw storage);
+ * refusals name path and the object. */
+int archive_dataset_open(hid_t loc, const char *name, const char *path, hid_t *ds);
+int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
+int archive_dataset_plain(hid_t ds, const char *path, const char *full);
+/* A table's rows were all stored (chunks written), not declared only. */
+int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
+/* An attribute of one value of class cls of at most max_bytes (variable-
+ * length strings any): 0 with attr and its type open, or -1 and why. */
+int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t max_bytes,
+                          hid_t *attr, hid_t *ftype, const char **why);
+/* Every link of the file a hard link to an object linked once, every
+ * dataset plain: fn (may be NULL: stop at the first) gets each object that
+ * is not, with the reason; *hostile: one was found (else a failure is
+ * damage: a group or header that cannot be read). */
+typedef void (*archive_guard_fn)(const char *object, const char *reason, void *ctx);
+int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
+                            int *hostile);
 
 /* ---- archive_lock.c ---- */
 /* Open (creating if absent) and lock the journal of an archive,

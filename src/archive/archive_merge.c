@@ -208,28 +208,43 @@ static int archive_merge_keep(archive_merge_state *s, cs_cell_result *r) {
   return CS_OK;
 }
 
+/* Free what archive_read_cell_groups read into r (its /params and /fields),
+ * once written: memory stays one cell's groups. */
+static void archive_merge_drop_groups(cs_cell_result *r) {
+  double **fd[RESULT_N_FIELD_ARRAYS];
+  result_field_arrays(r, fd);
+  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++) free(*fd[k]), *fd[k] = NULL;
+  free(r->fd_class), free(r->fd_pred);
+  r->fd_class = NULL, r->fd_pred = NULL, r->field_n = 0;
+  for (int t = 0; t < r->n_tensors; t++) free(r->tensors[t].v);
+  free(r->tensors);
+  r->tensors = NULL, r->n_tensors = 0;
+}
+
 /* One finished result r of input i (open as rd): into the output when it
- * is the chosen one, its /params and /fields groups copied as stored (after every
- * dataset of it read back: archive_build_copy_cell_group); a done result of
- * a cell done in several inputs is read whole (kept when chosen) and must
- * agree bitwise with the chosen one. r's per-point arrays are in r already
- * (format_version 4: archive_points_each) or read here (2, 3); the caller
- * frees (or unlends) them, unless kept. */
+ * is the chosen one; a done result of a cell done in several inputs must
+ * agree bitwise with the chosen one (kept). Its /params and /fields groups
+ * are read by the reader analyze uses (archive_read_cell_groups: shapes,
+ * classes, finite values, nothing but their datasets; docs/SECURITY.md,
+ * "Archives") and written again by the builder, never copied as stored.
+ * r's per-point arrays are in r already (format_version 4:
+ * archive_points_each) or read here (2, 3); the caller frees (or unlends)
+ * them, unless kept. */
 static int archive_merge_apply_one(archive_merge_state *s, int i, archive_reader *rd,
                                    cs_cell_result *r) {
   int64_t c = r->cell_id;
   int multi = r->status == CELL_DONE && s->n_done[c] > 1, chosen = s->pick_in[c] == i;
   if (r->status == CELL_PENDING || (!chosen && !multi)) return CS_OK;
-  if (multi) CS_CHECK(archive_read_cell_groups(rd, r));
-  else if (rd->meta.version < 4) CS_CHECK(archive_read_points(rd->file, s->inputs[i], r));
+  CS_CHECK(archive_read_cell_groups(rd, r));
   if (chosen) {
     CS_CHECK(archive_build_result(s->b, r));
     if (multi) return archive_merge_keep(s, r);
-    for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++)
-      CS_CHECK(archive_build_copy_cell_group(s->b, rd->file, s->inputs[i], ARCHIVE_CELL_GROUPS[k], c));
+    archive_merge_drop_groups(r);
     return CS_OK;
   }
-  if (s->kept_of[c] >= 0 && !archive_same_values(&s->kept[s->kept_of[c]], r))
+  int same = s->kept_of[c] < 0 || archive_same_values(&s->kept[s->kept_of[c]], r);
+  archive_merge_drop_groups(r);
+  if (!same)
     return cs_error(CS_ERR_INPUT, "cell %" PRId64 " is done in both %s and %s with different "
                     "values: these are not shards of one deterministic sweep; merge one of them",
                     c, s->inputs[s->pick_in[c]], s->inputs[i]);

@@ -190,11 +190,11 @@ int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
                               archive_point_row **rows, int64_t *n) {
   *rows = NULL;
   *n = 0;
-  hid_t ds = H5Dopen2(file, ARCHIVE_POINTS_INDEX, H5P_DEFAULT), mt = archive_point_row_type();
+  hid_t ds, mt = archive_point_row_type();
   hsize_t valid = 0, len = 0;
-  int rc = ds < 0 ? archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", path,
-                                     ARCHIVE_POINTS_INDEX)
-                  : archive_table_valid_rows(a, ds, path, ARCHIVE_POINTS_INDEX, &valid, &len);
+  int rc = archive_dataset_open(file, ARCHIVE_POINTS_INDEX, path, &ds);
+  if (!rc) rc = archive_table_valid_rows(a, ds, path, ARCHIVE_POINTS_INDEX, &valid, &len);
+  if (!rc) rc = archive_budget_take(valid, sizeof **rows, path, "/" ARCHIVE_POINTS_INDEX);
   if (!rc) rc = CS_CALLOC(*rows, valid ? valid : 1);
   if (!rc && archive_table_io(ds, mt, 0, valid, *rows, 0) < 0)
     rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s", path,
@@ -254,13 +254,24 @@ static int archive_points_cmp_start(const void *x, const void *y) {
   return (p->x_start > q->x_start) - (p->x_start < q->x_start);
 }
 
-/* Index row i describes a cell's arrays: pts gets its sizes. */
+/* Index row i describes a cell's arrays as its spec allows them (m its
+ * input_dim, at most its points, at most ARCHIVE_MAX_DEPTH prefixes;
+ * docs/SECURITY.md, "Archives"): pts gets its sizes. */
 static int archive_points_shape(cs_cell_result *pts, const archive_point_row *row, int64_t i,
-                                const char *path) {
-  if (row->n_points <= 0 || row->m <= 0 || row->depth < 0 || row->x_start < 0 || row->start < 0)
+                                const cs_spec *spec, const char *path) {
+  cs_config cfg;
+  if (row->cell_id < 0 || row->cell_id >= spec_cell_count(spec) ||
+      spec_cell_config(spec, row->cell_id, &cfg) != CS_OK) {
+    cs_error_clear();
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s row %" PRId64 " names cell %" PRId64
+                    ", outside its spec's grid", path, ARCHIVE_POINTS_INDEX, i, row->cell_id);
+  }
+  if (row->n_points <= 0 || row->n_points > cfg.points || row->m != cfg.input_dim ||
+      row->depth < 0 || row->depth > ARCHIVE_MAX_DEPTH || row->x_start < 0 || row->start < 0)
     return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s row %" PRId64 " (cell %" PRId64
-                    "): %d points, m %d, depth %d", path, ARCHIVE_POINTS_INDEX, i, row->cell_id,
-                    row->n_points, row->m, row->depth);
+                    "): %d points, m %d, depth %d (its spec: at most %d points, m %d)", path,
+                    ARCHIVE_POINTS_INDEX, i, row->cell_id, row->n_points, row->m, row->depth,
+                    cfg.points, cfg.input_dim);
   memset(pts, 0, sizeof *pts);
   pts->cell_id = row->cell_id;
   pts->n_points = row->n_points, pts->m = row->m, pts->depth = row->depth;
@@ -298,7 +309,6 @@ typedef struct {
 } archive_points_walk;
 
 static int archive_points_walk_open(hid_t file, const char *path, archive_points_walk *W) {
-  qsort(W->rows, (size_t)W->n, sizeof *W->rows, archive_points_cmp_start);
   for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
     archive_points_span *sp = &W->sp[k];
     hid_t ftype;
@@ -306,9 +316,7 @@ static int archive_points_walk_open(hid_t file, const char *path, archive_points
     H5Tclose(ftype);
     sp->elem = archive_points_elem(k);
     sp->block = ARCHIVE_POINTS_BLOCK;
-    sp->ds = H5Dopen2(file, archive_points_name(k), H5P_DEFAULT);
-    if (sp->ds < 0)
-      return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", path, archive_points_name(k));
+    CS_CHECK(archive_dataset_open(file, archive_points_name(k), path, &sp->ds));
     CS_CHECK(archive_points_length(sp->ds, k, path, &sp->len));
   }
   return CS_OK;
@@ -323,15 +331,41 @@ static void archive_points_walk_close(archive_points_walk *W) {
   free(W->rows);
 }
 
+/* The valid rows of /points/index in storage order; each row of a finished
+ * listed cell as the spec allows it, and its values not overlapping the
+ * previous such row's (every row at offset 0 would read one cell's values
+ * for all). */
+int archive_points_index_checked(hid_t file, const cs_archive *a, const char *path,
+                                 archive_point_row **rows, int64_t *n) {
+  if (!a->spec) return cs_error(CS_ERR_INTERNAL, "%s: /points read without its spec", path);
+  CS_CHECK(archive_points_index_read(file, a, path, rows, n));
+  qsort(*rows, (size_t)*n, sizeof **rows, archive_points_cmp_start);
+  hsize_t x_end = 0, end = 0;
+  for (int64_t i = 0; i < *n; i++) {
+    const archive_point_row *row = &(*rows)[i];
+    int64_t cell_row = archive_find_row(a, row->cell_id);
+    if (cell_row < 0 || a->row_status[cell_row] == CELL_PENDING) continue;
+    cs_cell_result pts;
+    CS_CHECK(archive_points_shape(&pts, row, i, a->spec, path));
+    if ((hsize_t)row->x_start < x_end || (hsize_t)row->start < end)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s: the values of cell %" PRId64 " (x at "
+                      "%" PRId64 ", per-prefix at %" PRId64 ") overlap another cell's", path,
+                      ARCHIVE_POINTS_INDEX, row->cell_id, row->x_start, row->start);
+    x_end = (hsize_t)row->x_start + archive_points_count(row, 0);
+    end = (hsize_t)row->start + archive_points_count(row, 1);
+  }
+  return CS_OK;
+}
+
 static int archive_points_walk_run(hid_t file, const cs_archive *a, const char *path,
                                    archive_points_fn fn, void *ctx, archive_points_walk *W) {
-  CS_CHECK(archive_points_index_read(file, a, path, &W->rows, &W->n));
+  CS_CHECK(archive_points_index_checked(file, a, path, &W->rows, &W->n));
   CS_CHECK(archive_points_walk_open(file, path, W));
   for (int64_t i = 0; i < W->n; i++) {
     const archive_point_row *row = &W->rows[i];
     int64_t cell_row = archive_find_row(a, row->cell_id);
     if (cell_row < 0 || a->row_status[cell_row] == CELL_PENDING) continue;
-    CS_CHECK(archive_points_shape(&W->pts, row, i, path));
+    CS_CHECK(archive_points_shape(&W->pts, row, i, a->spec, path));
     for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
       void *at;
       hsize_t off = (hsize_t)(k == 0 ? row->x_start : row->start);
@@ -407,10 +441,10 @@ int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned k
   return CS_OK;
 }
 
-int archive_points_read_cell(hid_t file, const char *path, const archive_point_row *row,
-                             cs_cell_result *r) {
+int archive_points_read_cell(hid_t file, const char *path, const cs_spec *spec,
+                             const archive_point_row *row, cs_cell_result *r) {
   cs_cell_result pts;
-  CS_CHECK(archive_points_shape(&pts, row, 0, path));
+  CS_CHECK(archive_points_shape(&pts, row, 0, spec, path));
   void *at[ARCHIVE_POINT_ARRAYS] = {NULL};
   archive_points_span sp[ARCHIVE_POINT_ARRAYS];
   int rc = CS_OK;
@@ -420,10 +454,8 @@ int archive_points_read_cell(hid_t file, const char *path, const archive_point_r
     sp[k].elem = archive_points_elem(k);
     archive_points_types(k, &ftype, &sp[k].mtype);
     H5Tclose(ftype);
-    sp[k].ds = H5Dopen2(file, archive_points_name(k), H5P_DEFAULT);
-    rc = sp[k].ds < 0 ? archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", path,
-                                         archive_points_name(k))
-                      : archive_points_length(sp[k].ds, k, path, &sp[k].len);
+    rc = archive_dataset_open(file, archive_points_name(k), path, &sp[k].ds);
+    if (!rc) rc = archive_points_length(sp[k].ds, k, path, &sp[k].len);
     hsize_t off = (hsize_t)(k == 0 ? row->x_start : row->start);
     if (!rc) rc = archive_points_span_get(&sp[k], k, off, archive_points_count(row, k), &at[k], path);
     if (!rc) archive_points_set(&pts, k, at[k]);

@@ -12,8 +12,21 @@
 void archive_reader_close(archive_reader *rd) {
   if (rd->file >= 0) H5Fclose(rd->file);
   archive_free(rd->a);
+  if (rd->spec) spec_free(rd->spec);
   memset(rd, 0, sizeof *rd);
   rd->file = H5I_INVALID_HID;
+}
+
+/* The spec of the open archive, from /spec: what it may hold (the cells
+ * of its grid, their depth, points and fields; docs/SECURITY.md). */
+static int archive_reader_spec(archive_reader *rd, const char *path) {
+  char *text = NULL;
+  CS_CHECK(archive_spec_read(rd->file, path, &text));
+  int rc = spec_load_string(text, path, &rd->spec);
+  free(text);
+  if (rc) return cs_error_context(rc, "%s: the archive's /spec does not load: ", path);
+  rd->a->spec = rd->spec;
+  return CS_OK;
 }
 
 int archive_reader_open(const char *path, archive_reader *rd) {
@@ -22,6 +35,7 @@ int archive_reader_open(const char *path, archive_reader *rd) {
   archive_probe_class cls;
   CS_CHECK(archive_probe(path, H5F_ACC_RDONLY, &rd->file, &rd->meta, &cls));
   int rc = archive_new(path, &rd->a);
+  if (!rc) rc = archive_reader_spec(rd, path);
   if (!rc) rc = archive_load_rows(rd->a, rd->file, path);
   if (!rc) rc = archive_read_n_runs(rd->a, rd->file);
   if (rc) archive_reader_close(rd);
@@ -32,8 +46,10 @@ int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd
   memset(rd, 0, sizeof *rd);
   rd->file = H5I_INVALID_HID;
   rd->a = a;  // freed by archive_reader_close from here, whatever happens
+  a->spec = NULL;  // the spec of the earlier open is gone with it
   archive_probe_class cls;
   int rc = archive_probe(path, H5F_ACC_RDONLY, &rd->file, &rd->meta, &cls);
+  if (!rc) rc = archive_reader_spec(rd, path);
   if (rc) archive_reader_close(rd);
   return rc;
 }
@@ -43,10 +59,11 @@ int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void *
                               hsize_t *n) {
   *rows = NULL;
   *n = 0;
-  hid_t ds = H5Dopen2(rd->file, name, H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", rd->a->path, name);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(rd->file, name, rd->a->path, &ds));
   hsize_t valid = 0, len = 0;
   int rc = archive_table_valid_rows(rd->a, ds, rd->a->path, name, &valid, &len);
+  if (!rc) rc = archive_budget_take(valid, H5Tget_size(mtype), rd->a->path, name);
   if (!rc) rc = cs_calloc_bytes(rows, valid ? valid : 1, H5Tget_size(mtype));
   if (!rc && archive_table_io(ds, mtype, 0, valid, *rows, 0) < 0)
     rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s", rd->a->path, name);
@@ -68,8 +85,8 @@ typedef int (*archive_block_fn)(void *ctx, const void *rows, hsize_t start, hsiz
 static int archive_table_blocks(archive_reader *rd, const char *name, hid_t mtype,
                                 archive_block_fn fn, void *ctx) {
   const char *path = rd->a->path;
-  hid_t ds = H5Dopen2(rd->file, name, H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /%s", path, name);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(rd->file, name, path, &ds));
   hsize_t valid = 0, len = 0;
   unsigned char *buf = NULL;
   size_t rb = H5Tget_size(mtype);
@@ -89,7 +106,8 @@ static int archive_table_blocks(archive_reader *rd, const char *name, hid_t mtyp
   return rc;
 }
 
-/* The summary's sum of wall_s over finished cells, one block of /cells at a time. */
+/* The summary's sum of wall_s over finished cells, one block of /cells at a
+ * time; their metrics checked as every reader checks them. */
 typedef struct {
   const cs_archive *a;
   double wall_s;
@@ -97,9 +115,28 @@ typedef struct {
 
 static int archive_summary_wall_block(void *ctx, const void *rows, hsize_t start, hsize_t k) {
   archive_summary_wall *W = ctx;
-  const double *wall = rows;
-  for (hsize_t j = 0; j < k && (int64_t)(start + j) < W->a->n_rows; j++)
-    if (W->a->row_status[start + j] != CELL_PENDING && isfinite(wall[j])) W->wall_s += wall[j];
+  const archive_cell_row *cells = rows;
+  for (hsize_t j = 0; j < k && (int64_t)(start + j) < W->a->n_rows; j++) {
+    if (W->a->row_status[start + j] == CELL_PENDING) continue;
+    cs_cell_result r = {.cell_id = cells[j].cell_id, .status = W->a->row_status[start + j],
+                        .wall_s = cells[j].wall_s, .train_loss = cells[j].train_loss,
+                        .train_acc = cells[j].train_acc, .test_acc = cells[j].test_acc};
+    CS_CHECK(archive_check_metrics(W->a->path, &r));
+    if (isfinite(r.wall_s)) W->wall_s += r.wall_s;
+  }
+  return CS_OK;
+}
+
+/* The summary's /runs figures, one block of /runs at a time. */
+static int archive_summary_runs_block(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+  cs_archive_summary *out = ctx;
+  const cs_run_info *runs = rows;
+  (void)start;
+  for (hsize_t i = 0; i < k; i++) {
+    out->runs++;
+    if (runs[i].ranks > out->max_ranks) out->max_ranks = runs[i].ranks;
+    if (runs[i].end[0]) archive_copy_str(out->last_run_end, sizeof out->last_run_end, runs[i].end);
+  }
   return CS_OK;
 }
 
@@ -122,25 +159,30 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
     }
   }
   archive_summary_wall W = {rd.a, 0};
-  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(double));
-  H5Tinsert(mt, "wall_s", 0, H5T_NATIVE_DOUBLE);
+  hid_t mt = archive_cell_row_type();
   int rc = archive_table_blocks(&rd, "cells", mt, archive_summary_wall_block, &W);
   H5Tclose(mt);
   out->wall_s = W.wall_s;
-  // runs
-  cs_run_info *runs = NULL;
-  hsize_t nr = 0;
+  // the rows /curvature and /curves hold, and /points/index as every reader
+  // reads them (not the rows themselves, nor the /points arrays)
+  static const char *const TABLES[] = {"curvature", "curves"};
+  for (int k = 0; k < 2 && !rc; k++) {
+    hid_t ds;
+    hsize_t valid, len;
+    rc = archive_dataset_open(rd.file, TABLES[k], path, &ds);
+    if (!rc) rc = archive_table_valid_rows(rd.a, ds, path, TABLES[k], &valid, &len);
+    archive_h5_close_id(&ds, H5Dclose);
+  }
+  archive_point_row *prows = NULL;
+  int64_t np = 0;
+  if (!rc && rd.meta.version >= 4) rc = archive_points_index_checked(rd.file, rd.a, path, &prows, &np);
+  free(prows);
+  // runs, a block at a time (memory: one block, whatever /runs declares)
   if (!rc) {
     mt = archive_run_row_type();
-    rc = archive_read_table(&rd, "runs", mt, (void **)&runs, &nr);
+    rc = archive_table_blocks(&rd, "runs", mt, archive_summary_runs_block, out);
     H5Tclose(mt);
   }
-  for (hsize_t i = 0; !rc && i < nr; i++) {
-    out->runs++;
-    if (runs[i].ranks > out->max_ranks) out->max_ranks = runs[i].ranks;
-    if (runs[i].end[0]) archive_copy_str(out->last_run_end, sizeof out->last_run_end, runs[i].end);
-  }
-  free(runs);
   archive_reader_close(&rd);
   return rc;
 }
@@ -162,29 +204,46 @@ int archive_read_spec(const char *path, char **text) {
   ARCHIVE_QUIETLY(archive_read_spec_impl(path, text));
 }
 
-/* A 2-D dataset into a fresh array of elements of memory type mtype
- * (elem_bytes each); dims out. A missing or unreadable dataset is a
- * refusal naming it. */
-int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes,
-                              const char *path, void **v, hsize_t dims[2]) {
+/* A 2-D dataset of class cls into a fresh array of elements of memory type
+ * mtype (elem_bytes each); dims out. Shape (want) and class are checked and
+ * the size taken from the budget before anything is allocated
+ * (docs/SECURITY.md, "Archives"). */
+int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes, H5T_class_t cls,
+                       const hsize_t want[2], const char *path, void **v, hsize_t dims[2]) {
   *v = NULL;
   dims[0] = dims[1] = 0;
-  hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no dataset %s", path, name);
-  hid_t space = H5Dget_space(ds);
+  char full[640];
+  if (H5Iget_name(loc, full, sizeof full) < 0) full[0] = '\0';
+  snprintf(full + strlen(full), sizeof full - strlen(full), "%s%s",
+           full[0] && full[strlen(full) - 1] == '/' ? "" : "/", name);
+  hid_t ds, space = H5I_INVALID_HID, ft = H5I_INVALID_HID;
+  CS_CHECK(archive_dataset_open(loc, name, path, &ds));
   int rc = CS_OK;
-  if (space < 0 || H5Sget_simple_extent_ndims(space) != 2) {
-    rc = cs_error(CS_ERR_INPUT, "%s: dataset %s is not 2-D", path, name);
+  if ((space = H5Dget_space(ds)) < 0 || (ft = H5Dget_type(ds)) < 0) {
+    rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read %s", path, full);
+  } else if (H5Sget_simple_extent_ndims(space) != 2) {
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: dataset %s is not 2-D", path, full);
+  } else if (H5Tget_class(ft) != cls) {
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: dataset %s is not of type %s", path, full,
+                  cls == H5T_FLOAT ? "float64" : cls == H5T_ENUM ? "class (enum)" : "int8");
   } else {
     H5Sget_simple_extent_dims(space, dims, NULL);
-    size_t n = (size_t)(dims[0] * dims[1]);
-    if (n > 0) {
+    if ((want[0] && dims[0] != want[0]) || (want[1] && dims[1] != want[1]))
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is %llu x %llu, expected %llu x %llu",
+                    path, full, (unsigned long long)dims[0], (unsigned long long)dims[1],
+                    (unsigned long long)want[0], (unsigned long long)want[1]);
+    hsize_t n = 0;
+    if (!rc && __builtin_mul_overflow(dims[0], dims[1], &n))
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is too large", path, full);
+    if (!rc) rc = archive_budget_take(n, elem_bytes, path, full);
+    if (!rc && n > 0) {
       rc = cs_calloc_bytes(v, n, elem_bytes);
       if (!rc && H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0)
-        rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read %s", path, name);
+        rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read %s", path, full);
     }
   }
-  if (space >= 0) H5Sclose(space);
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&space, H5Sclose);
   H5Dclose(ds);
   if (rc) {
     free(*v);
@@ -193,32 +252,78 @@ int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_byt
   return rc;
 }
 
-/* A 2-D float64 dataset into a fresh array; dims out. */
-static int archive_read_matrix(hid_t loc, const char *name, const char *path, double **v,
-                               hsize_t dims[2]) {
-  return archive_read_array(loc, name, H5T_NATIVE_DOUBLE, sizeof(double), path, (void **)v, dims);
+/* A 2-D float64 dataset of shape want into a fresh array; dims out. */
+static int archive_read_matrix(hid_t loc, const char *name, const hsize_t want[2], const char *path,
+                               double **v, hsize_t dims[2]) {
+  return archive_read_array(loc, name, H5T_NATIVE_DOUBLE, sizeof(double), H5T_FLOAT, want, path,
+                            (void **)v, dims);
 }
 
-/* Does a link exist? A failed lookup (damaged group) is a refusal, never "no". */
-static int archive_link_lookup(hid_t loc, const char *name, const char *path, int *there) {
+/* Does a link exist (name: one component)? A failed lookup (damaged group)
+ * is a refusal, never "no". */
+static int archive_link_lookup(hid_t loc, const char *name, const char *path, const char *full,
+                               int *there) {
   htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
   *there = e > 0;
-  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", path, name);
+  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", path, full);
   return CS_OK;
 }
 
 /* Open the group /<top>/<cell_id> when there is one (*g < 0: none); its
- * name into name. */
+ * name into name. One component at a time, each a hard link
+ * (archive_group_open): a link out of the file is never followed. */
 int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
                                    char name[64], hid_t *g) {
   *g = H5I_INVALID_HID;
   snprintf(name, 64, "%s/%" PRId64, top, cell_id);
   int there;
-  CS_CHECK(archive_link_lookup(file, top, path, &there));
-  if (there) CS_CHECK(archive_link_lookup(file, name, path, &there));
+  CS_CHECK(archive_link_lookup(file, top, path, top, &there));
   if (!there) return CS_OK;
-  *g = H5Gopen2(file, name, H5P_DEFAULT);
-  if (*g < 0) return archive_h5_error(CS_ERR_INPUT, "%s: cannot open /%s", path, name);
+  hid_t tg;
+  CS_CHECK(archive_group_open(file, top, path, &tg));
+  int rc = archive_link_lookup(tg, name + strlen(top) + 1, path, name, &there);
+  if (!rc && there) rc = archive_group_open(tg, name + strlen(top) + 1, path, g);
+  H5Gclose(tg);
+  return rc;
+}
+
+/* Every member of a per-cell group is one of the n names of want (nested
+ * groups on the way to them allowed): nothing else is read, copied or
+ * trusted (docs/SECURITY.md, "Archives"). */
+typedef struct {
+  const char *const *want;
+  const char *names;  /* or: n names of ARCHIVE_TENSOR_NAME_BYTES each */
+  int64_t n;
+  char bad[256];
+} archive_members;
+
+static int archive_members_is(const archive_members *M, const char *name, int prefix) {
+  size_t len = strlen(name);
+  for (int64_t i = 0; i < M->n; i++) {
+    const char *w = M->want ? M->want[i] : M->names + i * ARCHIVE_TENSOR_NAME_BYTES;
+    if (prefix ? !strncmp(w, name, len) && w[len] == '/' : !strcmp(w, name)) return 1;
+  }
+  return 0;
+}
+
+static herr_t archive_members_link(hid_t g, const char *name, const H5L_info_t *li, void *ctx) {
+  archive_members *M = ctx;
+  H5O_info_t oi;
+  int ok = li->type == H5L_TYPE_HARD && H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
+  if (ok && oi.type == H5O_TYPE_GROUP) ok = archive_members_is(M, name, 1);
+  else if (ok) ok = oi.type == H5O_TYPE_DATASET && archive_members_is(M, name, 0);
+  if (!ok) snprintf(M->bad, sizeof M->bad, "%s", name);
+  return ok ? 0 : 1;
+}
+
+int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
+                                const char *path, const char *group) {
+  archive_members M = {want, names, n, ""};
+  herr_t e = H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_members_link, &M);
+  if (M.bad[0])
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is not one of the group's "
+                    "objects (docs/ARCHIVE.md)", path, group, M.bad);
+  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot list /%s", path, group);
   return CS_OK;
 }
 
@@ -227,25 +332,72 @@ int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
   hid_t g;
   CS_CHECK(archive_cell_group_open(file, "points", r->cell_id, path, name, &g));
   if (g < 0) return CS_OK;
-  hsize_t dims[2];
-  int rc = archive_read_matrix(g, "x", path, &r->pt_x, dims);
+  hsize_t dims[2], any[2] = {0, 0};
+  int rc = archive_read_matrix(g, "x", any, path, &r->pt_x, dims);
+  if (!rc && (dims[0] < 1 || dims[0] > INT32_MAX || dims[1] < 1 || dims[1] > ARCHIVE_MAX_DEPTH))
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/x is %llu x %llu", path, name,
+                  (unsigned long long)dims[0], (unsigned long long)dims[1]);
   r->n_points = (int)dims[0], r->m = (int)dims[1];
+  const hsize_t want[2] = {(hsize_t)r->depth, (hsize_t)r->n_points};
   double **fields[RESULT_N_POINT_ARRAYS];
   result_point_arrays(r, fields);
   hid_t ct = archive_class_type(H5T_NATIVE_INT8);
-  for (int k = 0; k <= RESULT_N_POINT_ARRAYS && !rc; k++) {
+  for (int k = 0; k <= RESULT_N_POINT_ARRAYS && !rc && r->depth > 0; k++) {
     const char *field = k < RESULT_N_POINT_ARRAYS ? RESULT_POINT_NAMES[k] : "class";
     if (k < RESULT_N_POINT_ARRAYS)
-      rc = archive_read_matrix(g, field, path, fields[k], dims);
+      rc = archive_read_matrix(g, field, want, path, fields[k], dims);
     else
-      rc = archive_read_array(g, field, ct, sizeof(int8_t), path, (void **)&r->pt_class, dims);
-    if (!rc && (dims[0] != (hsize_t)r->depth || dims[1] != (hsize_t)r->n_points))
-      rc = cs_error(CS_ERR_INPUT, "%s: /%s/%s is %llu x %llu, expected %d x %d", path, name,
-                    field, (unsigned long long)dims[0], (unsigned long long)dims[1], r->depth,
-                    r->n_points);
+      rc = archive_read_array(g, field, ct, sizeof(int8_t), H5T_ENUM, want, path,
+                              (void **)&r->pt_class, dims);
   }
+  if (!rc && r->depth == 0)
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s of a cell without prefixes", path, name);
   archive_h5_close_id(&ct, H5Tclose);
   H5Gclose(g);
+  return rc;
+}
+
+/* The tensor names of /params/<id> (attribute "tensors": a 1-D array of
+ * strings, at most ARCHIVE_MAX_TENSORS), each a valid name, into *names. */
+#define ARCHIVE_MAX_TENSORS 4096
+static int archive_read_tensor_names(hid_t g, const char *path, const char *name, char **names,
+                                     hsize_t *n) {
+  *names = NULL;
+  *n = 0;
+  htri_t e = H5Aexists(g, "tensors");
+  hid_t attr = e > 0 ? H5Aopen(g, "tensors", H5P_DEFAULT) : H5I_INVALID_HID;
+  hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
+  hid_t ft = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
+  hid_t t = archive_str_type(ARCHIVE_TENSOR_NAME_BYTES);
+  int rc = CS_OK;
+  if (space < 0 || ft < 0 || H5Sget_simple_extent_ndims(space) != 1 ||
+      H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) != 0 ||
+      H5Tget_size(ft) > ARCHIVE_TENSOR_NAME_BYTES) {
+    rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: /%s has no tensors attribute (a 1-D "
+                          "array of names of at most %d bytes)", path, name, ARCHIVE_TENSOR_NAME_BYTES);
+  } else {
+    H5Sget_simple_extent_dims(space, n, NULL);
+    if (*n > ARCHIVE_MAX_TENSORS)
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s lists %llu tensors", path, name,
+                    (unsigned long long)*n);
+    if (!rc) rc = cs_calloc_bytes((void **)names, *n ? *n : 1, ARCHIVE_TENSOR_NAME_BYTES);
+    if (!rc && *n > 0 && H5Aread(attr, t, *names) < 0)
+      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /%s tensors", path, name);
+  }
+  for (hsize_t i = 0; !rc && i < *n; i++) {
+    char *ti = *names + i * ARCHIVE_TENSOR_NAME_BYTES;
+    ti[ARCHIVE_TENSOR_NAME_BYTES - 1] = '\0';
+    int dup = 0;
+    for (hsize_t j = 0; j < i && !dup; j++) dup = !strcmp(ti, *names + j * ARCHIVE_TENSOR_NAME_BYTES);
+    if (dup || archive_check_tensor_name(ti) != 0)
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s tensors lists '%s' %s", path, name, ti,
+                    dup ? "twice" : "(not a tensor name)");
+  }
+  archive_h5_close_id(&t, H5Tclose);
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&space, H5Sclose);
+  archive_h5_close_id(&attr, H5Aclose);
+  if (rc) free(*names), *names = NULL, *n = 0;
   return rc;
 }
 
@@ -254,33 +406,29 @@ int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
   hid_t g;
   CS_CHECK(archive_cell_group_open(file, "params", r->cell_id, path, name, &g));
   if (g < 0) return CS_OK;
-  // the names, in order, from the attribute "tensors"
-  hid_t attr = H5Aopen(g, "tensors", H5P_DEFAULT), space = H5I_INVALID_HID;
-  hid_t t = archive_str_type(ARCHIVE_TENSOR_NAME_BYTES);
+  // the names, in order, from the attribute "tensors": the group holds them and nothing else
   char *names = NULL;
   hsize_t n = 0;
-  int rc = CS_OK;
-  if (attr < 0 || (space = H5Aget_space(attr)) < 0 || H5Sget_simple_extent_ndims(space) != 1) {
-    rc = archive_h5_error(CS_ERR_INPUT, "%s: /%s has no tensors attribute", path, name);
-  } else {
-    H5Sget_simple_extent_dims(space, &n, NULL);
-    rc = cs_calloc_bytes((void **)&names, n ? n : 1, ARCHIVE_TENSOR_NAME_BYTES);
-    if (!rc && n > 0 && H5Aread(attr, t, names) < 0)
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /%s tensors", path, name);
-  }
+  int rc = archive_read_tensor_names(g, path, name, &names, &n);
+  if (!rc) rc = archive_group_members_check(g, NULL, names, (int64_t)n, path, name);
   if (!rc && n > 0) rc = CS_CALLOC(r->tensors, n);
   for (hsize_t i = 0; !rc && i < n; i++) {
     cs_tensor *T = &r->tensors[i];
     archive_copy_str(T->name, sizeof T->name, names + i * ARCHIVE_TENSOR_NAME_BYTES);
-    hsize_t dims[2];
+    hsize_t dims[2], any[2] = {0, 0};
     r->n_tensors = (int)i + 1;
-    rc = archive_read_matrix(g, T->name, path, &T->v, dims);
+    rc = archive_read_matrix(g, T->name, any, path, &T->v, dims);
+    if (!rc && (dims[0] > INT32_MAX || dims[1] > INT32_MAX))
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is %llu x %llu", path, name, T->name,
+                    (unsigned long long)dims[0], (unsigned long long)dims[1]);
     T->rows = (int)dims[0], T->cols = (int)dims[1];
+    // trained weights of a finished cell are finite (only done cells save them)
+    for (size_t k = 0; !rc && k < (size_t)dims[0] * dims[1]; k++)
+      if (!isfinite(T->v[k]))
+        rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s holds a non-finite value", path,
+                      name, T->name);
   }
   free(names);
-  archive_h5_close_id(&t, H5Tclose);
-  archive_h5_close_id(&space, H5Sclose);
-  archive_h5_close_id(&attr, H5Aclose);
   H5Gclose(g);
   return rc;
 }
@@ -291,9 +439,19 @@ void archive_results_free(cs_cell_result *res, int64_t n) {
   free(res);
 }
 
+/* The spec's field N of a cell (what its /fields group must have). */
+static int archive_reader_field_n(const archive_reader *rd, int64_t cell_id, int *n) {
+  cs_config cfg;
+  CS_CHECK(spec_cell_config(rd->spec, cell_id, &cfg));
+  *n = cfg.field;
+  return CS_OK;
+}
+
 int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r) {
+  int field_n;
   if (rd->meta.version < 4) CS_CHECK(archive_read_points(rd->file, rd->a->path, r));
-  CS_CHECK(archive_read_fields(rd->file, rd->a->path, r));
+  CS_CHECK(archive_reader_field_n(rd, r->cell_id, &field_n));
+  CS_CHECK(archive_read_fields(rd->file, rd->a->path, field_n, r));
   return archive_read_params(rd->file, rd->a->path, r);
 }
 
@@ -397,8 +555,9 @@ static int archive_results_table_once(archive_results_read *R, const char *name,
                                       void **rows, hsize_t *n) {
   *rows = NULL;
   *n = 0;
-  hid_t ds = H5Dopen2(R->rd->file, name, H5P_DEFAULT);
-  hsize_t len = ds < 0 ? 0 : archive_table_length(ds);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(R->rd->file, name, R->rd->a->path, &ds));
+  hsize_t len = archive_table_length(ds);
   archive_h5_close_id(&ds, H5Dclose);
   if (len * H5Tget_size(mt) > ARCHIVE_TABLE_ONCE_BYTES) return CS_OK;
   return archive_read_table(R->rd, name, mt, rows, n);
@@ -429,8 +588,8 @@ static int archive_results_read_tables(archive_results_read *R) {
   const char *path = R->rd->a->path;
   int64_t n = R->n;
   hsize_t ncells = 0, len = 0;
-  hid_t ds = H5Dopen2(R->rd->file, "cells", H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: no /cells", path);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(R->rd->file, "cells", path, &ds));
   int rc = archive_table_valid_rows(R->rd->a, ds, path, "cells", &ncells, &len);
   H5Dclose(ds);
   CS_CHECK(rc);
@@ -441,6 +600,7 @@ static int archive_results_read_tables(archive_results_read *R) {
   rc = archive_table_blocks(R->rd, "cells", mt, archive_results_cells, R);
   H5Tclose(mt);
   CS_CHECK(rc);
+  for (int64_t i = 0; i < n; i++) CS_CHECK(archive_check_metrics(path, &R->res[i]));
   // /curvature: count, allocate, place
   void *rows = NULL;
   hsize_t n_rows = 0;
@@ -452,6 +612,11 @@ static int archive_results_read_tables(archive_results_read *R) {
     if (R->res[i].status == CELL_DONE && R->count[i] == 0)
       rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
                     "has no row of it", path, R->res[i].cell_id);
+    if (!rc && R->count[i] > ARCHIVE_MAX_DEPTH)
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature has %" PRId64 " rows of cell %"
+                    PRId64 " (a cell has at most %d prefixes)", path, R->count[i],
+                    R->res[i].cell_id, ARCHIVE_MAX_DEPTH);
+    if (!rc && R->count[i]) rc = archive_budget_take((uint64_t)R->count[i], sizeof(geom_stats), path, "/curvature");
     if (!rc && R->count[i]) rc = CS_CALLOC(R->res[i].curv, R->count[i]);
     R->res[i].depth = (int)R->count[i];
     R->start[i + 1] = R->start[i] + R->count[i];
@@ -466,8 +631,10 @@ static int archive_results_read_tables(archive_results_read *R) {
   mt = archive_curve_row_type();
   rc = archive_results_table_once(R, "curves", mt, &rows, &n_rows);
   if (!rc) rc = archive_results_count_table(R, "curves", rows, n_rows, sizeof(archive_curve_row));
-  for (int64_t i = 0; !rc && i < n; i++)
-    if (R->count[i]) rc = CS_CALLOC(R->res[i].curve, R->count[i]);
+  for (int64_t i = 0; !rc && i < n; i++) {
+    if (R->count[i]) rc = archive_budget_take((uint64_t)R->count[i], sizeof(cs_curve_point), path, "/curves");
+    if (!rc && R->count[i]) rc = CS_CALLOC(R->res[i].curve, R->count[i]);
+  }
   if (!rc) rc = rows ? archive_results_curves(R, rows, 0, n_rows)
                      : archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
   free(rows);
@@ -586,8 +753,12 @@ static int archive_read_fields_of_impl(const char *path, cs_cell_result *res, in
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
   int rc = archive_same_rows(&rd, path, res, n);
-  for (int64_t i = 0; !rc && i < n; i++)
-    if (want[i] && res[i].status != CELL_PENDING) rc = archive_read_fields(rd.file, path, &res[i]);
+  for (int64_t i = 0; !rc && i < n; i++) {
+    int field_n;
+    if (!want[i] || res[i].status == CELL_PENDING) continue;
+    rc = archive_reader_field_n(&rd, res[i].cell_id, &field_n);
+    if (!rc) rc = archive_read_fields(rd.file, path, field_n, &res[i]);
+  }
   archive_reader_close(&rd);
   return rc;
 }

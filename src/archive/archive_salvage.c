@@ -123,7 +123,9 @@ static int salvage_open(salvage_state *s) {
   archive_meta meta;
   archive_probe_class cls;
   int rc = archive_probe(s->in, H5F_ACC_RDONLY, &s->file, &meta, &cls);
-  if (rc && (cls == ARCHIVE_PROBE_FOREIGN || !archive_file_exists(s->in))) return rc;
+  if (rc && (cls == ARCHIVE_PROBE_FOREIGN || cls == ARCHIVE_PROBE_HOSTILE ||
+             !archive_file_exists(s->in)))
+    return rc;
   if (rc) {
     cs_error_clear();
     s->file = archive_h5_open(s->in, H5F_ACC_RDONLY);
@@ -138,7 +140,7 @@ static int salvage_open(salvage_state *s) {
   rc = spec_load_string(s->text, s->in, &s->spec);
   if (rc) return cs_error_context(rc, "cannot salvage %s: its /spec does not load: ", s->in);
   char sha[65];
-  if (archive_attr_read_str(s->file, "spec_sha256", sha, sizeof sha) == 0 &&
+  if (archive_attr_read_str(s->file, "spec_sha256", sha, sizeof sha, NULL) == 0 &&
       strcmp(sha, spec_sha256(s->spec)) != 0)
     return cs_error(CS_ERR_INPUT, "cannot salvage %s: its /spec does not hash to its spec_sha256 "
                     "attribute (%.12s…), so which spec wrote the results is unknown", s->in, sha);
@@ -152,18 +154,25 @@ static int salvage_open(salvage_state *s) {
 static int salvage_read_table(salvage_state *s, const char *name, hid_t mt, hsize_t max_rows,
                               salvage_table *t) {
   memset(t, 0, sizeof *t);
-  hid_t ds = H5Dopen2(s->file, name, H5P_DEFAULT), dcpl = H5I_INVALID_HID;
+  hid_t ds = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
   hsize_t n = 0, chunk = 0;
   int64_t committed = -1;
-  if (ds < 0 || archive_table_length_checked(ds, s->in, name, &n) != CS_OK || n > max_rows) {
+  // opened as every reader opens it (plain objects only); rows it declares
+  // but does not store, or more than the spec allows, make it unreadable
+  const char *why = "missing";
+  int usable = archive_dataset_open(s->file, name, s->in, &ds) == CS_OK &&
+               archive_table_length_checked(ds, s->in, name, &n) == CS_OK;
+  if (usable && archive_attr_read_i64(ds, "committed_rows", &committed, &why) == 0 &&
+      committed >= 0 && (hsize_t)committed < n)
+    n = (hsize_t)committed;  // rows of an unfinished write: not part of any result
+  usable = usable && (!why || !strcmp(why, "missing")); // which rows are whole is unknown otherwise
+  if (!usable || n > max_rows || archive_table_check_stored(ds, n, s->in, name) != CS_OK ||
+      archive_budget_take(n, H5Tget_size(mt) + 1, s->in, name) != CS_OK) {
     cs_error_clear();
     archive_h5_close_id(&ds, H5Dclose);
     t->any_bad = 1;
     return CS_OK;
   }
-  if (archive_attr_read_i64(ds, "committed_rows", &committed) == 0 && committed >= 0 &&
-      (hsize_t)committed < n)
-    n = (hsize_t)committed;  // rows of an unfinished write: not part of any result
   dcpl = H5Dget_create_plist(ds);
   if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_chunk(dcpl, 1, &chunk) != 1 || chunk == 0)
     chunk = 64;  // read in small steps when the layout itself is unreadable
@@ -291,15 +300,25 @@ static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, const ch
   return CS_OK;
 }
 
+/* salvage_points_index: index rows (numbers into salvage_sort_rows) by
+ * where their values start. */
+#define SALVAGE_POINTS_OVERLAP (-2)
+static _Thread_local const archive_point_row *salvage_sort_rows;
+static int salvage_cmp_start(const void *x, const void *y) {
+  const archive_point_row *p = &salvage_sort_rows[*(const int64_t *)x];
+  const archive_point_row *q = &salvage_sort_rows[*(const int64_t *)y];
+  return (p->start > q->start) - (p->start < q->start);
+}
+
 /* /points (format_version 4): the index, and each cell's readable row. */
 static int salvage_points_index(salvage_state *s) {
   int64_t version = 0;
-  archive_attr_read_i64(s->file, "format_version", &version);
+  archive_attr_read_i64(s->file, "format_version", &version, NULL);
   s->points_tables = version >= 4 || archive_link_exists(s->file, ARCHIVE_POINTS_INDEX);
   cs_error_clear();
   if (!s->points_tables) return CS_OK;
   hid_t mt = archive_point_row_type();
-  int rc = salvage_read_table(s, ARCHIVE_POINTS_INDEX, mt, (hsize_t)INT64_MAX, &s->pidx);
+  int rc = salvage_read_table(s, ARCHIVE_POINTS_INDEX, mt, (hsize_t)s->nc, &s->pidx);
   H5Tclose(mt);
   CS_CHECK(rc);
   CS_CHECK(CS_CALLOC(s->pidx_of, s->nc ? s->nc : 1));
@@ -308,6 +327,20 @@ static int salvage_points_index(salvage_state *s) {
   for (hsize_t i = 0; i < s->pidx.n; i++)
     if (s->pidx.ok[i] && rows[i].cell_id >= 0 && rows[i].cell_id < s->nc)
       s->pidx_of[rows[i].cell_id] = (int64_t)i;
+  // rows whose values overlap another's (every row at offset 0) lie: both lost
+  int64_t *order = NULL, m = 0;
+  CS_CHECK(CS_CALLOC(order, s->nc ? s->nc : 1));
+  for (int64_t c = 0; c < s->nc; c++)
+    if (s->pidx_of[c] >= 0) order[m++] = s->pidx_of[c];
+  salvage_sort_rows = rows;
+  qsort(order, (size_t)m, sizeof *order, salvage_cmp_start);
+  for (int64_t k = 1; k < m; k++) {
+    const archive_point_row *p = &rows[order[k - 1]], *q = &rows[order[k]];
+    if (q->start < p->start + (int64_t)p->depth * p->n_points ||
+        q->x_start < p->x_start + (int64_t)p->n_points * p->m)
+      s->pidx_of[p->cell_id] = s->pidx_of[q->cell_id] = SALVAGE_POINTS_OVERLAP;
+  }
+  free(order);
   return CS_OK;
 }
 
@@ -315,8 +348,11 @@ static int salvage_points_index(salvage_state *s) {
  * values (format_version 4), or its group (2, 3). */
 static int salvage_points(salvage_state *s, int64_t c, cs_cell_result *r) {
   if (!s->points_tables) return archive_read_points(s->file, s->in, r);
+  if (s->pidx_of[c] == SALVAGE_POINTS_OVERLAP)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: the /%s row of cell %" PRId64 " points at "
+                    "values that overlap another cell's", s->in, ARCHIVE_POINTS_INDEX, c);
   if (s->pidx_of[c] < 0) return CS_OK;  // a done cell of save_points is then refused below
-  return archive_points_read_cell(s->file, s->in,
+  return archive_points_read_cell(s->file, s->in, s->spec,
                                   (const archive_point_row *)s->pidx.rows + s->pidx_of[c], r);
 }
 
@@ -338,9 +374,10 @@ static int salvage_cell(salvage_state *s, int64_t c) {
   if (!rc && !why) {
     const cs_sweep_settings *sw = spec_sweep(s->spec);
     cs_config cfg;
-    int got = salvage_points(s, c, &r) == CS_OK && archive_read_params(s->file, s->in, &r) == CS_OK &&
-              archive_read_fields(s->file, s->in, &r) == CS_OK &&
-              spec_cell_config(s->spec, c, &cfg) == CS_OK;
+    int got = spec_cell_config(s->spec, c, &cfg) == CS_OK && salvage_points(s, c, &r) == CS_OK &&
+              archive_read_params(s->file, s->in, &r) == CS_OK &&
+              archive_read_fields(s->file, s->in, cfg.field, &r) == CS_OK &&
+              archive_check_metrics(s->in, &r) == CS_OK;
     if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
     else if (r.status == CELL_DONE && sw->save_points && !r.pt_x)
       why = s->pidx.any_bad ? "its /points/index row is missing (part of /points/index is unreadable)"
@@ -409,7 +446,7 @@ static int salvage_pipeline(salvage_state *s) {
   CS_CHECK(salvage_open(s));
   CS_CHECK(salvage_cells(s));
   hid_t mt = archive_curv_row_type();
-  int rc = salvage_read_table(s, "curvature", mt, (hsize_t)INT64_MAX, &s->curv);
+  int rc = salvage_read_table(s, "curvature", mt, (hsize_t)s->nc * ARCHIVE_MAX_DEPTH, &s->curv);
   H5Tclose(mt);
   mt = archive_curve_row_type();
   if (!rc) rc = salvage_read_table(s, "curves", mt, (hsize_t)INT64_MAX, &s->curves);

@@ -41,12 +41,20 @@ static int archive_spec_read_ds(hid_t ds, const char *path, char **text) {
   } else if (nd > 1 || npoints != 1) {
     rc = cs_error(CS_ERR_INPUT, "archive %s: /spec holds %lld strings, not one: the archive is "
                   "damaged", path, (long long)npoints);
+  } else if (H5Tis_variable_str(ft) <= 0 && H5Tget_size(ft) > ARCHIVE_SPEC_MAX_BYTES) {
+    // bounded before anything is allocated (docs/SECURITY.md, "Archives")
+    rc = cs_error(CS_ERR_INPUT, "archive %s: /spec is a string of %zu bytes, longer than any spec "
+                  "(at most %zu): the archive is damaged or hostile", path, H5Tget_size(ft),
+                  ARCHIVE_SPEC_MAX_BYTES);
   } else if (H5Tis_variable_str(ft) > 0) {
     char *s = NULL;
     mt = H5Tcopy(H5T_C_S1);
     if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 ||
         H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0 || !s) {
       rc = archive_h5_error(CS_ERR_INPUT, "archive %s: cannot read /spec", path);
+    } else if (strlen(s) > ARCHIVE_SPEC_MAX_BYTES) {
+      rc = cs_error(CS_ERR_INPUT, "archive %s: /spec is longer than any spec (at most %zu bytes)",
+                    path, ARCHIVE_SPEC_MAX_BYTES);
     } else {
       *text = strdup(s);
       if (!*text) rc = cs_error(CS_ERR_NOMEM, "out of memory reading /spec of %s", path);
@@ -76,8 +84,8 @@ int archive_spec_read(hid_t file, const char *path, char **text) {
   htri_t there = H5Lexists(file, "spec", H5P_DEFAULT);
   if (there < 0) return archive_h5_error(CS_ERR_INPUT, "archive %s: cannot look up /spec", path);
   if (!there) return cs_error(CS_ERR_INPUT, "archive %s: damaged archive: no /spec", path);
-  hid_t ds = H5Dopen2(file, "spec", H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_INPUT, "archive %s: damaged archive: cannot open /spec", path);
+  hid_t ds;
+  CS_CHECK(archive_dataset_open(file, "spec", path, &ds));
   int rc = archive_spec_read_ds(ds, path, text);
   H5Dclose(ds);
   return rc;

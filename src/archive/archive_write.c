@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int archive_check_tensor_name(const char *name) {
+int archive_check_tensor_name(const char *name) {
   size_t n = strnlen(name, ARCHIVE_TENSOR_NAME_BYTES);
   if (n == 0 || n >= ARCHIVE_TENSOR_NAME_BYTES || name[0] == '/' || name[n - 1] == '/') return -1;
   for (size_t i = 0; i < n; i++) {
@@ -29,6 +29,23 @@ static int archive_has_point_arrays(const cs_cell_result *r) {
   for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
     if (!*f[k]) return 0;
   return r->pt_class != NULL;
+}
+
+/* A done cell's metrics in their domain (docs/ARCHIVE.md, "Reading an
+ * archive"): accuracies in [0, 1], a finite training loss, a wall time that
+ * is finite and not negative. Anything else is damage, never reported. */
+int archive_check_metrics(const char *path, const cs_cell_result *r) {
+  if (r->status != CELL_DONE) return CS_OK;
+  const char *bad = !(r->train_acc >= 0 && r->train_acc <= 1)  ? "train_acc"
+                    : !(r->test_acc >= 0 && r->test_acc <= 1)  ? "test_acc"
+                    : !isfinite(r->train_loss)                 ? "train_loss"
+                    : !(r->wall_s >= 0 && isfinite(r->wall_s)) ? "wall_s"
+                                                               : NULL;
+  if (bad)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells: done cell %" PRId64 " has %s "
+                    "outside its domain (train_acc %g, test_acc %g, train_loss %g, wall_s %g)",
+                    path, r->cell_id, bad, r->train_acc, r->test_acc, r->train_loss, r->wall_s);
+  return CS_OK;
 }
 
 int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
@@ -60,7 +77,7 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
  * (elements of elem_bytes), chunked, shuffled and Fletcher32-checked but not
  * deflated: per-point curvature and trained weights are full-precision
  * doubles that deflate shrinks by ~18% at ~100 µs per chunk, most of the
- * cost of a result with points (docs/DECISIONS.md, "Batched archive writes"). */
+ * cost of a result with points (docs/DECISIONS.md, "Per-point arrays without deflate"). */
 int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
                                hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
                                const char *path) {

@@ -1,0 +1,324 @@
+/* archive_guard.c — an archive read as untrusted input (docs/SECURITY.md,
+ * "Archives"; docs/ARCHIVE.md, "Reading an archive"):
+ *   plain objects   every link a hard link, every object linked once (no
+ *                   cycle, no alias), every dataset stored in this file (no
+ *                   external raw storage, no virtual dataset): checked for
+ *                   the whole file at every open (archive_structure_check)
+ *                   and again on each open of an object (archive_dataset_open,
+ *                   archive_group_open), so no command ever follows a link
+ *                   out of the file or writes through one;
+ *   attributes      one value (scalar or one element) of the expected class
+ *                   and a bounded size (archive_attr_open_one);
+ *   sizes           what one open may allocate from what the file declares
+ *                   is bounded (the budget), and a table declares no rows
+ *                   it does not store (archive_table_check_stored).
+ * Refusals are CS_ERR_INPUT naming the file and the object. */
+#include "archive_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- the budget ---- */
+
+/* What the reads of one open may allocate from sizes the file declares:
+ * ARCHIVE_BUDGET_BASE plus ARCHIVE_BUDGET_RATIO times the file's size (an
+ * honest archive needs a few times its size: the tables are deflated about
+ * 2-4 times, /points, /params and /fields are stored raw). Per thread: one
+ * open is read by one thread; set at each open (archive_budget_begin). */
+#define ARCHIVE_BUDGET_BASE ((uint64_t)256 << 20)
+#define ARCHIVE_BUDGET_RATIO 16
+static _Thread_local uint64_t archive_budget_left = ARCHIVE_BUDGET_BASE;
+static _Thread_local uint64_t archive_budget_total = ARCHIVE_BUDGET_BASE;
+
+void archive_budget_begin(const char *path) {
+  struct stat st;
+  uint64_t size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+  uint64_t extra = size > (UINT64_MAX - ARCHIVE_BUDGET_BASE) / ARCHIVE_BUDGET_RATIO
+                       ? UINT64_MAX - ARCHIVE_BUDGET_BASE
+                       : size * ARCHIVE_BUDGET_RATIO;
+  archive_budget_total = archive_budget_left = ARCHIVE_BUDGET_BASE + extra;
+}
+
+int archive_budget_take(uint64_t n, uint64_t size, const char *path, const char *object) {
+  uint64_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes) || bytes > archive_budget_left)
+    return cs_error(CS_ERR_INPUT, "%s: damaged or hostile archive: %s declares %" PRIu64 " elements "
+                    "of %" PRIu64 " bytes, beyond what this archive can hold (%" PRIu64 " MiB may "
+                    "be read from it in all)", path, object, n, size, archive_budget_total >> 20);
+  archive_budget_left -= bytes;
+  return CS_OK;
+}
+
+/* ---- links, storage, objects ---- */
+
+/* "/loc/name" of name relative to loc, into full. */
+static void archive_guard_name(hid_t loc, const char *name, char *full, size_t len) {
+  char base[512] = "";
+  if (H5Iget_name(loc, base, sizeof base) < 0) base[0] = '\0';
+  size_t b = strlen(base);
+  if (b > 0 && base[b - 1] == '/') base[--b] = '\0';
+  snprintf(full, len, "%s/%s", base, name[0] == '/' ? name + 1 : name);
+}
+
+static const char *archive_link_kind(H5L_type_t t) {
+  return t == H5L_TYPE_SOFT ? "a soft link" : t == H5L_TYPE_EXTERNAL ? "an external link"
+                                                                     : "a user-defined link";
+}
+
+/* Every component of name (relative to loc) is a hard link. */
+static int archive_guard_path(hid_t loc, const char *name, const char *path, const char *full) {
+  char part[512];
+  size_t n = strlen(name);
+  if (n >= sizeof part) return cs_error(CS_ERR_INPUT, "%s: object name %s too long", path, full);
+  for (size_t i = 1; i <= n; i++) {
+    if (i < n && name[i] != '/') continue;
+    memcpy(part, name, i);
+    part[i] = '\0';
+    H5L_info_t li;
+    if (H5Lget_info(loc, part, &li, H5P_DEFAULT) < 0)
+      return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up %s", path, full);
+    if (li.type != H5L_TYPE_HARD)
+      return cs_error(CS_ERR_INPUT, "%s: %s is reached through %s: only plain objects are read "
+                      "(docs/SECURITY.md, \"Archives\")", path, full, archive_link_kind(li.type));
+  }
+  return CS_OK;
+}
+
+int archive_dataset_plain(hid_t ds, const char *path, const char *full) {
+  hid_t dcpl = H5Dget_create_plist(ds);
+  if (dcpl < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the layout of %s", path, full);
+  H5D_layout_t layout = H5Pget_layout(dcpl);
+  int ext = H5Pget_external_count(dcpl);
+  H5Pclose(dcpl);
+  if (layout == H5D_VIRTUAL)
+    return cs_error(CS_ERR_INPUT, "%s: %s is a virtual dataset (its data lives in other files): "
+                    "only plain objects are read (docs/SECURITY.md, \"Archives\")", path, full);
+  if (ext != 0)
+    return cs_error(CS_ERR_INPUT, "%s: %s has external raw storage (its data lives in %s): only "
+                    "plain objects are read or written (docs/SECURITY.md, \"Archives\")", path, full,
+                    ext > 0 ? "another file" : "an unreadable file list");
+  if (layout < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the layout of %s", path, full);
+  return CS_OK;
+}
+
+/* A dataset (plain storage) or group of loc, reached through hard links only. */
+static int archive_object_open(hid_t loc, const char *name, const char *path, int dataset,
+                               hid_t *id) {
+  char full[768];
+  archive_guard_name(loc, name, full, sizeof full);
+  *id = H5I_INVALID_HID;
+  CS_CHECK(archive_guard_path(loc, name, path, full));
+  *id = dataset ? H5Dopen2(loc, name, H5P_DEFAULT) : H5Gopen2(loc, name, H5P_DEFAULT);
+  if (*id < 0)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open %s%s", path,
+                            dataset ? "" : "the group ", full);
+  int rc = dataset ? archive_dataset_plain(*id, path, full) : CS_OK;
+  if (rc) archive_h5_close_id(id, H5Dclose);
+  return rc;
+}
+
+int archive_dataset_open(hid_t loc, const char *name, const char *path, hid_t *ds) {
+  return archive_object_open(loc, name, path, 1, ds);
+}
+
+int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g) {
+  return archive_object_open(loc, name, path, 0, g);
+}
+
+/* A table declares no rows it never stored: rows past the chunks written
+ * would read as fill values (cell 0, prefix 0) and cost their size in
+ * memory and time (docs/SECURITY.md, "Archives"). */
+int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name) {
+  if (rows == 0) return CS_OK;
+  hid_t dcpl = H5Dget_create_plist(ds);
+  hsize_t chunk = 0, nchunks = 0;
+  int chunked = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 1, &chunk) == 1;
+  archive_h5_close_id(&dcpl, H5Pclose);
+  hid_t space = chunked ? H5Dget_space(ds) : H5I_INVALID_HID;
+  int counted = space >= 0 && chunk > 0 && H5Dget_num_chunks(ds, space, &nchunks) >= 0;
+  if (!counted) archive_h5_note();
+  archive_h5_close_id(&space, H5Sclose);
+  if (!counted)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: the chunks of /%s cannot be counted", path, name);
+  if (rows > nchunks * chunk)
+    return cs_error(CS_ERR_INPUT, "%s: damaged or hostile archive: /%s declares %llu rows but "
+                    "stores %llu chunk(s) of %llu rows", path, name, (unsigned long long)rows,
+                    (unsigned long long)nchunks, (unsigned long long)chunk);
+  return CS_OK;
+}
+
+/* ---- attributes ---- */
+
+int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t max_bytes,
+                          hid_t *attr, hid_t *ftype, const char **why) {
+  *attr = *ftype = H5I_INVALID_HID;
+  *why = "missing";
+  htri_t e = H5Aexists(obj, name);
+  if (e <= 0) {
+    if (e < 0) *why = "unreadable";
+    return -1;
+  }
+  *attr = H5Aopen(obj, name, H5P_DEFAULT);
+  hid_t space = *attr >= 0 ? H5Aget_space(*attr) : H5I_INVALID_HID;
+  *ftype = *attr >= 0 ? H5Aget_type(*attr) : H5I_INVALID_HID;
+  H5S_class_t sc = space >= 0 ? H5Sget_simple_extent_type(space) : H5S_NO_CLASS;
+  hssize_t npoints = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  size_t size = *ftype >= 0 ? H5Tget_size(*ftype) : 0;
+  int ok = 0;
+  if (*attr < 0 || space < 0 || *ftype < 0) *why = "unreadable";
+  else if (H5Tget_class(*ftype) != cls) *why = cls == H5T_STRING ? "not a string" : "not an integer";
+  else if (sc != H5S_SCALAR && !(sc == H5S_SIMPLE && npoints == 1))
+    *why = "not a single value (an array, or empty)";
+  else if (cls == H5T_STRING && H5Tis_variable_str(*ftype) > 0) ok = 1;
+  else if (size == 0 || size > max_bytes) *why = "of an impossible size";
+  else ok = 1;
+  archive_h5_close_id(&space, H5Sclose);
+  if (!ok) {
+    archive_h5_close_id(ftype, H5Tclose);
+    archive_h5_close_id(attr, H5Aclose);
+    return -1;
+  }
+  *why = NULL;
+  return 0;
+}
+
+/* ---- the whole file: plain objects only ---- */
+
+/* Object addresses seen by a walk (open addressing; 0 marks a free slot,
+ * so address 0, the superblock, is never an object). */
+typedef struct {
+  haddr_t *slot;
+  size_t cap, n;
+} archive_addr_set;
+
+static uint64_t archive_addr_hash(haddr_t a) {
+  uint64_t x = (uint64_t)a * 0x9E3779B97F4A7C15ull;
+  return x ^ (x >> 29);
+}
+
+/* 1: added, 0: already there, -1: out of memory. */
+static int archive_addr_add(archive_addr_set *s, haddr_t a) {
+  if (2 * (s->n + 1) > s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 1024;
+    haddr_t *slot = calloc(cap, sizeof *slot);
+    if (!slot) return -1;
+    for (size_t i = 0; i < s->cap; i++) {
+      if (!s->slot[i]) continue;
+      size_t j = archive_addr_hash(s->slot[i]) & (cap - 1);
+      while (slot[j]) j = (j + 1) & (cap - 1);
+      slot[j] = s->slot[i];
+    }
+    free(s->slot);
+    s->slot = slot, s->cap = cap;
+  }
+  size_t j = archive_addr_hash(a) & (s->cap - 1);
+  while (s->slot[j]) {
+    if (s->slot[j] == a) return 0;
+    j = (j + 1) & (s->cap - 1);
+  }
+  s->slot[j] = a;
+  s->n++;
+  return 1;
+}
+
+typedef struct {
+  hid_t file;
+  const char *path;
+  archive_guard_fn fn;
+  void *ctx;
+  archive_addr_set seen;
+  int64_t bad;
+  int damaged;          /* an HDF5 read failed: the walk could not finish */
+  char first[1024];     /* the first problem, for the error message */
+} archive_walk;
+
+static int archive_walk_problem(archive_walk *w, const char *object, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int archive_walk_problem(archive_walk *w, const char *object, const char *fmt, ...) {
+  char reason[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  if (w->bad++ == 0) snprintf(w->first, sizeof w->first, "%s: %s", object, reason);
+  if (w->fn) w->fn(object, reason, w->ctx);
+  return w->fn ? 0 : 1;  // without a reporter the first problem ends the walk
+}
+
+static herr_t archive_walk_link(hid_t g, const char *name, const H5L_info_t *li, void *data) {
+  archive_walk *w = data;
+  char full[768];
+  snprintf(full, sizeof full, "/%s", name);
+  if (li->type != H5L_TYPE_HARD) {
+    if (li->type == H5L_TYPE_EXTERNAL) {
+      char buf[512] = "";
+      const char *file = "?", *obj = "?";
+      unsigned flags;
+      if (li->u.val_size <= sizeof buf && H5Lget_val(g, name, buf, sizeof buf, H5P_DEFAULT) >= 0)
+        H5Lunpack_elink_val(buf, li->u.val_size, &flags, &file, &obj);
+      return archive_walk_problem(w, full, "an external link (to %.200s:%.200s): only plain "
+                                  "objects are read (docs/SECURITY.md, \"Archives\")", file, obj);
+    }
+    return archive_walk_problem(w, full, "%s: only plain objects are read (docs/SECURITY.md, "
+                                "\"Archives\")", archive_link_kind(li->type));
+  }
+  int added = archive_addr_add(&w->seen, li->u.address);
+  if (added < 0) {
+    w->damaged = 1;
+    snprintf(w->first, sizeof w->first, "out of memory walking the objects");
+    return -1;
+  }
+  if (added == 0)
+    return archive_walk_problem(w, full, "a second hard link to an object linked elsewhere (a "
+                                "link cycle or alias): every object is linked once "
+                                "(docs/SECURITY.md, \"Archives\")");
+  hid_t obj = H5Oopen_by_addr(w->file, li->u.address);
+  if (obj < 0) {
+    archive_h5_note();
+    w->damaged = 1;
+    archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot open %s", w->path, full);
+    snprintf(w->first, sizeof w->first, "%s", cs_error_message());
+    return -1;
+  }
+  int rc = CS_OK;
+  if (H5Iget_type(obj) == H5I_DATASET) rc = archive_dataset_plain(obj, w->path, full);
+  H5Oclose(obj);
+  if (rc) {
+    // the reason without the file name (the reporter names the object)
+    const char *m = cs_error_message(), *colon = strstr(m, full);
+    cs_error_clear();
+    return archive_walk_problem(w, full, "%s", colon ? colon + strlen(full) + 1 : m);
+  }
+  return 0;
+}
+
+int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
+                            int *hostile) {
+  archive_walk w;
+  memset(&w, 0, sizeof w);
+  w.file = file, w.path = path, w.fn = fn, w.ctx = ctx;
+  *hostile = 0;
+  H5O_info_t root;
+  int rc = CS_OK;
+  if (H5Oget_info2(file, &root, H5O_INFO_BASIC) < 0 || archive_addr_add(&w.seen, root.addr) < 0) {
+    rc = archive_h5_error(CS_ERR_INPUT, "%s is damaged: its root group cannot be read", path);
+  } else {
+    herr_t e = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_NATIVE, archive_walk_link, &w);
+    if (w.bad) {
+      *hostile = 1;
+      rc = cs_error(CS_ERR_INPUT, "%s: %s%s", path, w.first,
+                    w.bad > 1 && fn ? " (and more, listed)" : "");
+    } else if (e < 0 || w.damaged) {
+      if (!w.damaged) archive_h5_note();
+      rc = w.first[0] ? cs_error(CS_ERR_INPUT, "%s", w.first)
+                      : archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot walk its "
+                                         "groups", path);
+    }
+  }
+  free(w.seen.slot);
+  return rc;
+}

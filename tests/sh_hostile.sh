@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The hostile-archive corpus (issue 28; docs/SECURITY.md, "Archives"):
+# tests/hostile_archives.py crafts archives from an honest one (one-value
+# attributes stored as arrays, external raw storage, external and soft
+# links, a virtual dataset, a hard-link cycle, declared extents far beyond
+# what is stored, oversized /params and /fields datasets, groups that read
+# but are wrong, /points/index rows that lie, metrics outside their domain,
+# cells outside the spec's grid). Every archive-reading command (info, info
+# --check, analyze, merge, merge --salvage, run as a resume) must refuse
+# each one: exit 2, a message naming the object, no crash, within 10 s, no
+# output written, and no change to any file outside the test directory
+# (the victims the archives point at: a file external storage would write,
+# a FIFO an external link would open, an archive a link would read). An
+# archive damaged in one cell's data (kind "damage") is salvaged instead:
+# `merge --salvage` exits 0 listing that cell pending, naming the object,
+# and writes an archive that checks intact; `info` reads no per-cell group
+# and `analyze` no /params (kinds "fields", "params": they exit 0 there).
+# CS_HOSTILE_CASES=REGEX: only the cases it matches; CS_HOSTILE_SECONDS: the
+# bound per command (10; the sanitizer pass of scripts/test.sh gives 60, its
+# MPI start and leak check alone take seconds on a loaded machine).
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
+export CS_GNUPLOT=/nonexistent # no plots: the analyses are refused anyway
+spec="$src/tests/specs/hostile.ini"
+victims=$(mktemp -d) # outside the test directory
+trap 'pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp" "$victims"' EXIT
+
+"$bin" run "$spec" -o base.h5 >/dev/null 2>&1 && ok || bad "run of $spec"
+"$bin" info --check base.h5 >/dev/null 2>&1 && ok || bad "the honest base archive does not check intact"
+/usr/bin/python3 "$src/tests/hostile_archives.py" base.h5 corpus "$victims" >cases.txt ||
+  { bad "tests/hostile_archives.py failed"; finish; exit; }
+victim_sums() { (cd "$victims" && sha256sum victim.bin other.h5; stat -c '%n %F' fifo); }
+victim_sums >victims.before
+
+limit=${CS_HOSTILE_SECONDS:-10}
+# expect RC CASE OBJECT CMD ARGS...: exit RC within $limit s naming OBJECT, victims unchanged
+expect() {
+  local want=$1 case=$2 obj=$3 rc t0 t1 what
+  shift 3
+  what="$case: $*"
+  t0=$(date +%s%N)
+  timeout -k 5 "$limit" "$@" >out.txt 2>&1 </dev/null; rc=$?
+  t1=$(date +%s%N)
+  if (( rc == 124 || rc == 137 )); then bad "$what: hung (killed after $limit s)"
+  elif (( rc > 128 )); then bad "$what: crashed (signal $((rc - 128)))"; cat out.txt
+  elif (( rc != want )); then bad "$what: exit $rc, wanted $want"; head -5 out.txt
+  elif ! grep -qF -- "$obj" out.txt; then bad "$what: the refusal does not name $obj"; head -5 out.txt
+  else ok
+  fi
+  (( (t1 - t0) / 1000000 < limit * 1000 )) || bad "$what: took $(( (t1 - t0) / 1000000 )) ms"
+  victim_sums | cmp -s - victims.before || { bad "$what: a file outside the test directory changed"; victim_sums >victims.before; }
+}
+
+while read -r case obj kind; do
+  [[ $case =~ ${CS_HOSTILE_CASES:-.} ]] || continue
+  a="corpus/$case.h5"
+  # info (a summary) reads no per-cell group; analyze no /params
+  info_rc=2 analyze_rc=2 named=$obj
+  [[ $kind == fields || $kind == params ]] && info_rc=0
+  [[ $kind == params ]] && analyze_rc=0
+  (( info_rc )) || named=""
+  expect $info_rc "$case" "$named" "$bin" info "$a"
+  expect 2 "$case" "$obj" "$bin" info --check "$a"
+  (( analyze_rc )) && named=$obj || named=""
+  expect $analyze_rc "$case" "$named" "$bin" analyze "$a" -o "rep-$case"
+  expect 2 "$case" "$obj" "$bin" merge "merged-$case.h5" "$a"
+  [[ ! -e "merged-$case.h5" ]] && ok || bad "$case: a refused merge wrote its output"
+  cp "$a" "resume-$case.h5"
+  expect 2 "$case" "$obj" "$bin" run "$spec" -o "resume-$case.h5"
+  if [[ $kind != refuse ]]; then
+    expect 0 "$case" "$obj" "$bin" merge --salvage "salvaged-$case.h5" "$a"
+    grep -q "^pending   cell " out.txt && ok || bad "$case: the salvage lists no damaged cell"
+    "$bin" info --check "salvaged-$case.h5" >/dev/null 2>&1 && ok ||
+      bad "$case: the salvaged archive does not check intact"
+  else
+    expect 2 "$case" "$obj" "$bin" merge --salvage "salvaged-$case.h5" "$a"
+    [[ ! -e "salvaged-$case.h5" ]] && ok || bad "$case: a refused salvage wrote its output"
+  fi
+done <cases.txt
+[[ $(wc -l <cases.txt) -ge 30 ]] && ok || bad "the corpus has $(wc -l <cases.txt) cases"
+finish "$(wc -l <cases.txt) hostile archives x 6 commands"
