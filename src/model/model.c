@@ -9,6 +9,7 @@
 #include "curvsweep/model.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/quantile.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -18,10 +19,12 @@
  * defined at the end of the family's file. */
 extern const model_family_ops memory_family_ops; /* memory_attn.c */
 extern const model_family_ops self_family_ops;   /* self_attn.c */
+extern const model_family_ops lm_family_ops;     /* lm_attn.c */
 
 static const model_family_ops *const FAMILY_OPS[FAMILY_COUNT] = {
     [FAMILY_MEMORY] = &memory_family_ops,
     [FAMILY_SELF] = &self_family_ops,
+    [FAMILY_LM] = &lm_family_ops,
 };
 
 static const model_family_ops *family_ops(cs_family f) {
@@ -169,10 +172,18 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 
 /* ------------------------------------------------------------ dispatch */
 
+void model_acts_bind_tokens(cs_acts *A, const cs_token_batch *batch) { A->tok = *batch; }
+
 int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   if (N > A->max_points)
     return cs_error(CS_ERR_INTERNAL, "model_forward: %d points exceed workspace of %d", N,
                     A->max_points);
+  if (config_family_tokens(M->cfg.family) && (!A->tok.tokens || A->tok.T != M->cfg.seq_len))
+    return cs_error(CS_ERR_INTERNAL, "model_forward: the %s family needs sequences of %d tokens "
+                    "bound (model_acts_bind_tokens)", config_family_name(M->cfg.family),
+                    M->cfg.seq_len);
+  if (!x && (!config_family_tokens(M->cfg.family) || A->js.C > 1))
+    return cs_error(CS_ERR_INTERNAL, "model_forward: no inputs x");
   A->n = N;
   return M->ops->forward(M, A, N, x);
 }
@@ -214,6 +225,89 @@ int model_attention_sink(const cs_model *M, int n, const double *x, double *sink
     max_attn[l] = sum[MODEL_STAT_MAX_ATTN * L + l] / count[MODEL_STAT_MAX_ATTN * L + l];
   }
   free(sum);
+  model_acts_free(A);
+  return rc;
+}
+
+/* The lm family's first-token share (model.h): value forwards over chunks
+ * of at most 64 sequences, per-head sums over the chunks (lm_sink_sums),
+ * then the mean over heads and the largest per-head mean. */
+int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *batch,
+                                double *sink_mass, double *max_attn) {
+  int L = M->L, H = M->H, T = batch->T;
+  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
+  if (!config_family_tokens(M->cfg.family) || n < 1) return CS_OK;
+  int chunk = n < 64 ? n : 64;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  double *sum, terms = 0.0;
+  int rc = CS_CALLOC(sum, (int64_t)L * H);
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+    model_acts_bind_tokens(A, &b);
+    rc = model_forward(M, A, cnt, NULL);
+    if (!rc) terms += lm_sink_sums(M, A, cnt, sum);
+  }
+  for (int l = 0; l < L && !rc; l++) {
+    double mean = 0.0, mx = -INFINITY;
+    for (int j = 0; j < H; j++) {
+      double s = sum[(int64_t)l * H + j] / terms;
+      mean += s / H;
+      mx = fmax(mx, s);
+    }
+    sink_mass[l] = mean;
+    max_attn[l] = mx;
+  }
+  free(sum);
+  model_acts_free(A);
+  return rc;
+}
+
+/* The lm family's extreme-token statistics (model.h): value forwards over
+ * chunks of at most 64 sequences, every block's |h|, ‖h_t‖ and ‖v_t‖
+ * gathered (lm_extreme_collect), then the ratios with pooled medians
+ * (cs_quantile_sorted at 1/2). */
+int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, double *out) {
+  int L = M->L, d = M->d, T = batch->T;
+  for (int i = 0; i < L * MODEL_EXTREME_COUNT; i++) out[i] = NAN;
+  if (!config_family_tokens(M->cfg.family) || n < 1) return CS_OK;
+  int chunk = n < 64 ? n : 64;
+  int64_t NT = (int64_t)n * T;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  double *abs_h = NULL, *nh = NULL, *nv = NULL;
+  int rc = CS_CALLOC(abs_h, NT * d * L);
+  if (!rc) rc = CS_CALLOC(nh, NT * L);
+  if (!rc) rc = CS_CALLOC(nv, NT * L);
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+    model_acts_bind_tokens(A, &b);
+    rc = model_forward(M, A, cnt, NULL);
+    for (int l = 0; l < L && !rc; l++)
+      lm_extreme_collect(M, A, cnt, l, abs_h + (int64_t)l * NT * d + (int64_t)p0 * T * d,
+                         nh + (int64_t)l * NT + (int64_t)p0 * T, nv + (int64_t)l * NT + (int64_t)p0 * T);
+  }
+  /* per block: BOS norms apart (their mean), the rest sorted for medians */
+  for (int l = 0; l < L && !rc; l++) {
+    double *ah = abs_h + (int64_t)l * NT * d, *h = nh + (int64_t)l * NT, *v = nv + (int64_t)l * NT;
+    double mx = 0.0, mh = 0.0, mv = 0.0;
+    for (int64_t i = 0; i < NT * d; i++) mx = fmax(mx, ah[i]);
+    qsort(ah, (size_t)(NT * d), sizeof *ah, cs_compare_doubles);
+    int64_t k = 0;
+    for (int p = 0; p < n; p++) { /* compact: drop the BOS rows, keep their norms */
+      mh += h[(int64_t)p * T] / n, mv += v[(int64_t)p * T] / n;
+      for (int t = 1; t < T; t++, k++) h[k] = h[(int64_t)p * T + t], v[k] = v[(int64_t)p * T + t];
+    }
+    qsort(h, (size_t)k, sizeof *h, cs_compare_doubles);
+    qsort(v, (size_t)k, sizeof *v, cs_compare_doubles);
+    double *o = out + (int64_t)l * MODEL_EXTREME_COUNT;
+    o[MODEL_EXTREME_MASSIVE] = mx / cs_quantile_sorted(ah, (int)(NT * d), 0.5);
+    o[MODEL_EXTREME_DRAIN] = mv / cs_quantile_sorted(v, (int)k, 0.5);
+    o[MODEL_EXTREME_PEAK] = mh / cs_quantile_sorted(h, (int)k, 0.5);
+  }
+  free(abs_h), free(nh), free(nv);
   model_acts_free(A);
   return rc;
 }
