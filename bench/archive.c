@@ -24,13 +24,13 @@
 #include "curvsweep/clock.h"
 #include "curvsweep/error.h"
 #include "curvsweep/sweep.h"
+#include "interleave.h"
 
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* A synthetic result of cell id: every value a function of the cell. */
@@ -76,12 +76,6 @@ static cs_cell_result synth_result(int64_t id, int depth, int n_points) {
  * group-commit policy of archive_commit); results/s from open until
  * every result is in the HDF5 file (archive_flush); *close_s: the verified
  * close after that (every result read back). */
-static double cpu_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int bench_case(const char *dir, const char *tag, int64_t N, int depth, int n_points, int G,
                       double *rate, double *cpu_rate, double *close_s) {
   char text[256], path[512];
@@ -96,7 +90,7 @@ static int bench_case(const char *dir, const char *tag, int64_t N, int depth, in
   if (!res) return cs_error(CS_ERR_NOMEM, "out of memory");
   for (int64_t i = 0; i < N; i++) res[i] = synth_result(i, depth, n_points);
   cs_archive *a;
-  double t0 = cs_monotonic_seconds(), c0 = cpu_seconds();
+  double t0 = cs_monotonic_seconds(), c0 = bench_process_cpu_seconds();
   int rc = archive_open_write(path, spec, ARCHIVE_OVERWRITE, NULL, &a);
   int step = G > 0 ? G : 1;
   for (int64_t i = 0; !rc && i < N; i += step) {
@@ -104,7 +98,7 @@ static int bench_case(const char *dir, const char *tag, int64_t N, int depth, in
     if (!rc) rc = archive_commit(a, G > 0, NULL);
   }
   if (!rc) rc = archive_flush(a);  // the last batch into the file
-  double t1 = cs_monotonic_seconds(), c1 = cpu_seconds();
+  double t1 = cs_monotonic_seconds(), c1 = bench_process_cpu_seconds();
   int rc2 = rc ? CS_OK : archive_close(a);
   double t2 = cs_monotonic_seconds();
   if (rc) archive_close(a);

@@ -10,6 +10,7 @@
  * The self family (issue 12): the same at width 16 for self-attention
  * gated at g1 with 2 heads (T = 3 tokens per point); its forward pass is
  * its own value pass, so the count is relative to that model. */
+#include "curvsweep/clock.h"
 #include "curvsweep/error.h"
 #include "curvsweep/geom.h"
 #include "curvsweep/model.h"
@@ -18,15 +19,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define NPTS 256
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static int bench(int width, cs_family family, int reps) {
   cs_config c = config_default();
@@ -47,18 +41,18 @@ static int bench(int width, cs_family family, int reps) {
   geom_point *all = calloc((size_t)c.depth * NPTS, sizeof *all);
   if (!all) return CS_ERR_NOMEM;
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = cs_monotonic_seconds();
     CS_CHECK(model_forward(M, V, NPTS, x));
-    double t1 = now();
+    double t1 = cs_monotonic_seconds();
     CS_CHECK(model_forward(M, J, NPTS, x));
-    double t2 = now();
+    double t2 = cs_monotonic_seconds();
     for (int l = 1; l <= c.depth; l++)
       for (int p = 0; p < NPTS; p++)
         CS_CHECK(geom_point_curvature(width, 2, model_layer_output(J, l) + (long)p * C * width, &opt,
                                       NULL, &pt));
-    double t3 = now();
+    double t3 = cs_monotonic_seconds();
     CS_CHECK(cell_curvature_points(M, J, &c, NPTS, x, "bench", all));
-    double t4 = now();
+    double t4 = cs_monotonic_seconds();
     if (t4 - t3 < t_cal) t_cal = t4 - t3;
     if (t1 - t0 < t_fwd) t_fwd = t1 - t0;
     if (t2 - t1 < t_jet) t_jet = t2 - t1;

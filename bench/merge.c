@@ -8,17 +8,34 @@
  * process's peak resident memory. Target (issue 14): ≥ 20,000 cells/s with
  * points on local disk, memory bounded by one shard. BENCH_KEEP=1 keeps
  * the shards (and prints their names). Defaults: 20,000 cells,
- * 20 shards, 32 points. */
+ * 20 shards, 32 points.
+ *
+ * Before against after (issue 29): BENCH_MERGE_BEFORE=OLD (a curvsweep
+ * binary, e.g. another worktree's build/curvsweep) times `OLD merge` and
+ * `NEW merge` (NEW: BENCH_MERGE_AFTER, default the curvsweep beside this
+ * binary) on the same shards, interleaved OLD NEW OLD NEW … with a dgemm
+ * measurement in every pair (bench/interleave.h), BENCH_PAIRS pairs
+ * (default 5), and prints each side's median cells/s and the median of
+ * the per-pair ratios after/before with its min–max (each merge a whole
+ * process from start to exit; no peak memory here: a spawned child's
+ * ru_maxrss starts from this process's). */
 #include "curvsweep/archive.h"
 #include "curvsweep/clock.h"
+#include "interleave.h"
 #include "synth.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
+
+#define MAX_PAIRS 64
 
 static int build_shard(const cs_spec *spec, const char *path, int shard, int shards, int points) {
   int64_t nc = spec_cell_count(spec);
@@ -45,6 +62,88 @@ static int build_shard(const cs_spec *spec, const char *path, int shard, int sha
     return rc;
   }
   return archive_build_finish(b);
+}
+
+/* One side of the before/after comparison: `exe merge OUT IN... --overwrite`
+ * in a child (output to /dev/null), timed from spawn to exit. */
+typedef struct {
+  const char *exe, *out;
+  char **paths;
+  int shards;
+  double sec[MAX_PAIRS];
+} merge_side;
+
+static int merge_cli(void *ctx, int p) {
+  merge_side *m = ctx;
+  char **argv = calloc((size_t)m->shards + 5, sizeof *argv);
+  if (!argv) return cs_error(CS_ERR_NOMEM, "bench_merge: out of memory");
+  int k = 0;
+  argv[k++] = (char *)m->exe, argv[k++] = "merge", argv[k++] = (char *)m->out;
+  for (int s = 0; s < m->shards; s++) argv[k++] = m->paths[s];
+  argv[k++] = "--overwrite", argv[k] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  double t0 = cs_monotonic_seconds();
+  int rc = posix_spawn(&pid, m->exe, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  free(argv);
+  if (rc) return cs_error(CS_ERR_IO, "bench_merge: spawning %s: %s", m->exe, strerror(rc));
+  int status = 1;
+  if (waitpid(pid, &status, 0) < 0) return cs_error(CS_ERR_IO, "bench_merge: waitpid failed");
+  m->sec[p] = cs_monotonic_seconds() - t0;
+  if (!WIFEXITED(status) || WEXITSTATUS(status))
+    return cs_error(CS_ERR_IO, "bench_merge: %s merge failed (status %d)", m->exe, status);
+  return CS_OK;
+}
+
+/* The curvsweep beside this binary (build/curvsweep for build/bench_merge). */
+static void sibling_curvsweep(char *buf, size_t len) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[n > 0 ? n : 0] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = '\0';
+  snprintf(buf, len, "%.3900s/curvsweep", n > 0 && slash ? exe : ".");
+}
+
+/* Interleaved before/after merges of the shards; prints the comparison. */
+static int before_after(const char *before, char **paths, int shards, const char *out,
+                        int64_t cells) {
+  char after[4096];
+  const char *env = getenv("BENCH_MERGE_AFTER");
+  if (env && *env) snprintf(after, sizeof after, "%s", env);
+  else sibling_curvsweep(after, sizeof after);
+  const char *pe = getenv("BENCH_PAIRS");
+  int pairs = pe && *pe ? atoi(pe) : BENCH_MIN_PAIRS;
+  if (pairs < 1 || pairs > MAX_PAIRS)
+    return cs_error(CS_ERR_INPUT, "bench_merge: BENCH_PAIRS must be 1..%d", MAX_PAIRS);
+  static merge_side a, b;
+  a = (merge_side){.exe = before, .out = out, .paths = paths, .shards = shards};
+  b = (merge_side){.exe = after, .out = out, .paths = paths, .shards = shards};
+  bench_dgemm dgemm[MAX_PAIRS];
+  bench_pair_opts o = {.pairs = pairs, .dgemm_n = 1024, .dgemm_reps = 3};
+  CS_CHECK(bench_interleave(&o, merge_cli, &a, merge_cli, &b, dgemm));
+  double ratio[MAX_PAIRS], ra[MAX_PAIRS], rb[MAX_PAIRS];
+  char machine[320], text[160];
+  bench_machine_tag(machine, sizeof machine);
+  for (int p = 0; p < pairs; p++) {
+    ra[p] = cells / a.sec[p], rb[p] = cells / b.sec[p], ratio[p] = a.sec[p] / b.sec[p];
+    printf("pair %d           before %.3f s (%.0f cells/s), after %.3f s (%.0f cells/s), "
+           "after/before %.2fx, dgemm %.2f GFLOP/s\n", p + 1, a.sec[p], ra[p], b.sec[p], rb[p],
+           ratio[p], dgemm[p].gflops);
+  }
+  bench_spread_text(text, sizeof text, "%.0f", bench_spread_of(ra, pairs));
+  printf("before           %s: cells/s %s [%s]\n", before, text, machine);
+  bench_spread_text(text, sizeof text, "%.0f", bench_spread_of(rb, pairs));
+  printf("after            %s: cells/s %s [%s]\n", after, text, machine);
+  bench_spread_text(text, sizeof text, "%.2fx", bench_spread_of(ratio, pairs));
+  printf("speedup          after/before (the per-pair ratio of merge times) %s\n", text);
+  bench_spread_text(text, sizeof text, "%.2f", bench_dgemm_spread(dgemm, pairs, 0));
+  printf("dgemm            (1024^3, best of 3 per pair) GFLOP/s %s\n", text);
+  return CS_OK;
 }
 
 int main(int argc, char **argv) {
@@ -75,6 +174,19 @@ int main(int argc, char **argv) {
     }
   }
   double t1 = cs_monotonic_seconds();
+  const char *before = getenv("BENCH_MERGE_BEFORE");
+  if (before && *before) {
+    bench_print_machine();
+    printf("shards built     %d x %lld cells, %d points: %.2f s\n", shards,
+           (long long)(cells / shards), points, t1 - t0);
+    int rc = before_after(before, paths, shards, out, cells);
+    if (rc) fprintf(stderr, "bench_merge: %s\n", cs_error_message());
+    for (int s = 0; s < shards; s++) unlink(paths[s]), free(paths[s]);
+    free(paths);
+    unlink(out);
+    spec_free(spec);
+    return rc ? 1 : 0;
+  }
   // the merge in a child, so that its peak memory is its own
   pid_t pid = fork();
   if (pid == 0) {
@@ -94,6 +206,7 @@ int main(int argc, char **argv) {
   }
   struct rusage ru;
   getrusage(RUSAGE_CHILDREN, &ru);
+  bench_print_machine();
   printf("shards built     %d x %lld cells, %d points: %.2f s (%.0f cells/s)\n", shards,
          (long long)(cells / shards), points, t1 - t0, cells / (t1 - t0));
   printf("merge            %lld cells in %.3f s: %.0f cells/s (%lld done, %lld failed, %lld "

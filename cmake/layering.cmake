@@ -5,9 +5,11 @@
 #   builds cs_<name> from <folder>/*.c; HEADERS are the module's public
 #   headers (include/curvsweep/<h>.h); DEPS the modules it may use (listed
 #   before: modules are declared bottom to top, so a cycle cannot be written).
-# cs_layering_check()
-#   after the last module: adds layering_<name> (link check) and
-#   layering_includes (include check), both part of every build.
+# cs_layering_check(ACYCLIC <module>...)
+#   after the last module: adds layering_<name> (link check),
+#   layering_includes (include check) and layering_cycles (no call or
+#   include cycle between the files of each ACYCLIC module,
+#   cmake/check_cycles.cmake), all part of every build.
 
 set_property(GLOBAL PROPERTY CS_MODULE_NAMES "")
 set_property(GLOBAL PROPERTY CS_MODULE_SOURCES "")
@@ -40,8 +42,11 @@ function(cs_module name)
 endfunction()
 
 function(cs_layering_check)
+  cmake_parse_arguments(C "" "" "ACYCLIC" ${ARGN})
   get_property(names GLOBAL PROPERTY CS_MODULE_NAMES)
   set(table "")
+  set(cycles "")
+  set(libraries "")
   foreach(name ${names})
     # link check: every object of the module, and only its declared
     # dependencies to resolve against
@@ -53,6 +58,31 @@ function(cs_layering_check)
     string(REPLACE ";" "," headers "${headers}")
     string(REPLACE ";" "," closure "${closure}")
     string(APPEND table "${name}|${dir}|${headers}|${closure}\n")
+    if(name IN_LIST C_ACYCLIC)
+      string(APPEND cycles "${name}|${PROJECT_SOURCE_DIR}/${dir}|$<TARGET_FILE:cs_${name}>\n")
+      list(APPEND libraries $<TARGET_FILE:cs_${name}>)
+    endif()
+  endforeach()
+  foreach(name ${C_ACYCLIC})
+    if(NOT name IN_LIST names)
+      message(FATAL_ERROR "cs_layering_check: ACYCLIC names ${name}, which is not a module")
+    endif()
+  endforeach()
+  if(NOT CMAKE_NM)
+    message(FATAL_ERROR "cs_layering_check: no nm found (CMAKE_NM): the cycle check reads the libraries with it")
+  endif()
+  file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/layering_cycles.txt CONTENT "${cycles}")
+  # rerun when a library or the script changes; the stamp records a pass
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/layering_cycles.stamp
+    COMMAND ${CMAKE_COMMAND} -DCS_NM=${CMAKE_NM} -DCS_TABLE=${PROJECT_BINARY_DIR}/layering_cycles.txt
+            -P ${PROJECT_SOURCE_DIR}/cmake/check_cycles.cmake
+    COMMAND ${CMAKE_COMMAND} -E touch ${PROJECT_BINARY_DIR}/layering_cycles.stamp
+    DEPENDS ${libraries} ${PROJECT_SOURCE_DIR}/cmake/check_cycles.cmake
+            ${PROJECT_BINARY_DIR}/layering_cycles.txt
+    COMMENT "Checking for call and include cycles between the files of a module")
+  add_custom_target(layering_cycles ALL DEPENDS ${PROJECT_BINARY_DIR}/layering_cycles.stamp)
+  foreach(name ${C_ACYCLIC})
+    add_dependencies(layering_cycles cs_${name})
   endforeach()
   file(WRITE ${PROJECT_BINARY_DIR}/layering.txt "${table}")
   add_custom_target(layering_includes ALL

@@ -1,7 +1,8 @@
 /* test_model.c — model backward vs central finite differences, for every
  * arch, residual and norm setting and several head counts, in both
  * families (the self family at every gate position); initialisation
- * streams shared across archs and gate positions; parameter counts; the
+ * streams shared across archs and gate positions; parameter counts; every
+ * family of the family table builds with every arch it allows; the
  * memory family's forward against the textbook layer in long double. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/model.h"
 #include "curvsweep/rng.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -285,6 +287,36 @@ static void test_self_parameter_counts(void **state) {
   assert_null(M);
 }
 
+/* Every family of config.h has its row in the model's family table: each
+ * (family, arch) pair the family table allows builds, trains a step's
+ * forward, loss and backward and has a cost; the others are refused. */
+static void test_every_family_builds(void **state) {
+  (void)state;
+  for (int f = 0; f < FAMILY_COUNT; f++)
+    for (int a = 0; a < ARCH_COUNT; a++) {
+      cs_config c = small_config((cs_arch)a, 1, NORM_PRE, 2);
+      c.family = (cs_family)f;
+      cs_model *M = NULL;
+      if (!config_family_allows_arch(c.family, c.arch)) {
+        assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
+        assert_null(M);
+        continue;
+      }
+      assert_ok(model_create(&c, NULL, &M));
+      double flops = model_forward_flops_per_point(&c);
+      assert_true(isfinite(flops) && flops > 0);
+      cs_acts *A;
+      assert_ok(model_acts_create(M, NPTS, 0, &A));
+      double x[NPTS * 2] = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 0.7, -0.8, 0.9, 0.05};
+      int y[NPTS] = {0, 1, 1, 0, 1};
+      assert_ok(model_forward(M, A, NPTS, x));
+      assert_true(isfinite(model_loss(A, NPTS, y, NULL)));
+      assert_ok(model_backward(M, A, NPTS, x));
+      model_acts_free(A);
+      model_free(M);
+    }
+}
+
 /* ---- the memory family's forward against the textbook layer ---- */
 
 static const double *tensor_of(cs_model *M, const char *name) {
@@ -417,6 +449,7 @@ int main(void) {
       cmocka_unit_test(test_forward_matches_textbook),
       cmocka_unit_test(test_shared_tensors_identical_across_archs),
       cmocka_unit_test(test_parameter_counts),
+      cmocka_unit_test(test_every_family_builds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

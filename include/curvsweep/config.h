@@ -72,12 +72,46 @@ typedef struct {
 /* The docs/SPEC.md defaults. */
 cs_config config_default(void);
 
+/* What an arch is (docs/MODELS.md): one row per cs_arch in config.c, so
+ * code asks the table instead of testing ARCH_* values. */
+typedef enum {
+  ARCH_GATE_NONE = 0,   /* no gate */
+  ARCH_GATE_ELEMENTWISE, /* one gate per channel: width d */
+  ARCH_GATE_HEADWISE    /* one scalar gate per head: width H */
+} cs_arch_gate;
+
+typedef struct {
+  const char *name;     /* spec value and report label */
+  int attention;        /* 1: an attention block; 0: the mlp baseline block */
+  cs_arch_gate gate;    /* the gate's shape */
+  const char *color;    /* plot colour, gnuplot "#rrggbb" */
+} cs_arch_info;
+
+/* The row of a (a "?" row, ungated, grey, for a value out of range). */
+const cs_arch_info *config_arch_info(cs_arch a);
 const char *config_arch_name(cs_arch a);        /* "ungated", "gated", "gated-headwise", "mlp" */
+int config_arch_gated(cs_arch a);               /* 1 when the arch has a gate */
+/* Width of the gate of a model of that width and heads: width, heads or 0. */
+int config_arch_gate_width(cs_arch a, int width, int heads);
+const char *config_arch_color(cs_arch a);       /* plot colour */
 /* task_name and task_parse of tasks.h, for callers of this header. */
 const char *config_task_name(cs_task_kind t);   /* "linear", "blobs", ... */
 /* Name -> enum; -1 when unknown. */
 int config_arch_parse(const char *s);
 int config_task_parse(const char *s);
+
+/* What a model family accepts (docs/MODELS.md): one row per cs_family in
+ * config.c; the family's code is its row of the model module's table
+ * (docs/ARCHITECTURE.md, "A new model family"). */
+typedef struct {
+  const char *name;     /* spec value */
+  int mlp_arch;         /* 1: arch = mlp (the mlp baseline block) builds in this family */
+} cs_family_info;
+
+/* The row of f (a "?" row that accepts nothing, for a value out of range). */
+const cs_family_info *config_family_info(cs_family f);
+/* 1 when a model of family f and arch a can be built. */
+int config_family_allows_arch(cs_family f, cs_arch a);
 
 const char *config_norm_name(cs_norm n);         /* "none", "pre" */
 const char *config_family_name(cs_family f);     /* "memory", "self" */

@@ -17,7 +17,11 @@
  * The forward pass runs on values (training) or on second-order jets
  * (geometry): one code path, jet_order 0 or 2. With jets, the activation
  * after layer l holds μ_l(x), ∂μ_l/∂x and ∂²μ_l/∂x² for every point, in the
- * layout of geom.h. */
+ * layout of geom.h.
+ *
+ * Every function below serves every family: each family is one file of
+ * src/model and one row of its family table (docs/ARCHITECTURE.md, "A new
+ * model family"). */
 #ifndef CURVSWEEP_MODEL_H
 #define CURVSWEEP_MODEL_H
 

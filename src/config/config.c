@@ -1,13 +1,28 @@
-/* config.c — the docs/SPEC.md defaults and the name tables of the arch, norm
+/* config.c — the docs/SPEC.md defaults, the arch and family tables (what
+ * each arch and family is, config.h) and the name tables of the norm, gate
  * and schedule keys (task names belong to the tasks module, tasks.h). */
 #include "curvsweep/config.h"
 
 #include <string.h>
 
-static const char *const ARCH_NAMES[ARCH_COUNT] = {"ungated", "gated", "gated-headwise", "mlp"};
+/* The arch table (config.h); colours: the report's plots (analysis/README.md). */
+static const cs_arch_info ARCHS[ARCH_COUNT] = {
+    [ARCH_UNGATED] = {"ungated", 1, ARCH_GATE_NONE, "#1f77b4"},
+    [ARCH_GATED] = {"gated", 1, ARCH_GATE_ELEMENTWISE, "#d62728"},
+    [ARCH_GATED_HEADWISE] = {"gated-headwise", 1, ARCH_GATE_HEADWISE, "#ff7f0e"},
+    [ARCH_MLP] = {"mlp", 0, ARCH_GATE_NONE, "#2ca02c"},
+};
+static const cs_arch_info ARCH_UNKNOWN = {"?", 0, ARCH_GATE_NONE, "#7f7f7f"};
+
+/* The family table (config.h): the self family has no mlp block. */
+static const cs_family_info FAMILIES[FAMILY_COUNT] = {
+    [FAMILY_MEMORY] = {"memory", 1},
+    [FAMILY_SELF] = {"self", 0},
+};
+static const cs_family_info FAMILY_UNKNOWN = {"?", 0};
+
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
-static const char *const FAMILY_NAMES[FAMILY_COUNT] = {"memory", "self"};
 static const char *const GATE_NAMES[GATE_COUNT] = {"g1", "g2", "g3", "g4", "g5"};
 
 cs_config config_default(void) {
@@ -22,8 +37,29 @@ cs_config config_default(void) {
   };
 }
 
-const char *config_arch_name(cs_arch a) {
-  return (a >= 0 && a < ARCH_COUNT) ? ARCH_NAMES[a] : "?";
+const cs_arch_info *config_arch_info(cs_arch a) {
+  return ((int)a >= 0 && (int)a < ARCH_COUNT) ? &ARCHS[a] : &ARCH_UNKNOWN;
+}
+
+const char *config_arch_name(cs_arch a) { return config_arch_info(a)->name; }
+int config_arch_gated(cs_arch a) { return config_arch_info(a)->gate != ARCH_GATE_NONE; }
+const char *config_arch_color(cs_arch a) { return config_arch_info(a)->color; }
+
+int config_arch_gate_width(cs_arch a, int width, int heads) {
+  switch (config_arch_info(a)->gate) {
+    case ARCH_GATE_ELEMENTWISE: return width;
+    case ARCH_GATE_HEADWISE: return heads;
+    default: return 0;
+  }
+}
+
+const cs_family_info *config_family_info(cs_family f) {
+  return ((int)f >= 0 && (int)f < FAMILY_COUNT) ? &FAMILIES[f] : &FAMILY_UNKNOWN;
+}
+
+int config_family_allows_arch(cs_family f, cs_arch a) {
+  if ((int)a < 0 || (int)a >= ARCH_COUNT || (int)f < 0 || (int)f >= FAMILY_COUNT) return 0;
+  return config_arch_info(a)->attention || config_family_info(f)->mlp_arch;
 }
 
 const char *config_task_name(cs_task_kind t) {
@@ -38,23 +74,27 @@ const char *config_schedule_name(cs_schedule s) {
   return ((int)s >= 0 && (int)s < SCHEDULE_COUNT) ? SCHEDULE_NAMES[s] : "?";
 }
 
-const char *config_family_name(cs_family f) {
-  return ((int)f >= 0 && (int)f < FAMILY_COUNT) ? FAMILY_NAMES[f] : "?";
-}
+const char *config_family_name(cs_family f) { return config_family_info(f)->name; }
 
 const char *config_gate_name(cs_gate_pos g) {
   return ((int)g >= 0 && (int)g < GATE_COUNT) ? GATE_NAMES[g] : "?";
 }
 
-static int lookup(const char *const *names, int n, const char *s) {
+/* The index of the row named s among n table rows of size bytes, each
+ * starting with its name (a name table: rows of one pointer); -1 when none. */
+static int lookup(const void *rows, size_t size, int n, const char *s) {
   for (int i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0) return i;
+    if (strcmp(*(const char *const *)((const char *)rows + (size_t)i * size), s) == 0) return i;
   return -1;
 }
 
-int config_arch_parse(const char *s) { return lookup(ARCH_NAMES, ARCH_COUNT, s); }
+int config_arch_parse(const char *s) { return lookup(ARCHS, sizeof ARCHS[0], ARCH_COUNT, s); }
 int config_task_parse(const char *s) { return task_parse(s); }
-int config_norm_parse(const char *s) { return lookup(NORM_NAMES, NORM_COUNT, s); }
-int config_schedule_parse(const char *s) { return lookup(SCHEDULE_NAMES, SCHEDULE_COUNT, s); }
-int config_family_parse(const char *s) { return lookup(FAMILY_NAMES, FAMILY_COUNT, s); }
-int config_gate_parse(const char *s) { return lookup(GATE_NAMES, GATE_COUNT, s); }
+int config_norm_parse(const char *s) { return lookup(NORM_NAMES, sizeof(char *), NORM_COUNT, s); }
+int config_schedule_parse(const char *s) {
+  return lookup(SCHEDULE_NAMES, sizeof(char *), SCHEDULE_COUNT, s);
+}
+int config_family_parse(const char *s) {
+  return lookup(FAMILIES, sizeof FAMILIES[0], FAMILY_COUNT, s);
+}
+int config_gate_parse(const char *s) { return lookup(GATE_NAMES, sizeof(char *), GATE_COUNT, s); }

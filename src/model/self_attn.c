@@ -25,9 +25,13 @@
  *   value (0,0);  ∂_a (a,0) (0,a);  ∂_ab (ab,0) (a,b) (b,a) (0,ab).
  * The scores of query token t sit in its rows as H groups of T columns, so
  * the softmax over keys is jet_softmax_groups on N·T jet points. With C = 1
- * this is the training forward pass. */
+ * this is the training forward pass.
+ *
+ * The family's row of the family table is self_family_ops (at the end),
+ * with the attention-sink statistic of docs/MODELS.md as its token_stats. */
 #include "curvsweep/error.h"
 #include "curvsweep/simd.h"
+#include "layers.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -36,9 +40,21 @@
 
 #define N_PAIRS_MAX 4
 
+/* Offsets of one layer's tensors in the parameter array (-1 when absent);
+ * [W_q; W_k; W_v; W_g] is one (3d + ng) × d block at Wq. */
+typedef struct {
+  int64_t Wq, Wk, Wv, Wg, Wo, bo, bg, ln_g, ln_b;
+} self_layer;
+
+/* The family's layout (M->layout). */
+typedef struct {
+  int64_t tokens_W, tokens_b, cls;
+  self_layer layer[]; /* L */
+} self_layout;
+
 /* Per-layer caches, rows NTC = N·T·C. */
 typedef struct {
-  double *xhat, *rstd, *a; /* LayerNorm (norm = pre) */
+  ln_cache ln;             /* LayerNorm (norm = pre) */
   double *qkvz;            /* NTC × (3d + ng): Q | K | V | Z before any gate */
   double *g;               /* NTC × ng: G = σ(Z + b_g) */
   double *pre, *gated;     /* NTC × d: the gated tensor before and after the gate */
@@ -46,7 +62,8 @@ typedef struct {
   double *o;               /* NTC × d: P V */
 } self_cache;
 
-struct self_acts {
+/* The family's workspace (A->fam). */
+typedef struct {
   int T, ng, ldq, L;       /* tokens, gate width, 3d + ng, layers */
   int *npairs;             /* C: Leibniz pairs of each jet row */
   int (*r1)[N_PAIRS_MAX], (*r2)[N_PAIRS_MAX]; /* C × N_PAIRS_MAX: the pairs (r1, r2) */
@@ -55,26 +72,31 @@ struct self_acts {
   double *tmp;             /* 2·NTC: LayerNorm scratch */
   /* backward (values, NT rows) */
   double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dh;
-};
+} self_acts;
 
 /* ------------------------------------------------------------ layout */
 
-void self_attn_layout(cs_model *M) {
+/* tokens/W, tokens/b, cls, then per layer Wq, Wk, Wv, (Wg), Wo, bo, (bg),
+ * (ln_g, ln_b), then the readout. */
+static int self_layout_create(cs_model *M) {
   int d = M->d, m = M->m, ng = M->n_gate;
-  M->tokens_W = model_add_tensor(M, "tokens/W", m, d, 1);
-  M->tokens_b = model_add_tensor(M, "tokens/b", m, d, 0);
-  M->cls = model_add_tensor(M, "cls", 1, d, 0);
+  self_layout *Y;
+  CS_CHECK(cs_calloc_bytes((void **)&Y, 1, sizeof *Y + sizeof(self_layer) * (size_t)M->L));
+  M->layout = Y;
+  Y->tokens_W = model_add_tensor(M, "tokens/W", m, d, 1);
+  Y->tokens_b = model_add_tensor(M, "tokens/b", m, d, 0);
+  model_set_init(M, INIT_NORMAL, 1.0 / sqrt((double)d)); /* feature-token biases: N(0, 1/d) */
+  Y->cls = model_add_tensor(M, "cls", 1, d, 0);
   for (int l = 0; l < M->L; l++) {
-    layer_offsets *P = &M->layers[l];
+    self_layer *P = &Y->layer[l];
     memset(P, 0xff, sizeof *P); /* all -1 */
-    /* [W_q; W_k; W_v; W_g] is one (3d + ng) × d block, so Q, K, V and the
-     * gate pre-activation are one product (the table, the names and the
-     * init streams are as if they were apart) */
+    /* W_q, W_k, W_v, W_g appended one after the other are one (3d + ng) × d
+     * block, so Q, K, V and the gate pre-activation are one product (the
+     * table, the names and the init streams are as if they were apart) */
     P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
-    M->n_params += (int64_t)(2 * d + ng) * d;
-    P->Wk = model_place_layer_tensor(M, l, "Wk", d, d, 1, P->Wq + (int64_t)d * d);
-    P->Wv = model_place_layer_tensor(M, l, "Wv", d, d, 1, P->Wq + 2 * (int64_t)d * d);
-    if (ng) P->Wg = model_place_layer_tensor(M, l, "Wg", ng, d, 1, P->Wq + 3 * (int64_t)d * d);
+    P->Wk = model_add_layer_tensor(M, l, "Wk", d, d, 1);
+    P->Wv = model_add_layer_tensor(M, l, "Wv", d, d, 1);
+    if (ng) P->Wg = model_add_layer_tensor(M, l, "Wg", ng, d, 1);
     P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
     P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
     if (ng) P->bg = model_add_layer_tensor(M, l, "bg", 1, ng, 0);
@@ -83,11 +105,13 @@ void self_attn_layout(cs_model *M) {
       P->ln_b = model_add_layer_tensor(M, l, "ln_b", 1, d, 0);
     }
   }
+  readout_layout(M, N_CLASSES);
+  return CS_OK;
 }
 
-double self_attn_flops_per_point(const cs_config *c) {
+static double self_flops_per_point(const cs_config *c) {
   double d = c->width, m = c->input_dim, T = m + 1;
-  double ng = c->arch == ARCH_GATED ? d : c->arch == ARCH_GATED_HEADWISE ? c->heads : 0;
+  double ng = config_arch_gate_width(c->arch, c->width, c->heads);
   /* per token: [Q|K|V|Z] and W_o; per point: Q Kᵀ and P V over T × T × d */
   double layer = T * (2 * d * (3 * d + ng) + 2 * d * d) + 4 * T * T * d;
   return 2 * m * d + c->depth * layer + 2 * 2 * d;
@@ -115,11 +139,11 @@ static void self_pairs(const jet_shape *js, self_acts *S) {
   }
 }
 
-int self_attn_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
+static int self_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   const jet_shape *js = &A->js;
   self_acts *S;
   CS_CHECK(CS_CALLOC(S, 1));
-  A->self = S;
+  A->fam = S;
   S->T = M->m + 1;
   S->ng = M->n_gate;
   S->ldq = 3 * M->d + S->ng;
@@ -138,9 +162,9 @@ int self_attn_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   for (int l = 0; !rc && l < M->L; l++) {
     self_cache *c = &S->cache[l];
     if (M->cfg.norm == NORM_PRE) {
-      ALLOC(c->xhat, R * d);
-      ALLOC(c->rstd, R);
-      ALLOC(c->a, R * d);
+      ALLOC(c->ln.xhat, R * d);
+      ALLOC(c->ln.rstd, R);
+      ALLOC(c->ln.a, R * d);
     }
     ALLOC(c->qkvz, R * S->ldq);
     ALLOC(c->p, R * HT);
@@ -166,14 +190,15 @@ int self_attn_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   return rc;
 }
 
-void self_attn_acts_free(self_acts *S) {
+static void self_acts_free(void *fam) {
+  self_acts *S = fam;
   if (!S) return;
   if (S->x)
     for (int l = 0; l <= S->L; l++) free(S->x[l]);
   if (S->cache)
     for (int l = 0; l < S->L; l++) {
       self_cache *c = &S->cache[l];
-      free(c->xhat), free(c->rstd), free(c->a), free(c->qkvz), free(c->g), free(c->pre);
+      free(c->ln.xhat), free(c->ln.rstd), free(c->ln.a), free(c->qkvz), free(c->g), free(c->pre);
       free(c->gated), free(c->p), free(c->o);
     }
   free(S->x), free(S->cache), free(S->tmp), free(S->npairs), free(S->r1), free(S->r2);
@@ -189,12 +214,13 @@ void self_attn_acts_free(self_acts *S) {
  *   token 1 + j: x_j w_j + b_j, whose ∂/∂x_a is δ_aj w_j and second rows 0. */
 static void tokens_forward(const cs_model *M, const jet_shape *js, int T, int N, const double *x,
                            double *X0) {
+  const self_layout *Y = M->layout;
   int C = js->C, d = M->d, m = M->m;
-  const double *W = M->params + M->tokens_W, *b = M->params + M->tokens_b;
+  const double *W = M->params + Y->tokens_W, *b = M->params + Y->tokens_b;
   memset(X0, 0, sizeof(double) * (size_t)N * T * C * d);
   for (int p = 0; p < N; p++) {
     double *xp = X0 + (int64_t)p * T * C * d;
-    memcpy(xp, M->params + M->cls, sizeof(double) * d);
+    memcpy(xp, M->params + Y->cls, sizeof(double) * d);
     for (int j = 0; j < m; j++) {
       double *tok = xp + (int64_t)(1 + j) * C * d, xj = x[(int64_t)p * m + j];
       for (int k = 0; k < d; k++) tok[k] = xj * W[j * d + k] + b[j * d + k];
@@ -377,7 +403,7 @@ static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const d
 /* One layer on jets: X (NTC × d) -> Xn. */
 static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, int N, int l,
                          const double *X, double *Xn) {
-  const layer_offsets *P = &M->layers[l];
+  const self_layer *P = &((const self_layout *)M->layout)->layer[l];
   const double *W = M->params;
   self_cache *c = &S->cache[l];
   int d = M->d, H = M->H, dh = M->dh, T = S->T, C = js->C, NT = N * T, ldq = S->ldq;
@@ -385,20 +411,19 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   cs_gate_pos gp = M->cfg.gate;
   const double *a = X;
   if (M->cfg.norm == NORM_PRE) {
-    layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
     LA_PROF_BEGIN(t4);
-    model_layernorm_forward(M, js, NT, X, W + P->ln_g, W + P->ln_b, &lc, S->tmp);
+    layernorm_forward(M, js, NT, X, W + P->ln_g, W + P->ln_b, &c->ln, S->tmp);
     LA_PROF_END(t4, LA_PROF_ELEMENTWISE);
-    a = c->a;
+    a = c->ln.a;
   }
   /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
-  CS_CHECK(model_linear_forward(M, js, NT, d, ldq, a, W + P->Wq, NULL, c->qkvz));
+  CS_CHECK(linear_forward(M, js, NT, d, ldq, a, W + P->Wq, NULL, c->qkvz));
   const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
   int ldqq = ldq, ldk = ldq, ldv = ldq;
   /* g2, g3, g4: the gate on V, K or Q before the attention */
   if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    model_copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
+    copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
     gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
     if (gp == GATE_G4) Q = c->gated, ldqq = d;
     if (gp == GATE_G3) K = c->gated, ldk = d;
@@ -421,15 +446,14 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   }
   /* Y = U W_oᵀ + b_o;  g5: Y ← G ⊙ Y */
   if (S->ng && gp == GATE_G5) {
-    CS_CHECK(model_linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, c->pre));
+    CS_CHECK(linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, c->pre));
     gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, Xn);
   } else {
-    CS_CHECK(model_linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, Xn));
+    CS_CHECK(linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, Xn));
   }
   /* residual X' = X + Y: linear, all jet rows */
   LA_PROF_BEGIN(t1);
-  if (M->cfg.residual)
-    for (int64_t i = 0; i < R * d; i++) Xn[i] += X[i];
+  if (M->cfg.residual) add_into(R * d, X, Xn);
   LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
@@ -440,8 +464,8 @@ static void gather_cls(int N, int T, int C, int d, const double *X, double *h) {
     memcpy(h + (int64_t)p * C * d, X + (int64_t)p * T * C * d, sizeof(double) * C * d);
 }
 
-int self_attn_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
-  self_acts *S = A->self;
+static int self_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+  self_acts *S = A->fam;
   const jet_shape *js = &A->js;
   int d = M->d, T = S->T, C = js->C;
   tokens_forward(M, js, T, N, x, S->x[0]);
@@ -450,10 +474,7 @@ int self_attn_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     CS_CHECK(layer_forward(M, js, S, N, l, S->x[l], S->x[l + 1]));
     gather_cls(N, T, C, d, S->x[l + 1], A->h[l + 1]);
   }
-  if (C == 1)
-    CS_CHECK(model_linear_forward(M, js, N, d, 2, A->h[M->L], M->params + M->readout_W,
-                                  M->params + M->readout_b, A->logits));
-  return CS_OK;
+  return readout_forward(M, js, N, A->h[M->L], A->logits);
 }
 
 /* ----------------------------------------------------------- backward */
@@ -546,12 +567,12 @@ CS_VECTOR_CLONES static void attention_backward(const self_acts *S, int N, int H
 /* One layer backward on values: dXn (NT × d, gradient of X_{l+1}) -> dX. */
 static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double *X,
                           const double *dXn, double *dX) {
-  const layer_offsets *P = &M->layers[l];
+  const self_layer *P = &((const self_layout *)M->layout)->layer[l];
   const self_cache *c = &S->cache[l];
   double *W = M->params, *Gr = M->grads;
   int d = M->d, H = M->H, dh = M->dh, ng = S->ng, ldq = S->ldq, NT = N * S->T;
   cs_gate_pos gp = M->cfg.gate;
-  const double *a = M->cfg.norm == NORM_PRE ? c->a : X;
+  const double *a = M->cfg.norm == NORM_PRE ? c->ln.a : X;
   double *dz = S->dqkvz + 3 * d;
   /* g5: Y = G ⊙ Y_pre */
   const double *dY = dXn;
@@ -561,7 +582,7 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   }
   /* Y = U W_oᵀ + b_o:  dW_o += dYᵀ U;  db_o;  dU = dY W_o */
   const double *U = ng && gp == GATE_G1 ? c->gated : c->o;
-  CS_CHECK(model_linear_backward(M, NT, d, d, U, W + P->Wo, dY, Gr + P->Wo, Gr + P->bo, S->du,
+  CS_CHECK(linear_backward(M, NT, d, d, U, W + P->Wo, dY, Gr + P->Wo, Gr + P->bo, S->du,
                                  0.0));
   /* g1: U = G ⊙ O */
   const double *dO = S->du;
@@ -598,23 +619,20 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
                    VIEW(M, NT, d, d, dA)));
   LA_PROF_BEGIN(t2);
-  if (M->cfg.norm == NORM_PRE) {
-    layer_cache lc = {.xhat = c->xhat, .rstd = c->rstd, .a = c->a};
-    model_layernorm_backward(M, NT, &lc, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
-  }
-  if (M->cfg.residual)
-    for (int64_t i = 0; i < (int64_t)NT * d; i++) dX[i] += dXn[i];
+  if (M->cfg.norm == NORM_PRE)
+    layernorm_backward(M, NT, &c->ln, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+  if (M->cfg.residual) add_into((int64_t)NT * d, dXn, dX);
   LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
-int self_attn_backward(cs_model *M, cs_acts *A, int N, const double *x) {
-  self_acts *S = A->self;
+static int self_backward(cs_model *M, cs_acts *A, int N, const double *x) {
+  const self_layout *Y = M->layout;
+  self_acts *S = A->fam;
   int d = M->d, T = S->T, m = M->m;
   double *G = M->grads;
   /* readout on the last CLS row: dW_r += dlogitsᵀ h_L;  dh_L = dlogits W_r */
-  CS_CHECK(model_linear_backward(M, N, d, 2, A->h[M->L], M->params + M->readout_W, A->dlogits,
-                                 G + M->readout_W, G + M->readout_b, S->dh, 0.0));
+  CS_CHECK(readout_backward(M, N, A->h[M->L], A->dlogits, S->dh));
   /* only the CLS row of X_L reaches the loss */
   double *dXn = S->dx_a, *dX = S->dx_b;
   memset(dXn, 0, sizeof(double) * (size_t)N * T * d);
@@ -627,7 +645,7 @@ int self_attn_backward(cs_model *M, cs_acts *A, int N, const double *x) {
     dX = t;
   }
   /* tokens: dc += Σ_p dX_0[p, 0];  dw_j += Σ_p x_pj dX_0[p, 1+j];  db_j += Σ_p dX_0[p, 1+j] */
-  double *dW = G + M->tokens_W, *db = G + M->tokens_b, *dc = G + M->cls;
+  double *dW = G + Y->tokens_W, *db = G + Y->tokens_b, *dc = G + Y->cls;
   for (int p = 0; p < N; p++) {
     const double *dp = dXn + (int64_t)p * T * d;
     for (int k = 0; k < d; k++) dc[k] += dp[k];
@@ -645,45 +663,38 @@ int self_attn_backward(cs_model *M, cs_acts *A, int N, const double *x) {
 
 /* ------------------------------------------------------ attention sink */
 
-int model_attention_sink(const cs_model *M, int n, const double *x, double *sink_mass,
-                         double *max_attn) {
-  int L = M->L;
-  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
-  if (M->cfg.family != FAMILY_SELF || n < 1) return CS_OK;
-  int chunk = n < 256 ? n : 256, H = M->H, T = M->m + 1, HT = H * T;
-  cs_acts *A;
-  CS_CHECK(model_acts_create(M, chunk, 0, &A));
-  double *sum_sink, *sum_max;
-  int rc = CS_CALLOC(sum_sink, 2 * L);
-  if (rc) {
-    model_acts_free(A);
-    return rc;
+/* The attention-sink statistic (docs/MODELS.md) after a value forward of
+ * N points: per layer, point, head and non-CLS query t = 1..T−1, its
+ * weight on token 0 (MODEL_STAT_SINK_MASS) and its largest weight
+ * (MODEL_STAT_MAX_ATTN), added into sum; count gets the number of terms. */
+static void self_token_stats(const cs_model *M, const cs_acts *A, int N, double *sum,
+                             double *count) {
+  const self_acts *S = A->fam;
+  int L = M->L, H = M->H, T = S->T, HT = H * T;
+  double *sum_sink = sum + MODEL_STAT_SINK_MASS * L, *sum_max = sum + MODEL_STAT_MAX_ATTN * L;
+  for (int l = 0; l < L; l++) {
+    const double *P = S->cache[l].p;
+    for (int p = 0; p < N; p++)
+      for (int t = 1; t < T; t++)
+        for (int j = 0; j < H; j++) {
+          const double *w = P + ((int64_t)p * T + t) * HT + j * T;
+          double mx = w[0];
+          for (int s = 1; s < T; s++) mx = fmax(mx, w[s]);
+          sum_sink[l] += w[0];
+          sum_max[l] += mx;
+        }
+    count[MODEL_STAT_SINK_MASS * L + l] += (double)N * (T - 1) * H;
+    count[MODEL_STAT_MAX_ATTN * L + l] += (double)N * (T - 1) * H;
   }
-  sum_max = sum_sink + L;
-  /* per point, layer and head, the non-CLS queries t = 1..T−1: their
-   * weight on token 0 and their largest weight */
-  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
-    int cnt = n - p0 < chunk ? n - p0 : chunk;
-    rc = model_forward(M, A, cnt, x + (int64_t)p0 * M->m);
-    for (int l = 0; l < L && !rc; l++) {
-      const double *P = A->self->cache[l].p;
-      for (int p = 0; p < cnt; p++)
-        for (int t = 1; t < T; t++)
-          for (int j = 0; j < H; j++) {
-            const double *w = P + ((int64_t)p * T + t) * HT + j * T;
-            double mx = w[0];
-            for (int s = 1; s < T; s++) mx = fmax(mx, w[s]);
-            sum_sink[l] += w[0];
-            sum_max[l] += mx;
-          }
-    }
-  }
-  double count = (double)n * (T - 1) * H;
-  for (int l = 0; l < L && !rc; l++) {
-    sink_mass[l] = sum_sink[l] / count;
-    max_attn[l] = sum_max[l] / count;
-  }
-  free(sum_sink);
-  model_acts_free(A);
-  return rc;
 }
+
+const model_family_ops self_family_ops = {
+    .layout = self_layout_create,
+    .acts_create = self_acts_create,
+    .acts_free = self_acts_free,
+    .forward = self_forward,
+    .loss = softmax_loss,
+    .backward = self_backward,
+    .flops_per_point = self_flops_per_point,
+    .token_stats = self_token_stats,
+};

@@ -143,14 +143,28 @@ static int check_family_arch(parse_state *st) {
   key_values_of(st->spec, K_ARCH, st->spec->base.arch, &archs);
   for (int64_t i = 0; i < families.n; i++)
     for (int64_t j = 0; j < archs.n; j++) {
-      if (families.v[i] != FAMILY_SELF || archs.v[j] != ARCH_MLP) continue;
-      char src[64];
+      cs_family f = (cs_family)families.v[i];
+      cs_arch a = (cs_arch)archs.v[j];
+      if (config_family_allows_arch(f, a)) continue;
+      // what is allowed, from the config's tables: the families that build
+      // this arch, the archs this family builds
+      char fams[128] = "", arcs[128] = "", src[64];
+      size_t nf = 0, na = 0;
+      for (int g = 0; g < FAMILY_COUNT; g++)
+        if (config_family_allows_arch((cs_family)g, a))
+          nf += (size_t)snprintf(fams + nf, nf < sizeof fams ? sizeof fams - nf : 0, "%s%s",
+                                 nf ? ", " : "", config_family_name((cs_family)g));
+      for (int b = 0; b < ARCH_COUNT; b++)
+        if (config_family_allows_arch(f, (cs_arch)b))
+          na += (size_t)snprintf(arcs + na, na < sizeof arcs ? sizeof arcs - na : 0, "%s%s",
+                                 na ? ", " : "", config_arch_name((cs_arch)b));
       int section, line = key_line(st, K_FAMILY, &section);
       return spec_fail_key(st, line, section, "family",
-                           "self has no mlp block, but arch mlp is in the grid (%s); allowed "
-                           "with arch = mlp: memory; with family = self: arch ungated, gated, "
-                           "gated-headwise",
-                           key_source(st, K_ARCH, src, sizeof src));
+                           "%s has no %s block, but arch %s is in the grid (%s); allowed "
+                           "with arch = %s: %s; with family = %s: arch %s",
+                           config_family_name(f), config_arch_name(a), config_arch_name(a),
+                           key_source(st, K_ARCH, src, sizeof src), config_arch_name(a), fams,
+                           config_family_name(f), arcs);
     }
   return CS_OK;
 }

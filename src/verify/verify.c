@@ -195,10 +195,19 @@ int verify_self_curved(cs_arch arch, cs_gate_pos gate, int depth, int zero_qk, u
   return CS_OK;
 }
 
+/* The gated archs (config_arch_gated) in table order: out[0..return). */
+static int gated_archs(cs_arch out[ARCH_COUNT]) {
+  int n = 0;
+  for (int a = 0; a < ARCH_COUNT; a++)
+    if (config_arch_gated((cs_arch)a)) out[n++] = (cs_arch)a;
+  return n;
+}
+
 /* The self-family rows of `curvsweep verify` (docs/DECISIONS.md). */
 static int verify_self_all(verify_table *t) {
   char name[96];
-  const cs_arch gated[2] = {ARCH_GATED, ARCH_GATED_HEADWISE};
+  cs_arch gated[ARCH_COUNT];
+  int n_gated = gated_archs(gated);
   /* W_q = W_k = 0: uniform attention, the ungated CLS map is affine in x,
    * its second derivatives vanish exactly (flat) at every depth, with and
    * without residual, 1 and 2 heads */
@@ -213,7 +222,7 @@ static int verify_self_all(verify_table *t) {
     }
   /* a g3 or g4 gate multiplies a zero K or Q: inert, the CLS jets equal
    * ungated's bitwise (same shared tensors) */
-  for (int g = 0; g < 2; g++)
+  for (int g = 0; g < n_gated; g++)
     for (int pos = GATE_G3; pos <= GATE_G4; pos++) {
       double h2, dev;
       CS_CHECK(verify_self_uniform(gated[g], (cs_gate_pos)pos, 3, 2, 1, 210 + pos, &h2, &dev));
@@ -224,7 +233,7 @@ static int verify_self_all(verify_table *t) {
   /* at depth 1 a g1 or g5 gate of the CLS row reads the CLS token, a
    * constant: it rescales the CLS map by a constant, which stays affine */
   const cs_gate_pos after[2] = {GATE_G1, GATE_G5};
-  for (int g = 0; g < 2; g++)
+  for (int g = 0; g < n_gated; g++)
     for (int k = 0; k < 2; k++) {
       double h2, dev;
       CS_CHECK(verify_self_uniform(gated[g], after[k], 1, 2, k, 240 + k, &h2, &dev));
@@ -401,8 +410,9 @@ int verify_all(verify_table *t) {
   /* 3. the same skeleton gated is curved: some point with |S| at least 1e6×
    * the flatness bound. (Deeper random gated stacks saturate their gates and
    * softmaxes and the ratio decays; trained models are what sweeps measure.) */
-  const cs_arch gated[2] = {ARCH_GATED, ARCH_GATED_HEADWISE};
-  for (int g = 0; g < 2; g++)
+  cs_arch gated[ARCH_COUNT];
+  int n_gated = gated_archs(gated);
+  for (int g = 0; g < n_gated; g++)
     for (int m = 2; m <= 3; m++)
       for (int depth = 1; depth <= 3; depth++) {
         verify_affine v;
@@ -427,7 +437,7 @@ int verify_all(verify_table *t) {
   CS_CHECK(verify_add(t, name, ku, 0.0, 1e-8, fabs(ku) <= 1e-8));
   /* 6. trained gated models: at least 99% of the non-degenerate points are
    * resolved (flat or curved) at every prefix */
-  for (int g = 0; g < 2; g++) {
+  for (int g = 0; g < n_gated; g++) {
     double resolved;
     CS_CHECK(verify_trained_resolved(gated[g], 5, &resolved));
     snprintf(name, sizeof name, "trained %s depth 5: min share of points resolved",

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""bench/peer_train_cell.py — the PyTorch peer of bench_train_cell's memory
+cells: the same model, data shape, schedule and evaluation as curvsweep's
+train_model (src/train/train.c, src/model/model.c, src/model/memory_attn.c,
+docs/MODELS.md), written the way a PyTorch user would (autograd,
+torch.optim.Adam), float64 on one thread. A benchmark peer, not a test and
+not part of the install (Debian: apt-get install python3-torch).
+
+    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/peer_train_cell.py [--width 16] [--repeats 3]
+
+prints one line per training run:
+
+    peer_train_cell width=16 wall_s=1.234567 cpu_s=1.230000 test_acc=0.9790 ...
+
+--serve (used by bench_train_cell, which interleaves it with its own runs):
+prints "peer_train_cell ready ..." once set up, then trains once and prints
+one result line per line read on stdin ("train"), until end of input.
+
+The model (memory family, gated "G1", pure composition, no norm):
+    h0 = W_e x + b_e
+    layer l: q = W_q a;  s = q Kᵀ/√d_h (per head, against n learned key
+             slots);  α = softmax(s);  o = α U;  u = σ(W_g a + b_g) ⊙ o;
+             h = W_o u + b_o          (no bias on q, K, U)
+    logits = W_r h_L + b_r;  mean softmax cross-entropy over 2 classes.
+Initialisation as curvsweep's (weights N(0, 1/fan_in), slots N(0, 1),
+biases 0) but from torch's generator, and the circles data (x uniform in
+(-1, 1)², y = [|x| < √(2/π)]) from torch's generator too: the same
+distributions, not the same numbers, so the accuracies agree to sampling
+noise only. Training as train_model: per epoch a fresh permutation,
+minibatches of `batch` in that order, a finiteness check of every step's
+loss (the run stops as diverged, as curvsweep's does), Adam (β 0.9/0.999,
+ε 1e-8, lr 3e-3 constant: config_default()), and every eval_every epochs
+(and at the last) the loss and accuracy of the whole train and test sets,
+evaluated in chunks of `batch` points (the workspace curvsweep evaluates
+with). Timed as bench_train_cell times train_model: from the optimizer's
+creation to the end of the last evaluation; model creation and data
+generation are outside. Adam runs torch's default per-tensor loop on CPU;
+--foreach takes its multi-tensor path instead (no measurable difference
+for these cells).
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--width", type=int, default=16)
+    p.add_argument("--depth", type=int, default=4)
+    p.add_argument("--slots", type=int, default=3)
+    p.add_argument("--heads", type=int, default=1)
+    p.add_argument("--arch", choices=("gated", "ungated"), default="gated")
+    p.add_argument("--points", type=int, default=2048, help="train and test points each")
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--epochs", type=int, default=100)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--warmup-epochs", type=int, default=1,
+                   help="epochs of an untimed throw-away run first (torch's first-call setup)")
+    p.add_argument("--foreach", action="store_true",
+                   help="Adam's multi-tensor path (torch's default on CPU is the per-tensor loop)")
+    p.add_argument("--serve", action="store_true")
+    a = p.parse_args(argv)
+    if a.width % a.heads:
+        p.error("width must be divisible by heads")
+    return a
+
+
+def build(torch, args):
+    nn = torch.nn
+    F = torch.nn.functional
+
+    def weight(rows, cols, std=None):
+        std = 1.0 / math.sqrt(cols) if std is None else std
+        return nn.Parameter(torch.randn(rows, cols) * std)
+
+    def bias(n):
+        return nn.Parameter(torch.zeros(n))
+
+    class MemoryAttention(nn.Module):
+        """Cross-attention of the layer input to n learned slots (K, U)."""
+
+        def __init__(self, d, n, heads, gated):
+            super().__init__()
+            self.d, self.n, self.H, self.dh = d, n, heads, d // heads
+            self.Wq = weight(d, d)
+            self.K = weight(n, d, 1.0)
+            self.U = weight(n, d, 1.0)
+            self.Wo, self.bo = weight(d, d), bias(d)
+            self.gated = gated
+            if gated:
+                self.Wg, self.bg = weight(d, d), bias(d)
+
+        def forward(self, a):
+            N, H, n, dh = a.shape[0], self.H, self.n, self.dh
+            q = F.linear(a, self.Wq)                                   # N × d
+            if H == 1:
+                alpha = torch.softmax(q @ self.K.t() / math.sqrt(dh), dim=1)  # N × n
+                o = alpha @ self.U                                     # N × d
+            else:
+                qh = q.view(N, H, dh).transpose(0, 1)                  # H × N × dh
+                Kh = self.K.view(n, H, dh).transpose(0, 1)             # H × n × dh
+                Uh = self.U.view(n, H, dh).transpose(0, 1)
+                alpha = torch.softmax(qh @ Kh.transpose(1, 2) / math.sqrt(dh), dim=2)
+                o = (alpha @ Uh).transpose(0, 1).reshape(N, self.d)
+            if self.gated:
+                o = torch.sigmoid(F.linear(a, self.Wg, self.bg)) * o
+            return F.linear(o, self.Wo, self.bo)
+
+    class Model(nn.Module):
+        def __init__(self, m, d, n, heads, depth, gated):
+            super().__init__()
+            self.We, self.be = weight(d, m), bias(d)
+            self.layers = nn.ModuleList(MemoryAttention(d, n, heads, gated) for _ in range(depth))
+            self.Wr, self.br = weight(2, d), bias(2)
+
+        def forward(self, x):
+            h = F.linear(x, self.We, self.be)
+            for layer in self.layers:
+                h = layer(h)                       # pure composition, no norm
+            return F.linear(h, self.Wr, self.br)
+
+    def model():
+        return Model(2, args.width, args.slots, args.heads, args.depth, args.arch == "gated")
+
+    return model
+
+
+def circles(torch, n, gen):
+    x = torch.rand(n, 2, generator=gen) * 2.0 - 1.0
+    y = (x.pow(2).sum(dim=1) < 2.0 / math.pi).long()
+    return x, y
+
+
+def train(torch, model, args, xtr, ytr, xte, yte, gen, epochs):
+    """train_model's loop; returns (status, train loss, train acc, test acc)."""
+    F = torch.nn.functional
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
+                           foreach=True if args.foreach else None)
+    n, B = xtr.shape[0], args.batch if 0 < args.batch <= xtr.shape[0] else xtr.shape[0]
+
+    def evaluate(x, y):
+        loss, correct = 0.0, 0
+        with torch.no_grad():
+            for c in range(0, x.shape[0], B):
+                z = model(x[c:c + B])
+                loss += F.cross_entropy(z, y[c:c + B], reduction="sum").item()
+                correct += int((z.argmax(dim=1) == y[c:c + B]).sum())
+        return loss / x.shape[0], correct / x.shape[0]
+
+    status, loss_tr, acc_tr, acc_te = "done", float("nan"), 0.0, 0.0
+    for epoch in range(1, epochs + 1):
+        perm = torch.randperm(n, generator=gen)
+        for b0 in range(0, n, B):
+            idx = perm[b0:b0 + B]
+            loss = F.cross_entropy(model(xtr[idx]), ytr[idx])
+            if not math.isfinite(loss.item()):
+                return "diverged", loss.item(), acc_tr, acc_te
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if epoch % args.eval_every == 0 or epoch == epochs:
+            loss_tr, acc_tr = evaluate(xtr, ytr)
+            loss_te, acc_te = evaluate(xte, yte)
+            if not (math.isfinite(loss_tr) and math.isfinite(loss_te)):
+                return "diverged", loss_tr, acc_tr, acc_te
+    return status, loss_tr, acc_tr, acc_te
+
+
+def main(argv):
+    args = parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    torch.set_default_dtype(torch.float64)
+    torch.manual_seed(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+    xtr, ytr = circles(torch, args.points, gen)
+    xte, yte = circles(torch, args.points, gen)
+    make_model = build(torch, args)
+    if args.warmup_epochs > 0:
+        train(torch, make_model(), args, xtr, ytr, xte, yte, gen, args.warmup_epochs)
+    tag = (f"width={args.width} depth={args.depth} slots={args.slots} heads={args.heads} "
+           f"arch={args.arch} points={args.points} batch={args.batch} epochs={args.epochs} "
+           f"foreach={int(args.foreach)}")
+    info = (f"torch={torch.__version__} threads={torch.get_num_threads()} "
+            f"dtype={str(torch.get_default_dtype()).replace('torch.', '')} "
+            f"openblas_num_threads={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')} "
+            f"openblas_coretype={os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
+
+    def run_once():
+        model = make_model()
+        t0, c0 = time.perf_counter(), time.process_time()
+        status, loss, acc, tacc = train(torch, model, args, xtr, ytr, xte, yte, gen, args.epochs)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"peer_train_cell {tag} status={status} wall_s={wall:.6f} cpu_s={cpu:.6f} "
+              f"train_loss={loss:.6g} train_acc={acc:.4f} test_acc={tacc:.4f} {info}", flush=True)
+
+    if args.serve:
+        print(f"peer_train_cell ready {tag} {info}", flush=True)
+        for line in sys.stdin:
+            if line.strip() == "train":
+                run_once()
+            elif line.strip():
+                print(f"peer_train_cell error unknown request {line.strip()!r}", flush=True)
+        return 0
+    for _ in range(args.repeats):
+        run_once()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

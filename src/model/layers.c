@@ -1,0 +1,246 @@
+/* layers.c — the layer toolbox the model families share (layers.h): linear
+ * layers, the input embedding, LayerNorm, the mlp block, the readout and
+ * its loss, each a forward on values or second-order jets (one code path,
+ * jet.h) and a backward on values.
+ *
+ * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
+ * m input dim, d width. All matrices are row-major; a weight W maps
+ * in -> out and is out × in, so a linear layer is Y = X Wᵀ (+ b on value
+ * rows). Built with -fno-math-errno (CMakeLists.txt): the loss's log and
+ * exp vectorise. */
+#include "layers.h"
+
+#include "curvsweep/error.h"
+#include "curvsweep/simd.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- copies */
+
+/* dst[r, 0:w] = src[r, 0:w] for rows rows (lds, ldd the row strides);
+ * w = 3 (one head of the default 3 slots) as a constant the compiler
+ * inlines, since a memcpy call per row of three costs more than the copy. */
+void copy_cols(int64_t rows, int w, const double *restrict src, int lds, double *restrict dst,
+               int ldd) {
+  if (w == 3) {
+    for (int64_t r = 0; r < rows; r++)
+      for (int i = 0; i < 3; i++) dst[r * ldd + i] = src[r * lds + i];
+  } else {
+    for (int64_t r = 0; r < rows; r++)
+      memcpy(dst + r * ldd, src + r * lds, sizeof(double) * (size_t)w);
+  }
+}
+
+/* y += x, n entries. */
+CS_VECTOR_CLONES void add_into(int64_t n, const double *restrict x, double *restrict y) {
+  for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* Y[r, :] = b for R rows of w. */
+/* (no-tree-loop-distribute-patterns: not a memcpy call per row) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) CS_VECTOR_CLONES static void
+fill_rows(int R, int w, const double *restrict b, double *restrict Y) {
+  for (int r = 0; r < R; r++) {
+    double *yr = Y + (int64_t)r * w;
+    for (int j = 0; j < w; j++) yr[j] = b[j];
+  }
+}
+
+/* -------------------------------------------------------------- linear */
+
+/* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
+ * X R × in, W out × in, Y R × out.
+ * Values (C = 1): Y is first filled with b and the product added to it
+ * (beta = 1): b + XWᵀ rounds once, as XWᵀ + b did, without a second pass
+ * over Y. Jets: the product, then b on the value rows. */
+int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                   const double *X, const double *W, const double *b, double *Y) {
+  int R = N * js->C;
+  la_mat y = VIEW(M, R, out, out, Y);
+  double beta = 0.0;
+  if (b && js->C == 1) {
+    LA_PROF_BEGIN(t0);
+    fill_rows(R, out, b, Y);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+    beta = 1.0;
+  }
+  CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, in, in, (double *)X),
+                   VIEW(M, out, in, in, (double *)W), beta, y));
+  if (b && js->C > 1) {
+    LA_PROF_BEGIN(t0);
+    la_add_row_vector(la_rows_strided(y, 0, js->C), b);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  }
+  return CS_OK;
+}
+
+/* Backward of Y = X Wᵀ + b on values. X N × in, dY N × out, W out × in.
+ * dW += dYᵀ X;  db += Σ_rows dY;  dX = dY W (skipped when dX is NULL). */
+int linear_backward(const cs_model *M, int N, int in, int out, const double *X, const double *W,
+                    const double *dY, double *dW, double *db, double *dX, double beta_dx) {
+  la_mat dy = VIEW(M, N, out, out, (double *)dY);
+  CS_CHECK(la_gemm('T', 'N', 1.0, dy, VIEW(M, N, in, in, (double *)X), 1.0,
+                   VIEW(M, out, in, in, dW)));
+  if (db) {
+    LA_PROF_BEGIN(t0);
+    la_sum_rows(dy, db);
+    LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  }
+  if (dX)
+    CS_CHECK(la_gemm('N', 'N', 1.0, dy, VIEW(M, out, in, in, (double *)W), beta_dx,
+                     VIEW(M, N, in, in, dX)));
+  return CS_OK;
+}
+
+/* Embedding forward: h_0 = x W_eᵀ + b_e on jets.
+ * The input jet of point p: value x_p, ∂x/∂x_a = e_a, second derivatives 0.
+ * x N × m; xjet R × m; h0 R × d. */
+int embedding_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
+                      const double *W, const double *b, double *xjet, double *h0) {
+  int C = js->C, m = M->m;
+  if (C == 1) /* values: the jet is x itself */
+    return linear_forward(M, js, N, m, M->d, x, W, b, h0);
+  memset(xjet, 0, sizeof(double) * (size_t)N * C * m);
+  for (int p = 0; p < N; p++) {
+    double *xp = xjet + (int64_t)p * C * m;
+    memcpy(xp, x + (int64_t)p * m, sizeof(double) * m);
+    for (int a = 0; a < m; a++) xp[(1 + a) * m + a] = 1.0;
+  }
+  return linear_forward(M, js, N, m, M->d, xjet, W, b, h0);
+}
+
+/* ----------------------------------------------------------- LayerNorm */
+
+/* Pre-LayerNorm forward on jets, x R × d -> a R × d:
+ *   μ = mean_j x_j;  c = x − μ;  v = mean_j c_j²;  r = (v + ε)^{-1/2}
+ *   x̂ = c r;  a = x̂ ⊙ γ + β
+ * mean and centring are linear (all jet rows); c² is a Leibniz product;
+ * r is the unary rule of t^{-1/2}; x̂ = c r a group product (G = 1). */
+void layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
+                       const double *gamma, const double *beta, const ln_cache *c, double *tmp) {
+  int d = M->d, R = N * js->C;
+  double *mu = tmp, *var = tmp + R;
+  jet_group_sum(R, 1, d, x, mu);
+  for (int r = 0; r < R; r++) {
+    double mr = mu[r] / d;
+    for (int j = 0; j < d; j++) c->xhat[(int64_t)r * d + j] = x[(int64_t)r * d + j] - mr;
+  }
+  jet_mul(js, N, d, c->xhat, c->xhat, c->a); /* c² into a (scratch) */
+  jet_group_sum(R, 1, d, c->a, var);
+  for (int r = 0; r < R; r++) var[r] /= d;
+  jet_add_value_scalar(js, N, 1, var, LN_EPS);
+  jet_unary(js, JET_RSQRT, N, 1, var, c->rstd);
+  jet_mul_group(js, N, 1, d, c->xhat, c->rstd, c->xhat);
+  for (int r = 0; r < R; r++)
+    for (int j = 0; j < d; j++) c->a[(int64_t)r * d + j] = c->xhat[(int64_t)r * d + j] * gamma[j];
+  la_add_row_vector(la_rows_strided(VIEW(M, R, d, d, c->a), 0, js->C), beta);
+}
+
+/* LayerNorm backward on values, N × d:
+ *   dγ += Σ da ⊙ x̂;  dβ += Σ da;  dx̂ = da ⊙ γ
+ *   dx = r (dx̂ − mean(dx̂) − x̂ mean(dx̂ ⊙ x̂)) */
+void layernorm_backward(const cs_model *M, int N, const ln_cache *c, const double *gamma,
+                        const double *da, double *dgamma, double *dbeta, double *dx) {
+  int d = M->d;
+  for (int r = 0; r < N; r++) {
+    const double *dar = da + (int64_t)r * d, *xh = c->xhat + (int64_t)r * d;
+    double *dxr = dx + (int64_t)r * d;
+    double mean_dxh = 0.0, mean_dxh_xh = 0.0;
+    for (int j = 0; j < d; j++) {
+      double dxh = dar[j] * gamma[j];
+      dgamma[j] += dar[j] * xh[j];
+      dbeta[j] += dar[j];
+      mean_dxh += dxh;
+      mean_dxh_xh += dxh * xh[j];
+    }
+    mean_dxh /= d;
+    mean_dxh_xh /= d;
+    for (int j = 0; j < d; j++)
+      dxr[j] = c->rstd[r] * (dar[j] * gamma[j] - mean_dxh - xh[j] * mean_dxh_xh);
+  }
+}
+
+/* ----------------------------------------------------------------- mlp */
+
+/* mlp block forward on jets, a R × d -> y R × d:
+ *   t = tanh(a W_1ᵀ + b_1);  y = t W_2ᵀ + b_2. */
+int mlp_forward(const cs_model *M, const jet_shape *js, int N, const double *a, const double *W1,
+                const double *b1, const double *W2, const double *b2, double *t, double *y) {
+  CS_CHECK(linear_forward(M, js, N, M->d, M->d, a, W1, b1, t));
+  LA_PROF_BEGIN(t0);
+  jet_unary(js, JET_TANH, N, M->d, t, t);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  return linear_forward(M, js, N, M->d, M->d, t, W2, b2, y);
+}
+
+/* mlp backward on values: dt = dy W_2;  dz = dt ⊙ (1 − t²);  da = dz W_1. */
+int mlp_backward(cs_model *M, int N, const double *a, const double *t, int64_t W1, int64_t b1,
+                 int64_t W2, int64_t b2, const double *dy, double *dt, double *dz, double *da) {
+  double *W = M->params, *G = M->grads;
+  int d = M->d;
+  CS_CHECK(linear_backward(M, N, d, d, t, W + W2, dy, G + W2, G + b2, dt, 0.0));
+  LA_PROF_BEGIN(t0);
+  for (int64_t i = 0; i < (int64_t)N * d; i++) dz[i] = dt[i] * (1.0 - t[i] * t[i]);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  return linear_backward(M, N, d, d, a, W + W1, dz, G + W1, G + b1, da, 0.0);
+}
+
+/* ------------------------------------------------------ readout, loss */
+
+void readout_layout(cs_model *M, int n_classes) {
+  M->readout_W = model_add_tensor(M, "readout/W", n_classes, M->d, 1);
+  M->readout_b = model_add_tensor(M, "readout/b", 1, n_classes, 0);
+  M->n_classes = M->n_logits = n_classes;
+}
+
+/* Readout on values: logits = h W_rᵀ + b_r, h N × d, logits N × n_classes;
+ * on jets nothing (the geometry reads h). */
+int readout_forward(const cs_model *M, const jet_shape *js, int N, const double *h,
+                    double *logits) {
+  if (js->C != 1) return CS_OK;
+  return linear_forward(M, js, N, M->d, M->n_classes, h, M->params + M->readout_W,
+                        M->params + M->readout_b, logits);
+}
+
+/* Readout backward: dW_r += dlogitsᵀ h;  db_r += Σ dlogits;  dh = dlogits W_r. */
+int readout_backward(cs_model *M, int N, const double *h, const double *dlogits, double *dh) {
+  double *G = M->grads;
+  return linear_backward(M, N, M->d, M->n_classes, h, M->params + M->readout_W, dlogits,
+                         G + M->readout_W, G + M->readout_b, dh, 0.0);
+}
+
+/* Softmax cross-entropy per row, two classes, vectorised across rows:
+ *   ℓ_r = −(z_y − max − log Σ_k exp(z_k − max));  dz = (softmax(z) − onehot(y)) / N
+ * logits, dlogits N × 2; ℓ N. */
+_Static_assert(N_CLASSES == 2, "loss_rows is written for two classes");
+CS_VECTOR_CLONES static void loss_rows(int N, const double *restrict logits, const int *restrict y,
+                                       double *restrict dlogits, double *restrict ell) {
+#pragma omp simd
+  for (int r = 0; r < N; r++) {
+    double z0 = logits[2 * r], z1 = logits[2 * r + 1];
+    double mx = z1 > z0 ? z1 : z0;
+    double e0 = exp(z0 - mx), e1 = exp(z1 - mx), sum = e0 + e1; /* each exp once */
+    ell[r] = -((y[r] ? z1 : z0) - mx - log(sum));
+    dlogits[2 * r] = (e0 / sum - (y[r] == 0 ? 1.0 : 0.0)) / N;
+    dlogits[2 * r + 1] = (e1 / sum - (y[r] == 1 ? 1.0 : 0.0)) / N;
+  }
+}
+
+/* Softmax cross-entropy: p = softmax(logits), L = −mean log p_y,
+ * dL/dlogits = (p − onehot(y)) / N. The per-row terms in a vector pass,
+ * then their sum in row order (the same bits at every vector width). */
+double softmax_loss(cs_acts *A, int N, const int *y, int *n_correct) {
+  LA_PROF_BEGIN(t0);
+  loss_rows(N, A->logits, y, A->dlogits, A->tmp);
+  double loss = 0.0;
+  int correct = 0;
+  for (int r = 0; r < N; r++) {
+    const double *z = A->logits + (int64_t)r * N_CLASSES;
+    loss += A->tmp[r];
+    correct += (z[1] > z[0] ? 1 : 0) == y[r]; /* argmax, the first on a tie */
+  }
+  if (n_correct) *n_correct = correct;
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  return loss / N;
+}

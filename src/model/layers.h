@@ -1,0 +1,70 @@
+/* layers.h — the layer toolbox of the model families (layers.c; internal
+ * to src/model): each layer a forward on values or jets and a backward on
+ * values, over flat row-major arrays (llm.c style). Above jet.c and
+ * tensors.c, below every family file (model_internal.h).
+ *
+ * Notation as in model_internal.h: N points, C jet rows per point (js->C),
+ * R = N·C rows; a weight W is out × in and a linear layer is Y = X Wᵀ + b. */
+#ifndef CURVSWEEP_MODEL_LAYERS_H
+#define CURVSWEEP_MODEL_LAYERS_H
+
+#include "jet.h"
+#include "model_internal.h"
+
+#include <stdint.h>
+
+/* LayerNorm's forward caches, each R rows: normalised input x̂ (× d),
+ * 1/std (× 1), output a (× d). */
+typedef struct {
+  double *xhat, *rstd, *a;
+} ln_cache;
+
+/* dst[r, 0:w] = src[r, 0:w] for rows rows; lds, ldd the row strides. */
+void copy_cols(int64_t rows, int w, const double *src, int lds, double *dst, int ldd);
+/* y += x, n entries (residuals, gradient sums). */
+void add_into(int64_t n, const double *x, double *y);
+
+/* Y = X Wᵀ on all N·C rows (+ b on the value rows). X R × in, W out × in. */
+int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                   const double *X, const double *W, const double *b, double *Y);
+/* Backward of Y = X Wᵀ + b on values: dW += dYᵀ X; db += Σ dY (skipped
+ * when db is NULL); dX = dY W (+ beta_dx · dX; skipped when dX is NULL). */
+int linear_backward(const cs_model *M, int N, int in, int out, const double *X, const double *W,
+                    const double *dY, double *dW, double *db, double *dX, double beta_dx);
+
+/* h_0 = x W_eᵀ + b_e on jets of the input: x N × m, xjet R × m scratch
+ * (the input's jet), h0 R × d. */
+int embedding_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
+                      const double *W, const double *b, double *xjet, double *h0);
+
+/* Row-wise LayerNorm of N jet points of width d, x R × d -> c->a
+ * (c->xhat, c->rstd filled; tmp ≥ 2·R doubles). */
+void layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
+                       const double *gamma, const double *beta, const ln_cache *c, double *tmp);
+/* Its backward on values, N rows: dγ, dβ accumulated, dx overwritten. */
+void layernorm_backward(const cs_model *M, int N, const ln_cache *c, const double *gamma,
+                        const double *da, double *dgamma, double *dbeta, double *dx);
+
+/* mlp block of width d on jets: t = tanh(a W_1ᵀ + b_1) (R × d), y = t W_2ᵀ + b_2. */
+int mlp_forward(const cs_model *M, const jet_shape *js, int N, const double *a, const double *W1,
+                const double *b1, const double *W2, const double *b2, double *t, double *y);
+/* Its backward on values: dW_1, db_1, dW_2, db_2 accumulated (at the
+ * offsets W1 .. b2 of M->grads), da overwritten; dt, dz N × d scratch. */
+int mlp_backward(cs_model *M, int N, const double *a, const double *t, int64_t W1, int64_t b1,
+                 int64_t W2, int64_t b2, const double *dy, double *dt, double *dz, double *da);
+
+/* The readout, every family's last tensors: readout/W (n_classes × d) and
+ * readout/b; sets M->n_classes and M->n_logits (= n_classes: a family
+ * with several readout rows per point raises it). */
+void readout_layout(cs_model *M, int n_classes);
+/* logits = h W_rᵀ + b_r on values, h N × d (nothing on jets). */
+int readout_forward(const cs_model *M, const jet_shape *js, int N, const double *h,
+                    double *logits);
+/* Its backward: dW_r, db_r accumulated, dh = dlogits W_r (N × d). */
+int readout_backward(cs_model *M, int N, const double *h, const double *dlogits, double *dh);
+
+/* Mean softmax cross-entropy over N_CLASSES of A->logits against labels y,
+ * correct count, dL/dlogits into A->dlogits (a family's loss op). */
+double softmax_loss(cs_acts *A, int N, const int *y, int *n_correct);
+
+#endif
