@@ -374,7 +374,7 @@ static int check_cell_memory(parse_state *st) {
     for (int64_t a = 0; a < arch.n; a++)
       for (int64_t k = 0; k < norm.n; k++) {
         c.family = (cs_family)fam.v[f], c.arch = (cs_arch)arch.v[a], c.norm = (cs_norm)norm.v[k];
-        if (c.family == FAMILY_SELF && c.arch == ARCH_MLP) continue;  // refused above
+        if (!config_family_allows_arch(c.family, c.arch)) continue;  // refused above
         uint64_t part[PART_COUNT], total = 0;
         int over = 0;
         cell_bytes(&c, part, &over);
