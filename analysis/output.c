@@ -42,7 +42,8 @@ int analysis_file_open(analysis_file *o, const char *dir, const char *name) {
   int fd = cs_create_fresh_at(o->dirfd, o->tmp_name, 0644, &why);
   if (fd < 0) {
     int rc = cs_error(fd == -2 ? CS_ERR_INPUT : CS_ERR_IO, "%s: cannot write: %s%s", o->tmp, why,
-                      fd == -2 ? " (curvsweep never writes through one: docs/SECURITY.md); remove it"
+                      fd == -2 ? " (curvsweep never writes through one: docs/SECURITY.md); "
+                                 "remove it"
                                : "");
     analysis_file_close_dir(o);
     return rc;

@@ -35,13 +35,15 @@ void analysis_file_abort(analysis_file *o);
  * verdicts in index.md; F4(v) with a buffer of its own. */
 const char *analysis_f4(char *buf, double v);
 
+#define F4(v) analysis_f4((char[32]){0}, (v))
+
 /* Untrusted text (a spec name) as Markdown that renders it literally:
  * the Markdown punctuation that could start a link, image, code span,
- * emphasis, table cell or heading end (\ ` * _ [ ] ( ) # ! | ~) backslash-escaped, <, >, & and " as HTML entities,
+ * emphasis, table cell or heading end (\ ` * _ [ ] ( ) # ! | ~)
+ * backslash-escaped, <, >, & and " as HTML entities,
  * control characters as \xHH (docs/SECURITY.md). Into buf (len bytes,
  * cut at a whole character); returns buf. */
 const char *analysis_md_text(const char *s, char *buf, size_t len);
-#define F4(v) analysis_f4((char[32]){0}, (v))
 
 
 #endif

@@ -11,7 +11,7 @@ n=$(wc -l <keys.txt)
 [[ $n -ge 30 ]] && ok || bad "run --help lists $n spec keys"
 while read -r sec key rest; do
   sec=${sec#[}; sec=${sec%]}
-  allowed=${rest#\* }; allowed=${allowed#"${allowed%%[! ]*}"}
+  allowed=${rest#\* }; allowed=${allowed#"${allowed%%[! ]*}"} # leading blanks off
   printf '[%s]\n%s =\n' "$sec" "$key" >k.ini
   "$bin" train k.ini --cell 0 >k.out 2>&1; rc=$?
   if [[ $rc == 2 ]] && grep -qF "[$sec] $key: " k.out && grep -qF "$allowed" k.out; then ok

@@ -170,6 +170,36 @@ expect "spec name with ESC" 2 $? 'esc.ini:2: \[sweep\] name: control character 0
 "$bin" info $'nofile\e[31m.h5' >o 2>&1
 expect "info, ESC in a path" 2 $? 'nofile\\x1B\[31m.h5' o
 
+# a dataset whose filter the library lacks names the filter, not the plugin
+# directory HDF5 searched: a copy of the archive with v1 object headers (the
+# filter's name stored), the first deflate's id changed to 32001
+$py - <<'EOF'
+import h5py
+src = h5py.File("a.h5", "r")
+def attrs(dst, obj):
+    for k, v in obj.attrs.items():
+        dst.attrs.create(k, v, dtype=obj.attrs.get_id(k).get_type())
+with h5py.File("filter.h5", "w", libver="earliest") as f:
+    attrs(f, src)
+    def copy(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            d = f.create_dataset(name, data=obj[()], dtype=obj.dtype, chunks=obj.chunks,
+                                 maxshape=obj.maxshape, shuffle=obj.shuffle, fletcher32=obj.fletcher32,
+                                 compression="gzip" if obj.compression else None)
+            attrs(d, obj)
+        else:
+            attrs(f.require_group(name), obj)
+    src.visititems(copy)
+b = bytearray(open("filter.h5", "rb").read())
+i = b.find(b"\x01\x00\x08\x00\x01\x00\x01\x00deflate\x00")
+assert i > 0
+b[i:i + 2] = (32001).to_bytes(2, "little")
+open("filter.h5", "wb").write(b)
+EOF
+"$bin" info filter.h5 >o 2>&1
+expect "info, a filter the library lacks" 2 $? "filter.h5: damaged archive: cannot read /cells rows 0..1: required filter 'deflate' is not registered" o
+grep -q plugins o && bad "the plugin directory is named instead of the filter: $(cat o)" || ok
+
 # ---- index.md: the spec name as literal text ----
 # shellcheck disable=SC2016 # the backticks are part of the name
 sed 's/^name = tiny$/name = <img src=x onerror=alert(1)> [click](javascript:x) *b* `c` #/' tiny.ini >md.ini

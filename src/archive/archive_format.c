@@ -36,8 +36,13 @@ archive_quiet archive_quiet_begin(void) {
 
 void archive_quiet_end(archive_quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
 
+/* The innermost description, passing over the plugin loader's: for a
+ * filter the library lacks, its innermost entry is the plugin directory it
+ * searched, the filter's own ("required filter 'X' is not registered")
+ * comes next (docs/SECURITY.md). */
 static herr_t archive_h5_walk(unsigned n, const H5E_error2_t *e, void *data) {
-  if (n == 0 && e->desc) archive_copy_str(data, 256, e->desc);
+  char *buf = data;
+  if (!buf[0] && e->desc && e->maj_num != H5E_PLUGIN) archive_copy_str(buf, 256, e->desc);
   return 0;
 }
 

@@ -37,7 +37,8 @@ static int archive_lock_open(int dfd, const char *base, const char *jpath, const
   const char *why;
   int fd = cs_open_owned_at(dfd, base, 0644, held, created, &why);
   if (fd == -1)
-    return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", jpath, path, why);
+    return cs_error(CS_ERR_IO, "cannot open the journal %s of the archive %s: %s", jpath, path,
+                    why);
   if (fd == -2)
     return cs_error(CS_ERR_INPUT, "the journal %s of the archive %s cannot be used (%s; a journal "
                     "must be a regular file of this user, docs/SECURITY.md): move it away or use "

@@ -118,7 +118,8 @@ int cmd_analyze(int argc, char **argv) {
   int rc = analysis_run(paths, n, dir, &opt, &out);
   free(paths);
   if (rc) return cli_fail(rc);
-  for (int i = 0; i < out.n_warnings; i++) cli_print(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
+  for (int i = 0; i < out.n_warnings; i++)
+    cli_print(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
   printf("analysed %lld of %lld cells done (%lld failed, %lld diverged, %lld pending); "
          "%d of %d plots rendered\n",
          (long long)out.done, (long long)out.cells_total, (long long)out.failed,

@@ -47,7 +47,8 @@ static int merge_salvage(const char *out, const char *damaged, int overwrite) {
           damaged, out, (long long)r.cells, (long long)r.kept, (long long)r.damaged,
           (long long)r.pending, (long long)r.runs_kept, (long long)r.runs_lost);
   if (r.damaged + r.pending > 0)
-    cli_print(stderr, "curvsweep: resume to compute the pending cells: curvsweep run SPEC -o %s\n", out);
+    cli_print(stderr, "curvsweep: resume to compute the pending cells: curvsweep run SPEC -o %s\n",
+              out);
   return EXIT_OK;
 }
 
@@ -82,7 +83,8 @@ int cmd_info(int argc, char **argv) {
   cli_print(stdout, "archive   %s\n", argv[1]);
   cli_print(stdout, "spec      %s (sha256 %.16s…)\n", s.name, s.spec_sha256);
   cli_print(stdout, "created   %s by curvsweep %s\n", s.created, s.software_version);
-  cli_print(stdout, "cells     %lld: %lld done, %lld pending, %lld failed, %lld diverged (%.1f%% finished)\n",
+  cli_print(stdout,
+            "cells     %lld: %lld done, %lld pending, %lld failed, %lld diverged (%.1f%% finished)\n",
          (long long)s.cells, (long long)s.done, (long long)s.pending, (long long)s.failed,
          (long long)s.diverged,
          s.cells ? 100.0 * (s.cells - s.pending) / s.cells : 0.0);
@@ -122,7 +124,8 @@ int cmd_merge(int argc, char **argv) {
   if (rc) return cli_fail(rc);
   cs_archive_summary s;
   if (archive_summary(out, &s) == CS_OK)
-    cli_print(stderr, "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending\n",
+    cli_print(stderr,
+              "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending\n",
             n, out, (long long)s.cells, (long long)s.done, (long long)s.pending);
   return EXIT_OK;
 }

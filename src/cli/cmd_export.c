@@ -44,7 +44,7 @@ int cmd_export(int argc, char **argv) {
   int64_t n = 0;
   int rc = analysis_export_csv(archive, dir, &n);
   if (rc) return cli_fail(rc);
-  printf("exported %lld cells of %s: %s/cells.csv, %s/curvature.csv, %s/curves.csv\n",
-         (long long)n, archive, dir, dir, dir);
+  cli_print(stdout, "exported %lld cells of %s: %s/cells.csv, %s/curvature.csv, %s/curves.csv\n",
+            (long long)n, archive, dir, dir, dir);
   return EXIT_OK;
 }
