@@ -23,8 +23,9 @@ typedef enum {
 typedef enum { SCHEDULE_CONSTANT = 0, SCHEDULE_COSINE, SCHEDULE_COUNT } cs_schedule;
 typedef enum { NORM_NONE = 0, NORM_PRE, NORM_COUNT } cs_norm;
 /* The model family (docs/MODELS.md): memory attention (query against learned
- * key/value slots) or FT-style self-attention over feature tokens. */
-typedef enum { FAMILY_MEMORY = 0, FAMILY_SELF, FAMILY_COUNT } cs_family;
+ * key/value slots), FT-style self-attention over feature tokens, or a
+ * decoder-only language model over token sequences (lm). */
+typedef enum { FAMILY_MEMORY = 0, FAMILY_SELF, FAMILY_LM, FAMILY_COUNT } cs_family;
 /* Where the gate of the self family sits: g1 SDPA output O, g2 values V,
  * g3 keys K, g4 queries Q, g5 after the dense output Y. */
 typedef enum { GATE_G1 = 0, GATE_G2, GATE_G3, GATE_G4, GATE_G5, GATE_COUNT } cs_gate_pos;
@@ -40,6 +41,8 @@ typedef struct {
   int train_points;      /* 2048 */
   int test_points;       /* 2048 */
   double label_noise;    /* 0 */
+  int vocab;             /* V, 32: token tasks (tokens 0..V-1, BOS is V) */
+  int seq_len;           /* T, 32: tokens per sequence including BOS */
   /* [model] */
   cs_family family;      /* memory */
   cs_gate_pos gate;      /* g1 (self family, gated archs only) */
@@ -48,6 +51,7 @@ typedef struct {
   int heads;             /* H, 1 */
   int residual;          /* 0 = pure composition */
   cs_norm norm;          /* none */
+  int mlp_ratio;         /* 4: lm family, MLP hidden width mlp_ratio·d; 0 = attention only */
   /* [train] */
   int epochs;            /* 100 */
   int batch;             /* 256; 0 = full batch */
@@ -106,6 +110,7 @@ int config_task_parse(const char *s);
 typedef struct {
   const char *name;     /* spec value */
   int mlp_arch;         /* 1: arch = mlp (the mlp baseline block) builds in this family */
+  int tokens;           /* 1: trained on token sequences (tasks.h, task_is_sequence) */
 } cs_family_info;
 
 /* The row of f (a "?" row that accepts nothing, for a value out of range). */
@@ -114,7 +119,9 @@ const cs_family_info *config_family_info(cs_family f);
 int config_family_allows_arch(cs_family f, cs_arch a);
 
 const char *config_norm_name(cs_norm n);         /* "none", "pre" */
-const char *config_family_name(cs_family f);     /* "memory", "self" */
+const char *config_family_name(cs_family f);     /* "memory", "self", "lm" */
+/* 1 when family f trains on token-sequence tasks (and only on those). */
+int config_family_tokens(cs_family f);
 const char *config_gate_name(cs_gate_pos g);     /* "g1" .. "g5" */
 const char *config_schedule_name(cs_schedule s); /* "constant", "cosine" */
 /* Name -> enum; -1 when unknown. */

@@ -83,6 +83,33 @@ int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
 int model_attention_sink(const cs_model *model, int n, const double *x, double *sink_mass,
                          double *max_attn);
 
+/* ---- the lm family (docs/MODELS.md, "Language-model family") ----
+ * Its inputs are token sequences: n sequences of T tokens (BOS = vocab at
+ * position 0) with the scored targets (tasks.h). A sequence is a "point"
+ * of the calls above: model_forward's x is then the probe-plane offset of
+ * the last token's embedding (n × m), or NULL for none (training and
+ * evaluation); model_layer_output is the residual stream at the last
+ * position after each block; model_loss is the mean next-token
+ * cross-entropy over the scored targets (y unused) and n_correct counts
+ * the scored targets whose argmax is right. */
+typedef struct {
+  int T;                       /* tokens per sequence including BOS */
+  const int *tokens;           /* n × T */
+  const unsigned char *scored; /* n × T: target t of the prediction at t − 1 scored */
+} cs_token_batch;
+
+/* The sequences the next model_forward (and the model_loss and
+ * model_backward after it) of an lm model reads: sequence p of the call is
+ * row p of batch, which must stay valid until then. */
+void model_acts_bind_tokens(cs_acts *acts, const cs_token_batch *batch);
+
+/* The first-token share of the lm family at every prefix l = 1..L
+ * (docs/MODELS.md), from value forwards over n sequences: sink_mass[l-1]
+ * the mean attention weight on BOS over heads, sequences and query
+ * positions t ≥ 1; max_attn[l-1] the largest over heads of that mean. */
+int model_attention_sink_tokens(const cs_model *model, int n, const cs_token_batch *batch,
+                                double *sink_mass, double *max_attn);
+
 /* Nominal floating-point operations of one forward pass per point (the
  * products only), for cost estimates and benchmarks. */
 double model_forward_flops_per_point(const cs_config *cfg);

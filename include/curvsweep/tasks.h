@@ -17,21 +17,31 @@ typedef enum {
   TASK_CIRCLES,
   TASK_SPIRAL,
   TASK_CHECKER,
+  TASK_BIGRAM_BACKCOPY, /* token sequences (src/tasks/sequences.c) */
+  TASK_ASSOC_RECALL,
   TASK_COUNT
 } cs_task_kind;
 
-/* "linear", "blobs", "xor", "circles", "spiral", "checker"; "?" out of range. */
+/* "linear", "blobs", "xor", "circles", "spiral", "checker", "bigram-backcopy",
+ * "associative-recall"; "?" out of range. */
 const char *task_name(cs_task_kind kind);
 /* Name -> task kind; -1 when unknown. */
 int task_parse(const char *name);
 
 typedef enum { SPLIT_TRAIN = 0, SPLIT_TEST = 1, SPLIT_EVAL = 2 } cs_split;
 
+/* A dataset of points (x, y) or, for the sequence tasks, of token
+ * sequences (T > 0: tokens and scored; x and y are NULL). */
 typedef struct {
-  int n;        /* points */
-  int m;        /* input dimension */
+  int n;        /* points or sequences */
+  int m;        /* input dimension (0 for sequences) */
   double *x;    /* n × m, row-major */
   int *y;       /* n labels in {0, 1} */
+  int T;        /* tokens per sequence including BOS; 0 for point tasks */
+  int vocab;    /* V: tokens 0..V-1, BOS is token V (position 0 of every sequence) */
+  int *tokens;  /* n × T, row-major */
+  unsigned char *scored; /* n × T: 1 where token t is a scored target of the
+                            prediction at position t − 1 (never at t = 0) */
 } cs_dataset;
 
 /* Generate n points of task kind in dimension m. label_noise flips that
@@ -46,10 +56,33 @@ const char *task_boundary(cs_task_kind kind);
 /* 1 when the task is defined for input dimension m, else 0. */
 int task_supports_dim(cs_task_kind kind, int m);
 /* Axis-aligned box [lo, hi]^m containing the task's inputs (the domain of
- * integrated curvature): e.g. [-1, 1] for the uniform tasks. */
+ * integrated curvature): e.g. [-1, 1] for the uniform tasks; for the
+ * sequence tasks the box of the probe-plane coordinates x of the lm
+ * family's evaluation points, [-TASK_PROBE_HALF, TASK_PROBE_HALF]^2
+ * (docs/MODELS.md, "Curvature of the lm family"). */
+#define TASK_PROBE_HALF 0.5
 void task_domain(cs_task_kind kind, int m, double *lo, double *hi);
 /* Number of classes (2 for every current task). */
 int task_classes(cs_task_kind kind);
+
+/* ---- token-sequence tasks (src/tasks/sequences.c, docs/MODELS.md) ---- */
+
+/* 1 for the tasks over token sequences (bigram-backcopy, associative-recall). */
+int task_is_sequence(cs_task_kind kind);
+/* Smallest seq_len (including BOS) the sequence task defines. */
+int task_min_seq_len(cs_task_kind kind);
+/* Bigram-Backcopy's constants (docs/MODELS.md). */
+#define TASK_BB_TRIGGERS 3   /* trigger tokens */
+#define TASK_BB_SUCCESSORS 3 /* successors per token, each w.p. 1/3 */
+/* Bigram-Backcopy's structure for (seed, V): order (V) the seeded cyclic
+ * order of the tokens (a permutation), triggers (TASK_BB_TRIGGERS) the
+ * trigger tokens. The successors of token order[i] are order[i+1..i+3]
+ * (indices mod V). CS_ERR_INPUT for V < 4. */
+int task_bb_structure(int64_t seed, int V, int *order, int *triggers);
+/* n sequences of task kind (a sequence task) with vocabulary V and T tokens
+ * including BOS, from the streams of (kind, seed, split). */
+int task_generate_sequences(cs_task_kind kind, int V, int T, int n, int64_t seed, cs_split split,
+                            cs_dataset *out);
 
 /* Added by the tasks module. Definitions and choices are documented at the top
  * of src/tasks/tasks.c (blobs/spiral noise truncated at 4 sd so task_domain

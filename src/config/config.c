@@ -14,12 +14,14 @@ static const cs_arch_info ARCHS[ARCH_COUNT] = {
 };
 static const cs_arch_info ARCH_UNKNOWN = {"?", 0, ARCH_GATE_NONE, "#7f7f7f"};
 
-/* The family table (config.h): the self family has no mlp block. */
+/* The family table (config.h): the self and lm families have no mlp block;
+ * the lm family alone reads token sequences. */
 static const cs_family_info FAMILIES[FAMILY_COUNT] = {
-    [FAMILY_MEMORY] = {"memory", 1},
-    [FAMILY_SELF] = {"self", 0},
+    [FAMILY_MEMORY] = {"memory", 1, 0},
+    [FAMILY_SELF] = {"self", 0, 0},
+    [FAMILY_LM] = {"lm", 0, 1},
 };
-static const cs_family_info FAMILY_UNKNOWN = {"?", 0};
+static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0};
 
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
@@ -29,6 +31,7 @@ cs_config config_default(void) {
   return (cs_config){
       .arch = ARCH_GATED, .depth = 1, .task = TASK_CIRCLES, .seed = 0,
       .input_dim = 2, .train_points = 2048, .test_points = 2048, .label_noise = 0.0,
+      .vocab = 32, .seq_len = 32, .mlp_ratio = 4,
       .family = FAMILY_MEMORY, .gate = GATE_G1, .width = 16, .slots = 3, .heads = 1, .residual = 0, .norm = NORM_NONE,
       .epochs = 100, .batch = 256, .lr = 3e-3, .schedule = SCHEDULE_CONSTANT,
       .weight_decay = 0.0, .eval_every = 10,
@@ -75,6 +78,7 @@ const char *config_schedule_name(cs_schedule s) {
 }
 
 const char *config_family_name(cs_family f) { return config_family_info(f)->name; }
+int config_family_tokens(cs_family f) { return config_family_info(f)->tokens; }
 
 const char *config_gate_name(cs_gate_pos g) {
   return ((int)g >= 0 && (int)g < GATE_COUNT) ? GATE_NAMES[g] : "?";

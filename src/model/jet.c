@@ -84,6 +84,13 @@ static inline void jet_fn_derivs(jet_fn f, double t, double *f0, double *f1, dou
       *f2 = 2.0 * r * r * r;
       break;
     }
+    case JET_GELU: { /* t Φ(t): f' = Φ + t φ, f'' = φ (2 − t²), φ(t) = e^{−t²/2}/√(2π) */
+      double Phi = 0.5 * erfc(-t * M_SQRT1_2), phi = exp(-0.5 * t * t) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+      *f0 = t * Phi;
+      *f1 = Phi + t * phi;
+      *f2 = phi * (2.0 - t * t);
+      break;
+    }
   }
 }
 
@@ -106,6 +113,9 @@ CS_VECTOR_CLONES static void jet_unary_values(jet_fn f, long n, const double *re
       break;
     case JET_RECIP:
       for (long i = 0; i < n; i++) y[i] = 1.0 / x[i];
+      break;
+    case JET_GELU:
+      for (long i = 0; i < n; i++) y[i] = x[i] * (0.5 * erfc(-x[i] * M_SQRT1_2));
       break;
   }
 }

@@ -27,7 +27,8 @@ typedef struct {
   int *pa, *pb; /* pair p -> (a, b), P entries (NULL when C = 1) */
 } jet_shape;
 
-typedef enum { JET_EXP, JET_SIGMOID, JET_TANH, JET_RSQRT, JET_RECIP } jet_fn;
+/* JET_GELU: the exact GELU t Φ(t), Φ the standard normal CDF (lm family). */
+typedef enum { JET_EXP, JET_SIGMOID, JET_TANH, JET_RSQRT, JET_RECIP, JET_GELU } jet_fn;
 
 int jet_shape_init(jet_shape *s, int m, int order);
 void jet_shape_free(jet_shape *s);

@@ -18,10 +18,12 @@
  * defined at the end of the family's file. */
 extern const model_family_ops memory_family_ops; /* memory_attn.c */
 extern const model_family_ops self_family_ops;   /* self_attn.c */
+extern const model_family_ops lm_family_ops;     /* lm_attn.c */
 
 static const model_family_ops *const FAMILY_OPS[FAMILY_COUNT] = {
     [FAMILY_MEMORY] = &memory_family_ops,
     [FAMILY_SELF] = &self_family_ops,
+    [FAMILY_LM] = &lm_family_ops,
 };
 
 static const model_family_ops *family_ops(cs_family f) {
@@ -169,10 +171,18 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 
 /* ------------------------------------------------------------ dispatch */
 
+void model_acts_bind_tokens(cs_acts *A, const cs_token_batch *batch) { A->tok = *batch; }
+
 int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   if (N > A->max_points)
     return cs_error(CS_ERR_INTERNAL, "model_forward: %d points exceed workspace of %d", N,
                     A->max_points);
+  if (config_family_tokens(M->cfg.family) && (!A->tok.tokens || A->tok.T != M->cfg.seq_len))
+    return cs_error(CS_ERR_INTERNAL, "model_forward: the %s family needs sequences of %d tokens "
+                    "bound (model_acts_bind_tokens)", config_family_name(M->cfg.family),
+                    M->cfg.seq_len);
+  if (!x && (!config_family_tokens(M->cfg.family) || A->js.C > 1))
+    return cs_error(CS_ERR_INTERNAL, "model_forward: no inputs x");
   A->n = N;
   return M->ops->forward(M, A, N, x);
 }
@@ -212,6 +222,41 @@ int model_attention_sink(const cs_model *M, int n, const double *x, double *sink
   for (int l = 0; l < L && !rc; l++) {
     sink_mass[l] = sum[MODEL_STAT_SINK_MASS * L + l] / count[MODEL_STAT_SINK_MASS * L + l];
     max_attn[l] = sum[MODEL_STAT_MAX_ATTN * L + l] / count[MODEL_STAT_MAX_ATTN * L + l];
+  }
+  free(sum);
+  model_acts_free(A);
+  return rc;
+}
+
+/* The lm family's first-token share (model.h): value forwards over chunks
+ * of at most 64 sequences, per-head sums over the chunks (lm_sink_sums),
+ * then the mean over heads and the largest per-head mean. */
+int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *batch,
+                                double *sink_mass, double *max_attn) {
+  int L = M->L, H = M->H, T = batch->T;
+  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
+  if (!config_family_tokens(M->cfg.family) || n < 1) return CS_OK;
+  int chunk = n < 64 ? n : 64;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  double *sum, terms = 0.0;
+  int rc = CS_CALLOC(sum, (int64_t)L * H);
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+    model_acts_bind_tokens(A, &b);
+    rc = model_forward(M, A, cnt, NULL);
+    if (!rc) terms += lm_sink_sums(M, A, cnt, sum);
+  }
+  for (int l = 0; l < L && !rc; l++) {
+    double mean = 0.0, mx = -INFINITY;
+    for (int j = 0; j < H; j++) {
+      double s = sum[(int64_t)l * H + j] / terms;
+      mean += s / H;
+      mx = fmax(mx, s);
+    }
+    sink_mass[l] = mean;
+    max_attn[l] = mx;
   }
   free(sum);
   model_acts_free(A);

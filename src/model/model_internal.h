@@ -11,6 +11,10 @@
  *   self_attn.c    the self family: feature tokenizer with CLS, multi-head
  *                  self-attention over tokens with the gate at g1..g5
  *                  (docs/MODELS.md), forward, backward, the attention sink
+ *   lm_attn.c      the lm family: decoder-only causal transformer over
+ *                  token sequences (gates g1..g5, optional GELU MLP),
+ *                  forward on values and on jets of the last position;
+ *                  lm_backward.c its loss and backward
  *   layers.c       the layer toolbox the families share (layers.h): linear,
  *                  LayerNorm, embedding, mlp, readout, loss, residual
  *   tensors.c      the parameter table: tensors appended by a family's
@@ -75,6 +79,7 @@ struct cs_acts {
   double *tmp;              /* R × max(d, 2H, 2) scratch (LayerNorm moments, loss terms) */
   double *logits, *dlogits; /* N × n_logits */
   void *fam;                /* the family's workspace (its acts_create, acts_free) */
+  cs_token_batch tok;       /* lm family: the bound sequences (model_acts_bind_tokens) */
 };
 
 /* Per-prefix extreme-token statistics a family may report (its token_stats
@@ -114,6 +119,12 @@ struct model_family_ops {
    * (k a model_stat). NULL: the family has none (NaN in the results). */
   void (*token_stats)(const cs_model *M, const cs_acts *A, int N, double *sum, double *count);
 };
+
+/* The lm family's first-token share after a value forward of N sequences
+ * (lm_backward.c): sum[l·H + j] += the attention weights head j of layer l
+ * puts on BOS from the query positions t ≥ 1 of every sequence; returns
+ * the number of (sequence, query) terms added per (l, j). */
+double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
 
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 

@@ -134,9 +134,10 @@ static int check_task_dims(parse_state *st) {
   return CS_OK;
 }
 
-/* The self family has no mlp block (docs/MODELS.md): family = self never
- * meets arch = mlp. Only a written family key can be self, so the message
- * names it, with where the arch came from. */
+/* The self and lm families have no mlp block (docs/MODELS.md; the family
+ * table of config.c): they never meet arch = mlp. Only a written family key
+ * can be one of them, so the message names it, with where the arch came
+ * from. */
 static int check_family_arch(parse_state *st) {
   key_values families, archs;
   key_values_of(st->spec, K_FAMILY, st->spec->base.family, &families);
@@ -223,8 +224,34 @@ static const char *const PART_NAMES[PART_COUNT] = {"parameters", "training activ
                                                    "curvature jets", "datasets",
                                                    "results"};
 
+/* The lm family (lm_attn.c): parameters, or the doubles per sequence of
+ * a value workspace (training adds its backward buffers). */
+static uint64_t lm_params(const cs_config *c, uint64_t ng, int *over) {
+  uint64_t d = (uint64_t)c->width, L = (uint64_t)c->depth, V = (uint64_t)c->vocab;
+  uint64_t T = (uint64_t)c->seq_len, f = MUL((uint64_t)c->mlp_ratio, d);
+  // ln, W_q W_k W_v W_o, W_g b_g, b_o; mlp: ln, W_1 b_1 W_2 b_2
+  uint64_t layer = ADD(ADD(MUL(3, d), MUL(4, MUL(d, d))), ADD(MUL(ng, d), ng));
+  if (f) layer = ADD(layer, ADD(ADD(MUL(3, d), f), MUL(2, MUL(f, d))));
+  uint64_t embed = MUL(ADD(ADD(V, 1), T), d);
+  return ADD(ADD(embed, MUL(L, layer)), ADD(MUL(ADD(V, 2), d), V));
+}
+
+static uint64_t lm_row_doubles(const cs_config *c, uint64_t ng, int *over) {
+  uint64_t d = (uint64_t)c->width, L = (uint64_t)c->depth, V = (uint64_t)c->vocab;
+  uint64_t T = (uint64_t)c->seq_len, H = (uint64_t)c->heads, f = MUL((uint64_t)c->mlp_ratio, d);
+  uint64_t ldq = ADD(MUL(3, d), ng), HT = MUL(H, T);
+  // per position: ln_1, qkvz, gate, pre, gated, p, o, mid (+ ln_2, u, act)
+  uint64_t layer = ADD(ADD(ADD(MUL(6, d), 1), ADD(ldq, ng)), ADD(HT, MUL(2, d)));
+  if (f) layer = ADD(layer, ADD(ADD(MUL(2, d), 1), MUL(2, f)));
+  // residual streams, final LN, scratch, logits; backward buffers
+  uint64_t pos = ADD(ADD(MUL(L + 1, d), MUL(L, layer)), ADD(ADD(MUL(2, d), 3), MUL(2, V)));
+  pos = ADD(pos, ADD(ADD(MUL(7, d), HT), ADD(ldq, MUL(2, f))));
+  return MUL(T, pos);
+}
+
 /* Doubles of the parameters of c (model.c, self_attn.c: every tensor). */
 static uint64_t cell_params(const cs_config *c, uint64_t ng, int *over) {
+  if (c->family == FAMILY_LM) return lm_params(c, ng, over);
   uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
   uint64_t L = (uint64_t)c->depth, dd = MUL(d, d);
   uint64_t layer = c->norm == NORM_PRE ? MUL(2, d) : 0;
@@ -241,6 +268,7 @@ static uint64_t cell_params(const cs_config *c, uint64_t ng, int *over) {
 /* Doubles per activation row over every layer (model_acts_create and
  * self_attn_acts_create, rounded up): layer outputs, caches, scratch. */
 static uint64_t cell_row_doubles(const cs_config *c, uint64_t ng, int *over) {
+  if (c->family == FAMILY_LM) return lm_row_doubles(c, ng, over);
   uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
   uint64_t H = (uint64_t)c->heads, L = (uint64_t)c->depth, T = m + 1;
   uint64_t base = ADD(ADD(MUL(L + 1, d), m), ADD(d, MUL(2, H)));
@@ -272,6 +300,16 @@ static void cell_bytes(const cs_config *c, uint64_t part[PART_COUNT], int *over)
   if (N) jet_rows = ADD(jet_rows, MUL(MUL(N, N) < 256 ? MUL(N, N) : 256, 6));
   part[PART_JETS] = MUL(8, MUL(row, jet_rows));
   part[PART_DATA] = MUL(16, MUL(ADD(train, test), m + 1));
+  if (c->family == FAMILY_LM) {
+    // jets: chunks of at most 8192 positions (src/train/cell.c) through the
+    // value workspace, then C rows of the last position; tokens and masks
+    uint64_t T = (uint64_t)c->seq_len, d = (uint64_t)c->width;
+    uint64_t HT = MUL((uint64_t)c->heads, T), f = MUL((uint64_t)c->mlp_ratio, d);
+    uint64_t lchunk = 8192 / T < chunk ? (8192 / T ? 8192 / T : 1) : chunk;
+    uint64_t jrow = ADD(ADD(MUL(12, d), MUL(2, ng)), ADD(ADD(HT, MUL(2, f)), 4));
+    part[PART_JETS] = MUL(8, ADD(MUL(row, lchunk), MUL(MUL(lchunk, C), jrow)));
+    part[PART_DATA] = MUL(5, MUL(ADD(ADD(train, test), pts), T));
+  }
   // per-point values, the curvature field, the learning curve
   uint64_t curve = (uint64_t)c->epochs / (uint64_t)c->eval_every + 1;
   part[PART_RESULTS] = MUL(8, ADD(ADD(MUL(MUL(L, pts), 8 + m), MUL(pts, m)),
@@ -294,11 +332,13 @@ static int64_t key_max(const cs_spec *spec, int key, int64_t base) {
 
 /* The keys a part grows with, most telling first: the message names the
  * first one the spec wrote. */
-static const int PART_KEYS[PART_COUNT][8] = {
-    [PART_PARAMS] = {K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH, K_INPUT_DIM, -1},
-    [PART_TRAIN] = {K_BATCH, K_TRAIN_POINTS, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_INPUT_DIM, -1},
-    [PART_JETS] = {K_POINTS, K_INPUT_DIM, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_FIELD, -1},
-    [PART_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, -1},
+static const int PART_KEYS[PART_COUNT][10] = {
+    [PART_PARAMS] = {K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH, K_INPUT_DIM, K_VOCAB, K_MLP_RATIO, -1},
+    [PART_TRAIN] = {K_BATCH, K_TRAIN_POINTS, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_INPUT_DIM,
+                    K_SEQ_LEN, K_VOCAB, -1},
+    [PART_JETS] = {K_POINTS, K_INPUT_DIM, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_FIELD, K_SEQ_LEN,
+                   -1},
+    [PART_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, K_SEQ_LEN, -1},
     [PART_RESULTS] = {K_POINTS, K_FIELD, K_EPOCHS, K_EVAL_EVERY, K_DEPTH, K_INPUT_DIM, -1},
 };
 
@@ -332,7 +372,8 @@ static int memory_error(parse_state *st, const uint64_t part[PART_COUNT], int ov
                                  [K_BATCH] = b->batch, [K_TRAIN_POINTS] = b->train_points,
                                  [K_TEST_POINTS] = b->test_points, [K_POINTS] = b->points,
                                  [K_FIELD] = b->field, [K_EPOCHS] = b->epochs,
-                                 [K_EVAL_EVERY] = b->eval_every};
+                                 [K_EVAL_EVERY] = b->eval_every, [K_VOCAB] = b->vocab,
+                                 [K_SEQ_LEN] = b->seq_len, [K_MLP_RATIO] = b->mlp_ratio};
   snprintf(value, sizeof value, "%" PRId64, key_max(st->spec, key, base[key]));
   return spec_fail_key(st, line, section, SPEC_KEYS[key].name,
                        "%s makes a cell need %s of memory, most of it for %s (parameters %s, "
@@ -357,6 +398,8 @@ static int check_cell_memory(parse_state *st) {
   c.test_points = (int)key_max(spec, K_TEST_POINTS, c.test_points);
   c.points = (int)key_max(spec, K_POINTS, c.points), c.field = (int)key_max(spec, K_FIELD, c.field);
   c.epochs = (int)key_max(spec, K_EPOCHS, c.epochs);
+  c.vocab = (int)key_max(spec, K_VOCAB, c.vocab), c.seq_len = (int)key_max(spec, K_SEQ_LEN, c.seq_len);
+  c.mlp_ratio = (int)key_max(spec, K_MLP_RATIO, c.mlp_ratio);
   key_values ev, bv;
   key_values_of(spec, K_EVAL_EVERY, spec->base.eval_every, &ev);
   key_values_of(spec, K_BATCH, spec->base.batch, &bv);
@@ -374,7 +417,7 @@ static int check_cell_memory(parse_state *st) {
     for (int64_t a = 0; a < arch.n; a++)
       for (int64_t k = 0; k < norm.n; k++) {
         c.family = (cs_family)fam.v[f], c.arch = (cs_arch)arch.v[a], c.norm = (cs_norm)norm.v[k];
-        if (c.family == FAMILY_SELF && c.arch == ARCH_MLP) continue;  // refused above
+        if (!config_family_allows_arch(c.family, c.arch)) continue;  // refused above
         uint64_t part[PART_COUNT], total = 0;
         int over = 0;
         cell_bytes(&c, part, &over);
@@ -385,8 +428,101 @@ static int check_cell_memory(parse_state *st) {
   return CS_OK;
 }
 
+/* The sequence tasks and the lm family go together (docs/MODELS.md): a
+ * family that reads token sequences meets only sequence tasks, and a
+ * sequence task only such a family. The message names the written key:
+ * the family when it is lm, else the task. */
+static int check_family_tasks(parse_state *st) {
+  key_values families, tasks;
+  key_values_of(st->spec, K_FAMILY, st->spec->base.family, &families);
+  key_values_of(st->spec, K_TASK, st->spec->base.task, &tasks);
+  for (int64_t i = 0; i < families.n; i++)
+    for (int64_t j = 0; j < tasks.n; j++) {
+      cs_family f = (cs_family)families.v[i];
+      cs_task_kind t = (cs_task_kind)tasks.v[j];
+      if (config_family_tokens(f) == task_is_sequence(t)) continue;
+      char src[64];
+      int section, line;
+      if (config_family_tokens(f)) {
+        line = key_line(st, K_FAMILY, &section);
+        return spec_fail_key(st, line, section, "family",
+                             "%s trains on token sequences, but the point task %s is in the "
+                             "grid (%s); allowed with family = %s: task bigram-backcopy, "
+                             "associative-recall",
+                             config_family_name(f), task_name(t),
+                             key_source(st, K_TASK, src, sizeof src), config_family_name(f));
+      }
+      line = key_line(st, K_TASK, &section);
+      return spec_fail_key(st, line, section, "task",
+                           "%s is a token-sequence task, but family %s is in the grid (%s); "
+                           "allowed with %s: family = lm",
+                           task_name(t), config_family_name(f),
+                           key_source(st, K_FAMILY, src, sizeof src), task_name(t));
+    }
+  return CS_OK;
+}
+
+/* Every sequence task of the grid meets only seq_len values it defines
+ * (task_min_seq_len: 3 for bigram-backcopy, 5 for associative-recall). */
+static int check_seq_len(parse_state *st) {
+  key_values tasks, lens;
+  key_values_of(st->spec, K_TASK, st->spec->base.task, &tasks);
+  key_values_of(st->spec, K_SEQ_LEN, st->spec->base.seq_len, &lens);
+  for (int64_t i = 0; i < tasks.n; i++)
+    for (int64_t j = 0; j < lens.n; j++) {
+      cs_task_kind t = (cs_task_kind)tasks.v[i];
+      if (!task_is_sequence(t) || lens.v[j] >= task_min_seq_len(t)) continue;
+      char src[64];
+      int section, line = key_line(st, K_SEQ_LEN, &section);
+      return spec_fail_key(st, line, section, "seq_len",
+                           "%" PRId64 " is too short for task %s (%s); allowed with %s: an "
+                           "integer in [%d, 256]",
+                           lens.v[j], task_name(t), key_source(st, K_TASK, src, sizeof src),
+                           task_name(t), task_min_seq_len(t));
+    }
+  return CS_OK;
+}
+
+/* The lm family has no curvature field (its inputs are token sequences)
+ * and runs on 1x1 teams only (docs/MODELS.md): field > 0 or a [team] grid
+ * other than 1x1 never meets family = lm. */
+static int check_lm_field_team(parse_state *st) {
+  key_values families, fields;
+  key_values_of(st->spec, K_FAMILY, st->spec->base.family, &families);
+  key_values_of(st->spec, K_FIELD, st->spec->base.field, &fields);
+  for (int64_t i = 0; i < families.n; i++) {
+    if (!config_family_tokens((cs_family)families.v[i])) continue;
+    char src[64];
+    int section, line;
+    for (int64_t j = 0; j < fields.n; j++) {
+      if (fields.v[j] == 0) continue;
+      line = key_line(st, K_FIELD, &section);
+      return spec_fail_key(st, line, section, "field",
+                           "%" PRId64 " is a grid over an input plane, but family %s is in "
+                           "the grid (%s) and has token inputs; allowed with family = %s: 0",
+                           fields.v[j], config_family_name((cs_family)families.v[i]),
+                           key_source(st, K_FAMILY, src, sizeof src),
+                           config_family_name((cs_family)families.v[i]));
+    }
+    const cs_config *b = &st->spec->base;
+    if (b->team_p != 1 || b->team_q != 1) {
+      line = key_line(st, K_TEAM_GRID, &section);
+      return spec_fail_key(st, line, section, "grid",
+                           "%dx%d, but family %s is in the grid (%s) and runs on one rank per "
+                           "cell; allowed with family = %s: 1x1",
+                           b->team_p, b->team_q, config_family_name((cs_family)families.v[i]),
+                           key_source(st, K_FAMILY, src, sizeof src),
+                           config_family_name((cs_family)families.v[i]));
+    }
+  }
+  return CS_OK;
+}
+
 int spec_check_grid(parse_state *st) {
   CS_CHECK(check_heads_divide_width(st));
+  CS_CHECK(check_family_tasks(st));
+  CS_CHECK(check_seq_len(st));
+  CS_CHECK(check_lm_field_team(st));
   CS_CHECK(check_field_dim(st));
   CS_CHECK(check_family_arch(st));
   CS_CHECK(check_task_dims(st));

@@ -30,7 +30,9 @@ enum {
   K_NAME, K_OUTPUT, K_SAVE_PARAMS, K_SAVE_POINTS, K_MAX_RETRIES,         /* [sweep] */
   K_ARCH, K_DEPTH, K_TASK, K_SEED,                                       /* [grid] only */
   K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_LABEL_NOISE,             /* [task] */
+  K_VOCAB, K_SEQ_LEN,                                                    /* [task] sequences */
   K_FAMILY, K_GATE, K_WIDTH, K_SLOTS, K_HEADS, K_RESIDUAL, K_NORM,       /* [model] */
+  K_MLP_RATIO,                                                           /* [model] lm */
   K_EPOCHS, K_BATCH, K_LR, K_SCHEDULE, K_WEIGHT_DECAY, K_EVAL_EVERY,     /* [train] */
   K_POINTS, K_SIGMA, K_EXACT_DIM_MAX, K_FIELD,                           /* [curvature] */
   K_TEAM_GRID, K_TEAM_BLOCK,                                             /* [team] */
@@ -137,7 +139,9 @@ int spec_handler(void *user, const char *section, const char *name, const char *
 /* ---- spec_grid.c ---- */
 /* Constraints between keys over every combination of axis values (heads
  * divide width; every task supports every input_dim; family = self never
- * meets arch = mlp): CS_OK or the error recorded in st. */
+ * meets arch = mlp; family = lm meets only sequence tasks and they only
+ * it, with seq_len long enough for the task, field 0 and a 1x1 team):
+ * CS_OK or the error recorded in st. */
 int spec_check_grid(parse_state *st);
 /* The strides of the row-major cell numbering, once every axis is known. */
 void spec_number_cells(cs_spec *spec);

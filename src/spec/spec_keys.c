@@ -45,6 +45,10 @@ const key_desc SPEC_KEYS[K_COUNT] = {
                        .axis_ok = 1, .allowed = "an integer >= 1"},
     [K_LABEL_NOISE] = {"label_noise", SEC_TASK, KIND_REAL, .rmin = 0.0, .rmax = 0.5,
                        .axis_ok = 1, .allowed = "a real number in [0, 0.5]"},
+    [K_VOCAB] = {"vocab", SEC_TASK, KIND_INT, .imin = 4, .imax = 1 << 20, .axis_ok = 1,
+                 .allowed = "an integer in [4, 1048576] (sequence tasks: tokens 0..vocab-1)"},
+    [K_SEQ_LEN] = {"seq_len", SEC_TASK, KIND_INT, .imin = 2, .imax = 256, .axis_ok = 1,
+                   .allowed = "an integer in [2, 256] (tokens per sequence including BOS)"},
     [K_FAMILY] = {"family", SEC_MODEL, KIND_ENUM, .table = ENUM_FAMILY, .axis_ok = 1},
     [K_GATE] = {"gate", SEC_MODEL, KIND_ENUM, .table = ENUM_GATE, .axis_ok = 1},
     [K_WIDTH] = {"width", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
@@ -55,6 +59,9 @@ const key_desc SPEC_KEYS[K_COUNT] = {
                  .allowed = "an integer >= 1 dividing width"},
     [K_RESIDUAL] = {"residual", SEC_MODEL, KIND_ENUM, .table = ENUM_YESNO, .axis_ok = 1},
     [K_NORM] = {"norm", SEC_MODEL, KIND_ENUM, .table = ENUM_NORM, .axis_ok = 1},
+    [K_MLP_RATIO] = {"mlp_ratio", SEC_MODEL, KIND_INT, .imin = 0, .imax = 64, .axis_ok = 1,
+                     .allowed = "an integer in [0, 64] (lm family: MLP hidden width "
+                                "mlp_ratio * width; 0 = attention only)"},
     [K_EPOCHS] = {"epochs", SEC_TRAIN, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
                   .allowed = "an integer >= 1"},
     [K_BATCH] = {"batch", SEC_TRAIN, KIND_INT, .imin = 0, .imax = INT_MAX, .axis_ok = 1,
@@ -150,6 +157,9 @@ void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v)
     case K_TRAIN_POINTS: c->train_points = (int)v.i; break;
     case K_TEST_POINTS: c->test_points = (int)v.i; break;
     case K_LABEL_NOISE: c->label_noise = v.r; break;
+    case K_VOCAB: c->vocab = (int)v.i; break;
+    case K_SEQ_LEN: c->seq_len = (int)v.i; break;
+    case K_MLP_RATIO: c->mlp_ratio = (int)v.i; break;
     case K_FAMILY: c->family = (cs_family)v.i; break;
     case K_GATE: c->gate = (cs_gate_pos)v.i; break;
     case K_WIDTH: c->width = (int)v.i; break;

@@ -43,8 +43,9 @@
 
 static int valid_kind(cs_task_kind kind) { return kind >= 0 && kind < TASK_COUNT; }
 
-static const char *const TASK_NAMES[TASK_COUNT] = {"linear", "blobs",  "xor",
-                                                   "circles", "spiral", "checker"};
+static const char *const TASK_NAMES[TASK_COUNT] = {
+    "linear", "blobs", "xor", "circles", "spiral", "checker", "bigram-backcopy",
+    "associative-recall"};
 
 const char *task_name(cs_task_kind kind) { return valid_kind(kind) ? TASK_NAMES[kind] : "?"; }
 
@@ -68,8 +69,19 @@ static double truncated_normal(rng_stream *s) {
   return z;
 }
 
+int task_is_sequence(cs_task_kind kind) {
+  return kind == TASK_BIGRAM_BACKCOPY || kind == TASK_ASSOC_RECALL;
+}
+
+int task_min_seq_len(cs_task_kind kind) {
+  /* bigram-backcopy: BOS, x_1 and one scored target; associative-recall:
+   * BOS, one pair, the query and the answer (src/tasks/sequences.c) */
+  return kind == TASK_ASSOC_RECALL ? 5 : 3;
+}
+
 const char *task_boundary(cs_task_kind kind) {
   if (!valid_kind(kind)) return "?";
+  if (task_is_sequence(kind)) return "sequence";
   return (kind == TASK_LINEAR || kind == TASK_BLOBS) ? "linear" : "nonlinear";
 }
 
@@ -81,6 +93,8 @@ int task_supports_dim(cs_task_kind kind, int m) {
     case TASK_CIRCLES: return m >= 2;
     case TASK_SPIRAL:
     case TASK_CHECKER: return m == 2;
+    case TASK_BIGRAM_BACKCOPY:
+    case TASK_ASSOC_RECALL: return m == 2; /* the probe plane (docs/MODELS.md) */
     default: return 0;
   }
 }
@@ -88,7 +102,9 @@ int task_supports_dim(cs_task_kind kind, int m) {
 void task_domain(cs_task_kind kind, int m, double *lo, double *hi) {
   /* blobs: |μ_j| ≤ 1 plus truncated noise ≤ 4·0.5; spiral: radius ≤ 0.8 plus
    * truncated noise ≤ 4·0.05 per coordinate; the rest are U[-1,1]^m. */
-  double half = (kind == TASK_BLOBS) ? 1.0 + NOISE_TRUNCATION * BLOB_SD : 1.0;
+  double half = (kind == TASK_BLOBS) ? 1.0 + NOISE_TRUNCATION * BLOB_SD
+                : task_is_sequence(kind)  ? TASK_PROBE_HALF
+                                          : 1.0;
   *lo = -half;
   *hi = half;
 }
@@ -222,6 +238,8 @@ int task_generate(cs_task_kind kind, int m, int n, int64_t seed, cs_split split,
   *out = (cs_dataset){0};
   if (!valid_kind(kind)) return cs_error(CS_ERR_INPUT, "unknown task kind %d", (int)kind);
   const char *name = task_name(kind);
+  if (task_is_sequence(kind))
+    return cs_error(CS_ERR_INPUT, "task %s is a sequence task (task_generate_sequences)", name);
   if (!task_supports_dim(kind, m)) {
     const char *allowed = (kind == TASK_SPIRAL || kind == TASK_CHECKER) ? "m = 2 only"
                           : (kind == TASK_XOR || kind == TASK_CIRCLES) ? "m >= 2"
@@ -269,5 +287,7 @@ void task_dataset_free(cs_dataset *d) {
   if (!d) return;
   free(d->x);
   free(d->y);
+  free(d->tokens);
+  free(d->scored);
   *d = (cs_dataset){0};
 }

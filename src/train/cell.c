@@ -15,6 +15,7 @@
 #define CHECK_STRIDE 32      /* every 32nd point checks the a-priori error estimate, */
 #define CHECK_MIN 8          /* but at least 8 points (all of a smaller set) */
 #define CHECK_ESCALATE 0.10  /* share of checks beyond it that triggers a full recompute */
+#define LM_CHUNK_ROWS 8192   /* lm family: positions (sequences × seq_len) per jet chunk */
 
 /* Curvature at every prefix for n points x (n × m) under the current
  * rounding mode: jets through the model in chunks, then geom per point.
@@ -22,8 +23,8 @@
  * which key the Monte Carlo frames so a recomputed point sees the same
  * frames. out: L × n geom_points (prefix-major). */
 static int measure_points_once(const cs_model *M, cs_acts *A, const cs_config *cfg, int n,
-                               const double *x, const int *index, const char *stream_name,
-                               geom_point *out) {
+                               const double *x, const cs_token_batch *tok, const int *index,
+                               const char *stream_name, geom_point *out) {
   int L = model_depth(M), d = model_width(M), m = cfg->input_dim;
   int chunk = model_acts_capacity(A);
   int C = model_acts_jet_rows(A), rc = CS_OK;
@@ -32,6 +33,9 @@ static int measure_points_once(const cs_model *M, cs_acts *A, const cs_config *c
   opt.exact_dim_max = cfg->exact_dim_max;
   for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
     int cnt = n - p0 < chunk ? n - p0 : chunk;
+    if (tok) /* lm family: the sequences of these points */
+      model_acts_bind_tokens(A, &(cs_token_batch){tok->T, tok->tokens + (int64_t)p0 * tok->T,
+                                                  tok->scored + (int64_t)p0 * tok->T});
     rc = model_forward(M, A, cnt, x + (int64_t)p0 * m);
     for (int l = 1; l <= L && !rc; l++) {
       const double *h = model_layer_output(A, l);
@@ -56,18 +60,29 @@ static int measure_points_once(const cs_model *M, cs_acts *A, const cs_config *c
  * geometry rounds one way, so the spread of the results measures how much
  * rounding moves S at that point. out: L × k. */
 static int measure_points_directed(const cs_model *M, cs_acts *A, const cs_config *cfg,
-                                   const double *x, int k, const int *index,
-                                   const char *stream_name, int mode, geom_point *out) {
-  int m = cfg->input_dim;
+                                   const double *x, const cs_token_batch *tok, int k,
+                                   const int *index, const char *stream_name, int mode,
+                                   geom_point *out) {
+  int m = cfg->input_dim, T = tok ? tok->T : 0;
   double *xs;
+  int *ts = NULL;
+  unsigned char *ss = NULL;
   CS_CHECK(CS_CALLOC(xs, (int64_t)k * m));
-  for (int i = 0; i < k; i++) memcpy(xs + (int64_t)i * m, x + (int64_t)index[i] * m, sizeof(double) * m);
-  int saved = fegetround(), rc = CS_OK;
-  if (fesetround(mode) != 0)
+  int rc = CS_OK;
+  if (tok) rc = CS_CALLOC(ts, (int64_t)k * T);
+  if (tok && !rc) rc = CS_CALLOC(ss, (int64_t)k * T);
+  for (int i = 0; i < k && !rc; i++) {
+    memcpy(xs + (int64_t)i * m, x + (int64_t)index[i] * m, sizeof(double) * m);
+    if (tok) memcpy(ts + (int64_t)i * T, tok->tokens + (int64_t)index[i] * T, sizeof(int) * T);
+    if (tok) memcpy(ss + (int64_t)i * T, tok->scored + (int64_t)index[i] * T, (size_t)T);
+  }
+  cs_token_batch sub = {T, ts, ss};
+  int saved = fegetround();
+  if (!rc && fesetround(mode) != 0)
     rc = cs_error(CS_ERR_INTERNAL, "curvature: this machine cannot switch the rounding mode");
-  if (!rc) rc = measure_points_once(M, A, cfg, k, xs, index, stream_name, out);
+  if (!rc) rc = measure_points_once(M, A, cfg, k, xs, tok ? &sub : NULL, index, stream_name, out);
   fesetround(saved);
-  free(xs);
+  free(xs), free(ts), free(ss);
   return rc;
 }
 
@@ -135,8 +150,9 @@ static int measure_apply_kappa(int L, int n, geom_point *out, int k, const int *
  * S_err is scaled by the largest factor the checks show it short by
  * (kappa ≥ 1); if that makes new points doubtful, or the checks show the
  * estimate too small at many points, every point is recomputed. out: L × n. */
-int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg, int n,
-                          const double *x, const char *stream_name, geom_point *out) {
+static int curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg, int n,
+                            const double *x, const cs_token_batch *tok, const char *stream_name,
+                            geom_point *out) {
   int L = model_depth(M);
   cs_acts *A = work; /* one jet workspace for every pass */
   if (!A) CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 2, &A));
@@ -145,7 +161,7 @@ int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg
     return cs_error(CS_ERR_INTERNAL, "cell_curvature_points: the workspace holds no jets");
   }
   int *index = NULL, k = 0;
-  int rc = measure_points_once(M, A, cfg, n, x, NULL, stream_name, out);
+  int rc = measure_points_once(M, A, cfg, n, x, tok, NULL, stream_name, out);
   if (!rc) rc = CS_CALLOC(index, n);
   if (rc) {
     if (!work) model_acts_free(A);
@@ -163,8 +179,9 @@ int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg
     up = down = NULL;
     if (!rc) rc = CS_CALLOC(up, (int64_t)L * k);
     if (!rc) rc = CS_CALLOC(down, (int64_t)L * k);
-    if (!rc) rc = measure_points_directed(M, A, cfg, x, k, index, stream_name, FE_UPWARD, up);
-    if (!rc) rc = measure_points_directed(M, A, cfg, x, k, index, stream_name, FE_DOWNWARD, down);
+    if (!rc) rc = measure_points_directed(M, A, cfg, x, tok, k, index, stream_name, FE_UPWARD, up);
+    if (!rc)
+      rc = measure_points_directed(M, A, cfg, x, tok, k, index, stream_name, FE_DOWNWARD, down);
     if (rc || pass == 1) break;
     double kappa;
     int escalate = measure_check_points(L, n, stride, out, k, index, up, down, &kappa);
@@ -180,6 +197,11 @@ int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg
   free(up), free(down), free(index);
   if (!work) model_acts_free(A);
   return rc;
+}
+
+int cell_curvature_points(const cs_model *M, cs_acts *work, const cs_config *cfg, int n,
+                          const double *x, const char *stream_name, geom_point *out) {
+  return curvature_points(M, work, cfg, n, x, NULL, stream_name, out);
 }
 
 /* A cell whose curvature overflowed is failed, never stored as done with
@@ -265,14 +287,36 @@ typedef struct {
 static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_cell_result *res,
                    measure_state *s) {
   int L = model_depth(M), m = cfg->input_dim, n = cfg->points;
-  /* evaluation points: the task's test distribution, their own split */
-  CS_CHECK(task_generate(cfg->task, m, n, cfg->seed, SPLIT_EVAL, 0.0, &s->eval));
+  int seq = config_family_tokens(cfg->family), chunk = n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK;
+  cs_token_batch tok = {0};
+  if (seq) {
+    /* lm family (docs/MODELS.md, "Curvature of the lm family"): held-out
+     * sequences of their own split, each with a probe-plane point x drawn
+     * uniformly in the task's probe box; jet chunks of at most
+     * LM_CHUNK_ROWS positions */
+    CS_CHECK(task_generate_sequences(cfg->task, cfg->vocab, cfg->seq_len, n, cfg->seed,
+                                     SPLIT_EVAL, &s->eval));
+    CS_CHECK(CS_CALLOC(s->eval.x, (int64_t)n * m));
+    s->eval.m = m;
+    double lo, hi;
+    task_domain(cfg->task, m, &lo, &hi);
+    rng_stream xs = rng_stream_make((uint64_t)cfg->seed, "curv-eval", 0, "lm-probe-x");
+    for (int64_t i = 0; i < (int64_t)n * m; i++) s->eval.x[i] = lo + (hi - lo) * rng_uniform(&xs);
+    tok = (cs_token_batch){cfg->seq_len, s->eval.tokens, s->eval.scored};
+    int rows = LM_CHUNK_ROWS / cfg->seq_len;
+    if (chunk > rows) chunk = rows > 0 ? rows : 1;
+  } else {
+    /* evaluation points: the task's test distribution, their own split */
+    CS_CHECK(task_generate(cfg->task, m, n, cfg->seed, SPLIT_EVAL, 0.0, &s->eval));
+  }
   CS_CHECK(CS_CALLOC(s->pts, (int64_t)L * n));
-  CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 2, &s->jets));
-  CS_CHECK(cell_curvature_points(M, s->jets, cfg, n, s->eval.x, "curv-eval", s->pts));
+  CS_CHECK(model_acts_create(M, chunk, 2, &s->jets));
+  CS_CHECK(curvature_points(M, s->jets, cfg, n, s->eval.x, seq ? &tok : NULL, "curv-eval",
+                            s->pts));
   CS_CHECK(measure_check_finite(L * n, s->pts, cfg));
-  /* ∫K dA (m = 2): uniform points over the input box, volume · mean(K √det g) */
-  int n_box = m == 2 ? n : 0;
+  /* ∫K dA (m = 2): uniform points over the input box, volume · mean(K √det g)
+   * (not for the lm family: its points are sequences) */
+  int n_box = m == 2 && !seq ? n : 0;
   double lo = 0, hi = 0, volume = 0;
   if (n_box) {
     task_domain(cfg->task, m, &lo, &hi);
@@ -293,7 +337,10 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
   /* the attention-sink statistic of every prefix on the same evaluation
    * points (self family; NaN for the memory family), docs/MODELS.md */
   CS_CHECK(CS_CALLOC(s->sink, 2 * (int64_t)L));
-  CS_CHECK(model_attention_sink(M, n, s->eval.x, s->sink, s->sink + L));
+  if (seq) /* the first-token share (lm family, docs/MODELS.md) */
+    CS_CHECK(model_attention_sink_tokens(M, n, &tok, s->sink, s->sink + L));
+  else
+    CS_CHECK(model_attention_sink(M, n, s->eval.x, s->sink, s->sink + L));
   for (int l = 0; l < L; l++) {
     res->curv[l].sink_mass = s->sink[l];
     res->curv[l].max_attn = s->sink[L + l];
@@ -359,10 +406,17 @@ typedef struct {
 
 static int cell_pipeline(const cs_config *cfg, const cell_options *opt, const la_team *team,
                          const train_hooks *hooks, cs_cell_result *res, cell_state *s) {
-  CS_CHECK(task_generate(cfg->task, cfg->input_dim, cfg->train_points, cfg->seed, SPLIT_TRAIN,
-                         cfg->label_noise, &s->train));
-  CS_CHECK(task_generate(cfg->task, cfg->input_dim, cfg->test_points, cfg->seed, SPLIT_TEST, 0.0,
-                         &s->test));
+  if (task_is_sequence(cfg->task)) { /* token sequences (lm family) */
+    CS_CHECK(task_generate_sequences(cfg->task, cfg->vocab, cfg->seq_len, cfg->train_points,
+                                     cfg->seed, SPLIT_TRAIN, &s->train));
+    CS_CHECK(task_generate_sequences(cfg->task, cfg->vocab, cfg->seq_len, cfg->test_points,
+                                     cfg->seed, SPLIT_TEST, &s->test));
+  } else {
+    CS_CHECK(task_generate(cfg->task, cfg->input_dim, cfg->train_points, cfg->seed, SPLIT_TRAIN,
+                           cfg->label_noise, &s->train));
+    CS_CHECK(task_generate(cfg->task, cfg->input_dim, cfg->test_points, cfg->seed, SPLIT_TEST,
+                           0.0, &s->test));
+  }
   CS_CHECK(model_create(cfg, team, &s->model));
   res->n_params = model_param_count(s->model);
   CS_CHECK(train_model(s->model, cfg, &s->train, &s->test, hooks, res));

@@ -69,22 +69,48 @@ static void adam_step(int n_runs, const int64_t *runs, const unsigned char *run_
                wd > 0.0 && run_decays[r]);
 }
 
+/* The scored targets of sequences [p0, p0 + n) of a sequence dataset. */
+static int64_t scored_count(const cs_dataset *data, int p0, int n) {
+  int64_t c = 0;
+  for (int64_t i = (int64_t)p0 * data->T; i < (int64_t)(p0 + n) * data->T; i++)
+    c += data->scored[i] != 0;
+  return c;
+}
+
+/* Bind sequences [p0, p0 + n) of a sequence dataset to the workspace. */
+static void bind_sequences(cs_acts *A, const cs_dataset *data, int p0) {
+  cs_token_batch b = {data->T, data->tokens + (int64_t)p0 * data->T,
+                      data->scored + (int64_t)p0 * data->T};
+  model_acts_bind_tokens(A, &b);
+}
+
+/* Point datasets: mean loss and accuracy over the points. Sequence
+ * datasets (lm family): over the scored targets (next-token accuracy). */
 int train_evaluate(const cs_model *M, cs_acts *A, const cs_dataset *data, double *loss,
                    double *acc) {
   double total = 0.0;
-  int64_t correct = 0;
+  int64_t correct = 0, terms = 0;
   int chunk = 0;
   while (chunk < data->n) {
     int cnt = data->n - chunk;
     if (cnt > model_acts_capacity(A)) cnt = model_acts_capacity(A);
-    CS_CHECK(model_forward(M, A, cnt, data->x + (int64_t)chunk * data->m));
     int ok;
-    total += model_loss(A, cnt, data->y + chunk, &ok) * cnt;
+    if (data->T > 0) {
+      bind_sequences(A, data, chunk);
+      CS_CHECK(model_forward(M, A, cnt, NULL));
+      int64_t ns = scored_count(data, chunk, cnt);
+      total += model_loss(A, cnt, NULL, &ok) * ns;
+      terms += ns;
+    } else {
+      CS_CHECK(model_forward(M, A, cnt, data->x + (int64_t)chunk * data->m));
+      total += model_loss(A, cnt, data->y + chunk, &ok) * cnt;
+      terms += cnt;
+    }
     correct += ok;
     chunk += cnt;
   }
-  *loss = total / data->n;
-  *acc = (double)correct / data->n;
+  *loss = total / terms;
+  *acc = (double)correct / terms;
   return CS_OK;
 }
 
@@ -98,7 +124,8 @@ static int curve_append(cs_cell_result *res, int epoch, double loss, double acc,
 
 typedef struct {
   double *m, *v, *xb;
-  int *yb;
+  int *yb, *tb;       /* tb: B × T tokens of a batch of sequences */
+  unsigned char *sb;  /* B × T scored targets */
   int64_t *perm;
   unsigned char *decay, *run_decays;
   int64_t *runs;
@@ -107,7 +134,7 @@ typedef struct {
 } train_state;
 
 static void train_state_free(train_state *s) {
-  free(s->m), free(s->v), free(s->xb), free(s->yb), free(s->perm), free(s->decay), free(s->runs),
+  free(s->m), free(s->v), free(s->xb), free(s->yb), free(s->tb), free(s->sb), free(s->perm), free(s->decay), free(s->runs),
       free(s->run_decays);
   model_acts_free(s->acts);
 }
@@ -116,12 +143,17 @@ static int train_loop(cs_model *M, const cs_config *cfg, const cs_dataset *tr,
                       const cs_dataset *te, const train_hooks *hooks, cs_cell_result *res,
                       train_state *s) {
   int64_t np = model_param_count(M);
-  int n = tr->n, m = tr->m;
+  int n = tr->n, m = tr->m, Ts = tr->T; /* Ts > 0: sequences of Ts tokens */
   int B = (cfg->batch <= 0 || cfg->batch > n) ? n : cfg->batch;
   CS_CHECK(CS_CALLOC(s->m, np));
   CS_CHECK(CS_CALLOC(s->v, np));
-  CS_CHECK(CS_CALLOC(s->xb, (int64_t)B * m));
-  CS_CHECK(CS_CALLOC(s->yb, B));
+  if (Ts > 0) { /* a batch of sequences (lm family) */
+    CS_CHECK(CS_CALLOC(s->tb, (int64_t)B * Ts));
+    CS_CHECK(CS_CALLOC(s->sb, (int64_t)B * Ts));
+  } else {
+    CS_CHECK(CS_CALLOC(s->xb, (int64_t)B * m));
+    CS_CHECK(CS_CALLOC(s->yb, B));
+  }
   CS_CHECK(CS_CALLOC(s->perm, n));
   CS_CHECK(CS_CALLOC(s->decay, np));
   CS_CHECK(model_acts_create(M, B, 0, &s->acts));
@@ -155,9 +187,15 @@ static int train_loop(cs_model *M, const cs_config *cfg, const cs_dataset *tr,
       int nb = n - b0 < B ? n - b0 : B;
       for (int i = 0; i < nb; i++) {
         int64_t src = s->perm[b0 + i];
-        memcpy(s->xb + (int64_t)i * m, tr->x + src * m, sizeof(double) * m);
-        s->yb[i] = tr->y[src];
+        if (Ts > 0) {
+          memcpy(s->tb + (int64_t)i * Ts, tr->tokens + src * Ts, sizeof(int) * Ts);
+          memcpy(s->sb + (int64_t)i * Ts, tr->scored + src * Ts, (size_t)Ts);
+        } else {
+          memcpy(s->xb + (int64_t)i * m, tr->x + src * m, sizeof(double) * m);
+          s->yb[i] = tr->y[src];
+        }
       }
+      if (Ts > 0) model_acts_bind_tokens(s->acts, &(cs_token_batch){Ts, s->tb, s->sb});
       CS_CHECK(model_forward(M, s->acts, nb, s->xb));
       double loss = model_loss(s->acts, nb, s->yb, NULL);
       if (!isfinite(loss)) {

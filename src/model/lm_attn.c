@@ -1,0 +1,536 @@
+/* lm_attn.c — the lm family (docs/MODELS.md, "Language-model family"): a
+ * decoder-only causal transformer over token sequences, the model of
+ * lm_internal.h. This file: the layout, the workspace, the forward pass
+ * on values (training, evaluation: every position) and on second-order
+ * jets of the last position (geometry), and the family's row of the table.
+ * The loss and the backward are lm_backward.c.
+ *
+ * Jets (docs/NUMERICS.md, "The lm family's probe plane"): the input x ∈ R^m
+ * moves only the last token's embedding, h_0[T−1] = E[tok] + P[T−1] + Σ_a
+ * x_a u_a. Under causal attention no earlier position sees the last one,
+ * so positions 0..T−2 carry no derivatives: the value pass computes every
+ * position (with x applied), then the jet pass carries the C jet rows of
+ * the last position alone through each block, reading the earlier
+ * positions' keys and values (constants in x) from the value pass. With
+ * q, k_s, v_s the last query and the keys and values:
+ *   score_s = ⟨q, k_s⟩/√dh       s < T−1: linear in q's jet (k_s constant)
+ *                                s = T−1: the Leibniz pairs of q and k_{T−1}
+ *   o = Σ_s P_s v_s              s < T−1: P_s's jet times the constant v_s
+ *                                s = T−1: the Leibniz pairs of P_{T−1} and v_{T−1}
+ * The representation after block l is the residual stream at the last
+ * position, h_l[T−1] (before the final LayerNorm, which belongs to the
+ * readout); h_0 is its embedding. */
+#include "curvsweep/error.h"
+#include "curvsweep/rng.h"
+#include "lm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ layout */
+
+/* The probe plane's directions: m standard normal vectors in R^d from the
+ * stream (seed, "lm-probe", 0, "u"), orthonormalised (modified
+ * Gram–Schmidt; a draw that is numerically dependent is drawn again). */
+static int probe_directions(const cs_model *M, double *u) {
+  int m = M->m, d = M->d;
+  if (m > d)
+    return cs_error(CS_ERR_INPUT, "lm family: a probe plane of dimension %d needs width >= %d",
+                    m, m);
+  rng_stream s = rng_stream_make((uint64_t)M->cfg.seed, "lm-probe", 0, "u");
+  for (int a = 0; a < m; a++) {
+    double *ua = u + (int64_t)a * d, norm = 0.0;
+    do {
+      for (int k = 0; k < d; k++) ua[k] = rng_normal(&s);
+      for (int b = 0; b < a; b++) {
+        const double *ub = u + (int64_t)b * d;
+        double dot = 0.0;
+        for (int k = 0; k < d; k++) dot += ua[k] * ub[k];
+        for (int k = 0; k < d; k++) ua[k] -= dot * ub[k];
+      }
+      norm = 0.0;
+      for (int k = 0; k < d; k++) norm += ua[k] * ua[k];
+      norm = sqrt(norm);
+    } while (!(norm > 1e-6));
+    for (int k = 0; k < d; k++) ua[k] /= norm;
+  }
+  return CS_OK;
+}
+
+/* embed/tokens ((V+1) × d, row V is BOS), embed/positions (T × d), then
+ * per block ln_g, ln_b, Wq, Wk, Wv, (Wg, bg), Wo, bo and with an MLP
+ * mlp/ln_g, mlp/ln_b, mlp/W1 (f × d), mlp/b1, mlp/W2 (d × f), mlp/b2;
+ * final/ln_g, final/ln_b, readout/W (V × d), readout/b (docs/MODELS.md). */
+static int lm_layout_create(cs_model *M) {
+  int d = M->d, ng = M->n_gate, V = M->cfg.vocab, T = M->cfg.seq_len;
+  int f = M->cfg.mlp_ratio * d;
+  if (V < 4 || T < 2 || T > 256 || M->cfg.mlp_ratio < 0)
+    return cs_error(CS_ERR_INPUT, "lm family: invalid shape (vocab %d, seq_len %d, mlp_ratio %d)",
+                    V, T, M->cfg.mlp_ratio);
+  size_t head = sizeof(lm_layout) + sizeof(lm_layer) * (size_t)M->L;
+  head = (head + 7) / 8 * 8;
+  lm_layout *Y;
+  CS_CHECK(cs_calloc_bytes((void **)&Y, 1, head + sizeof(double) * (size_t)M->m * d));
+  M->layout = Y;
+  Y->u = (double *)((char *)Y + head);
+  Y->V = V, Y->T = T, Y->f = f, Y->ldq = 3 * d + ng;
+  CS_CHECK(probe_directions(M, Y->u));
+  Y->tok_emb = model_add_tensor(M, "embed/tokens", V + 1, d, 1);
+  Y->pos_emb = model_add_tensor(M, "embed/positions", T, d, 1);
+  for (int l = 0; l < M->L; l++) {
+    lm_layer *P = &Y->layer[l];
+    memset(P, 0xff, sizeof *P); /* all -1 */
+    P->ln_g = model_add_layer_tensor(M, l, "ln_g", 1, d, 0);
+    P->ln_b = model_add_layer_tensor(M, l, "ln_b", 1, d, 0);
+    /* W_q, W_k, W_v, W_g appended in a row: one ldq × d block */
+    P->Wq = model_add_layer_tensor(M, l, "Wq", d, d, 1);
+    P->Wk = model_add_layer_tensor(M, l, "Wk", d, d, 1);
+    P->Wv = model_add_layer_tensor(M, l, "Wv", d, d, 1);
+    if (ng) P->Wg = model_add_layer_tensor(M, l, "Wg", ng, d, 1);
+    if (ng) P->bg = model_add_layer_tensor(M, l, "bg", 1, ng, 0);
+    P->Wo = model_add_layer_tensor(M, l, "Wo", d, d, 1);
+    P->bo = model_add_layer_tensor(M, l, "bo", 1, d, 0);
+    if (f) {
+      P->mlp_ln_g = model_add_layer_tensor(M, l, "mlp/ln_g", 1, d, 0);
+      P->mlp_ln_b = model_add_layer_tensor(M, l, "mlp/ln_b", 1, d, 0);
+      P->W1 = model_add_layer_tensor(M, l, "mlp/W1", f, d, 1);
+      P->b1 = model_add_layer_tensor(M, l, "mlp/b1", 1, f, 0);
+      P->W2 = model_add_layer_tensor(M, l, "mlp/W2", d, f, 1);
+      P->b2 = model_add_layer_tensor(M, l, "mlp/b2", 1, d, 0);
+    }
+  }
+  Y->lnf_g = model_add_tensor(M, "final/ln_g", 1, d, 0);
+  Y->lnf_b = model_add_tensor(M, "final/ln_b", 1, d, 0);
+  M->readout_W = model_add_tensor(M, "readout/W", V, d, 1);
+  M->readout_b = model_add_tensor(M, "readout/b", 1, V, 0);
+  M->n_logits = T * V;
+  return CS_OK;
+}
+
+/* Products per sequence: per position [Q|K|V|Z], W_o, the MLP and the
+ * readout; per head the causal Q Kᵀ and P V (T(T+1)/2 pairs each). */
+static double lm_flops_per_point(const cs_config *c) {
+  double d = c->width, T = c->seq_len, V = c->vocab, f = (double)c->mlp_ratio * c->width;
+  double ng = config_arch_gate_width(c->arch, c->width, c->heads);
+  double block = T * (2 * d * (3 * d + ng) + 2 * d * d + 4 * d * f) + 2 * T * (T + 1) * d;
+  return c->depth * block + T * 2 * d * V;
+}
+
+/* --------------------------------------------------------- workspace */
+
+/* The Leibniz pairs (r1, r2) of jet row r: value (0,0); ∂_a (a,0) (0,a);
+ * ∂_ab (ab,0) (a,b) (b,a) (0,ab). */
+static void lm_pairs(const jet_shape *js, lm_acts *S) {
+  int m = js->m;
+  S->npairs[0] = 1, S->r1[0][0] = 0, S->r2[0][0] = 0;
+  for (int a = 0; a < m; a++) {
+    S->npairs[1 + a] = 2;
+    S->r1[1 + a][0] = 1 + a, S->r2[1 + a][0] = 0;
+    S->r1[1 + a][1] = 0, S->r2[1 + a][1] = 1 + a;
+  }
+  for (int q = 0; q < js->C - 1 - m; q++) {
+    int r = 1 + m + q, a = 1 + js->pa[q], b = 1 + js->pb[q];
+    S->npairs[r] = 4;
+    S->r1[r][0] = r, S->r2[r][0] = 0;
+    S->r1[r][1] = a, S->r2[r][1] = b;
+    S->r1[r][2] = b, S->r2[r][2] = a;
+    S->r1[r][3] = 0, S->r2[r][3] = r;
+  }
+}
+
+#define ALLOC(p, count) \
+  if (!rc) rc = CS_CALLOC(p, count)
+
+static int ln_alloc(ln_cache *c, int64_t rows, int d) {
+  int rc = CS_OK;
+  ALLOC(c->xhat, rows * d);
+  ALLOC(c->rstd, rows);
+  ALLOC(c->a, rows * d);
+  return rc;
+}
+
+static void ln_free(ln_cache *c) { free(c->xhat), free(c->rstd), free(c->a); }
+
+/* The jet scratch for N·C = R rows of the last position. */
+static int jets_alloc(const cs_model *M, lm_acts *S, int64_t R) {
+  lm_jets *J = &S->jet;
+  int d = M->d, HT = M->H * S->T, rc = CS_OK;
+  rc = ln_alloc(&J->ln1, R, d);
+  if (!rc && S->f) rc = ln_alloc(&J->ln2, R, d);
+  ALLOC(J->qkvz, R * S->ldq);
+  ALLOC(J->g, R * (S->ng ? S->ng : 1));
+  ALLOC(J->pre, R * d);
+  ALLOC(J->gated, R * d);
+  ALLOC(J->p, R * HT);
+  ALLOC(J->o, R * d);
+  ALLOC(J->y, R * d);
+  ALLOC(J->mid, R * d);
+  ALLOC(J->z, R * d);
+  ALLOC(J->u, R * (S->f ? S->f : 1));
+  ALLOC(J->act, R * (S->f ? S->f : 1));
+  ALLOC(S->jtmp, 2 * R);
+  return rc;
+}
+
+static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
+  const lm_layout *Y = M->layout;
+  lm_acts *S;
+  CS_CHECK(CS_CALLOC(S, 1));
+  A->fam = S;
+  S->T = Y->T, S->L = M->L, S->ng = M->n_gate, S->ldq = Y->ldq, S->f = Y->f, S->V = Y->V;
+  int64_t NT = (int64_t)A->max_points * S->T, d = M->d, HT = (int64_t)M->H * S->T;
+  int rc = CS_OK;
+  ALLOC(S->x, M->L + 1);
+  ALLOC(S->cache, M->L);
+  for (int l = 0; !rc && l <= M->L; l++) ALLOC(S->x[l], NT * d);
+  for (int l = 0; !rc && l < M->L; l++) {
+    lm_cache *c = &S->cache[l];
+    rc = ln_alloc(&c->ln1, NT, (int)d);
+    ALLOC(c->qkvz, NT * S->ldq);
+    ALLOC(c->p, NT * HT);
+    ALLOC(c->o, NT * d);
+    ALLOC(c->mid, NT * d);
+    if (S->ng) {
+      ALLOC(c->g, NT * S->ng);
+      ALLOC(c->pre, NT * d);
+      ALLOC(c->gated, NT * d);
+    }
+    if (S->f) {
+      if (!rc) rc = ln_alloc(&c->ln2, NT, (int)d);
+      ALLOC(c->u, NT * S->f);
+      ALLOC(c->act, NT * S->f);
+    }
+  }
+  if (!rc) rc = ln_alloc(&S->lnf, NT, (int)d);
+  ALLOC(S->tmp, 2 * NT);
+  if (jet_order > 0) {
+    const jet_shape *js = &A->js;
+    ALLOC(S->npairs, js->C);
+    ALLOC(S->r1, js->C);
+    ALLOC(S->r2, js->C);
+    if (!rc) lm_pairs(js, S);
+    if (!rc) rc = jets_alloc(M, S, (int64_t)A->max_points * js->C);
+  } else {
+    ALLOC(S->dx_a, NT * d);
+    ALLOC(S->dx_b, NT * d);
+    ALLOC(S->da, NT * d);
+    ALLOC(S->du, NT * d);
+    ALLOC(S->dgated, NT * d);
+    ALLOC(S->dp, NT * HT);
+    ALLOC(S->dqkvz, NT * S->ldq);
+    ALLOC(S->dmid, NT * d);
+    ALLOC(S->dln, NT * d);
+    ALLOC(S->dff, NT * (S->f ? S->f : 1));
+    ALLOC(S->dff2, NT * (S->f ? S->f : 1));
+  }
+  return rc;
+}
+#undef ALLOC
+
+static void lm_acts_free(void *fam) {
+  lm_acts *S = fam;
+  if (!S) return;
+  if (S->x)
+    for (int l = 0; l <= S->L; l++) free(S->x[l]);
+  if (S->cache)
+    for (int l = 0; l < S->L; l++) {
+      lm_cache *c = &S->cache[l];
+      ln_free(&c->ln1), ln_free(&c->ln2);
+      free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
+      free(c->mid), free(c->u), free(c->act);
+    }
+  lm_jets *J = &S->jet;
+  ln_free(&J->ln1), ln_free(&J->ln2);
+  free(J->qkvz), free(J->g), free(J->pre), free(J->gated), free(J->p), free(J->o), free(J->y);
+  free(J->mid), free(J->u), free(J->act), free(J->z);
+  ln_free(&S->lnf);
+  free(S->x), free(S->cache), free(S->tmp), free(S->jtmp), free(S->npairs), free(S->r1);
+  free(S->r2);
+  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dp);
+  free(S->dqkvz), free(S->dmid), free(S->dln), free(S->dff), free(S->dff2);
+  free(S);
+}
+
+/* ------------------------------------------------- shared by the passes */
+
+/* The gate on N jet points (values: C = 1): G = σ(Z + b_g) (b_g on value
+ * rows), then out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H).
+ * Z (ld ldz) ng columns; G (N·C) × ng; pre, out (N·C) × d. */
+static void lm_gate_forward(const cs_model *M, const jet_shape *js, int N, const double *Z,
+                            int ldz, const double *bg, double *G, const double *pre,
+                            double *out) {
+  int ng = M->n_gate, C = js->C;
+  for (int64_t r = 0; r < (int64_t)N * C; r++)
+    for (int j = 0; j < ng; j++) G[r * ng + j] = Z[r * ldz + j] + (r % C == 0 ? bg[j] : 0.0);
+  jet_unary(js, JET_SIGMOID, N, ng, G, G);
+  if (ng == M->d) jet_mul(js, N, ng, G, pre, out);
+  else jet_mul_group(js, N, M->H, M->dh, pre, G, out);
+}
+
+/* The MLP sublayer on N jet points: out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2.
+ * mid, out (N·C) × d; u, act (N·C) × f; tmp ≥ 2·N·C. */
+static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const lm_layer *P,
+                          const double *mid, ln_cache *ln2, double *u, double *act, double *tmp,
+                          double *out) {
+  const double *W = M->params;
+  int d = M->d, f = ((const lm_layout *)M->layout)->f;
+  layernorm_forward(M, js, N, mid, W + P->mlp_ln_g, W + P->mlp_ln_b, ln2, tmp);
+  CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, W + P->b1, u));
+  jet_unary(js, JET_GELU, N, f, u, act);
+  CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, W + P->b2, out));
+  add_into((int64_t)N * js->C * d, mid, out);
+  return CS_OK;
+}
+
+/* ------------------------------------------------------ value forward */
+
+/* h_0 on values, NT × d: h_0[p, t] = E[tok_{p,t}] + P[t], plus Σ_a
+ * x[p, a] u_a at t = T − 1 when x is given. */
+static void embed_values(const cs_model *M, int N, const int *tok, const double *x, double *X0) {
+  const lm_layout *Y = M->layout;
+  int d = M->d, T = Y->T, m = M->m;
+  const double *E = M->params + Y->tok_emb, *Pe = M->params + Y->pos_emb;
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++) {
+      double *h = X0 + ((int64_t)p * T + t) * d;
+      const double *e = E + (int64_t)tok[(int64_t)p * T + t] * d, *pe = Pe + (int64_t)t * d;
+      for (int k = 0; k < d; k++) h[k] = e[k] + pe[k];
+      if (x && t == T - 1)
+        for (int a = 0; a < m; a++)
+          for (int k = 0; k < d; k++) h[k] += x[(int64_t)p * m + a] * Y->u[(int64_t)a * d + k];
+    }
+}
+
+/* Causal attention on values, per sequence p, head j, query t:
+ *   w_s = ⟨Q_j[t], K_j[s]⟩/√dh (s ≤ t);  P_j[t, s] = softmax_s(w) (0 for s > t)
+ *   O_j[t] = Σ_{s ≤ t} P_j[t, s] V_j[s]
+ * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d. */
+static void attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
+                             const double *K, int ldk, const double *V, int ldv, double *P,
+                             double *O) {
+  int HT = H * T, d = H * dh;
+  double scale = 1.0 / sqrt((double)dh);
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++) {
+      int64_t row = (int64_t)p * T + t;
+      for (int j = 0; j < H; j++) {
+        const double *q = Q + row * ldq + j * dh;
+        double *w = P + row * HT + j * T, mx = -INFINITY, sum = 0.0;
+        for (int s = 0; s <= t; s++) {
+          const double *k = K + ((int64_t)p * T + s) * ldk + j * dh;
+          double acc = 0.0;
+          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
+          w[s] = scale * acc;
+          mx = fmax(mx, w[s]);
+        }
+        for (int s = 0; s <= t; s++) sum += (w[s] = exp(w[s] - mx));
+        for (int s = 0; s <= t; s++) w[s] /= sum;
+        for (int s = t + 1; s < T; s++) w[s] = 0.0;
+        double *o = O + row * d + j * dh;
+        for (int i = 0; i < dh; i++) o[i] = 0.0;
+        for (int s = 0; s <= t; s++) {
+          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
+          for (int i = 0; i < dh; i++) o[i] += w[s] * v[i];
+        }
+      }
+    }
+}
+
+/* One block on values: X (NT × d) -> Xn; its caches in S->cache[l]. */
+static int block_values(const cs_model *M, const jet_shape *vjs, lm_acts *S, int N, int l,
+                        const double *X, double *Xn) {
+  const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
+  const double *W = M->params;
+  lm_cache *c = &S->cache[l];
+  int d = M->d, ldq = S->ldq, NT = N * S->T;
+  cs_gate_pos gp = M->cfg.gate;
+  /* A = LN_1(X);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ */
+  layernorm_forward(M, vjs, NT, X, W + P->ln_g, W + P->ln_b, &c->ln1, S->tmp);
+  CS_CHECK(linear_forward(M, vjs, NT, d, ldq, c->ln1.a, W + P->Wq, NULL, c->qkvz));
+  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
+  int ldqq = ldq, ldk = ldq, ldv = ldq;
+  /* g2, g3, g4: the gate on V, K or Q */
+  if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
+    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
+    copy_cols(NT, d, c->qkvz + off, ldq, c->pre, d);
+    lm_gate_forward(M, vjs, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
+    if (gp == GATE_G4) Q = c->gated, ldqq = d;
+    if (gp == GATE_G3) K = c->gated, ldk = d;
+    if (gp == GATE_G2) V = c->gated, ldv = d;
+  }
+  attention_values(N, S->T, M->H, M->dh, Q, ldqq, K, ldk, V, ldv, c->p, c->o);
+  const double *U = c->o;
+  if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
+    lm_gate_forward(M, vjs, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
+    U = c->gated;
+  }
+  /* Y = U W_oᵀ + b_o (g5: Y ← G ⊙ Y);  mid = X + Y */
+  if (S->ng && gp == GATE_G5) {
+    CS_CHECK(linear_forward(M, vjs, NT, d, d, U, W + P->Wo, W + P->bo, c->pre));
+    lm_gate_forward(M, vjs, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->mid);
+  } else {
+    CS_CHECK(linear_forward(M, vjs, NT, d, d, U, W + P->Wo, W + P->bo, c->mid));
+  }
+  add_into((int64_t)NT * d, X, c->mid);
+  /* the MLP sublayer, or Xn = mid */
+  if (S->f) return lm_mlp_forward(M, vjs, NT, P, c->mid, &c->ln2, c->u, c->act, S->tmp, Xn);
+  memcpy(Xn, c->mid, sizeof(double) * (size_t)NT * d);
+  return CS_OK;
+}
+
+/* The last position of each sequence: X (NT × d) -> h (N × d). */
+static void gather_last(int N, int T, int d, const double *X, double *h) {
+  for (int p = 0; p < N; p++)
+    memcpy(h + (int64_t)p * d, X + ((int64_t)p * T + T - 1) * d, sizeof(double) * d);
+}
+
+/* -------------------------------------------- jets of the last position */
+
+/* Causal attention of the last query on jets (see the top of the file),
+ * per sequence p, jet row r, head j:
+ *   S[(p,r), j·T + s] = Σ_{(r1,r2) ∈ pairs} ⟨Qj[(p,r1)], K'[s][r2]⟩/√dh,
+ *     K'[s] the constant K[p·T + s] (pairs (r, 0) only) for s < T − 1, Kj for s = T − 1
+ *   softmax over s (jet_softmax_groups)
+ *   O[(p,r), j] = Σ_{(r1,r2)} Σ_s P[(p,r1), j·T + s] V'[s][r2]
+ * Qj, Kj, Vj (ld ldqj, ldkj, ldvj) N·C rows; K, V (ld ldk, ldv) NT value
+ * rows; Pj N·C × H·T; Oj N·C × d. */
+static void attention_jets(const cs_model *M, const jet_shape *js, const lm_acts *S, int N,
+                           const double *Qj, int ldqj, const double *Kj, int ldkj,
+                           const double *Vj, int ldvj, const double *K, int ldk,
+                           const double *V, int ldv, double *Pj, double *Oj) {
+  int T = S->T, H = M->H, dh = M->dh, d = M->d, C = js->C, HT = H * T, last = T - 1;
+  double scale = 1.0 / sqrt((double)dh);
+  for (int p = 0; p < N; p++)
+    for (int r = 0; r < C; r++)
+      for (int j = 0; j < H; j++) {
+        double *w = Pj + ((int64_t)p * C + r) * HT + j * T;
+        const double *q = Qj + ((int64_t)p * C + r) * ldqj + j * dh;
+        for (int s = 0; s < last; s++) {
+          const double *k = K + ((int64_t)p * T + s) * ldk + j * dh;
+          double acc = 0.0;
+          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
+          w[s] = scale * acc;
+        }
+        double acc = 0.0;
+        for (int e = 0; e < S->npairs[r]; e++) {
+          const double *q1 = Qj + ((int64_t)p * C + S->r1[r][e]) * ldqj + j * dh;
+          const double *k2 = Kj + ((int64_t)p * C + S->r2[r][e]) * ldkj + j * dh;
+          for (int i = 0; i < dh; i++) acc += q1[i] * k2[i];
+        }
+        w[last] = scale * acc;
+      }
+  jet_softmax_groups(js, N, H, T, Pj);
+  for (int p = 0; p < N; p++)
+    for (int r = 0; r < C; r++)
+      for (int j = 0; j < H; j++) {
+        const double *w = Pj + ((int64_t)p * C + r) * HT + j * T;
+        double *o = Oj + ((int64_t)p * C + r) * d + j * dh;
+        for (int i = 0; i < dh; i++) o[i] = 0.0;
+        for (int s = 0; s < last; s++) {
+          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
+          for (int i = 0; i < dh; i++) o[i] += w[s] * v[i];
+        }
+        for (int e = 0; e < S->npairs[r]; e++) {
+          double w1 = Pj[((int64_t)p * C + S->r1[r][e]) * HT + j * T + last];
+          const double *v2 = Vj + ((int64_t)p * C + S->r2[r][e]) * ldvj + j * dh;
+          for (int i = 0; i < dh; i++) o[i] += w1 * v2[i];
+        }
+      }
+}
+
+/* One block on the jets of the last position: hin (N·C × d) -> hout, the
+ * earlier positions' keys and values from the value caches of block l. */
+static int block_jets(const cs_model *M, const jet_shape *js, lm_acts *S, int N, int l,
+                      const double *hin, double *hout) {
+  const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
+  const double *W = M->params;
+  const lm_cache *c = &S->cache[l];
+  lm_jets *J = &S->jet;
+  int d = M->d, ldq = S->ldq, R = N * js->C;
+  cs_gate_pos gp = M->cfg.gate;
+  layernorm_forward(M, js, N, hin, W + P->ln_g, W + P->ln_b, &J->ln1, S->jtmp);
+  CS_CHECK(linear_forward(M, js, N, d, ldq, J->ln1.a, W + P->Wq, NULL, J->qkvz));
+  const double *Qj = J->qkvz, *Kj = J->qkvz + d, *Vj = J->qkvz + 2 * d;
+  int ldqj = ldq, ldkj = ldq, ldvj = ldq;
+  const double *K = c->qkvz + d, *V = c->qkvz + 2 * d; /* the earlier positions, values */
+  int ldk = ldq, ldv = ldq;
+  if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
+    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
+    copy_cols(R, d, J->qkvz + off, ldq, J->pre, d);
+    lm_gate_forward(M, js, N, J->qkvz + 3 * d, ldq, W + P->bg, J->g, J->pre, J->gated);
+    if (gp == GATE_G4) Qj = J->gated, ldqj = d;
+    if (gp == GATE_G3) Kj = J->gated, ldkj = d, K = c->gated, ldk = d;
+    if (gp == GATE_G2) Vj = J->gated, ldvj = d, V = c->gated, ldv = d;
+  }
+  attention_jets(M, js, S, N, Qj, ldqj, Kj, ldkj, Vj, ldvj, K, ldk, V, ldv, J->p, J->o);
+  const double *U = J->o;
+  if (S->ng && gp == GATE_G1) {
+    lm_gate_forward(M, js, N, J->qkvz + 3 * d, ldq, W + P->bg, J->g, J->o, J->gated);
+    U = J->gated;
+  }
+  if (S->ng && gp == GATE_G5) {
+    CS_CHECK(linear_forward(M, js, N, d, d, U, W + P->Wo, W + P->bo, J->pre));
+    lm_gate_forward(M, js, N, J->qkvz + 3 * d, ldq, W + P->bg, J->g, J->pre, J->mid);
+  } else {
+    CS_CHECK(linear_forward(M, js, N, d, d, U, W + P->Wo, W + P->bo, J->mid));
+  }
+  add_into((int64_t)R * d, hin, J->mid); /* the residual: linear, every jet row */
+  if (S->f) return lm_mlp_forward(M, js, N, P, J->mid, &J->ln2, J->u, J->act, S->jtmp, hout);
+  memcpy(hout, J->mid, sizeof(double) * (size_t)R * d);
+  return CS_OK;
+}
+
+/* The jet of h_0 at the last position: value row from the value pass
+ * (X0's last row), ∂/∂x_a = u_a, second rows 0. h0 N·C × d. */
+static void embed_jets(const cs_model *M, const jet_shape *js, int N, int T, const double *X0,
+                       double *h0) {
+  const lm_layout *Y = M->layout;
+  int d = M->d, C = js->C;
+  memset(h0, 0, sizeof(double) * (size_t)N * C * d);
+  for (int p = 0; p < N; p++) {
+    double *hp = h0 + (int64_t)p * C * d;
+    memcpy(hp, X0 + ((int64_t)p * T + T - 1) * d, sizeof(double) * d);
+    memcpy(hp + d, Y->u, sizeof(double) * (size_t)M->m * d);
+  }
+}
+
+/* -------------------------------------------------------------- forward */
+
+static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+  const lm_layout *Y = M->layout;
+  lm_acts *S = A->fam;
+  const jet_shape *js = &A->js;
+  jet_shape vjs = {.m = M->m, .C = 1};
+  int d = M->d, T = S->T, NT = N * T, C = js->C;
+  const int *tok = A->tok.tokens;
+  for (int64_t i = 0; i < (int64_t)NT; i++)
+    if (tok[i] < 0 || tok[i] > S->V)
+      return cs_error(CS_ERR_INPUT, "lm forward: token %d at sequence %lld, position %lld is "
+                      "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
+                      (long long)(i % T), S->V, S->V);
+  embed_values(M, N, tok, x, S->x[0]);
+  for (int l = 0; l < M->L; l++) CS_CHECK(block_values(M, &vjs, S, N, l, S->x[l], S->x[l + 1]));
+  if (C == 1) {
+    for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
+    /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
+    const double *W = M->params;
+    layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
+    return linear_forward(M, &vjs, NT, d, Y->V, S->lnf.a, W + M->readout_W, W + M->readout_b,
+                          A->logits);
+  }
+  embed_jets(M, js, N, T, S->x[0], A->h[0]);
+  for (int l = 0; l < M->L; l++) CS_CHECK(block_jets(M, js, S, N, l, A->h[l], A->h[l + 1]));
+  return CS_OK;
+}
+
+const model_family_ops lm_family_ops = {
+    .layout = lm_layout_create,
+    .acts_create = lm_acts_create,
+    .acts_free = lm_acts_free,
+    .forward = lm_forward,
+    .loss = lm_loss,
+    .backward = lm_backward,
+    .flops_per_point = lm_flops_per_point,
+    .token_stats = NULL, /* model_attention_sink_tokens reads lm_sink_sums instead */
+};

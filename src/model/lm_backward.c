@@ -1,0 +1,237 @@
+/* lm_backward.c — the lm family's next-token loss, its backward on values
+ * and the first-token share (docs/MODELS.md, "Language-model family"; the
+ * model and notation of lm_internal.h). Every gradient is accumulated
+ * into M->grads (the caller zeroes it). */
+#include "curvsweep/error.h"
+#include "lm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- loss */
+
+/* Next-token cross-entropy, logits NT × V (row p·T + t predicts token
+ * t + 1 of sequence p), over the n_s scored targets:
+ *   ℓ = (1/n_s) Σ_{scored (p, t+1)} (logsumexp(z_{p,t}) − z_{p,t}[tok_{p,t+1}])
+ *   dℓ/dz_{p,t} = (softmax(z_{p,t}) − onehot(tok_{p,t+1})) / n_s, 0 elsewhere.
+ * n_correct: scored targets whose argmax (the first on a tie) is right. */
+double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
+  (void)y;
+  const lm_acts *S = A->fam;
+  int T = S->T, V = S->V;
+  const int *tok = A->tok.tokens;
+  const unsigned char *sc = A->tok.scored;
+  int64_t n_s = 0;
+  for (int p = 0; p < N; p++)
+    for (int t = 1; t < T; t++) n_s += sc[(int64_t)p * T + t] != 0;
+  memset(A->dlogits, 0, sizeof(double) * (size_t)N * T * V);
+  double loss = 0.0;
+  int correct = 0;
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t + 1 < T; t++) {
+      int64_t row = (int64_t)p * T + t;
+      if (!sc[row + 1]) continue;
+      const double *z = A->logits + row * V;
+      double *dz = A->dlogits + row * V, mx = z[0], sum = 0.0;
+      int target = tok[row + 1], am = 0;
+      for (int k = 1; k < V; k++)
+        if (z[k] > mx) mx = z[k], am = k;
+      for (int k = 0; k < V; k++) sum += (dz[k] = exp(z[k] - mx));
+      loss += mx + log(sum) - z[target];
+      correct += am == target;
+      for (int k = 0; k < V; k++) dz[k] = (dz[k] / sum - (k == target ? 1.0 : 0.0)) / n_s;
+    }
+  if (n_correct) *n_correct = correct;
+  return n_s ? loss / n_s : 0.0;
+}
+
+/* ------------------------------------------------------------- backward */
+
+/* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) with
+ * G = σ(Z + b_g), rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G),
+ * or per head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
+static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout,
+                             const double *pre, const double *G, double *dpre, int ldp,
+                             double *dz, int ldz) {
+  int d = M->d, dh = M->dh, ng = M->n_gate;
+  for (int64_t r = 0; r < rows; r++) {
+    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
+    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
+    for (int j = 0; j < ng; j++) {
+      int k0 = ng == d ? j : j * dh, k1 = ng == d ? j + 1 : (j + 1) * dh;
+      double acc = 0.0;
+      for (int k = k0; k < k1; k++) {
+        acc += dr[k] * pr[k];
+        dpr[k] = dr[k] * gr[j];
+      }
+      dzr[j] = acc * gr[j] * (1.0 - gr[j]);
+    }
+  }
+}
+
+/* Causal attention backward on values, per sequence p, head j, query t
+ * (P, Q, K, V of the forward; dO NT × d):
+ *   dP[t, s] = ⟨dO[t], V[s]⟩;   dS[t, s] = P[t, s] (dP[t, s] − Σ_s' P[t, s'] dP[t, s'])
+ *   dQ[t] = Σ_{s ≤ t} dS[t, s] K[s]/√dh;   dK[s] = Σ_{t ≥ s} dS[t, s] Q[t]/√dh
+ *   dV[s] = Σ_{t ≥ s} P[t, s] dO[t]
+ * dQ, dK, dV (ld lddq, lddk, lddv) NT rows, overwritten. */
+static void attention_backward(int N, int T, int H, int dh, const double *P, const double *dO,
+                               const double *Q, int ldq, const double *K, int ldk,
+                               const double *V, int ldv, double *dQ, int lddq, double *dK,
+                               int lddk, double *dV, int lddv) {
+  int HT = H * T, d = H * dh;
+  double scale = 1.0 / sqrt((double)dh), ds[256];
+  for (int64_t r = 0; r < (int64_t)N * T; r++)
+    for (int i = 0; i < d; i++) dQ[r * lddq + i] = dK[r * lddk + i] = dV[r * lddv + i] = 0.0;
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++) {
+      int64_t row = (int64_t)p * T + t;
+      for (int j = 0; j < H; j++) {
+        const double *w = P + row * HT + j * T, *dot = dO + row * d + j * dh;
+        const double *q = Q + row * ldq + j * dh;
+        double *dq = dQ + row * lddq + j * dh, pd = 0.0;
+        for (int s = 0; s <= t; s++) {
+          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
+          double acc = 0.0;
+          for (int i = 0; i < dh; i++) acc += dot[i] * v[i];
+          ds[s] = acc;
+          pd += w[s] * acc;
+        }
+        for (int s = 0; s <= t; s++) {
+          int64_t rs = (int64_t)p * T + s;
+          const double *k = K + rs * ldk + j * dh;
+          double *dk = dK + rs * lddk + j * dh, *dv = dV + rs * lddv + j * dh;
+          double g = w[s] * (ds[s] - pd) * scale;
+          for (int i = 0; i < dh; i++) {
+            dq[i] += g * k[i];
+            dk[i] += g * q[i];
+            dv[i] += w[s] * dot[i];
+          }
+        }
+      }
+    }
+}
+
+/* The MLP sublayer's backward, out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2:
+ *   dact = dout W_2;  du = dact ⊙ GELU'(u);  da = du W_1;  dmid = dout + LN_2'(da)
+ * GELU'(u) = Φ(u) + u φ(u). dmid NT × d. */
+static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, const lm_cache *c,
+                           const double *dout, double *dmid) {
+  double *W = M->params, *G = M->grads;
+  int d = M->d, f = S->f;
+  CS_CHECK(linear_backward(M, NT, f, d, c->act, W + P->W2, dout, G + P->W2, G + P->b2, S->dff,
+                           0.0));
+  for (int64_t i = 0; i < (int64_t)NT * f; i++) {
+    double u = c->u[i], Phi = 0.5 * erfc(-u * M_SQRT1_2);
+    double phi = exp(-0.5 * u * u) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+    S->dff2[i] = S->dff[i] * (Phi + u * phi);
+  }
+  CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
+                           S->da, 0.0));
+  layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->da, G + P->mlp_ln_g, G + P->mlp_ln_b,
+                     dmid);
+  add_into((int64_t)NT * d, dout, dmid);
+  return CS_OK;
+}
+
+/* One block backward on values: dXn (NT × d, gradient of the block's
+ * output) -> dX (gradient of its input X). */
+static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *dXn, double *dX) {
+  const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
+  const lm_cache *c = &S->cache[l];
+  double *W = M->params, *Gr = M->grads;
+  int d = M->d, ng = S->ng, ldq = S->ldq, NT = N * S->T;
+  cs_gate_pos gp = M->cfg.gate;
+  double *dz = S->dqkvz + 3 * d;
+  /* the MLP sublayer: dmid = dXn + its path */
+  const double *dmid = dXn;
+  if (S->f) {
+    CS_CHECK(mlp_backward_lm(M, S, NT, P, c, dXn, S->dmid));
+    dmid = S->dmid;
+  }
+  /* mid = X + Y, Y = U W_oᵀ + b_o (g5: G ⊙ that) */
+  const double *dY = dmid;
+  if (ng && gp == GATE_G5) {
+    lm_gate_backward(M, NT, dmid, c->pre, c->g, S->dgated, d, dz, ldq);
+    dY = S->dgated;
+  }
+  const double *U = ng && gp == GATE_G1 ? c->gated : c->o;
+  CS_CHECK(linear_backward(M, NT, d, d, U, W + P->Wo, dY, Gr + P->Wo, Gr + P->bo, S->du, 0.0));
+  const double *dO = S->du;
+  if (ng && gp == GATE_G1) { /* U = G ⊙ O */
+    lm_gate_backward(M, NT, S->du, c->o, c->g, S->dgated, d, dz, ldq);
+    dO = S->dgated;
+  }
+  /* attention; a gated Q, K or V sends its gradient to dgated first */
+  int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
+  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
+  int ldqq = ldq, ldk = ldq, ldv = ldq;
+  double *dQ = S->dqkvz, *dK = S->dqkvz + d, *dV = S->dqkvz + 2 * d;
+  int lddq = ldq, lddk = ldq, lddv = ldq;
+  if (g_qkv && gp == GATE_G4) Q = c->gated, ldqq = d, dQ = S->dgated, lddq = d;
+  if (g_qkv && gp == GATE_G3) K = c->gated, ldk = d, dK = S->dgated, lddk = d;
+  if (g_qkv && gp == GATE_G2) V = c->gated, ldv = d, dV = S->dgated, lddv = d;
+  attention_backward(N, S->T, M->H, M->dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, dQ, lddq, dK, lddk,
+                     dV, lddv);
+  if (g_qkv) {
+    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
+    lm_gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
+  }
+  /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ (+ b_g):  dW += dQKVZᵀ A;  db_g += Σ dZ;
+   * dA = dQKVZ [W_q; W_k; W_v; W_g];  dX = dmid + LN_1'(dA) */
+  la_mat dqkvz = VIEW(M, NT, ldq, ldq, S->dqkvz);
+  CS_CHECK(la_gemm('T', 'N', 1.0, dqkvz, VIEW(M, NT, d, d, c->ln1.a), 1.0,
+                   VIEW(M, ldq, d, d, Gr + P->Wq)));
+  if (ng) la_sum_rows(la_cols(dqkvz, 3 * d, ng), Gr + P->bg);
+  CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
+                   VIEW(M, NT, d, d, S->da)));
+  layernorm_backward(M, NT, &c->ln1, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+  add_into((int64_t)NT * d, dmid, dX);
+  return CS_OK;
+}
+
+int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
+  (void)x; /* the probe offset is not trained through */
+  const lm_layout *Y = M->layout;
+  lm_acts *S = A->fam;
+  int d = M->d, T = S->T, NT = N * T;
+  double *W = M->params, *G = M->grads;
+  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r;  final LN */
+  CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
+                           G + M->readout_W, G + M->readout_b, S->da, 0.0));
+  double *dXn = S->dx_a, *dX = S->dx_b;
+  layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->da, G + Y->lnf_g, G + Y->lnf_b, dXn);
+  for (int l = M->L - 1; l >= 0; l--) {
+    CS_CHECK(block_backward(M, S, N, l, dXn, dX));
+    double *t = dXn;
+    dXn = dX;
+    dX = t;
+  }
+  /* h_0[p, t] = E[tok] + P[t]:  dE[tok] += dh_0[p, t];  dP[t] += dh_0[p, t] */
+  const int *tok = A->tok.tokens;
+  double *dE = G + Y->tok_emb, *dP = G + Y->pos_emb;
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++) {
+      const double *g = dXn + ((int64_t)p * T + t) * d;
+      double *e = dE + (int64_t)tok[(int64_t)p * T + t] * d, *pe = dP + (int64_t)t * d;
+      for (int k = 0; k < d; k++) e[k] += g[k], pe[k] += g[k];
+    }
+  return CS_OK;
+}
+
+/* ------------------------------------------------- first-token share */
+
+double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
+  const lm_acts *S = A->fam;
+  int H = M->H, T = S->T, HT = H * T;
+  for (int l = 0; l < M->L; l++)
+    for (int j = 0; j < H; j++) {
+      const double *P = S->cache[l].p;
+      double acc = 0.0;
+      for (int p = 0; p < N; p++)
+        for (int t = 1; t < T; t++) acc += P[((int64_t)p * T + t) * HT + j * T];
+      sum[(int64_t)l * H + j] += acc;
+    }
+  return (double)N * (T - 1);
+}

@@ -1,0 +1,88 @@
+/* lm_internal.h — what the two files of the lm family share (not a public
+ * header): lm_attn.c (layout, workspace, forward on values and on jets of
+ * the last position, the family's row of the table) and lm_backward.c
+ * (next-token loss, backward on values, first-token share). The model is
+ * docs/MODELS.md's "Language-model family":
+ *
+ *   h_0[t]   = E[tok_t] + P[t]       (+ x_1 u_1 + x_2 u_2 at t = T − 1: the probe plane)
+ *   block l  A = LN_1(h)                                   row-wise
+ *            [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ     one product
+ *            G = σ(Z + b_g)    width d (gated) or H (gated-headwise)
+ *            g2: V ← G ⊙ V   g3: K ← G ⊙ K   g4: Q ← G ⊙ Q
+ *            P_j = softmax_causal(Q_j K_jᵀ/√dh)  (key s ≤ query t), O_j = P_j V_j
+ *            g1: O ← G ⊙ O
+ *            Y = O W_oᵀ + b_o;   g5: Y ← G ⊙ Y
+ *            h ← h + Y
+ *            (mlp_ratio f/d > 0)  h ← h + GELU(LN_2(h) W_1ᵀ + b_1) W_2ᵀ + b_2
+ *   logits   = LN_f(h_L) W_rᵀ + b_r                         V per position
+ *
+ * Notation: N sequences, T positions, NT = N·T value rows (row p·T + t is
+ * position t of sequence p), d width, H heads, dh = d/H, ng gate width,
+ * ldq = 3d + ng, f = mlp_ratio·d, V vocabulary (BOS is token V). */
+#ifndef CURVSWEEP_MODEL_LM_INTERNAL_H
+#define CURVSWEEP_MODEL_LM_INTERNAL_H
+
+#include "layers.h"
+#include "model_internal.h"
+
+#define LM_PAIRS_MAX 4
+
+/* Offsets of one block's tensors (-1 when absent); [W_q; W_k; W_v; W_g]
+ * is one ldq × d block at Wq. */
+typedef struct {
+  int64_t ln_g, ln_b, Wq, Wk, Wv, Wg, bg, Wo, bo;
+  int64_t mlp_ln_g, mlp_ln_b, W1, b1, W2, b2;
+} lm_layer;
+
+/* The family's layout (M->layout): tensor offsets, and the probe plane's
+ * orthonormal directions u (m × d, from the cell seed; not parameters). */
+typedef struct {
+  int64_t tok_emb, pos_emb, lnf_g, lnf_b;
+  int V, T, f, ldq;
+  double *u;         /* m × d, inside this allocation */
+  lm_layer layer[];  /* L */
+} lm_layout;
+
+/* One block's value caches, NT rows. */
+typedef struct {
+  ln_cache ln1;        /* LN_1 of the block input */
+  double *qkvz;        /* NT × ldq: Q | K | V | Z before any gate */
+  double *g;           /* NT × ng: G */
+  double *pre, *gated; /* NT × d: the gated tensor before and after the gate */
+  double *p;           /* NT × H·T: attention weights, 0 for keys s > t */
+  double *o;           /* NT × d: P V */
+  double *mid;         /* NT × d: h + Y, the MLP sublayer's input */
+  ln_cache ln2;        /* LN_2 of mid */
+  double *u, *act;     /* NT × f: MLP pre-activation and GELU of it */
+} lm_cache;
+
+/* The jets of the last position through one block (N·C rows), scratch
+ * reused by every block. */
+typedef struct {
+  ln_cache ln1, ln2;
+  double *qkvz, *g, *pre, *gated, *p, *o, *y, *mid, *u, *act, *z;
+} lm_jets;
+
+/* The family's workspace (A->fam). */
+typedef struct {
+  int T, L, ng, ldq, f, V;
+  double **x;          /* L + 1 residual streams, NT × d (values) */
+  lm_cache *cache;     /* L */
+  ln_cache lnf;        /* final LN, NT × d */
+  double *tmp;         /* 2·NT: LayerNorm scratch */
+  /* jets of the last position (jet_order 2) */
+  int *npairs, (*r1)[LM_PAIRS_MAX], (*r2)[LM_PAIRS_MAX]; /* the Leibniz pairs of each jet row */
+  lm_jets jet;
+  double *jtmp;        /* 2·N·C */
+  /* backward (values) */
+  double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dmid, *dff, *dff2, *dln;
+} lm_acts;
+
+/* ---- lm_backward.c ---- */
+/* Next-token cross-entropy over the scored targets of the bound batch
+ * (A->tok), the family's loss op. */
+double lm_loss(cs_acts *A, int N, const int *y, int *n_correct);
+/* Backward of the last value forward and lm_loss (the family's backward op). */
+int lm_backward(cs_model *M, cs_acts *A, int N, const double *x);
+
+#endif
