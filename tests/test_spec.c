@@ -441,7 +441,7 @@ static void test_lexical_forms(void **state) {
 
 #define SECTIONS "allowed: sweep, grid, task, model, train, curvature, team"
 #define AXES "allowed: arch, depth, task, seed, or any key of [task], [model], [train], [curvature]"
-#define MODEL_KEYS "allowed: family, gate, width, slots, heads, residual, norm"
+#define MODEL_KEYS "allowed: family, gate, width, slots, heads, residual, norm, mlp_ratio"
 #define SYNTAX "allowed: [section], key = value, a ; or # comment, or a blank line"
 #define DEPTH_LIST "allowed: a comma list of values or integer ranges a..b, each an integer in [1, 64]"
 
@@ -553,7 +553,7 @@ static void test_bad_names(void **state) {
              "gated, gated-headwise, mlp");
   expect_bad("[grid]\ntask = circle\n",
              "bad.ini:2: [grid] task: unknown value 'circle'; did you mean circles? allowed: linear, "
-             "blobs, xor, circles, spiral, checker");
+             "blobs, xor, circles, spiral, checker, bigram-backcopy, associative-recall");
   expect_bad("[train]\nschedule = linear\n",
              "bad.ini:2: [train] schedule: unknown value 'linear'; allowed: constant, cosine");
   expect_bad("[model]\nnorm = post\n",
@@ -730,7 +730,7 @@ static void test_family_and_gate(void **state) {
   s = load_ok("[grid]\narch = mlp\n[model]\nfamily = memory\n");
   spec_free(s);
   expect_bad("[model]\nfamily = selff\n",
-             "bad.ini:2: [model] family: unknown value 'selff'; did you mean self? allowed: memory, self");
+             "bad.ini:2: [model] family: unknown value 'selff'; did you mean self? allowed: memory, self, lm");
   expect_bad("[grid]\ngate = g1, g6\n",
              "bad.ini:2: [grid] gate: unknown value 'g6'; did you mean g1? allowed: g1, g2, g3, g4, g5");
 }

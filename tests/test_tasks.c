@@ -40,7 +40,7 @@ static double positive_fraction(const cs_dataset *d) {
 
 /* Same arguments -> bitwise identical; other seed or split -> other points. */
 static void test_determinism(void **state) {
-  for (int k = 0; k < TASK_COUNT; k++) {
+  for (int k = 0; k < TASK_POINT_COUNT; k++) {
     int m = 2;
     cs_dataset a = make(k, m, 500, 7, SPLIT_TRAIN, 0.1);
     cs_dataset b = make(k, m, 500, 7, SPLIT_TRAIN, 0.1);
@@ -134,7 +134,7 @@ static void test_blobs_statistics(void **state) {
 /* Class balance 45–55% at n = 2048 for every task (and circles at m = 2..8). */
 static void test_class_balance(void **state) {
   for (int64_t seed = 0; seed < 3; seed++) {
-    for (int k = 0; k < TASK_COUNT; k++) {
+    for (int k = 0; k < TASK_POINT_COUNT; k++) {
       cs_dataset d = make(k, 2, N_DEFAULT, seed, SPLIT_TRAIN, 0.0);
       double p = positive_fraction(&d);
       if (p < 0.45 || p > 0.55) fail_msg("%s seed %ld: %.3f positive", task_name(k), (long)seed, p);
@@ -355,7 +355,7 @@ static void test_spiral_geometry(void **state) {
 static void test_label_noise(void **state) {
   int sizes[] = {2048, 1000, 7};
   double fractions[] = {0.0, 0.013, 0.1, 0.25, 0.5};
-  for (int k = 0; k < TASK_COUNT; k++) {
+  for (int k = 0; k < TASK_POINT_COUNT; k++) {
     for (int t = 0; t < 3; t++) {
       int n = sizes[t];
       cs_dataset clean = make(k, 2, n, 21, SPLIT_TRAIN, 0.0);
@@ -396,7 +396,7 @@ static void test_label_noise(void **state) {
 
 /* Every point lies inside task_domain's box; the uniform tasks fill it. */
 static void test_domain_contains_points(void **state) {
-  for (int k = 0; k < TASK_COUNT; k++) {
+  for (int k = 0; k < TASK_POINT_COUNT; k++) {
     for (int m = 1; m <= 6; m++) {
       if (!task_supports_dim(k, m)) continue;
       double lo, hi;
@@ -457,10 +457,12 @@ static void test_rejects_bad_input(void **state) {
 }
 
 static void test_boundary_and_classes(void **state) {
-  const char *expect[TASK_COUNT] = {"linear", "linear", "nonlinear", "nonlinear", "nonlinear", "nonlinear"};
+  const char *expect[TASK_COUNT] = {"linear",    "linear",    "nonlinear", "nonlinear",
+                                    "nonlinear", "nonlinear", "sequence",  "sequence"};
   for (int k = 0; k < TASK_COUNT; k++) {
     assert_string_equal(task_boundary(k), expect[k]);
-    assert_int_equal(task_classes(k), 2);
+    if (k < TASK_POINT_COUNT) assert_int_equal(task_classes(k), 2);
+    assert_int_equal(task_is_sequence(k), k >= TASK_POINT_COUNT);
   }
 }
 

@@ -21,6 +21,8 @@ typedef enum {
   TASK_ASSOC_RECALL,
   TASK_COUNT
 } cs_task_kind;
+/* The point tasks (x, y) come first: kinds 0..TASK_POINT_COUNT-1. */
+#define TASK_POINT_COUNT TASK_BIGRAM_BACKCOPY
 
 /* "linear", "blobs", "xor", "circles", "spiral", "checker", "bigram-backcopy",
  * "associative-recall"; "?" out of range. */
