@@ -513,6 +513,39 @@ static void test_sink_share_matches_reference(void **state) {
   fixture_free(&F);
 }
 
+/* The extreme-token statistics on a hand-made model: blocks that add
+ * nothing (W_o = b_o = 0), no positions, W_v = I, so h_1 = E[tok] and
+ * v = LN(E[tok]); BOS = (8, −8, 8, −8), token j = (j+1)(1, −1, 1, −1).
+ * |h| entries: four each of 1, 2, 3, 4 and 8: max/median = 8/3. Norms
+ * 2(j+1), BOS 16: peak 16 / median(2, 4, 6, 8) = 16/5. LN of a(1,−1,1,−1)
+ * has norm 2a/√(a² + ε): drain = (16/√(64+ε)) / median over a = 1..4. */
+static void test_extreme_tokens_hand_computed(void **state) {
+  (void)state;
+  cs_config c = lm_config(ARCH_UNGATED, GATE_G1, 1, 0, 1);
+  c.vocab = 4, c.seq_len = 5;
+  cs_model *M;
+  assert_ok(model_create(&c, NULL, &M));
+  memset(model_params(M), 0, sizeof(double) * model_param_count(M));
+  cs_tensor E, Wv, g;
+  assert_ok(model_find_tensor(M, "embed/tokens", &E));
+  for (int j = 0; j <= 4; j++)
+    for (int k = 0; k < 4; k++) E.v[j * 4 + k] = (j == 4 ? 8.0 : j + 1.0) * (k % 2 ? -1 : 1);
+  assert_ok(model_find_tensor(M, "layer0/Wv", &Wv));
+  for (int k = 0; k < 4; k++) Wv.v[k * 4 + k] = 1.0;
+  assert_ok(model_find_tensor(M, "layer0/ln_g", &g));
+  for (int k = 0; k < 4; k++) g.v[k] = 1.0;
+  int tok[5] = {4, 0, 1, 2, 3};
+  unsigned char sc[5] = {0, 0, 1, 1, 1};
+  double out[MODEL_EXTREME_COUNT];
+  assert_ok(model_extreme_tokens(M, 1, &(cs_token_batch){5, tok, sc}, out));
+  double eps = 1e-5, nv[4];
+  for (int a = 1; a <= 4; a++) nv[a - 1] = 2.0 * a / sqrt(a * a + eps);
+  assert_close(out[MODEL_EXTREME_MASSIVE], 8.0 / 3.0, 1e-14);
+  assert_close(out[MODEL_EXTREME_PEAK], 16.0 / 5.0, 1e-14);
+  assert_close(out[MODEL_EXTREME_DRAIN], (16.0 / sqrt(64 + eps)) / ((nv[1] + nv[2]) / 2), 1e-14);
+  model_free(M);
+}
+
 /* ------------------------------------------------------------- tasks */
 
 static void test_bigram_backcopy_properties(void **state) {
@@ -607,6 +640,7 @@ int main(void) {
       cmocka_unit_test(test_jets_vs_finite_differences),
       cmocka_unit_test(test_jets_first_rows_match_reference),
       cmocka_unit_test(test_sink_share_matches_reference),
+      cmocka_unit_test(test_extreme_tokens_hand_computed),
       cmocka_unit_test(test_bigram_backcopy_properties),
       cmocka_unit_test(test_associative_recall_properties),
   };

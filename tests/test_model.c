@@ -296,6 +296,7 @@ static void test_every_family_builds(void **state) {
     for (int a = 0; a < ARCH_COUNT; a++) {
       cs_config c = small_config((cs_arch)a, 1, NORM_PRE, 2);
       c.family = (cs_family)f;
+      c.vocab = 4, c.seq_len = 4; /* a family on token sequences (lm) */
       cs_model *M = NULL;
       if (!config_family_allows_arch(c.family, c.arch)) {
         assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
@@ -308,7 +309,11 @@ static void test_every_family_builds(void **state) {
       cs_acts *A;
       assert_ok(model_acts_create(M, NPTS, 0, &A));
       double x[NPTS * 2] = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 0.7, -0.8, 0.9, 0.05};
-      int y[NPTS] = {0, 1, 1, 0, 1};
+      int y[NPTS] = {0, 1, 1, 0, 1}, tok[NPTS * 4];
+      unsigned char sc[NPTS * 4];
+      for (int i = 0; i < NPTS * 4; i++) tok[i] = i % 4 ? (i / 4 + i) % 4 : 4, sc[i] = i % 4 != 0;
+      if (config_family_tokens(c.family)) /* BOS, then three tokens, all scored */
+        model_acts_bind_tokens(A, &(cs_token_batch){4, tok, sc});
       assert_ok(model_forward(M, A, NPTS, x));
       assert_true(isfinite(model_loss(A, NPTS, y, NULL)));
       assert_ok(model_backward(M, A, NPTS, x));

@@ -110,6 +110,23 @@ void model_acts_bind_tokens(cs_acts *acts, const cs_token_batch *batch);
 int model_attention_sink_tokens(const cs_model *model, int n, const cs_token_batch *batch,
                                 double *sink_mass, double *max_attn);
 
+/* The lm family's other extreme-token statistics (docs/MODELS.md) after
+ * every block l = 1..L, over n sequences (value forwards), into
+ * out[(l-1)·MODEL_EXTREME_COUNT + k]:
+ *   MODEL_EXTREME_MASSIVE  max |h| / median |h| over positions and channels
+ *                          of the residual stream (Sun et al. 2024)
+ *   MODEL_EXTREME_DRAIN    mean ‖v_BOS‖ / median over positions t ≥ 1 of ‖v_t‖,
+ *                          v the block's values (after a g2 gate)
+ *   MODEL_EXTREME_PEAK     mean ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖
+ * (medians pooled over the sequences). Not in the archive yet. */
+typedef enum {
+  MODEL_EXTREME_MASSIVE = 0,
+  MODEL_EXTREME_DRAIN,
+  MODEL_EXTREME_PEAK,
+  MODEL_EXTREME_COUNT
+} model_extreme;
+int model_extreme_tokens(const cs_model *model, int n, const cs_token_batch *batch, double *out);
+
 /* Nominal floating-point operations of one forward pass per point (the
  * products only), for cost estimates and benchmarks. */
 double model_forward_flops_per_point(const cs_config *cfg);

@@ -104,6 +104,7 @@ static int lm_layout_create(cs_model *M) {
   Y->lnf_b = model_add_tensor(M, "final/ln_b", 1, d, 0);
   M->readout_W = model_add_tensor(M, "readout/W", V, d, 1);
   M->readout_b = model_add_tensor(M, "readout/b", 1, V, 0);
+  M->n_classes = V;
   M->n_logits = T * V;
   return CS_OK;
 }

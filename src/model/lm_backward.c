@@ -235,3 +235,26 @@ double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
     }
   return (double)N * (T - 1);
 }
+
+/* ----------------------------------------------- extreme-token statistics */
+
+void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
+                        double *norm_h, double *norm_v) {
+  const lm_acts *S = A->fam;
+  const lm_cache *c = &S->cache[l];
+  int d = M->d, T = S->T;
+  int g2 = S->ng && M->cfg.gate == GATE_G2; /* the values the block mixes */
+  const double *H = S->x[l + 1], *V = g2 ? c->gated : c->qkvz + 2 * d;
+  int ldv = g2 ? d : S->ldq;
+  for (int64_t r = 0; r < (int64_t)N * T; r++) {
+    double hh = 0.0, vv = 0.0;
+    for (int k = 0; k < d; k++) {
+      double h = H[r * d + k], v = V[r * ldv + k];
+      abs_h[r * d + k] = fabs(h);
+      hh += h * h;
+      vv += v * v;
+    }
+    norm_h[r] = sqrt(hh);
+    norm_v[r] = sqrt(vv);
+  }
+}

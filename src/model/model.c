@@ -9,6 +9,7 @@
 #include "curvsweep/model.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/quantile.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -259,6 +260,54 @@ int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *
     max_attn[l] = mx;
   }
   free(sum);
+  model_acts_free(A);
+  return rc;
+}
+
+/* The lm family's extreme-token statistics (model.h): value forwards over
+ * chunks of at most 64 sequences, every block's |h|, ‖h_t‖ and ‖v_t‖
+ * gathered (lm_extreme_collect), then the ratios with pooled medians
+ * (cs_quantile_sorted at 1/2). */
+int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, double *out) {
+  int L = M->L, d = M->d, T = batch->T;
+  for (int i = 0; i < L * MODEL_EXTREME_COUNT; i++) out[i] = NAN;
+  if (!config_family_tokens(M->cfg.family) || n < 1) return CS_OK;
+  int chunk = n < 64 ? n : 64;
+  int64_t NT = (int64_t)n * T;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  double *abs_h = NULL, *nh = NULL, *nv = NULL;
+  int rc = CS_CALLOC(abs_h, NT * d * L);
+  if (!rc) rc = CS_CALLOC(nh, NT * L);
+  if (!rc) rc = CS_CALLOC(nv, NT * L);
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+    model_acts_bind_tokens(A, &b);
+    rc = model_forward(M, A, cnt, NULL);
+    for (int l = 0; l < L && !rc; l++)
+      lm_extreme_collect(M, A, cnt, l, abs_h + (int64_t)l * NT * d + (int64_t)p0 * T * d,
+                         nh + (int64_t)l * NT + (int64_t)p0 * T, nv + (int64_t)l * NT + (int64_t)p0 * T);
+  }
+  /* per block: BOS norms apart (their mean), the rest sorted for medians */
+  for (int l = 0; l < L && !rc; l++) {
+    double *ah = abs_h + (int64_t)l * NT * d, *h = nh + (int64_t)l * NT, *v = nv + (int64_t)l * NT;
+    double mx = 0.0, mh = 0.0, mv = 0.0;
+    for (int64_t i = 0; i < NT * d; i++) mx = fmax(mx, ah[i]);
+    qsort(ah, (size_t)(NT * d), sizeof *ah, cs_compare_doubles);
+    int64_t k = 0;
+    for (int p = 0; p < n; p++) { /* compact: drop the BOS rows, keep their norms */
+      mh += h[(int64_t)p * T] / n, mv += v[(int64_t)p * T] / n;
+      for (int t = 1; t < T; t++, k++) h[k] = h[(int64_t)p * T + t], v[k] = v[(int64_t)p * T + t];
+    }
+    qsort(h, (size_t)k, sizeof *h, cs_compare_doubles);
+    qsort(v, (size_t)k, sizeof *v, cs_compare_doubles);
+    double *o = out + (int64_t)l * MODEL_EXTREME_COUNT;
+    o[MODEL_EXTREME_MASSIVE] = mx / cs_quantile_sorted(ah, (int)(NT * d), 0.5);
+    o[MODEL_EXTREME_DRAIN] = mv / cs_quantile_sorted(v, (int)k, 0.5);
+    o[MODEL_EXTREME_PEAK] = mh / cs_quantile_sorted(h, (int)k, 0.5);
+  }
+  free(abs_h), free(nh), free(nv);
   model_acts_free(A);
   return rc;
 }

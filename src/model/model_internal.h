@@ -125,6 +125,11 @@ struct model_family_ops {
  * puts on BOS from the query positions t ≥ 1 of every sequence; returns
  * the number of (sequence, query) terms added per (l, j). */
 double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
+/* After the same forward, block l's residual stream h (after the block)
+ * and values v (after a g2 gate) at the N·T positions, row p·T + t:
+ * abs_h (N·T × d) |h|, norm_h (N·T) ‖h‖, norm_v (N·T) ‖v‖ (lm_backward.c). */
+void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
+                        double *norm_h, double *norm_v);
 
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 
