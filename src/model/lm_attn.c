@@ -153,25 +153,30 @@ static int ln_alloc(ln_cache *c, int64_t rows, int d) {
 
 static void ln_free(ln_cache *c) { free(c->xhat), free(c->rstd), free(c->a); }
 
-/* The jet scratch for N·C = R rows of the last position. */
-static int jets_alloc(const cs_model *M, lm_acts *S, int64_t R) {
-  lm_jets *J = &S->jet;
-  int d = M->d, HT = M->H * S->T, rc = CS_OK;
-  rc = ln_alloc(&J->ln1, R, d);
-  if (!rc && S->f) rc = ln_alloc(&J->ln2, R, d);
-  ALLOC(J->qkvz, R * S->ldq);
-  ALLOC(J->g, R * (S->ng ? S->ng : 1));
-  ALLOC(J->pre, R * d);
-  ALLOC(J->gated, R * d);
-  ALLOC(J->p, R * HT);
-  ALLOC(J->o, R * d);
-  ALLOC(J->y, R * d);
-  ALLOC(J->mid, R * d);
-  ALLOC(J->z, R * d);
-  ALLOC(J->u, R * (S->f ? S->f : 1));
-  ALLOC(J->act, R * (S->f ? S->f : 1));
-  ALLOC(S->jtmp, 2 * R);
+/* One block's caches for rows rows (lm_cache). */
+static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t rows) {
+  int d = M->d, HT = M->H * S->T, rc = ln_alloc(&c->ln1, rows, d);
+  ALLOC(c->qkvz, rows * S->ldq);
+  ALLOC(c->p, rows * HT);
+  ALLOC(c->o, rows * d);
+  ALLOC(c->mid, rows * d);
+  if (S->ng) {
+    ALLOC(c->g, rows * S->ng);
+    ALLOC(c->pre, rows * d);
+    ALLOC(c->gated, rows * d);
+  }
+  if (S->f) {
+    if (!rc) rc = ln_alloc(&c->ln2, rows, d);
+    ALLOC(c->u, rows * S->f);
+    ALLOC(c->act, rows * S->f);
+  }
   return rc;
+}
+
+static void cache_free(lm_cache *c) {
+  ln_free(&c->ln1), ln_free(&c->ln2);
+  free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
+  free(c->mid), free(c->u), free(c->act);
 }
 
 static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
@@ -185,24 +190,7 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   ALLOC(S->x, M->L + 1);
   ALLOC(S->cache, M->L);
   for (int l = 0; !rc && l <= M->L; l++) ALLOC(S->x[l], NT * d);
-  for (int l = 0; !rc && l < M->L; l++) {
-    lm_cache *c = &S->cache[l];
-    rc = ln_alloc(&c->ln1, NT, (int)d);
-    ALLOC(c->qkvz, NT * S->ldq);
-    ALLOC(c->p, NT * HT);
-    ALLOC(c->o, NT * d);
-    ALLOC(c->mid, NT * d);
-    if (S->ng) {
-      ALLOC(c->g, NT * S->ng);
-      ALLOC(c->pre, NT * d);
-      ALLOC(c->gated, NT * d);
-    }
-    if (S->f) {
-      if (!rc) rc = ln_alloc(&c->ln2, NT, (int)d);
-      ALLOC(c->u, NT * S->f);
-      ALLOC(c->act, NT * S->f);
-    }
-  }
+  for (int l = 0; !rc && l < M->L; l++) rc = cache_alloc(M, S, &S->cache[l], NT);
   if (!rc) rc = ln_alloc(&S->lnf, NT, (int)d);
   ALLOC(S->tmp, 2 * NT);
   if (jet_order > 0) {
@@ -211,7 +199,8 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
     ALLOC(S->r1, js->C);
     ALLOC(S->r2, js->C);
     if (!rc) lm_pairs(js, S);
-    if (!rc) rc = jets_alloc(M, S, (int64_t)A->max_points * js->C);
+    if (!rc) rc = cache_alloc(M, S, &S->jet, (int64_t)A->max_points * js->C);
+    ALLOC(S->jtmp, 2 * (int64_t)A->max_points * js->C);
   } else {
     ALLOC(S->dx_a, NT * d);
     ALLOC(S->dx_b, NT * d);
@@ -235,16 +224,8 @@ static void lm_acts_free(void *fam) {
   if (S->x)
     for (int l = 0; l <= S->L; l++) free(S->x[l]);
   if (S->cache)
-    for (int l = 0; l < S->L; l++) {
-      lm_cache *c = &S->cache[l];
-      ln_free(&c->ln1), ln_free(&c->ln2);
-      free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
-      free(c->mid), free(c->u), free(c->act);
-    }
-  lm_jets *J = &S->jet;
-  ln_free(&J->ln1), ln_free(&J->ln2);
-  free(J->qkvz), free(J->g), free(J->pre), free(J->gated), free(J->p), free(J->o), free(J->y);
-  free(J->mid), free(J->u), free(J->act), free(J->z);
+    for (int l = 0; l < S->L; l++) cache_free(&S->cache[l]);
+  cache_free(&S->jet);
   ln_free(&S->lnf);
   free(S->x), free(S->cache), free(S->tmp), free(S->jtmp), free(S->npairs), free(S->r1);
   free(S->r2);
@@ -338,48 +319,6 @@ static void attention_values(int N, int T, int H, int dh, const double *Q, int l
     }
 }
 
-/* One block on values: X (NT × d) -> Xn; its caches in S->cache[l]. */
-static int block_values(const cs_model *M, const jet_shape *vjs, lm_acts *S, int N, int l,
-                        const double *X, double *Xn) {
-  const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
-  const double *W = M->params;
-  lm_cache *c = &S->cache[l];
-  int d = M->d, ldq = S->ldq, NT = N * S->T;
-  cs_gate_pos gp = M->cfg.gate;
-  /* A = LN_1(X);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ */
-  layernorm_forward(M, vjs, NT, X, W + P->ln_g, W + P->ln_b, &c->ln1, S->tmp);
-  CS_CHECK(linear_forward(M, vjs, NT, d, ldq, c->ln1.a, W + P->Wq, NULL, c->qkvz));
-  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
-  int ldqq = ldq, ldk = ldq, ldv = ldq;
-  /* g2, g3, g4: the gate on V, K or Q */
-  if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
-    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    copy_cols(NT, d, c->qkvz + off, ldq, c->pre, d);
-    lm_gate_forward(M, vjs, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
-    if (gp == GATE_G4) Q = c->gated, ldqq = d;
-    if (gp == GATE_G3) K = c->gated, ldk = d;
-    if (gp == GATE_G2) V = c->gated, ldv = d;
-  }
-  attention_values(N, S->T, M->H, M->dh, Q, ldqq, K, ldk, V, ldv, c->p, c->o);
-  const double *U = c->o;
-  if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
-    lm_gate_forward(M, vjs, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
-    U = c->gated;
-  }
-  /* Y = U W_oᵀ + b_o (g5: Y ← G ⊙ Y);  mid = X + Y */
-  if (S->ng && gp == GATE_G5) {
-    CS_CHECK(linear_forward(M, vjs, NT, d, d, U, W + P->Wo, W + P->bo, c->pre));
-    lm_gate_forward(M, vjs, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->mid);
-  } else {
-    CS_CHECK(linear_forward(M, vjs, NT, d, d, U, W + P->Wo, W + P->bo, c->mid));
-  }
-  add_into((int64_t)NT * d, X, c->mid);
-  /* the MLP sublayer, or Xn = mid */
-  if (S->f) return lm_mlp_forward(M, vjs, NT, P, c->mid, &c->ln2, c->u, c->act, S->tmp, Xn);
-  memcpy(Xn, c->mid, sizeof(double) * (size_t)NT * d);
-  return CS_OK;
-}
-
 /* The last position of each sequence: X (NT × d) -> h (N × d). */
 static void gather_last(int N, int T, int d, const double *X, double *h) {
   for (int p = 0; p < N; p++)
@@ -440,45 +379,55 @@ static void attention_jets(const cs_model *M, const jet_shape *js, const lm_acts
       }
 }
 
-/* One block on the jets of the last position: hin (N·C × d) -> hout, the
- * earlier positions' keys and values from the value caches of block l. */
-static int block_jets(const cs_model *M, const jet_shape *js, lm_acts *S, int N, int l,
-                      const double *hin, double *hout) {
+/* One block, on values or on the jets of the last position:
+ *   values (C = 1): np = N·T positions, caches S->cache[l], hin, hout NT × d
+ *   jets (C > 1):   np = N last positions, caches S->jet, hin, hout N·C × d,
+ *                   the earlier positions' keys and values from S->cache[l]
+ * (np jet points, R = np·C rows; the attention is the only step that
+ * differs). */
+static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int N, int l,
+                         const double *hin, double *hout) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const double *W = M->params;
-  const lm_cache *c = &S->cache[l];
-  lm_jets *J = &S->jet;
-  int d = M->d, ldq = S->ldq, R = N * js->C;
+  int jets = js->C > 1, d = M->d, ldq = S->ldq, np = jets ? N : N * S->T;
+  int64_t R = (int64_t)np * js->C;
+  lm_cache *c = jets ? &S->jet : &S->cache[l];
+  double *tmp = jets ? S->jtmp : S->tmp;
   cs_gate_pos gp = M->cfg.gate;
-  layernorm_forward(M, js, N, hin, W + P->ln_g, W + P->ln_b, &J->ln1, S->jtmp);
-  CS_CHECK(linear_forward(M, js, N, d, ldq, J->ln1.a, W + P->Wq, NULL, J->qkvz));
-  const double *Qj = J->qkvz, *Kj = J->qkvz + d, *Vj = J->qkvz + 2 * d;
-  int ldqj = ldq, ldkj = ldq, ldvj = ldq;
-  const double *K = c->qkvz + d, *V = c->qkvz + 2 * d; /* the earlier positions, values */
-  int ldk = ldq, ldv = ldq;
+  /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ */
+  layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &c->ln1, tmp);
+  CS_CHECK(linear_forward(M, js, np, d, ldq, c->ln1.a, W + P->Wq, NULL, c->qkvz));
+  /* g2, g3, g4: the gate on V, K or Q */
   if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    copy_cols(R, d, J->qkvz + off, ldq, J->pre, d);
-    lm_gate_forward(M, js, N, J->qkvz + 3 * d, ldq, W + P->bg, J->g, J->pre, J->gated);
-    if (gp == GATE_G4) Qj = J->gated, ldqj = d;
-    if (gp == GATE_G3) Kj = J->gated, ldkj = d, K = c->gated, ldk = d;
-    if (gp == GATE_G2) Vj = J->gated, ldvj = d, V = c->gated, ldv = d;
+    copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
+    lm_gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
   }
-  attention_jets(M, js, S, N, Qj, ldqj, Kj, ldkj, Vj, ldvj, K, ldk, V, ldv, J->p, J->o);
-  const double *U = J->o;
-  if (S->ng && gp == GATE_G1) {
-    lm_gate_forward(M, js, N, J->qkvz + 3 * d, ldq, W + P->bg, J->g, J->o, J->gated);
-    U = J->gated;
-  }
-  if (S->ng && gp == GATE_G5) {
-    CS_CHECK(linear_forward(M, js, N, d, d, U, W + P->Wo, W + P->bo, J->pre));
-    lm_gate_forward(M, js, N, J->qkvz + 3 * d, ldq, W + P->bg, J->g, J->pre, J->mid);
+  lm_qkv a = lm_qkv_of(M, c->qkvz, ldq, c->gated);
+  if (jets) { /* the last query against the earlier keys and values (values) */
+    const lm_cache *cv = &S->cache[l];
+    lm_qkv e = lm_qkv_of(M, cv->qkvz, ldq, cv->gated);
+    attention_jets(M, js, S, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv, c->p,
+                   c->o);
   } else {
-    CS_CHECK(linear_forward(M, js, N, d, d, U, W + P->Wo, W + P->bo, J->mid));
+    attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p, c->o);
   }
-  add_into((int64_t)R * d, hin, J->mid); /* the residual: linear, every jet row */
-  if (S->f) return lm_mlp_forward(M, js, N, P, J->mid, &J->ln2, J->u, J->act, S->jtmp, hout);
-  memcpy(hout, J->mid, sizeof(double) * (size_t)R * d);
+  const double *U = c->o;
+  if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
+    lm_gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
+    U = c->gated;
+  }
+  /* Y = U W_oᵀ + b_o (g5: Y ← G ⊙ Y);  mid = h + Y (linear: every jet row) */
+  if (S->ng && gp == GATE_G5) {
+    CS_CHECK(linear_forward(M, js, np, d, d, U, W + P->Wo, W + P->bo, c->pre));
+    lm_gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->mid);
+  } else {
+    CS_CHECK(linear_forward(M, js, np, d, d, U, W + P->Wo, W + P->bo, c->mid));
+  }
+  add_into(R * d, hin, c->mid);
+  /* the MLP sublayer, or hout = mid */
+  if (S->f) return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, tmp, hout);
+  memcpy(hout, c->mid, sizeof(double) * (size_t)R * d);
   return CS_OK;
 }
 
@@ -511,7 +460,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
                       "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
                       (long long)(i % T), S->V, S->V);
   embed_values(M, N, tok, x, S->x[0]);
-  for (int l = 0; l < M->L; l++) CS_CHECK(block_values(M, &vjs, S, N, l, S->x[l], S->x[l + 1]));
+  for (int l = 0; l < M->L; l++) CS_CHECK(block_forward(M, &vjs, S, N, l, S->x[l], S->x[l + 1]));
   if (C == 1) {
     for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
@@ -521,7 +470,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
                           A->logits);
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
-  for (int l = 0; l < M->L; l++) CS_CHECK(block_jets(M, js, S, N, l, A->h[l], A->h[l + 1]));
+  for (int l = 0; l < M->L; l++) CS_CHECK(block_forward(M, js, S, N, l, A->h[l], A->h[l + 1]));
   return CS_OK;
 }
 

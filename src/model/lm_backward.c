@@ -165,15 +165,15 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
   }
   /* attention; a gated Q, K or V sends its gradient to dgated first */
   int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
-  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
-  int ldqq = ldq, ldk = ldq, ldv = ldq;
-  double *dQ = S->dqkvz, *dK = S->dqkvz + d, *dV = S->dqkvz + 2 * d;
-  int lddq = ldq, lddk = ldq, lddv = ldq;
-  if (g_qkv && gp == GATE_G4) Q = c->gated, ldqq = d, dQ = S->dgated, lddq = d;
-  if (g_qkv && gp == GATE_G3) K = c->gated, ldk = d, dK = S->dgated, lddk = d;
-  if (g_qkv && gp == GATE_G2) V = c->gated, ldv = d, dV = S->dgated, lddv = d;
-  attention_backward(N, S->T, M->H, M->dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, dQ, lddq, dK, lddk,
-                     dV, lddv);
+  lm_qkv a = lm_qkv_of(M, c->qkvz, ldq, c->gated);
+  double *dq[3] = {S->dqkvz, S->dqkvz + d, S->dqkvz + 2 * d}; /* dQ, dK, dV */
+  int ldd[3] = {ldq, ldq, ldq};
+  if (g_qkv) {
+    int i = gp == GATE_G4 ? 0 : gp == GATE_G3 ? 1 : 2;
+    dq[i] = S->dgated, ldd[i] = d;
+  }
+  attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, dq[0],
+                     ldd[0], dq[1], ldd[1], dq[2], ldd[2]);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     lm_gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);

@@ -43,25 +43,37 @@ typedef struct {
   lm_layer layer[];  /* L */
 } lm_layout;
 
-/* One block's value caches, NT rows. */
+/* One block's caches: NT value rows (the value pass), or N·C rows of the
+ * last position (the jet pass: one set, reused by every block). */
 typedef struct {
   ln_cache ln1;        /* LN_1 of the block input */
-  double *qkvz;        /* NT × ldq: Q | K | V | Z before any gate */
-  double *g;           /* NT × ng: G */
-  double *pre, *gated; /* NT × d: the gated tensor before and after the gate */
-  double *p;           /* NT × H·T: attention weights, 0 for keys s > t */
-  double *o;           /* NT × d: P V */
-  double *mid;         /* NT × d: h + Y, the MLP sublayer's input */
+  double *qkvz;        /* rows × ldq: Q | K | V | Z before any gate */
+  double *g;           /* rows × ng: G */
+  double *pre, *gated; /* rows × d: the gated tensor before and after the gate */
+  double *p;           /* rows × H·T: attention weights, 0 for keys s > t */
+  double *o;           /* rows × d: P V */
+  double *mid;         /* rows × d: h + Y, the MLP sublayer's input */
   ln_cache ln2;        /* LN_2 of mid */
-  double *u, *act;     /* NT × f: MLP pre-activation and GELU of it */
+  double *u, *act;     /* rows × f: MLP pre-activation and GELU of it */
 } lm_cache;
 
-/* The jets of the last position through one block (N·C rows), scratch
- * reused by every block. */
+/* Q, K and V in a block's [Q | K | V | Z] (ld ldq), the one a g2, g3 or
+ * g4 gate multiplies replaced by the gate's output (ld d). */
 typedef struct {
-  ln_cache ln1, ln2;
-  double *qkvz, *g, *pre, *gated, *p, *o, *y, *mid, *u, *act, *z;
-} lm_jets;
+  const double *q, *k, *v;
+  int ldq, ldk, ldv;
+} lm_qkv;
+
+static inline lm_qkv lm_qkv_of(const cs_model *M, const double *qkvz, int ldq,
+                               const double *gated) {
+  int d = M->d, g = M->n_gate > 0;
+  cs_gate_pos gp = M->cfg.gate;
+  lm_qkv r = {qkvz, qkvz + d, qkvz + 2 * d, ldq, ldq, ldq};
+  if (g && gp == GATE_G4) r.q = gated, r.ldq = d;
+  if (g && gp == GATE_G3) r.k = gated, r.ldk = d;
+  if (g && gp == GATE_G2) r.v = gated, r.ldv = d;
+  return r;
+}
 
 /* The family's workspace (A->fam). */
 typedef struct {
@@ -72,7 +84,7 @@ typedef struct {
   double *tmp;         /* 2·NT: LayerNorm scratch */
   /* jets of the last position (jet_order 2) */
   int *npairs, (*r1)[LM_PAIRS_MAX], (*r2)[LM_PAIRS_MAX]; /* the Leibniz pairs of each jet row */
-  lm_jets jet;
+  lm_cache jet;        /* the jet pass's caches, N·C rows */
   double *jtmp;        /* 2·N·C */
   /* backward (values) */
   double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dmid, *dff, *dff2, *dln;
