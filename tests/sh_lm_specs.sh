@@ -4,7 +4,8 @@
 # too short for the task, heads not dividing width, field > 0, a [team] grid
 # other than 1x1, arch mlp, a point task with family lm, a sequence task with
 # another family); then a small lm spec trains one cell (`train --cell`) and
-# runs as a sweep whose archive holds the first-token share.
+# runs as a sweep whose archive holds the first-token share, bitwise the
+# same on 2 ranks.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 
 # expect NAME PATTERN FILE: exit 2, a message matching PATTERN, no archive
@@ -79,4 +80,6 @@ assert len(s) == 2, s
 assert np.all((s > 0) & (s < 1)), s
 assert np.all(m >= s - 1e-15), (m, s)
 PY
+if mpi 2 "$bin" run lm.ini -o lm2.h5 >run2.txt 2>run2.err; then ok; else bad "run on 2 ranks"; cat run2.err; fi
+if cmp_archives lm.h5 lm2.h5 >cmp.txt; then ok; else bad "1 and 2 ranks differ"; cat cmp.txt; fi
 finish
