@@ -185,7 +185,7 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   CS_CHECK(CS_CALLOC(S, 1));
   A->fam = S;
   S->T = Y->T, S->L = M->L, S->ng = M->n_gate, S->ldq = Y->ldq, S->f = Y->f, S->V = Y->V;
-  int64_t NT = (int64_t)A->max_points * S->T, d = M->d, HT = (int64_t)M->H * S->T;
+  int64_t NT = (int64_t)A->max_points * S->T, d = M->d;
   int rc = CS_OK;
   ALLOC(S->x, M->L + 1);
   ALLOC(S->cache, M->L);
@@ -207,10 +207,8 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
     ALLOC(S->da, NT * d);
     ALLOC(S->du, NT * d);
     ALLOC(S->dgated, NT * d);
-    ALLOC(S->dp, NT * HT);
     ALLOC(S->dqkvz, NT * S->ldq);
     ALLOC(S->dmid, NT * d);
-    ALLOC(S->dln, NT * d);
     ALLOC(S->dff, NT * (S->f ? S->f : 1));
     ALLOC(S->dff2, NT * (S->f ? S->f : 1));
   }
@@ -229,8 +227,8 @@ static void lm_acts_free(void *fam) {
   ln_free(&S->lnf);
   free(S->x), free(S->cache), free(S->tmp), free(S->jtmp), free(S->npairs), free(S->r1);
   free(S->r2);
-  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dp);
-  free(S->dqkvz), free(S->dmid), free(S->dln), free(S->dff), free(S->dff2);
+  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dqkvz);
+  free(S->dmid), free(S->dff), free(S->dff2);
   free(S);
 }
 

@@ -87,7 +87,7 @@ typedef struct {
   lm_cache jet;        /* the jet pass's caches, N·C rows */
   double *jtmp;        /* 2·N·C */
   /* backward (values) */
-  double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dmid, *dff, *dff2, *dln;
+  double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz, *dmid, *dff, *dff2;
 } lm_acts;
 
 /* ---- lm_backward.c ---- */
