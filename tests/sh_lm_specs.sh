@@ -17,21 +17,21 @@ expect() {
   ok
 }
 lm='[grid]\ntask = bigram-backcopy\n[model]\nfamily = lm\n'
-printf "$lm[task]\nvocab = 3\n" > v3.ini
+printf '%b[task]\nvocab = 3\n' "$lm" > v3.ini
 expect vocab-small "v3.ini:6: \[task\] vocab: .*\[4, 1048576\]" v3.ini
-printf "$lm[task]\nseq_len = 1\n" > t1.ini
+printf '%b[task]\nseq_len = 1\n' "$lm" > t1.ini
 expect seq-len-small "t1.ini:6: \[task\] seq_len: .*\[2, 256\]" t1.ini
-printf "$lm[task]\nseq_len = 257\n" > t257.ini
+printf '%b[task]\nseq_len = 257\n' "$lm" > t257.ini
 expect seq-len-large "t257.ini:6: \[task\] seq_len" t257.ini
-printf "$lm[task]\nseq_len = 2\n" > t2.ini
+printf '%b[task]\nseq_len = 2\n' "$lm" > t2.ini
 expect seq-len-task "t2.ini:6: \[task\] seq_len: 2 is too short for task bigram-backcopy" t2.ini
 printf '[grid]\ntask = associative-recall\nseq_len = 8, 4\n[model]\nfamily = lm\n' > ar4.ini
 expect seq-len-ar "ar4.ini:3: \[grid\] seq_len: 4 is too short for task associative-recall" ar4.ini
-printf "${lm}width = 32\nheads = 3\n" > heads.ini
+printf '%bwidth = 32\nheads = 3\n' "$lm" > heads.ini
 expect heads "heads.ini:6: \[model\] heads: 3 does not divide width 32" heads.ini
-printf "$lm[curvature]\nfield = 8\n" > field.ini
+printf '%b[curvature]\nfield = 8\n' "$lm" > field.ini
 expect field "field.ini:6: \[curvature\] field: 8 .*family lm" field.ini
-printf "$lm[team]\ngrid = 1x2\n" > team.ini
+printf '%b[team]\ngrid = 1x2\n' "$lm" > team.ini
 expect team "team.ini:6: \[team\] grid: 1x2, but family lm" team.ini
 printf '[grid]\narch = gated, mlp\ntask = bigram-backcopy\n[model]\nfamily = lm\n' > mlp.ini
 expect mlp "mlp.ini:5: \[model\] family: lm has no mlp block" mlp.ini
@@ -39,7 +39,7 @@ printf '[grid]\ntask = circles\n[model]\nfamily = lm\n' > point.ini
 expect point-task "point.ini:4: \[model\] family: lm trains on token sequences, but the point task circles" point.ini
 printf '[grid]\ntask = circles, bigram-backcopy\n[model]\nfamily = self\n' > seqself.ini
 expect seq-task "seqself.ini:2: \[grid\] task: bigram-backcopy is a token-sequence task, but family self" seqself.ini
-printf "${lm}mlp_ratio = -1\n" > ratio.ini
+printf '%bmlp_ratio = -1\n' "$lm" > ratio.ini
 expect mlp-ratio "ratio.ini:5: \[model\] mlp_ratio" ratio.ini
 
 # a small lm spec: one cell, then the sweep on one rank
