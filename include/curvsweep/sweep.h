@@ -81,10 +81,12 @@ typedef struct {
 int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned char *finished,
                int teams, sweep_plan_summary *out);
 
-/* The spec at path on every rank of comm: rank 0 reads it, the others parse
+/* The spec at path on every rank of comm: rank 0 reads it (with the
+ * overrides of opt, NULL for none: spec_load_file_opts), the others parse
  * the same text. Collective; an invalid spec returns the same code on every
  * rank (the message naming file, line and key on rank 0). */
-int sweep_load_spec(MPI_Comm comm, const char *path, cs_spec **spec);
+int sweep_load_spec(MPI_Comm comm, const char *path, const spec_load_options *opt,
+                    cs_spec **spec);
 
 /* Run (or resume) the sweep on comm. Every rank calls it with the same
  * spec. Returns CS_OK when every cell of the shard has a final status,
