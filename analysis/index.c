@@ -253,6 +253,26 @@ static int index_body(FILE *f, const analysis_data *D, const analysis_plot *plot
   return CS_OK;
 }
 
+/* COLUMNS.md for the tables the body links to ("](NAME.csv)"), each once. */
+static int index_columns(const analysis_data *D, const char *dir, const char *body) {
+  enum { MAX_TABLES = 32 };
+  char names[MAX_TABLES][64];
+  const char *list[MAX_TABLES];
+  int n = 0;
+  for (const char *p = strstr(body, "]("); p && n < MAX_TABLES; p = strstr(p + 2, "](")) {
+    const char *e = strchr(p + 2, ')');
+    size_t len = e ? (size_t)(e - p - 2) : 0;
+    if (len < 5 || len >= sizeof names[0] || strncmp(e - 4, ".csv", 4) != 0 ||
+        memchr(p + 2, '/', len))
+      continue;
+    snprintf(names[n], sizeof names[n], "%.*s", (int)len, p + 2);
+    int seen = 0;
+    for (int i = 0; i < n; i++) seen |= !strcmp(names[i], names[n]);
+    if (!seen) list[n] = names[n], n++;
+  }
+  return analysis_write_columns(D, dir, list, n);
+}
+
 int analysis_write_index(const analysis_data *D, const char *dir, const analysis_plot *plots,
                          int n_plots, const analysis_outcome *out) {
   // the body first (in memory): the summary and the contents come before
@@ -266,6 +286,7 @@ int analysis_write_index(const analysis_data *D, const char *dir, const analysis
   index_heading *h = NULL;
   int nh = 0;
   if (!rc) rc = index_body_headings(body, &h, &nh);
+  if (!rc) rc = index_columns(D, dir, body);
   analysis_file o;
   if (!rc) rc = analysis_file_open(&o, dir, "index.md");
   if (rc) {
