@@ -8,26 +8,9 @@
 # contents whose every link has its anchor; COLUMNS.md describes every column
 # of every table written.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
-cat >tiny.ini <<'EOF'
-[sweep]
-name = status
-[grid]
-arch  = ungated, gated
-depth = 1..2
-seed  = 0..2
-[task]
-train_points = 64
-test_points  = 64
-[model]
-width = 4
-[train]
-epochs = 4
-batch  = 32
-eval_every = 2
-[curvature]
-points = 8
-EOF
-"$bin" run tiny.ini -o a.h5 >run.log 2>&1 && ok || { bad "the tiny sweep failed"; cat run.log; }
+# the small demo spec on circles with three seeds (an override, docs/SPEC.md)
+"$bin" run "$src/tests/specs/demo-small.ini" --set grid.task=circles --set grid.seed=0..2 -o a.h5 \
+  >run.log 2>&1 && ok || { bad "the small sweep failed"; cat run.log; }
 
 # a gnuplot that answers --version but fails on every script, with a message
 mkdir fake

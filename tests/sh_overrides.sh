@@ -8,36 +8,17 @@
 # nothing; check lists every error of a spec with three (exit 2) and
 # summarises a good one (exit 0).
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
-cat >base.ini <<'EOF'
-; four quick cells
-[sweep]
-name   = overrides
-output = base.h5
-[grid]
-arch  = ungated, gated
-depth = 1..2
-[task]
-train_points = 64
-test_points  = 64
-[model]
-width = 4
-[train]
-epochs = 9
-batch  = 32
-; the evaluation every epoch
-eval_every = 1
-[curvature]
-points = 8
-EOF
+cp "$src/tests/specs/demo-small.ini" base.ini
 # the same spec with the overrides below written by hand: epochs 3 in
-# [train], seed 0..1 a new last axis of [grid]
-sed -e 's/^epochs = 9/epochs = 3/' -e 's/^depth = 1..2/depth = 1..2\nseed = 0..1/' base.ini >hand.ini
-sets=(--set train.epochs=3 --set grid.seed=0..1)
+# [train], label_noise a new last axis of [grid]
+sed -e 's/^epochs     = 5/epochs = 3/' -e 's/^seed  = 0..1/seed  = 0..1\nlabel_noise = 0, 0.1/' \
+  base.ini >hand.ini
+sets=(--set train.epochs=3 --set 'grid.label_noise=0,0.1')
 
 # one cell through both paths: the same cell, the same numbers
 "$bin" train base.ini "${sets[@]}" --cell 5 >t_set.txt 2>&1 && ok || bad "train --set: $(tail -n 3 t_set.txt)"
 "$bin" train hand.ini --cell 5 >t_hand.txt 2>&1 && ok || bad "train hand.ini: $(tail -n 3 t_hand.txt)"
-grep -q '^cell 5 of 8: arch=gated depth=1 task=circles seed=1' t_set.txt && ok \
+grep -q '^cell 5 of 16: arch=ungated depth=2 task=linear seed=0 label_noise=0.1' t_set.txt && ok \
   || bad "cell 5 with --set: $(head -n 1 t_set.txt)"
 # every line but the wall time
 if diff <(sed 's/wall [0-9.]* s//' t_set.txt) <(sed 's/wall [0-9.]* s//' t_hand.txt) >t_diff.txt; then ok
@@ -45,19 +26,19 @@ else bad "train --set and the hand-written spec differ:"; cat t_diff.txt; fi
 
 # the archive records the overrides and resumes with them
 "$bin" run base.ini "${sets[@]}" -o set.h5 >run.log 2>&1 && ok || bad "run --set: $(tail -n 3 run.log)"
-grep -q '8 cells: 8 done' run.log && ok || bad "run --set cells: $(tail -n 1 run.log)"
+grep -q '16 cells: 16 done' run.log && ok || bad "run --set cells: $(tail -n 1 run.log)"
 /usr/bin/python3 -c 'import h5py, sys; t = h5py.File(sys.argv[1], "r")["spec"][()]
 t = t[0] if hasattr(t, "__len__") and not isinstance(t, (bytes, str)) else t
 sys.stdout.write(t.decode() if isinstance(t, bytes) else t)' set.h5 >stored.ini
-grep -q '^epochs = 3  ; --set train.epochs (the file had: epochs = 9)$' stored.ini && ok \
+grep -q '^epochs = 3  ; --set train.epochs (the file had: epochs     = 5)$' stored.ini && ok \
   || bad "stored spec lacks the replaced epochs line:"$'\n'"$(cat stored.ini)"
-grep -A1 '^depth = 1..2$' stored.ini | grep -q '^seed = 0..1  ; --set grid.seed$' && ok \
-  || bad "stored spec lacks the new seed axis after depth"
-grep -q '^;   --set grid.seed=0..1$' stored.ini && ok || bad "stored spec does not list the overrides"
-"$bin" check stored.ini >stored_check.txt 2>&1 && grep -q 'ok: 8 cells = arch\[2\] x depth\[2\] x seed\[2\]' stored_check.txt \
-  && ok || bad "the stored spec is not the 8-cell spec: $(cat stored_check.txt)"
+grep -A1 '^seed  = 0..1$' stored.ini | grep -q '^label_noise = 0,0.1  ; --set grid.label_noise$' && ok \
+  || bad "stored spec lacks the new label_noise axis after seed"
+grep -q '^;   --set grid.label_noise=0,0.1$' stored.ini && ok || bad "stored spec does not list the overrides"
+"$bin" check stored.ini >stored_check.txt 2>&1 && grep -q 'ok: 16 cells = arch\[2\] x depth\[2\] x task\[1\] x seed\[2\] x label_noise\[2\]' stored_check.txt \
+  && ok || bad "the stored spec is not the 16-cell spec: $(cat stored_check.txt)"
 "$bin" run base.ini "${sets[@]}" -o set.h5 --dry-run >dry_same.txt 2>&1
-grep -q '^to run   0 of 8 cells' dry_same.txt && ok || bad "same --set does not resume: $(head -n 4 dry_same.txt)"
+grep -q '^to run   0 of 16 cells' dry_same.txt && ok || bad "same --set does not resume: $(head -n 4 dry_same.txt)"
 "$bin" run base.ini -o set.h5 --dry-run >dry_none.txt 2>&1
 grep -q 'holds another spec' dry_none.txt && ok || bad "without --set it is the same spec: $(grep '^archive' dry_none.txt)"
 
@@ -80,7 +61,7 @@ badset "axis and fixed" "^curvsweep: --set model.width: \[model\] width: also an
   --set grid.width=4,8 --set model.width=4
 badset "missing value" "^curvsweep run: --set needs section.key=value" --set
 "$bin" train base.ini --cell 0 --set model.heads=3 >bad.txt 2>&1
-check "train bad --set" 2 $? "^curvsweep: --set model.heads: \[model\] heads: 3 does not divide width 4 (\[model\] line 12)" bad.txt
+check "train bad --set" 2 $? "^curvsweep: --set model.heads: \[model\] heads: 3 does not divide width 8 (\[model\] line 21)" bad.txt
 "$bin" run base.ini -o bad.h5 --dry-run --set curvature.points=0 >bad.txt 2>&1
 check "dry-run bad --set" 2 $? "^curvsweep: --set curvature.points: \[curvature\] points: 0 is out of range" bad.txt
 
@@ -112,7 +93,7 @@ grep -q "^--set grid.depth: \[grid\] depth: 99 is out of range; allowed: an inte
 
 # a good spec: one line, exit 0
 "$bin" check base.ini "${sets[@]}" >good.out 2>good.err
-check "check good" 0 $? "^base.ini: ok: 8 cells = arch\[2\] x depth\[2\] x seed\[2\]; family memory; largest cell about .* MiB" good.out
+check "check good" 0 $? "^base.ini: ok: 16 cells = arch\[2\] x depth\[2\] x task\[1\] x seed\[2\] x label_noise\[2\]; family memory; largest cell about .* MiB" good.out
 [[ ! -s good.err ]] && ok || bad "check of a good spec wrote to stderr: $(cat good.err)"
 "$bin" check >usage.txt 2>&1
 check "check without a spec" 2 $? "missing SPEC.ini" usage.txt

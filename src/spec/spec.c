@@ -61,6 +61,7 @@ int spec_load_bytes(const char *text, size_t len, const char *source, const spec
   spec->ncells = 1;
 
   // parse: inih drives our reader and handler; the first error wins
+  // unless errors are collected (x->on_error)
   parse_state st = {.spec = spec, .source = spec->source, .text = spec->text, .len = len,
                     .section = -1};
   if (x) {
@@ -104,17 +105,6 @@ int spec_load_string(const char *text, const char *source, cs_spec **out) {
 }
 
 #define SPEC_MAX_BYTES (16u << 20)
-
-int spec_load_file(const char *path, cs_spec **out) {
-  if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_file: out is NULL");
-  *out = NULL;
-  char *buf;
-  size_t len;
-  CS_CHECK(spec_read_file(path, &buf, &len));
-  int rc = spec_load_bytes(buf, len, path, NULL, out);
-  free(buf);
-  return rc;
-}
 
 int spec_read_file(const char *path, char **text, size_t *text_len) {
   *text = NULL;

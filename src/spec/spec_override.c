@@ -9,7 +9,9 @@
  * the overrides. The result is what the archive stores as /spec: it parses to
  * exactly the settings that ran, and the line map (origin) lets error
  * messages name `--set section.key` instead of a line of the rewritten text.
- * Without overrides the text is not touched (so existing archives resume). */
+ * Without overrides the text is not touched (so existing archives resume).
+ * spec_load_file and spec_load_file_opts live here: reading a spec file is
+ * reading it with or without overrides. */
 #include "spec_internal.h"
 
 #include "curvsweep/error.h"
@@ -266,8 +268,11 @@ static int spec_load_overridden(const char *text, size_t len, const char *source
   return rc;
 }
 
+/* A spec file, with or without options (spec_read_file in spec.c reads it). */
+int spec_load_file(const char *path, cs_spec **out) { return spec_load_file_opts(path, NULL, out); }
+
 int spec_load_file_opts(const char *path, const spec_load_options *opt, cs_spec **out) {
-  if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_file_opts: out is NULL");
+  if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_file: out is NULL");
   *out = NULL;
   char *text;
   size_t len;
