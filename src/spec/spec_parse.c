@@ -282,10 +282,9 @@ char *spec_reader(char *str, int num, void *stream) {
       rc = spec_fail_line(st, CS_ERR_INPUT, st->lineno,
                           "line is %zu characters long (without comments); allowed: at most %d",
                           (size_t)(e - b), num - 2);
-    else if (e > b && (rc = line_syntax(st, b, e)) != CS_OK && *b == '[')
-      st->section = -2;  // a broken header: skip the keys under it
-    else if (e > b && *b == '[' && (rc = section_header(st, b, e)) != CS_OK)
-      st->section = -2;
+    else if (e > b && (rc = line_syntax(st, b, e)) == CS_OK && *b == '[')
+      rc = section_header(st, b, e);
+    if (rc != CS_OK && e > b && *b == '[') st->section = -2;  // a broken header: skip its keys
   }
   if (st->err_line) return NULL;
   if (rc != CS_OK) e = b;  // collecting: go on with a blank line
