@@ -37,13 +37,14 @@
 /* helpers                                                                    */
 
 /* The /curvature float64 columns in file order (the contract's names). */
-#define N_STATS 33
+#define N_STATS 36
 static const char *const STATS_NAMES[N_STATS] = {
     "degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median",
     "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median",
     "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median",
     "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean",
-    "intK", "intabsK", "intK_err", "sink_mass", "max_attn"};
+    "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain",
+    "resid_peak"};
 
 static double *stats_field(geom_stats *s, int k) {
   double *f[N_STATS] = {
@@ -52,7 +53,7 @@ static double *stats_field(geom_stats *s, int k) {
       &s->Kt_mean, &s->Kt_median, &s->Kt_absmean, &s->Kt_q05, &s->Kt_q95, &s->Kt_fracpos,
       &s->St_mean, &s->Kh_mean, &s->Kh_median, &s->Kh_absmean, &s->Kh_q05, &s->Kh_q95,
       &s->Kh_fracpos, &s->aniso_median, &s->H_norm_mean, &s->logdet_mean, &s->intK, &s->intabsK, &s->intK_err,
-      &s->sink_mass, &s->max_attn};
+      &s->sink_mass, &s->max_attn, &s->massive_act, &s->value_drain, &s->resid_peak};
   return f[k];
 }
 
@@ -423,7 +424,8 @@ static void test_schema_columns(void **state) {
                            "S_se:f8,Kt_mean:f8,Kt_median:f8,Kt_absmean:f8,Kt_q05:f8,Kt_q95:f8,"
                            "Kt_fracpos:f8,St_mean:f8,Kh_mean:f8,Kh_median:f8,Kh_absmean:f8,"
                            "Kh_q05:f8,Kh_q95:f8,Kh_fracpos:f8,aniso_median:f8,H_norm_mean:f8,"
-                           "logdet_mean:f8,intK:f8,intabsK:f8,intK_err:f8,sink_mass:f8,max_attn:f8");
+                           "logdet_mean:f8,intK:f8,intabsK:f8,intK_err:f8,sink_mass:f8,max_attn:f8,"
+                           "massive_act:f8,value_drain:f8,resid_peak:f8");
   compound_names(path, "curves", got, sizeof got);
   assert_string_equal(got, "cell_id:i8,epoch:i4,train_loss:f8,train_acc:f8,test_acc:f8");
   compound_names(path, "runs", got, sizeof got);
@@ -1099,11 +1101,11 @@ static void test_bad_inputs(void **state) {
   file_hash(p, h);
   expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "format is 'netcdf4'", p, h, 0);
 
-  // 6. wrong format_version: a future one (5), and version 1 (before
+  // 6. wrong format_version: a future one (6), and version 1 (before
   // per-point rounding errors), which is refused with the reason
   int64_t n;
   cs_cell_result *res = NULL;
-  for (int v = 1; v <= 5; v += 4) {
+  for (int v = 1; v <= 6; v += 5) {
     snprintf(p, sizeof p, "%s/v%d.h5", dir, v);
     a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
     close_ok(a);
@@ -1114,7 +1116,7 @@ static void test_bad_inputs(void **state) {
     H5Fclose(f);
     file_hash(p, h);
     const char *why = v == 1 ? "format_version 1, written before per-point rounding errors"
-                             : "format_version 5";
+                             : "format_version 6";
     expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, why, p, h, 0);
     expect_refusal(archive_read_results(p, &res, &n), CS_ERR_INPUT, p, why, p, h, 0);
   }

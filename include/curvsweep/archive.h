@@ -1,4 +1,4 @@
-/* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 3).
+/* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 5).
  *
  * Layout: root attributes (format = "curvsweep", format_version,
  * software_version, created (UTC ISO 8601), spec_sha256); /spec (the spec
@@ -24,9 +24,10 @@
 #include <stdint.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
-#define ARCHIVE_FORMAT_VERSION 4
+#define ARCHIVE_FORMAT_VERSION 5
 /* The oldest format_version still read (2: no sink_mass, max_attn columns
- * in /curvature; they read as NaN; 2 and 3: /points as one group per cell). */
+ * in /curvature; 2..4: no massive_act, value_drain, resid_peak; absent
+ * columns read as NaN; 2 and 3: /points as one group per cell). */
 #define ARCHIVE_FORMAT_VERSION_MIN 2
 
 typedef struct cs_archive cs_archive;

@@ -135,12 +135,19 @@ typedef struct {
   double logdet_mean;      /* mean log det g */
   double intK, intabsK;    /* ∫K dA and ∫|K| dA over the input box (m = 2), NaN otherwise */
   double intK_err;         /* rounding error bound of both: volume · mean(S_err/2 · area) */
-  /* Not geometry: the self family's attention-sink statistic of the same
-   * prefix and evaluation points, carried here so it travels with the
-   * prefix's row (docs/MODELS.md). geom_stats_compute sets NaN; the cell
-   * (train/cell.c) fills them for family = self (model_attention_sink). */
-  double sink_mass;        /* mean attention weight of non-CLS queries on token 0 */
-  double max_attn;         /* mean largest attention weight of non-CLS queries */
+  /* Not geometry: the extreme-token statistics of the same prefix and
+   * evaluation points, carried here so they travel with the prefix's row
+   * (docs/MODELS.md). geom_stats_compute sets NaN; the cell (train/cell.c)
+   * fills them for the families that have them: sink_mass and max_attn for
+   * self (model_attention_sink) and lm (model_attention_sink_tokens, where
+   * max_attn is the largest per-head share), the last three for lm only
+   * (model_extreme_tokens, format_version 5). NaN: not applicable to the
+   * family, or not stored by the archive's format_version. */
+  double sink_mass;        /* mean attention weight of non-CLS queries on token 0 (BOS for lm) */
+  double max_attn;         /* self: mean largest weight of a query; lm: largest per-head share */
+  double massive_act;      /* lm: max |h| / median |h| over positions and channels (Sun et al.) */
+  double value_drain;      /* lm: ‖v_BOS‖ / median over t ≥ 1 of ‖v_t‖ */
+  double resid_peak;       /* lm: ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖ */
 } geom_stats;
 
 /* Statistics over n points (degenerate and unresolved ones excluded,
@@ -156,7 +163,7 @@ typedef struct {
   const char *name;
   size_t offset;
 } geom_stats_field;
-enum { GEOM_STATS_N_FIELDS = 33 };
+enum { GEOM_STATS_N_FIELDS = 36 };
 extern const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS];
 
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,

@@ -118,7 +118,8 @@ int model_attention_sink_tokens(const cs_model *model, int n, const cs_token_bat
  *   MODEL_EXTREME_DRAIN    mean ‖v_BOS‖ / median over positions t ≥ 1 of ‖v_t‖,
  *                          v the block's values (after a g2 gate)
  *   MODEL_EXTREME_PEAK     mean ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖
- * (medians pooled over the sequences). Not in the archive yet. */
+ * (medians pooled over the sequences). In /curvature as massive_act,
+ * value_drain, resid_peak (format_version 5, docs/ARCHIVE.md). */
 typedef enum {
   MODEL_EXTREME_MASSIVE = 0,
   MODEL_EXTREME_DRAIN,

@@ -31,7 +31,7 @@ import pandas as pd
 __all__ = ["attrs", "spec", "cells", "curvature", "curves", "points", "runs", "fields",
            "SUPPORTED_FORMATS"]
 
-SUPPORTED_FORMATS = (2, 3, 4)
+SUPPORTED_FORMATS = (2, 3, 4, 5)
 FINISHED = ("done", "failed", "diverged")
 CLASS_NAMES = {0: "degenerate", 1: "flat", 2: "curved", 3: "unresolved"}
 POINT_ARRAYS = ("S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm")
@@ -157,9 +157,10 @@ def curvature(path, with_config=True, retries=5):
     """/curvature: one row per (done cell, prefix) with the per-prefix
     statistics (docs/NUMERICS.md); with_config joins the cell's axis
     columns (arch, depth, task, seed, ...). Format 2 archives lack
-    sink_mass and max_attn: NaN there."""
+    sink_mass and max_attn, formats 2-4 massive_act, value_drain and
+    resid_peak: NaN there."""
     df = _per_cell_table("curvature", with_config, ("done",), retries, path)
-    for c in ("sink_mass", "max_attn"):
+    for c in ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"):
         if c not in df.columns:
             df[c] = np.nan
     return df

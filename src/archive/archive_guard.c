@@ -11,11 +11,14 @@
  *                   and a bounded size (archive_attr_open_one);
  *   sizes           what one open may allocate from what the file declares
  *                   is bounded (the budget), and a table declares no rows
- *                   it does not store (archive_table_check_stored).
+ *                   it does not store (archive_table_check_stored);
+ *   values          the extreme-token columns of a done cell in their
+ *                   domain for its family (archive_check_token_stats).
  * Refusals are CS_ERR_INPUT naming the file and the object. */
 #include "archive_internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,4 +324,31 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
   }
   free(w.seen.slot);
   return rc;
+}
+
+/* ---- values in their domain ---- */
+
+int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r) {
+  if (r->status != CELL_DONE || !config_family_tokens(family)) return CS_OK;
+  for (int l = 0; l < r->depth; l++) {
+    const geom_stats *g = &r->curv[l];
+    double ex[3] = {g->massive_act, g->value_drain, g->resid_peak};
+    int n_nan = isnan(ex[0]) + isnan(ex[1]) + isnan(ex[2]);
+    const char *bad = NULL;
+    if (!(g->sink_mass >= 0 && g->sink_mass <= 1))
+      bad = "sink_mass (first-token share) not in [0, 1]";
+    else if (!(g->max_attn >= 0 && g->max_attn <= 1))
+      bad = "max_attn (largest per-head share) not in [0, 1]";
+    else if (n_nan != 0 && n_nan != 3)
+      bad = "some but not all of massive_act, value_drain, resid_peak";
+    else if (n_nan == 0 && !(ex[0] >= 1 && isfinite(ex[0]) && ex[1] >= 0 && isfinite(ex[1]) &&
+                             ex[2] >= 0 && isfinite(ex[2])))
+      bad = "massive_act below 1, or value_drain or resid_peak negative or infinite";
+    if (bad)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature: done cell %" PRId64
+                      " (family lm) prefix %d: %s (sink_mass %g, max_attn %g, massive_act %g, "
+                      "value_drain %g, resid_peak %g)", path, r->cell_id, l + 1, bad, g->sink_mass,
+                      g->max_attn, ex[0], ex[1], ex[2]);
+  }
+  return CS_OK;
 }

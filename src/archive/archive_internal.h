@@ -485,6 +485,13 @@ int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t m
 typedef void (*archive_guard_fn)(const char *object, const char *reason, void *ctx);
 int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
                             int *hostile);
+/* A done lm cell's extreme-token columns of /curvature in their domain
+ * (docs/ARCHIVE.md, "Reading an archive"): sink_mass and max_attn in
+ * [0, 1] (never NaN); massive_act, value_drain, resid_peak either all NaN
+ * (not measured: format_version ≤ 4, or merged from one) or all finite
+ * (massive_act ≥ 1, the others ≥ 0). Anything else is damage: a refusal
+ * naming path, the cell and the prefix. Other families: not checked. */
+int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r);
 
 /* ---- archive_lock.c ---- */
 /* Open (creating if absent) and lock the journal of an archive,

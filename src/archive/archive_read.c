@@ -627,6 +627,12 @@ static int archive_results_read_tables(archive_results_read *R) {
   free(rows);
   H5Tclose(mt);
   CS_CHECK(rc);
+  for (int64_t i = 0; i < n; i++) { /* the extreme-token columns for the cell's family */
+    cs_config cfg;
+    if (R->res[i].status != CELL_DONE) continue;
+    CS_CHECK(spec_cell_config(R->rd->spec, R->res[i].cell_id, &cfg));
+    CS_CHECK(archive_check_token_stats(path, cfg.family, &R->res[i]));
+  }
   // /curves: count, allocate, place
   mt = archive_curve_row_type();
   rc = archive_results_table_once(R, "curves", mt, &rows, &n_rows);

@@ -52,6 +52,9 @@ const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS] = {
     {"intK_err", offsetof(geom_stats, intK_err)},
     {"sink_mass", offsetof(geom_stats, sink_mass)}, /* format_version 3 */
     {"max_attn", offsetof(geom_stats, max_attn)},   /* format_version 3 */
+    {"massive_act", offsetof(geom_stats, massive_act)}, /* format_version 5 */
+    {"value_drain", offsetof(geom_stats, value_drain)}, /* format_version 5 */
+    {"resid_peak", offsetof(geom_stats, resid_peak)},   /* format_version 5 */
 };
 
 /* Distribution summary of one curvature quantity.
@@ -113,7 +116,8 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
                       .Kh_q05 = nan, .Kh_q95 = nan, .Kh_fracpos = nan,
                       .aniso_median = nan,
                       .H_norm_mean = nan, .logdet_mean = nan, .intK = nan, .intabsK = nan,
-                      .intK_err = nan, .sink_mass = nan, .max_attn = nan};
+                      .intK_err = nan, .sink_mass = nan, .max_attn = nan,
+                      .massive_act = nan, .value_drain = nan, .resid_peak = nan};
 
   // ∫K dA = volume · E_box[K·√det g] and ∫|K| dA (m = 2), Monte Carlo over the
   // box points: degenerate ones contribute 0 (vanishing area element),

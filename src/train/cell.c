@@ -218,6 +218,27 @@ static int measure_check_finite(int64_t n, const geom_point *pts, const cs_confi
   return CS_OK;
 }
 
+/* The lm family's extreme-token statistics are finished results: a
+ * non-finite one (a zero median norm: every value or residual row zero)
+ * fails the cell instead of storing NaN (docs/ARCHIVE.md, "Reading an
+ * archive"). */
+static int measure_check_token_stats(int L, const geom_stats *st) {
+  for (int l = 0; l < L; l++) {
+    const geom_stats *g = &st[l];
+    const char *bad = !isfinite(g->sink_mass)     ? "sink_mass"
+                      : !isfinite(g->max_attn)    ? "max_attn"
+                      : !isfinite(g->massive_act) ? "massive_act"
+                      : !isfinite(g->value_drain) ? "value_drain"
+                      : !isfinite(g->resid_peak)  ? "resid_peak"
+                                                  : NULL;
+    if (bad)
+      return cs_error(CS_ERR_NUMERIC, "extreme-token statistics: %s of block %d is not finite "
+                      "(a median norm of zero: the block's values or residual stream vanish)",
+                      bad, l + 1);
+  }
+  return CS_OK;
+}
+
 _Static_assert(CONFIG_FIELD_MAX == RESULT_FIELD_MAX, "the spec's field bound is the result's");
 
 /* The model's predicted class (argmax of the logits, ties to class 0) at n
@@ -280,7 +301,7 @@ typedef struct {
   cs_dataset eval;
   double *box_x, *field_x;
   geom_point *pts, *box, *field;
-  double *sink; /* 2L: sink_mass, max_attn per prefix */
+  double *sink; /* (2 + MODEL_EXTREME_COUNT)·L: sink_mass, max_attn, then the extreme ratios per prefix */
   cs_acts *jets; /* one jet workspace for the evaluation and the box points */
 } measure_state;
 
@@ -336,15 +357,25 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
                                 &res->curv[l]));
   /* the attention-sink statistic of every prefix on the same evaluation
    * points (self family; NaN for the memory family), docs/MODELS.md */
-  CS_CHECK(CS_CALLOC(s->sink, 2 * (int64_t)L));
-  if (seq) /* the first-token share (lm family, docs/MODELS.md) */
+  CS_CHECK(CS_CALLOC(s->sink, (2 + MODEL_EXTREME_COUNT) * (int64_t)L));
+  if (seq) { /* the extreme-token statistics (lm family, docs/MODELS.md) */
     CS_CHECK(model_attention_sink_tokens(M, n, &tok, s->sink, s->sink + L));
-  else
+    CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 2 * L));
+  } else {
     CS_CHECK(model_attention_sink(M, n, s->eval.x, s->sink, s->sink + L));
-  for (int l = 0; l < L; l++) {
-    res->curv[l].sink_mass = s->sink[l];
-    res->curv[l].max_attn = s->sink[L + l];
   }
+  for (int l = 0; l < L; l++) {
+    geom_stats *g = &res->curv[l];
+    const double *ex = s->sink + 2 * L + (int64_t)l * MODEL_EXTREME_COUNT;
+    g->sink_mass = s->sink[l];
+    g->max_attn = s->sink[L + l];
+    if (seq) {
+      g->massive_act = ex[MODEL_EXTREME_MASSIVE];
+      g->value_drain = ex[MODEL_EXTREME_DRAIN];
+      g->resid_peak = ex[MODEL_EXTREME_PEAK];
+    }
+  }
+  if (seq) CS_CHECK(measure_check_token_stats(L, res->curv));
   if (cfg->field > 0 && m == 2) CS_CHECK(measure_field(M, s->jets, cfg, res, &s->field_x, &s->field));
   if (save_points) {
     res->n_points = n;
