@@ -308,6 +308,86 @@ static cs_run_info make_run(const char *start, int ranks) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* the lm family's extreme-token columns (format_version 5)                  */
+
+/* A done lm result of depth 2 whose extreme-token columns are set from
+ * v[0..4] (sink_mass, max_attn, massive_act, value_drain, resid_peak) at
+ * prefix 1 and v + 1/8 at prefix 2 for the ratios. */
+static cs_cell_result lm_result(int64_t cell, const double v[5]) {
+  cs_cell_result r = make_result(cell, 2, CELL_DONE, 0, 0);
+  for (int l = 0; l < 2; l++) {
+    geom_stats *g = &r.curv[l];
+    g->sink_mass = v[0], g->max_attn = v[1];
+    g->massive_act = v[2] + l / 8.0, g->value_drain = v[3] + l / 8.0, g->resid_peak = v[4] + l / 8.0;
+  }
+  return r;
+}
+
+static void test_lm_token_columns(void **state) {
+  (void)state;
+  char dir[64], p[160];
+  make_dir(dir, sizeof dir, "lmtok");
+  cs_spec *spec = spec_from("[sweep]\nname = lmtok\n[grid]\ntask = bigram-backcopy\nseed = 0..2\n"
+                            "[model]\nfamily = lm\n");
+  // round trip: measured values bitwise, a cell without them (merged from
+  // format_version 4: all three NaN) read as NaN, not refused
+  snprintf(p, sizeof p, "%s/ok.h5", dir);
+  cs_archive *a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
+  double good[5] = {0.625, 0.875, 37.5, 0.03125, 6.25};
+  double old[5] = {0.5, 0.75, NAN, NAN, NAN};
+  cs_cell_result w[2] = {lm_result(0, good), lm_result(2, old)};
+  for (int i = 0; i < 2; i++) write_ok(a, &w[i]);
+  close_ok(a);
+  int64_t n;
+  cs_cell_result *res = read_ok(p, &n);
+  assert_int_equal(n, 3);
+  assert_same_result(&res[0], &w[0]);
+  assert_same_result(&res[2], &w[1]);
+  assert_true(res[0].curv[1].massive_act == 37.625 && res[0].curv[1].value_drain == 0.15625);
+  assert_true(isnan(res[2].curv[0].massive_act) && isnan(res[2].curv[1].resid_peak));
+  free_results(res, n);
+  for (int i = 0; i < 2; i++) result_free(&w[i]);
+  // damage: each a refusal naming the file, the cell, the prefix and why
+  static const struct {
+    double v[5];
+    const char *why;
+  } bad[] = {
+      {{NAN, 0.875, 37.5, 0.03125, 6.25}, "prefix 1: sink_mass (first-token share) not in [0, 1]"},
+      {{0.625, 1.5, 37.5, 0.03125, 6.25}, "prefix 1: max_attn (largest per-head share) not in [0, 1]"},
+      {{0.625, 0.875, 37.5, NAN, 6.25}, "prefix 1: some but not all of massive_act"},
+      {{0.625, 0.875, 0.75, 0.03125, 6.25}, "prefix 1: massive_act below 1"},
+      {{0.625, 0.875, 37.5, 0.03125, -6.25}, "prefix 1: massive_act below 1, or value_drain or resid_peak negative"},
+      {{0.625, 0.875, 37.5, INFINITY, 6.25}, "prefix 1: massive_act below 1, or value_drain or resid_peak negative"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    snprintf(p, sizeof p, "%s/bad%zu.h5", dir, k);
+    a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
+    cs_cell_result r = lm_result(1, bad[k].v);
+    write_ok(a, &r);
+    close_ok(a);
+    result_free(&r);
+    res = NULL;
+    cs_error_clear();
+    int rc = archive_read_results(p, &res, &n);
+    if (rc != CS_ERR_INPUT || !strstr(cs_error_message(), "damaged archive: /curvature: done cell 1 (family lm)") ||
+        !strstr(cs_error_message(), bad[k].why) || !strstr(cs_error_message(), p))
+      fail_msg("case %zu: rc %d, message \"%s\"", k, rc, cs_error_message());
+  }
+  // the same values in a memory-family archive are not the reader's concern
+  cs_spec *mem = load_spec("tests/specs/demo-small.ini");
+  snprintf(p, sizeof p, "%s/mem.h5", dir);
+  a = open_ok(p, mem, ARCHIVE_CREATE, NULL);
+  cs_cell_result r = lm_result(1, bad[0].v);
+  write_ok(a, &r);
+  close_ok(a);
+  result_free(&r);
+  res = read_ok(p, &n);
+  free_results(res, n);
+  spec_free(mem);
+  spec_free(spec);
+}
+
+/* ------------------------------------------------------------------------ */
 /* round trip and schema                                                      */
 
 static void test_round_trip(void **state) {
@@ -1484,6 +1564,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_schema_columns),
+      cmocka_unit_test(test_lm_token_columns),
       cmocka_unit_test(test_filters),
       cmocka_unit_test(test_resume_and_journal_removal),
       cmocka_unit_test(test_journal_replay_after_kill),
