@@ -18,6 +18,8 @@
 #include "curvsweep/spec.h"
 
 #define ANALYSIS_NAME_LEN 256
+/* Rows of the section table (sections.c) at most. */
+#define ANALYSIS_MAX_SECTIONS 8
 
 typedef struct {
   char name[ANALYSIS_NAME_LEN];  /* "residual=no;slots=3" or "all" */
@@ -164,6 +166,9 @@ typedef struct {
   analysis_lcurve *lc;
   /* gate positions (gates.c, gates.h): only when the spec has a gate axis */
   struct analysis_gates *gates;
+  /* the state of the sections that keep theirs by row (sections.h,
+   * analysis_section_state): a new section needs no field here */
+  void *section_state[ANALYSIS_MAX_SECTIONS];
   /* the checks and verdicts of every claim (checks.c; verdicts.csv) */
   analysis_checks checks;
 } analysis_data;

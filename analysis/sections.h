@@ -34,6 +34,15 @@ typedef struct {
 extern const analysis_section ANALYSIS_SECTIONS[];
 extern const int ANALYSIS_N_SECTIONS;
 
+/* The slot of the section named `name` for its state (D->section_state of
+ * its row): set by its compute, read by its other functions, cleared by its
+ * free; NULL when no row has that name. */
+void **analysis_section_state(analysis_data *D, const char *name);
+static inline const void *analysis_section_get(const analysis_data *D, const char *name) {
+  void **slot = analysis_section_state((analysis_data *)D, name);
+  return slot ? *slot : NULL;
+}
+
 /* learning.c (plots_learning.c) — sample efficiency: learning curves,
  * samples to a target accuracy; learning_curve.csv, samples_to_target.csv. */
 int analysis_compute_learning(analysis_data *D);
@@ -56,5 +65,9 @@ void analysis_list_gates_tables(FILE *f, const analysis_data *D);
 int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made);
 void analysis_gates_free(analysis_data *D);
+
+/* sinks.c (plots_sinks.c, sinks.h) — do gates remove the attention sink?
+ * (lm family); sinks.csv. */
+#include "sinks.h"
 
 #endif

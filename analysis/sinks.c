@@ -1,0 +1,462 @@
+/* sinks.c — do gates remove the attention sink? (analysis/README.md,
+ * "Attention sinks"). When the archives hold done cells of the lm family:
+ * per (task, depth, regime without gate) and per layer, the first-token
+ * share (mean over heads and its largest head), the massive activation, the
+ * value drain and the residual peak (docs/MODELS.md) of the ungated arch
+ * and of every gated (arch, gate position), mean over seeds with t
+ * intervals, and each gated row's differences from ungated paired by seed
+ * (t interval, signs, sign test, d_z); sinks.csv; the section of index.md
+ * with one verdict per (gated arch, gate position) and quantity (share at
+ * the strongest layer, log largest massive activation, log largest drain:
+ * ungated − gated per seed, mean over units; two-sided sign-flip test, Holm
+ * within each quantity; checks.c), and the G1 line against Qiu et al.'s
+ * 46.7% → 4.8%. The profile figure is plots_sinks.c. */
+#include "sinks.h"
+
+#include "checks.h"
+#include "compute.h"
+#include "output.h"
+#include "sections.h"
+
+#include "curvsweep/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const SQ_NAME[SQ_COUNT] = {"share", "headmax", "massive", "drain", "peak"};
+/* claim (and Holm family) of each verdict quantity */
+static const char *const SV_CLAIM[SV_COUNT] = {"sink-share", "sink-massive", "sink-drain"};
+
+double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k) {
+  if (!c || l < 0 || l >= c->depth || !c->curv) return NAN;
+  const geom_stats *g = &c->curv[l];
+  switch (k) {
+    case SQ_SHARE: return g->sink_mass;
+    case SQ_HEADMAX: return g->max_attn;
+    case SQ_MASSIVE: return g->massive_act;
+    case SQ_DRAIN: return g->value_drain;
+    case SQ_PEAK: return g->resid_peak;
+    case SQ_COUNT: break;
+  }
+  return NAN;
+}
+
+double analysis_sink_verdict_value(const cs_cell_result *c, analysis_sink_v v) {
+  static const analysis_sink_q Q[SV_COUNT] = {SQ_SHARE, SQ_MASSIVE, SQ_DRAIN};
+  if (!c) return NAN;
+  double best = NAN;
+  for (int l = 0; l < c->depth; l++) {
+    double x = analysis_sink_value(c, l, Q[v]);
+    if (isfinite(x) && !(x <= best)) best = x;
+  }
+  return v == SV_SHARE ? best : log(best); /* the ratios compared on a log scale */
+}
+
+static analysis_sinks *analysis_sinks_of(const analysis_data *D) {
+  return (analysis_sinks *)analysis_section_get(D, ANALYSIS_SINKS_NAME);
+}
+
+/* ---- bases, units, rows ---- */
+
+static int analysis_sink_regime_lm(const analysis_data *D, int r) {
+  return D->regime[r].cfg.family == FAMILY_LM;
+}
+
+/* The lm regimes grouped by their name without the gate, gates ascending. */
+static int analysis_sink_bases(const analysis_data *D, int ax_gate, analysis_sinks *S) {
+  CS_CHECK(CS_CALLOC(S->base, D->n_regime));
+  for (int r = 0; r < D->n_regime; r++) {
+    if (!analysis_sink_regime_lm(D, r)) continue;
+    char name[ANALYSIS_NAME_LEN], tag[ANALYSIS_NAME_LEN];
+    analysis_regime_base(D, r, ax_gate, name, sizeof name, tag, sizeof tag);
+    int b = 0;
+    while (b < S->n_base && strcmp(S->base[b].name, name) != 0) b++;
+    analysis_sink_base *B = &S->base[b];
+    if (b == S->n_base) {
+      S->n_base++;
+      snprintf(B->name, sizeof B->name, "%s", name);
+      snprintf(B->tag, sizeof B->tag, "%s", tag);
+    }
+    cs_gate_pos g = D->regime[r].cfg.gate;
+    int k = B->n_pos;
+    while (k > 0 && B->gate[k - 1] > g) {
+      B->gate[k] = B->gate[k - 1], B->regime[k] = B->regime[k - 1];
+      k--;
+    }
+    B->gate[k] = g, B->regime[k] = r;
+    B->n_pos++;
+  }
+  return CS_OK;
+}
+
+const cs_cell_result *analysis_sink_ungated(const analysis_data *D, const analysis_sinks *S, int u,
+                                            int s) {
+  const analysis_sink_unit *U = &S->unit[u];
+  const analysis_sink_base *B = &S->base[U->base];
+  int ua = analysis_find_arch(D, ARCH_UNGATED);
+  if (ua < 0) return NULL;
+  for (int k = 0; k < B->n_pos; k++) {
+    const cs_cell_result *c = D->cell[analysis_cidx(D, ua, U->t, U->d, B->regime[k], s)];
+    if (c) return c;
+  }
+  return NULL;
+}
+
+/* The cell of row R at seed s. */
+static const cs_cell_result *analysis_sink_cell(const analysis_data *D, const analysis_sinks *S,
+                                                const analysis_sink_row *R, int s) {
+  if (R->pos < 0) return analysis_sink_ungated(D, S, R->unit, s);
+  const analysis_sink_unit *U = &S->unit[R->unit];
+  return D->cell[analysis_cidx(D, R->a, U->t, U->d, S->base[U->base].regime[R->pos], s)];
+}
+
+/* Fill row R (unit, arch and position set): per layer and quantity the
+ * mean over seeds and, for a gated row, the differences from ungated. */
+static int analysis_sink_row_fill(const analysis_data *D, const analysis_sinks *S, analysis_sink_row *R,
+                                  double *x) {
+  const analysis_sink_unit *U = &S->unit[R->unit];
+  R->L = D->depth[U->d];
+  CS_CHECK(CS_CALLOC(R->q, (size_t)R->L * SQ_COUNT));
+  CS_CHECK(CS_CALLOC(R->vs_u, (size_t)R->L * SQ_COUNT));
+  for (int s = 0; s < D->n_seed; s++) {
+    const cs_cell_result *c = analysis_sink_cell(D, S, R, s);
+    R->n_seeds += c != NULL;
+    R->n_measured += c && isfinite(analysis_sink_value(c, 0, SQ_MASSIVE));
+    R->n_pairs += c && R->pos >= 0 && analysis_sink_ungated(D, S, R->unit, s);
+  }
+  for (int l = 0; l < R->L; l++)
+    for (int k = 0; k < SQ_COUNT; k++) {
+      for (int s = 0; s < D->n_seed; s++) x[s] = analysis_sink_value(analysis_sink_cell(D, S, R, s), l, k);
+      analysis_mean_ci(x, D->n_seed, ANALYSIS_LEVEL, &R->q[l * SQ_COUNT + k]);
+      if (k == SQ_SHARE || k == SQ_HEADMAX) analysis_ci_clip01(&R->q[l * SQ_COUNT + k]);
+      int n = 0;
+      for (int s = 0; R->pos >= 0 && s < D->n_seed; s++) {
+        const cs_cell_result *c = analysis_sink_cell(D, S, R, s), *u = analysis_sink_ungated(D, S, R->unit, s);
+        if (c && u) x[n++] = analysis_sink_value(c, l, k) - analysis_sink_value(u, l, k);
+      }
+      analysis_diff_stats(x, n, &R->vs_u[l * SQ_COUNT + k]);
+    }
+  return CS_OK;
+}
+
+/* The units (task, depth, base) with a done lm cell and their rows. */
+static int analysis_sink_units(const analysis_data *D, analysis_sinks *S, double *x) {
+  size_t cap_u = (size_t)D->n_task * D->n_depth * S->n_base;
+  CS_CHECK(CS_CALLOC(S->unit, cap_u ? cap_u : 1));
+  CS_CHECK(CS_CALLOC(S->row, cap_u * (1 + (size_t)D->n_arch * GATE_COUNT) + 1));
+  int ua = analysis_find_arch(D, ARCH_UNGATED);
+  for (int t = 0; t < D->n_task; t++)
+    for (int d = 0; d < D->n_depth; d++)
+      for (int b = 0; b < S->n_base; b++) {
+        const analysis_sink_base *B = &S->base[b];
+        int any = 0;
+        for (int a = 0; a < D->n_arch; a++)
+          for (int k = 0; k < B->n_pos; k++)
+            any |= D->group[analysis_gidx(D, a, t, d, B->regime[k])].n_done > 0;
+        if (!any) continue;
+        int u = S->n_unit++;
+        S->unit[u] = (analysis_sink_unit){t, d, b, S->n_row, 0};
+        if (ua >= 0) {
+          analysis_sink_row *R = &S->row[S->n_row];
+          *R = (analysis_sink_row){.unit = u, .a = ua, .pos = -1};
+          CS_CHECK(analysis_sink_row_fill(D, S, R, x));
+          if (R->n_seeds) S->n_row++;
+          else free(R->q), free(R->vs_u);
+        }
+        for (int a = 0; a < D->n_arch; a++) {
+          if (!analysis_is_gated(D->arch[a])) continue;
+          for (int k = 0; k < B->n_pos; k++) {
+            if (D->group[analysis_gidx(D, a, t, d, B->regime[k])].n_done == 0) continue;
+            analysis_sink_row *R = &S->row[S->n_row++];
+            *R = (analysis_sink_row){.unit = u, .a = a, .pos = k};
+            CS_CHECK(analysis_sink_row_fill(D, S, R, x));
+          }
+        }
+        S->unit[u].n_rows = S->n_row - S->unit[u].row0;
+      }
+  for (int i = 0; i < S->n_row; i++) S->n_cells += S->row[i].n_seeds, S->n_measured += S->row[i].n_measured;
+  return CS_OK;
+}
+
+int analysis_compute_sinks(analysis_data *D) {
+  int any = 0;
+  for (int r = 0; r < D->n_regime && !any; r++) any = analysis_sink_regime_lm(D, r);
+  if (!any) return CS_OK;
+  void **slot = analysis_section_state(D, ANALYSIS_SINKS_NAME);
+  analysis_sinks *S;
+  CS_CHECK(CS_CALLOC(S, 1));
+  *slot = S;
+  double *x;
+  CS_CHECK(CS_CALLOC(x, D->n_seed > 0 ? D->n_seed : 1));
+  int rc = analysis_sink_bases(D, spec_find_axis(D->spec, "gate"), S);
+  if (!rc) rc = analysis_sink_units(D, S, x);
+  free(x);
+  if (!rc && S->n_unit == 0) analysis_sinks_free(D); /* no done lm cell: no section */
+  return rc;
+}
+
+void analysis_sinks_free(analysis_data *D) {
+  void **slot = analysis_section_state(D, ANALYSIS_SINKS_NAME);
+  analysis_sinks *S = slot ? *slot : NULL;
+  if (!S) return;
+  for (int i = 0; i < S->n_row; i++) free(S->row[i].q), free(S->row[i].vs_u);
+  free(S->base), free(S->unit), free(S->row), free(S);
+  *slot = NULL;
+}
+
+/* ---- the checks and verdicts (verdicts.csv) ---- */
+
+/* Per seed, the mean over the units of ungated − (arch a at gate g) of
+ * verdict quantity v (NaN: no pair at that seed). */
+static void analysis_sink_seed_values(const analysis_data *D, const analysis_sinks *S, int a, cs_gate_pos g,
+                                      analysis_sink_v v, double *out) {
+  for (int s = 0; s < D->n_seed; s++) {
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < S->n_row; i++) {
+      const analysis_sink_row *R = &S->row[i];
+      if (R->a != a || R->pos < 0 || S->base[S->unit[R->unit].base].gate[R->pos] != g) continue;
+      double x = analysis_sink_verdict_value(analysis_sink_ungated(D, S, R->unit, s), v) -
+                 analysis_sink_verdict_value(analysis_sink_cell(D, S, R, s), v);
+      if (isfinite(x)) sum += x, k++;
+    }
+    out[s] = k ? sum / k : NAN;
+  }
+}
+
+static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, double *v) {
+  for (int q = 0; q < SV_COUNT; q++)
+    for (int a = 0; a < D->n_arch; a++) {
+      if (!analysis_is_gated(D->arch[a])) continue;
+      for (int g = 0; g < GATE_COUNT; g++) {
+        analysis_sink_seed_values(D, S, a, (cs_gate_pos)g, (analysis_sink_v)q, v);
+        int any = 0;
+        for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
+        if (!any) continue;
+        char scope[64], key[128];
+        snprintf(scope, sizeof scope, "%s %s", config_arch_name(D->arch[a]), config_gate_name((cs_gate_pos)g));
+        snprintf(key, sizeof key, "%s|%s", SV_CLAIM[q], scope);
+        analysis_check *c;
+        CS_CHECK(analysis_check_add(D, SV_CLAIM[q], SV_CLAIM[q], 0, &c, "%s", scope));
+        CS_CHECK(analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_TWO_SIDED, key));
+      }
+    }
+  return CS_OK;
+}
+
+int analysis_sink_checks(analysis_data *D) {
+  const analysis_sinks *S = analysis_sinks_of(D);
+  if (!S) return CS_OK;
+  double *v;
+  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
+  int rc = analysis_sink_checks_run(D, S, v);
+  free(v);
+  return rc;
+}
+
+/* Two-sided reading: supported (the gate lowers it: ungated − gated > 0,
+ * p_adj < α), not supported (raises it significantly), inconclusive,
+ * too few. */
+static analysis_decision analysis_sink_reading(const analysis_data *D, const analysis_check *c) {
+  if (c->decision == ANALYSIS_TOO_FEW) return ANALYSIS_TOO_FEW;
+  if (c->p_adj < D->opt.alpha) return c->effect > 0 ? ANALYSIS_SUPPORTED : ANALYSIS_NOT_SUPPORTED;
+  return ANALYSIS_INCONCLUSIVE;
+}
+
+/* One verdict row per check, read as above. */
+int analysis_sink_verdicts(analysis_data *D) {
+  if (!analysis_sinks_of(D)) return CS_OK;
+  int n = D->checks.n;
+  for (int i = 0; i < n; i++) {
+    analysis_check c = D->checks.c[i];
+    int ours = 0;
+    for (int q = 0; q < SV_COUNT; q++) ours |= !strcmp(c.claim, SV_CLAIM[q]);
+    if (c.verdict || !ours) continue;
+    analysis_check *v;
+    CS_CHECK(analysis_check_add(D, c.claim, c.family, 1, &v, "%s", c.scope));
+    char scope[sizeof v->scope];
+    memcpy(scope, v->scope, sizeof scope);
+    *v = c;
+    memcpy(v->scope, scope, sizeof scope);
+    v->verdict = 1;
+    v->decision = analysis_sink_reading(D, &c);
+  }
+  return CS_OK;
+}
+
+/* ---- sinks.csv ---- */
+
+int analysis_write_sinks_table(const analysis_data *D, const char *dir) {
+  const analysis_sinks *S = analysis_sinks_of(D);
+  if (!S) return CS_OK;
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, "sinks.csv"));
+  FILE *f = o.f;
+  fprintf(f, "arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs");
+  for (int k = 0; k < SQ_COUNT; k++) analysis_csv_ci_header(f, SQ_NAME[k]);
+  for (int k = 0; k < SQ_COUNT; k++) {
+    const char *n = SQ_NAME[k];
+    fprintf(f, ",d%s_mean,d%s_ci_low,d%s_ci_high,d%s_npos,d%s_nneg,d%s_sign_p,d%s_dz,d%s_dz_low,d%s_dz_high",
+            n, n, n, n, n, n, n, n, n);
+  }
+  fprintf(f, "\n");
+  for (int i = 0; i < S->n_row; i++) {
+    const analysis_sink_row *R = &S->row[i];
+    const analysis_sink_unit *U = &S->unit[R->unit];
+    const analysis_sink_base *B = &S->base[U->base];
+    for (int l = 0; l < R->L; l++) {
+      fprintf(f, "%s,%s,%d,%s,%s,%d,%d,%d,%d", config_arch_name(D->arch[R->a]), config_task_name(D->task[U->t]),
+              D->depth[U->d], B->name, R->pos < 0 ? "-" : config_gate_name(B->gate[R->pos]), l + 1,
+              R->n_seeds, R->n_measured, R->n_pairs);
+      for (int k = 0; k < SQ_COUNT; k++) analysis_csv_ci(f, &R->q[l * SQ_COUNT + k]);
+      for (int k = 0; k < SQ_COUNT; k++) analysis_csv_diff(f, &R->vs_u[l * SQ_COUNT + k]);
+      fprintf(f, "\n");
+    }
+  }
+  return analysis_file_commit(&o);
+}
+
+/* ---- index.md ---- */
+
+void analysis_list_sinks_tables(FILE *f, const analysis_data *D) {
+  if (analysis_sinks_of(D))
+    fprintf(f, "- [sinks.csv](sinks.csv): per (arch, task, depth, regime, gate, layer) of the lm family: "
+               "first-token share, its largest head, massive activation, value drain, residual peak "
+               "over seeds and their differences from ungated paired by seed\n");
+}
+
+static const char *analysis_sink_ci_text(char *buf, size_t len, const analysis_ci *c) {
+  if (c->n == 0) snprintf(buf, len, "–");
+  else if (isnan(c->lo)) snprintf(buf, len, "%s", F4(c->mean));
+  else snprintf(buf, len, "%s [%s, %s]", F4(c->mean), F4(c->lo), F4(c->hi));
+  return buf;
+}
+
+static const char *analysis_sink_diff_text(char *buf, size_t len, const analysis_diff *d) {
+  char ci[96];
+  if (d->n == 0) snprintf(buf, len, "–");
+  else snprintf(buf, len, "%s, d_z %s", analysis_sink_ci_text(ci, sizeof ci, &d->ci), F4(d->dz.mean));
+  return buf;
+}
+
+static void analysis_md_sink_table(FILE *f, const analysis_data *D, const analysis_sinks *S) {
+  fprintf(f, "| task | depth | regime | arch | gate | layer | seeds | first-token share | largest head | "
+             "massive activation | value drain | residual peak | Δshare vs ungated | Δmassive vs ungated | "
+             "Δdrain vs ungated |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < S->n_row; i++) {
+    const analysis_sink_row *R = &S->row[i];
+    const analysis_sink_unit *U = &S->unit[R->unit];
+    const analysis_sink_base *B = &S->base[U->base];
+    char nm[2 * ANALYSIS_NAME_LEN];
+    analysis_md_text(B->name, nm, sizeof nm);
+    for (int l = 0; l < R->L; l++) {
+      const analysis_ci *q = &R->q[l * SQ_COUNT];
+      const analysis_diff *v = &R->vs_u[l * SQ_COUNT];
+      char b[5][96], e[3][128];
+      fprintf(f, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+              config_task_name(D->task[U->t]), D->depth[U->d], nm, config_arch_name(D->arch[R->a]),
+              R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), l + 1, R->n_seeds,
+              analysis_sink_ci_text(b[0], 96, &q[SQ_SHARE]), F4(q[SQ_HEADMAX].mean),
+              analysis_sink_ci_text(b[2], 96, &q[SQ_MASSIVE]), analysis_sink_ci_text(b[3], 96, &q[SQ_DRAIN]),
+              F4(q[SQ_PEAK].mean), analysis_sink_diff_text(e[0], 128, &v[SQ_SHARE]),
+              analysis_sink_diff_text(e[1], 128, &v[SQ_MASSIVE]), analysis_sink_diff_text(e[2], 128, &v[SQ_DRAIN]));
+    }
+  }
+  fprintf(f, "\n");
+}
+
+/* Mean over the pairs of (arch a at g) of verdict quantity v of the ungated
+ * and the gated cells, *n the pairs. */
+static void analysis_sink_pair_means(const analysis_data *D, const analysis_sinks *S, int a, cs_gate_pos g,
+                                     double *mu, double *mg, int *n) {
+  *mu = *mg = 0, *n = 0;
+  for (int i = 0; i < S->n_row; i++) {
+    const analysis_sink_row *R = &S->row[i];
+    if (R->a != a || R->pos < 0 || S->base[S->unit[R->unit].base].gate[R->pos] != g) continue;
+    for (int s = 0; s < D->n_seed; s++) {
+      double u = analysis_sink_verdict_value(analysis_sink_ungated(D, S, R->unit, s), SV_SHARE);
+      double x = analysis_sink_verdict_value(analysis_sink_cell(D, S, R, s), SV_SHARE);
+      if (isfinite(u) && isfinite(x)) *mu += u, *mg += x, (*n)++;
+    }
+  }
+  if (*n) *mu /= *n, *mg /= *n;
+}
+
+static const char *analysis_sink_word(analysis_decision r) {
+  return r == ANALYSIS_SUPPORTED ? "lowered" : r == ANALYSIS_NOT_SUPPORTED ? "raised"
+         : r == ANALYSIS_TOO_FEW ? "too few seeds" : "no significant difference";
+}
+
+/* The G1 line: the first-token share ungated → G1 against Qiu et al. */
+static void analysis_md_sink_g1(FILE *f, const analysis_data *D, const analysis_sinks *S) {
+  int any = 0;
+  for (int a = 0; a < D->n_arch; a++) {
+    if (!analysis_is_gated(D->arch[a])) continue;
+    char scope[64];
+    snprintf(scope, sizeof scope, "%s g1", config_arch_name(D->arch[a]));
+    const analysis_check *c = analysis_check_find(D, SV_CLAIM[SV_SHARE], scope);
+    if (!c) continue;
+    double mu, mg;
+    int n;
+    analysis_sink_pair_means(D, S, a, GATE_G1, &mu, &mg, &n);
+    any++;
+    fprintf(f, "- **G1 against Qiu et al. (%s): first-token share %s → %s (%s%% of the ungated share "
+               "removed; Qiu et al.: %.1f%% → %.1f%%, %.0f%% removed), %s** (strongest layer, means over %d "
+               "pairs; per-seed difference ungated − G1 ",
+            config_arch_name(D->arch[a]), F4(mu), F4(mg), mu > 0 ? F4(100 * (1 - mg / mu)) : "n/a",
+            100 * ANALYSIS_QIU_UNGATED, 100 * ANALYSIS_QIU_G1, 100 * (1 - ANALYSIS_QIU_G1 / ANALYSIS_QIU_UNGATED),
+            analysis_sink_word(analysis_sink_reading(D, c)), n);
+    analysis_md_check(f, c);
+    fprintf(f, ").\n");
+  }
+  if (!any)
+    fprintf(f, "- **G1 against Qiu et al. (46.7%% → 4.8%%): no verdict** (no ungated and gated cells at g1 "
+               "paired by seed).\n");
+}
+
+/* Every other verdict: one line per (quantity, arch, gate). */
+static void analysis_md_sink_verdicts(FILE *f, const analysis_data *D) {
+  static const char *const WHAT[SV_COUNT] = {"first-token share (strongest layer)",
+                                             "log massive activation (largest layer)",
+                                             "log value drain (largest layer)"};
+  for (int q = 0; q < SV_COUNT; q++)
+    for (int i = 0; i < D->checks.n; i++) {
+      const analysis_check *c = &D->checks.c[i];
+      if (c->verdict || strcmp(c->claim, SV_CLAIM[q])) continue;
+      fprintf(f, "- %s, %s: **%s** (ungated − gated per seed: ", WHAT[q], c->scope,
+              analysis_sink_word(analysis_sink_reading(D, c)));
+      analysis_md_check(f, c);
+      fprintf(f, ")\n");
+    }
+}
+
+int analysis_md_sinks(FILE *f, const analysis_data *D) {
+  const analysis_sinks *S = analysis_sinks_of(D);
+  if (!S) return CS_OK;
+  fprintf(f, "## Do gates remove the attention sink?\n\n");
+  fprintf(f, "The lm family's extreme-token statistics per layer (docs/MODELS.md): the first-token share "
+             "(mean attention weight on BOS over heads, query positions t ≥ 1 and held-out sequences; "
+             "Qiu et al.'s measure) and its largest head; the massive activation (max |h| / median |h| "
+             "of the residual stream, Sun et al. 2024); the value drain (‖v_BOS‖ / median ‖v_t‖) and the "
+             "residual peak (‖h_BOS‖ / median ‖h_t‖). Means over seeds with 95%% t intervals; Δ: gated − "
+             "ungated paired by seed with d_z ([sinks.csv](sinks.csv) has every interval, sign count and "
+             "sign test). Verdicts: per gated arch and gate position, ungated − gated per seed (the share "
+             "at each cell's strongest layer; the log of the largest massive activation and drain over "
+             "layers), mean over tasks, depths and regimes, two-sided sign-flip test, Holm within each "
+             "quantity, α = %g (analysis/README.md, \"Attention sinks\").\n\n",
+          D->opt.alpha);
+  if (S->n_measured < S->n_cells)
+    fprintf(f, "%d of %d done lm cells carry no massive activation, value drain or residual peak: their "
+               "archives are format_version 4 or older (the first-token share is there), or merged from "
+               "one; those values read as missing and enter no mean or test.\n\n",
+            S->n_cells - S->n_measured, S->n_cells);
+  if (D->n_seed < 2) fprintf(f, "Only one seed: no intervals, and too few seeds for any verdict.\n\n");
+  analysis_md_sink_table(f, D, S);
+  fprintf(f, "Verdicts:\n\n");
+  analysis_md_sink_g1(f, D, S);
+  analysis_md_sink_verdicts(f, D);
+  fprintf(f, "\n");
+  return CS_OK;
+}

@@ -1,0 +1,93 @@
+/* sinks.h — do gates remove the attention sink? (analysis/README.md,
+ * "Attention sinks"): the lm family's extreme-token statistics per layer
+ * (docs/MODELS.md), every gated (arch, gate position) against ungated,
+ * paired by seed: the numbers (sinks.c) and the profile figure
+ * (plots_sinks.c). Internal to analysis/; a row of the section table
+ * (sections.c), its state in the row's slot (analysis_section_state).
+ *
+ * A unit is one (task, depth, base regime), the base regime being the
+ * regime without its gate component; its rows are the ungated arch (its
+ * cells at the unit's first gate value with a done ungated cell of that
+ * seed: ungated ignores the gate) and one per (gated arch, gate position). */
+#ifndef CURVSWEEP_ANALYSIS_SINKS_H
+#define CURVSWEEP_ANALYSIS_SINKS_H
+
+#include "data.h"
+#include "writers.h"
+
+#include <stdio.h>
+
+#define ANALYSIS_SINKS_NAME "attention sinks"
+
+/* The per-layer statistics of a row, named as their /curvature columns. */
+typedef enum {
+  SQ_SHARE = 0, /* sink_mass: first-token share, mean over heads */
+  SQ_HEADMAX,   /* max_attn: its largest per-head value */
+  SQ_MASSIVE,   /* massive_act: max |h| / median |h| */
+  SQ_DRAIN,     /* value_drain: ‖v_BOS‖ / median ‖v_t‖ */
+  SQ_PEAK,      /* resid_peak: ‖h_BOS‖ / median ‖h_t‖ */
+  SQ_COUNT
+} analysis_sink_q;
+
+/* The verdict quantities: per cell the first-token share at its strongest
+ * layer (max over layers), and the log of the largest massive activation
+ * and value drain over layers; each tested as ungated − gated, paired by
+ * seed (> 0: the gate lowers it). */
+typedef enum { SV_SHARE = 0, SV_MASSIVE, SV_DRAIN, SV_COUNT } analysis_sink_v;
+
+typedef struct {
+  char name[ANALYSIS_NAME_LEN]; /* the regime without the gate ("all") */
+  char tag[ANALYSIS_NAME_LEN];
+  int n_pos;
+  cs_gate_pos gate[GATE_COUNT]; /* gate values present, ascending */
+  int regime[GATE_COUNT];       /* the regime of each */
+} analysis_sink_base;
+
+typedef struct {
+  int unit, a;     /* a: index into D->arch */
+  int pos;         /* index into the base's gates; -1: the ungated row */
+  int L;           /* layers (the unit's depth) */
+  int n_seeds;     /* done cells */
+  int n_measured;  /* of them, cells with the format_version 5 ratios */
+  int n_pairs;     /* seeds with this and the ungated cell done */
+  analysis_ci *q;  /* [l·SQ_COUNT + k], over seeds */
+  analysis_diff *vs_u; /* [l·SQ_COUNT + k]: this − ungated, paired by seed (gated rows) */
+} analysis_sink_row;
+
+typedef struct {
+  int t, d, base;
+  int row0, n_rows;
+} analysis_sink_unit;
+
+typedef struct {
+  int n_base, n_unit, n_row;
+  analysis_sink_base *base;
+  analysis_sink_unit *unit;
+  analysis_sink_row *row;
+  int n_cells, n_measured; /* done lm cells; with the ratios */
+} analysis_sinks;
+
+/* Value k of prefix l (0-based) of a done cell (NaN: missing). */
+double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k);
+/* Verdict quantity v of a done cell (NaN: missing). */
+double analysis_sink_verdict_value(const cs_cell_result *c, analysis_sink_v v);
+/* The ungated cell of unit u at seed s (NULL: none). */
+const cs_cell_result *analysis_sink_ungated(const analysis_data *D, const analysis_sinks *S, int u,
+                                            int s);
+
+/* Qiu et al.'s first-token share without and with the G1 gate. */
+#define ANALYSIS_QIU_UNGATED 0.467
+#define ANALYSIS_QIU_G1 0.048
+
+int analysis_compute_sinks(analysis_data *D);
+int analysis_sink_checks(analysis_data *D);
+int analysis_sink_verdicts(analysis_data *D);
+int analysis_write_sinks_table(const analysis_data *D, const char *dir);
+int analysis_md_sinks(FILE *f, const analysis_data *D);
+void analysis_list_sinks_tables(FILE *f, const analysis_data *D);
+void analysis_sinks_free(analysis_data *D);
+/* plots_sinks.c — sinks_*: per base and task the profile over layers. */
+int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, int variant,
+                        analysis_plot *P, int *made);
+
+#endif
