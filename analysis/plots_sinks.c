@@ -22,6 +22,8 @@ typedef struct {
   int n_block;
   int block_row[1 + ARCH_COUNT * GATE_COUNT]; /* the row of each block */
   int valid_share[1 + ARCH_COUNT * GATE_COUNT], valid_massive[1 + ARCH_COUNT * GATE_COUNT];
+  int maps;                /* draw the attention maps (a third row): this is their base and task */
+  int map_block[ARCH_COUNT]; /* the block of S->map[k]'s map; -1: none */
 } analysis_sink_plot;
 
 static int analysis_sink_dat(FILE *f, void *ctx) {
@@ -44,7 +46,50 @@ static int analysis_sink_dat(FILE *f, void *ctx) {
       fprintf(f, "\n");
     }
   }
+  /* the attention maps: one block each, "key query weight" (key 0 = BOS) */
+  int next = Q->n_block;
+  for (int k = 0; Q->maps && k < S->n_map; k++) {
+    const analysis_sink_map *m = &S->map[k];
+    Q->map_block[k] = -1;
+    if (!m->map) continue;
+    Q->map_block[k] = next++;
+    fprintf(f, "\n\n# attention map: arch %s, cell %lld, block %d (key query weight)\n",
+            config_arch_name(Q->D->arch[m->a]), (long long)m->cell_id, m->layer + 1);
+    for (int t = 0; t < m->T; t++) {
+      for (int u = 0; u < m->T; u++) {
+        fprintf(f, "%d %d", u, t);
+        analysis_dat_num(f, m->map[(size_t)t * m->T + u]); /* 0 above the diagonal */
+        fprintf(f, "\n");
+      }
+      fprintf(f, "\n");
+    }
+  }
   return CS_OK;
+}
+
+/* The heat map of S->map[k] (panel of the third row). */
+static void analysis_sink_heat(FILE *f, const analysis_sink_plot *Q, const char *dat, int a) {
+  const analysis_sinks *S = Q->S;
+  for (int k = 0; k < S->n_map; k++) {
+    const analysis_sink_map *m = &S->map[k];
+    if (m->a != a) continue;
+    if (Q->map_block[k] < 0) {
+      fprintf(f, "set title '%s: attention map'\n", config_arch_name(Q->D->arch[a]));
+      analysis_gp_empty(f, "no stored parameters (save_params = yes draws the map)");
+      return;
+    }
+    fprintf(f, "set title '%s: attention, block %d (cell %lld, share on BOS %.3g)'\n",
+            config_arch_name(Q->D->arch[a]), m->layer + 1, (long long)m->cell_id, m->share);
+    fprintf(f, "unset logscale y\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset cbrange [0:1]\n"
+               "set xtics ('BOS' 0, 8, 16, 24, 32, 48, 64, 128, 192, 256)\nset ytics auto\n"
+               "set xlabel 'key position (0 = BOS)'\nset ylabel 'query position'\nset palette defined "
+               "(0 'white', 0.2 '#fdd49e', 0.5 '#fc8d59', 1 '#7f0000')\n",
+            m->T - 1, m->T - 1);
+    fprintf(f, "plot '%s' index %d using 1:2:3 with image notitle\n", dat, Q->map_block[k]);
+    return;
+  }
+  fprintf(f, "set title '%s: attention map'\n", config_arch_name(Q->D->arch[a]));
+  analysis_gp_empty(f, "no cell drawn");
 }
 
 /* One panel: the blocks of arch a (and the ungated block in grey). */
@@ -78,10 +123,11 @@ static void analysis_sink_gp(FILE *f, void *ctx, const analysis_plot *P, const c
   int cols = 0, arch[ARCH_COUNT];
   for (int a = 0; a < D->n_arch; a++)
     if (D->arch[a] == ARCH_UNGATED || analysis_is_gated(D->arch[a])) arch[cols++] = a;
-  analysis_gp_header(f, P->name, P->caption, 520 * cols + 80, 900);
+  int rows = Q->maps ? 3 : 2;
+  analysis_gp_header(f, P->name, P->caption, 520 * cols + 80, 450 * rows);
   fprintf(f, "set xrange [0.5:%d.5]\nset xtics 1\nset xlabel 'layer'\n", D->depth[Q->d]);
   fprintf(f, "set key outside bottom center horizontal font ',9'\n");
-  fprintf(f, "set multiplot layout 2,%d title 'attention sink by layer — %s, depth %d, regime %s'\n", cols,
+  fprintf(f, "set multiplot layout %d,%d title 'attention sink by layer — %s, depth %d, regime %s'\n", rows, cols,
           config_task_name(D->task[Q->t]), D->depth[Q->d], Q->S->base[Q->base].name);
   for (int row = 0; row < 2; row++)
     for (int k = 0; k < cols; k++) {
@@ -91,6 +137,7 @@ static void analysis_sink_gp(FILE *f, void *ctx, const analysis_plot *P, const c
               row ? "max |h| / median |h| (log scale)" : "attention on BOS");
       analysis_sink_panel(f, Q, dat, arch[k], row);
     }
+  for (int k = 0; Q->maps && k < cols; k++) analysis_sink_heat(f, Q, dat, arch[k]);
   fprintf(f, "unset multiplot\n");
 }
 
@@ -117,6 +164,7 @@ int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, i
     analysis_sink_plot *Q;
     CS_CHECK(CS_CALLOC(Q, 1));
     *Q = (analysis_sink_plot){.D = D, .S = S, .base = b, .t = t, .d = dd};
+    Q->maps = b == 0 && S->n_unit > 0 && t == S->unit[0].t && S->n_map > 0;
     if (strcmp(B->name, "all") != 0)
       snprintf(P->name, sizeof P->name, "sinks_%s_%s", config_task_name(D->task[t]), B->tag);
     else
@@ -125,7 +173,10 @@ int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, i
              "Attention sink by layer (%s, depth %d, regime %s): first-token share (top) and massive "
              "activation (bottom, log axis) per layer, one column per arch, one line per gate position, "
              "mean over seeds with 95%% t interval; the ungated profile in grey in the gated columns "
-             "(sinks.csv)", config_task_name(D->task[t]), D->depth[dd], B->name);
+             "(sinks.csv)%s", config_task_name(D->task[t]), D->depth[dd], B->name,
+             Q->maps ? "; bottom: one cell's attention map per arch (mean over heads and 64 held-out "
+                       "sequences, its block of largest first-token share, computed from its /params; "
+                       "the BOS column at key 0)" : "");
     *made = 1;
     int rc = analysis_write_dat_gp(dir, P, Q, analysis_sink_dat, analysis_sink_gp);
     free(Q);

@@ -19,6 +19,8 @@
 #include "sections.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
+#include "curvsweep/tasks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -180,6 +182,116 @@ static int analysis_sink_units(const analysis_data *D, analysis_sinks *S, double
   return CS_OK;
 }
 
+/* ---- attention maps, from /params at analyze time ---- */
+
+/* The archive holding result c, its index there (-1: none, in memory). */
+static int analysis_sink_path_of(const analysis_data *D, const cs_cell_result *c, int64_t *i) {
+  for (int p = 0; p < D->n_paths; p++)
+    if (c >= D->results_per_path[p] && c < D->results_per_path[p] + D->n_per_path[p]) {
+      *i = c - D->results_per_path[p];
+      return p;
+    }
+  return -1;
+}
+
+/* The model of cell c from its trained tensors (each of the model's by
+ * name and shape); *M NULL and why set when one is missing. */
+static int analysis_sink_model(const analysis_data *D, const cs_cell_result *c, cs_config *cfg, cs_model **M,
+                               char *why, size_t len) {
+  *M = NULL;
+  CS_CHECK(spec_cell_config(D->spec, c->cell_id, cfg));
+  cs_model *m;
+  CS_CHECK(model_create(cfg, NULL, &m));
+  for (int i = 0; i < model_tensor_count(m); i++) {
+    cs_tensor v;
+    model_tensor(m, i, &v, NULL);
+    int k = 0;
+    while (k < c->n_tensors && strcmp(c->tensors[k].name, v.name)) k++;
+    if (k == c->n_tensors || c->tensors[k].rows != v.rows || c->tensors[k].cols != v.cols) {
+      snprintf(why, len, "cell %lld has no stored tensor %s of %d x %d (run with save_params = yes)",
+               (long long)c->cell_id, v.name, v.rows, v.cols);
+      model_free(m);
+      return CS_OK;
+    }
+    memcpy(v.v, c->tensors[k].v, sizeof(double) * (size_t)v.rows * v.cols);
+  }
+  *M = m;
+  return CS_OK;
+}
+
+/* Map m of cell c: its block of largest share, mean over heads and the
+ * first ANALYSIS_SINK_MAP_SEQ held-out sequences (split eval: those the
+ * cell's statistics were measured on). */
+static int analysis_sink_map_fill(const analysis_data *D, const cs_cell_result *c, analysis_sink_map *m) {
+  cs_config cfg;
+  cs_model *M;
+  CS_CHECK(analysis_sink_model(D, c, &cfg, &M, m->why, sizeof m->why));
+  if (!M) return CS_OK;
+  m->layer = 0;
+  for (int l = 1; l < c->depth; l++)
+    if (c->curv[l].sink_mass > c->curv[m->layer].sink_mass) m->layer = l;
+  m->share = c->curv[m->layer].sink_mass;
+  cs_dataset ev;
+  memset(&ev, 0, sizeof ev);
+  m->T = cfg.seq_len, m->n_seq = ANALYSIS_SINK_MAP_SEQ;
+  int rc = task_generate_sequences(cfg.task, cfg.vocab, cfg.seq_len, m->n_seq, cfg.seed, SPLIT_EVAL, &ev);
+  if (!rc) rc = CS_CALLOC(m->map, (size_t)m->T * m->T);
+  if (!rc)
+    rc = model_attention_map_tokens(M, m->n_seq, &(cs_token_batch){m->T, ev.tokens, ev.scored}, m->layer,
+                                    m->map);
+  task_dataset_free(&ev);
+  model_free(M);
+  return rc;
+}
+
+/* The cell drawn for arch a: the deepest unit of the first base and task,
+ * its g1 row (else its first position; the ungated row for ungated), the
+ * lowest seed with a done cell. */
+static int analysis_sink_pick(const analysis_data *D, const analysis_sinks *S, int a, analysis_sink_map *m) {
+  m->a = a, m->cell_id = -1, m->row = -1;
+  int best = -1;
+  for (int i = 0; i < S->n_row; i++) {
+    const analysis_sink_row *R = &S->row[i];
+    const analysis_sink_unit *U = &S->unit[R->unit];
+    if (R->a != a || U->base != 0 || U->t != S->unit[0].t || !R->n_seeds) continue;
+    int g1 = R->pos >= 0 && S->base[0].gate[R->pos] == GATE_G1;
+    if (best < 0 || U->d > S->unit[S->row[best].unit].d ||
+        (U->d == S->unit[S->row[best].unit].d && g1))
+      best = i;
+  }
+  if (best < 0) return 0;
+  m->row = best;
+  for (int s = 0; s < D->n_seed && m->cell_id < 0; s++) {
+    const cs_cell_result *c = analysis_sink_cell(D, S, &S->row[best], s);
+    if (c) m->cell_id = c->cell_id, m->seed_index = s;
+  }
+  return m->cell_id >= 0;
+}
+
+static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
+  static const cs_arch ORDER[] = {ARCH_UNGATED, ARCH_GATED, ARCH_GATED_HEADWISE};
+  for (size_t k = 0; k < sizeof ORDER / sizeof *ORDER; k++) {
+    int a = analysis_find_arch(D, ORDER[k]);
+    analysis_sink_map *m = &S->map[S->n_map];
+    memset(m, 0, sizeof *m);
+    if (a < 0 || !analysis_sink_pick(D, S, a, m)) continue;
+    S->n_map++;
+    const cs_cell_result *c = analysis_sink_cell(D, S, &S->row[m->row], m->seed_index);
+    int64_t i;
+    int p = analysis_sink_path_of(D, c, &i);
+    if (p >= 0 && !D->borrowed && c->n_tensors == 0) { /* its /params, that cell only */
+      unsigned char *want;
+      CS_CHECK(CS_CALLOC(want, D->n_per_path[p]));
+      want[i] = 1;
+      int rc = archive_read_params_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want);
+      free(want);
+      CS_CHECK(rc);
+    }
+    CS_CHECK(analysis_sink_map_fill(D, c, m));
+  }
+  return CS_OK;
+}
+
 int analysis_compute_sinks(analysis_data *D) {
   int any = 0;
   for (int r = 0; r < D->n_regime && !any; r++) any = analysis_sink_regime_lm(D, r);
@@ -193,6 +305,7 @@ int analysis_compute_sinks(analysis_data *D) {
   int rc = analysis_sink_bases(D, spec_find_axis(D->spec, "gate"), S);
   if (!rc) rc = analysis_sink_units(D, S, x);
   free(x);
+  if (!rc && S->n_unit > 0) rc = analysis_sink_maps(D, S);
   if (!rc && S->n_unit == 0) analysis_sinks_free(D); /* no done lm cell: no section */
   return rc;
 }
@@ -202,6 +315,7 @@ void analysis_sinks_free(analysis_data *D) {
   analysis_sinks *S = slot ? *slot : NULL;
   if (!S) return;
   for (int i = 0; i < S->n_row; i++) free(S->row[i].q), free(S->row[i].vs_u);
+  for (int k = 0; k < S->n_map; k++) free(S->map[k].map);
   free(S->base), free(S->unit), free(S->row), free(S);
   *slot = NULL;
 }
@@ -454,6 +568,16 @@ int analysis_md_sinks(FILE *f, const analysis_data *D) {
             S->n_cells - S->n_measured, S->n_cells);
   if (D->n_seed < 2) fprintf(f, "Only one seed: no intervals, and too few seeds for any verdict.\n\n");
   analysis_md_sink_table(f, D, S);
+  for (int k = 0; k < S->n_map; k++) {
+    const analysis_sink_map *m = &S->map[k];
+    if (m->map)
+      fprintf(f, "- Attention map (%s): cell %lld, block %d (its largest first-token share, %s), mean over "
+                 "heads and %d held-out sequences, from its /params (figure sinks_*).\n",
+              config_arch_name(D->arch[m->a]), (long long)m->cell_id, m->layer + 1, F4(m->share), m->n_seq);
+    else
+      fprintf(f, "- Attention map (%s): none — %s.\n", config_arch_name(D->arch[m->a]), m->why);
+  }
+  if (S->n_map) fprintf(f, "\n");
   fprintf(f, "Verdicts:\n\n");
   analysis_md_sink_g1(f, D, S);
   analysis_md_sink_verdicts(f, D);

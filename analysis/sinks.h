@@ -59,12 +59,32 @@ typedef struct {
   int row0, n_rows;
 } analysis_sink_unit;
 
+/* The attention map of one arch (analysis/README.md, "Attention sinks"):
+ * a representative cell's block of largest first-token share, run forward
+ * from its /params on held-out sequences at analyze time. */
+typedef struct {
+  int a;             /* index into D->arch */
+  int64_t cell_id;   /* the cell drawn (-1: none) */
+  int row;           /* its row in the rows */
+  int seed_index;    /* its seed */
+  int layer;         /* 0-based block */
+  int T, n_seq;      /* tokens per sequence, sequences averaged */
+  double share;      /* the cell's first-token share at that block */
+  double *map;       /* T × T: mean over heads and sequences; NULL: see why */
+  char why[160];     /* why there is no map ("" when there is) */
+} analysis_sink_map;
+
+/* Held-out sequences the attention maps average over. */
+#define ANALYSIS_SINK_MAP_SEQ 64
+
 typedef struct {
   int n_base, n_unit, n_row;
   analysis_sink_base *base;
   analysis_sink_unit *unit;
   analysis_sink_row *row;
   int n_cells, n_measured; /* done lm cells; with the ratios */
+  int n_map;
+  analysis_sink_map map[ARCH_COUNT]; /* ungated, then each gated arch (at g1 when present) */
 } analysis_sinks;
 
 /* Value k of prefix l (0-based) of a done cell (NaN: missing). */

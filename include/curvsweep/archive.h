@@ -131,6 +131,10 @@ int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
  * cell's group at a time, never the whole of /fields. */
 int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
                            const unsigned char *want);
+/* The trained parameters (/params/<cell_id>, when there is one) of the
+ * results with want[i] != 0 that hold none yet, into them, the same way. */
+int archive_read_params_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want);
 
 /* `curvsweep info --check`: read every object of the archive (root
  * attributes, /spec, every chunk of /cells, /curvature, /curves, /runs, every

@@ -110,6 +110,13 @@ void model_acts_bind_tokens(cs_acts *acts, const cs_token_batch *batch);
 int model_attention_sink_tokens(const cs_model *model, int n, const cs_token_batch *batch,
                                 double *sink_mass, double *max_attn);
 
+/* The lm family's attention map of block `layer` (0-based), from value
+ * forwards over n sequences: map[t·T + s] (T × T, T = batch->T) the mean
+ * over heads and sequences of the weight query t puts on key s (0 above
+ * the diagonal: causal). CS_ERR_INPUT for another family or a bad layer. */
+int model_attention_map_tokens(const cs_model *model, int n, const cs_token_batch *batch, int layer,
+                               double *map);
+
 /* The lm family's other extreme-token statistics (docs/MODELS.md) after
  * every block l = 1..L, over n sequences (value forwards), into
  * out[(l-1)·MODEL_EXTREME_COUNT + k]:

@@ -773,3 +773,20 @@ int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
                            const unsigned char *want) {
   ARCHIVE_QUIETLY(archive_read_fields_of_impl(path, results, n, want));
 }
+
+static int archive_read_params_of_impl(const char *path, cs_cell_result *res, int64_t n,
+                                       const unsigned char *want) {
+  archive_reader rd;
+  CS_CHECK(archive_reader_open(path, &rd));
+  int rc = archive_same_rows(&rd, path, res, n);
+  for (int64_t i = 0; !rc && i < n; i++)
+    if (want[i] && res[i].status != CELL_PENDING && res[i].n_tensors == 0)
+      rc = archive_read_params(rd.file, path, &res[i]);
+  archive_reader_close(&rd);
+  return rc;
+}
+
+int archive_read_params_of(const char *path, cs_cell_result *results, int64_t n,
+                           const unsigned char *want) {
+  ARCHIVE_QUIETLY(archive_read_params_of_impl(path, results, n, want));
+}

@@ -236,6 +236,20 @@ double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
   return (double)N * (T - 1);
 }
 
+double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, double *map) {
+  // P: (N·T) × (H·T) of block l, row p·T + t, column j·T + s
+  const lm_acts *S = A->fam;
+  int H = M->H, T = S->T, HT = H * T;
+  const double *P = S->cache[l].p;
+  for (int p = 0; p < N; p++)
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j < H; j++) {
+        const double *row = P + ((int64_t)p * T + t) * HT + (int64_t)j * T;
+        for (int s = 0; s <= t; s++) map[(int64_t)t * T + s] += row[s];
+      }
+  return (double)N * H;
+}
+
 /* ----------------------------------------------- extreme-token statistics */
 
 void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,

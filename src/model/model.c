@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The family table: one row per cs_family (config.h), the operations
  * defined at the end of the family's file. */
@@ -260,6 +261,32 @@ int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *
     max_attn[l] = mx;
   }
   free(sum);
+  model_acts_free(A);
+  return rc;
+}
+
+/* The lm family's attention map (model.h): value forwards over chunks of
+ * at most 64 sequences, the weights summed (lm_attn_map_sums), then the mean. */
+int model_attention_map_tokens(const cs_model *M, int n, const cs_token_batch *batch, int layer,
+                               double *map) {
+  int T = batch->T;
+  if (!config_family_tokens(M->cfg.family) || layer < 0 || layer >= M->L || n < 1)
+    return cs_error(CS_ERR_INPUT, "model_attention_map_tokens: needs an lm model, a layer in 0..%d "
+                    "and sequences (layer %d, n = %d)", M->L - 1, layer, n);
+  memset(map, 0, sizeof(double) * (size_t)T * T);
+  int chunk = n < 64 ? n : 64;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  double terms = 0.0;
+  int rc = CS_OK;
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+    model_acts_bind_tokens(A, &b);
+    rc = model_forward(M, A, cnt, NULL);
+    if (!rc) terms += lm_attn_map_sums(M, A, cnt, layer, map);
+  }
+  for (int64_t i = 0; i < (int64_t)T * T && !rc; i++) map[i] /= terms;
   model_acts_free(A);
   return rc;
 }
