@@ -562,7 +562,7 @@ int analysis_md_sinks(FILE *f, const analysis_data *D) {
              "quantity, α = %g (analysis/README.md, \"Attention sinks\").\n\n",
           D->opt.alpha);
   if (S->n_measured < S->n_cells)
-    fprintf(f, "%d of %d done lm cells carry no massive activation, value drain or residual peak: their "
+    fprintf(f, "%d of the %d cells in the table below carry no massive activation, value drain or residual peak: their "
                "archives are format_version 4 or older (the first-token share is there), or merged from "
                "one; those values read as missing and enter no mean or test.\n\n",
             S->n_cells - S->n_measured, S->n_cells);

@@ -1,0 +1,252 @@
+/* test_analysis_sinks.c — the section "Do gates remove the attention
+ * sink?" of `curvsweep analyze` (analysis/README.md, "Attention sinks") on
+ * fabricated results of an lm sweep (arch ungated, gated, gated-headwise ×
+ * gate g1, g2 × depth 2 × 8 seeds) whose answer is known by construction:
+ *   - ungated: first-token share 0.30 at block 1 and 0.60 + 0.01·seed at
+ *     block 2; massive activation 10 and 50 (1 + 0.1·seed); value drain 2
+ *     and 8; residual peak 3;
+ *   - g1 (both gated archs): share 0.20 and 0.05 + 0.01·seed, massive 5,
+ *     drain 1: every seed lower than ungated, so each g1 check has the
+ *     smallest two-sided exact sign-flip p, 2/2^8, and passes Holm over its
+ *     quantity's family of 4 (4 · 2/256 = 0.03125 < 0.05) → supported;
+ *   - g2: ungated ± 0.01 (+ on even seeds, − on odd): differences summing
+ *     to 0, p = 1 → not supported (inconclusive);
+ *   - three seeds: too few (needs ≥ 8 in a family of 4);
+ *   - the ratios absent (a format_version 4 archive): said so, no check of
+ *     them, the share's checks unchanged;
+ *   - a sweep without lm cells: no section. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fixtures.h"
+
+#include "curvsweep/analysis.h"
+#include "curvsweep/archive.h"
+#include "curvsweep/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *SPEC8 = "[sweep]\nname = sinks\n[grid]\narch = ungated, gated, gated-headwise\n"
+                           "gate = g1, g2\ndepth = 2\nseed = 0..7\ntask = bigram-backcopy\n"
+                           "[model]\nfamily = lm\n";
+static const char *SPEC3 = "[sweep]\nname = sinks\n[grid]\narch = ungated, gated, gated-headwise\n"
+                           "gate = g1, g2\ndepth = 2\nseed = 0..2\ntask = bigram-backcopy\n"
+                           "[model]\nfamily = lm\n";
+static const char *SPEC_SELF = "[sweep]\nname = selfsinks\n[grid]\narch = ungated, gated\n"
+                               "gate = g1, g2\ndepth = 2\nseed = 0..7\n[model]\nfamily = self\n";
+
+/* Block l (0, 1) of a cell: share, massive activation, value drain. */
+static void values(const cs_config *c, int l, double *share, double *massive, double *drain) {
+  double s = (double)c->seed;
+  double u_share = l ? 0.60 + 0.01 * s : 0.30, u_massive = l ? 50 * (1 + 0.1 * s) : 10, u_drain = l ? 8 : 2;
+  if (c->arch == ARCH_UNGATED || c->gate == GATE_G2) {
+    double jitter = c->arch == ARCH_UNGATED ? 0 : (c->seed % 2 ? -0.01 : 0.01);
+    *share = u_share + jitter, *massive = u_massive * (1 + jitter), *drain = u_drain * (1 + jitter);
+  } else {
+    *share = l ? 0.05 + 0.01 * s : 0.20, *massive = 5, *drain = 1;
+  }
+}
+
+/* Every cell of spec, done; ratios NaN when old (format_version 4). */
+static cs_cell_result *make(const char *text, int old, int64_t *n_out) {
+  cs_spec *spec = spec_from(text);
+  int64_t n = spec_cell_count(spec);
+  cs_cell_result *res = calloc((size_t)n, sizeof *res);
+  for (int64_t id = 0; id < n; id++) {
+    cs_config c;
+    assert_ok(spec_cell_config(spec, id, &c));
+    cs_cell_result *r = &res[id];
+    r->cell_id = id;
+    r->status = CELL_DONE;
+    r->test_acc = r->train_acc = 0.4;
+    r->train_loss = 1.0;
+    r->n_params = 100;
+    r->depth = c.depth;
+    r->curv = calloc((size_t)c.depth, sizeof *r->curv);
+    for (int l = 0; l < c.depth; l++) {
+      geom_stats *g = &r->curv[l];
+      g->n_points = 16;
+      g->curved_frac = 1.0;
+      g->K_absmean = g->Kt_absmean = g->Kh_absmean = 1.0;
+      g->S_se = NAN;
+      double share, massive, drain;
+      values(&c, l, &share, &massive, &drain);
+      g->sink_mass = share;
+      g->max_attn = share + 0.1;
+      g->massive_act = old ? NAN : massive;
+      g->value_drain = old ? NAN : drain;
+      g->resid_peak = old ? NAN : 3.0;
+    }
+  }
+  spec_free(spec);
+  *n_out = n;
+  return res;
+}
+
+static void free_all(cs_cell_result *res, int64_t n) {
+  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
+  free(res);
+}
+
+static analysis_checks verdicts(const char *spec, int old) {
+  int64_t n;
+  cs_cell_result *res = make(spec, old, &n);
+  analysis_checks V = verdicts_of(spec, res, n, NULL);
+  free_all(res, n);
+  return V;
+}
+
+static int count_claim(const analysis_checks *V, const char *claim) {
+  int k = 0;
+  for (int i = 0; i < V->n; i++) k += !strcmp(V->c[i].claim, claim);
+  return k;
+}
+
+/* A real difference is found; none is not called "supported". */
+static void test_verdicts_known_answer(void **state) {
+  (void)state;
+  analysis_checks V = verdicts(SPEC8, 0);
+  const char *archs[2] = {"gated", "gated-headwise"};
+  for (int a = 0; a < 2; a++) {
+    char g1[64], g2[64];
+    snprintf(g1, sizeof g1, "%s g1", archs[a]);
+    snprintf(g2, sizeof g2, "%s g2", archs[a]);
+    /* share at the strongest layer: ungated 0.60 + 0.01 s, g1 max(0.20, 0.05 + 0.01 s) = 0.20 */
+    const analysis_check *c = find_check(&V, "sink-share", g1, 1);
+    assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
+    assert_int_equal(c->n, 8);
+    assert_close(c->effect, 0.435, 1e-12);
+    assert_close(c->p_raw, 2.0 / 256, 1e-15);
+    assert_close(c->p_adj, 4 * 2.0 / 256, 1e-15);
+    assert_int_equal(c->family_size, 4);
+    assert_true(c->effect_lo > 0 && c->effect_lo < 0.435 && c->effect_hi > 0.435);
+    assert_true(isfinite(c->dz) && c->dz > 0);
+    assert_string_equal(c->test, "sign-flip exact two-sided");
+    /* massive: log(50 (1 + 0.1 s)) − log 5 = log(10 (1 + 0.1 s)) */
+    double want = 0;
+    for (int s = 0; s < 8; s++) want += log(10 * (1 + 0.1 * s)) / 8;
+    c = find_check(&V, "sink-massive", g1, 1);
+    assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
+    assert_close(c->effect, want, 1e-12);
+    c = find_check(&V, "sink-drain", g1, 1);
+    assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
+    assert_close(c->effect, log(8.0), 1e-12);
+    /* g2: ±0.01 around ungated, no difference */
+    c = find_check(&V, "sink-share", g2, 1);
+    assert_int_not_equal(c->decision, ANALYSIS_SUPPORTED);
+    assert_int_equal(c->decision, ANALYSIS_INCONCLUSIVE);
+    assert_close(c->effect, 0.0, 1e-12);
+    assert_close(c->p_raw, 1.0, 1e-12);
+    c = find_check(&V, "sink-massive", g2, 1);
+    assert_int_not_equal(c->decision, ANALYSIS_SUPPORTED);
+  }
+  /* one check and one verdict per (quantity, arch, gate) */
+  assert_int_equal(count_claim(&V, "sink-share"), 8);
+  assert_int_equal(count_claim(&V, "sink-massive"), 8);
+  assert_int_equal(count_claim(&V, "sink-drain"), 8);
+  analysis_checks_free(&V);
+}
+
+static void test_too_few_seeds(void **state) {
+  (void)state;
+  analysis_checks V = verdicts(SPEC3, 0);
+  const analysis_check *c = find_check(&V, "sink-share", "gated g1", 1);
+  assert_int_equal(c->decision, ANALYSIS_TOO_FEW);
+  assert_int_equal(c->n, 3);
+  assert_int_equal(c->needs, 8);
+  analysis_checks_free(&V);
+}
+
+/* sinks.csv and index.md against the construction. */
+static void test_report(void **state) {
+  (void)state;
+  int64_t n;
+  cs_cell_result *res = make(SPEC8, 0, &n);
+  char dir[64], path[300];
+  char *md = analyse_results(SPEC8, res, n, NULL, "analysis_sinks", dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/report/sinks.csv", dir);
+  const char *u2 = "ungated,bigram-backcopy,2,all,-,2,", *g12 = "gated,bigram-backcopy,2,all,g1,2,";
+  assert_close(csv_number(path, u2, "n_seeds"), 8, 0);
+  assert_close(csv_number(path, u2, "share_mean"), 0.635, 1e-12);
+  assert_close(csv_number(path, u2, "headmax_mean"), 0.735, 1e-12);
+  assert_close(csv_number(path, u2, "massive_mean"), 50 * 1.35, 1e-10);
+  assert_close(csv_number(path, u2, "peak_mean"), 3.0, 0);
+  assert_close(csv_number(path, g12, "n_pairs"), 8, 0);
+  assert_close(csv_number(path, g12, "share_mean"), 0.085, 1e-12);
+  /* paired by seed: the seed terms cancel, an interval of zero width */
+  assert_close(csv_number(path, g12, "dshare_mean"), -0.55, 1e-12);
+  assert_close(csv_number(path, g12, "dshare_ci_low"), -0.55, 1e-12);
+  assert_close(csv_number(path, g12, "dshare_npos"), 0, 0);
+  assert_close(csv_number(path, g12, "dshare_nneg"), 8, 0);
+  assert_close(csv_number(path, "gated,bigram-backcopy,2,all,g1,1,", "ddrain_mean"), -1.0, 1e-12);
+  assert_has(md, "## Do gates remove the attention sink?");
+  assert_has(md, "- **G1 against Qiu et al. (gated): first-token share 0.635 → 0.2 (68.5% of the ungated "
+                 "share removed; Qiu et al.: 46.7% → 4.8%, 90% removed), lowered**");
+  assert_has(md, "- Attention map (ungated): none — cell ");
+  assert_has(md, "(run with save_params = yes)");
+  assert_true(strstr(md, "carry no massive activation") == NULL);
+  free(md);
+  remove_tree(dir);
+  free_all(res, n);
+}
+
+/* Ratios not stored (format_version 4): said so, the share still tested. */
+static void test_old_archive_ratios_missing(void **state) {
+  (void)state;
+  analysis_checks V = verdicts(SPEC8, 1);
+  assert_int_equal(count_claim(&V, "sink-massive"), 0);
+  assert_int_equal(count_claim(&V, "sink-drain"), 0);
+  assert_int_equal(find_check(&V, "sink-share", "gated g1", 1)->decision, ANALYSIS_SUPPORTED);
+  analysis_checks_free(&V);
+  int64_t n;
+  cs_cell_result *res = make(SPEC8, 1, &n);
+  char dir[64], path[300];
+  char *md = analyse_results(SPEC8, res, n, NULL, "analysis_sinks_v4", dir, sizeof dir);
+  assert_has(md, "40 of the 40 cells in the table below carry no massive activation");
+  snprintf(path, sizeof path, "%s/report/sinks.csv", dir);
+  assert_close(csv_number(path, "ungated,bigram-backcopy,2,all,-,2,", "n_measured"), 0, 0);
+  char *f = csv_field(path, "ungated,bigram-backcopy,2,all,-,2,", "massive_mean");
+  assert_string_equal(f, "nan");
+  free(f);
+  free(md);
+  remove_tree(dir);
+  free_all(res, n);
+}
+
+/* No lm cell: no section, no sink verdicts. */
+static void test_no_lm_no_section(void **state) {
+  (void)state;
+  int64_t n;
+  cs_cell_result *res = make(SPEC_SELF, 0, &n);
+  for (int64_t i = 0; i < n; i++)
+    for (int l = 0; l < res[i].depth; l++)
+      res[i].curv[l].massive_act = res[i].curv[l].value_drain = res[i].curv[l].resid_peak = NAN;
+  char dir[64], path[300];
+  char *md = analyse_results(SPEC_SELF, res, n, NULL, "analysis_sinks_self", dir, sizeof dir);
+  assert_true(strstr(md, "Do gates remove the attention sink?") == NULL);
+  snprintf(path, sizeof path, "%s/report/sinks.csv", dir);
+  assert_false(file_exists(path));
+  analysis_checks V = verdicts_of(SPEC_SELF, res, n, NULL);
+  assert_int_equal(count_claim(&V, "sink-share"), 0);
+  analysis_checks_free(&V);
+  free(md);
+  remove_tree(dir);
+  free_all(res, n);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_verdicts_known_answer),
+      cmocka_unit_test(test_too_few_seeds),
+      cmocka_unit_test(test_report),
+      cmocka_unit_test(test_old_archive_ratios_missing),
+      cmocka_unit_test(test_no_lm_no_section),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
