@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The lm family's extreme-token statistics end to end (docs/ARCHIVE.md,
+# format_version 5; analysis/README.md, "Attention sinks"): a tiny lm sweep
+# (ungated, gated, gated-headwise x g1, g2, 2 seeds, depth 2, /params kept)
+# lands in a format_version 5 archive whose /curvature carries massive_act,
+# value_drain and resid_peak in their domain; analyze writes the section
+# "Do gates remove the attention sink?", sinks.csv with its columns, the
+# sink verdict rows of verdicts.csv and the sinks_* figure with the
+# attention maps computed from /params. The same archive rewritten as
+# format_version 4 (the three columns dropped) is still read: info, analyze
+# (the ratios reported missing), merge (into format_version 5, NaN); a run
+# into it with a pending cell is refused (exit 2, the remedy named, the file
+# untouched); a damaged value (massive_act < 1) is refused naming the cell.
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
+PY=/usr/bin/python3
+
+cat > lm.ini <<'INI'
+[sweep]
+name = lm-sinks
+save_params = yes
+[grid]
+arch = ungated, gated, gated-headwise
+gate = g1, g2
+seed = 0..1
+depth = 2
+task = bigram-backcopy
+[task]
+vocab = 8
+seq_len = 8
+train_points = 64
+test_points = 32
+[model]
+family = lm
+width = 8
+heads = 2
+mlp_ratio = 0
+[train]
+epochs = 2
+batch = 16
+lr = 1e-2
+[curvature]
+points = 8
+INI
+if "$bin" run lm.ini -o lm.h5 >run.txt 2>run.err; then ok; else bad "run"; cat run.err; fi
+if $PY - lm.h5 <<'PY'; then ok; else bad "format_version 5 archive with the extreme-token columns"; fi
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+assert int(f.attrs["format_version"]) == 5, f.attrs["format_version"]
+c = f["curvature"][()]
+assert len(c) == 24, len(c)  # 12 cells x 2 prefixes
+for k in ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"):
+    assert np.all(np.isfinite(c[k])), k
+assert np.all((c["sink_mass"] > 0) & (c["sink_mass"] <= 1) & (c["max_attn"] >= c["sink_mass"] - 1e-15))
+assert np.all(c["massive_act"] >= 1) and np.all(c["value_drain"] > 0) and np.all(c["resid_peak"] > 0)
+PY
+if "$bin" analyze lm.h5 -o rep >an.txt 2>an.err; then ok; else bad "analyze"; cat an.err; fi
+grep -q "^## Do gates remove the attention sink?" rep/index.md && ok || bad "index.md: no sinks section"
+grep -q "G1 against Qiu et al. (gated): first-token share" rep/index.md && ok || bad "index.md: no G1 line"
+grep -q "Attention map (gated-headwise): cell [0-9]*, block" rep/index.md && ok || bad "index.md: no attention map"
+head -1 rep/sinks.csv | grep -q "^arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,share_mean,.*,massive_mean,.*,drain_mean,.*,peak_mean,.*,dshare_mean," &&
+  ok || { bad "sinks.csv header"; head -1 rep/sinks.csv; }
+[[ $(grep -c "^gated,bigram-backcopy,2,all,g1," rep/sinks.csv) -eq 2 ]] && ok || bad "sinks.csv: two layers of gated g1"
+[[ $(grep -cE "^sink-(share|massive|drain)," rep/verdicts.csv) -eq 24 ]] && ok || bad "verdicts.csv: 12 sink checks and 12 verdicts"
+grep -q "index [0-9]* using 1:2:3 with image" rep/sinks_bigram-backcopy.gp && ok || bad "sinks_*.gp: no heat map"
+
+# format_version 4: the three columns dropped
+$PY - lm.h5 v4.h5 <<'PY' || bad "make v4"
+import shutil, sys, h5py, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+f = h5py.File(sys.argv[2], "r+")
+cv = f["curvature"]; old = cv[()]
+names = [n for n in old.dtype.names if n not in ("massive_act", "value_drain", "resid_peak")]
+new = np.empty(old.shape, dtype=[(n, old.dtype[n]) for n in names])
+for n in names: new[n] = old[n]
+committed = cv.attrs["committed_rows"]
+del f["curvature"]
+ds = f.create_dataset("curvature", data=new, maxshape=(None,), chunks=True, shuffle=True,
+                      compression="gzip", fletcher32=True)
+ds.attrs["committed_rows"] = committed
+f.attrs["format_version"] = np.int32(4)
+PY
+if "$bin" info v4.h5 >info.txt 2>&1 && grep -q "12 done" info.txt; then ok; else bad "info v4"; cat info.txt; fi
+if "$bin" analyze v4.h5 -o rep4 >/dev/null 2>an4.err; then ok; else bad "analyze v4"; cat an4.err; fi
+grep -q "carry no massive activation, value drain or residual peak" rep4/index.md && ok || bad "v4: ratios not reported missing"
+[[ $(grep -cE "^sink-share," rep4/verdicts.csv) -eq 8 && $(grep -cE "^sink-massive," rep4/verdicts.csv) -eq 0 ]] &&
+  ok || bad "v4: share tested, ratios not"
+if "$bin" merge merged.h5 v4.h5 2>merge.err && $PY - <<'PY'; then ok; else bad "merge of a v4 archive"; cat merge.err; fi
+import h5py, numpy as np, sys
+f, g = h5py.File("merged.h5", "r"), h5py.File("v4.h5", "r")
+cv, old = f["curvature"][()], g["curvature"][()]
+assert int(f.attrs["format_version"]) == 5
+assert np.isnan(cv["massive_act"]).all() and np.isnan(cv["resid_peak"]).all()
+assert np.array_equal(np.sort(cv["sink_mass"]), np.sort(old["sink_mass"]))
+PY
+cp v4.h5 pend.h5
+$PY -c "
+import h5py; f = h5py.File('pend.h5', 'r+'); c = f['cells'][0]; c['status'] = b'pending'; f['cells'][0] = c"
+sha=$(sha256sum < pend.h5)
+"$bin" run lm.ini -o pend.h5 >/dev/null 2>pend.err; rc=$?
+if [[ $rc -eq 2 ]] && grep -q "pend.h5 has format_version 4 (no extreme-token columns in /curvature).*curvsweep merge NEW.h5 pend.h5" pend.err &&
+   [[ "$(sha256sum < pend.h5)" == "$sha" ]]; then ok; else bad "run into a v4 archive with a pending cell: exit $rc"; cat pend.err; fi
+
+# damage: a massive activation below 1 in a done lm cell
+cp lm.h5 dmg.h5
+$PY -c "
+import h5py; f = h5py.File('dmg.h5', 'r+'); c = f['curvature'][3]; c['massive_act'] = 0.5; f['curvature'][3] = c"
+"$bin" analyze dmg.h5 -o repd >/dev/null 2>dmg.err; rc=$?
+check "damaged massive_act" 2 $rc "dmg.h5: damaged archive: /curvature: done cell .* (family lm) prefix .: massive_act below 1" dmg.err
+finish
