@@ -211,7 +211,7 @@ const char *analysis_decision_name(analysis_decision d);
 /* One row of verdicts.csv: a check behind a verdict (verdict = 0) or the
  * verdict itself (verdict = 1). Columns and rules: analysis/README.md. */
 typedef struct {
-  char claim[32];     /* "1" … "4", "sample-efficiency", "gate-g1-best", "gate-sink", "gate-ov-qk" */
+  char claim[32];     /* "1" … "4", "sample-efficiency", "gate-g1-best", "gate-sink", "gate-ov-qk", "sink-share", "sink-massive", "sink-drain" */
   char scope[320];    /* what it covers, fields separated by ';' (never ',') */
   char test[64];      /* e.g. "sign-flip exact one-sided", "TOST t", "holm-any" */
   char unit[16];      /* "seed", "row" (a table row), "cell" */
