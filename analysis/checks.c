@@ -169,6 +169,24 @@ static int analysis_ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+analysis_decision analysis_check_two_sided(const analysis_data *D, const analysis_check *c) {
+  if (c->decision == ANALYSIS_TOO_FEW) return ANALYSIS_TOO_FEW;
+  if (c->p_adj < D->opt.alpha) return c->effect > 0 ? ANALYSIS_SUPPORTED : ANALYSIS_NOT_SUPPORTED;
+  return ANALYSIS_INCONCLUSIVE;
+}
+
+int analysis_verdict_of_check(analysis_data *D, const analysis_check *check) {
+  analysis_check c = *check, *v; /* check points into D->checks, which the add may move */
+  CS_CHECK(analysis_check_add(D, c.claim, c.family, 1, &v, "%s", c.scope));
+  char scope[sizeof v->scope];
+  memcpy(scope, v->scope, sizeof scope);
+  *v = c;
+  memcpy(v->scope, scope, sizeof scope);
+  v->verdict = 1;
+  v->decision = analysis_check_two_sided(D, &c);
+  return CS_OK;
+}
+
 int analysis_verdict_from(analysis_data *D, const char *claim, const char *family, const char *suffix,
                           analysis_combine how, const char *scope, analysis_check **out) {
   int k = 0, sup = 0, few = 0, best = -1;

@@ -58,6 +58,14 @@ typedef enum { ANALYSIS_ANY = 0, ANALYSIS_ALL } analysis_combine;
 int analysis_verdict_from(analysis_data *D, const char *claim, const char *family, const char *suffix,
                           analysis_combine how, const char *scope, analysis_check **out);
 
+/* The reading of a two-sided check (effects oriented so > 0 is the
+ * claim): supported (> 0 with p_adj < α), not supported (< 0 with p_adj <
+ * α), inconclusive, or too few. */
+analysis_decision analysis_check_two_sided(const analysis_data *D, const analysis_check *c);
+/* The verdict row of one check: a copy of it (scope kept) with verdict 1
+ * and the two-sided reading as its decision. */
+int analysis_verdict_of_check(analysis_data *D, const analysis_check *c);
+
 /* index.md's line of one check: "n = 5 seeds: effect [lo, hi], d_z …; p …
  * (test) → **decision**", and a caution when the statistic is drawn from
  * under half of the points. */

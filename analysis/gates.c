@@ -354,13 +354,6 @@ int analysis_gate_checks(analysis_data *D) {
   return rc;
 }
 
-/* The reading of a two-sided check: supported (ahead, p_adj < α), not
- * supported (behind, p_adj < α), inconclusive, too few. */
-static analysis_decision analysis_gate_reading(const analysis_data *D, const analysis_check *c) {
-  if (c->decision == ANALYSIS_TOO_FEW) return ANALYSIS_TOO_FEW;
-  if (c->p_adj < D->opt.alpha) return c->effect > 0 ? ANALYSIS_SUPPORTED : ANALYSIS_NOT_SUPPORTED;
-  return ANALYSIS_INCONCLUSIVE;
-}
 
 /* G1 best: every g1-vs-q check ahead after Holm (supported), some q ahead of
  * g1 after Holm (not supported), else inconclusive; the sink and the (g1,
@@ -372,7 +365,7 @@ int analysis_gate_verdicts(analysis_data *D) {
   for (int i = 0; i < D->checks.n; i++) {
     const analysis_check *c = &D->checks.c[i];
     if (c->verdict || strcmp(c->claim, "gate-g1-best")) continue;
-    analysis_decision r = analysis_gate_reading(D, c);
+    analysis_decision r = analysis_check_two_sided(D, c);
     n1++, ahead += r == ANALYSIS_SUPPORTED, behind += r == ANALYSIS_NOT_SUPPORTED, few += r == ANALYSIS_TOO_FEW;
   }
   if (n1) {
@@ -386,13 +379,7 @@ int analysis_gate_verdicts(analysis_data *D) {
   for (int i = 0; i < n; i++) {
     analysis_check c = D->checks.c[i];
     if (c.verdict || (strcmp(c.claim, "gate-sink") && strcmp(c.claim, "gate-ov-qk"))) continue;
-    CS_CHECK(analysis_check_add(D, c.claim, c.family, 1, &v, "%s", c.scope));
-    char scope[sizeof v->scope];
-    memcpy(scope, v->scope, sizeof scope);
-    *v = c;
-    memcpy(v->scope, scope, sizeof scope);
-    v->verdict = 1;
-    v->decision = analysis_gate_reading(D, &c);
+    CS_CHECK(analysis_verdict_of_check(D, &c));
   }
   return CS_OK;
 }
@@ -469,24 +456,13 @@ void analysis_list_gates_tables(FILE *f, const analysis_data *D) {
                "and g1\n");
 }
 
-/* "0.9 [0.85, 0.95]" of an interval, "0.9" with one seed, "–" with none. */
-static const char *analysis_gate_ci_text(char *buf, size_t len, const analysis_ci *c) {
-  if (c->n == 0)
-    snprintf(buf, len, "–");
-  else if (isnan(c->lo))
-    snprintf(buf, len, "%s", F4(c->mean));
-  else
-    snprintf(buf, len, "%s [%s, %s]", F4(c->mean), F4(c->lo), F4(c->hi));
-  return buf;
-}
-
 /* "+0.01 [−0.02, 0.04] (p 0.3)" of a paired difference, "–" without pairs. */
 static const char *analysis_gate_diff_text(char *buf, size_t len, const analysis_diff *d) {
   char ci[96];
   if (d->n == 0)
     snprintf(buf, len, "–");
   else
-    snprintf(buf, len, "%s, d_z %s (%d+/%d−, p %s)", analysis_gate_ci_text(ci, sizeof ci, &d->ci),
+    snprintf(buf, len, "%s, d_z %s (%d+/%d−, p %s)", analysis_ci_text(ci, sizeof ci, &d->ci),
              F4(d->dz.mean), d->n_pos, d->n_neg, F4(d->sign_p));
   return buf;
 }
@@ -503,9 +479,9 @@ static void analysis_md_gate_table(FILE *f, const analysis_data *D, const analys
     fprintf(f, "| %s | %d | `%s` | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
             config_task_name(D->task[U->t]), D->depth[U->d], B->name, config_arch_name(D->arch[R->a]),
             R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), R->q[GQ_ACC].n,
-            analysis_gate_ci_text(b1, sizeof b1, &R->q[GQ_ACC]), R->pos < 0 ? "–" : F4(R->rank[0]),
+            analysis_ci_text(b1, sizeof b1, &R->q[GQ_ACC]), R->pos < 0 ? "–" : F4(R->rank[0]),
             F4(R->q[GQ_KH].mean), R->pos < 0 ? "–" : F4(R->rank[1]), F4(R->q[GQ_KT].mean),
-            R->pos < 0 ? "–" : F4(R->rank[2]), analysis_gate_ci_text(b2, sizeof b2, &R->q[GQ_SINK]),
+            R->pos < 0 ? "–" : F4(R->rank[2]), analysis_ci_text(b2, sizeof b2, &R->q[GQ_SINK]),
             F4(R->q[GQ_MAXATTN].mean), analysis_gate_diff_text(b3, sizeof b3, &R->vs_u[GQ_ACC]),
             analysis_gate_diff_text(b4, sizeof b4, &R->vs_g1[GQ_ACC]));
   }
@@ -539,7 +515,7 @@ static void analysis_md_gate_g1(FILE *f, const analysis_data *D, const analysis_
     fprintf(f, "%s %s (mean %s vs %s; per-seed difference g1 − %s ", any++ ? ";" : "",
             config_gate_name((cs_gate_pos)g), F4(T->mean_a), F4(T->mean_b), config_gate_name((cs_gate_pos)g));
     analysis_md_check(f, c);
-    fprintf(f, ": %s)", analysis_gate_reading_word(analysis_gate_reading(D, c), "g1 ahead", "g1 behind"));
+    fprintf(f, ": %s)", analysis_gate_reading_word(analysis_check_two_sided(D, c), "g1 ahead", "g1 behind"));
   }
   fprintf(f, ".\n");
 }
@@ -563,7 +539,7 @@ static void analysis_md_gate_sink(FILE *f, const analysis_data *D, const analysi
               config_arch_name(arch), config_arch_name(arch));
       continue;
     }
-    analysis_decision r = analysis_gate_reading(D, c);
+    analysis_decision r = analysis_check_two_sided(D, c);
     /* the headline word comes from the test: reduced only when ungated − gated is significantly > 0 */
     fprintf(f, "- **attention sink at G1 (%s): %s → %s, %s** (mean attention mass on token 0 at the "
                "last layer, ungated → %s at g1, means over %d pairs; per-seed difference ungated − %s ",
@@ -585,7 +561,7 @@ static void analysis_md_gate_ovqk(FILE *f, const analysis_data *D, const analysi
     return;
   }
   char b1[96];
-  analysis_decision r = analysis_gate_reading(D, c);
+  analysis_decision r = analysis_check_two_sided(D, c);
   fprintf(f, "- **SDPA-output/value gates (g1, g2) beat query/key gates (g3, g4): %s** (%s) — mean "
              "accuracy of g1 and g2 minus that of g3 and g4, per seed averaged over units and gated "
              "archs (means %s vs %s): ",

@@ -110,3 +110,14 @@ const char *analysis_f4(char *buf, double v) {
     snprintf(buf, 32, "%.4g", v);
   return buf;
 }
+
+const char *analysis_ci_text(char *buf, size_t len, const analysis_ci *c) {
+  char a[32], b[32], m[32];
+  if (c->n == 0)
+    snprintf(buf, len, "–");
+  else if (isnan(c->lo))
+    snprintf(buf, len, "%s", analysis_f4(m, c->mean));
+  else
+    snprintf(buf, len, "%s [%s, %s]", analysis_f4(m, c->mean), analysis_f4(a, c->lo), analysis_f4(b, c->hi));
+  return buf;
+}

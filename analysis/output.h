@@ -36,6 +36,9 @@ void analysis_file_abort(analysis_file *o);
 const char *analysis_f4(char *buf, double v);
 
 #define F4(v) analysis_f4((char[32]){0}, (v))
+/* "0.9 [0.85, 0.95]" of an interval (F4 numbers), "0.9" with one value,
+ * "–" with none: into buf (len bytes); returns buf. */
+const char *analysis_ci_text(char *buf, size_t len, const analysis_ci *c);
 
 /* Untrusted text (a spec name) as Markdown that renders it literally:
  * the Markdown punctuation that could start a link, image, code span,

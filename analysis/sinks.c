@@ -370,16 +370,10 @@ int analysis_sink_checks(analysis_data *D) {
   return rc;
 }
 
-/* Two-sided reading: supported (the gate lowers it: ungated − gated > 0,
- * p_adj < α), not supported (raises it significantly), inconclusive,
- * too few. */
-static analysis_decision analysis_sink_reading(const analysis_data *D, const analysis_check *c) {
-  if (c->decision == ANALYSIS_TOO_FEW) return ANALYSIS_TOO_FEW;
-  if (c->p_adj < D->opt.alpha) return c->effect > 0 ? ANALYSIS_SUPPORTED : ANALYSIS_NOT_SUPPORTED;
-  return ANALYSIS_INCONCLUSIVE;
-}
 
-/* One verdict row per check, read as above. */
+/* One verdict row per check, its two-sided reading (checks.c): supported
+ * when the gate lowers the quantity (ungated − gated > 0, p_adj < α), not
+ * supported when it raises it significantly, else inconclusive or too few. */
 int analysis_sink_verdicts(analysis_data *D) {
   if (!analysis_sinks_of(D)) return CS_OK;
   int n = D->checks.n;
@@ -387,15 +381,7 @@ int analysis_sink_verdicts(analysis_data *D) {
     analysis_check c = D->checks.c[i];
     int ours = 0;
     for (int q = 0; q < SV_COUNT; q++) ours |= !strcmp(c.claim, SV_CLAIM[q]);
-    if (c.verdict || !ours) continue;
-    analysis_check *v;
-    CS_CHECK(analysis_check_add(D, c.claim, c.family, 1, &v, "%s", c.scope));
-    char scope[sizeof v->scope];
-    memcpy(scope, v->scope, sizeof scope);
-    *v = c;
-    memcpy(v->scope, scope, sizeof scope);
-    v->verdict = 1;
-    v->decision = analysis_sink_reading(D, &c);
+    if (!c.verdict && ours) CS_CHECK(analysis_verdict_of_check(D, &c));
   }
   return CS_OK;
 }
@@ -441,17 +427,10 @@ void analysis_list_sinks_tables(FILE *f, const analysis_data *D) {
                "over seeds and their differences from ungated paired by seed\n");
 }
 
-static const char *analysis_sink_ci_text(char *buf, size_t len, const analysis_ci *c) {
-  if (c->n == 0) snprintf(buf, len, "–");
-  else if (isnan(c->lo)) snprintf(buf, len, "%s", F4(c->mean));
-  else snprintf(buf, len, "%s [%s, %s]", F4(c->mean), F4(c->lo), F4(c->hi));
-  return buf;
-}
-
 static const char *analysis_sink_diff_text(char *buf, size_t len, const analysis_diff *d) {
   char ci[96];
   if (d->n == 0) snprintf(buf, len, "–");
-  else snprintf(buf, len, "%s, d_z %s", analysis_sink_ci_text(ci, sizeof ci, &d->ci), F4(d->dz.mean));
+  else snprintf(buf, len, "%s, d_z %s", analysis_ci_text(ci, sizeof ci, &d->ci), F4(d->dz.mean));
   return buf;
 }
 
@@ -472,8 +451,8 @@ static void analysis_md_sink_table(FILE *f, const analysis_data *D, const analys
       fprintf(f, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
               config_task_name(D->task[U->t]), D->depth[U->d], nm, config_arch_name(D->arch[R->a]),
               R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), l + 1, R->n_seeds,
-              analysis_sink_ci_text(b[0], 96, &q[SQ_SHARE]), F4(q[SQ_HEADMAX].mean),
-              analysis_sink_ci_text(b[2], 96, &q[SQ_MASSIVE]), analysis_sink_ci_text(b[3], 96, &q[SQ_DRAIN]),
+              analysis_ci_text(b[0], 96, &q[SQ_SHARE]), F4(q[SQ_HEADMAX].mean),
+              analysis_ci_text(b[2], 96, &q[SQ_MASSIVE]), analysis_ci_text(b[3], 96, &q[SQ_DRAIN]),
               F4(q[SQ_PEAK].mean), analysis_sink_diff_text(e[0], 128, &v[SQ_SHARE]),
               analysis_sink_diff_text(e[1], 128, &v[SQ_MASSIVE]), analysis_sink_diff_text(e[2], 128, &v[SQ_DRAIN]));
     }
@@ -521,7 +500,7 @@ static void analysis_md_sink_g1(FILE *f, const analysis_data *D, const analysis_
                "pairs; per-seed difference ungated − G1 ",
             config_arch_name(D->arch[a]), F4(mu), F4(mg), mu > 0 ? F4(100 * (1 - mg / mu)) : "n/a",
             100 * ANALYSIS_QIU_UNGATED, 100 * ANALYSIS_QIU_G1, 100 * (1 - ANALYSIS_QIU_G1 / ANALYSIS_QIU_UNGATED),
-            analysis_sink_word(analysis_sink_reading(D, c)), n);
+            analysis_sink_word(analysis_check_two_sided(D, c)), n);
     analysis_md_check(f, c);
     fprintf(f, ").\n");
   }
@@ -540,7 +519,7 @@ static void analysis_md_sink_verdicts(FILE *f, const analysis_data *D) {
       const analysis_check *c = &D->checks.c[i];
       if (c->verdict || strcmp(c->claim, SV_CLAIM[q])) continue;
       fprintf(f, "- %s, %s: **%s** (ungated − gated per seed: ", WHAT[q], c->scope,
-              analysis_sink_word(analysis_sink_reading(D, c)));
+              analysis_sink_word(analysis_check_two_sided(D, c)));
       analysis_md_check(f, c);
       fprintf(f, ")\n");
     }

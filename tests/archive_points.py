@@ -5,7 +5,10 @@ under /points, found through /points/index (cell_id, n_points, m, depth,
 x_start, start); 2 and 3 had a group /points/<cell_id>. cell_points(f, cell)
 returns {name: array} for either layout (x: n_points x m; S, S_err, S_tilde,
 tr_g, logdet_g, H_norm, class: depth x n_points), or None when the cell has
-no points; point_cells(f) lists the cells that have them."""
+no points; point_cells(f) lists the cells that have them. to_group_layout
+and drop_curvature_columns rewrite an archive in an older format's layout."""
+
+import numpy as np
 
 ARRAYS = ("S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm", "class")
 
@@ -57,3 +60,21 @@ def to_group_layout(f):
         for k, v in d.items():
             g.create_dataset(k, data=v, dtype=class_type if k == "class" else v.dtype, chunks=True,
                              shuffle=True, fletcher32=True)
+
+
+def drop_curvature_columns(f, names, version):
+    """Rewrite /curvature without the columns names (keeping its
+    committed_rows and filters) and set format_version: the table of an
+    older format, for tests that read it."""
+    cv = f["curvature"]
+    old = cv[()]
+    keep = [n for n in old.dtype.names if n not in names]
+    new = np.empty(old.shape, dtype=[(n, old.dtype[n]) for n in keep])
+    for n in keep:
+        new[n] = old[n]
+    committed = cv.attrs["committed_rows"]
+    del f["curvature"]
+    ds = f.create_dataset("curvature", data=new, maxshape=(None,), chunks=True, shuffle=True,
+                          compression="gzip", fletcher32=True)
+    ds.attrs["committed_rows"] = committed
+    f.attrs["format_version"] = np.int32(version)

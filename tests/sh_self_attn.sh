@@ -76,20 +76,10 @@ else bad "analyze"; cat an.err; fi
 $PY - mem.h5 <<'PYEOF' || bad "make v2"
 import os, sys, h5py, numpy as np
 sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
-from archive_points import to_group_layout
+from archive_points import drop_curvature_columns, to_group_layout
 f = h5py.File(sys.argv[1], "r+")
 to_group_layout(f)  # /points as a group per cell, as version 2 wrote it
-cv = f["curvature"]
-old = cv[()]
-names = [n for n in old.dtype.names if n not in ("sink_mass", "max_attn")]
-new = np.empty(old.shape, dtype=[(n, old.dtype[n]) for n in names])
-for n in names: new[n] = old[n]
-committed = cv.attrs["committed_rows"]
-del f["curvature"]
-ds = f.create_dataset("curvature", data=new, maxshape=(None,), chunks=True, shuffle=True,
-                      compression="gzip", fletcher32=True)
-ds.attrs["committed_rows"] = committed
-f.attrs["format_version"] = np.int32(2)
+drop_curvature_columns(f, ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"), 2)
 PYEOF
 if "$bin" info mem.h5 >info.out 2>&1 && grep -q "12 done" info.out; then ok; else bad "info v2"; cat info.out; fi
 if "$bin" analyze mem.h5 -o rep2 >/dev/null 2>an2.err; then ok; else bad "analyze v2"; cat an2.err; fi
