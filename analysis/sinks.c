@@ -370,7 +370,6 @@ int analysis_sink_checks(analysis_data *D) {
   return rc;
 }
 
-
 /* One verdict row per check, its two-sided reading (checks.c): supported
  * when the gate lowers the quantity (ungated − gated > 0, p_adj < α), not
  * supported when it raises it significantly, else inconclusive or too few. */

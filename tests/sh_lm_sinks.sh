@@ -3,8 +3,9 @@
 # format_version 5; analysis/README.md, "Attention sinks"): a tiny lm sweep
 # (ungated, gated, gated-headwise x g1, g2, 2 seeds, depth 2, /params kept)
 # lands in a format_version 5 archive whose /curvature carries massive_act,
-# value_drain and resid_peak in their domain; analyze writes the section
-# "Do gates remove the attention sink?", sinks.csv with its columns, the
+# value_drain and resid_peak in their domain (`train --cell` prints them);
+# analyze writes the section "Do gates remove the attention sink?",
+# sinks.csv with its columns, the
 # sink verdict rows of verdicts.csv and the sinks_* figure with the
 # attention maps computed from /params. The same archive rewritten as
 # format_version 4 (the three columns dropped) is still read: info, analyze
@@ -41,6 +42,9 @@ lr = 1e-2
 [curvature]
 points = 8
 INI
+if "$bin" train lm.ini --cell 3 >train.txt 2>train.err &&
+   grep -qE "^prefix +sink_mass +max_attn +massive_act +value_drain +resid_peak" train.txt; then ok
+else bad "train --cell: no extreme-token statistics"; cat train.txt train.err; fi
 if "$bin" run lm.ini -o lm.h5 >run.txt 2>run.err; then ok; else bad "run"; cat run.err; fi
 if $PY - lm.h5 <<'PY'; then ok; else bad "format_version 5 archive with the extreme-token columns"; fi
 import sys, h5py, numpy as np

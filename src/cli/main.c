@@ -128,10 +128,18 @@ void cli_print_curvature_table(int depth, const geom_stats *c) {
            l + 1, c[l].K_mean, c[l].K_median, c[l].K_absmean, c[l].K_fracpos, c[l].Kt_absmean,
            c[l].Kh_absmean, c[l].Kh_mean, c[l].aniso_median, c[l].logdet_mean, c[l].intK,
            c[l].intabsK, c[l].unresolved_frac, c[l].degenerate_frac);
-  /* the self family's attention-sink statistic (NaN, not shown, for the memory family) */
+  /* the attention-sink statistic (self, lm; NaN, not shown, for the memory
+   * family) and the lm family's other extreme-token statistics */
   if (depth > 0 && isfinite(c[0].sink_mass)) {
-    printf("%-6s %12s %12s\n", "prefix", "sink_mass", "max_attn");
-    for (int l = 0; l < depth; l++) printf("%-6d %12.4f %12.4f\n", l + 1, c[l].sink_mass, c[l].max_attn);
+    int lm = isfinite(c[0].massive_act);
+    printf("%-6s %12s %12s", "prefix", "sink_mass", "max_attn");
+    if (lm) printf(" %12s %12s %12s", "massive_act", "value_drain", "resid_peak");
+    printf("\n");
+    for (int l = 0; l < depth; l++) {
+      printf("%-6d %12.4f %12.4f", l + 1, c[l].sink_mass, c[l].max_attn);
+      if (lm) printf(" %12.4g %12.4g %12.4g", c[l].massive_act, c[l].value_drain, c[l].resid_peak);
+      printf("\n");
+    }
   }
 }
 
