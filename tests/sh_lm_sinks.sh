@@ -11,7 +11,8 @@
 # format_version 4 (the three columns dropped) is still read: info, analyze
 # (the ratios reported missing), merge (into format_version 5, NaN); a run
 # into it with a pending cell is refused (exit 2, the remedy named, the file
-# untouched); a damaged value (massive_act < 1) is refused naming the cell.
+# untouched); a damaged value (massive_act < 1) is refused naming the cell,
+# and `merge --salvage` leaves that cell pending.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 PY=/usr/bin/python3
 
@@ -102,4 +103,8 @@ $PY -c "
 import h5py; f = h5py.File('dmg.h5', 'r+'); c = f['curvature'][3]; c['massive_act'] = 0.5; f['curvature'][3] = c"
 "$bin" analyze dmg.h5 -o repd >/dev/null 2>dmg.err; rc=$?
 check "damaged massive_act" 2 $rc "dmg.h5: damaged archive: /curvature: done cell .* (family lm) prefix .: massive_act below 1" dmg.err
+"$bin" merge --salvage salv.h5 dmg.h5 >salv.txt 2>&1; rc=$?
+check "salvage of the damaged value" 0 $rc "pending *cell [0-9]*: dmg.h5: damaged archive: /curvature: done cell" salv.txt
+"$bin" info salv.h5 >salvinfo.txt 2>&1; rc=$?
+check "salvaged archive: the cell pending" 0 $rc "11 done, 1 pending" salvinfo.txt
 finish
