@@ -93,7 +93,7 @@ static const struct {
     {"gap.csv", "dKh_*", "mean |K̂| of the last layer, arch − ungated" CI SIGNS},
     /* verdicts.csv */
     {"verdicts.csv", "claim", "the claim: `1` … `4`, `sample-efficiency`, `gate-g1-best`, "
-                              "`gate-sink`, `gate-ov-qk`, …"},
+                              "`gate-sink`, `gate-ov-qk`, `sink-share`, `sink-massive`, `sink-drain`, …"},
     {"verdicts.csv", "scope", "what the row covers, fields joined by `;`: `verdict` is the claim's "
                               "verdict, every other row a check behind it"},
     {"verdicts.csv", "test", "the test (e.g. `sign-flip exact one-sided greater`, `TOST t`)"},
@@ -136,6 +136,21 @@ static const struct {
     {"gates.csv", "n_pairs_*", "seeds with this cell and the baseline's (ungated, or g1)"},
     {"gates.csv", "d*_vs_*", "this row − the baseline (ungated, or the same arch at g1), paired by "
                              "seed, for acc, Kh, Kt, sink_mass, max_attn" CI SIGNS},
+    /* sinks.csv (lm family, analysis/sinks.c) */
+    {"sinks.csv", "gate", "the gate position g1 … g5, `-` for the ungated row"},
+    {"sinks.csv", "layer", "the block l = 1..depth whose output the values describe"},
+    {"sinks.csv", "n_measured", "done cells with massive_act, value_drain, resid_peak stored "
+                                "(format_version 5)"},
+    {"sinks.csv", "n_pairs", "seeds with this cell and the ungated cell (0 on the ungated row)"},
+    {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
+                             "positions t ≥ 1 and held-out sequences (sink_mass)" CI},
+    {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" CI},
+    {"sinks.csv", "massive_*", "massive activation max |h| / median |h| of the residual stream "
+                               "(massive_act)" CI},
+    {"sinks.csv", "drain_*", "value drain ‖v_BOS‖ / median ‖v_t‖ (value_drain)" CI},
+    {"sinks.csv", "peak_*", "residual peak ‖h_BOS‖ / median ‖h_t‖ (resid_peak)" CI},
+    {"sinks.csv", "d*", "this row − ungated, paired by seed, for share, headmax, massive, drain, "
+                        "peak (`nan` on the ungated row)" CI SIGNS},
 };
 #define N_COLUMN_RULES (int)(sizeof COLUMN_RULES / sizeof *COLUMN_RULES)
 
