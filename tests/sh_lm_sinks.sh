@@ -67,6 +67,9 @@ head -1 rep/sinks.csv | grep -q "^arch,task,depth,regime,gate,layer,n_seeds,n_me
 [[ $(grep -c "^gated,bigram-backcopy,2,all,g1," rep/sinks.csv) -eq 2 ]] && ok || bad "sinks.csv: two layers of gated g1"
 [[ $(grep -cE "^sink-(share|massive|drain)," rep/verdicts.csv) -eq 24 ]] && ok || bad "verdicts.csv: 12 sink checks and 12 verdicts"
 grep -q "index [0-9]* using 1:2:3 with image" rep/sinks_bigram-backcopy.gp && ok || bad "sinks_*.gp: no heat map"
+grep -q "^## sinks.csv" rep/COLUMNS.md && ! grep -q "not described" rep/COLUMNS.md && ok ||
+  bad "COLUMNS.md: sinks.csv missing or a column not described"
+grep -q "^| \[sink-share\](#do-gates-remove-the-attention-sink) |" rep/index.md && ok || bad "index.md summary: no sink-share row"
 
 # format_version 4: the three columns dropped
 $PY - lm.h5 v4.h5 <<'PY' || bad "make v4"
