@@ -164,7 +164,7 @@ int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, i
     analysis_sink_plot *Q;
     CS_CHECK(CS_CALLOC(Q, 1));
     *Q = (analysis_sink_plot){.D = D, .S = S, .base = b, .t = t, .d = dd};
-    Q->maps = b == 0 && S->n_unit > 0 && t == S->unit[0].t && S->n_map > 0;
+    Q->maps = S->n_unit > 0 && b == S->unit[0].base && t == S->unit[0].t && S->n_map > 0;
     if (strcmp(B->name, "all") != 0)
       snprintf(P->name, sizeof P->name, "sinks_%s_%s", config_task_name(D->task[t]), B->tag);
     else

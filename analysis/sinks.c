@@ -244,7 +244,7 @@ static int analysis_sink_map_fill(const analysis_data *D, const cs_cell_result *
   return rc;
 }
 
-/* The cell drawn for arch a: the deepest unit of the first base and task,
+/* The cell drawn for arch a: the deepest unit of the first unit's base and task,
  * its g1 row (else its first position; the ungated row for ungated), the
  * lowest seed with a done cell. */
 static int analysis_sink_pick(const analysis_data *D, const analysis_sinks *S, int a, analysis_sink_map *m) {
@@ -253,8 +253,8 @@ static int analysis_sink_pick(const analysis_data *D, const analysis_sinks *S, i
   for (int i = 0; i < S->n_row; i++) {
     const analysis_sink_row *R = &S->row[i];
     const analysis_sink_unit *U = &S->unit[R->unit];
-    if (R->a != a || U->base != 0 || U->t != S->unit[0].t || !R->n_seeds) continue;
-    int g1 = R->pos >= 0 && S->base[0].gate[R->pos] == GATE_G1;
+    if (R->a != a || U->base != S->unit[0].base || U->t != S->unit[0].t || !R->n_seeds) continue;
+    int g1 = R->pos >= 0 && S->base[U->base].gate[R->pos] == GATE_G1;
     if (best < 0 || U->d > S->unit[S->row[best].unit].d ||
         (U->d == S->unit[S->row[best].unit].d && g1))
       best = i;
