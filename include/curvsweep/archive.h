@@ -95,7 +95,11 @@ int archive_close(cs_archive *a);
 /* Read-only summary (`curvsweep info`). */
 typedef struct {
   char name[128];
-  char spec_sha256[65];
+  char spec_sha256[65];   /* of the /spec text */
+  char identity[65];      /* spec_canonical_sha256 of /spec (docs/ARCHIVE.md, "Identity") */
+  int64_t grid_cells;     /* cells of its spec (cells: the ones it lists) */
+  char shard[32];         /* "i/N" of the last run that named one, or "" */
+  int partial;            /* written by merge --partial */
   char created[32];
   char software_version[32];
   int64_t cells, pending, done, failed, diverged;
@@ -143,9 +147,24 @@ int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
 typedef void (*cs_archive_check_fn)(const char *object, const char *reason, void *ctx);
 int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged);
 
-/* Combine shard archives of one spec into out (CS_ERR_INPUT on mismatched
- * specs, or a cell done in two inputs with different values). */
-int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);
+/* Combine archives of one sweep into out (docs/ARCHIVE.md, "Merge"): shards
+ * of one spec, or archives of specs that differ only in [grid] values (out's
+ * spec is then the union of their grids, spec_union_text). CS_ERR_INPUT on
+ * specs that differ elsewhere, a cell done in two inputs with different
+ * values, or an incomplete set (cells of out's spec no input lists, the
+ * missing shards named) unless partial: out then has the root attribute
+ * partial = 1. rep (may be NULL) says what the merge got. */
+typedef struct {
+  char sweep[128];          /* [sweep] name */
+  char identity[65];        /* out's spec_canonical_sha256 */
+  int64_t cells, listed;    /* cells of out's spec, and how many the inputs list */
+  int inputs;
+  int grids;                /* 1: the inputs' specs differ in [grid] values (union) */
+  char got[1024];           /* "0/2 (a.h5), unsharded (b.h5)" */
+  char missing_shards[512]; /* "1/2, 3/4" (of the largest shard count named) or "" */
+} cs_archive_merge_report;
+int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite,
+                  int partial, cs_archive_merge_report *rep);
 
 /* `curvsweep merge --salvage OUT DAMAGED`: copy every intact cell of a
  * damaged archive into a new archive out of the same spec (its /spec must
@@ -184,6 +203,9 @@ int archive_build_begin(const char *path, const cs_spec *spec, const unsigned ch
 int archive_build_result(cs_archive_builder *b, const cs_cell_result *r);
 int archive_build_run(cs_archive_builder *b, const cs_run_info *run);
 int archive_build_finish(cs_archive_builder *b);
+/* archive_build_finish without the rename: the complete, synced file stays
+ * at its temporary name, handed to the caller (*tmp, malloc'ed), b freed. */
+int archive_build_close(cs_archive_builder *b, char **tmp);
 void archive_build_abort(cs_archive_builder *b);
 
 /* Additions to the contract above. */
