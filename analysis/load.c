@@ -112,17 +112,33 @@ static int analysis_read_spec(const char *path, cs_spec **spec) {
   return rc;
 }
 
-/* CS_ERR_INPUT unless archive p is of the sweep of archive 0 (D->spec). */
+/* CS_ERR_INPUT unless archive p is of the sweep of archive 0 (D->spec): the
+ * same identity, the canonical resolved spec (docs/SPEC.md, "Identity"), so
+ * archives of one spec written with other comments or spellings go
+ * together. Archives of specs that differ only in [grid] values share no
+ * cell numbering: merged first, they analyse as one sweep. */
 static int analysis_check_same_sweep(const analysis_data *D, int p) {
   cs_spec *spec = NULL;
   CS_CHECK(analysis_read_spec(D->paths[p], &spec));
   int rc = CS_OK;
-  if (strcmp(spec_sha256(D->spec), spec_sha256(spec)) != 0)
+  char *text = NULL;
+  if (strcmp(spec_canonical_sha256(D->spec), spec_canonical_sha256(spec)) == 0) {
+    // one sweep
+  } else if (spec_union_text(D->spec, spec, &text) == CS_OK) {
     rc = cs_error(CS_ERR_INPUT,
-                  "%s and %s are archives of different sweeps (spec sha256 %.12s… vs "
-                  "%.12s…): analyse them separately (several archives must be shards or "
-                  "copies of one spec)",
-                  D->paths[0], D->paths[p], spec_sha256(D->spec), spec_sha256(spec));
+                  "%s and %s are archives of specs that differ only in [grid] values: merge them "
+                  "into one archive of the union of their grids (curvsweep merge OUT.h5 %s %s), "
+                  "then analyse OUT.h5", D->paths[0], D->paths[p], D->paths[0], D->paths[p]);
+  } else {
+    cs_error_clear();
+    rc = cs_error(CS_ERR_INPUT,
+                  "%s and %s are archives of different sweeps (identity %.12s… vs %.12s…): "
+                  "analyse them separately (several archives must be shards or copies of one "
+                  "sweep, or parts of one grid merged first)",
+                  D->paths[0], D->paths[p], spec_canonical_sha256(D->spec),
+                  spec_canonical_sha256(spec));
+  }
+  free(text);
   spec_free(spec);
   return rc;
 }
