@@ -1,8 +1,9 @@
 /* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 3).
  *
  * Layout: root attributes (format = "curvsweep", format_version,
- * software_version, created (UTC ISO 8601), spec_sha256); /spec (the spec
- * text exactly as read); /cells, /curvature, /curves, /runs compound tables;
+ * software_version, created (UTC ISO 8601), spec_sha256, spec_canonical_sha256
+ * (the identity: docs/ARCHIVE.md, "Identity"), partial (merge --partial));
+ * /spec (the spec text exactly as read); /cells, /curvature, /curves, /runs compound tables;
  * optional /points/<cell_id>/ and /params/<cell_id>/ groups. All datasets
  * chunked, shuffle + deflate + Fletcher32.
  *
@@ -52,8 +53,11 @@ typedef enum {
 
 /* Open for writing by the sweep's rank 0. With a cell subset (shards), only
  * those cells are listed as pending rows; others are absent. mask[cell] != 0
- * selects (NULL = every cell). Errors: an existing archive of a different
- * spec (CS_ERR_INPUT, naming both sha256s and what to do), not HDF5 or not a
+ * selects (NULL = every cell). ARCHIVE_RESUME of an archive whose spec this
+ * one grows first rebuilds it for this spec, its results kept under their
+ * cells' new ids and the old file kept (docs/ARCHIVE.md, "Growing a
+ * sweep"). Errors: an existing archive of a different spec (CS_ERR_INPUT,
+ * naming the keys that differ and what to do), not HDF5 or not a
  * curvsweep archive, wrong format_version, unwritable directory. */
 int archive_open_write(const char *path, const cs_spec *spec, cs_archive_mode mode,
                        const unsigned char *mask, cs_archive **out);
