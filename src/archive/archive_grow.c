@@ -128,6 +128,16 @@ static int archive_grow(const char *path, const cs_spec *old_spec, const unsigne
 
 int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned char *mask) {
   if (!archive_file_exists(path)) return CS_OK;
+  // the identity first (root attributes and /spec): the same, nothing to do
+  hid_t file;
+  archive_meta meta;
+  archive_probe_class cls;
+  if (archive_probe(path, H5F_ACC_RDONLY, &file, &meta, &cls) != CS_OK) {
+    cs_error_clear();  // the resume says what is wrong with it (or rebuilds it)
+    return CS_OK;
+  }
+  H5Fclose(file);
+  if (!strcmp(meta.identity, spec_canonical_sha256(spec))) return CS_OK;
   archive_reader rd;
   if (archive_reader_open(path, &rd) != CS_OK) {
     // unreadable, foreign, damaged: the resume says so (or rebuilds it)
@@ -135,9 +145,7 @@ int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned
     return CS_OK;
   }
   cs_spec_relation rel = SPEC_SAME;
-  int rc = strcmp(rd.meta.identity, spec_canonical_sha256(spec)) == 0
-               ? CS_OK
-               : spec_compare(rd.spec, spec, NULL, NULL, &rel);
+  int rc = spec_compare(rd.spec, spec, NULL, NULL, &rel);
   if (!rc && rel == SPEC_DIFFERS) rc = archive_identity_refusal(path, rd.spec, spec);
   if (rc || rel == SPEC_SAME) {
     archive_reader_close(&rd);
