@@ -160,6 +160,13 @@ mpi 1 "$bin" run g23.ini -o b23.h5 2>/dev/null && ok || bad "run of seed 2, 3"
 "$bin" merge u.h5 a2.h5 b23.h5 2>u.err; rc=$?
 check "merge of seed 0..1 and seed 2, 3" 0 $rc "the union of their grids" u.err
 cmp_archives --ignore-spec u.h5 fresh.h5 && ok || bad "the union archive differs from a fresh run"
+# ... and analyse together, as the fresh run of the union does
+CS_GNUPLOT=/bin/false "$bin" analyze fresh.h5 -o rep-fresh >/dev/null 2>&1
+CS_GNUPLOT=/bin/false "$bin" analyze a2.h5 b23.h5 -o rep-ab >/dev/null 2>ab.err; rc=$?
+[[ $rc -eq 0 || $rc -eq 1 ]] && ok || { bad "analyze of seed 0..1 and seed 2, 3: exit $rc"; cat ab.err; }
+for t in summary.csv prefix.csv amplification.csv; do
+  cmp -s "rep-fresh/$t" "rep-ab/$t" && ok || bad "analyze of the two archives: $t differs from the fresh run's"
+done
 "$bin" merge x.h5 a2.h5 a.h5 2>x.err; rc=$?
 check "merge of specs differing outside [grid]" 2 $rc "\[model\] width 8 and 16" x.err
 
