@@ -206,7 +206,7 @@ int analysis_verdict_from(analysis_data *D, const char *claim, const char *famil
 }
 
 /* The claims in the order of index.md. */
-static int analysis_claim_rank(const char *claim) {
+int analysis_claim_rank(const char *claim) {
   static const char *const ORDER[] = {"1", "2", "3", "4", "sample-efficiency", "gate-g1-best",
                                       "gate-sink", "gate-ov-qk"};
   for (int i = 0; i < (int)(sizeof ORDER / sizeof *ORDER); i++)

@@ -16,6 +16,9 @@
 int analysis_check_add(analysis_data *D, const char *claim, const char *family, int verdict,
                        analysis_check **out, const char *scope_fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* A claim's place in the order of index.md and verdicts.csv (99: a claim
+ * not listed, after the others). */
+int analysis_claim_rank(const char *claim);
 /* The check of claim with exactly this scope, or NULL. */
 const analysis_check *analysis_check_find(const analysis_data *D, const char *claim, const char *scope);
 

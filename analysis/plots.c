@@ -715,32 +715,93 @@ static int analysis_find_gnuplot(const analysis_options *opt, char *path, size_t
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Run `gnuplot NAME.gp` in dir, its output appended to dir/gnuplot.log.
- * Returns 1 when it exited 0 and NAME.png exists and is not empty. */
-static int analysis_render(const char *gnuplot, const char *dir, const char *name) {
+/* gnuplot's output (stdout and stderr) as one line: the last `len` - 1
+ * bytes of it, newlines as " | ", blank lines dropped. */
+static void analysis_tail_line(const char *text, size_t n, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && used + 4 < len; i++) {
+    char c = text[i];
+    if (c == '\n' || c == '\r') {
+      if (used > 0 && strcmp(buf + (used >= 3 ? used - 3 : 0), " | ") != 0)
+        used += (size_t)snprintf(buf + used, len - used, " | ");
+      continue;
+    }
+    buf[used++] = c;
+    buf[used] = '\0';
+  }
+  while (used >= 3 && strcmp(buf + used - 3, " | ") == 0) buf[used -= 3] = '\0';
+  while (used > 0 && buf[used - 1] == ' ') buf[--used] = '\0';
+}
+
+/* Run `gnuplot NAME.gp` in dir. Returns 1 when it exited 0 and NAME.png
+ * exists and is not empty; otherwise why into why (gnuplot's own output,
+ * e.g. `"x.gp" line 3: undefined variable`, and its exit status). */
+static int analysis_render(const char *gnuplot, const char *dir, const char *name, char *why,
+                           size_t why_len) {
   char script[ANALYSIS_NAME_LEN + 80], png[4096 + ANALYSIS_NAME_LEN + 80];
   snprintf(script, sizeof script, "%s.gp", name);
   snprintf(png, sizeof png, "%s/%s.png", dir, name);
   unlink(png); /* a stale figure must not pass for a fresh one */
+  snprintf(why, why_len, "could not be started");
+  int fds[2];
+  if (pipe(fds) != 0) return 0;
   pid_t pid = fork();
-  if (pid < 0) return 0;
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    return 0;
+  }
   if (pid == 0) {
-    if (chdir(dir) != 0) _exit(126);
+    close(fds[0]);
     int in = open("/dev/null", O_RDONLY);
-    /* never through a symbolic link (docs/SECURITY.md) */
-    int log = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644);
     if (in >= 0) dup2(in, 0);
-    if (log >= 0) dup2(log, 1), dup2(log, 2);
+    dup2(fds[1], 1), dup2(fds[1], 2);
+    if (chdir(dir) != 0) {
+      dprintf(2, "cannot enter %s: %s\n", dir, strerror(errno));
+      _exit(126);
+    }
     char *argv[] = {(char *)"gnuplot", script, NULL};
     execvp(gnuplot, argv);
+    dprintf(2, "cannot run %s: %s\n", gnuplot, strerror(errno));
     _exit(127);
   }
+  close(fds[1]);
+  // keep the end of the output (the error is gnuplot's last words); read
+  // to the end so that the child never blocks on a full pipe
+  char out[2048];
+  size_t n = 0;
+  for (;;) {
+    char chunk[512];
+    ssize_t got = read(fds[0], chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (n + (size_t)got > sizeof out) {
+      size_t drop = n + (size_t)got - sizeof out;
+      if (drop > n) drop = n;
+      memmove(out, out + drop, n - drop);
+      n -= drop;
+    }
+    size_t keep = (size_t)got < sizeof out ? (size_t)got : sizeof out;
+    memcpy(out + n, chunk + (size_t)got - keep, keep);
+    n += keep;
+  }
+  close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return 0;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+  char said[900];
+  analysis_tail_line(out, n, said, sizeof said);
   struct stat st;
-  return stat(png, &st) == 0 && st.st_size > 0;
+  int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (ok && stat(png, &st) == 0 && st.st_size > 0) return 1;
+  if (!WIFEXITED(status))
+    snprintf(why, why_len, "killed by signal %d%s%s", WTERMSIG(status), *said ? ": " : "", said);
+  else if (!ok)
+    snprintf(why, why_len, "exit status %d%s%s", WEXITSTATUS(status), *said ? ": " : "",
+             *said ? said : " (no message)");
+  else
+    snprintf(why, why_len, "exit status 0 but no %s.png written%s%s", name, *said ? ": " : "", said);
+  return 0;
 }
 
 /* ---- the plots of one (task, regime), in the order of index.md ---- */
@@ -793,19 +854,24 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
                   dir);
     return CS_OK;
   }
-  char logpath[4096 + 16];
-  snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
-  unlink(logpath);
-  int failed = 0;
+  // a plot gnuplot fails on is a failure of the run (analyze exits 1, the
+  // first failure's message in out->plot_error); the others still render
   for (int i = 0; i < *n_plots; i++) {
-    (*plots)[i].rendered = analysis_render(gnuplot, dir, (*plots)[i].name);
+    char why[900];
+    (*plots)[i].rendered = analysis_render(gnuplot, dir, (*plots)[i].name, why, sizeof why);
     if ((*plots)[i].rendered) {
       if (out) out->plots_written++;
-    } else if (failed++ < 3) {
-      analysis_warn(out, "gnuplot (%s) failed on %s.gp: see %s", gnuplot, (*plots)[i].name, logpath);
+      continue;
     }
+    if (!out) continue;
+    if (out->plots_failed++ == 0)
+      if (snprintf(out->plot_error, sizeof out->plot_error, "gnuplot (%s) failed on %s/%s.gp: %s",
+                   gnuplot, dir, (*plots)[i].name, why) < 0)
+        out->plot_error[0] = '\0';  // (a long message is cut, never lost whole)
   }
-  if (!failed) unlink(logpath); /* only gnuplot's chatter (e.g. range warnings) */
+  if (out && out->plots_failed)
+    analysis_warn(out, "%d of %d plots not rendered (gnuplot failed; the first failure is "
+                       "reported below)", out->plots_failed, *n_plots);
   return CS_OK;
 }
 

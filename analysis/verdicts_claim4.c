@@ -105,101 +105,121 @@ static analysis_c4 analysis_c4_verdict(const analysis_dir *dd, const analysis_di
   return C4_NOT_SUPPORTED;
 }
 
-/* The direction's per-seed slope tests, then the descriptive raw-K and
- * log det g slopes of amplification.csv (no interval: shrinkage reading). */
-static void analysis_md_dir(FILE *f, const analysis_dir *d, const analysis_boot *b) {
-  static const char *const SYM[C4M_COUNT] = {"K̂", "∫|K| dA", "K̃"};
+/* One check in a table cell: "K̂ 0.12 [0.05, 0.2], p_adj 0.03 → supported"
+ * (analysis_md_check has the long form; verdicts.csv every number). */
+static void analysis_md_check_cell(FILE *f, const analysis_check *c, const char *sym) {
+  fprintf(f, "%s %s [%s, %s], p_adj %s → %s", sym, F4(c->effect), F4(c->effect_lo), F4(c->effect_hi),
+          F4(c->p_adj), c->decision == ANALYSIS_SUPPORTED ? "**supported**"
+                                                           : analysis_decision_name(c->decision));
+}
+
+/* The direction's per-seed slope tests, in one table cell ("—" without). */
+static void analysis_md_dir(FILE *f, const analysis_dir *d) {
+  static const char *const SYM[C4M_COUNT] = {"K̂", "∫\\|K\\| dA", "K̃"};
   int any = 0;
   for (int m = 0; m < C4M_COUNT; m++) {
     if (!d->c[m]) continue;
-    fprintf(f, "%sper-seed slope of log %s ", any++ ? "; " : "", SYM[m]);
-    analysis_md_check(f, d->c[m]);
+    fprintf(f, "%s", any++ ? "; " : "");
+    analysis_md_check_cell(f, d->c[m], SYM[m]);
   }
-  fprintf(f, "%sraw |K| slope %s, log det g slope %s, median-anisotropy slope %s (seed means, "
-             "amplification.csv)", any ? "; " : "", F4(b[AQ_K].estimate), F4(b[AQ_LOGDET].estimate),
-          F4(b[AQ_ANISO].estimate));
+  if (!any) fprintf(f, "—");
 }
 
-/* Δ log K̃ = Δ log K̂ + Δ anisotropy between the two ends, each a seed mean over the same cells. */
-static void analysis_md_decomp(FILE *f, const analysis_decomp *x, const char *where0, const char *where1) {
-  if (x->n == 0) return;
-  fprintf(f, "; decomposition %s → %s (mean over seeds of log mean |K̃| = log mean |K̂| + effective "
-             "anisotropy log(mean |K̃|/mean |K̂|)): %s → %s = (%s → %s) + (%s → %s), Δ %s = %s + %s",
-          where0, where1, F4(x->kt[0]), F4(x->kt[1]), F4(x->kh[0]), F4(x->kh[1]), F4(x->an[0]),
-          F4(x->an[1]), F4(x->kt[1] - x->kt[0]), F4(x->kh[1] - x->kh[0]), F4(x->an[1] - x->an[0]));
+/* The verdict of a row as its table cell. */
+static void analysis_md_c4_verdict(FILE *f, analysis_c4 v, const analysis_dir *dd,
+                                   const analysis_dir *dp, int n_seeds) {
+  switch (v) {
+    case C4_FLAT: fprintf(f, "**Not supported** (flat, claim 1)"); break;
+    case C4_NOT_TESTABLE: fprintf(f, "**Not testable** (no test)"); break;
+    case C4_NOT_SUPPORTED: fprintf(f, "**Not supported**"); break;
+    case C4_TOO_FEW:
+      fprintf(f, "**too few seeds** (n = %d; needs ≥ %d)", n_seeds,
+              dd->needs > dp->needs ? dd->needs : dp->needs);
+      break;
+    case C4_NO_KH:
+      fprintf(f, "**Not testable with this archive**: K̃ grows, but without K̂ or ∫\\|K\\| dA "
+                 "that cannot be told from anisotropy");
+      break;
+    case C4_SUPPORTED: fprintf(f, "**Supported**"); break;
+    case C4_KT_ONLY: fprintf(f, "**K̃ only: growth explained by anisotropy** (see the decomposition)"); break;
+  }
+  /* the measures that disagree, said rather than resolved */
+  int sd = dd->kh_up || dd->ia_up, sp = dp->kh_up || dp->ia_up;
+  if (v != C4_FLAT && sd != sp && dd->kh_known && dp->kh_known)
+    fprintf(f, "; across depths and along the layers disagree: the area-normalised curvature grows "
+               "%s only", sd ? "across depths" : "along the layers");
+  if (v != C4_FLAT && ((dd->kh_up && dd->c[C4M_KT] && !dd->kt_up) ||
+                       (dp->kh_up && dp->c[C4M_KT] && !dp->kt_up)))
+    fprintf(f, "; K̂ grows where K̃ does not: the metric becomes less anisotropic");
 }
 
-/* "anisotropy index a at depth 1 → b at depth 6 (AM/GM x → y)". */
-static void analysis_md_aniso(FILE *f, double first, double last, const char *where0,
-                              const char *where1) {
-  fprintf(f, "anisotropy index %s %s → %s %s (AM/GM %s → %s)", F4(first), where0, F4(last), where1,
-          F4(exp(first)), F4(exp(last)));
+/* "Δ log K̃ a = Δ log K̂ b + Δ anisotropy c" (seed means over the same cells), or "—". */
+static void analysis_md_decomp(FILE *f, const analysis_decomp *x, int flat) {
+  if (flat || x->n == 0) {
+    fprintf(f, "—");
+    return;
+  }
+  fprintf(f, "%s → %s = (%s → %s) + (%s → %s): Δ %s = %s + %s", F4(x->kt[0]), F4(x->kt[1]),
+          F4(x->kh[0]), F4(x->kh[1]), F4(x->an[0]), F4(x->an[1]), F4(x->kt[1] - x->kt[0]),
+          F4(x->kh[1] - x->kh[0]), F4(x->an[1] - x->an[0]));
 }
 
-/* One row of claim 4; returns its verdict. */
-static analysis_c4 analysis_md_claim4_row(FILE *f, const analysis_data *D, int a, int t, int r) {
+/* One row of claim 4 in the verdict table (part 0) or in the table of the
+ * descriptive slopes and the decomposition (part 1, one line per
+ * direction); returns its verdict. */
+static analysis_c4 analysis_md_claim4_row(FILE *f, const analysis_data *D, int a, int t, int r,
+                                          int part) {
   const analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
   int skel = D->regime[r].skeleton;
   int flat = D->arch[a] == ARCH_UNGATED && skel && analysis_ungated_flat(D, t, r);
   analysis_dir dd = analysis_dir_read(D, a, t, r, 0, A->depth), dp = analysis_dir_read(D, a, t, r, 1, A->prefix);
   analysis_c4 v = analysis_c4_verdict(&dd, &dp, flat);
+  char regime[256];
+  analysis_md_text(D->regime[r].name, regime, sizeof regime);
+  const char *arch = config_arch_name(D->arch[a]), *task = config_task_name(D->task[t]);
+  if (part == 0) {
+    fprintf(f, "| %s | %s | %s%s | %d–%d | %d | ", arch, task, regime, skel ? " (skeleton)" : "",
+            A->depth_min, A->depth_max, A->n_seeds);
+    analysis_md_dir(f, &dd);
+    fprintf(f, " | *%s* | %d | ", analysis_dir_text(&dd, A->depth, flat), A->prefix_depth);
+    analysis_md_dir(f, &dp);
+    fprintf(f, " | *%s* | ", analysis_dir_text(&dp, A->prefix, flat));
+    analysis_md_c4_verdict(f, v, &dd, &dp, A->n_seeds);
+    fprintf(f, " |\n");
+    return v;
+  }
   analysis_decomp xd, xp;
   analysis_c4_decomp(D, a, t, r, 0, &xd);
   analysis_c4_decomp(D, a, t, r, 1, &xp);
-  char w0[64], w1[64];
-  fprintf(f, "- **%s**, %s, %s%s: across depths %d–%d (%d seed%s): ", config_arch_name(D->arch[a]),
-          config_task_name(D->task[t]), D->regime[r].name, skel ? " (skeleton)" : "", A->depth_min,
-          A->depth_max, A->n_seeds, A->n_seeds == 1 ? "" : "s");
-  analysis_md_dir(f, &dd, A->depth);
-  fprintf(f, "; K̃ ratio deepest/shallowest %s, raw |K| ratio %s, K̂ ratio %s, ∫|K| dA ratio %s; ",
-          F4(A->ratio[AQ_KT]), F4(A->ratio[AQ_K]), F4(A->ratio[AQ_KH]), F4(A->ratio[AQ_INTABSK]));
-  snprintf(w0, sizeof w0, "at depth %d", A->depth_min);
-  snprintf(w1, sizeof w1, "at depth %d", A->depth_max);
-  analysis_md_aniso(f, A->first[AQ_ANISO], A->last[AQ_ANISO], w0, w1);
-  if (!flat) analysis_md_decomp(f, &xd, w0, w1);
-  fprintf(f, " → *%s*. Along the layers of the depth-%d models: ", analysis_dir_text(&dd, A->depth, flat),
-          A->prefix_depth);
-  analysis_md_dir(f, &dp, A->prefix);
-  fprintf(f, "; ");
-  snprintf(w1, sizeof w1, "after layer %d", A->prefix_depth);
-  analysis_md_aniso(f, A->prefix_first[AQ_ANISO], A->prefix_last[AQ_ANISO], "after layer 1", w1);
-  if (!flat) analysis_md_decomp(f, &xp, "after layer 1", w1);
-  fprintf(f, " → *%s*.", analysis_dir_text(&dp, A->prefix, flat));
-  switch (v) {
-    case C4_FLAT: fprintf(f, " Verdict: **Not supported** (flat, claim 1)."); break;
-    case C4_NOT_TESTABLE: fprintf(f, " Verdict: **Not testable** (no test)."); break;
-    case C4_NOT_SUPPORTED: fprintf(f, " Verdict: **Not supported**."); break;
-    case C4_TOO_FEW:
-      fprintf(f, " Verdict: **too few seeds (n = %d; needs ≥ %d)**.", A->n_seeds,
-              dd.needs > dp.needs ? dd.needs : dp.needs);
-      break;
-    case C4_NO_KH:
-      fprintf(f, " Verdict: **Not testable with this archive**: K̃ grows, but without K̂ or ∫|K| dA "
-                 "growth of K̃ cannot be told from anisotropy.");
-      break;
-    case C4_SUPPORTED: fprintf(f, " Verdict: **Supported**."); break;
-    case C4_KT_ONLY:
-      /* name the anisotropy change of the decomposition where K̃ grows */
-      fprintf(f, " Verdict: **K̃ only: growth explained by anisotropy**: ");
-      if (dd.kt_up && dd.kh_known)
-        fprintf(f, "across depths Δ log K̃ %s = Δ log K̂ %s + Δ anisotropy %s", F4(xd.kt[1] - xd.kt[0]),
-                F4(xd.kh[1] - xd.kh[0]), F4(xd.an[1] - xd.an[0]));
-      if (dp.kt_up && dp.kh_known)
-        fprintf(f, "%salong the layers Δ log K̃ %s = Δ log K̂ %s + Δ anisotropy %s",
-                dd.kt_up && dd.kh_known ? "; " : "", F4(xp.kt[1] - xp.kt[0]), F4(xp.kh[1] - xp.kh[0]),
-                F4(xp.an[1] - xp.an[0]));
-      fprintf(f, ", while K̂ and ∫|K| dA do not grow.");
-      break;
-  }
-  /* the measures that disagree, said rather than resolved */
-  int sd = dd.kh_up || dd.ia_up, sp = dp.kh_up || dp.ia_up;
-  if (!flat && sd != sp && dd.kh_known && dp.kh_known)
-    fprintf(f, " Across depths and along the layers disagree: the area-normalised curvature grows %s "
-               "only.", sd ? "across depths" : "along the layers");
-  if (!flat && ((dd.kh_up && dd.c[C4M_KT] && !dd.kt_up) || (dp.kh_up && dp.c[C4M_KT] && !dp.kt_up)))
-    fprintf(f, " K̂ grows where K̃ does not: the metric becomes less anisotropic.");
-  fprintf(f, "\n");
+  fprintf(f, "| %s | %s | %s | depth %d → %d | %s | %s | %s | %s / %s / %s / %s | %s → %s (AM/GM %s → %s) | ",
+          arch, task, regime, A->depth_min, A->depth_max, F4(A->depth[AQ_K].estimate),
+          F4(A->depth[AQ_LOGDET].estimate), F4(A->depth[AQ_ANISO].estimate), F4(A->ratio[AQ_KT]),
+          F4(A->ratio[AQ_K]), F4(A->ratio[AQ_KH]), F4(A->ratio[AQ_INTABSK]), F4(A->first[AQ_ANISO]),
+          F4(A->last[AQ_ANISO]), F4(exp(A->first[AQ_ANISO])), F4(exp(A->last[AQ_ANISO])));
+  analysis_md_decomp(f, &xd, flat);
+  fprintf(f, " |\n| %s | %s | %s | layer 1 → %d | %s | %s | %s | — | %s → %s (AM/GM %s → %s) | ", arch,
+          task, regime, A->prefix_depth, F4(A->prefix[AQ_K].estimate),
+          F4(A->prefix[AQ_LOGDET].estimate), F4(A->prefix[AQ_ANISO].estimate),
+          F4(A->prefix_first[AQ_ANISO]), F4(A->prefix_last[AQ_ANISO]),
+          F4(exp(A->prefix_first[AQ_ANISO])), F4(exp(A->prefix_last[AQ_ANISO])));
+  analysis_md_decomp(f, &xp, flat);
+  fprintf(f, " |\n");
   return v;
+}
+
+/* The gated rows' verdicts, counted for the claim's closing line. */
+typedef struct {
+  int rows, sup, sup_skel, ktonly, nokh, testable, shrink;
+} analysis_c4_counts;
+
+static void analysis_c4_tally(const analysis_data *D, int a, int r, const analysis_amp *A,
+                              analysis_c4 v, analysis_c4_counts *n) {
+  if (!analysis_is_gated(D->arch[a])) return;
+  n->rows++;
+  n->testable += v != C4_NOT_TESTABLE;
+  n->sup += v == C4_SUPPORTED, n->sup_skel += v == C4_SUPPORTED && D->regime[r].skeleton;
+  n->ktonly += v == C4_KT_ONLY, n->nokh += v == C4_NO_KH;
+  n->shrink += v == C4_NOT_SUPPORTED && (A->depth[AQ_K].lo > 0 || A->prefix[AQ_K].lo > 0);
 }
 
 void analysis_md_claim4(FILE *f, const analysis_data *D) {
@@ -218,26 +238,40 @@ void analysis_md_claim4(FILE *f, const analysis_data *D) {
              "Δ anisotropy says how much. A row is **Supported** only when K̂ or ∫|K| dA grows "
              "(analysis/README.md).\n\n",
           fam, D->opt.alpha);
-  int n_rows = 0, n_sup = 0, n_sup_skel = 0, n_ktonly = 0, n_nokh = 0, n_testable = 0, n_shrink = 0;
+  analysis_c4_counts tally = {0};
   int order[ARCH_COUNT], no = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int a = 0; a < D->n_arch; a++)
       if ((pass == 0) == analysis_is_gated(D->arch[a])) order[no++] = a;
-  for (int t = 0; t < D->n_task; t++)
-    for (int r = 0; r < D->n_regime; r++)
-      for (int oi = 0; oi < no; oi++) {
-        int a = order[oi];
-        const analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
-        if (!A->present) continue;
-        analysis_c4 v = analysis_md_claim4_row(f, D, a, t, r);
-        if (!analysis_is_gated(D->arch[a])) continue;
-        n_rows++;
-        n_testable += v != C4_NOT_TESTABLE;
-        n_sup += v == C4_SUPPORTED, n_sup_skel += v == C4_SUPPORTED && D->regime[r].skeleton;
-        n_ktonly += v == C4_KT_ONLY, n_nokh += v == C4_NO_KH;
-        n_shrink += v == C4_NOT_SUPPORTED && (A->depth[AQ_K].lo > 0 || A->prefix[AQ_K].lo > 0);
-      }
-  fprintf(f, "\n");
+  // the verdict table (part 0), then the descriptive slopes and the
+  // decomposition behind it (part 1)
+  static const char *const HEAD[2] = {
+      "| arch | task | regime | depths | seeds | across depths: per-seed slope, 95% t interval, "
+      "Holm p_adj | reading | L | along the layers of the depth-L models | reading | verdict |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n",
+      "Behind the table, descriptive (seed means, amplification.csv): the slopes of raw \\|K\\| "
+      "(a layer that only shrinks its output raises it), of log det g (negative: shrinkage) and of "
+      "the median anisotropy index; the ratios deepest/shallowest; the anisotropy index at both "
+      "ends; and the decomposition, mean over seeds of log mean \\|K̃\\| = log mean \\|K̂\\| + "
+      "effective anisotropy log(mean \\|K̃\\|/mean \\|K̂\\|), from one end to the other.\n\n"
+      "| arch | task | regime | from → to | raw \\|K\\| slope | log det g slope | anisotropy slope "
+      "| ratio K̃ / raw K / K̂ / ∫\\|K\\| dA | anisotropy index | log K̃ = log K̂ + anisotropy |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n"};
+  for (int part = 0; part < 2; part++) {
+    int any = 0;
+    for (int t = 0; t < D->n_task; t++)
+      for (int r = 0; r < D->n_regime; r++)
+        for (int oi = 0; oi < no; oi++) {
+          const analysis_amp *A = &D->amp[analysis_aidx(D, order[oi], t, r)];
+          if (!A->present) continue;
+          if (!any++) fprintf(f, "%s", HEAD[part]);
+          analysis_c4 v = analysis_md_claim4_row(f, D, order[oi], t, r, part);
+          if (part == 0) analysis_c4_tally(D, order[oi], r, A, v, &tally);
+        }
+    if (any) fprintf(f, "\n");
+  }
+  int n_rows = tally.rows, n_sup = tally.sup, n_sup_skel = tally.sup_skel, n_ktonly = tally.ktonly;
+  int n_nokh = tally.nokh, n_testable = tally.testable, n_shrink = tally.shrink;
   char b1[96], b2[160];
   if (V && V->n == 0 && n_rows > 0)
     fprintf(f, "**Not testable with this archive**: it carries no K̂ or ∫|K| dA (no point "
@@ -249,13 +283,13 @@ void analysis_md_claim4(FILE *f, const analysis_data *D) {
     fprintf(f, "**%s** for the claim's family of %d checks: no check can reach α = %g after Holm "
                "(the sweep would need ≥ %d seeds).%s\n\n",
             analysis_check_decision_text(b1, sizeof b1, V), fam, D->opt.alpha, V->needs,
-            n_ktonly ? " K̃ grows in some rows (anisotropy, not curvature): see above." : "");
+            n_ktonly ? " K̃ grows in some rows (anisotropy, not curvature): see the table." : "");
   else if (n_sup > 0)
     fprintf(f, "**Supported** in %d of %d gated (arch, task, regime) rows (%d in the affine "
                "skeleton): the area-normalised K̂ or ∫|K| dA grows with depth or along the "
                "layers (strongest check: %s; n = %d seeds).%s\n\n",
             n_sup, n_rows, n_sup_skel, analysis_check_p_text(b2, sizeof b2, V), V->n,
-            n_ktonly ? " In other rows only K̃ grows (anisotropy, not curvature): see above." : "");
+            n_ktonly ? " In other rows only K̃ grows (anisotropy, not curvature): see the table." : "");
   else if (n_ktonly > 0)
     fprintf(f, "**Not supported — K̃ only: growth explained by anisotropy** in %d of %d gated (arch, "
                "task, regime) rows: the trace-normalised K̃ grows, the area-normalised K̂ and ∫|K| dA "

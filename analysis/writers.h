@@ -41,6 +41,11 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
  * analysis/README.md ("Verdicts in index.md"). */
 int analysis_md_claims(FILE *f, const analysis_data *D);
 
+/* columns.c — DIR/COLUMNS.md: the meaning of every column of the tables
+ * (file names in dir, e.g. "summary.csv"), read from their header lines. */
+int analysis_write_columns(const analysis_data *D, const char *dir, const char *const *tables,
+                           int n_tables);
+
 /* index.c — index.md: the grid, the verdicts, links to the tables and every
  * plot (rendered or not), the warnings of out. */
 int analysis_write_index(const analysis_data *D, const char *dir, const analysis_plot *plots,

@@ -8,16 +8,9 @@
 # results are deterministic). Then: damaged /cells metadata (its object
 # header) leaves every cell pending; a damaged /spec, an existing output and
 # the input as output are refused with exit 2 and nothing written.
-set -u
-bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 spec="$src/tests/specs/salvage.ini"
 py=/usr/bin/python3
-passes=0 fails=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 "$bin" run "$spec" -o orig.h5 2>/dev/null || { echo "FAIL: cannot make the reference archive"; exit 1; }
 
@@ -152,5 +145,4 @@ before=$(sha256sum < sal.h5)
 "$bin" merge --salvage only.h5 >/dev/null 2>usage.err
 [[ $? -eq 2 ]] && ok || bad "--salvage without an input"
 
-echo "salvage: $passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish salvage

@@ -11,6 +11,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/model.h"
 #include "curvsweep/rng.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 
 /* h_l(x) for one point by the value forward pass: out d values. */
 static void value_at(const cs_model *M, cs_acts *V, int l, const double *x, double *out) {
-  assert_int_equal(model_forward(M, V, 1, x), CS_OK);
+  assert_ok(model_forward(M, V, 1, x));
   memcpy(out, model_layer_output(V, l), sizeof(double) * model_width(M));
 }
 
@@ -50,15 +51,15 @@ static void check_model_of(cs_family family, cs_gate_pos gate, cs_arch arch, int
   c.width = 6, c.slots = 3, c.depth = depth, c.input_dim = m, c.seed = 5;
   cs_model *M;
   cs_acts *J, *V;
-  assert_int_equal(model_create(&c, NULL, &M), CS_OK);
-  assert_int_equal(model_acts_create(M, NPTS, 2, &J), CS_OK);
-  assert_int_equal(model_acts_create(M, 1, 0, &V), CS_OK);
+  assert_ok(model_create(&c, NULL, &M));
+  assert_ok(model_acts_create(M, NPTS, 2, &J));
+  assert_ok(model_acts_create(M, 1, 0, &V));
   rng_stream s = rng_stream_make(9, "test", depth, "jets");
   double *p = model_params(M);
   for (int64_t i = 0; i < model_param_count(M); i++) p[i] += 0.2 * rng_normal(&s);
   double x[NPTS * 8];
   for (int i = 0; i < NPTS * m; i++) x[i] = 2 * rng_uniform(&s) - 1;
-  assert_int_equal(model_forward(M, J, NPTS, x), CS_OK);
+  assert_ok(model_forward(M, J, NPTS, x));
   int C = model_acts_jet_rows(J), d = model_width(M);
   assert_int_equal(C, 1 + m + m * (m + 1) / 2);
   double fp[256], fm[256], d1[256], d2[256];
@@ -141,10 +142,10 @@ static void test_self_ungated_ignores_gate(void **state) {
     c.width = 8, c.heads = 2, c.depth = 3, c.residual = 1, c.norm = NORM_PRE, c.seed = 4;
     cs_model *M;
     cs_acts *J;
-    assert_int_equal(model_create(&c, NULL, &M), CS_OK);
-    assert_int_equal(model_acts_create(M, NPTS, 2, &J), CS_OK);
+    assert_ok(model_create(&c, NULL, &M));
+    assert_ok(model_acts_create(M, NPTS, 2, &J));
     double x[NPTS * 2] = {0.3, -0.7, 0.9, 0.1, -0.2, -0.5};
-    assert_int_equal(model_forward(M, J, NPTS, x), CS_OK);
+    assert_ok(model_forward(M, J, NPTS, x));
     size_t per = (size_t)NPTS * model_acts_jet_rows(J) * model_width(M);
     if (!ref) {
       bytes = sizeof(double) * per * 3;

@@ -37,7 +37,7 @@ static cs_config small_config(cs_arch arch, int residual, cs_norm norm, int head
 }
 
 static double loss_at(cs_model *M, cs_acts *A, const double *x, const int *y) {
-  assert_int_equal(model_forward(M, A, NPTS, x), CS_OK);
+  assert_ok(model_forward(M, A, NPTS, x));
   return model_loss(A, NPTS, y, NULL);
 }
 
@@ -54,8 +54,8 @@ static void check_gradients_of(cs_config cfg) {
   int residual = cfg.residual, norm = cfg.norm, heads = cfg.heads;
   cs_model *M;
   cs_acts *A;
-  assert_int_equal(model_create(&cfg, NULL, &M), CS_OK);
-  assert_int_equal(model_acts_create(M, NPTS, 0, &A), CS_OK);
+  assert_ok(model_create(&cfg, NULL, &M));
+  assert_ok(model_acts_create(M, NPTS, 0, &A));
   randomise_params(M, 11);
   double x[NPTS * 2];
   int y[NPTS];
@@ -67,7 +67,7 @@ static void check_gradients_of(cs_config cfg) {
   double *p = model_params(M), *g = model_grads(M);
   memset(g, 0, sizeof(double) * np);
   loss_at(M, A, x, y);
-  assert_int_equal(model_backward(M, A, NPTS, x), CS_OK);
+  assert_ok(model_backward(M, A, NPTS, x));
   double *analytic = malloc(sizeof(double) * np);
   memcpy(analytic, g, sizeof(double) * np);
 
@@ -103,7 +103,7 @@ static void check_gradients_of(cs_config cfg) {
         (strstr(view.name, "/Wg") || strstr(view.name, "/bg")) &&
         strncmp(view.name, "layer1/", 7) != 0) {
       cs_tensor last;
-      assert_int_equal(model_find_tensor(M, "layer1/Wg", &last), CS_OK);
+      assert_ok(model_find_tensor(M, "layer1/Wg", &last));
       double last2 = 0.0;
       for (int64_t i = 0; i < (int64_t)last.rows * last.cols; i++)
         last2 += analytic[last.v - p + i] * analytic[last.v - p + i];
@@ -162,7 +162,7 @@ static void test_self_shared_tensors_identical(void **state) {
     for (int g = 0; g < (a == ARCH_UNGATED ? 1 : GATE_COUNT); g++) {
       cs_config c = small_config((cs_arch)a, 1, NORM_PRE, 2);
       c.family = FAMILY_SELF, c.gate = (cs_gate_pos)g, c.width = 8, c.depth = 2;
-      assert_int_equal(model_create(&c, NULL, &models[k++]), CS_OK);
+      assert_ok(model_create(&c, NULL, &models[k++]));
     }
   int shared = 0;
   for (int a = 0; a < NM; a++)
@@ -190,10 +190,10 @@ static void test_self_shared_tensors_identical(void **state) {
   cs_config c = small_config(ARCH_GATED, 1, NORM_PRE, 2);
   c.width = 8, c.depth = 2;
   cs_model *mem;
-  assert_int_equal(model_create(&c, NULL, &mem), CS_OK);
+  assert_ok(model_create(&c, NULL, &mem));
   cs_tensor t1, t2;
-  assert_int_equal(model_find_tensor(mem, "readout/W", &t1), CS_OK);
-  assert_int_equal(model_find_tensor(models[0], "readout/W", &t2), CS_OK);
+  assert_ok(model_find_tensor(mem, "readout/W", &t1));
+  assert_ok(model_find_tensor(models[0], "readout/W", &t2));
   assert_memory_equal(t1.v, t2.v, sizeof(double) * 16);
   assert_int_not_equal(model_find_tensor(mem, "cls", &t1), CS_OK);
   model_free(mem);
@@ -208,7 +208,7 @@ static void test_shared_tensors_identical_across_archs(void **state) {
     cs_config c = small_config((cs_arch)a, 0, NORM_NONE, 2);
     c.width = 8;
     c.depth = 3;
-    assert_int_equal(model_create(&c, NULL, &models[a]), CS_OK);
+    assert_ok(model_create(&c, NULL, &models[a]));
   }
   int shared = 0;
   for (int a = 0; a < ARCH_COUNT; a++)
@@ -236,10 +236,10 @@ static void test_shared_tensors_identical_across_archs(void **state) {
   c.depth = 3;
   c.seed = 8;
   cs_model *other;
-  assert_int_equal(model_create(&c, NULL, &other), CS_OK);
+  assert_ok(model_create(&c, NULL, &other));
   cs_tensor t1, t2;
-  assert_int_equal(model_find_tensor(models[ARCH_GATED], "layer1/Wq", &t1), CS_OK);
-  assert_int_equal(model_find_tensor(other, "layer1/Wq", &t2), CS_OK);
+  assert_ok(model_find_tensor(models[ARCH_GATED], "layer1/Wq", &t1));
+  assert_ok(model_find_tensor(other, "layer1/Wq", &t2));
   assert_true(memcmp(t1.v, t2.v, sizeof(double) * 64) != 0);
   model_free(other);
   for (int a = 0; a < ARCH_COUNT; a++) model_free(models[a]);
@@ -257,7 +257,7 @@ static void test_parameter_counts(void **state) {
     c.width = d;
     c.depth = L;
     cs_model *M;
-    assert_int_equal(model_create(&c, NULL, &M), CS_OK);
+    assert_ok(model_create(&c, NULL, &M));
     assert_int_equal(model_param_count(M), expect[a]);
     model_free(M);
   }
@@ -275,7 +275,7 @@ static void test_self_parameter_counts(void **state) {
       cs_config c = small_config((cs_arch)a, 0, (cs_norm)norm, H);
       c.family = FAMILY_SELF, c.width = d, c.depth = L, c.input_dim = m, c.gate = GATE_G3;
       cs_model *M;
-      assert_int_equal(model_create(&c, NULL, &M), CS_OK);
+      assert_ok(model_create(&c, NULL, &M));
       assert_int_equal(model_param_count(M), base + L * (ng[a] * d + ng[a]) + norm * L * 2 * d);
       model_free(M);
     }
@@ -413,13 +413,13 @@ static void test_forward_matches_textbook(void **state) {
           c.slots = 5;
           cs_model *M;
           cs_acts *A;
-          assert_int_equal(model_create(&c, NULL, &M), CS_OK);
+          assert_ok(model_create(&c, NULL, &M));
           randomise_params(M, 11 + variant);
-          assert_int_equal(model_acts_create(M, NPTS, order, &A), CS_OK);
+          assert_ok(model_acts_create(M, NPTS, order, &A));
           double x[NPTS * 2];
           rng_stream rs = rng_stream_make(5, "test", 0, "x");
           for (int i = 0; i < NPTS * 2; i++) x[i] = rng_normal(&rs);
-          assert_int_equal(model_forward(M, A, NPTS, x), CS_OK);
+          assert_ok(model_forward(M, A, NPTS, x));
           int C = model_acts_jet_rows(A), d = c.width;
           double worst = 0.0;
           for (int p = 0; p < NPTS; p++) {

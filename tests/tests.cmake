@@ -48,3 +48,16 @@ endif()
 if(TEST sh_slurm)
   set_tests_properties(sh_slurm PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# ctest -j starts tests in descending COST; a fresh clone has no measured
+# costs yet (Testing/Temporary/CTestCostData.txt), so the long ones are
+# named here (seconds on 2 cores, rounded) and start first instead of last.
+foreach(long sh_corruption:400 sh_slurm:150 sh_sweep:125 sh_lock_race:115 sh_bad_inputs:90
+             sh_team:90 sh_self_attn:85 sh_hostile:65 sh_analyze:65 sh_security_io:55
+             sh_salvage:50 sh_analyze_gates:45 mpi_team_np4:45 mpi_team_np3:40)
+  string(REPLACE ":" ";" pair ${long})
+  list(GET pair 0 name)
+  list(GET pair 1 cost)
+  if(TEST ${name})
+    set_tests_properties(${name} PROPERTIES COST ${cost})
+  endif()
+endforeach()

@@ -65,6 +65,8 @@ typedef struct {
   int64_t done, pending, failed, diverged;
   int plots_written;        /* PNGs rendered */
   int plots_scripted;       /* .gp scripts written */
+  int plots_failed;         /* scripts gnuplot failed on (`analyze` then exits 1) */
+  char plot_error[1024];    /* the first failure: the script and gnuplot's own message */
   int n_warnings;
   char warnings[ANALYSIS_MAX_WARNINGS][256];
 } analysis_outcome;

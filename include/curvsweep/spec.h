@@ -71,6 +71,27 @@ int spec_key_count(void);
 const char *spec_key_info(int i, const char **section, const char **name, int *axis_ok,
                           char *buf, size_t len);
 
+/* Loading with command-line overrides, and collecting every error
+ * (docs/SPEC.md, "Overrides" and "curvsweep check"). sets[0..nsets) are
+ * "section.key=value": each is written into the text (a key the file sets in
+ * that section is replaced, any other added to its section) and validated
+ * with it, its errors naming "--set section.key" instead of FILE:LINE; the
+ * spec's text (spec_text, what an archive stores) is the text with the
+ * overrides applied, ending in a comment that lists them. Without overrides
+ * the text is the file's, unchanged. With on_error, every error of the spec
+ * is passed to it (one message each) and the first error's code returned;
+ * without it the first error ends the load, as spec_load_file. */
+typedef struct {
+  const char *const *sets;
+  int nsets;
+  void (*on_error)(void *ctx, const char *message);
+  void *ctx;
+} spec_load_options;
+int spec_load_file_opts(const char *path, const spec_load_options *opt, cs_spec **out);
+/* The largest memory estimate of a cell of the grid, in bytes (docs/SPEC.md,
+ * "Sizes"). */
+uint64_t spec_max_cell_bytes(const cs_spec *spec);
+
 /* SHA-256 of bytes as 64 hex characters + NUL. */
 void spec_sha256_hex(const void *data, size_t len, char out[65]);
 

@@ -81,10 +81,26 @@ typedef struct {
 int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned char *finished,
                int teams, sweep_plan_summary *out);
 
-/* The spec at path on every rank of comm: rank 0 reads it, the others parse
+/* The ETA of a running sweep (docs/SWEEP.md, "Progress"), by the model of
+ * sweep_plan: the cells left, in flight (ids inflight[0..n_inflight), each
+ * counted at half its cost) and queued (ids queued[0..n_queued), longest
+ * first), handed out longest first to `teams` teams, each to the team that
+ * frees up first; cost[id] is sweep_cell_cost of cell id. sweep_eta_flops
+ * is that schedule's makespan in FLOPs; sweep_eta_seconds converts it at the
+ * rate measured so far, done_s seconds of one team for done_cost FLOPs of
+ * finished cells (NaN before a cell has finished). */
+double sweep_eta_flops(const double *cost, const int64_t *inflight, int n_inflight,
+                       const int64_t *queued, int64_t n_queued, int teams);
+double sweep_eta_seconds(const double *cost, const int64_t *inflight, int n_inflight,
+                         const int64_t *queued, int64_t n_queued, int teams, double done_cost,
+                         double done_s);
+
+/* The spec at path on every rank of comm: rank 0 reads it (with the
+ * overrides of opt, NULL for none: spec_load_file_opts), the others parse
  * the same text. Collective; an invalid spec returns the same code on every
  * rank (the message naming file, line and key on rank 0). */
-int sweep_load_spec(MPI_Comm comm, const char *path, cs_spec **spec);
+int sweep_load_spec(MPI_Comm comm, const char *path, const spec_load_options *opt,
+                    cs_spec **spec);
 
 /* Run (or resume) the sweep on comm. Every rank calls it with the same
  * spec. Returns CS_OK when every cell of the shard has a final status,

@@ -21,6 +21,12 @@ int cli_fail(int rc);
 int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 when argv contains -h or --help. */
 int cli_wants_help(int argc, char **argv);
+/* `--set section.key=value` at argv[*i] (docs/SPEC.md, "Overrides"): 1 and
+ * the value appended to sets (room for argc entries), *i moved to it; 0 when
+ * argv[*i] is another argument; -1 when the value is missing (the usage
+ * error printed when print is set). */
+int cli_take_set(const char *cmd, int argc, char **argv, int *i, const char **sets, int *n,
+                 int print);
 /* Parse a non-negative integer option value; -1 on error. */
 long long cli_parse_count(const char *s);
 
@@ -38,5 +44,6 @@ int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *ANALYZE_HELP =
     "usage: curvsweep analyze ARCHIVE... [-o DIR] [--target-acc X] [--alpha A] [--margin M]\n\n"
@@ -29,10 +31,33 @@ static const char *ANALYZE_HELP =
     "           (0, 1) (default 0.01, one percentage point)\n\n"
     "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, verdicts.csv (every\n"
     "verdict and the test behind it), learning_curve.csv and samples_to_target.csv (a\n"
-    "train_points axis), gates.csv (a gate axis), *.gp, *.dat, *.png, index.md.\n"
-    "Column meanings: analysis/README.md.\n"
+    "train_points axis), gates.csv (a gate axis), *.gp, *.dat, *.png, index.md (a\n"
+    "summary table of every verdict, a table of contents, then the sections) and\n"
+    "COLUMNS.md (what every column of the tables means).\n"
     "Environment: CS_GNUPLOT names the gnuplot binary (default: gnuplot on PATH);\n"
-    "without gnuplot the tables, scripts and index.md are written and plots skipped.\n";
+    "without gnuplot the tables, scripts and index.md are written and plots skipped.\n"
+    "Exit status: 0 report written; 1 gnuplot failed on a plot (the report is written,\n"
+    "gnuplot's message printed) or the report directory cannot be written (the default\n"
+    "one lies next to the first archive: use -o); 2 bad arguments or archives.\n";
+
+/* 1 when the report directory dir can be written: it is a writable
+ * directory, or it is missing and its parent is one; else *why. */
+static int analyze_dir_writable(const char *dir, const char **why) {
+  char parent[4096];
+  snprintf(parent, sizeof parent, "%s", dir);
+  struct stat st;
+  const char *probe = dir;
+  if (stat(dir, &st) != 0) {
+    char *slash = strrchr(parent, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if (slash == parent) parent[1] = '\0';
+    else *slash = '\0';
+    probe = parent;
+  }
+  if (access(probe, W_OK | X_OK) == 0) return 1;
+  *why = strerror(errno);
+  return 0;
+}
 
 /* The number after option argv[i] within (lo, hi) (hi inclusive when
  * hi_incl), into *v; 0 on success, else the usage error's exit code. */
@@ -99,6 +124,15 @@ int cmd_analyze(int argc, char **argv) {
       return cli_fail(rc);
     }
     dir = default_dir;
+    // the default lies next to the archive, which may be read-only (a
+    // shared or archived results directory): say so before any work
+    const char *why = NULL;
+    if (!analyze_dir_writable(dir, &why)) {
+      cli_print(stderr, "curvsweep analyze: cannot write the report next to the archive, in %s: "
+                "%s; give a writable directory with -o DIR\n", dir, why);
+      free(paths);
+      return EXIT_RUNTIME;
+    }
   }
   // a report directory that is a file is bad input (exit 2), refused
   // before any archive is read
@@ -135,5 +169,12 @@ int cmd_analyze(int argc, char **argv) {
          (long long)out.done, (long long)out.cells_total, (long long)out.failed,
          (long long)out.diverged, (long long)out.pending, out.plots_written, out.plots_scripted);
   cli_print(stdout, "report: %s/index.md\n", dir);
+  // a plot gnuplot failed on is a failed run, with gnuplot's own message
+  // (the report is written; `gnuplot NAME.gp` in DIR re-renders a plot)
+  if (out.plots_failed) {
+    cli_print(stderr, "curvsweep analyze: %d plot%s failed; %s\n", out.plots_failed,
+              out.plots_failed > 1 ? "s" : "", out.plot_error);
+    return EXIT_RUNTIME;
+  }
   return EXIT_OK;
 }

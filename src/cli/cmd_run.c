@@ -1,4 +1,4 @@
-/* cmd_run.c — `curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run] [--overwrite]`,
+/* cmd_run.c — `curvsweep run SPEC.ini [--set S.K=V]... [-o ARCHIVE] [--shard I/N] [--dry-run] [--overwrite]`,
  * usually under mpirun/srun. Only rank 0 prints. */
 #include "cli.h"
 
@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 static const char *RUN_HELP =
-    "usage: curvsweep run SPEC.ini [-o ARCHIVE] [--shard I/N] [--dry-run [--ranks N]] [--overwrite]\n\n"
+    "usage: curvsweep run SPEC.ini [--set SECTION.KEY=VALUE]... [-o ARCHIVE] [--shard I/N]\n"
+    "                     [--dry-run [--ranks N]] [--overwrite]\n\n"
     "Run (or resume) the sweep described by SPEC.ini on every MPI rank, e.g.\n"
     "  mpirun -np 8 curvsweep run jobs/demo.ini\n"
     "  srun --mpi=pmix curvsweep run jobs/paper.ini\n"
@@ -23,6 +24,12 @@ static const char *RUN_HELP =
     "they arrive. Running the same command again resumes: only cells not done run.\n"
     "A spec that only adds [grid] values grows ARCHIVE (its results kept, the old file\n"
     "kept as ARCHIVE.before-grow-<time>); other changes are refused, naming the keys.\n\n"
+    "  --set SECTION.KEY=VALUE\n"
+    "                 override one key of the spec (repeatable), e.g. --set train.epochs=5,\n"
+    "                 --set grid.seed=0..9 (an axis: a list or range); checked like the file,\n"
+    "                 errors name '--set SECTION.KEY'. The archive stores the spec with the\n"
+    "                 overrides written in (and listed in a closing comment): resume with\n"
+    "                 the same --set options. 'curvsweep check' lists every error.\n"
     "  -o ARCHIVE     archive path (HDF5)\n"
     "  --shard I/N    run the I-th of N deterministic parts of the grid (0 <= I < N),\n"
     "                 e.g. one per Slurm array task; combine with 'curvsweep merge'\n"
@@ -147,12 +154,17 @@ static int run_report(int rank, int rc, const char *archive) {
   return EXIT_OK;
 }
 
-static int run_main(int argc, char **argv, int rank) {
+/* The arguments of run (EXIT_OK, or the usage error's status). */
+static int run_args(int argc, char **argv, int rank, const char **sets, int *nsets,
+                    const char **spec_path_out, const char **out_out, int *dry_out,
+                    int *overwrite_out, int *si_out, int *sn_out, long long *ranks_out) {
   const char *spec_path = NULL, *out = NULL;
-  int dry = 0, overwrite = 0, si = 0, sn = 1;
+  int dry = 0, overwrite = 0, si = 0, sn = 1, took;
   long long ranks = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+    if ((took = cli_take_set("run", argc, argv, &i, sets, nsets, rank == 0)) != 0) {
+      if (took < 0) return EXIT_USAGE;
+    } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
       if (i + 1 >= argc) return rank ? EXIT_USAGE : cli_usage_error("run", "-o needs an archive path");
       out = argv[++i];
     } else if (!strcmp(argv[i], "--shard")) {
@@ -178,9 +190,18 @@ static int run_main(int argc, char **argv, int rank) {
     }
   }
   if (!spec_path) return rank ? EXIT_USAGE : cli_usage_error("run", "missing SPEC.ini");
+  *spec_path_out = spec_path, *out_out = out, *dry_out = dry, *overwrite_out = overwrite;
+  *si_out = si, *sn_out = sn, *ranks_out = ranks;
+  return EXIT_OK;
+}
 
+/* run with parsed arguments: the spec (with its overrides), then the
+ * dry run or the sweep. */
+static int run_spec(int rank, const char *spec_path, const char **sets, int nsets,
+                    const char *out, int dry, int overwrite, int si, int sn, long long ranks) {
   cs_spec *spec = NULL;
-  int rc = sweep_load_spec(MPI_COMM_WORLD, spec_path, &spec);
+  spec_load_options lo = {sets, nsets, NULL, NULL};
+  int rc = sweep_load_spec(MPI_COMM_WORLD, spec_path, &lo, &spec);
   if (rc) return rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
   const char *archive = out ? out : spec_sweep(spec)->output;
   if (dry) {
@@ -240,6 +261,18 @@ static int run_main(int argc, char **argv, int rank) {
   // the last use of it below
   int status = run_report(rank, rc, archive);
   spec_free(spec);
+  return status;
+}
+
+static int run_main(int argc, char **argv, int rank) {
+  const char *spec_path = NULL, *out = NULL;
+  int dry = 0, overwrite = 0, si = 0, sn = 1, nsets = 0;
+  long long ranks = 0;
+  const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+  if (!sets) return rank ? EXIT_RUNTIME : cli_fail(cs_error(CS_ERR_NOMEM, "out of memory for the arguments"));
+  int status = run_args(argc, argv, rank, sets, &nsets, &spec_path, &out, &dry, &overwrite, &si, &sn, &ranks);
+  if (status == EXIT_OK) status = run_spec(rank, spec_path, sets, nsets, out, dry, overwrite, si, sn, ranks);
+  free(sets);
   return status;
 }
 

@@ -7,15 +7,17 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *TRAIN_HELP =
-    "usage: curvsweep train SPEC.ini --cell ID [--save-points]\n\n"
+    "usage: curvsweep train SPEC.ini --cell ID [--set SECTION.KEY=VALUE]... [--save-points]\n\n"
     "Train one cell of the sweep spec (cells are numbered 0 .. N-1 in the order of\n"
     "'curvsweep run --dry-run') and print its axis values, final train loss and\n"
     "accuracy, test accuracy, wall time and the curvature of the representation\n"
     "after every layer. Nothing is written to disk.\n\n"
     "  --cell ID       the cell to train\n"
+    "  --set SECTION.KEY=VALUE  override one key of the spec, as in 'curvsweep run'\n"
     "  --save-points   also print the per-point values behind the curvature table\n"
     "                  (what [sweep] save_points = yes stores in /points for the cell):\n"
     "                  one line per layer l and evaluation point i with the input\n"
@@ -72,28 +74,34 @@ int cmd_train(int argc, char **argv) {
   }
   const char *spec_path = NULL;
   long long cell = -1;
-  int save_points = 0;
+  int save_points = 0, nsets = 0, took;
+  const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+  if (!sets) return cli_fail(cs_error(CS_ERR_NOMEM, "out of memory for the arguments"));
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--cell") == 0) {
-      if (i + 1 >= argc) return cli_usage_error("train", "--cell needs a cell number");
+    if ((took = cli_take_set("train", argc, argv, &i, sets, &nsets, 1)) != 0) {
+      if (took < 0) return free(sets), EXIT_USAGE;
+    } else if (strcmp(argv[i], "--cell") == 0) {
+      if (i + 1 >= argc) return free(sets), cli_usage_error("train", "--cell needs a cell number");
       cell = cli_parse_count(argv[++i]);
       if (cell < 0)
-        return cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)", argv[i]);
+        return free(sets), cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)", argv[i]);
     } else if (strcmp(argv[i], "--save-points") == 0) {
       save_points = 1;
     } else if (argv[i][0] == '-') {
-      return cli_usage_error("train", "unknown option '%s'", argv[i]);
+      return free(sets), cli_usage_error("train", "unknown option '%s'", argv[i]);
     } else if (!spec_path) {
       spec_path = argv[i];
     } else {
-      return cli_usage_error("train", "unexpected argument '%s'", argv[i]);
+      return free(sets), cli_usage_error("train", "unexpected argument '%s'", argv[i]);
     }
   }
-  if (!spec_path) return cli_usage_error("train", "missing SPEC.ini");
-  if (cell < 0) return cli_usage_error("train", "missing --cell ID");
+  if (!spec_path) return free(sets), cli_usage_error("train", "missing SPEC.ini");
+  if (cell < 0) return free(sets), cli_usage_error("train", "missing --cell ID");
 
   cs_spec *spec;
-  int rc = spec_load_file(spec_path, &spec);
+  spec_load_options lo = {sets, nsets, NULL, NULL};
+  int rc = spec_load_file_opts(spec_path, &lo, &spec);
+  free(sets);
   if (rc) return cli_fail(rc);
   int64_t count = spec_cell_count(spec);
   if (cell >= count) {

@@ -22,6 +22,7 @@ typedef struct {
 static const command COMMANDS[] = {
     {"run", cmd_run, "run or resume a sweep over MPI ranks into an HDF5 archive"},
     {"train", cmd_train, "train one cell of a spec and print its metrics and curvature"},
+    {"check", cmd_check, "list every error of a spec (with --set overrides), or its size"},
     {"info", cmd_info, "spec, grid size and done/pending/failed counts of an archive"},
     {"merge", cmd_merge, "combine shard archives of one sweep"},
     {"analyze", cmd_analyze, "depth-amplification report (CSV tables, plots, index.md) of archives"},
@@ -90,6 +91,22 @@ int cli_wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
   return 0;
+}
+
+int cli_take_set(const char *cmd, int argc, char **argv, int *i, const char **sets, int *n,
+                 int print) {
+  const char *a = argv[*i];
+  if (strncmp(a, "--set=", 6) == 0) {
+    sets[(*n)++] = a + 6;
+    return 1;
+  }
+  if (strcmp(a, "--set") != 0) return 0;
+  if (*i + 1 >= argc) {
+    if (print) cli_usage_error(cmd, "--set needs section.key=value, e.g. --set train.epochs=5");
+    return -1;
+  }
+  sets[(*n)++] = argv[++*i];
+  return 1;
 }
 
 long long cli_parse_count(const char *s) {

@@ -34,8 +34,10 @@ void spec_free(cs_spec *spec) {
   free(spec);
 }
 
-/* Parse text (len bytes) named source into a new spec. */
-static int spec_load_bytes(const char *text, size_t len, const char *source, cs_spec **out) {
+/* Parse text (len bytes) named source into a new spec; x (NULL: none) adds
+ * error collection and the line map of overrides (spec_override.c). */
+int spec_load_bytes(const char *text, size_t len, const char *source, const spec_parse_extras *x,
+                    cs_spec **out) {
   *out = NULL;
   cs_spec *spec;
   CS_CHECK(CS_CALLOC(spec, 1));
@@ -60,8 +62,13 @@ static int spec_load_bytes(const char *text, size_t len, const char *source, cs_
   spec->ncells = 1;
 
   // parse: inih drives our reader and handler; the first error wins
+  // unless errors are collected (x->on_error)
   parse_state st = {.spec = spec, .source = spec->source, .text = spec->text, .len = len,
                     .section = -1};
+  if (x) {
+    st.on_error = x->on_error, st.on_error_ctx = x->ctx;
+    st.origin = x->origin, st.norigin = x->norigin, st.overrides = x->overrides;
+  }
   int r = ini_parse_stream(spec_reader, &st, spec_handler, &st);
   if (r < 0) {
     spec_free(spec);
@@ -100,14 +107,13 @@ int spec_load_string(const char *text, const char *source, cs_spec **out) {
   if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_string: out is NULL");
   *out = NULL;
   if (!text) return cs_error(CS_ERR_INTERNAL, "spec_load_string: text is NULL");
-  return spec_load_bytes(text, strlen(text), source ? source : "<string>", out);
+  return spec_load_bytes(text, strlen(text), source ? source : "<string>", NULL, out);
 }
 
 #define SPEC_MAX_BYTES (16u << 20)
 
-int spec_load_file(const char *path, cs_spec **out) {
-  if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_file: out is NULL");
-  *out = NULL;
+int spec_read_file(const char *path, char **text, size_t *text_len) {
+  *text = NULL;
   if (!path) return cs_error(CS_ERR_INTERNAL, "spec_load_file: path is NULL");
   // a directory, FIFO, socket or device is never a spec (and a FIFO must
   // not block the open)
@@ -155,9 +161,8 @@ int spec_load_file(const char *path, cs_spec **out) {
     free(buf);
     return cs_error(CS_ERR_INPUT, "%s: cannot read spec: %s", path, strerror(read_error));
   }
-  int rc = spec_load_bytes(buf, len, path, out);
-  free(buf);
-  return rc;
+  *text = buf, *text_len = len;
+  return CS_OK;
 }
 
 /* ------------------------------------------------------------------------ */

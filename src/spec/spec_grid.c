@@ -34,10 +34,15 @@ static void key_values_of(const cs_spec *spec, int key, int64_t base, key_values
   out->n = 1;
 }
 
-/* Where a key's value comes from, for messages: "[grid] line 4". */
+/* Where a key's value comes from, for messages: "[grid] line 4" (or
+ * "[grid] --set grid.depth"). */
 static const char *key_source(const parse_state *st, int key, char *buf, size_t len) {
-  if (st->axis_line[key]) snprintf(buf, len, "[grid] line %d", st->axis_line[key]);
-  else if (st->fixed_line[key]) snprintf(buf, len, "[%s] line %d", SPEC_SECTION_NAMES[SPEC_KEYS[key].section], st->fixed_line[key]);
+  char place[160];
+  if (st->axis_line[key])
+    snprintf(buf, len, "[grid] %s", spec_line_place(st, st->axis_line[key], place, sizeof place));
+  else if (st->fixed_line[key])
+    snprintf(buf, len, "[%s] %s", SPEC_SECTION_NAMES[SPEC_KEYS[key].section],
+             spec_line_place(st, st->fixed_line[key], place, sizeof place));
   else snprintf(buf, len, "the default");
   return buf;
 }
@@ -88,7 +93,7 @@ static int check_heads_divide_width(parse_state *st) {
   for (int64_t i = 0; i < widths.n; i++)
     for (int64_t j = 0; j < heads.n; j++) {
       if (widths.v[i] % heads.v[j] == 0) continue;
-      char divisors[256], src[64];
+      char divisors[256], src[192];
       width_divisors(widths.v[i], divisors, sizeof divisors);
       int section, line = key_line(st, K_HEADS, &section);
       return spec_fail_key(st, line, section, "heads",
@@ -103,7 +108,7 @@ static int check_heads_divide_width(parse_state *st) {
 /* A task that does not support an input_dim: the message names the key that
  * was written (input_dim, else the task axis). */
 static int task_dim_error(parse_state *st, cs_task_kind task, int64_t dim) {
-  char ok_dims[256], src[64];
+  char ok_dims[256], src[192];
   task_dims_text(task, ok_dims, sizeof ok_dims);
   const char *tname = task_name(task);
   int dim_section, dim_line = key_line(st, K_INPUT_DIM, &dim_section);
@@ -149,7 +154,7 @@ static int check_family_arch(parse_state *st) {
       if (config_family_allows_arch(f, a)) continue;
       // what is allowed, from the config's tables: the families that build
       // this arch, the archs this family builds
-      char fams[128] = "", arcs[128] = "", src[64];
+      char fams[128] = "", arcs[128] = "", src[192];
       size_t nf = 0, na = 0;
       for (int g = 0; g < FAMILY_COUNT; g++)
         if (config_family_allows_arch((cs_family)g, a))
@@ -180,7 +185,7 @@ static int check_field_dim(parse_state *st) {
   for (int64_t i = 0; i < fields.n; i++)
     for (int64_t j = 0; j < dims.n; j++) {
       if (fields.v[i] == 0 || dims.v[j] == 2) continue;
-      char src[64];
+      char src[192];
       int section, line = key_line(st, K_FIELD, &section);
       return spec_fail_key(st, line, section, "field",
                            "%" PRId64 " needs input_dim 2 (a grid over the input plane), but "
@@ -424,9 +429,12 @@ static int check_cell_memory(parse_state *st) {
         for (int p = 0; p < PART_COUNT; p++)
           if (__builtin_add_overflow(total, part[p], &total)) over = 1;
         if (over || total > SPEC_MAX_CELL_BYTES) return memory_error(st, part, over);
+        if (total > st->spec->max_cell_bytes) st->spec->max_cell_bytes = total;
       }
   return CS_OK;
 }
+
+uint64_t spec_max_cell_bytes(const cs_spec *spec) { return spec->max_cell_bytes; }
 
 /* The sequence tasks and the lm family go together (docs/MODELS.md): a
  * family that reads token sequences meets only sequence tasks, and a
@@ -441,7 +449,7 @@ static int check_family_tasks(parse_state *st) {
       cs_family f = (cs_family)families.v[i];
       cs_task_kind t = (cs_task_kind)tasks.v[j];
       if (config_family_tokens(f) == task_is_sequence(t)) continue;
-      char src[64];
+      char src[192];
       int section, line;
       if (config_family_tokens(f)) {
         line = key_line(st, K_FAMILY, &section);
@@ -472,7 +480,7 @@ static int check_seq_len(parse_state *st) {
     for (int64_t j = 0; j < lens.n; j++) {
       cs_task_kind t = (cs_task_kind)tasks.v[i];
       if (!task_is_sequence(t) || lens.v[j] >= task_min_seq_len(t)) continue;
-      char src[64];
+      char src[192];
       int section, line = key_line(st, K_SEQ_LEN, &section);
       return spec_fail_key(st, line, section, "seq_len",
                            "%" PRId64 " is too short for task %s (%s); allowed with %s: an "
@@ -492,7 +500,7 @@ static int check_lm_field_team(parse_state *st) {
   key_values_of(st->spec, K_FIELD, st->spec->base.field, &fields);
   for (int64_t i = 0; i < families.n; i++) {
     if (!config_family_tokens((cs_family)families.v[i])) continue;
-    char src[64];
+    char src[192];
     int section, line;
     for (int64_t j = 0; j < fields.n; j++) {
       if (fields.v[j] == 0) continue;
@@ -518,15 +526,37 @@ static int check_lm_field_team(parse_state *st) {
   return CS_OK;
 }
 
+/* The checks between keys, each with the keys it reads (-1 ends a list):
+ * when errors are collected, a check is skipped when one of its keys had an
+ * error of its own (its value is then the default, and the check would
+ * report a consequence of that error, not one of its own). */
+static const struct {
+  int (*check)(parse_state *st);
+  int keys[20];
+} GRID_CHECKS[] = {
+    {check_heads_divide_width, {K_WIDTH, K_HEADS, -1}},
+    {check_family_tasks, {K_FAMILY, K_TASK, -1}},
+    {check_seq_len, {K_TASK, K_SEQ_LEN, -1}},
+    {check_lm_field_team, {K_FAMILY, K_FIELD, K_TEAM_GRID, -1}},
+    {check_field_dim, {K_FIELD, K_INPUT_DIM, -1}},
+    {check_family_arch, {K_FAMILY, K_ARCH, -1}},
+    {check_task_dims, {K_TASK, K_INPUT_DIM, -1}},
+    {check_cell_memory, {K_FAMILY, K_ARCH, K_NORM, K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH,
+                         K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_POINTS, K_FIELD, K_EPOCHS,
+                         K_EVAL_EVERY, K_BATCH, K_VOCAB, K_SEQ_LEN, K_MLP_RATIO, -1}},
+};
+
 int spec_check_grid(parse_state *st) {
-  CS_CHECK(check_heads_divide_width(st));
-  CS_CHECK(check_family_tasks(st));
-  CS_CHECK(check_seq_len(st));
-  CS_CHECK(check_lm_field_team(st));
-  CS_CHECK(check_field_dim(st));
-  CS_CHECK(check_family_arch(st));
-  CS_CHECK(check_task_dims(st));
-  return check_cell_memory(st);
+  for (size_t i = 0; i < sizeof GRID_CHECKS / sizeof GRID_CHECKS[0]; i++) {
+    int skip = 0;
+    for (int k = 0; GRID_CHECKS[i].keys[k] >= 0; k++) skip |= st->bad_key[GRID_CHECKS[i].keys[k]];
+    if (skip) continue;
+    int rc = GRID_CHECKS[i].check(st);
+    // the first error, unless errors are collected (then only a failure
+    // that is not the spec's, such as out of memory, stops)
+    if (rc != CS_OK && (!st->on_error || rc != CS_ERR_INPUT)) return rc;
+  }
+  return st->err_code;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -8,6 +8,7 @@
  *                 and a cell's settings
  *   spec_canon.c  the canonical resolved spec and its hash, comparing two
  *                 specs, mapping cells between them, the union of two grids
+ *   spec_override.c  `--set section.key=value`: the text with overrides written in
  *   spec.c        load, free and the accessors of spec.h */
 #ifndef CURVSWEEP_SPEC_INTERNAL_H
 #define CURVSWEEP_SPEC_INTERNAL_H
@@ -86,6 +87,7 @@ struct cs_spec {
   spec_axis axes[K_COUNT];
   int64_t stride[K_COUNT];  /* cells between consecutive values of an axis */
   int64_t ncells;
+  uint64_t max_cell_bytes;  /* the largest cell's memory estimate (spec_grid.c) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -101,8 +103,52 @@ typedef struct {
   int section_line[SEC_COUNT];
   int fixed_line[K_COUNT];    /* line where a key got a fixed value, 0 if none */
   int axis_line[K_COUNT];     /* line where a key became an axis, 0 if none */
-  int err_code, err_line;     /* the first error; err_line 0 = none yet */
+  int err_code, err_line;     /* the first error; err_line != 0: stop reading */
+  /* every error instead of the first (`curvsweep check`): each message to
+   * on_error, reading goes on; keys with an error in bad_key[] (the checks
+   * between keys skip them rather than report a consequence) */
+  void (*on_error)(void *ctx, const char *message);
+  void *on_error_ctx;
+  int nerrors;
+  unsigned char bad_key[K_COUNT];
+  /* --set overrides (spec_override.c): origin[line - 1] of each line of the
+   * text is its line in the file (> 0), -(j + 1) for override j, 0 for the
+   * overrides' closing comment; NULL without overrides */
+  const int *origin;
+  int norigin;
+  const struct spec_override *overrides;
 } parse_state;
+
+/* ---- spec.c ---- */
+/* What a load adds to the plain parse: error collection (on_error, see
+ * parse_state) and the line map of overrides. */
+typedef struct {
+  void (*on_error)(void *ctx, const char *message);
+  void *ctx;
+  const int *origin;
+  int norigin;
+  const struct spec_override *overrides;
+} spec_parse_extras;
+/* The bytes of the spec file at path (*text: free() it). */
+int spec_read_file(const char *path, char **text, size_t *text_len);
+/* Parse text (len bytes) named source into a new spec (x may be NULL). */
+int spec_load_bytes(const char *text, size_t len, const char *source, const spec_parse_extras *x,
+                    cs_spec **out);
+
+/* ---- spec_override.c ---- */
+typedef struct spec_override {
+  char section[64], key[64];
+  const char *value;  /* points into the argument */
+} spec_override;
+/* Split "section.key=value" into *ov; CS_ERR_INPUT naming the argument when
+ * it is not of that form or the value holds a control character. */
+int spec_override_split(const char *arg, spec_override *ov);
+/* The text (len bytes) with the n overrides written in, as a new
+ * NUL-terminated text (*out, *out_len) and its line map (*origin, *lines
+ * entries; see parse_state). */
+int spec_override_apply(const char *text, size_t len, const spec_override *ov, int n,
+                        char **out, size_t *out_len, int **origin, int *lines);
+
 
 /* ---- spec_keys.c ---- */
 int spec_enum_count(enum_table t);
@@ -134,6 +180,12 @@ __attribute__((format(printf, 5, 6)))
 int spec_fail_key(parse_state *st, int line, int section, const char *name, const char *fmt, ...);
 /* Text for quoting in a message: at most 60 characters, "..." when cut. */
 const char *spec_clip(const char *s, char buf[72]);
+/* The meaningful part [*b, *e) of a raw line (n bytes, no '\n'), as inih
+ * would see it: without a BOM on line 1, whitespace and comments. */
+void spec_line_content(const char *s, size_t n, int first_line, const char **b, const char **e);
+/* Where line `line` of the text came from, for messages: "line 12" (its
+ * line in the file) or "--set train.epochs". */
+const char *spec_line_place(const parse_state *st, int line, char *buf, size_t len);
 /* Line `line` (1-based) of the text, as content, into buf (for messages). */
 const char *spec_line_text(const parse_state *st, int line, char *buf, size_t len);
 /* The ini_reader and the ini_handler given to ini_parse_stream. */

@@ -7,10 +7,15 @@
  * headers itself (inih does not report empty sections). The handler then
  * knows the line of every key it is given.
  *
- * Errors. The first error wins and is the only one reported, as
+ * Errors, as
  *   FILE:LINE: [section] key: what is wrong; allowed: what is allowed
  * with "did you mean X?" before "allowed" when a name is close to a valid
- * one. Every spec error is CS_ERR_INPUT. */
+ * one, and "--set section.key:" instead of FILE:LINE for a line written by an
+ * override (spec_override.c). Every spec error is CS_ERR_INPUT. By default
+ * the first error wins and is the only one reported (run, train, analyze);
+ * with an on_error callback (`curvsweep check`) every error is reported and
+ * reading goes on: a line with an error is skipped, and a bad section header
+ * skips the keys under it (they would only repeat the one mistake). */
 #include "spec_internal.h"
 
 #include "curvsweep/error.h"
@@ -28,16 +33,33 @@
 /* ------------------------------------------------------------------------ */
 /* Error recording                                                            */
 
-/* Record the first error: "SOURCE:LINE: " + message. Returns code. */
+/* Where line `line` of the text came from: "line 12" or "--set sec.key". */
+const char *spec_line_place(const parse_state *st, int line, char *buf, size_t len) {
+  int o = st->origin && line >= 1 && line <= st->norigin ? st->origin[line - 1] : line;
+  if (o < 0) snprintf(buf, len, "--set %s.%s", st->overrides[-o - 1].section, st->overrides[-o - 1].key);
+  else snprintf(buf, len, "line %d", o);
+  return buf;
+}
+
+/* Record an error: "SOURCE:LINE: " (or "--set section.key: ") + message.
+ * Returns code. The first error stops the reading, unless errors are
+ * collected (an input error then goes to on_error and reading goes on). */
 int spec_fail_line(parse_state *st, int code, int line, const char *fmt, ...) {
-  char msg[1800];
+  char msg[1800], place[160];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  cs_error(code, "%s:%d: %s", st->source, line, msg);
-  st->err_code = code;
-  st->err_line = line;
+  spec_line_place(st, line, place, sizeof place);
+  if (place[0] == '-') cs_error(code, "%s: %s", place, msg);
+  else cs_error(code, "%s:%s: %s", st->source, place + 5, msg);
+  if (!st->err_code) st->err_code = code;
+  st->nerrors++;
+  if (st->on_error && code == CS_ERR_INPUT) {
+    st->on_error(st->on_error_ctx, cs_error_message());
+    return code;
+  }
+  st->err_line = line > 0 ? line : 1;
   return code;
 }
 
@@ -49,6 +71,9 @@ int spec_fail_key(parse_state *st, int line, int section, const char *name, cons
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  // the checks between keys skip a key with an error of its own
+  int key = spec_find_key(section, name);
+  if (key >= 0) st->bad_key[key] = 1;
   return spec_fail_line(st, CS_ERR_INPUT, line, "[%s] %s: %s", SPEC_SECTION_NAMES[section], name, msg);
 }
 
@@ -146,8 +171,8 @@ static int parse_scalar(parse_state *st, int line, int section, int key, const c
 /* The meaningful part [*b, *e) of a raw line (n bytes, no '\n'), as inih
  * would see it: without a UTF-8 BOM on line 1, surrounding whitespace, a
  * whole-line comment (';' or '#') or an inline comment (';' after a space). */
-static void line_content(const char *s, size_t n, int first_line, const char **b,
-                         const char **e) {
+void spec_line_content(const char *s, size_t n, int first_line, const char **b,
+                       const char **e) {
   const char *p = s, *end = s + n;
   if (first_line && n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
       (unsigned char)p[2] == 0xBF)
@@ -174,7 +199,7 @@ const char *spec_line_text(const parse_state *st, int line, char *buf, size_t le
   }
   const char *nl = memchr(s, '\n', (size_t)(end - s));
   const char *b, *e;
-  line_content(s, nl ? (size_t)(nl - s) : (size_t)(end - s), line == 1, &b, &e);
+  spec_line_content(s, nl ? (size_t)(nl - s) : (size_t)(end - s), line == 1, &b, &e);
   size_t n = (size_t)(e - b);
   if (n > 60) {
     snprintf(buf, len, "%.57s...", b);
@@ -207,18 +232,38 @@ static int section_header(parse_state *st, const char *b, const char *e) {
     return spec_fail_line(st, CS_ERR_INPUT, st->lineno, "unknown section [%s]%s allowed: " SECTIONS_ALLOWED,
                      spec_clip(name, q), best ? dym : ";");
   }
-  if (st->section_line[sec])
+  if (st->section_line[sec]) {
+    char first[160];
     return spec_fail_line(st, CS_ERR_INPUT, st->lineno,
-                     "section [%s] appears twice (first at line %d); allowed: each section once",
-                     SPEC_SECTION_NAMES[sec], st->section_line[sec]);
+                     "section [%s] appears twice (first at %s); allowed: each section once",
+                     SPEC_SECTION_NAMES[sec],
+                     spec_line_place(st, st->section_line[sec], first, sizeof first));
+  }
   st->section = sec;
   st->section_line[sec] = st->lineno;
   return CS_OK;
 }
 
+/* A line inih cannot read (a header without ']', a line without '=' or
+ * ':'): the error, recorded here so that it is reported in line order and,
+ * when errors are collected, with every other one. */
+static int line_syntax(parse_state *st, const char *b, const char *e) {
+  char whole[80];
+  if (*b == '[' && !memchr(b, ']', (size_t)(e - b)))
+    return spec_fail_line(st, CS_ERR_INPUT, st->lineno,
+                          "syntax error: '%s' has no closing ]; allowed: " SYNTAX_ALLOWED,
+                          spec_line_text(st, st->lineno, whole, sizeof whole));
+  if (*b != '[' && !memchr(b, '=', (size_t)(e - b)) && !memchr(b, ':', (size_t)(e - b)))
+    return spec_fail_line(st, CS_ERR_INPUT, st->lineno,
+                          "syntax error: '%s' is not key = value; allowed: " SYNTAX_ALLOWED,
+                          spec_line_text(st, st->lineno, whole, sizeof whole));
+  return CS_OK;
+}
+
 /* The ini_reader given to ini_parse_stream: hands inih the next line,
- * cleaned by line_content, and counts lines. NULL ends the parse (at the end
- * of the text, or once an error has been recorded). */
+ * cleaned by spec_line_content, and counts lines. NULL ends the parse (at
+ * the end of the text, or once an error stops it); a line with an error is
+ * handed on as a blank line when errors are collected. */
 char *spec_reader(char *str, int num, void *stream) {
   parse_state *st = stream;
   if (st->err_line || st->pos >= st->len) return NULL;
@@ -227,19 +272,23 @@ char *spec_reader(char *str, int num, void *stream) {
   size_t n = nl ? (size_t)(nl - line) : st->len - st->pos;
   st->pos += n + (nl ? 1 : 0);
   st->lineno++;
+  int rc = CS_OK;
+  const char *b = line, *e = line;
   if (memchr(line, '\0', n)) {
-    spec_fail_line(st, CS_ERR_INPUT, st->lineno, "NUL byte in the line; allowed: text");
-    return NULL;
+    rc = spec_fail_line(st, CS_ERR_INPUT, st->lineno, "NUL byte in the line; allowed: text");
+  } else {
+    spec_line_content(line, n, st->lineno == 1, &b, &e);
+    if ((size_t)(e - b) + 2 > (size_t)num)
+      rc = spec_fail_line(st, CS_ERR_INPUT, st->lineno,
+                          "line is %zu characters long (without comments); allowed: at most %d",
+                          (size_t)(e - b), num - 2);
+    else if (e > b && (rc = line_syntax(st, b, e)) == CS_OK && *b == '[')
+      rc = section_header(st, b, e);
+    if (rc != CS_OK && e > b && *b == '[') st->section = -2;  // a broken header: skip its keys
   }
-  const char *b, *e;
-  line_content(line, n, st->lineno == 1, &b, &e);
+  if (st->err_line) return NULL;
+  if (rc != CS_OK) e = b;  // collecting: go on with a blank line
   size_t m = (size_t)(e - b);
-  if (m + 2 > (size_t)num) {
-    spec_fail_line(st, CS_ERR_INPUT, st->lineno,
-              "line is %zu characters long (without comments); allowed: at most %d", m, num - 2);
-    return NULL;
-  }
-  if (m > 0 && *b == '[' && section_header(st, b, e) != CS_OK) return NULL;
   memcpy(str, b, m);
   str[m] = '\n';
   str[m + 1] = '\0';
@@ -344,9 +393,10 @@ static int fixed_scalar(parse_state *st, int line, int key, const char *value,
  * before (0: not yet). */
 static int key_not_yet_set(parse_state *st, int line, int sec, const char *name, int first_line) {
   if (!first_line) return CS_OK;
+  char first[160];
   return spec_fail_key(st, line, sec, name,
-                       "set twice (first at line %d); allowed: each key once per section",
-                       first_line);
+                       "set twice (first at %s); allowed: each key once per section",
+                       spec_line_place(st, first_line, first, sizeof first));
 }
 
 /* name = value in the current section (not [grid]); CS_OK or the error recorded. */
@@ -355,11 +405,12 @@ static int parse_fixed(parse_state *st, const char *name, const char *value) {
   int key = spec_find_key(sec, name);
   if (key < 0) return fixed_unknown_key(st, line, sec, name);
   CS_CHECK(key_not_yet_set(st, line, sec, name, st->fixed_line[key]));
+  char place[160];
   if (st->axis_line[key])
     return spec_fail_key(st, line, sec, name,
-                         "also an axis in [grid] at line %d; allowed: a fixed value here or an "
+                         "also an axis in [grid] at %s; allowed: a fixed value here or an "
                          "axis in [grid], not both",
-                         st->axis_line[key]);
+                         spec_line_place(st, st->axis_line[key], place, sizeof place));
   char allowed[256];
   spec_key_allowed(key, allowed, sizeof allowed);
   if (!*value) return spec_fail_key(st, line, sec, name, "empty value; allowed: %s", allowed);
@@ -594,11 +645,13 @@ static int parse_axis(parse_state *st, const char *name, const char *value) {
   if (key < 0) return axis_unknown_key(st, line, name);
   const key_desc *k = &SPEC_KEYS[key];
   CS_CHECK(key_not_yet_set(st, line, SEC_GRID, name, st->axis_line[key]));
+  char place[160];
   if (st->fixed_line[key])
     return spec_fail_key(st, line, SEC_GRID, name,
-                         "also set in [%s] at line %d; allowed: an axis here or a fixed value "
+                         "also set in [%s] at %s; allowed: an axis here or a fixed value "
                          "in [%s], not both",
-                         SPEC_SECTION_NAMES[k->section], st->fixed_line[key],
+                         SPEC_SECTION_NAMES[k->section],
+                         spec_line_place(st, st->fixed_line[key], place, sizeof place),
                          SPEC_SECTION_NAMES[k->section]);
   if (!*value) {
     char allowed[256], list_allowed[400];
@@ -620,24 +673,27 @@ static int parse_axis(parse_state *st, const char *name, const char *value) {
   spec->naxes++;  // owned by spec from here (freed by spec_free)
   if (rc != CS_OK) return spec_fail_line(st, CS_ERR_NOMEM, line, "out of memory storing an axis");
   CS_CHECK(axis_pass(st, key, line, value, ax->ivals, ax->rvals, &count));
-  CS_CHECK(axis_check_duplicates(st, ax));
+  // the axis is in the spec even with a repeated value (so that errors
+  // collected after this one see it)
   spec->ncells = (int64_t)cells;
   st->axis_line[key] = line;
-  return CS_OK;
+  return axis_check_duplicates(st, ax);
 }
 
-/* The libinih handler: one call per key = value line. Returns inih's
- * success (nonzero) or failure (0); the error itself is in st. */
+/* The libinih handler: one call per key = value line. Always returns
+ * inih's success (nonzero): an error is recorded in st. */
 int spec_handler(void *user, const char *section, const char *name, const char *value) {
   parse_state *st = user;
   (void)section;  // the reader tracks sections (with their lines) itself
-  if (st->err_line) return 1;
+  // errors are recorded in st, never reported to inih (its error line is
+  // for lines it cannot read, which spec_reader does not hand it)
+  if (st->err_line || st->section == -2) return 1;
   if (!*name) {
     char whole[80];
     spec_fail_line(st, CS_ERR_INPUT, st->lineno,
                    "syntax error: '%s' has no key before '='; allowed: " SYNTAX_ALLOWED,
                    spec_line_text(st, st->lineno, whole, sizeof whole));
-    return 0;
+    return 1;
   }
   if (st->section < 0) {
     char q[72];
@@ -645,8 +701,9 @@ int spec_handler(void *user, const char *section, const char *name, const char *
                    "%s: key outside any section; allowed: keys inside [sweep], [grid], "
                    "[task], [model], [train], [curvature] or [team]",
                    spec_clip(name, q));
-    return 0;
+    return 1;
   }
-  int rc = st->section == SEC_GRID ? parse_axis(st, name, value) : parse_fixed(st, name, value);
-  return rc == CS_OK;
+  if (st->section == SEC_GRID) parse_axis(st, name, value);
+  else parse_fixed(st, name, value);
+  return 1;
 }

@@ -168,6 +168,10 @@ typedef struct {
   double archive_s;     /* time in archive_add_result and archive_commit */
   double serve_s;       /* time serving messages and recording results (archive writes) */
   double longest_s;     /* longest wall_s of a cell run this invocation */
+  double *cost;         /* per cell id: sweep_cell_cost, for the ETA (sweep_plan.c) */
+  double done_cost;     /* cost of the cells whose wall_s is in work_s */
+  int64_t own;          /* the cell rank 0 runs itself, or -1 */
+  double eta_t, eta_s;  /* when the ETA was last computed, and its value */
   int max_retries;
   team_ctx *tc;         /* rank 0's team */
   int error;            /* an error raised while serving inside rank 0's own cell */
@@ -182,8 +186,23 @@ static void report_progress(master *M) {
                       .failed = failed + diverged, .elapsed_s = cs_monotonic_seconds() - M->t0, .eta_s = NAN,
                       .archive_s = M->archive_s, .work_s = M->work_s, .serve_s = M->serve_s,
                       .longest_s = M->longest_s};
-  int64_t left = p.total - p.done;
-  if (M->run_now > 0) p.eta_s = p.elapsed_s / M->run_now * left;
+  // the ETA: the longest-first schedule of the cells left (queued and in
+  // flight) at the rate measured so far, the model of run --dry-run
+  // (sweep_eta_seconds); recomputed at most once a second
+  double now = cs_monotonic_seconds();
+  if (M->run_now > 0 && (now - M->eta_t >= 1.0 || p.done >= p.total || isnan(M->eta_s))) {
+    int64_t *inflight = malloc((size_t)M->size * sizeof *inflight);
+    int ni = 0;
+    for (int w = 1; inflight && w < M->size; w++)
+      if (M->busy[w] >= 0) inflight[ni++] = M->busy[w];
+    if (inflight && M->own >= 0) inflight[ni++] = M->own;
+    M->eta_s = inflight ? sweep_eta_seconds(M->cost, inflight, ni, M->queue + M->q_head,
+                                            M->q_len - M->q_head, M->size, M->done_cost, M->work_s)
+                        : NAN;
+    M->eta_t = now;
+    free(inflight);
+  }
+  if (isfinite(M->eta_s)) p.eta_s = fmax(0.0, M->eta_s - (now - M->eta_t));
   M->opt->progress(M->opt->progress_ctx, &p);
 }
 
@@ -215,6 +234,7 @@ static int master_accept(master *M, cs_cell_result *r) {
   CS_CHECK(archive_add_result(M->archive, r));
   M->archive_s += cs_monotonic_seconds() - t;
   M->work_s += r->wall_s;
+  M->done_cost += M->cost[id];
   if (r->wall_s > M->longest_s) M->longest_s = r->wall_s;
   return CS_OK;
 }
@@ -322,7 +342,9 @@ static int master_loop(master *M) {
       /* rank 0's own cell */
       int64_t id = M->queue[M->q_head++];
       cs_cell_result r;
+      M->own = id;
       int rc = team_run_cell(M->tc, M->spec, id, &copt, hooks, &r);
+      M->own = -1;
       if (M->error) {
         result_free(&r);
         return cs_error(M->error, "%s", M->error_text);
@@ -510,7 +532,10 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
   if (!rc) rc = CS_CALLOC(M->attempts, n);
   if (!rc) rc = CS_CALLOC(M->busy, size);
   if (!rc) rc = CS_CALLOC(M->stop_sent, size);
+  if (!rc) rc = CS_CALLOC(M->cost, n);
+  M->own = -1, M->eta_s = NAN;
   if (!rc) {
+    for (int64_t k = 0; k < n; k++) M->cost[cc[k].id] = cc[k].cost;
     for (int64_t k = 0; k < n; k++) {
       int64_t id = cc[k].id;
       if (!mask[id]) continue;
@@ -526,7 +551,7 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
 }
 
 static void master_teardown(master *M) {
-  free(M->queue), free(M->attempts), free(M->busy), free(M->stop_sent);
+  free(M->queue), free(M->attempts), free(M->busy), free(M->stop_sent), free(M->cost);
 }
 
 /* Split comm into teams of the spec's [team] grid; leaders get a

@@ -2,12 +2,14 @@
  * "Scheduling"): the cost model of a cell, the longest-first order the
  * scheduler hands cells out in, the deterministic shards, and the plan that
  * `run --dry-run` prints (remaining cells of an archive and the wall time
- * of longest-first list scheduling on a number of teams). */
+ * of longest-first list scheduling on a number of teams); the run's ETA is
+ * the same schedule of the cells it has left (docs/SWEEP.md, "Progress"). */
 #include "sweep_internal.h"
 
 #include "curvsweep/error.h"
 #include "curvsweep/model.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 double sweep_cell_cost(const cs_config *c) {
@@ -77,6 +79,20 @@ static void heap_down(double *h, int n, int i) {
   }
 }
 
+/* The longest-first list schedule (sweep_plan and the run's ETA): a cell
+ * to the least loaded of the teams (the root of the min-heap of loads). */
+static void plan_assign(double *load, int teams, double cost) {
+  load[0] += cost;
+  heap_down(load, teams, 0);
+}
+
+static double plan_makespan(const double *load, int teams) {
+  double m = 0;
+  for (int t = 0; t < teams; t++)
+    if (load[t] > m) m = load[t];
+  return m;
+}
+
 int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned char *finished,
                int teams, sweep_plan_summary *out) {
   if (teams < 1) return cs_error(CS_ERR_INPUT, "a sweep plan needs at least one team, got %d", teams);
@@ -101,12 +117,33 @@ int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned ch
     out->remaining++;
     out->remaining_cost += cc[k].cost;
     if (cc[k].cost > out->longest) out->longest = cc[k].cost;
-    load[0] += cc[k].cost;
-    heap_down(load, teams, 0);
+    plan_assign(load, teams, cc[k].cost);
   }
-  for (int t = 0; t < teams; t++)
-    if (load[t] > out->makespan) out->makespan = load[t];
+  out->makespan = plan_makespan(load, teams);
   free(load);
   free(cc);
   return CS_OK;
+}
+
+double sweep_eta_flops(const double *cost, const int64_t *inflight, int n_inflight,
+                       const int64_t *queued, int64_t n_queued, int teams) {
+  if (teams < 1) teams = 1;
+  double *load = calloc((size_t)teams, sizeof *load);
+  if (!load) return NAN;
+  // the cells in flight hold their teams, each half done on average (its
+  // start is not recorded); then the queue, longest first, each cell to the
+  // team that frees up first
+  for (int i = 0; i < n_inflight; i++) plan_assign(load, teams, 0.5 * cost[inflight[i]]);
+  for (int64_t k = 0; k < n_queued; k++) plan_assign(load, teams, cost[queued[k]]);
+  double makespan = plan_makespan(load, teams);
+  free(load);
+  return makespan;
+}
+
+double sweep_eta_seconds(const double *cost, const int64_t *inflight, int n_inflight,
+                         const int64_t *queued, int64_t n_queued, int teams, double done_cost,
+                         double done_s) {
+  // seconds per FLOP of one team, measured on the cells finished so far
+  if (!(done_cost > 0) || !(done_s >= 0)) return NAN;
+  return sweep_eta_flops(cost, inflight, n_inflight, queued, n_queued, teams) * (done_s / done_cost);
 }

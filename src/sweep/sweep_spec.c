@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sweep_load_spec(MPI_Comm comm, const char *path, cs_spec **spec) {
+int sweep_load_spec(MPI_Comm comm, const char *path, const spec_load_options *opt,
+                    cs_spec **spec) {
   *spec = NULL;
   int rank;
   CS_MPI(MPI_Comm_rank(comm, &rank));
@@ -16,14 +17,15 @@ int sweep_load_spec(MPI_Comm comm, const char *path, cs_spec **spec) {
   int rc = CS_OK;
   long len = 0;
   if (rank == 0) {
-    rc = spec_load_file(path, spec);
+    rc = spec_load_file_opts(path, opt, spec);
     if (!rc) len = (long)strlen(spec_text(*spec));
   }
   long head[2] = {rc, len};
   int mrc = MPI_Bcast(head, 2, MPI_LONG, 0, comm);
   if (mrc == MPI_SUCCESS && head[0] != CS_OK)
     return rank == 0 ? rc : cs_error((int)head[0], "rank 0 could not read the spec %s", path);
-  // pass 2: the text itself, parsed again on the other ranks
+  // pass 2: the text itself (with any overrides written in), parsed again
+  // on the other ranks
   char *text = NULL;
   if (mrc == MPI_SUCCESS && (rc = cs_calloc_bytes((void **)&text, (size_t)head[1] + 1, 1)) == CS_OK) {
     if (rank == 0) memcpy(text, spec_text(*spec), (size_t)head[1] + 1);

@@ -8,11 +8,13 @@
 # and its status is the test's), `check NAME WANT GOT [PATTERN FILE]` (an
 # exit status and, optionally, a line of FILE matching PATTERN), and
 # `on_exit_extra`, which a test may redefine to clean up more at exit (it
-# runs before the scratch directory is removed).
+# runs before the scratch directory is removed). A test that needs a short
+# scratch path (unix sockets live under it) sets tmp_template before
+# sourcing this file.
 set -u
 bin=${CS_BIN:?} src=${CS_SOURCE_DIR:?}
 on_exit_extra() { :; }
-tmp=$(mktemp -d); trap 'on_exit_extra; pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d "${tmp_template:-${TMPDIR:-/tmp}/tmp.XXXXXXXXXX}"); trap 'on_exit_extra; pkill -9 -f "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 source "$src/tests/support/wait.sh"
