@@ -137,6 +137,11 @@ typedef struct {
   int n_results;
   cs_cell_result **results_per_path;
   int64_t *n_per_path;
+  /* (n_paths) per archive whose spec numbers its cells differently (specs
+   * that differ only in [grid] values: D->spec is the union of their grids,
+   * docs/ARCHIVE.md "Merge"), its results' cell ids as the archive numbers
+   * them (results_per_path holds D->spec's ids); NULL otherwise */
+  int64_t **archive_ids;
   /* counts */
   int64_t cells_total, cells_selected, done, pending, failed, diverged;
   /* axes present */

@@ -112,36 +112,83 @@ static int analysis_read_spec(const char *path, cs_spec **spec) {
   return rc;
 }
 
-/* CS_ERR_INPUT unless archive p is of the sweep of archive 0 (D->spec). */
-static int analysis_check_same_sweep(const analysis_data *D, int p) {
-  cs_spec *spec = NULL;
-  CS_CHECK(analysis_read_spec(D->paths[p], &spec));
-  int rc = CS_OK;
-  if (strcmp(spec_sha256(D->spec), spec_sha256(spec)) != 0)
-    rc = cs_error(CS_ERR_INPUT,
-                  "%s and %s are archives of different sweeps (spec sha256 %.12s… vs "
-                  "%.12s…): analyse them separately (several archives must be shards or "
-                  "copies of one spec)",
-                  D->paths[0], D->paths[p], spec_sha256(D->spec), spec_sha256(spec));
-  spec_free(spec);
+/* The sweep of the archives (D->spec): their spec when they have one
+ * identity, the canonical resolved spec (docs/SPEC.md, "Identity"), so
+ * archives of one spec written with other comments or spellings go
+ * together; the union of their grids when their specs differ only in
+ * [grid] values (spec_union_text, as merge); else CS_ERR_INPUT. specs[p]:
+ * each archive's own spec. */
+static int analysis_sweep_spec(analysis_data *D, cs_spec **specs) {
+  for (int p = 0; p < D->n_paths; p++) CS_CHECK(analysis_read_spec(D->paths[p], &specs[p]));
+  CS_CHECK(analysis_read_spec(D->paths[0], &D->spec));
+  for (int p = 1; p < D->n_paths; p++) {
+    if (!strcmp(spec_canonical_sha256(D->spec), spec_canonical_sha256(specs[p]))) continue;
+    char *text = NULL;
+    cs_spec *u = NULL;
+    if (spec_union_text(D->spec, specs[p], &text) != CS_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", cs_error_message());
+      free(text);
+      return cs_error(CS_ERR_INPUT,
+                      "%s and %s are archives of different sweeps (identity %.12s… vs %.12s…): "
+                      "analyse them separately (several archives must be shards or copies of one "
+                      "sweep, or of specs that differ only in [grid] values): %s",
+                      D->paths[0], D->paths[p], spec_canonical_sha256(specs[0]),
+                      spec_canonical_sha256(specs[p]), why);
+    }
+    int rc = spec_load_string(text, D->paths[0], &u);
+    free(text);
+    CS_CHECK(rc);
+    spec_free(D->spec);
+    D->spec = u;
+  }
+  return CS_OK;
+}
+
+/* Archive p's results as cells of D->spec (when its spec is not D->spec's
+ * grid), their own ids kept in D->archive_ids[p]. */
+static int analysis_map_results(analysis_data *D, int p, const cs_spec *spec) {
+  if (!strcmp(spec_canonical_sha256(spec), spec_canonical_sha256(D->spec))) return CS_OK;
+  spec_cell_map *m = NULL;
+  CS_CHECK(spec_map_begin(spec, D->spec, &m));
+  int rc = CS_CALLOC(D->archive_ids[p], D->n_per_path[p] + 1);
+  for (int64_t i = 0; !rc && i < D->n_per_path[p]; i++) {
+    cs_cell_result *r = &D->results_per_path[p][i];
+    D->archive_ids[p][i] = r->cell_id;
+    r->cell_id = spec_map_cell(m, r->cell_id);
+  }
+  spec_map_free(m);
   return rc;
 }
 
-/* Read every archive's spec, check they are one sweep, then read the results
+/* Archive p's results under the ids its archive numbers them by, and back
+ * (the per-point and field reads name cells as the archive does). */
+static void analysis_swap_ids(analysis_data *D, int p) {
+  if (!D->archive_ids || !D->archive_ids[p]) return;
+  for (int64_t i = 0; i < D->n_per_path[p]; i++) {
+    int64_t t = D->results_per_path[p][i].cell_id;
+    D->results_per_path[p][i].cell_id = D->archive_ids[p][i];
+    D->archive_ids[p][i] = t;
+  }
+}
+
+/* Read every archive's spec, the sweep they form, then the results
  * (D->paths set; what is read is D's, freed by analysis_data_free). */
 static int analysis_read_inputs(analysis_data *D) {
   CS_CHECK(CS_CALLOC(D->results_per_path, D->n_paths));
   CS_CHECK(CS_CALLOC(D->n_per_path, D->n_paths));
-  CS_CHECK(analysis_read_spec(D->paths[0], &D->spec));
-  for (int p = 1; p < D->n_paths; p++) CS_CHECK(analysis_check_same_sweep(D, p));
-  for (int p = 0; p < D->n_paths; p++) {
-    int rc = archive_read_results_tables(D->paths[p], &D->results_per_path[p], &D->n_per_path[p]);
-    if (rc) {
-      if (!strstr(cs_error_message(), D->paths[p])) cs_error_context(rc, "%s: ", D->paths[p]);
-      return rc;
-    }
+  CS_CHECK(CS_CALLOC(D->archive_ids, D->n_paths));
+  cs_spec **specs = NULL;
+  CS_CHECK(CS_CALLOC(specs, D->n_paths));
+  int rc = analysis_sweep_spec(D, specs);
+  for (int p = 0; !rc && p < D->n_paths; p++) {
+    rc = archive_read_results_tables(D->paths[p], &D->results_per_path[p], &D->n_per_path[p]);
+    if (rc && !strstr(cs_error_message(), D->paths[p])) cs_error_context(rc, "%s: ", D->paths[p]);
+    if (!rc) rc = analysis_map_results(D, p, specs[p]);
   }
-  return CS_OK;
+  for (int p = 0; p < D->n_paths; p++) spec_free(specs[p]);
+  free(specs);
+  return rc;
 }
 
 /* The working arrays of analysis_arrange, all freed by it in one place. */
@@ -363,8 +410,11 @@ static int analysis_load_fields(analysis_data *D) {
   int rc = CS_CALLOC(want, D->n_paths), any = 0;
   for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
   if (!rc) any = analysis_cells_wanted(D, want, 1);
-  for (int p = 0; !rc && any && p < D->n_paths; p++)
+  for (int p = 0; !rc && any && p < D->n_paths; p++) {
+    analysis_swap_ids(D, p);
     rc = archive_read_fields_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p]);
+    analysis_swap_ids(D, p);
+  }
   for (int p = 0; want && p < D->n_paths; p++) free(want[p]);
   free(want);
   return rc;
@@ -380,9 +430,12 @@ static int analysis_load_points(analysis_data *D) {
   int rc = CS_CALLOC(want, D->n_paths);
   for (int p = 0; !rc && p < D->n_paths; p++) rc = CS_CALLOC(want[p], D->n_per_path[p] + 1);
   if (!rc) analysis_cells_wanted(D, want, 0);
-  for (int p = 0; !rc && p < D->n_paths; p++)
+  for (int p = 0; !rc && p < D->n_paths; p++) {
+    analysis_swap_ids(D, p);
     rc = archive_read_points_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want[p],
                                 analysis_drawn_arrays());
+    analysis_swap_ids(D, p);
+  }
   for (int p = 0; !rc && p < D->n_paths; p++)
     for (int64_t i = 0; i < D->n_per_path[p]; i++) {
       cs_cell_result *r = &D->results_per_path[p][i];
@@ -433,7 +486,8 @@ void analysis_data_free(analysis_data *D) {
     for (int64_t i = 0; i < D->n_per_path[p]; i++) result_free(&D->results_per_path[p][i]);
     free(D->results_per_path[p]);
   }
-  free(D->results_per_path), free(D->n_per_path);
+  for (int p = 0; D->archive_ids && p < D->n_paths; p++) free(D->archive_ids[p]);
+  free(D->results_per_path), free(D->n_per_path), free(D->archive_ids);
   spec_free(D->spec);
   memset(D, 0, sizeof *D);
 }

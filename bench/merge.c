@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
   // the merge in a child, so that its peak memory is its own
   pid_t pid = fork();
   if (pid == 0) {
-    int rc = archive_merge(out, (const char *const *)paths, shards, 0);
+    int rc = archive_merge(out, (const char *const *)paths, shards, 0, 0, NULL);
     if (rc) fprintf(stderr, "bench_merge: merge: %s\n", cs_error_message());
     _exit(rc ? 1 : 0);
   }

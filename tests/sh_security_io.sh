@@ -159,7 +159,7 @@ with h5py.File("evil.h5", "r+") as f:
     f["runs"][0] = r
 EOF
 "$bin" info evil.h5 >o 2>&1
-expect "info, control characters" 0 $? 'spec      ti\\x1B\[2Jny\\x0D\\x07 (sha256' o
+expect "info, control characters" 0 $? 'spec      ti\\x1B\[2Jny\\x0D\\x07 (identity' o
 grep -q 'last ended 2026\\x1B\]0;pwned\\x07\\x0DX' o && ok || bad "the /runs end time is not escaped: $(od -c o | head)"
 LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' o && bad "a control character reached the terminal: $(od -c o | head)" || ok
 # a spec name with one is refused where it is read

@@ -1208,9 +1208,14 @@ static void test_bad_inputs(void **state) {
   write_ok(a, &r);
   close_ok(a);  // pending cells: the journal stays
   file_hash(p, h);
-  char want[512];
-  snprintf(want, sizeof want, "%s was written by a different spec (sha256 %.12s…, this spec %.12s…): "
-           "use a new -o path, or --overwrite to replace it", p, spec_sha256(spec), spec_sha256(other));
+  char want[1024];  // every key that differs, old → new (docs/ARCHIVE.md, "Identity")
+  snprintf(want, sizeof want, "%s was written by a different spec: [sweep] name: demo-small → "
+           "other; [grid] arch: ungated, gated → gated; [grid] task: linear → circles; [task] "
+           "train_points: 256 → 2048; [task] test_points: 256 → 2048; [model] width: 8 → 16; "
+           "[train] epochs: 5 → 100; [train] batch: 64 → 256; [train] eval_every: 1 → 10; "
+           "[curvature] points: 16 → 128 (archive → %s); only more [grid] values extend an "
+           "archive: use a new -o path, or --overwrite to discard its results", p,
+           spec_source(other));
   assert_int_equal(open_fails(p, other, ARCHIVE_RESUME, NULL), CS_ERR_INPUT);
   assert_string_equal(cs_error_message(), want);
   expect_refusal(open_fails(p, other, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "different spec", p, h, 1);
@@ -1379,7 +1384,7 @@ static void test_shards_and_merge(void **state) {
 
   // merge == writing every cell into one archive
   const char *inputs[2] = {pa, pb};
-  int rc = archive_merge(pm, inputs, 2, 0);
+  int rc = archive_merge(pm, inputs, 2, 0, 0, NULL);
   if (rc) print_error("%s\n", cs_error_message());
   assert_int_equal(rc, CS_OK);
   int64_t nm, na;
@@ -1422,19 +1427,19 @@ static void test_shards_and_merge(void **state) {
   const char *agree[2] = {pa, pall};
   char pm2[160];
   snprintf(pm2, sizeof pm2, "%s/merged2.h5", dir);
-  assert_int_equal(archive_merge(pm2, agree, 2, 0), CS_OK);
+  assert_int_equal(archive_merge(pm2, agree, 2, 0, 0, NULL), CS_OK);
 
   // refusals, each leaving the output untouched
   char hm[65];
   file_hash(pm, hm);
-  expect_refusal(archive_merge(pm, inputs, 2, 0), CS_ERR_INPUT, pm, "already exists", pm, hm, 0);
+  expect_refusal(archive_merge(pm, inputs, 2, 0, 0, NULL), CS_ERR_INPUT, pm, "already exists", pm, hm, 0);
   // a cell done in two inputs with different values (cell 2, another train_loss)
   cs_archive *c = open_ok(pc, spec, ARCHIVE_CREATE, NULL);
   cs_cell_result r2x = make_result(2, 1, CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
   write_ok(c, &r2x);
   close_ok(c);
   const char *conflict[2] = {pa, pc};
-  expect_refusal(archive_merge(pm, conflict, 2, 1), CS_ERR_INPUT, pc, "cell 2 is done in both", pm, hm, 0);
+  expect_refusal(archive_merge(pm, conflict, 2, 1, 0, NULL), CS_ERR_INPUT, pc, "cell 2 is done in both", pm, hm, 0);
   assert_non_null(strstr(cs_error_message(), pa));
   // different specs
   char po[160];
@@ -1443,19 +1448,19 @@ static void test_shards_and_merge(void **state) {
   c = open_ok(po, other, ARCHIVE_CREATE, NULL);
   close_ok(c);
   const char *mixed[2] = {pa, po};
-  expect_refusal(archive_merge(pm, mixed, 2, 1), CS_ERR_INPUT, po, "different specs", pm, hm, 0);
+  expect_refusal(archive_merge(pm, mixed, 2, 1, 0, NULL), CS_ERR_INPUT, po, "different specs", pm, hm, 0);
   // an input that is not an archive
   char pt[160];
   snprintf(pt, sizeof pt, "%s/text.h5", dir);
   write_bytes(pt, "hello", 5);
   const char *junk[2] = {pa, pt};
-  expect_refusal(archive_merge(pm, junk, 2, 1), CS_ERR_INPUT, pt, "not an HDF5 file", pm, hm, 0);
+  expect_refusal(archive_merge(pm, junk, 2, 1, 0, NULL), CS_ERR_INPUT, pt, "not an HDF5 file", pm, hm, 0);
   // an output path with a stale journal of an earlier run beside it
   char pj[160], pjj[200];
   snprintf(pj, sizeof pj, "%s/stale.h5", dir);
   snprintf(pjj, sizeof pjj, "%s.journal", pj);
   write_bytes(pjj, "old", 3);
-  expect_refusal(archive_merge(pj, inputs, 2, 0), CS_ERR_INPUT, pjj, "resume that run", NULL, NULL, 0);
+  expect_refusal(archive_merge(pj, inputs, 2, 0, 0, NULL), CS_ERR_INPUT, pjj, "resume that run", NULL, NULL, 0);
   assert_false(file_exists(pj));
   assert_int_equal(file_size(pjj), 3);
   // an input whose writer was killed inside a write: resume it first
@@ -1465,7 +1470,7 @@ static void test_shards_and_merge(void **state) {
   assert_int_equal(archive_test_journal_only(c, &r[1]), CS_OK);
   close_ok(c);
   const char *killed[2] = {pa, pd};
-  expect_refusal(archive_merge(pm, killed, 2, 1), CS_ERR_INPUT, pd, "interrupted during a write", pm, hm, 0);
+  expect_refusal(archive_merge(pm, killed, 2, 1, 0, NULL), CS_ERR_INPUT, pd, "interrupted during a write", pm, hm, 0);
   assert_int_equal(count_prefixed(dir, "merged.h5.tmp", NULL, 0), 0);
   // ... resumed with a narrower mask (cells 1 and 3 only), the rebuilt file
   // still lists every cell it listed, and holds the journaled cell 1
@@ -1480,7 +1485,7 @@ static void test_shards_and_merge(void **state) {
   assert_same_result(&res[0], &r[1]);
   for (int i = 1; i < 4; i++) assert_pending(&res[i], 2 * i + 1);
   free_results(res, n);
-  assert_int_equal(archive_merge(pm, killed, 2, 1), CS_OK);
+  assert_int_equal(archive_merge(pm, killed, 2, 1, 0, NULL), CS_OK);
 
   result_free(&r2x);
   for (int i = 0; i < 8; i++) result_free(&r[i]);

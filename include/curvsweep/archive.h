@@ -1,8 +1,9 @@
 /* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 5).
  *
  * Layout: root attributes (format = "curvsweep", format_version,
- * software_version, created (UTC ISO 8601), spec_sha256); /spec (the spec
- * text exactly as read); /cells, /curvature, /curves, /runs compound tables;
+ * software_version, created (UTC ISO 8601), spec_sha256, spec_canonical_sha256
+ * (the identity: docs/ARCHIVE.md, "Identity"), partial (merge --partial));
+ * /spec (the spec text exactly as read); /cells, /curvature, /curves, /runs compound tables;
  * optional /points/<cell_id>/ and /params/<cell_id>/ groups. All datasets
  * chunked, shuffle + deflate + Fletcher32.
  *
@@ -53,8 +54,11 @@ typedef enum {
 
 /* Open for writing by the sweep's rank 0. With a cell subset (shards), only
  * those cells are listed as pending rows; others are absent. mask[cell] != 0
- * selects (NULL = every cell). Errors: an existing archive of a different
- * spec (CS_ERR_INPUT, naming both sha256s and what to do), not HDF5 or not a
+ * selects (NULL = every cell). ARCHIVE_RESUME of an archive whose spec this
+ * one grows first rebuilds it for this spec, its results kept under their
+ * cells' new ids and the old file kept (docs/ARCHIVE.md, "Growing a
+ * sweep"). Errors: an existing archive of a different spec (CS_ERR_INPUT,
+ * naming the keys that differ and what to do), not HDF5 or not a
  * curvsweep archive, wrong format_version, unwritable directory. */
 int archive_open_write(const char *path, const cs_spec *spec, cs_archive_mode mode,
                        const unsigned char *mask, cs_archive **out);
@@ -96,7 +100,11 @@ int archive_close(cs_archive *a);
 /* Read-only summary (`curvsweep info`). */
 typedef struct {
   char name[128];
-  char spec_sha256[65];
+  char spec_sha256[65];   /* of the /spec text */
+  char identity[65];      /* spec_canonical_sha256 of /spec (docs/ARCHIVE.md, "Identity") */
+  int64_t grid_cells;     /* cells of its spec (cells: the ones it lists) */
+  char shard[32];         /* "i/N" of the last run that named one, or "" */
+  int partial;            /* written by merge --partial */
   char created[32];
   char software_version[32];
   int64_t cells, pending, done, failed, diverged;
@@ -148,9 +156,24 @@ int archive_read_params_of(const char *path, cs_cell_result *results, int64_t n,
 typedef void (*cs_archive_check_fn)(const char *object, const char *reason, void *ctx);
 int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged);
 
-/* Combine shard archives of one spec into out (CS_ERR_INPUT on mismatched
- * specs, or a cell done in two inputs with different values). */
-int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite);
+/* Combine archives of one sweep into out (docs/ARCHIVE.md, "Merge"): shards
+ * of one spec, or archives of specs that differ only in [grid] values (out's
+ * spec is then the union of their grids, spec_union_text). CS_ERR_INPUT on
+ * specs that differ elsewhere, a cell done in two inputs with different
+ * values, or an incomplete set (cells of out's spec no input lists, the
+ * missing shards named) unless partial: out then has the root attribute
+ * partial = 1. rep (may be NULL) says what the merge got. */
+typedef struct {
+  char sweep[128];          /* [sweep] name */
+  char identity[65];        /* out's spec_canonical_sha256 */
+  int64_t cells, listed;    /* cells of out's spec, and how many the inputs list */
+  int inputs;
+  int grids;                /* 1: the inputs' specs differ in [grid] values (union) */
+  char got[1024];           /* "0/2 (a.h5), unsharded (b.h5)" */
+  char missing_shards[512]; /* "1/2, 3/4" (of the largest shard count named) or "" */
+} cs_archive_merge_report;
+int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite,
+                  int partial, cs_archive_merge_report *rep);
 
 /* `curvsweep merge --salvage OUT DAMAGED`: copy every intact cell of a
  * damaged archive into a new archive out of the same spec (its /spec must
@@ -189,6 +212,9 @@ int archive_build_begin(const char *path, const cs_spec *spec, const unsigned ch
 int archive_build_result(cs_archive_builder *b, const cs_cell_result *r);
 int archive_build_run(cs_archive_builder *b, const cs_run_info *run);
 int archive_build_finish(cs_archive_builder *b);
+/* archive_build_finish without the rename: the complete, synced file stays
+ * at its temporary name, handed to the caller (*tmp, malloc'ed), b freed. */
+int archive_build_close(cs_archive_builder *b, char **tmp);
 void archive_build_abort(cs_archive_builder *b);
 
 /* Additions to the contract above. */

@@ -95,4 +95,48 @@ uint64_t spec_max_cell_bytes(const cs_spec *spec);
 /* SHA-256 of bytes as 64 hex characters + NUL. */
 void spec_sha256_hex(const void *data, size_t len, char out[65]);
 
+/* The canonical resolved spec (docs/SPEC.md, "Identity"): every key with its
+ * resolved value, in a fixed order and spelling (comments, blank lines, key
+ * order, defaults written out or not, equivalent spellings of numbers,
+ * lists and ranges do not change it); [sweep] output and max_retries are
+ * left out. Its hex SHA-256 is an archive's identity. */
+const char *spec_canonical_text(const cs_spec *spec);
+const char *spec_canonical_sha256(const cs_spec *spec);
+
+/* How a new spec relates to the spec an archive was written with:
+ *   SPEC_SAME     the same canonical text;
+ *   SPEC_GROWS    every value of every key of old is a value of new (more
+ *                 values on grid axes, a fixed key turned into an axis that
+ *                 keeps its value, axes or values reordered): every cell of
+ *                 old is a cell of new, with the same resolved config;
+ *   SPEC_DIFFERS  anything else.
+ * fn (may be NULL) is called for each key whose values differ: first the
+ * keys old has a value of that new lacks (grows 0), then the keys that only
+ * gained values (grows 1): the key, and in each spec the section it is in
+ * ("grid" for an axis) with its values ("16", "0..3, 7"). */
+typedef enum { SPEC_SAME = 0, SPEC_GROWS, SPEC_DIFFERS } cs_spec_relation;
+typedef void (*spec_diff_fn)(const char *key, const char *old_section, const char *old_values,
+                             const char *new_section, const char *new_values, int grows,
+                             void *ctx);
+int spec_compare(const cs_spec *old_spec, const cs_spec *new_spec, spec_diff_fn fn, void *ctx,
+                 cs_spec_relation *rel);
+
+/* The cells of spec `from` as cells of spec `to` (every key's values of from
+ * among to's: SPEC_SAME or SPEC_GROWS), by their resolved config:
+ * spec_map_cell gives to's id of from's cell id (-1 out of range). Both
+ * specs must outlive the map. CS_ERR_INPUT when a cell of from is not one
+ * of to. */
+typedef struct spec_cell_map spec_cell_map;
+int spec_map_begin(const cs_spec *from, const cs_spec *to, spec_cell_map **out);
+int64_t spec_map_cell(const spec_cell_map *m, int64_t id);
+void spec_map_free(spec_cell_map *m);
+
+/* The spec of a and b together (merge of archives of specs that differ only
+ * in [grid] values, docs/ARCHIVE.md "Merge"): as canonical text (malloc'ed),
+ * every key with a's values followed by b's values a lacks, the axes in a's
+ * order then b's. CS_ERR_INPUT naming the key when a key outside [grid]
+ * differs (a key written as a [grid] axis in either spec, and arch, depth,
+ * task, seed, may differ). */
+int spec_union_text(const cs_spec *a, const cs_spec *b, char **text);
+
 #endif

@@ -210,9 +210,17 @@ static int archive_create_fresh(cs_archive *a, const cs_spec *spec, const unsign
   return rc;
 }
 
-static int archive_sha_mismatch(const char *path, const char *theirs, const char *ours) {
-  return cs_error(CS_ERR_INPUT, "%s was written by a different spec (sha256 %.12s…, this spec "
-                  "%.12s…): use a new -o path, or --overwrite to replace it", path, theirs, ours);
+/* Another spec's archive: the refusal names the keys that differ
+ * (archive_identity_refusal), from the archive's own /spec. */
+static int archive_sha_mismatch(const char *path, const cs_spec *spec) {
+  char *text = NULL;
+  cs_spec *old_spec = NULL;
+  int rc = archive_read_spec(path, &text);
+  if (!rc) rc = spec_load_string(text, path, &old_spec);
+  free(text);
+  if (!rc) rc = archive_identity_refusal(path, old_spec, spec);
+  spec_free(old_spec);
+  return rc;
 }
 
 /* A file found damaged while it is repaired or replayed into (a bad chunk
@@ -243,9 +251,9 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   archive_meta meta;
   archive_probe_class cls;
   int rc = archive_probe(a->path, H5F_ACC_RDONLY, &file, &meta, &cls);
-  if (!rc && strcmp(meta.spec_sha256, a->spec_sha256) != 0) {
+  if (!rc && strcmp(meta.identity, a->spec_sha256) != 0) {
     H5Fclose(file);
-    return archive_sha_mismatch(a->path, meta.spec_sha256, a->spec_sha256);
+    return archive_sha_mismatch(a->path, spec);
   }
   // the structure: /cells rows, /runs
   if (!rc) {
@@ -324,7 +332,7 @@ static int archive_open_write_impl(const char *path, const cs_spec *spec, cs_arc
     return cs_error(CS_ERR_INPUT, "archive_open_write: unknown mode %d", (int)mode);
   cs_archive *a;
   CS_CHECK(archive_new(path, &a));
-  archive_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_sha256(spec));
+  archive_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_canonical_sha256(spec));
   a->spec = spec;
   int exists = archive_file_exists(path), jexists = archive_file_exists(a->journal_path);
   int created = 0, rc = CS_OK;
@@ -395,9 +403,18 @@ fail:
   return rc;
 }
 
+/* A resume first grows an archive of a spec this one extends
+ * (archive_grow.c; docs/ARCHIVE.md, "Growing a sweep"). */
+static int archive_open_write_grow(const char *path, const cs_spec *spec, cs_archive_mode mode,
+                                   const unsigned char *mask, cs_archive **out) {
+  *out = NULL;
+  if (mode == ARCHIVE_RESUME && path && spec) CS_CHECK(archive_grow_if_needed(path, spec, mask));
+  return archive_open_write_impl(path, spec, mode, mask, out);
+}
+
 int archive_open_write(const char *path, const cs_spec *spec, cs_archive_mode mode,
                        const unsigned char *mask, cs_archive **out) {
-  ARCHIVE_QUIETLY(archive_open_write_impl(path, spec, mode, mask, out));
+  ARCHIVE_QUIETLY(archive_open_write_grow(path, spec, mode, mask, out));
 }
 
 cs_cell_status archive_cell_status(const cs_archive *a, int64_t cell_id) {

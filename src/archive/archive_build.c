@@ -71,7 +71,7 @@ static int archive_build_begin_impl(const char *path, const cs_spec *spec,
   b->overwrite = overwrite;
   if (overwrite) CS_CHECK(archive_check_replaceable(path));
   CS_CHECK(archive_new(path, &b->a));
-  archive_copy_str(b->a->spec_sha256, sizeof b->a->spec_sha256, spec_sha256(spec));
+  archive_copy_str(b->a->spec_sha256, sizeof b->a->spec_sha256, spec_canonical_sha256(spec));
   CS_CHECK(archive_rows_from_mask(b->a, spec, mask));
   int64_t n = b->a->n_rows;
   CS_CHECK(CS_CALLOC(b->rows, n ? n : 1));
@@ -202,7 +202,7 @@ static int archive_build_write_cells(cs_archive_builder *b) {
   return rc;
 }
 
-static int archive_build_finish_impl(cs_archive_builder *b) {
+static int archive_build_seal(cs_archive_builder *b) {
   CS_CHECK(archive_build_flush_rows(b));
   CS_CHECK(archive_points_stage_flush(b->file, &b->pts, b->tmp));
   hid_t idx = H5Dopen2(b->file, ARCHIVE_POINTS_INDEX, H5P_DEFAULT);
@@ -223,7 +223,11 @@ static int archive_build_finish_impl(cs_archive_builder *b) {
   herr_t e = H5Fclose(b->file);
   b->file = H5I_INVALID_HID;
   if (e < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot close", b->tmp);
-  CS_CHECK(archive_fsync_file(b->tmp));
+  return archive_fsync_file(b->tmp);
+}
+
+static int archive_build_finish_impl(cs_archive_builder *b) {
+  CS_CHECK(archive_build_seal(b));
   // a stale journal of a replaced archive must not be replayed into it
   if (b->overwrite && archive_file_exists(b->a->journal_path) && unlink(b->a->journal_path) != 0)
     return cs_error(CS_ERR_IO, "cannot remove the old journal %s: %s", b->a->journal_path,
@@ -232,6 +236,16 @@ static int archive_build_finish_impl(cs_archive_builder *b) {
   free(b->tmp);
   b->tmp = NULL;  // in place: nothing to remove
   return CS_OK;
+}
+
+int archive_build_close(cs_archive_builder *b, char **tmp) {
+  *tmp = NULL;
+  archive_quiet q = archive_quiet_begin();
+  int rc = archive_build_seal(b);
+  archive_quiet_end(q);
+  if (!rc) *tmp = b->tmp, b->tmp = NULL;
+  archive_build_abort(b);
+  return rc;
 }
 
 int archive_build_finish(cs_archive_builder *b) {

@@ -225,7 +225,7 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
                   path, why);
   else if ((rc = archive_structure_check(f, path, NULL, NULL, &hostile)))
     *cls = hostile ? ARCHIVE_PROBE_HOSTILE : ARCHIVE_PROBE_UNREADABLE;
-  else if ((rc = archive_spec_verify(f, path, meta->spec_sha256)))
+  else if ((rc = archive_spec_verify(f, path, meta->spec_sha256, meta->identity)))
     *cls = ARCHIVE_PROBE_UNREADABLE;  // ours, damaged: rebuilt from a journal that covers it
   // the descriptive attributes: absent is allowed, anything else is read as one string
   static const char *const DESCRIPTIVE[] = {"spec_name", "created", "software_version"};
@@ -410,6 +410,7 @@ static int archive_write_root(hid_t file, const cs_spec *spec, const char *path)
   CS_CHECK(archive_attr_write_str(file, "software_version", CS_VERSION, path));
   CS_CHECK(archive_attr_write_str(file, "created", created, path));
   CS_CHECK(archive_attr_write_str(file, "spec_sha256", spec_sha256(spec), path));
+  CS_CHECK(archive_attr_write_str(file, "spec_canonical_sha256", spec_canonical_sha256(spec), path));
   CS_CHECK(archive_attr_write_str(file, "spec_name", spec_sweep(spec)->name, path));
   return archive_spec_write(file, spec_text(spec), path);
 }

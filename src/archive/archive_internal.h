@@ -14,7 +14,8 @@
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
  *   archive_guard.c    untrusted input: plain objects, one-value attributes, the budget
- *   archive_lock.c, archive_spec.c  the journal lock, /spec */
+ *   archive_grow.c     a resume with a spec that grows the archive's, or differs
+ *   archive_lock.c, archive_spec.c  the journal lock, /spec and the identity */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
 
@@ -148,7 +149,7 @@ struct cs_archive {
   double last_apply;          /* monotonic time the last batch was written (0: none yet) */
   double last_apply_s;        /* how long that batch took */
   unsigned char *row_journal; /* per row: status of a staged result (0: none) */
-  char spec_sha256[65];
+  char spec_sha256[65];       /* the identity: spec_canonical_sha256 of the spec (docs/ARCHIVE.md) */
   const cs_spec *spec;        /* of the open (outlives it): a verified close may rebuild */
   size_t table_chunk_bytes;   /* chunk size of the tables it creates (0: ARCHIVE_CHUNK_BYTES) */
 };
@@ -182,7 +183,8 @@ typedef enum {
 } archive_probe_class;
 
 typedef struct {
-  char spec_sha256[65];
+  char spec_sha256[65];   /* of the /spec text (root attribute spec_sha256) */
+  char identity[65];      /* spec_canonical_sha256 of /spec, computed by this build */
   char spec_name[128];
   char created[32];
   char software_version[32];
@@ -509,7 +511,30 @@ int archive_spec_write(hid_t file, const char *text, const char *path);
 /* The text of /spec (malloc'ed, NUL-terminated); every failure is a
  * CS_ERR_INPUT refusal naming the archive and /spec. */
 int archive_spec_read(hid_t file, const char *path, char **text);
-/* /spec's text must hash to sha (the root attribute spec_sha256). */
-int archive_spec_verify(hid_t file, const char *path, const char *sha);
+/* /spec's text must hash to sha (the root attribute spec_sha256) and load
+ * as a spec; its canonical SHA-256 (the archive's identity, computed by this
+ * build whatever the writer stored) into identity. */
+int archive_spec_verify(hid_t file, const char *path, const char *sha, char identity[65]);
+/* A resume refused because spec is not the archive's (identity differs and
+ * it does not grow it): CS_ERR_INPUT naming the keys that differ, old → new
+ * (archive_grow.c). old: the archive's spec. */
+int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs_spec *spec);
+
+/* ---- archive_grow.c ---- */
+/* Before a resume of path with spec (docs/ARCHIVE.md, "Growing a sweep"):
+ * nothing when there is no readable archive or it has spec's identity; a
+ * refusal naming the keys when spec does not grow its spec; otherwise the
+ * archive is brought up to date with its own spec and rebuilt for spec
+ * (its results kept, mapped to spec's cell ids by config, the cells of mask
+ * added pending), the old file kept as ARCHIVE.before-grow-<UTC time>. */
+int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned char *mask);
+
+/* ---- archive_merge.c: the merge machinery, also for growing ---- */
+/* Build, under a temporary name beside out (*tmp, not renamed into place),
+ * the archive of out_spec holding every result of the inputs mapped to
+ * out_spec's cells by config, listing their cells and those of mask (NULL:
+ * none more). */
+int archive_merge_to_temp(const char *out, const char *const *inputs, int n_inputs,
+                          const cs_spec *out_spec, const unsigned char *mask, char **tmp);
 
 #endif

@@ -136,6 +136,7 @@ static int archive_summary_runs_block(void *ctx, const void *rows, hsize_t start
     out->runs++;
     if (runs[i].ranks > out->max_ranks) out->max_ranks = runs[i].ranks;
     if (runs[i].end[0]) archive_copy_str(out->last_run_end, sizeof out->last_run_end, runs[i].end);
+    if (runs[i].shard[0]) archive_copy_str(out->shard, sizeof out->shard, runs[i].shard);
   }
   return CS_OK;
 }
@@ -146,6 +147,12 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
   CS_CHECK(archive_reader_open(path, &rd));
   archive_copy_str(out->name, sizeof out->name, rd.meta.spec_name);
   archive_copy_str(out->spec_sha256, sizeof out->spec_sha256, rd.meta.spec_sha256);
+  archive_copy_str(out->identity, sizeof out->identity, rd.meta.identity);
+  out->grid_cells = spec_cell_count(rd.spec);
+  int64_t partial = 0;  // absent: not a partial merge
+  if (H5Aexists(rd.file, "partial") > 0 && archive_attr_read_i64(rd.file, "partial", &partial, NULL) != 0)
+    partial = 1;  // present but not one integer: say partial rather than complete
+  out->partial = partial != 0;
   archive_copy_str(out->created, sizeof out->created, rd.meta.created);
   archive_copy_str(out->software_version, sizeof out->software_version, rd.meta.software_version);
   // cells: counts (statuses read at open) and wall time of finished cells

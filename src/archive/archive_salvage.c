@@ -402,7 +402,7 @@ static int salvage_cell(salvage_state *s, int64_t c) {
  * readable /runs rows; written under a temporary name, then put in place. */
 static int salvage_write(salvage_state *s) {
   CS_CHECK(archive_new(s->out, &s->a));
-  archive_copy_str(s->a->spec_sha256, sizeof s->a->spec_sha256, spec_sha256(s->spec));
+  archive_copy_str(s->a->spec_sha256, sizeof s->a->spec_sha256, spec_canonical_sha256(s->spec));
   CS_CHECK(archive_rows_from_mask(s->a, s->spec, s->listed));
   CS_CHECK(archive_create_temp(s->a, s->spec, &s->tmp));
   char *final_path = s->a->path;

@@ -1,7 +1,9 @@
 /* archive_spec.c — the /spec dataset of an archive: written chunked with
  * Fletcher32 (a scalar dataset cannot be chunked, so it is a 1-D dataset of
  * one fixed-length string), read back from either layout, and checked
- * against the root attribute spec_sha256 whenever an archive is opened. */
+ * against the root attribute spec_sha256 whenever an archive is opened,
+ * when the archive's identity (the canonical sha256 of the spec it holds,
+ * docs/ARCHIVE.md "Identity") is computed too. */
 #include "archive_internal.h"
 
 #include "curvsweep/error.h"
@@ -91,14 +93,23 @@ int archive_spec_read(hid_t file, const char *path, char **text) {
   return rc;
 }
 
-int archive_spec_verify(hid_t file, const char *path, const char *sha) {
+int archive_spec_verify(hid_t file, const char *path, const char *sha, char identity[65]) {
   char *text = NULL, got[65];
   CS_CHECK(archive_spec_read(file, path, &text));
   spec_sha256_hex(text, strlen(text), got);
-  free(text);
-  if (strcmp(got, sha) != 0)
+  if (strcmp(got, sha) != 0) {
+    free(text);
     return cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 attribute: "
                     "the archive is damaged (the text hashes to %.12s…, the attribute says %.12s…)",
                     path, got, sha);
+  }
+  // the identity: the canonical resolved spec, by this build (older
+  // archives have no spec_canonical_sha256; docs/ARCHIVE.md, "Identity")
+  cs_spec *spec = NULL;
+  int rc = spec_load_string(text, path, &spec);
+  free(text);
+  if (rc) return cs_error_context(CS_ERR_INPUT, "archive %s: its /spec does not load: ", path);
+  archive_copy_str(identity, 65, spec_canonical_sha256(spec));
+  spec_free(spec);
   return CS_OK;
 }

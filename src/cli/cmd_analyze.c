@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "curvsweep/analysis.h"
+#include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 
 #include <math.h>
@@ -148,6 +149,15 @@ int cmd_analyze(int argc, char **argv) {
   opt.target_acc = target_acc;
   opt.alpha = alpha;
   opt.margin = margin;
+  // one archive that is a shard, or a partial merge, holds part of its
+  // sweep: the report says so (docs/ARCHIVE.md, "Merge")
+  cs_archive_summary sum;
+  if (n == 1 && archive_summary(paths[0], &sum) == CS_OK && sum.grid_cells > sum.cells)
+    cli_print(stderr, "curvsweep analyze: warning: %s is %s%s: it holds %lld of the sweep's %lld "
+              "cells, and the report only those\n", paths[0],
+              sum.partial ? "a partial merge" : sum.shard[0] ? "shard " : "a part of its sweep",
+              sum.partial ? "" : sum.shard, (long long)sum.cells, (long long)sum.grid_cells);
+  cs_error_clear();
   analysis_outcome out;
   int rc = analysis_run(paths, n, dir, &opt, &out);
   free(paths);

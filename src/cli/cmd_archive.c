@@ -21,11 +21,15 @@ static const char *INFO_HELP =
     "           the intact cells into a new archive).\n";
 
 static const char *MERGE_HELP =
-    "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite]\n"
+    "usage: curvsweep merge OUT.h5 IN.h5... [--overwrite] [--partial]\n"
     "       curvsweep merge --salvage OUT.h5 DAMAGED.h5 [--overwrite]\n\n"
-    "Combine the archives of shards of one sweep (curvsweep run --shard I/N) into\n"
-    "OUT.h5. Refuses archives of different specs and cells done in two inputs with\n"
-    "different values. OUT.h5 must not exist unless --overwrite is given.\n\n"
+    "Combine the archives of shards of one sweep (curvsweep run --shard I/N), or of\n"
+    "specs that differ only in [grid] values (OUT.h5 then holds the union of their\n"
+    "grids), into OUT.h5, and say which shards it got. Refuses specs that differ\n"
+    "elsewhere, cells done in two inputs with different values, and an incomplete\n"
+    "set (naming the missing shards). OUT.h5 must not exist unless --overwrite.\n\n"
+    "  --partial  accept an incomplete set; OUT.h5 records that it is partial\n"
+    "             (root attribute partial = 1; info and analyze say so).\n"
     "  --salvage  copy every intact cell of one damaged archive (see info --check)\n"
     "             into the new archive OUT.h5; cells whose result cannot be read\n"
     "             whole are listed as pending, one line each, so that\n"
@@ -81,13 +85,19 @@ int cmd_info(int argc, char **argv) {
   int rc = archive_summary(argv[1], &s);
   if (rc) return cli_fail(rc);
   cli_print(stdout, "archive   %s\n", argv[1]);
-  cli_print(stdout, "spec      %s (sha256 %.16s…)\n", s.name, s.spec_sha256);
+  cli_print(stdout, "spec      %s (identity %.16s…)\n", s.name, s.identity);
   cli_print(stdout, "created   %s by curvsweep %s\n", s.created, s.software_version);
   cli_print(stdout,
             "cells     %lld: %lld done, %lld pending, %lld failed, %lld diverged (%.1f%% finished)\n",
          (long long)s.cells, (long long)s.done, (long long)s.pending, (long long)s.failed,
          (long long)s.diverged,
          s.cells ? 100.0 * (s.cells - s.pending) / s.cells : 0.0);
+  if (s.grid_cells > s.cells)  // docs/ARCHIVE.md, "Merge": shards and partial archives
+    cli_print(stdout, "%s %s: %lld of the sweep's %lld cells; %lld outside it (%s)\n",
+              s.partial ? "partial  " : "shard    ", s.partial || !s.shard[0] ? "subset" : s.shard,
+              (long long)s.cells, (long long)s.grid_cells, (long long)(s.grid_cells - s.cells),
+              s.partial ? "merged with --partial: the missing shards were never merged"
+                        : "curvsweep merge with the other shards completes the sweep");
   cli_print(stdout, "wall time %.1f s of training in finished cells\n", s.wall_s);
   cli_print(stdout, "runs      %d invocation(s), at most %d ranks%s%s\n", s.runs, s.max_ranks,
          s.last_run_end[0] ? ", last ended " : "", s.last_run_end);
@@ -100,12 +110,14 @@ int cmd_merge(int argc, char **argv) {
     return EXIT_OK;
   }
   const char *out = NULL, *inputs[1024];
-  int n = 0, overwrite = 0, salvage = 0;
+  int n = 0, overwrite = 0, salvage = 0, partial = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--overwrite"))
       overwrite = 1;
     else if (!strcmp(argv[i], "--salvage"))
       salvage = 1;
+    else if (!strcmp(argv[i], "--partial"))
+      partial = 1;
     else if (argv[i][0] == '-')
       return cli_usage_error("merge", "unknown option '%s'", argv[i]);
     else if (!out)
@@ -120,12 +132,18 @@ int cmd_merge(int argc, char **argv) {
     return merge_salvage(out, inputs[0], overwrite);
   }
   if (!out || n == 0) return cli_usage_error("merge", "need OUT.h5 and at least one IN.h5");
-  int rc = archive_merge(out, inputs, n, overwrite);
+  cs_archive_merge_report m;
+  int rc = archive_merge(out, inputs, n, overwrite, partial, &m);
+  if (m.inputs > 0)  // what it got, refused or not (docs/ARCHIVE.md, "Merge")
+    cli_print(stderr, "curvsweep: merge of sweep %s (identity %.16s…%s): got %s%s%s\n", m.sweep,
+              m.identity, m.grids ? ", the union of their grids" : "", m.got,
+              m.missing_shards[0] ? "; missing shards " : "", m.missing_shards);
   if (rc) return cli_fail(rc);
   cs_archive_summary s;
   if (archive_summary(out, &s) == CS_OK)
     cli_print(stderr,
-              "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending\n",
-            n, out, (long long)s.cells, (long long)s.done, (long long)s.pending);
+              "curvsweep: merged %d archive(s) into %s: %lld cells, %lld done, %lld pending%s\n",
+            n, out, (long long)s.cells, (long long)s.done, (long long)s.pending,
+            s.partial ? "; partial (--partial): not every cell of the sweep is in it" : "");
   return EXIT_OK;
 }

@@ -17,10 +17,32 @@
 /* a nominal 10 GFLOP/s per core for small models (bench/train_cell measures it) */
 #define PLAN_FLOPS_PER_S 1e10
 
-/* finished[c] = 1 for the cells archive holds as done or diverged; finished
- * stays all zero when there is no archive at the path, and *other = 1 when it
- * holds another spec. *why says which. An archive that cannot be read is an
- * error (run would refuse it too). */
+/* The keys a spec changes, for the plan: "[model] width: 16 → 32". */
+typedef struct {
+  char text[400];
+  size_t used;
+  int want_grows;
+} plan_diff;
+
+static void plan_diff_add(const char *key, const char *os, const char *ov, const char *ns,
+                          const char *nv, int grows, void *ctx) {
+  plan_diff *d = ctx;
+  if (grows != d->want_grows || d->used >= sizeof d->text) return;
+  int n = strcmp(os, ns) ? snprintf(d->text + d->used, sizeof d->text - d->used,
+                                    "%s%s: [%s] %.60s → [%s] %.60s", d->used ? "; " : "", key, os,
+                                    ov, ns, nv)
+                         : snprintf(d->text + d->used, sizeof d->text - d->used,
+                                    "%s[%s] %s: %.60s → %.60s", d->used ? "; " : "", os, key, ov,
+                                    nv);
+  if (n > 0) d->used += (size_t)n < sizeof d->text - d->used ? (size_t)n : sizeof d->text - d->used;
+}
+
+/* finished[c] = 1 for the cells archive holds as done or diverged (the
+ * cells of an archive this spec grows mapped to this spec's ids by config,
+ * docs/ARCHIVE.md "Growing a sweep"); finished stays all zero when there
+ * is no archive at the path, and *other = 1 when it holds a spec run
+ * refuses. *why says which. An archive that cannot be read is an error
+ * (run would refuse it too). */
 static int plan_finished(const cs_spec *spec, const char *archive, unsigned char *finished,
                          int *other, char *why, size_t why_len) {
   *other = 0;
@@ -31,24 +53,49 @@ static int plan_finished(const cs_spec *spec, const char *archive, unsigned char
   }
   cs_archive_summary s;
   CS_CHECK(archive_summary(archive, &s));
-  if (strcmp(s.spec_sha256, spec_sha256(spec)) != 0) {
-    snprintf(why, why_len, "holds another spec (%.128s): run refuses it; use another -o, or "
-             "--overwrite to discard its results", s.name);
+  char *text = NULL;
+  cs_spec *old = NULL;
+  cs_spec_relation rel = SPEC_SAME;
+  plan_diff d = {.used = 0, .want_grows = 0};
+  d.text[0] = '\0';
+  int rc = archive_read_spec(archive, &text);
+  if (!rc) rc = spec_load_string(text, archive, &old);
+  free(text);
+  if (!rc) rc = spec_compare(old, spec, plan_diff_add, &d, &rel);
+  if (!rc && rel == SPEC_DIFFERS) {
+    snprintf(why, why_len, "holds another spec (%.60s; %.300s): run refuses it; use another -o, or "
+             "--overwrite to discard its results", s.name, d.text);
     *other = 1;
+    spec_free(old);
     return CS_OK;
+  }
+  spec_cell_map *map = NULL;
+  if (!rc && rel == SPEC_GROWS) {
+    d.want_grows = 1;
+    rc = spec_compare(old, spec, plan_diff_add, &d, &rel);
+    if (!rc) rc = spec_map_begin(old, spec, &map);
   }
   cs_cell_result *r = NULL;
   int64_t n = 0;
-  CS_CHECK(archive_read_results_tables(archive, &r, &n));
+  if (!rc) rc = archive_read_results_tables(archive, &r, &n);
   int64_t cells = spec_cell_count(spec);
   for (int64_t i = 0; i < n; i++) {
-    if (r[i].cell_id >= 0 && r[i].cell_id < cells &&
-        (r[i].status == CELL_DONE || r[i].status == CELL_DIVERGED))
-      finished[r[i].cell_id] = 1;
+    int64_t c = map ? spec_map_cell(map, r[i].cell_id) : r[i].cell_id;
+    if (c >= 0 && c < cells && (r[i].status == CELL_DONE || r[i].status == CELL_DIVERGED))
+      finished[c] = 1;
     result_free(&r[i]);
   }
   free(r);
-  snprintf(why, why_len, "exists: %lld cells done or diverged are skipped", (long long)s.done + s.diverged);
+  spec_map_free(map);
+  spec_free(old);
+  CS_CHECK(rc);
+  if (rel == SPEC_GROWS)
+    snprintf(why, why_len, "exists, of a spec this one grows (%.200s): run keeps its %lld cells done "
+             "or diverged (the old file kept as ARCHIVE.before-grow-<time>) and runs the rest",
+             d.text, (long long)s.done + s.diverged);
+  else
+    snprintf(why, why_len, "exists: %lld cells done or diverged are skipped",
+             (long long)s.done + s.diverged);
   return CS_OK;
 }
 

@@ -29,6 +29,7 @@ void spec_free(cs_spec *spec) {
     free(spec->axes[a].rvals);
   }
   free(spec->text);
+  free(spec->canon_text);
   free(spec->source);
   free(spec);
 }
@@ -93,6 +94,11 @@ int spec_load_bytes(const char *text, size_t len, const char *source, const spec
   }
 
   spec_number_cells(spec);
+  int crc = spec_canon_compute(spec);
+  if (crc) {
+    spec_free(spec);
+    return crc;
+  }
   *out = spec;
   return CS_OK;
 }

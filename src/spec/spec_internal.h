@@ -6,6 +6,8 @@
  *                 and [grid] axes, with file:line errors
  *   spec_grid.c   whole-grid checks (after every key is known), cell numbering
  *                 and a cell's settings
+ *   spec_canon.c  the canonical resolved spec and its hash, comparing two
+ *                 specs, mapping cells between them, the union of two grids
  *   spec_override.c  `--set section.key=value`: the text with overrides written in
  *   spec.c        load, free and the accessors of spec.h */
 #ifndef CURVSWEEP_SPEC_INTERNAL_H
@@ -77,6 +79,8 @@ struct cs_spec {
   char *text;   /* exactly as read, NUL-terminated */
   size_t text_len;
   char sha256[65];
+  char *canon_text;       /* the canonical resolved spec (spec_canon.c) */
+  char canon_sha256[65];  /* its SHA-256: the archive identity */
   cs_sweep_settings sweep;
   cs_config base;  /* defaults with every fixed key applied */
   int naxes;
@@ -197,5 +201,9 @@ int spec_handler(void *user, const char *section, const char *name, const char *
 int spec_check_grid(parse_state *st);
 /* The strides of the row-major cell numbering, once every axis is known. */
 void spec_number_cells(cs_spec *spec);
+
+/* ---- spec_canon.c ---- */
+/* spec->canon_text and canon_sha256, once the cells are numbered. */
+int spec_canon_compute(cs_spec *spec);
 
 #endif

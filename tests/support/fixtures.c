@@ -183,7 +183,7 @@ void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int6
   free(mask);
   snprintf(merged, 128, "%s/merged.h5", dir);
   const char *in[2] = {shard[0], shard[1]};
-  assert_ok(archive_merge(merged, in, 2, 0));
+  assert_ok(archive_merge(merged, in, 2, 0, 0, NULL));
 }
 
 char *analyse_results(const char *spec, const cs_cell_result *res, int64_t n,

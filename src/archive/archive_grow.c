@@ -1,0 +1,171 @@
+/* archive_grow.c — a resume with a spec that is not the archive's
+ * (docs/ARCHIVE.md, "Identity" and "Growing a sweep"): refused, naming the
+ * keys that differ, unless the new spec grows the archive's (every value of
+ * every key of the old spec is one of the new; spec_compare), in which case
+ * the archive is rebuilt for the new spec with every result kept, each under
+ * the cell id its config has in the new grid, so that the run computes only
+ * the new cells. */
+#include "archive_internal.h"
+
+#include "curvsweep/clock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The keys that differ, "[model] width: 16 → 32; seed: [grid] 0..3 →
+ * [grid] 0..1", the refused ones only (grows 0). */
+typedef struct {
+  char text[2048];
+  size_t used;
+} archive_diff;
+
+static void archive_diff_add(const char *key, const char *old_section, const char *old_values,
+                             const char *new_section, const char *new_values, int grows,
+                             void *ctx) {
+  archive_diff *d = ctx;
+  if (grows || d->used >= sizeof d->text) return;
+  size_t left = sizeof d->text - d->used;
+  const char *sep = d->used ? "; " : "";
+  int n = !strcmp(old_section, new_section)
+              ? snprintf(d->text + d->used, left, "%s[%s] %s: %.200s → %.200s", sep, old_section,
+                         key, old_values, new_values)
+              : snprintf(d->text + d->used, left, "%s%s: [%s] %.200s → [%s] %.200s", sep, key,
+                         old_section, old_values, new_section, new_values);
+  d->used = n < 0 ? d->used : d->used + (size_t)n < sizeof d->text ? d->used + (size_t)n
+                                                                   : sizeof d->text;
+}
+
+int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs_spec *spec) {
+  archive_diff d = {.used = 0};
+  d.text[0] = '\0';
+  cs_spec_relation rel;
+  CS_CHECK(spec_compare(old_spec, spec, archive_diff_add, &d, &rel));
+  if (rel == SPEC_GROWS)
+    return cs_error(CS_ERR_INPUT, "%s holds a sweep that %s grows (more [grid] values): resume it "
+                    "with curvsweep run, which keeps its results", path, spec_source(spec));
+  return cs_error(CS_ERR_INPUT, "%s was written by a different spec: %s (archive → %s); only "
+                  "more [grid] values extend an archive: use a new -o path, or --overwrite to "
+                  "discard its results", path, d.text[0] ? d.text : "the canonical specs differ",
+                  spec_source(spec));
+}
+
+/* The old file stays, as ARCHIVE.before-grow-<UTC time>[-k] (a hard link,
+ * made before the new file replaces it: at every moment the path holds the
+ * old or the new archive). */
+static int archive_keep_old(const char *path, char **kept) {
+  char stamp[32];
+  cs_utc_now(stamp, sizeof stamp, 1);
+  for (int k = 0; k < 1000; k++) {
+    char *name = k ? archive_strdup_printf("%s.before-grow-%s-%d", path, stamp, k)
+                   : archive_strdup_printf("%s.before-grow-%s", path, stamp);
+    if (!name) return cs_error(CS_ERR_NOMEM, "out of memory");
+    if (link(path, name) == 0) {
+      archive_fsync_dir(path);
+      *kept = name;
+      return CS_OK;
+    }
+    int err = errno;
+    if (err != EEXIST) {
+      int rc = cs_error(CS_ERR_IO, "cannot keep the archive %s as %s before growing it: %s", path,
+                        name, strerror(err));
+      free(name);
+      return rc;
+    }
+    free(name);
+  }
+  return cs_error(CS_ERR_IO, "cannot keep the archive %s before growing it: too many names taken",
+                  path);
+}
+
+/* The journal, read back against the file: every result it records is
+ * there (a grow drops it). */
+static int archive_grow_settled(cs_archive *a) {
+  if (a->journal_fd < 0 || a->journal_records == 0) return CS_OK;
+  archive_journal_scan s;
+  CS_CHECK(archive_journal_scan_fd(a->journal_fd, a->journal_path, &s));
+  int intact = 0;
+  int rc = archive_journal_verify(a, &s, &intact);
+  archive_scan_free(&s);
+  CS_CHECK(rc);
+  if (!intact)
+    return cs_error(CS_ERR_IO, "%s does not hold every result its journal %s records: resume it "
+                    "with the spec it holds (curvsweep info shows it) before growing it", a->path,
+                    a->journal_path);
+  return CS_OK;
+}
+
+/* Grow path (of old_spec, listing the cells of old_mask) into spec: the
+ * file brought up to date under its own spec and the writer's lock, the
+ * new archive built beside it (every result mapped to spec's cells, the
+ * cells of mask added pending), the old file kept, the journal restarted
+ * under the new identity (empty: everything is in the new file), the new
+ * file renamed into place. A crash leaves the old archive, or the new one,
+ * at path, and a journal that refuses neither. */
+static int archive_grow(const char *path, const cs_spec *old_spec, const unsigned char *old_mask,
+                        const cs_spec *spec, const unsigned char *mask) {
+  cs_archive *a = NULL;
+  CS_CHECK(archive_open_write(path, old_spec, ARCHIVE_RESUME, old_mask, &a));
+  char *tmp = NULL, *kept = NULL;
+  int rc = archive_flush(a);
+  if (!rc) rc = archive_grow_settled(a);
+  const char *inputs[1] = {path};
+  if (!rc) rc = archive_merge_to_temp(path, inputs, 1, spec, mask, &tmp);
+  if (!rc) rc = archive_keep_old(path, &kept);
+  if (!rc && a->journal_fd >= 0) {
+    archive_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_canonical_sha256(spec));
+    rc = archive_journal_reset(a, 1);
+  }
+  if (!rc) rc = archive_rename_into_place(tmp, path);  // removes tmp on failure
+  else if (tmp) unlink(tmp);
+  free(tmp);
+  free(kept);
+  // the journal holds no record now: the close removes it
+  int crc = archive_close(a);
+  return rc ? rc : crc;
+}
+
+int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned char *mask) {
+  if (!archive_file_exists(path)) return CS_OK;
+  // the identity first (root attributes and /spec): the same, nothing to do
+  hid_t file;
+  archive_meta meta;
+  archive_probe_class cls;
+  if (archive_probe(path, H5F_ACC_RDONLY, &file, &meta, &cls) != CS_OK) {
+    cs_error_clear();  // the resume says what is wrong with it (or rebuilds it)
+    return CS_OK;
+  }
+  H5Fclose(file);
+  if (!strcmp(meta.identity, spec_canonical_sha256(spec))) return CS_OK;
+  archive_reader rd;
+  if (archive_reader_open(path, &rd) != CS_OK) {
+    // unreadable, foreign, damaged: the resume says so (or rebuilds it)
+    cs_error_clear();
+    return CS_OK;
+  }
+  cs_spec_relation rel = SPEC_SAME;
+  int rc = spec_compare(rd.spec, spec, NULL, NULL, &rel);
+  if (!rc && rel == SPEC_DIFFERS) rc = archive_identity_refusal(path, rd.spec, spec);
+  if (rc || rel == SPEC_SAME) {
+    archive_reader_close(&rd);
+    return rc;
+  }
+  // grows: the cells the archive lists are the ones its own resume selects
+  cs_spec *old_spec = rd.spec;
+  unsigned char *old_mask = NULL, *all = NULL;
+  rd.spec = NULL;
+  rd.a->spec = NULL;
+  rc = CS_CALLOC(old_mask, spec_cell_count(old_spec) ? spec_cell_count(old_spec) : 1);
+  for (int64_t r = 0; !rc && r < rd.a->n_rows; r++) old_mask[rd.a->row_cell[r]] = 1;
+  archive_reader_close(&rd);
+  if (!rc && !mask) {  // every cell of the new spec
+    rc = CS_CALLOC(all, spec_cell_count(spec));
+    if (!rc) memset(all, 1, (size_t)spec_cell_count(spec));
+    mask = all;
+  }
+  if (!rc) rc = archive_grow(path, old_spec, old_mask, spec, mask);
+  free(old_mask), free(all);
+  spec_free(old_spec);
+  return rc;
+}
