@@ -9,6 +9,7 @@
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
 #include "curvsweep/spec.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +23,7 @@
 
 static cs_spec *load_ok(const char *text) {
   cs_spec *s = NULL;
-  int rc = spec_load_string(text, "good.ini", &s);
-  if (rc != CS_OK) print_error("unexpected error: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(spec_load_string(text, "good.ini", &s));
   assert_non_null(s);
   return s;
 }
@@ -152,7 +151,7 @@ static void test_defaults_when_sections_absent(void **state) {
   assert_int_equal(spec_cell_count(s), 1);
   assert_int_equal(spec_axis_count(s), 0);
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 0, &c));
   cs_config want = {.arch = ARCH_GATED, .depth = 1, .task = TASK_CIRCLES, .seed = 0,
                     .input_dim = 2, .train_points = 2048, .test_points = 2048,
                     .label_noise = 0.0, .width = 16, .slots = 3, .heads = 1, .residual = 0,
@@ -170,7 +169,7 @@ static void test_defaults_when_sections_absent(void **state) {
 
   // only [model] given: everything else stays default
   s = load_ok("[model]\nwidth = 32\nresidual = yes\nnorm = pre\n");
-  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 0, &c));
   want.width = 32;
   want.residual = 1;
   want.norm = NORM_PRE;
@@ -200,7 +199,7 @@ static void test_row_major_numbering(void **state) {
     for (int d = 0; d < 3; d++)
       for (int k = 0; k < 2; k++, id++) {
         cs_config c;
-        assert_int_equal(spec_cell_config(s, id, &c), CS_OK);
+        assert_ok(spec_cell_config(s, id, &c));
         assert_int_equal(c.arch, archs[a]);
         assert_int_equal(c.depth, depths[d]);
         assert_int_equal(c.seed, seeds[k]);
@@ -212,11 +211,11 @@ static void test_row_major_numbering(void **state) {
   // two cells worked by hand: 7 = 1*6 + 0*2 + 1 -> gated, depth 1, seed 5;
   // 4 = 0*6 + 2*2 + 0 -> ungated, depth 3, seed 7
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 7, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 7, &c));
   assert_int_equal(c.arch, ARCH_GATED);
   assert_int_equal(c.depth, 1);
   assert_int_equal(c.seed, 5);
-  assert_int_equal(spec_cell_config(s, 4, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 4, &c));
   assert_int_equal(c.arch, ARCH_UNGATED);
   assert_int_equal(c.depth, 3);
   assert_int_equal(c.seed, 7);
@@ -228,10 +227,10 @@ static void test_row_major_numbering(void **state) {
   assert_string_equal(spec_axis_name(s, 1), "arch");
   assert_int_equal(spec_find_axis(s, "arch"), 1);
   assert_int_equal(spec_find_axis(s, "depth"), -1);
-  assert_int_equal(spec_cell_config(s, 3, &c), CS_OK);  // seed index 1, arch index 1
+  assert_ok(spec_cell_config(s, 3, &c));  // seed index 1, arch index 1
   assert_int_equal(c.seed, 1);
   assert_int_equal(c.arch, ARCH_GATED);
-  assert_int_equal(spec_cell_config(s, 4, &c), CS_OK);  // seed 2, arch mlp
+  assert_ok(spec_cell_config(s, 4, &c));  // seed 2, arch mlp
   assert_int_equal(c.seed, 2);
   assert_int_equal(c.arch, ARCH_MLP);
   spec_free(s);
@@ -247,20 +246,20 @@ static void test_ranges(void **state) {
   char buf[64];
   for (int d = 0; d < 4; d++) {
     cs_config c;
-    assert_int_equal(spec_cell_config(s, 3 * d, &c), CS_OK);
+    assert_ok(spec_cell_config(s, 3 * d, &c));
     assert_int_equal(c.depth, depths[d]);
     assert_int_equal(c.seed, INT64_C(9007199254740993));
   }
-  assert_int_equal(spec_axis_value_text(s, 1, 0, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 1, 0, buf, sizeof buf));
   assert_string_equal(buf, "9007199254740993");
-  assert_int_equal(spec_axis_value_text(s, 1, 2, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 1, 2, buf, sizeof buf));
   assert_string_equal(buf, "1");
   spec_free(s);
   // a one-value range, and whitespace around the dots
   s = load_ok("[grid]\nwidth = 4 .. 4\n");
   assert_int_equal(spec_cell_count(s), 1);
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 0, &c));
   assert_int_equal(c.width, 4);
   spec_free(s);
 }
@@ -285,7 +284,7 @@ static void test_train_key_as_axis(void **state) {
   for (int i = 0; i < 2; i++)
     for (int r = 0; r < 2; r++) {
       cs_config c;
-      assert_int_equal(spec_cell_config(s, 2 * i + r, &c), CS_OK);
+      assert_ok(spec_cell_config(s, 2 * i + r, &c));
       assert_true(c.lr == lrs[i]);
       assert_int_equal(c.residual, r);
       assert_int_equal(c.epochs, 7);
@@ -312,16 +311,16 @@ static void test_axis_types_and_values(void **state) {
   assert_int_equal(spec_axis_type(s, 3), SPEC_AXIS_STRING);
   char buf[64];
   // cell 3 = arch index 1 (mlp), depth 3, lr index 1 (3e-3), norm pre
-  assert_int_equal(spec_axis_value_text(s, 0, 3, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 0, 3, buf, sizeof buf));
   assert_string_equal(buf, "mlp");
-  assert_int_equal(spec_axis_value_text(s, 1, 3, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 1, 3, buf, sizeof buf));
   assert_string_equal(buf, "3");
-  assert_int_equal(spec_axis_value_text(s, 2, 2, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 2, 2, buf, sizeof buf));
   assert_string_equal(buf, "0.001");
-  assert_int_equal(spec_axis_value_text(s, 2, 3, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 2, 3, buf, sizeof buf));
   assert_string_equal(buf, "0.003");  // shortest text that reads back as the same double
   assert_true(strtod(buf, NULL) == 3e-3);
-  assert_int_equal(spec_axis_value_text(s, 3, 0, buf, sizeof buf), CS_OK);
+  assert_ok(spec_axis_value_text(s, 3, 0, buf, sizeof buf));
   assert_string_equal(buf, "pre");
   assert_true(spec_axis_value_number(s, 1, 3) == 3.0);
   assert_true(spec_axis_value_number(s, 2, 3) == 3e-3);
@@ -343,7 +342,7 @@ static void test_axis_types_and_values(void **state) {
 static void test_cell_config_out_of_range(void **state) {
   cs_spec *s = load_ok("[grid]\nseed = 0..9\n");
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 9, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 9, &c));
   assert_int_equal(c.seed, 9);
   assert_int_equal(spec_cell_config(s, 10, &c), CS_ERR_INPUT);
   assert_string_equal(cs_error_message(), "good.ini: cell 10 is out of range; allowed: 0..9");
@@ -357,7 +356,7 @@ static void test_design_example(void **state) {
   char path[1024];
   source_path("tests/specs/design-example.ini", path, sizeof path);
   cs_spec *s = NULL;
-  assert_int_equal(spec_load_file(path, &s), CS_OK);
+  assert_ok(spec_load_file(path, &s));
   assert_int_equal(spec_cell_count(s), 120);
   assert_int_equal(spec_axis_count(s), 4);
   assert_string_equal(spec_source(s), path);
@@ -366,13 +365,13 @@ static void test_design_example(void **state) {
                       "11eaaaf7db44e43408c883270b5cc9da567c114aabce16ff56504372344dd983");
   cs_config c;
   // last cell: gated-headwise, depth 8, circles, seed 4
-  assert_int_equal(spec_cell_config(s, 119, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 119, &c));
   assert_int_equal(c.arch, ARCH_GATED_HEADWISE);
   assert_int_equal(c.depth, 8);
   assert_int_equal(c.task, TASK_CIRCLES);
   assert_int_equal(c.seed, 4);
   // cell 57 = 1*40 + 1*10 + 1*5 + 2: gated, depth 2, circles, seed 2
-  assert_int_equal(spec_cell_config(s, 57, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 57, &c));
   assert_int_equal(c.arch, ARCH_GATED);
   assert_int_equal(c.depth, 2);
   assert_int_equal(c.task, TASK_CIRCLES);
@@ -386,7 +385,7 @@ static void test_demo_small_file(void **state) {
   char path[1024];
   source_path("tests/specs/demo-small.ini", path, sizeof path);
   cs_spec *s = NULL;
-  assert_int_equal(spec_load_file(path, &s), CS_OK);
+  assert_ok(spec_load_file(path, &s));
   assert_int_equal(spec_cell_count(s), 8);
   // the text is kept byte for byte, and hashed as such
   size_t len;
@@ -401,7 +400,7 @@ static void test_demo_small_file(void **state) {
   assert_string_equal(sw->name, "demo-small");
   assert_string_equal(sw->output, "results/demo-small.h5");
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 5, &c), CS_OK);  // 5 = 1*4 + 0*2 + 1
+  assert_ok(spec_cell_config(s, 5, &c));  // 5 = 1*4 + 0*2 + 1
   assert_int_equal(c.arch, ARCH_GATED);
   assert_int_equal(c.depth, 1);
   assert_int_equal(c.task, TASK_LINEAR);
@@ -429,7 +428,7 @@ static void test_lexical_forms(void **state) {
   assert_string_equal(sw->output, "out/x.h5");
   assert_int_equal(spec_cell_count(s), 3);
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 2, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 2, &c));
   assert_int_equal(c.width, 24);
   assert_int_equal(c.heads, 4);
   assert_int_equal(c.arch, ARCH_MLP);
@@ -705,7 +704,7 @@ static void test_bad_combinations(void **state) {
 static void test_family_and_gate(void **state) {
   cs_spec *s = load_ok("[sweep]\nname = x\n");
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 0, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 0, &c));
   assert_int_equal(c.family, FAMILY_MEMORY);
   assert_int_equal(c.gate, GATE_G1);
   spec_free(s);
@@ -713,7 +712,7 @@ static void test_family_and_gate(void **state) {
   assert_int_equal(spec_cell_count(s), 10);
   assert_int_equal(spec_find_axis(s, "gate"), 1);
   assert_int_equal(spec_axis_type(s, 1), SPEC_AXIS_STRING);
-  assert_int_equal(spec_cell_config(s, 8, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 8, &c));
   assert_int_equal(c.family, FAMILY_SELF);
   assert_int_equal(c.arch, ARCH_GATED);
   assert_int_equal(c.gate, GATE_G4);
@@ -723,7 +722,7 @@ static void test_family_and_gate(void **state) {
   spec_free(s);
   s = load_ok("[grid]\nfamily = memory, self\ngate = g2, g5\n");
   assert_int_equal(spec_cell_count(s), 4);
-  assert_int_equal(spec_cell_config(s, 3, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 3, &c));
   assert_int_equal(c.family, FAMILY_SELF);
   assert_int_equal(c.gate, GATE_G5);
   spec_free(s);
@@ -762,7 +761,7 @@ static void test_bad_grid_size(void **state) {
   cs_spec *s = load_ok("[grid]\nseed = 1..10000\nwidth = 1..1000\n");
   assert_int_equal(spec_cell_count(s), 10000000);
   cs_config c;
-  assert_int_equal(spec_cell_config(s, 9999999, &c), CS_OK);
+  assert_ok(spec_cell_config(s, 9999999, &c));
   assert_int_equal(c.seed, 10000);
   assert_int_equal(c.width, 1000);
   spec_free(s);

@@ -12,6 +12,7 @@
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
 #include "curvsweep/spec.h"
+#include "fixtures.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,7 @@
 
 static cs_spec *load(const char *text) {
   cs_spec *s = NULL;
-  int rc = spec_load_string(text, "t.ini", &s);
-  if (rc != CS_OK) print_error("unexpected error: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(spec_load_string(text, "t.ini", &s));
   return s;
 }
 
@@ -116,7 +115,7 @@ static cs_spec_relation relation(const char *a, const char *b, diff_log *d) {
   cs_spec *x = load(a), *y = load(b);
   cs_spec_relation rel;
   memset(d, 0, sizeof *d);
-  assert_int_equal(spec_compare(x, y, log_diff, d, &rel), CS_OK);
+  assert_ok(spec_compare(x, y, log_diff, d, &rel));
   spec_free(x), spec_free(y);
   return rel;
 }
@@ -153,7 +152,7 @@ static void test_map_cells(void **state) {
   cs_spec *grown = load("[grid]\nseed = 3, 0..2\narch = ungated, gated\ndepth = 2, 1, 3\n"
                         "epochs = 7, 5\n");
   spec_cell_map *m = NULL;
-  assert_int_equal(spec_map_begin(old, grown, &m), CS_OK);
+  assert_ok(spec_map_begin(old, grown, &m));
   int64_t n = spec_cell_count(grown);
   unsigned char *hit = calloc((size_t)n, 1);
   for (int64_t c = 0; c < spec_cell_count(old); c++) {
@@ -162,8 +161,8 @@ static void test_map_cells(void **state) {
     assert_false(hit[g]);
     hit[g] = 1;
     cs_config a, b;
-    assert_int_equal(spec_cell_config(old, c, &a), CS_OK);
-    assert_int_equal(spec_cell_config(grown, g, &b), CS_OK);
+    assert_ok(spec_cell_config(old, c, &a));
+    assert_ok(spec_cell_config(grown, g, &b));
     assert_int_equal(a.depth, b.depth);
     assert_int_equal(a.seed, b.seed);
     assert_int_equal(a.arch, b.arch);
@@ -187,14 +186,14 @@ static void test_union(void **state) {
   cs_spec *a = load("[sweep]\nname = u\n[grid]\nseed = 0..1\ndepth = 1, 2\n");
   cs_spec *b = load("[sweep]\nname = u\n[grid]\nseed = 2, 3\ndepth = 2\n");
   char *text = NULL;
-  assert_int_equal(spec_union_text(a, b, &text), CS_OK);
+  assert_ok(spec_union_text(a, b, &text));
   cs_spec *u = load(text);
   assert_int_equal(spec_cell_count(u), 8);  // seed 0..3 x depth 1..2
   diff_log d;
   cs_spec_relation rel;
-  assert_int_equal(spec_compare(a, u, log_diff, &d, &rel), CS_OK);
+  assert_ok(spec_compare(a, u, log_diff, &d, &rel));
   assert_int_equal(rel, SPEC_GROWS);
-  assert_int_equal(spec_compare(b, u, NULL, NULL, &rel), CS_OK);
+  assert_ok(spec_compare(b, u, NULL, NULL, &rel));
   assert_int_equal(rel, SPEC_GROWS);
   free(text), spec_free(u), spec_free(b);
   // a key outside [grid] that differs: refused, naming it
