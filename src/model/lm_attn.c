@@ -22,6 +22,7 @@
  * readout); h_0 is its embedding. */
 #include "curvsweep/error.h"
 #include "curvsweep/rng.h"
+#include "curvsweep/simd.h"
 #include "lm_internal.h"
 
 #include <math.h>
@@ -290,36 +291,51 @@ static void embed_values(const cs_model *M, int N, const int *tok, const double 
 /* Causal attention on values, per sequence p, head j, query t:
  *   w_s = ⟨Q_j[t], K_j[s]⟩/√dh (s ≤ t);  P_j[t, s] = softmax_s(w) (0 for s > t)
  *   O_j[t] = Σ_{s ≤ t} P_j[t, s] V_j[s]
- * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d. */
-static void attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
-                             const double *K, int ldk, const double *V, int ldv, double *P,
-                             double *O) {
+ * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d.
+ * Computed as: K_j of a sequence transposed (dh × T) so that the scores
+ * of one query are dh vector updates over s (the sums over i in the same
+ * order as a dot product), the exponentials through the vector exp, the
+ * maximum and the sum in order (docs/DECISIONS.md, "Training speed"). */
+CS_VECTOR_CLONES static int attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
+                                             const double *K, int ldk, const double *V, int ldv,
+                                             double *P, double *O) {
   int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh);
+  double scale = 1.0 / sqrt((double)dh), *kt;
+  CS_CHECK(CS_CALLOC(kt, (size_t)dh * T));
   for (int p = 0; p < N; p++)
-    for (int t = 0; t < T; t++) {
-      int64_t row = (int64_t)p * T + t;
-      for (int j = 0; j < H; j++) {
+    for (int j = 0; j < H; j++) {
+      for (int s = 0; s < T; s++)
+        for (int i = 0; i < dh; i++) kt[(int64_t)i * T + s] = K[((int64_t)p * T + s) * ldk + j * dh + i];
+      for (int t = 0; t < T; t++) {
+        int64_t row = (int64_t)p * T + t;
         const double *q = Q + row * ldq + j * dh;
-        double *w = P + row * HT + j * T, mx = -INFINITY, sum = 0.0;
-        for (int s = 0; s <= t; s++) {
-          const double *k = K + ((int64_t)p * T + s) * ldk + j * dh;
-          double acc = 0.0;
-          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
-          w[s] = scale * acc;
+        double *restrict w = P + row * HT + j * T, mx = -INFINITY, sum = 0.0;
+        int n = t + 1;
+        for (int s = 0; s < T; s++) w[s] = 0.0;
+        for (int i = 0; i < dh; i++) {
+          const double qi = q[i], *restrict kr = kt + (int64_t)i * T;
+#pragma omp simd
+          for (int s = 0; s < n; s++) w[s] += qi * kr[s];
+        }
+        for (int s = 0; s < n; s++) {
+          w[s] *= scale;
           mx = fmax(mx, w[s]);
         }
-        for (int s = 0; s <= t; s++) sum += (w[s] = exp(w[s] - mx));
-        for (int s = 0; s <= t; s++) w[s] /= sum;
-        for (int s = t + 1; s < T; s++) w[s] = 0.0;
-        double *o = O + row * d + j * dh;
+#pragma omp simd
+        for (int s = 0; s < n; s++) w[s] = exp(w[s] - mx);
+        for (int s = 0; s < n; s++) sum += w[s];
+        for (int s = 0; s < n; s++) w[s] /= sum;
+        double *restrict o = O + row * d + j * dh;
         for (int i = 0; i < dh; i++) o[i] = 0.0;
-        for (int s = 0; s <= t; s++) {
-          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
-          for (int i = 0; i < dh; i++) o[i] += w[s] * v[i];
+        for (int s = 0; s < n; s++) {
+          const double ws = w[s], *restrict v = V + ((int64_t)p * T + s) * ldv + j * dh;
+#pragma omp simd
+          for (int i = 0; i < dh; i++) o[i] += ws * v[i];
         }
       }
     }
+  free(kt);
+  return CS_OK;
 }
 
 /* The last position of each sequence: X (NT × d) -> h (N × d). */
@@ -413,7 +429,8 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     attention_jets(M, js, S, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv, c->p,
                    c->o);
   } else {
-    attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p, c->o);
+    CS_CHECK(attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p,
+                              c->o));
   }
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */

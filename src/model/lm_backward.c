@@ -3,6 +3,7 @@
  * model and notation of lm_internal.h). Every gradient is accumulated
  * into M->grads (the caller zeroes it). */
 #include "curvsweep/error.h"
+#include "curvsweep/simd.h"
 #include "lm_internal.h"
 
 #include <math.h>
@@ -75,42 +76,65 @@ static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout
  *   dP[t, s] = ⟨dO[t], V[s]⟩;   dS[t, s] = P[t, s] (dP[t, s] − Σ_s' P[t, s'] dP[t, s'])
  *   dQ[t] = Σ_{s ≤ t} dS[t, s] K[s]/√dh;   dK[s] = Σ_{t ≥ s} dS[t, s] Q[t]/√dh
  *   dV[s] = Σ_{t ≥ s} P[t, s] dO[t]
- * dQ, dK, dV (ld lddq, lddk, lddv) NT rows, overwritten. */
-static void attention_backward(int N, int T, int H, int dh, const double *P, const double *dO,
-                               const double *Q, int ldq, const double *K, int ldk,
-                               const double *V, int ldv, double *dQ, int lddq, double *dK,
-                               int lddk, double *dV, int lddv) {
+ * dQ, dK, dV (ld lddq, lddk, lddv) NT rows, overwritten. Computed as the
+ * forward: V_j transposed so dP of a query is dh vector updates over s. */
+CS_VECTOR_CLONES static int attention_backward(int N, int T, int H, int dh, const double *P,
+                                               const double *dO, const double *Q, int ldq,
+                                               const double *K, int ldk, const double *V, int ldv,
+                                               double *dQ, int lddq, double *dK, int lddk,
+                                               double *dV, int lddv) {
   int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh), ds[256];
+  double scale = 1.0 / sqrt((double)dh), ds[256], g[256], *vt;
+  CS_CHECK(CS_CALLOC(vt, (size_t)dh * T));
   for (int64_t r = 0; r < (int64_t)N * T; r++)
     for (int i = 0; i < d; i++) dQ[r * lddq + i] = dK[r * lddk + i] = dV[r * lddv + i] = 0.0;
   for (int p = 0; p < N; p++)
-    for (int t = 0; t < T; t++) {
-      int64_t row = (int64_t)p * T + t;
-      for (int j = 0; j < H; j++) {
+    for (int j = 0; j < H; j++) {
+      for (int s = 0; s < T; s++)
+        for (int i = 0; i < dh; i++) vt[(int64_t)i * T + s] = V[((int64_t)p * T + s) * ldv + j * dh + i];
+      for (int t = 0; t < T; t++) {
+        int64_t row = (int64_t)p * T + t;
         const double *w = P + row * HT + j * T, *dot = dO + row * d + j * dh;
-        const double *q = Q + row * ldq + j * dh;
-        double *dq = dQ + row * lddq + j * dh, pd = 0.0;
-        for (int s = 0; s <= t; s++) {
-          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
-          double acc = 0.0;
-          for (int i = 0; i < dh; i++) acc += dot[i] * v[i];
-          ds[s] = acc;
-          pd += w[s] * acc;
+        const double *restrict q = Q + row * ldq + j * dh;
+        double *restrict dq = dQ + row * lddq + j * dh, pd = 0.0;
+        int n = t + 1;
+        for (int s = 0; s < n; s++) ds[s] = 0.0;
+        for (int i = 0; i < dh; i++) {
+          const double di = dot[i], *restrict vr = vt + (int64_t)i * T;
+#pragma omp simd
+          for (int s = 0; s < n; s++) ds[s] += di * vr[s];
         }
-        for (int s = 0; s <= t; s++) {
+        for (int s = 0; s < n; s++) pd += w[s] * ds[s];
+#pragma omp simd
+        for (int s = 0; s < n; s++) g[s] = w[s] * (ds[s] - pd) * scale;
+        for (int s = 0; s < n; s++) {
           int64_t rs = (int64_t)p * T + s;
-          const double *k = K + rs * ldk + j * dh;
-          double *dk = dK + rs * lddk + j * dh, *dv = dV + rs * lddv + j * dh;
-          double g = w[s] * (ds[s] - pd) * scale;
+          const double gs = g[s], ws = w[s], *restrict k = K + rs * ldk + j * dh;
+          double *restrict dk = dK + rs * lddk + j * dh, *restrict dv = dV + rs * lddv + j * dh;
+#pragma omp simd
           for (int i = 0; i < dh; i++) {
-            dq[i] += g * k[i];
-            dk[i] += g * q[i];
-            dv[i] += w[s] * dot[i];
+            dq[i] += gs * k[i];
+            dk[i] += gs * q[i];
+            dv[i] += ws * dot[i];
           }
         }
       }
     }
+  free(vt);
+  return CS_OK;
+}
+
+/* dy = dx ⊙ GELU'(u), n values: GELU'(u) = Φ(u) + u φ(u), one tight loop
+ * through the vector erfc and exp (jet.h). */
+CS_VECTOR_CLONES static void gelu_backward_values(int64_t n, const double *restrict u,
+                                                  const double *restrict dx,
+                                                  double *restrict dy) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; i++) {
+    double Phi = 0.5 * erfc(-u[i] * M_SQRT1_2);
+    double phi = exp(-0.5 * u[i] * u[i]) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+    dy[i] = dx[i] * (Phi + u[i] * phi);
+  }
 }
 
 /* The MLP sublayer's backward, out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2:
@@ -122,11 +146,7 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   int d = M->d, f = S->f;
   CS_CHECK(linear_backward(M, NT, f, d, c->act, W + P->W2, dout, G + P->W2, G + P->b2, S->dff,
                            0.0));
-  for (int64_t i = 0; i < (int64_t)NT * f; i++) {
-    double u = c->u[i], Phi = 0.5 * erfc(-u * M_SQRT1_2);
-    double phi = exp(-0.5 * u * u) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-    S->dff2[i] = S->dff[i] * (Phi + u * phi);
-  }
+  gelu_backward_values((int64_t)NT * f, c->u, S->dff, S->dff2);
   CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
                            S->da, 0.0));
   layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->da, G + P->mlp_ln_g, G + P->mlp_ln_b,
@@ -172,8 +192,8 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
     int i = gp == GATE_G4 ? 0 : gp == GATE_G3 ? 1 : 2;
     dq[i] = S->dgated, ldd[i] = d;
   }
-  attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, dq[0],
-                     ldd[0], dq[1], ldd[1], dq[2], ldd[2]);
+  CS_CHECK(attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
+                              dq[0], ldd[0], dq[1], ldd[1], dq[2], ldd[2]));
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     lm_gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
