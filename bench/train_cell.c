@@ -4,7 +4,7 @@
  * same at width 128 against the single-core dgemm rate, and where the time
  * goes. Not a test: prints numbers and ratios.
  *
- *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [pairs w16] [pairs w128] [pairs self]
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [pairs w16] [pairs w128] [pairs self] [pairs lm]
  *
  * Every comparison is interleaved (bench/interleave.h, issue 29): pair p
  * trains the cell once, then (reference cell) the PyTorch peer once, then
@@ -40,8 +40,17 @@
  * gated at g1, depth 4, width 16, 2 heads, same data and schedule); its
  * GFLOP/s counts the la products, as for the memory cells (the per-point
  * token products are loops outside la, docs/DECISIONS.md).
+ * Fourth cell (issue 25): the reference LM cell (family lm, bigram-backcopy
+ * V = T = 32, width 32, 2 heads, depth 2, mlp_ratio 4, gated g1, batch 32
+ * sequences, lr 1e-3, 1,000 steps) against its PyTorch peer
+ * bench/peer_lm_cell.py (BENCH_PEER_LM: another script, or none); its
+ * causal attention loops count as "other" in the breakdown.
+ *
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell 0 0 0 [pairs lm]
+ *
  * Targets: width 16 ≤ 0.12 s (issue 15); the reference cell's median
- * ratio against PyTorch ≥ 12×, width 128 ≥ 80% of dgemm executed (issue 29). */
+ * ratio against PyTorch ≥ 12×, width 128 ≥ 80% of dgemm executed (issue 29);
+ * the LM cell's ≥ 3× (issue 25). */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"

@@ -429,8 +429,10 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     attention_jets(M, js, S, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv, c->p,
                    c->o);
   } else {
-    CS_CHECK(attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p,
-                              c->o));
+    LA_PROF_BEGIN(t0);
+    int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p, c->o);
+    LA_PROF_END(t0, LA_PROF_TOKENS);
+    CS_CHECK(rc);
   }
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */

@@ -146,7 +146,9 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   int d = M->d, f = S->f;
   CS_CHECK(linear_backward(M, NT, f, d, c->act, W + P->W2, dout, G + P->W2, G + P->b2, S->dff,
                            0.0));
+  LA_PROF_BEGIN(t0);
   gelu_backward_values((int64_t)NT * f, c->u, S->dff, S->dff2);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
                            S->da, 0.0));
   layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->da, G + P->mlp_ln_g, G + P->mlp_ln_b,
@@ -192,8 +194,11 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
     int i = gp == GATE_G4 ? 0 : gp == GATE_G3 ? 1 : 2;
     dq[i] = S->dgated, ldd[i] = d;
   }
-  CS_CHECK(attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
-                              dq[0], ldd[0], dq[1], ldd[1], dq[2], ldd[2]));
+  LA_PROF_BEGIN(t0);
+  int rc = attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
+                              dq[0], ldd[0], dq[1], ldd[1], dq[2], ldd[2]);
+  LA_PROF_END(t0, LA_PROF_TOKENS);
+  CS_CHECK(rc);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     lm_gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
