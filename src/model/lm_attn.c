@@ -288,51 +288,93 @@ static void embed_values(const cs_model *M, int N, const int *tok, const double 
     }
 }
 
+/* w[0..n) ← softmax (max mx given; the sum in order), w[n..T) ← 0. */
+CS_VECTOR_CLONES static void softmax_tail(int n, int T, double mx, double *restrict w) {
+  double sum = 0.0;
+#pragma omp simd
+  for (int s = 0; s < n; s++) w[s] = exp(w[s] - mx);
+  for (int s = 0; s < n; s++) sum += w[s];
+  for (int s = 0; s < n; s++) w[s] /= sum;
+  for (int s = n; s < T; s++) w[s] = 0.0;
+}
+
+/* lm_internal.h: C = A B in 4 × 8 register blocks, sums over k in order. */
+CS_VECTOR_CLONES void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double *A, int lda,
+                                   const double *B, int ldb, double *C, int ldc) {
+  for (int r0 = 0; r0 < R; r0 += 4) {
+    int nr = R - r0 < 4 ? R - r0 : 4;
+    int klo = tri == LM_TRI_K_UPPER ? r0 : 0;
+    int khi = tri == LM_TRI_K_LOWER ? (r0 + 4 < K ? r0 + 4 : K) : K;
+    int dhi = tri == LM_TRI_D_LOWER ? ((r0 + 4 + 7) / 8 * 8 < D ? (r0 + 4 + 7) / 8 * 8 : D) : D;
+    /* entry (r0 + r, k) of A at a0[r·rs + k·ks] */
+    int64_t rs = tri == LM_TRI_K_UPPER ? 1 : lda, ks = tri == LM_TRI_K_UPPER ? lda : 1;
+    const double *a0 = A + r0 * (tri == LM_TRI_K_UPPER ? 1 : (int64_t)lda);
+    for (int c0 = 0; c0 < dhi; c0 += 8) {
+      int nc = dhi - c0 < 8 ? dhi - c0 : 8;
+      if (nr == 4 && nc == 8) {
+        double c_0[8] = {0}, c_1[8] = {0}, c_2[8] = {0}, c_3[8] = {0};
+        for (int k = klo; k < khi; k++) {
+          const double *restrict b = B + (int64_t)k * ldb + c0, *a = a0 + k * ks;
+          double x0 = a[0], x1 = a[rs], x2 = a[2 * rs], x3 = a[3 * rs];
+#pragma omp simd
+          for (int l = 0; l < 8; l++) {
+            c_0[l] += x0 * b[l];
+            c_1[l] += x1 * b[l];
+            c_2[l] += x2 * b[l];
+            c_3[l] += x3 * b[l];
+          }
+        }
+        double *c = C + (int64_t)r0 * ldc + c0;
+        for (int l = 0; l < 8; l++) {
+          c[l] = c_0[l], c[ldc + l] = c_1[l];
+          c[2 * (int64_t)ldc + l] = c_2[l], c[3 * (int64_t)ldc + l] = c_3[l];
+        }
+        continue;
+      }
+      for (int r = 0; r < nr; r++)
+        for (int l = 0; l < nc; l++) {
+          double acc = 0.0;
+          for (int k = klo; k < khi; k++) acc += a0[r * rs + k * ks] * B[(int64_t)k * ldb + c0 + l];
+          C[(int64_t)(r0 + r) * ldc + c0 + l] = acc;
+        }
+    }
+  }
+}
+
 /* Causal attention on values, per sequence p, head j, query t:
  *   w_s = ⟨Q_j[t], K_j[s]⟩/√dh (s ≤ t);  P_j[t, s] = softmax_s(w) (0 for s > t)
  *   O_j[t] = Σ_{s ≤ t} P_j[t, s] V_j[s]
  * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d.
- * Computed as: K_j of a sequence transposed (dh × T) so that the scores
- * of one query are dh vector updates over s (the sums over i in the same
- * order as a dot product), the exponentials through the vector exp, the
- * maximum and the sum in order (docs/DECISIONS.md, "Training speed"). */
-CS_VECTOR_CLONES static int attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
-                                             const double *K, int ldk, const double *V, int ldv,
-                                             double *P, double *O) {
-  int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh), *kt;
-  CS_CHECK(CS_CALLOC(kt, (size_t)dh * T));
+ * Computed as: per sequence and head, K_j transposed (dh × T, padded to a
+ * multiple of 8 columns with zeros) so the scores are lm_rows_gemm's
+ * lower triangle; the exponentials through the vector exp, the maximum
+ * and the sum in order; P V with the zeros of P above the diagonal
+ * (docs/DECISIONS.md, "Training speed"). */
+static int attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
+                            const double *K, int ldk, const double *V, int ldv, double *P,
+                            double *O) {
+  int HT = H * T, d = H * dh, Tp = (T + 7) / 8 * 8;
+  double scale = 1.0 / sqrt((double)dh), *kt, *sc;
+  CS_CHECK(CS_CALLOC(kt, (size_t)dh * Tp + (size_t)T * Tp));
+  sc = kt + (size_t)dh * Tp;
   for (int p = 0; p < N; p++)
     for (int j = 0; j < H; j++) {
+      int64_t r0 = (int64_t)p * T;
       for (int s = 0; s < T; s++)
-        for (int i = 0; i < dh; i++) kt[(int64_t)i * T + s] = K[((int64_t)p * T + s) * ldk + j * dh + i];
+        for (int i = 0; i < dh; i++) kt[(int64_t)i * Tp + s] = K[(r0 + s) * ldk + j * dh + i];
+      lm_rows_gemm(LM_TRI_D_LOWER, T, dh, Tp, Q + r0 * ldq + j * dh, ldq, kt, Tp, sc, Tp);
       for (int t = 0; t < T; t++) {
-        int64_t row = (int64_t)p * T + t;
-        const double *q = Q + row * ldq + j * dh;
-        double *restrict w = P + row * HT + j * T, mx = -INFINITY, sum = 0.0;
+        double *w = P + (r0 + t) * HT + j * T, mx = -INFINITY;
+        const double *st = sc + (int64_t)t * Tp;
         int n = t + 1;
-        for (int s = 0; s < T; s++) w[s] = 0.0;
-        for (int i = 0; i < dh; i++) {
-          const double qi = q[i], *restrict kr = kt + (int64_t)i * T;
-#pragma omp simd
-          for (int s = 0; s < n; s++) w[s] += qi * kr[s];
-        }
         for (int s = 0; s < n; s++) {
-          w[s] *= scale;
-          mx = fmax(mx, w[s]);
+          w[s] = scale * st[s];
+          mx = w[s] > mx ? w[s] : mx;
         }
-#pragma omp simd
-        for (int s = 0; s < n; s++) w[s] = exp(w[s] - mx);
-        for (int s = 0; s < n; s++) sum += w[s];
-        for (int s = 0; s < n; s++) w[s] /= sum;
-        double *restrict o = O + row * d + j * dh;
-        for (int i = 0; i < dh; i++) o[i] = 0.0;
-        for (int s = 0; s < n; s++) {
-          const double ws = w[s], *restrict v = V + ((int64_t)p * T + s) * ldv + j * dh;
-#pragma omp simd
-          for (int i = 0; i < dh; i++) o[i] += ws * v[i];
-        }
+        softmax_tail(n, T, mx, w);
       }
+      lm_rows_gemm(LM_TRI_K_LOWER, T, T, dh, P + r0 * HT + j * T, HT, V + r0 * ldv + j * dh, ldv,
+                   O + r0 * d + j * dh, d);
     }
   free(kt);
   return CS_OK;

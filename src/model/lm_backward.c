@@ -52,10 +52,31 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
 /* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) with
  * G = σ(Z + b_g), rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G),
  * or per head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
+CS_VECTOR_CLONES static void gate_backward_elementwise(int64_t rows, int d,
+                                                       const double *restrict dout,
+                                                       const double *restrict pre,
+                                                       const double *restrict G,
+                                                       double *restrict dpre, int ldp,
+                                                       double *restrict dz, int ldz) {
+  for (int64_t r = 0; r < rows; r++) {
+    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * d;
+    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
+#pragma omp simd
+    for (int k = 0; k < d; k++) {
+      dpr[k] = dr[k] * gr[k];
+      dzr[k] = dr[k] * pr[k] * gr[k] * (1.0 - gr[k]);
+    }
+  }
+}
+
 static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout,
                              const double *pre, const double *G, double *dpre, int ldp,
                              double *dz, int ldz) {
   int d = M->d, dh = M->dh, ng = M->n_gate;
+  if (ng == d) { /* elementwise: one vector loop, the same sums (one term each) */
+    gate_backward_elementwise(rows, d, dout, pre, G, dpre, ldp, dz, ldz);
+    return;
+  }
   for (int64_t r = 0; r < rows; r++) {
     const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
     double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
@@ -71,54 +92,50 @@ static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout
   }
 }
 
+/* One row of dS: g[s] = w[s] (ds[s] − pd) scale for s < n, 0 up to T. */
+CS_VECTOR_CLONES static void dsoftmax_row(int n, int T, double scale, double pd,
+                                          const double *restrict w, const double *restrict ds,
+                                          double *restrict g) {
+#pragma omp simd
+  for (int s = 0; s < n; s++) g[s] = w[s] * (ds[s] - pd) * scale;
+  for (int s = n; s < T; s++) g[s] = 0.0;
+}
+
 /* Causal attention backward on values, per sequence p, head j, query t
  * (P, Q, K, V of the forward; dO NT × d):
  *   dP[t, s] = ⟨dO[t], V[s]⟩;   dS[t, s] = P[t, s] (dP[t, s] − Σ_s' P[t, s'] dP[t, s'])
  *   dQ[t] = Σ_{s ≤ t} dS[t, s] K[s]/√dh;   dK[s] = Σ_{t ≥ s} dS[t, s] Q[t]/√dh
  *   dV[s] = Σ_{t ≥ s} P[t, s] dO[t]
  * dQ, dK, dV (ld lddq, lddk, lddv) NT rows, overwritten. Computed as the
- * forward: V_j transposed so dP of a query is dh vector updates over s. */
-CS_VECTOR_CLONES static int attention_backward(int N, int T, int H, int dh, const double *P,
-                                               const double *dO, const double *Q, int ldq,
-                                               const double *K, int ldk, const double *V, int ldv,
-                                               double *dQ, int lddq, double *dK, int lddk,
-                                               double *dV, int lddv) {
-  int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh), ds[256], g[256], *vt;
-  CS_CHECK(CS_CALLOC(vt, (size_t)dh * T));
-  for (int64_t r = 0; r < (int64_t)N * T; r++)
-    for (int i = 0; i < d; i++) dQ[r * lddq + i] = dK[r * lddk + i] = dV[r * lddv + i] = 0.0;
+ * forward, per sequence and head through lm_rows_gemm: dP from V_j
+ * transposed, the scaled dS (0 above the diagonal), and the sums over
+ * t ≥ s reading dS and P transposed, every sum in ascending order. */
+static int attention_backward(int N, int T, int H, int dh, const double *P, const double *dO,
+                              const double *Q, int ldq, const double *K, int ldk, const double *V,
+                              int ldv, double *dQ, int lddq, double *dK, int lddk, double *dV,
+                              int lddv) {
+  int HT = H * T, d = H * dh, Tp = (T + 7) / 8 * 8;
+  double scale = 1.0 / sqrt((double)dh), *vt;
+  CS_CHECK(CS_CALLOC(vt, (size_t)dh * Tp + 2 * (size_t)T * Tp));
+  double *dp = vt + (size_t)dh * Tp, *g = dp + (size_t)T * Tp;
   for (int p = 0; p < N; p++)
     for (int j = 0; j < H; j++) {
+      int64_t r0 = (int64_t)p * T;
       for (int s = 0; s < T; s++)
-        for (int i = 0; i < dh; i++) vt[(int64_t)i * T + s] = V[((int64_t)p * T + s) * ldv + j * dh + i];
+        for (int i = 0; i < dh; i++) vt[(int64_t)i * Tp + s] = V[(r0 + s) * ldv + j * dh + i];
+      lm_rows_gemm(LM_TRI_D_LOWER, T, dh, Tp, dO + r0 * d + j * dh, d, vt, Tp, dp, Tp);
       for (int t = 0; t < T; t++) {
-        int64_t row = (int64_t)p * T + t;
-        const double *w = P + row * HT + j * T, *dot = dO + row * d + j * dh;
-        const double *restrict q = Q + row * ldq + j * dh;
-        double *restrict dq = dQ + row * lddq + j * dh, pd = 0.0;
-        int n = t + 1;
-        for (int s = 0; s < n; s++) ds[s] = 0.0;
-        for (int i = 0; i < dh; i++) {
-          const double di = dot[i], *restrict vr = vt + (int64_t)i * T;
-#pragma omp simd
-          for (int s = 0; s < n; s++) ds[s] += di * vr[s];
-        }
-        for (int s = 0; s < n; s++) pd += w[s] * ds[s];
-#pragma omp simd
-        for (int s = 0; s < n; s++) g[s] = w[s] * (ds[s] - pd) * scale;
-        for (int s = 0; s < n; s++) {
-          int64_t rs = (int64_t)p * T + s;
-          const double gs = g[s], ws = w[s], *restrict k = K + rs * ldk + j * dh;
-          double *restrict dk = dK + rs * lddk + j * dh, *restrict dv = dV + rs * lddv + j * dh;
-#pragma omp simd
-          for (int i = 0; i < dh; i++) {
-            dq[i] += gs * k[i];
-            dk[i] += gs * q[i];
-            dv[i] += ws * dot[i];
-          }
-        }
+        const double *w = P + (r0 + t) * HT + j * T, *ds = dp + (int64_t)t * Tp;
+        double *gr = g + (int64_t)t * Tp, pd = 0.0;
+        for (int s = 0; s <= t; s++) pd += w[s] * ds[s];
+        dsoftmax_row(t + 1, T, scale, pd, w, ds, gr);
       }
+      lm_rows_gemm(LM_TRI_K_LOWER, T, T, dh, g, Tp, K + r0 * ldk + j * dh, ldk,
+                   dQ + r0 * lddq + j * dh, lddq);
+      lm_rows_gemm(LM_TRI_K_UPPER, T, T, dh, g, Tp, Q + r0 * ldq + j * dh, ldq,
+                   dK + r0 * lddk + j * dh, lddk);
+      lm_rows_gemm(LM_TRI_K_UPPER, T, T, dh, P + r0 * HT + j * T, HT, dO + r0 * d + j * dh, d,
+                   dV + r0 * lddv + j * dh, lddv);
     }
   free(vt);
   return CS_OK;

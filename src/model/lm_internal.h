@@ -90,6 +90,25 @@ typedef struct {
   double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz, *dmid, *dff, *dff2;
 } lm_acts;
 
+/* ---- lm_attn.c ---- */
+/* The attention's token products (docs/DECISIONS.md, "Training speed"):
+ * C = A B for R rows, D columns and inner dimension K, A (ld lda), B (ld
+ * ldb), C (ld ldc) row-major, each entry summed from 0 over k ascending, in
+ * blocks of 4 rows × 8 columns held in vector registers. tri restricts
+ * the work to a causal triangle (entries outside it are never read or
+ * written: their A entries must be zero where the sum would cover them):
+ *   LM_TRI_NONE     every k, every column
+ *   LM_TRI_K_LOWER  row r sums k < r0 + 4 (r0 its block's first row; A's
+ *                   entries with k > r are zero): P V, dS K
+ *   LM_TRI_K_UPPER  row r sums k ≥ r0 (A's entries with k < r are zero),
+ *                   and A is given transposed (entry (r, k) at A[k·lda + r]):
+ *                   Pᵀ dO, dSᵀ Q from P and dS as stored
+ *   LM_TRI_D_LOWER  row r gets columns < r0 + 4 rounded up to 8 (ldc and B
+ *                   cover that many): Q Kᵀ, dO Vᵀ */
+typedef enum { LM_TRI_NONE, LM_TRI_K_LOWER, LM_TRI_K_UPPER, LM_TRI_D_LOWER } lm_tri;
+void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double *A, int lda, const double *B,
+                  int ldb, double *C, int ldc);
+
 /* ---- lm_backward.c ---- */
 /* Next-token cross-entropy over the scored targets of the bound batch
  * (A->tok), the family's loss op. */
