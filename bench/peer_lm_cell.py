@@ -40,9 +40,9 @@ last evaluation; model creation and data generation are outside.
 """
 import argparse
 import math
-import os
 import sys
-import time
+
+import peer_common
 
 
 def parse_args(argv):
@@ -193,34 +193,19 @@ def train(torch, model, args, tr, te, gen, epochs):
                 terms += int(m.sum())
         return loss / terms, correct / terms
 
-    status, loss_tr, acc_tr, acc_te = "done", float("nan"), 0.0, 0.0
-    for epoch in range(1, epochs + 1):
-        perm = torch.randperm(n, generator=gen)
-        for b0 in range(0, n, B):
-            idx = perm[b0:b0 + B]
-            loss = loss_of(xtr[idx], str_[idx], "mean")[0]
-            if not math.isfinite(loss.item()):
-                return "diverged", loss.item(), acc_tr, acc_te
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        if epoch % args.eval_every == 0 or epoch == epochs:
-            loss_tr, acc_tr = evaluate(xtr, str_)
-            loss_te, acc_te = evaluate(xte, ste)
-            if not (math.isfinite(loss_tr) and math.isfinite(loss_te)):
-                return "diverged", loss_tr, acc_tr, acc_te
-    return status, loss_tr, acc_tr, acc_te
+    def step_loss(idx):
+        return loss_of(xtr[idx], str_[idx], "mean")[0]
+
+    def evaluate_all():
+        return evaluate(xtr, str_) + evaluate(xte, ste)
+
+    return peer_common.train_loop(torch, opt, n, B, epochs, args.eval_every, gen, step_loss,
+                                  evaluate_all)
 
 
 def main(argv):
     args = parse_args(argv)
-    import torch
-
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.set_default_dtype(torch.float64)
-    torch.manual_seed(args.seed)
-    gen = torch.Generator().manual_seed(args.seed)
+    torch, gen = peer_common.torch_setup(args.seed)
     structure = bigram_structure(torch, args.vocab, gen)
     tr = bigram_backcopy(torch, args.vocab, args.seq_len, args.train, structure, gen)
     te = bigram_backcopy(torch, args.vocab, args.seq_len, args.test, structure, gen)
@@ -230,30 +215,12 @@ def main(argv):
     tag = (f"vocab={args.vocab} seq_len={args.seq_len} width={args.width} heads={args.heads} "
            f"depth={args.depth} mlp_ratio={args.mlp_ratio} arch={args.arch} gate=g1 "
            f"train={args.train} batch={args.batch} epochs={args.epochs} lr={args.lr:g}")
-    info = (f"torch={torch.__version__} threads={torch.get_num_threads()} "
-            f"dtype={str(torch.get_default_dtype()).replace('torch.', '')} "
-            f"openblas_num_threads={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')} "
-            f"openblas_coretype={os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
 
-    def run_once():
-        model = Model()
-        t0, c0 = time.perf_counter(), time.process_time()
-        status, loss, acc, tacc = train(torch, model, args, tr, te, gen, args.epochs)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"peer_lm_cell {tag} status={status} wall_s={wall:.6f} cpu_s={cpu:.6f} "
-              f"train_loss={loss:.6g} train_acc={acc:.4f} test_acc={tacc:.4f} {info}", flush=True)
+    def train_once():
+        return train(torch, Model(), args, tr, te, gen, args.epochs)
 
-    if args.serve:
-        print(f"peer_lm_cell ready {tag} {info}", flush=True)
-        for line in sys.stdin:
-            if line.strip() == "train":
-                run_once()
-            elif line.strip():
-                print(f"peer_lm_cell error unknown request {line.strip()!r}", flush=True)
-        return 0
-    for _ in range(args.repeats):
-        run_once()
-    return 0
+    return peer_common.serve_or_repeat("peer_lm_cell", tag, peer_common.run_info(torch),
+                                       train_once, args.serve, args.repeats)
 
 
 if __name__ == "__main__":

@@ -9,35 +9,12 @@
 # bitwise the same on 1, 2, 3 and 4 ranks, and the two shards merged.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 
-# spec NAME GRID_LINES: the small lm spec with the given [grid] lines
+# spec NAME GRID_LINES: the small lm spec (tests/specs/lm-small-body.ini)
+# with the given [grid] lines, saving points and parameters
 spec() {
-  cat > "$1.ini" <<INI
-[sweep]
-name = lm-$1
-output = $1.h5
-save_points = yes
-save_params = yes
-[grid]
-$2
-depth = 2
-task = bigram-backcopy
-[task]
-vocab = 8
-seq_len = 8
-train_points = 64
-test_points = 32
-[model]
-family = lm
-width = 8
-heads = 2
-mlp_ratio = 2
-[train]
-epochs = 2
-batch = 16
-lr = 1e-2
-[curvature]
-points = 8
-INI
+  { printf '[sweep]\nname = lm-%s\noutput = %s.h5\nsave_points = yes\nsave_params = yes\n' "$1" "$1"
+    printf '[grid]\n%s\ndepth = 2\ntask = bigram-backcopy\n' "$2"
+    cat "$src/tests/specs/lm-small-body.ini"; } > "$1.ini"
 }
 spec grid $'arch = ungated, gated\ngate = g1, g2, g3\nseed = 0..1'
 spec alone $'arch = ungated\nseed = 0..1'

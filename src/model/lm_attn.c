@@ -288,6 +288,15 @@ static void embed_values(const cs_model *M, int N, const int *tok, const double 
     }
 }
 
+/* lm_internal.h: the causal dot products of two row sets. */
+void lm_causal_dots(int T, int dh, const double *A, int lda, const double *X, int ldx, double *xt,
+                    double *out) {
+  int Tp = (T + 7) / 8 * 8;
+  for (int s = 0; s < T; s++)
+    for (int i = 0; i < dh; i++) xt[(int64_t)i * Tp + s] = X[(int64_t)s * ldx + i];
+  lm_rows_gemm(LM_TRI_D_LOWER, T, dh, Tp, A, lda, xt, Tp, out, Tp);
+}
+
 /* w[0..n) ← softmax (max mx given; the sum in order), w[n..T) ← 0. */
 CS_VECTOR_CLONES static void softmax_tail(int n, int T, double mx, double *restrict w) {
   double sum = 0.0;
@@ -360,9 +369,7 @@ static int attention_values(int N, int T, int H, int dh, const double *Q, int ld
   for (int p = 0; p < N; p++)
     for (int j = 0; j < H; j++) {
       int64_t r0 = (int64_t)p * T;
-      for (int s = 0; s < T; s++)
-        for (int i = 0; i < dh; i++) kt[(int64_t)i * Tp + s] = K[(r0 + s) * ldk + j * dh + i];
-      lm_rows_gemm(LM_TRI_D_LOWER, T, dh, Tp, Q + r0 * ldq + j * dh, ldq, kt, Tp, sc, Tp);
+      lm_causal_dots(T, dh, Q + r0 * ldq + j * dh, ldq, K + r0 * ldk + j * dh, ldk, kt, sc);
       for (int t = 0; t < T; t++) {
         double *w = P + (r0 + t) * HT + j * T, mx = -INFINITY;
         const double *st = sc + (int64_t)t * Tp;

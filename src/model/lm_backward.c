@@ -121,9 +121,7 @@ static int attention_backward(int N, int T, int H, int dh, const double *P, cons
   for (int p = 0; p < N; p++)
     for (int j = 0; j < H; j++) {
       int64_t r0 = (int64_t)p * T;
-      for (int s = 0; s < T; s++)
-        for (int i = 0; i < dh; i++) vt[(int64_t)i * Tp + s] = V[(r0 + s) * ldv + j * dh + i];
-      lm_rows_gemm(LM_TRI_D_LOWER, T, dh, Tp, dO + r0 * d + j * dh, d, vt, Tp, dp, Tp);
+      lm_causal_dots(T, dh, dO + r0 * d + j * dh, d, V + r0 * ldv + j * dh, ldv, vt, dp);
       for (int t = 0; t < T; t++) {
         const double *w = P + (r0 + t) * HT + j * T, *ds = dp + (int64_t)t * Tp;
         double *gr = g + (int64_t)t * Tp, pd = 0.0;

@@ -108,6 +108,12 @@ typedef struct {
 typedef enum { LM_TRI_NONE, LM_TRI_K_LOWER, LM_TRI_K_UPPER, LM_TRI_D_LOWER } lm_tri;
 void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double *A, int lda, const double *B,
                   int ldb, double *C, int ldc);
+/* out[t, s] = ⟨A[t], X[s]⟩ for s ≤ t (T rows of dh at A, ld lda, and at X,
+ * ld ldx; out T × Tp, Tp = T rounded up to 8): X transposed into xt
+ * (dh × Tp, its last Tp − T columns zero), then lm_rows_gemm's lower
+ * triangle (Q Kᵀ, dO Vᵀ). */
+void lm_causal_dots(int T, int dh, const double *A, int lda, const double *X, int ldx, double *xt,
+                    double *out);
 
 /* ---- lm_backward.c ---- */
 /* Next-token cross-entropy over the scored targets of the bound batch
