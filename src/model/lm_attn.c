@@ -175,6 +175,7 @@ static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t
     if (!rc) rc = ln_alloc(&c->ln2, rows, d);
     ALLOC(c->u, rows * S->f);
     ALLOC(c->act, rows * S->f);
+    ALLOC(c->phi, rows * S->f);
   }
   return rc;
 }
@@ -182,7 +183,7 @@ static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t
 static void cache_free(lm_cache *c) {
   ln_free(&c->ln1), ln_free(&c->ln2);
   free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
-  free(c->mid), free(c->u), free(c->act);
+  free(c->mid), free(c->u), free(c->act), free(c->phi);
 }
 
 static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
@@ -247,6 +248,10 @@ static void lm_gate_forward(const cs_model *M, const jet_shape *js, int N, const
                             int ldz, const double *bg, double *G, const double *pre,
                             double *out) {
   int ng = M->n_gate, C = js->C;
+  if (C == 1 && ng == M->d) { /* values, elementwise: one fused pass, the same operations */
+    jet_sigmoid_gate_values(N, ng, Z, ldz, bg, G, pre, out);
+    return;
+  }
   for (int64_t r = 0; r < (int64_t)N * C; r++)
     for (int j = 0; j < ng; j++) G[r * ng + j] = Z[r * ldz + j] + (r % C == 0 ? bg[j] : 0.0);
   jet_unary(js, JET_SIGMOID, N, ng, G, G);
@@ -254,16 +259,28 @@ static void lm_gate_forward(const cs_model *M, const jet_shape *js, int N, const
   else jet_mul_group(js, N, M->H, M->dh, pre, G, out);
 }
 
+/* GELU on values, n entries: phi = Φ(u) (kept for the backward), act = u Φ(u),
+ * the operations of jet_unary's GELU. */
+CS_VECTOR_CLONES static void gelu_values(int64_t n, const double *restrict u,
+                                         double *restrict phi, double *restrict act) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; i++) {
+    phi[i] = 0.5 * erfc(-u[i] * M_SQRT1_2);
+    act[i] = u[i] * phi[i];
+  }
+}
+
 /* The MLP sublayer on N jet points: out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2.
- * mid, out (N·C) × d; u, act (N·C) × f; tmp ≥ 2·N·C. */
+ * mid, out (N·C) × d; u, act, phi (N·C) × f (phi: values only); tmp ≥ 2·N·C. */
 static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const lm_layer *P,
-                          const double *mid, ln_cache *ln2, double *u, double *act, double *tmp,
-                          double *out) {
+                          const double *mid, ln_cache *ln2, double *u, double *act, double *phi,
+                          double *tmp, double *out) {
   const double *W = M->params;
   int d = M->d, f = ((const lm_layout *)M->layout)->f;
   layernorm_forward(M, js, N, mid, W + P->mlp_ln_g, W + P->mlp_ln_b, ln2, tmp);
   CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, W + P->b1, u));
-  jet_unary(js, JET_GELU, N, f, u, act);
+  if (js->C == 1) gelu_values((int64_t)N * f, u, phi, act);
+  else jet_unary(js, JET_GELU, N, f, u, act);
   CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, W + P->b2, out));
   add_into((int64_t)N * js->C * d, mid, out);
   return CS_OK;
@@ -497,7 +514,8 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
   }
   add_into(R * d, hin, c->mid);
   /* the MLP sublayer, or hout = mid */
-  if (S->f) return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, tmp, hout);
+  if (S->f)
+    return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, c->phi, tmp, hout);
   memcpy(hout, c->mid, sizeof(double) * (size_t)R * d);
   return CS_OK;
 }

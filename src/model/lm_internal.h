@@ -55,6 +55,7 @@ typedef struct {
   double *mid;         /* rows × d: h + Y, the MLP sublayer's input */
   ln_cache ln2;        /* LN_2 of mid */
   double *u, *act;     /* rows × f: MLP pre-activation and GELU of it */
+  double *phi;         /* rows × f: Φ(u) of the value pass (the GELU's backward) */
 } lm_cache;
 
 /* Q, K and V in a block's [Q | K | V | Z] (ld ldq), the one a g2, g3 or
