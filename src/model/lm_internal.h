@@ -1,5 +1,6 @@
-/* lm_internal.h — what the two files of the lm family share (not a public
- * header): lm_attn.c (layout, workspace, forward on values and on jets of
+/* lm_internal.h — what the files of the lm family share (not a public
+ * header): lm_products.c (the attention's token products, used by both
+ * passes), lm_attn.c (layout, workspace, forward on values and on jets of
  * the last position, the family's row of the table) and lm_backward.c
  * (next-token loss, backward on values, first-token share). The model is
  * docs/MODELS.md's "Language-model family":
@@ -91,7 +92,7 @@ typedef struct {
   double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz, *dmid, *dff, *dff2;
 } lm_acts;
 
-/* ---- lm_attn.c ---- */
+/* ---- lm_products.c ---- */
 /* The attention's token products (docs/DECISIONS.md, "Training speed"):
  * C = A B for R rows, D columns and inner dimension K, A (ld lda), B (ld
  * ldb), C (ld ldc) row-major, each entry summed from 0 over k ascending, in
