@@ -9,6 +9,32 @@ import sys
 import time
 
 
+def parse(p, argv):
+    """Add the options every peer has (evaluation cadence, seed, repeats,
+    the untimed warm-up, --serve), parse argv, check width against heads."""
+    add_run_args(p)
+    a = p.parse_args(argv)
+    if a.width % a.heads:
+        p.error("width must be divisible by heads")
+    return a
+
+
+def weight(torch, rows, cols, std=None):
+    """A rows × cols parameter N(0, std²), std 1/√cols by default (fan-in)."""
+    std = 1.0 / math.sqrt(cols) if std is None else std
+    return torch.nn.Parameter(torch.randn(rows, cols) * std)
+
+
+def add_run_args(p):
+    """The options every peer has."""
+    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--warmup-epochs", type=int, default=1,
+                   help="epochs of an untimed throw-away run first (torch's first-call setup)")
+    p.add_argument("--serve", action="store_true")
+
+
 def torch_setup(seed):
     """torch on one thread, float64, seeded; returns (torch, generator)."""
     import torch

@@ -56,18 +56,9 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--eval-every", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--warmup-epochs", type=int, default=1,
-                   help="epochs of an untimed throw-away run first (torch's first-call setup)")
     p.add_argument("--foreach", action="store_true",
                    help="Adam's multi-tensor path (torch's default on CPU is the per-tensor loop)")
-    p.add_argument("--serve", action="store_true")
-    a = p.parse_args(argv)
-    if a.width % a.heads:
-        p.error("width must be divisible by heads")
-    return a
+    return peer_common.parse(p, argv)
 
 
 def build(torch, args):
@@ -75,8 +66,7 @@ def build(torch, args):
     F = torch.nn.functional
 
     def weight(rows, cols, std=None):
-        std = 1.0 / math.sqrt(cols) if std is None else std
-        return nn.Parameter(torch.randn(rows, cols) * std)
+        return peer_common.weight(torch, rows, cols, std)
 
     def bias(n):
         return nn.Parameter(torch.zeros(n))
