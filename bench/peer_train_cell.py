@@ -40,9 +40,9 @@ for these cells).
 """
 import argparse
 import math
-import os
 import sys
-import time
+
+import peer_common
 
 
 def parse_args(argv):
@@ -56,18 +56,9 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--eval-every", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--warmup-epochs", type=int, default=1,
-                   help="epochs of an untimed throw-away run first (torch's first-call setup)")
     p.add_argument("--foreach", action="store_true",
                    help="Adam's multi-tensor path (torch's default on CPU is the per-tensor loop)")
-    p.add_argument("--serve", action="store_true")
-    a = p.parse_args(argv)
-    if a.width % a.heads:
-        p.error("width must be divisible by heads")
-    return a
+    return peer_common.parse(p, argv)
 
 
 def build(torch, args):
@@ -75,8 +66,7 @@ def build(torch, args):
     F = torch.nn.functional
 
     def weight(rows, cols, std=None):
-        std = 1.0 / math.sqrt(cols) if std is None else std
-        return nn.Parameter(torch.randn(rows, cols) * std)
+        return peer_common.weight(torch, rows, cols, std)
 
     def bias(n):
         return nn.Parameter(torch.zeros(n))
@@ -152,34 +142,19 @@ def train(torch, model, args, xtr, ytr, xte, yte, gen, epochs):
                 correct += int((z.argmax(dim=1) == y[c:c + B]).sum())
         return loss / x.shape[0], correct / x.shape[0]
 
-    status, loss_tr, acc_tr, acc_te = "done", float("nan"), 0.0, 0.0
-    for epoch in range(1, epochs + 1):
-        perm = torch.randperm(n, generator=gen)
-        for b0 in range(0, n, B):
-            idx = perm[b0:b0 + B]
-            loss = F.cross_entropy(model(xtr[idx]), ytr[idx])
-            if not math.isfinite(loss.item()):
-                return "diverged", loss.item(), acc_tr, acc_te
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        if epoch % args.eval_every == 0 or epoch == epochs:
-            loss_tr, acc_tr = evaluate(xtr, ytr)
-            loss_te, acc_te = evaluate(xte, yte)
-            if not (math.isfinite(loss_tr) and math.isfinite(loss_te)):
-                return "diverged", loss_tr, acc_tr, acc_te
-    return status, loss_tr, acc_tr, acc_te
+    def step_loss(idx):
+        return F.cross_entropy(model(xtr[idx]), ytr[idx])
+
+    def evaluate_all():
+        return evaluate(xtr, ytr) + evaluate(xte, yte)
+
+    return peer_common.train_loop(torch, opt, n, B, epochs, args.eval_every, gen, step_loss,
+                                  evaluate_all)
 
 
 def main(argv):
     args = parse_args(argv)
-    import torch
-
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.set_default_dtype(torch.float64)
-    torch.manual_seed(args.seed)
-    gen = torch.Generator().manual_seed(args.seed)
+    torch, gen = peer_common.torch_setup(args.seed)
     xtr, ytr = circles(torch, args.points, gen)
     xte, yte = circles(torch, args.points, gen)
     make_model = build(torch, args)
@@ -188,30 +163,12 @@ def main(argv):
     tag = (f"width={args.width} depth={args.depth} slots={args.slots} heads={args.heads} "
            f"arch={args.arch} points={args.points} batch={args.batch} epochs={args.epochs} "
            f"foreach={int(args.foreach)}")
-    info = (f"torch={torch.__version__} threads={torch.get_num_threads()} "
-            f"dtype={str(torch.get_default_dtype()).replace('torch.', '')} "
-            f"openblas_num_threads={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')} "
-            f"openblas_coretype={os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
 
-    def run_once():
-        model = make_model()
-        t0, c0 = time.perf_counter(), time.process_time()
-        status, loss, acc, tacc = train(torch, model, args, xtr, ytr, xte, yte, gen, args.epochs)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"peer_train_cell {tag} status={status} wall_s={wall:.6f} cpu_s={cpu:.6f} "
-              f"train_loss={loss:.6g} train_acc={acc:.4f} test_acc={tacc:.4f} {info}", flush=True)
+    def train_once():
+        return train(torch, make_model(), args, xtr, ytr, xte, yte, gen, args.epochs)
 
-    if args.serve:
-        print(f"peer_train_cell ready {tag} {info}", flush=True)
-        for line in sys.stdin:
-            if line.strip() == "train":
-                run_once()
-            elif line.strip():
-                print(f"peer_train_cell error unknown request {line.strip()!r}", flush=True)
-        return 0
-    for _ in range(args.repeats):
-        run_once()
-    return 0
+    return peer_common.serve_or_repeat("peer_train_cell", tag, peer_common.run_info(torch),
+                                       train_once, args.serve, args.repeats)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
  * same at width 128 against the single-core dgemm rate, and where the time
  * goes. Not a test: prints numbers and ratios.
  *
- *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [pairs w16] [pairs w128] [pairs self]
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell [pairs w16] [pairs w128] [pairs self] [pairs lm]
  *
  * Every comparison is interleaved (bench/interleave.h, issue 29): pair p
  * trains the cell once, then (reference cell) the PyTorch peer once, then
@@ -40,8 +40,17 @@
  * gated at g1, depth 4, width 16, 2 heads, same data and schedule); its
  * GFLOP/s counts the la products, as for the memory cells (the per-point
  * token products are loops outside la, docs/DECISIONS.md).
+ * Fourth cell (issue 25): the reference LM cell (family lm, bigram-backcopy
+ * V = T = 32, width 32, 2 heads, depth 2, mlp_ratio 4, gated g1, batch 32
+ * sequences, lr 1e-3, 1,000 steps) against its PyTorch peer
+ * bench/peer_lm_cell.py (BENCH_PEER_LM: another script, or none); its
+ * causal attention loops count as "other" in the breakdown.
+ *
+ *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell 0 0 0 [pairs lm]
+ *
  * Targets: width 16 ≤ 0.12 s (issue 15); the reference cell's median
- * ratio against PyTorch ≥ 12×, width 128 ≥ 80% of dgemm executed (issue 29). */
+ * ratio against PyTorch ≥ 12×, width 128 ≥ 80% of dgemm executed (issue 29);
+ * the LM cell's ≥ 3× (issue 25). */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"
@@ -109,10 +118,11 @@ static int spawn_python(char *const argv[], FILE **to, FILE **from, pid_t *pid) 
   return CS_OK;
 }
 
-/* The peer script: $BENCH_PEER, else ../bench/peer_train_cell.py from this
- * binary's directory, else ./bench/peer_train_cell.py. */
-static void peer_script(char *buf, size_t len) {
-  const char *env = getenv("BENCH_PEER");
+/* The peer script `name` (peer_train_cell or peer_lm_cell): $env (BENCH_PEER
+ * or BENCH_PEER_LM), else ../bench/NAME.py from this binary's directory,
+ * else ./bench/NAME.py. */
+static void peer_script(const char *name, const char *env_name, char *buf, size_t len) {
+  const char *env = getenv(env_name);
   if (env && *env) {
     snprintf(buf, len, "%s", env);
     return;
@@ -121,10 +131,10 @@ static void peer_script(char *buf, size_t len) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
-    snprintf(buf, len, "%s/../bench/peer_train_cell.py", dirname(exe));
+    snprintf(buf, len, "%s/../bench/%s.py", dirname(exe), name);
     if (access(buf, R_OK) == 0) return;
   }
-  snprintf(buf, len, "bench/peer_train_cell.py");
+  snprintf(buf, len, "bench/%s.py", name);
 }
 
 /* Record why the peer is skipped: *skipped = 1, why = the message. */
@@ -138,15 +148,16 @@ __attribute__((format(printf, 4, 5))) static int peer_skip(int *skipped, char *w
   return CS_OK;
 }
 
-/* Start the peer for width w and wait for its ready line; *skipped = 1
- * (and why) when it cannot run here. An error code only for the bench's
- * own failures. */
-static int peer_start(int width, peer_proc *p, int *skipped, char *why, size_t len) {
+/* Start the peer for width w (the lm peer when lm) and wait for its ready
+ * line; *skipped = 1 (and why) when it cannot run here. An error code only
+ * for the bench's own failures. */
+static int peer_start(int width, int lm, peer_proc *p, int *skipped, char *why, size_t len) {
   memset(p, 0, sizeof *p);
   *skipped = 0;
   const char *python = getenv("BENCH_PYTHON") ? getenv("BENCH_PYTHON") : "/usr/bin/python3";
-  char script[4096], wtext[16];
-  peer_script(script, sizeof script);
+  const char *name = lm ? "peer_lm_cell" : "peer_train_cell";
+  char script[4096], wtext[16], ready[64];
+  peer_script(name, lm ? "BENCH_PEER_LM" : "BENCH_PEER", script, sizeof script);
   if (strcmp(script, "none") == 0) return peer_skip(skipped, why, len, "BENCH_PEER=none");
   if (access(python, X_OK))
     return peer_skip(skipped, why, len, "%s is not an executable (%s)", python, strerror(errno));
@@ -162,11 +173,13 @@ static int peer_start(int width, peer_proc *p, int *skipped, char *why, size_t l
                      "%s cannot import torch (Debian: apt-get install --no-install-recommends "
                      "python3-torch)", python);
   snprintf(wtext, sizeof wtext, "%d", width);
+  snprintf(ready, sizeof ready, "%s ready ", name);
   char *argv[] = {(char *)python, script, "--serve", "--width", wtext, NULL};
   CS_CHECK(spawn_python(argv, &p->to, &p->from, &p->pid));
   if (p->to && p->from && fgets(p->ready, sizeof p->ready, p->from) &&
-      strncmp(p->ready, "peer_train_cell ready", 21) == 0) {
+      strncmp(p->ready, ready, strlen(ready)) == 0) {
     p->ready[strcspn(p->ready, "\n")] = '\0';
+    memmove(p->ready, p->ready + strlen(ready), strlen(p->ready + strlen(ready)) + 1);
     return CS_OK;
   }
   if (p->to) fclose(p->to);
@@ -245,18 +258,36 @@ static int peer_side(void *ctx, int p) {
   return peer_train(b->peer, &b->peer_wall[p], &b->peer_cpu[p], &b->peer_acc[p]);
 }
 
-/* family self: the self-attention reference cell (gated at g1, 2 heads). */
+/* family self: the self-attention reference cell (gated at g1, 2 heads);
+ * family lm: the reference LM cell of issue 25 (bigram-backcopy, V = T =
+ * 32, width 32, 2 heads, depth 2, mlp_ratio 4, gated g1, batch 32
+ * sequences, Adam lr 1e-3, 10 epochs of 3,200 sequences = 1,000 steps,
+ * evaluated on the 3,200 and 512 test sequences at the end). */
 static int cell_setup(int width, cs_family family, cell_bench *b) {
   cs_config c = config_default();
   c.arch = ARCH_GATED, c.depth = 4, c.width = width, c.slots = 3, c.task = TASK_CIRCLES;
   c.train_points = 2048, c.batch = 256, c.epochs = 100;
   if (family == FAMILY_SELF) c.family = FAMILY_SELF, c.gate = GATE_G1, c.heads = 2;
+  if (family == FAMILY_LM) {
+    c.family = FAMILY_LM, c.gate = GATE_G1, c.task = TASK_BIGRAM_BACKCOPY;
+    c.vocab = 32, c.seq_len = 32, c.width = width, c.heads = 2, c.depth = 2, c.mlp_ratio = 4;
+    c.train_points = 3200, c.test_points = 512, c.batch = 32, c.epochs = 10, c.eval_every = 10;
+    c.lr = 1e-3, c.norm = NORM_NONE, c.residual = 0;
+  }
   b->cfg = c;
-  CS_CHECK(task_generate(c.task, 2, c.train_points, 0, SPLIT_TRAIN, 0, &b->tr));
-  CS_CHECK(task_generate(c.task, 2, c.test_points, 0, SPLIT_TEST, 0, &b->te));
+  if (family == FAMILY_LM) {
+    CS_CHECK(task_generate_sequences(c.task, c.vocab, c.seq_len, c.train_points, 0, SPLIT_TRAIN,
+                                     &b->tr));
+    CS_CHECK(task_generate_sequences(c.task, c.vocab, c.seq_len, c.test_points, 0, SPLIT_TEST,
+                                     &b->te));
+  } else {
+    CS_CHECK(task_generate(c.task, 2, c.train_points, 0, SPLIT_TRAIN, 0, &b->tr));
+    CS_CHECK(task_generate(c.task, 2, c.test_points, 0, SPLIT_TEST, 0, &b->te));
+  }
   /* model FLOPs: the textbook forward pass (docs/MODELS.md; the count the
    * cost estimate of run --dry-run uses) 3× per trained point (forward,
-   * and backward to activations and to weights), 1× per evaluated point */
+   * and backward to activations and to weights), 1× per evaluated point;
+   * a point of the lm family is a sequence */
   int evals = c.epochs / c.eval_every + (c.epochs % c.eval_every != 0);
   double points = 3.0 * c.epochs * c.train_points + (double)evals * (c.train_points + c.test_points);
   b->model_gflop = model_forward_flops_per_point(&c) * points / 1e9;
@@ -342,17 +373,18 @@ static void cell_report(const cell_bench *b, const char *title, const char *mach
 }
 
 int main(int argc, char **argv) {
-  int pairs[3] = {BENCH_MIN_PAIRS, BENCH_MIN_PAIRS, BENCH_MIN_PAIRS};
-  for (int i = 0; i < 3 && i + 1 < argc; i++) pairs[i] = atoi(argv[i + 1]);
-  for (int i = 0; i < 3; i++)
+  enum { NCELLS = 4 };
+  int pairs[NCELLS] = {BENCH_MIN_PAIRS, BENCH_MIN_PAIRS, BENCH_MIN_PAIRS, BENCH_MIN_PAIRS};
+  for (int i = 0; i < NCELLS && i + 1 < argc; i++) pairs[i] = atoi(argv[i + 1]);
+  for (int i = 0; i < NCELLS; i++)
     if (pairs[i] < 0 || pairs[i] > MAX_PAIRS) {
-      fprintf(stderr, "usage: bench_train_cell [pairs w16] [pairs w128] [pairs self] "
+      fprintf(stderr, "usage: bench_train_cell [pairs w16] [pairs w128] [pairs self] [pairs lm] "
                       "(0 to %d each)\n", MAX_PAIRS);
       return 2;
     }
   signal(SIGPIPE, SIG_IGN); /* a dead peer is an error, not a signal */
-  int widths[3] = {16, 128, 16};
-  cs_family family[3] = {FAMILY_MEMORY, FAMILY_MEMORY, FAMILY_SELF};
+  int widths[NCELLS] = {16, 128, 16, 32};
+  cs_family family[NCELLS] = {FAMILY_MEMORY, FAMILY_MEMORY, FAMILY_SELF, FAMILY_LM};
   const char *kernel = la_blas_kernel();
   char machine[320];
   bench_machine_tag(machine, sizeof machine);
@@ -362,7 +394,7 @@ int main(int argc, char **argv) {
            "OPENBLAS_CORETYPE=SkylakeX or Haswell, docs/DECISIONS.md\n", kernel);
   if (!la_prof_compiled()) printf("timers not compiled in: no breakdown\n");
   const char *w128_peer = getenv("BENCH_PEER_W128");
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < NCELLS; i++) {
     if (pairs[i] < 1) continue;
     cell_bench *b = calloc(1, sizeof *b);
     if (!b || cell_setup(widths[i], family[i], b)) {
@@ -371,24 +403,31 @@ int main(int argc, char **argv) {
     }
     b->pairs = pairs[i];
     peer_proc peer = {0};
-    if (family[i] == FAMILY_MEMORY && (widths[i] == 16 || (w128_peer && *w128_peer == '1'))) {
+    int lm = family[i] == FAMILY_LM;
+    if (lm || (family[i] == FAMILY_MEMORY && (widths[i] == 16 || (w128_peer && *w128_peer == '1')))) {
       char why[512];
       int skipped;
-      if (peer_start(widths[i], &peer, &skipped, why, sizeof why)) {
+      if (peer_start(widths[i], lm, &peer, &skipped, why, sizeof why)) {
         fprintf(stderr, "bench: %s\n", cs_error_message());
         return 1;
       }
-      if (skipped) printf("PyTorch peer (width %d) skipped: %s\n", widths[i], why);
-      else printf("PyTorch peer (width %d): %s\n", widths[i], peer.ready + 22), b->peer = &peer;
+      if (skipped) printf("PyTorch peer (%s width %d) skipped: %s\n", lm ? "lm" : "memory", widths[i], why);
+      else printf("PyTorch peer (%s width %d): %s\n", lm ? "lm" : "memory", widths[i], peer.ready),
+             b->peer = &peer;
     }
     char title[256], label[64];
-    snprintf(title, sizeof title,
-             "%s gated%s depth 4 width %d%s, circles, 2048 pts, batch 256, 100 epochs",
-             family[i] == FAMILY_SELF ? "self-attention" : "memory",
-             family[i] == FAMILY_SELF ? " g1" : "", widths[i],
-             family[i] == FAMILY_SELF ? " 2 heads" : "");
+    if (lm)
+      snprintf(title, sizeof title,
+               "lm gated g1 depth 2 width 32 2 heads mlp_ratio 4, bigram-backcopy V 32 T 32, "
+               "3200 seqs, batch 32, lr 1e-3, 1000 steps");
+    else
+      snprintf(title, sizeof title,
+               "%s gated%s depth 4 width %d%s, circles, 2048 pts, batch 256, 100 epochs",
+               family[i] == FAMILY_SELF ? "self-attention" : "memory",
+               family[i] == FAMILY_SELF ? " g1" : "", widths[i],
+               family[i] == FAMILY_SELF ? " 2 heads" : "");
     snprintf(label, sizeof label, "bench_train_cell %s width %d",
-             family[i] == FAMILY_SELF ? "self" : "memory", widths[i]);
+             lm ? "lm" : family[i] == FAMILY_SELF ? "self" : "memory", widths[i]);
     int rc = cell_run(b, label);
     peer_stop(&peer);
     if (rc) {
@@ -403,6 +442,7 @@ int main(int argc, char **argv) {
   printf("before (issue 15): width 16 0.255 s, 18 GFLOP/s (35%% of dgemm); "
          "width 128 7.24 s (70%% of dgemm)\n");
   printf("targets: width 16 <= 0.12 s (issue 15); reference cell median ratio against PyTorch "
-         ">= 12x, width 128 >= 80%% of dgemm executed (issue 29)\n");
+         ">= 12x, width 128 >= 80%% of dgemm executed (issue 29); lm cell median ratio against "
+         "PyTorch >= 3x (issue 25)\n");
   return 0;
 }

@@ -43,30 +43,8 @@ printf '%bmlp_ratio = -1\n' "$lm" > ratio.ini
 expect mlp-ratio "ratio.ini:5: \[model\] mlp_ratio" ratio.ini
 
 # a small lm spec: one cell, then the sweep on one rank
-cat > lm.ini <<'INI'
-[sweep]
-name = lm-small
-output = lm.h5
-[grid]
-arch = ungated, gated
-task = bigram-backcopy
-[task]
-vocab = 8
-seq_len = 8
-train_points = 64
-test_points = 32
-[model]
-family = lm
-width = 8
-heads = 2
-mlp_ratio = 2
-[train]
-epochs = 2
-batch = 16
-lr = 1e-2
-[curvature]
-points = 8
-INI
+{ printf '[sweep]\nname = lm-small\noutput = lm.h5\n[grid]\narch = ungated, gated\ntask = bigram-backcopy\n'
+  cat "$src/tests/specs/lm-small-body.ini"; } > lm.ini
 if "$bin" train lm.ini --cell 1 >train.txt 2>train.err; then ok; else bad "train --cell 1"; cat train.err; fi
 grep -qE "^status done" train.txt && ok || { bad "train: no status done"; cat train.txt; }
 grep -qE "sink_mass" train.txt && ok || { bad "train: no first-token share"; cat train.txt; }

@@ -27,10 +27,10 @@
 #include <string.h>
 
 #define NSEQ 3
-#define TT 6
+#define TT 13
 #define VV 6
-#define DMAX 8
-#define FMAX 16
+#define DMAX 16
+#define FMAX 32
 
 /* ------------------------------------------------ the dual-number model */
 
@@ -271,22 +271,29 @@ static void fixture_free(lm_fixture *F) {
 
 /* The configurations every check runs on: each arch, each gate position,
  * attention-only and with an MLP, one and two heads. */
+/* Width 4 (head widths 2 and 4) and width 16 (head widths 16 and 8, the
+ * full 8-wide register blocks of the attention's token products), with
+ * T = 13 positions (4-row blocks and a partial one, two 8-column blocks). */
 static const struct {
   cs_arch arch;
   cs_gate_pos gate;
-  int heads, mlp_ratio, depth;
+  int heads, mlp_ratio, depth, width;
 } CASES[] = {
-    {ARCH_UNGATED, GATE_G1, 1, 0, 1},       {ARCH_UNGATED, GATE_G1, 2, 2, 2},
-    {ARCH_GATED, GATE_G1, 2, 2, 2},         {ARCH_GATED, GATE_G2, 1, 0, 2},
-    {ARCH_GATED, GATE_G3, 2, 2, 1},         {ARCH_GATED, GATE_G4, 2, 0, 2},
-    {ARCH_GATED, GATE_G5, 1, 2, 2},         {ARCH_GATED_HEADWISE, GATE_G1, 2, 2, 2},
-    {ARCH_GATED_HEADWISE, GATE_G2, 2, 0, 1}, {ARCH_GATED_HEADWISE, GATE_G5, 2, 2, 2},
+    {ARCH_UNGATED, GATE_G1, 1, 0, 1, 4},       {ARCH_UNGATED, GATE_G1, 2, 2, 2, 4},
+    {ARCH_GATED, GATE_G1, 2, 2, 2, 4},         {ARCH_GATED, GATE_G2, 1, 0, 2, 4},
+    {ARCH_GATED, GATE_G3, 2, 2, 1, 4},         {ARCH_GATED, GATE_G4, 2, 0, 2, 4},
+    {ARCH_GATED, GATE_G5, 1, 2, 2, 4},         {ARCH_GATED_HEADWISE, GATE_G1, 2, 2, 2, 4},
+    {ARCH_GATED_HEADWISE, GATE_G2, 2, 0, 1, 4}, {ARCH_GATED_HEADWISE, GATE_G5, 2, 2, 2, 4},
+    {ARCH_GATED, GATE_G1, 1, 2, 2, 16},        {ARCH_GATED_HEADWISE, GATE_G3, 2, 0, 2, 16},
+    {ARCH_UNGATED, GATE_G1, 2, 1, 1, 16},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
 static cs_config case_config(int i) {
-  return lm_config(CASES[i].arch, CASES[i].gate, CASES[i].heads, CASES[i].mlp_ratio,
-                   CASES[i].depth);
+  cs_config c = lm_config(CASES[i].arch, CASES[i].gate, CASES[i].heads, CASES[i].mlp_ratio,
+                          CASES[i].depth);
+  c.width = CASES[i].width;
+  return c;
 }
 
 /* ---------------------------------------------------------------- tests */

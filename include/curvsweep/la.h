@@ -92,7 +92,9 @@ typedef enum {
   LA_PROF_SOFTMAX,     /* attention softmax forward and backward */
   LA_PROF_OPTIMIZER,   /* zeroing gradients, Adam */
   LA_PROF_TOKENS,      /* self family: the per-point token products Q Kᵀ and P V
-                          and their backward (loops outside la) */
+                          and their backward (loops outside la); lm family: its
+                          causal attention (products and softmax), forward and
+                          backward */
   LA_PROF_KINDS
 } la_prof_kind;
 extern _Thread_local int la_prof_on;

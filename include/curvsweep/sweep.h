@@ -74,8 +74,12 @@ int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *m
  * again). makespan is the load of the busiest of `teams` teams when the
  * remaining cells are handed out longest first, each to the team that
  * frees up first (the scheduler's order), in the cost model's FLOPs. */
+/* reused: remaining cells whose arch has no gate and whose result is a
+ * copy of the same cell at another gate value (docs/SWEEP.md, "Cells that
+ * do not depend on gate"); they count in remaining but not in
+ * remaining_cost, longest or makespan. */
 typedef struct {
-  int64_t cells, remaining;
+  int64_t cells, remaining, reused;
   double cost, remaining_cost, longest, makespan;
 } sweep_plan_summary;
 int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned char *finished,

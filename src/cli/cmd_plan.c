@@ -104,6 +104,9 @@ static void plan_print_cost(long long ranks, const sweep_plan_summary *p, int te
          p->cost / 1e9, p->longest / 1e9, p->cost / PLAN_FLOPS_PER_S);
   printf("to run   %lld of %lld cells, %.3g GFLOP (%.3g core-seconds)\n", (long long)p->remaining,
          (long long)p->cells, p->remaining_cost / 1e9, p->remaining_cost / PLAN_FLOPS_PER_S);
+  if (p->reused > 0)
+    printf("reused   %lld of them copy the result of the same cell at another gate value "
+           "(arch without a gate): trained once, free here\n", (long long)p->reused);
   printf("wall     about %.3g s on %lld rank%s (%d team%s of %d), cells handed out longest first; "
          "at 10 GFLOP/s per team (bench/train_cell measures the real rate)\n",
          p->makespan / PLAN_FLOPS_PER_S, ranks, ranks > 1 ? "s" : "", teams, teams > 1 ? "s" : "", T);

@@ -115,6 +115,7 @@ CS_VECTOR_CLONES static void jet_unary_values(jet_fn f, long n, const double *re
       for (long i = 0; i < n; i++) y[i] = 1.0 / x[i];
       break;
     case JET_GELU:
+#pragma omp simd
       for (long i = 0; i < n; i++) y[i] = x[i] * (0.5 * erfc(-x[i] * M_SQRT1_2));
       break;
   }

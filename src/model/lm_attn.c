@@ -22,6 +22,7 @@
  * readout); h_0 is its embedding. */
 #include "curvsweep/error.h"
 #include "curvsweep/rng.h"
+#include "curvsweep/simd.h"
 #include "lm_internal.h"
 
 #include <math.h>
@@ -174,6 +175,7 @@ static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t
     if (!rc) rc = ln_alloc(&c->ln2, rows, d);
     ALLOC(c->u, rows * S->f);
     ALLOC(c->act, rows * S->f);
+    ALLOC(c->phi, rows * S->f);
   }
   return rc;
 }
@@ -181,7 +183,7 @@ static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t
 static void cache_free(lm_cache *c) {
   ln_free(&c->ln1), ln_free(&c->ln2);
   free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
-  free(c->mid), free(c->u), free(c->act);
+  free(c->mid), free(c->u), free(c->act), free(c->phi);
 }
 
 static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
@@ -246,6 +248,10 @@ static void lm_gate_forward(const cs_model *M, const jet_shape *js, int N, const
                             int ldz, const double *bg, double *G, const double *pre,
                             double *out) {
   int ng = M->n_gate, C = js->C;
+  if (C == 1 && ng == M->d) { /* values, elementwise: one fused pass, the same operations */
+    jet_sigmoid_gate_values(N, ng, Z, ldz, bg, G, pre, out);
+    return;
+  }
   for (int64_t r = 0; r < (int64_t)N * C; r++)
     for (int j = 0; j < ng; j++) G[r * ng + j] = Z[r * ldz + j] + (r % C == 0 ? bg[j] : 0.0);
   jet_unary(js, JET_SIGMOID, N, ng, G, G);
@@ -253,16 +259,28 @@ static void lm_gate_forward(const cs_model *M, const jet_shape *js, int N, const
   else jet_mul_group(js, N, M->H, M->dh, pre, G, out);
 }
 
+/* GELU on values, n entries: phi = Φ(u) (kept for the backward), act = u Φ(u),
+ * the operations of jet_unary's GELU. */
+CS_VECTOR_CLONES static void gelu_values(int64_t n, const double *restrict u,
+                                         double *restrict phi, double *restrict act) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; i++) {
+    phi[i] = 0.5 * erfc(-u[i] * M_SQRT1_2);
+    act[i] = u[i] * phi[i];
+  }
+}
+
 /* The MLP sublayer on N jet points: out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2.
- * mid, out (N·C) × d; u, act (N·C) × f; tmp ≥ 2·N·C. */
+ * mid, out (N·C) × d; u, act, phi (N·C) × f (phi: values only); tmp ≥ 2·N·C. */
 static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const lm_layer *P,
-                          const double *mid, ln_cache *ln2, double *u, double *act, double *tmp,
-                          double *out) {
+                          const double *mid, ln_cache *ln2, double *u, double *act, double *phi,
+                          double *tmp, double *out) {
   const double *W = M->params;
   int d = M->d, f = ((const lm_layout *)M->layout)->f;
   layernorm_forward(M, js, N, mid, W + P->mlp_ln_g, W + P->mlp_ln_b, ln2, tmp);
   CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, W + P->b1, u));
-  jet_unary(js, JET_GELU, N, f, u, act);
+  if (js->C == 1) gelu_values((int64_t)N * f, u, phi, act);
+  else jet_unary(js, JET_GELU, N, f, u, act);
   CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, W + P->b2, out));
   add_into((int64_t)N * js->C * d, mid, out);
   return CS_OK;
@@ -287,39 +305,51 @@ static void embed_values(const cs_model *M, int N, const int *tok, const double 
     }
 }
 
+/* w[0..n) ← softmax (max mx given; the sum in order), w[n..T) ← 0. */
+CS_VECTOR_CLONES static void softmax_tail(int n, int T, double mx, double *restrict w) {
+  double sum = 0.0;
+#pragma omp simd
+  for (int s = 0; s < n; s++) w[s] = exp(w[s] - mx);
+  for (int s = 0; s < n; s++) sum += w[s];
+  for (int s = 0; s < n; s++) w[s] /= sum;
+  for (int s = n; s < T; s++) w[s] = 0.0;
+}
+
 /* Causal attention on values, per sequence p, head j, query t:
  *   w_s = ⟨Q_j[t], K_j[s]⟩/√dh (s ≤ t);  P_j[t, s] = softmax_s(w) (0 for s > t)
  *   O_j[t] = Σ_{s ≤ t} P_j[t, s] V_j[s]
- * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d. */
-static void attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
-                             const double *K, int ldk, const double *V, int ldv, double *P,
-                             double *O) {
-  int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh);
+ * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d.
+ * Computed as: per sequence and head, K_j transposed (dh × T, padded to a
+ * multiple of 8 columns with zeros) so the scores are lm_rows_gemm's
+ * lower triangle; the exponentials through the vector exp, the maximum
+ * and the sum in order; P V with the zeros of P above the diagonal
+ * (docs/DECISIONS.md, "Training speed"). */
+static int attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
+                            const double *K, int ldk, const double *V, int ldv, double *P,
+                            double *O) {
+  int HT = H * T, d = H * dh, Tp = (T + 7) / 8 * 8;
+  double scale = 1.0 / sqrt((double)dh), *kt, *sc;
+  CS_CHECK(CS_CALLOC(kt, (size_t)dh * Tp + (size_t)T * Tp));
+  sc = kt + (size_t)dh * Tp;
   for (int p = 0; p < N; p++)
-    for (int t = 0; t < T; t++) {
-      int64_t row = (int64_t)p * T + t;
-      for (int j = 0; j < H; j++) {
-        const double *q = Q + row * ldq + j * dh;
-        double *w = P + row * HT + j * T, mx = -INFINITY, sum = 0.0;
-        for (int s = 0; s <= t; s++) {
-          const double *k = K + ((int64_t)p * T + s) * ldk + j * dh;
-          double acc = 0.0;
-          for (int i = 0; i < dh; i++) acc += q[i] * k[i];
-          w[s] = scale * acc;
-          mx = fmax(mx, w[s]);
+    for (int j = 0; j < H; j++) {
+      int64_t r0 = (int64_t)p * T;
+      lm_causal_dots(T, dh, Q + r0 * ldq + j * dh, ldq, K + r0 * ldk + j * dh, ldk, kt, sc);
+      for (int t = 0; t < T; t++) {
+        double *w = P + (r0 + t) * HT + j * T, mx = -INFINITY;
+        const double *st = sc + (int64_t)t * Tp;
+        int n = t + 1;
+        for (int s = 0; s < n; s++) {
+          w[s] = scale * st[s];
+          mx = w[s] > mx ? w[s] : mx;
         }
-        for (int s = 0; s <= t; s++) sum += (w[s] = exp(w[s] - mx));
-        for (int s = 0; s <= t; s++) w[s] /= sum;
-        for (int s = t + 1; s < T; s++) w[s] = 0.0;
-        double *o = O + row * d + j * dh;
-        for (int i = 0; i < dh; i++) o[i] = 0.0;
-        for (int s = 0; s <= t; s++) {
-          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
-          for (int i = 0; i < dh; i++) o[i] += w[s] * v[i];
-        }
+        softmax_tail(n, T, mx, w);
       }
+      lm_rows_gemm(LM_TRI_K_LOWER, T, T, dh, P + r0 * HT + j * T, HT, V + r0 * ldv + j * dh, ldv,
+                   O + r0 * d + j * dh, d);
     }
+  free(kt);
+  return CS_OK;
 }
 
 /* The last position of each sequence: X (NT × d) -> h (N × d). */
@@ -413,7 +443,10 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     attention_jets(M, js, S, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv, c->p,
                    c->o);
   } else {
-    attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p, c->o);
+    LA_PROF_BEGIN(t0);
+    int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p, c->o);
+    LA_PROF_END(t0, LA_PROF_TOKENS);
+    CS_CHECK(rc);
   }
   const double *U = c->o;
   if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
@@ -429,7 +462,8 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
   }
   add_into(R * d, hin, c->mid);
   /* the MLP sublayer, or hout = mid */
-  if (S->f) return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, tmp, hout);
+  if (S->f)
+    return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, c->phi, tmp, hout);
   memcpy(hout, c->mid, sizeof(double) * (size_t)R * d);
   return CS_OK;
 }

@@ -3,6 +3,7 @@
  * model and notation of lm_internal.h). Every gradient is accumulated
  * into M->grads (the caller zeroes it). */
 #include "curvsweep/error.h"
+#include "curvsweep/simd.h"
 #include "lm_internal.h"
 
 #include <math.h>
@@ -51,10 +52,31 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
 /* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) with
  * G = σ(Z + b_g), rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G),
  * or per head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
+CS_VECTOR_CLONES static void gate_backward_elementwise(int64_t rows, int d,
+                                                       const double *restrict dout,
+                                                       const double *restrict pre,
+                                                       const double *restrict G,
+                                                       double *restrict dpre, int ldp,
+                                                       double *restrict dz, int ldz) {
+  for (int64_t r = 0; r < rows; r++) {
+    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * d;
+    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
+#pragma omp simd
+    for (int k = 0; k < d; k++) {
+      dpr[k] = dr[k] * gr[k];
+      dzr[k] = dr[k] * pr[k] * gr[k] * (1.0 - gr[k]);
+    }
+  }
+}
+
 static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout,
                              const double *pre, const double *G, double *dpre, int ldp,
                              double *dz, int ldz) {
   int d = M->d, dh = M->dh, ng = M->n_gate;
+  if (ng == d) { /* elementwise: one vector loop, the same sums (one term each) */
+    gate_backward_elementwise(rows, d, dout, pre, G, dpre, ldp, dz, ldz);
+    return;
+  }
   for (int64_t r = 0; r < rows; r++) {
     const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
     double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
@@ -70,47 +92,64 @@ static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout
   }
 }
 
+/* One row of dS: g[s] = w[s] (ds[s] − pd) scale for s < n, 0 up to T. */
+CS_VECTOR_CLONES static void dsoftmax_row(int n, int T, double scale, double pd,
+                                          const double *restrict w, const double *restrict ds,
+                                          double *restrict g) {
+#pragma omp simd
+  for (int s = 0; s < n; s++) g[s] = w[s] * (ds[s] - pd) * scale;
+  for (int s = n; s < T; s++) g[s] = 0.0;
+}
+
 /* Causal attention backward on values, per sequence p, head j, query t
  * (P, Q, K, V of the forward; dO NT × d):
  *   dP[t, s] = ⟨dO[t], V[s]⟩;   dS[t, s] = P[t, s] (dP[t, s] − Σ_s' P[t, s'] dP[t, s'])
  *   dQ[t] = Σ_{s ≤ t} dS[t, s] K[s]/√dh;   dK[s] = Σ_{t ≥ s} dS[t, s] Q[t]/√dh
  *   dV[s] = Σ_{t ≥ s} P[t, s] dO[t]
- * dQ, dK, dV (ld lddq, lddk, lddv) NT rows, overwritten. */
-static void attention_backward(int N, int T, int H, int dh, const double *P, const double *dO,
-                               const double *Q, int ldq, const double *K, int ldk,
-                               const double *V, int ldv, double *dQ, int lddq, double *dK,
-                               int lddk, double *dV, int lddv) {
-  int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh), ds[256];
-  for (int64_t r = 0; r < (int64_t)N * T; r++)
-    for (int i = 0; i < d; i++) dQ[r * lddq + i] = dK[r * lddk + i] = dV[r * lddv + i] = 0.0;
+ * dQ, dK, dV (ld lddq, lddk, lddv) NT rows, overwritten. Computed as the
+ * forward, per sequence and head through lm_rows_gemm: dP from V_j
+ * transposed, the scaled dS (0 above the diagonal), and the sums over
+ * t ≥ s reading dS and P transposed, every sum in ascending order. */
+static int attention_backward(int N, int T, int H, int dh, const double *P, const double *dO,
+                              const double *Q, int ldq, const double *K, int ldk, const double *V,
+                              int ldv, double *dQ, int lddq, double *dK, int lddk, double *dV,
+                              int lddv) {
+  int HT = H * T, d = H * dh, Tp = (T + 7) / 8 * 8;
+  double scale = 1.0 / sqrt((double)dh), *vt;
+  CS_CHECK(CS_CALLOC(vt, (size_t)dh * Tp + 2 * (size_t)T * Tp));
+  double *dp = vt + (size_t)dh * Tp, *g = dp + (size_t)T * Tp;
   for (int p = 0; p < N; p++)
-    for (int t = 0; t < T; t++) {
-      int64_t row = (int64_t)p * T + t;
-      for (int j = 0; j < H; j++) {
-        const double *w = P + row * HT + j * T, *dot = dO + row * d + j * dh;
-        const double *q = Q + row * ldq + j * dh;
-        double *dq = dQ + row * lddq + j * dh, pd = 0.0;
-        for (int s = 0; s <= t; s++) {
-          const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
-          double acc = 0.0;
-          for (int i = 0; i < dh; i++) acc += dot[i] * v[i];
-          ds[s] = acc;
-          pd += w[s] * acc;
-        }
-        for (int s = 0; s <= t; s++) {
-          int64_t rs = (int64_t)p * T + s;
-          const double *k = K + rs * ldk + j * dh;
-          double *dk = dK + rs * lddk + j * dh, *dv = dV + rs * lddv + j * dh;
-          double g = w[s] * (ds[s] - pd) * scale;
-          for (int i = 0; i < dh; i++) {
-            dq[i] += g * k[i];
-            dk[i] += g * q[i];
-            dv[i] += w[s] * dot[i];
-          }
-        }
+    for (int j = 0; j < H; j++) {
+      int64_t r0 = (int64_t)p * T;
+      lm_causal_dots(T, dh, dO + r0 * d + j * dh, d, V + r0 * ldv + j * dh, ldv, vt, dp);
+      for (int t = 0; t < T; t++) {
+        const double *w = P + (r0 + t) * HT + j * T, *ds = dp + (int64_t)t * Tp;
+        double *gr = g + (int64_t)t * Tp, pd = 0.0;
+        for (int s = 0; s <= t; s++) pd += w[s] * ds[s];
+        dsoftmax_row(t + 1, T, scale, pd, w, ds, gr);
       }
+      lm_rows_gemm(LM_TRI_K_LOWER, T, T, dh, g, Tp, K + r0 * ldk + j * dh, ldk,
+                   dQ + r0 * lddq + j * dh, lddq);
+      lm_rows_gemm(LM_TRI_K_UPPER, T, T, dh, g, Tp, Q + r0 * ldq + j * dh, ldq,
+                   dK + r0 * lddk + j * dh, lddk);
+      lm_rows_gemm(LM_TRI_K_UPPER, T, T, dh, P + r0 * HT + j * T, HT, dO + r0 * d + j * dh, d,
+                   dV + r0 * lddv + j * dh, lddv);
     }
+  free(vt);
+  return CS_OK;
+}
+
+/* dy = dx ⊙ GELU'(u), n values: GELU'(u) = Φ(u) + u φ(u) with Φ(u) kept
+ * by the forward, one tight loop through the vector exp (jet.h). */
+CS_VECTOR_CLONES static void gelu_backward_values(int64_t n, const double *restrict u,
+                                                  const double *restrict Phi,
+                                                  const double *restrict dx,
+                                                  double *restrict dy) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; i++) {
+    double phi = exp(-0.5 * u[i] * u[i]) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+    dy[i] = dx[i] * (Phi[i] + u[i] * phi);
+  }
 }
 
 /* The MLP sublayer's backward, out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2:
@@ -122,11 +161,9 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   int d = M->d, f = S->f;
   CS_CHECK(linear_backward(M, NT, f, d, c->act, W + P->W2, dout, G + P->W2, G + P->b2, S->dff,
                            0.0));
-  for (int64_t i = 0; i < (int64_t)NT * f; i++) {
-    double u = c->u[i], Phi = 0.5 * erfc(-u * M_SQRT1_2);
-    double phi = exp(-0.5 * u * u) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-    S->dff2[i] = S->dff[i] * (Phi + u * phi);
-  }
+  LA_PROF_BEGIN(t0);
+  gelu_backward_values((int64_t)NT * f, c->u, c->phi, S->dff, S->dff2);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
                            S->da, 0.0));
   layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->da, G + P->mlp_ln_g, G + P->mlp_ln_b,
@@ -172,8 +209,11 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
     int i = gp == GATE_G4 ? 0 : gp == GATE_G3 ? 1 : 2;
     dq[i] = S->dgated, ldd[i] = d;
   }
-  attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, dq[0],
-                     ldd[0], dq[1], ldd[1], dq[2], ldd[2]);
+  LA_PROF_BEGIN(t0);
+  int rc = attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
+                              dq[0], ldd[0], dq[1], ldd[1], dq[2], ldd[2]);
+  LA_PROF_END(t0, LA_PROF_TOKENS);
+  CS_CHECK(rc);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     lm_gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);

@@ -1,5 +1,6 @@
-/* lm_internal.h — what the two files of the lm family share (not a public
- * header): lm_attn.c (layout, workspace, forward on values and on jets of
+/* lm_internal.h — what the files of the lm family share (not a public
+ * header): lm_products.c (the attention's token products, used by both
+ * passes), lm_attn.c (layout, workspace, forward on values and on jets of
  * the last position, the family's row of the table) and lm_backward.c
  * (next-token loss, backward on values, first-token share). The model is
  * docs/MODELS.md's "Language-model family":
@@ -55,6 +56,7 @@ typedef struct {
   double *mid;         /* rows × d: h + Y, the MLP sublayer's input */
   ln_cache ln2;        /* LN_2 of mid */
   double *u, *act;     /* rows × f: MLP pre-activation and GELU of it */
+  double *phi;         /* rows × f: Φ(u) of the value pass (the GELU's backward) */
 } lm_cache;
 
 /* Q, K and V in a block's [Q | K | V | Z] (ld ldq), the one a g2, g3 or
@@ -89,6 +91,31 @@ typedef struct {
   /* backward (values) */
   double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz, *dmid, *dff, *dff2;
 } lm_acts;
+
+/* ---- lm_products.c ---- */
+/* The attention's token products (docs/DECISIONS.md, "Training speed"):
+ * C = A B for R rows, D columns and inner dimension K, A (ld lda), B (ld
+ * ldb), C (ld ldc) row-major, each entry summed from 0 over k ascending, in
+ * blocks of 4 rows × 8 columns held in vector registers. tri restricts
+ * the work to a causal triangle (entries outside it are never read or
+ * written: their A entries must be zero where the sum would cover them):
+ *   LM_TRI_NONE     every k, every column
+ *   LM_TRI_K_LOWER  row r sums k < r0 + 4 (r0 its block's first row; A's
+ *                   entries with k > r are zero): P V, dS K
+ *   LM_TRI_K_UPPER  row r sums k ≥ r0 (A's entries with k < r are zero),
+ *                   and A is given transposed (entry (r, k) at A[k·lda + r]):
+ *                   Pᵀ dO, dSᵀ Q from P and dS as stored
+ *   LM_TRI_D_LOWER  row r gets columns < r0 + 4 rounded up to 8 (ldc and B
+ *                   cover that many): Q Kᵀ, dO Vᵀ */
+typedef enum { LM_TRI_NONE, LM_TRI_K_LOWER, LM_TRI_K_UPPER, LM_TRI_D_LOWER } lm_tri;
+void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double *A, int lda, const double *B,
+                  int ldb, double *C, int ldc);
+/* out[t, s] = ⟨A[t], X[s]⟩ for s ≤ t (T rows of dh at A, ld lda, and at X,
+ * ld ldx; out T × Tp, Tp = T rounded up to 8): X transposed into xt
+ * (dh × Tp, its last Tp − T columns zero), then lm_rows_gemm's lower
+ * triangle (Q Kᵀ, dO Vᵀ). */
+void lm_causal_dots(int T, int dh, const double *A, int lda, const double *X, int ldx, double *xt,
+                    double *out);
 
 /* ---- lm_backward.c ---- */
 /* Next-token cross-entropy over the scored targets of the bound batch

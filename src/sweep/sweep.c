@@ -174,6 +174,9 @@ typedef struct {
   double eta_t, eta_s;  /* when the ETA was last computed, and its value */
   int max_retries;
   team_ctx *tc;         /* rank 0's team */
+  sweep_reuse *reuse;   /* gate-independent cells trained once (sweep_reuse.c) */
+  int64_t copies;       /* results added as copies of a representative's */
+  int64_t reuse_left;   /* followers whose copy is still to come */
   int error;            /* an error raised while serving inside rank 0's own cell */
   char error_text[1024];
 } master;
@@ -221,6 +224,8 @@ static int master_commit(master *M, int force) {
   return CS_OK;
 }
 
+static int master_reuse(master *M, const cs_cell_result *r);
+
 /* A finished result: retry failures (errors) up to max_retries, else added
  * to the archive (done at the next master_commit). */
 static int master_accept(master *M, cs_cell_result *r) {
@@ -236,7 +241,46 @@ static int master_accept(master *M, cs_cell_result *r) {
   M->work_s += r->wall_s;
   M->done_cost += M->cost[id];
   if (r->wall_s > M->longest_s) M->longest_s = r->wall_s;
-  return CS_OK;
+  return master_reuse(M, r);
+}
+
+/* The followers of r's cell (docs/SWEEP.md, "Cells that do not depend on
+ * gate"): a finished result is theirs too, recorded under their ids with
+ * wall_s 0 (no training of their own); after a failure they are queued to
+ * train themselves. */
+static int master_reuse(master *M, const cs_cell_result *r) {
+  int G = sweep_reuse_gate_values(M->reuse);
+  if (G == 0 || sweep_reuse_rep(M->reuse, r->cell_id) >= 0) return CS_OK;
+  int64_t *ids;
+  CS_CHECK(CS_CALLOC(ids, G));
+  int k = sweep_reuse_followers(M->reuse, r->cell_id, ids);
+  M->reuse_left -= k;
+  if (k == 0 || r->status == CELL_FAILED) {
+    for (int i = 0; i < k && !M->stopping; i++) M->queue[M->q_len++] = ids[i];
+    free(ids);
+    return CS_OK;
+  }
+  unsigned char *buf;
+  size_t len;
+  int rc = result_pack(r, &buf, &len);
+  if (rc) {
+    free(ids);
+    return rc;
+  }
+  double t = cs_monotonic_seconds();
+  for (int i = 0; i < k && !rc; i++) {
+    cs_cell_result c;
+    rc = result_unpack(buf, len, &c);
+    if (rc) break;
+    c.cell_id = ids[i], c.wall_s = 0.0;
+    rc = archive_add_result(M->archive, &c);
+    result_free(&c);
+    if (!rc) M->copies++;
+  }
+  M->archive_s += cs_monotonic_seconds() - t;
+  free(buf);
+  free(ids);
+  return rc;
 }
 
 static int master_dispatch(master *M, int w) {
@@ -534,15 +578,22 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
   if (!rc) rc = CS_CALLOC(M->stop_sent, size);
   if (!rc) rc = CS_CALLOC(M->cost, n);
   M->own = -1, M->eta_s = NAN;
-  if (!rc) {
+  if (!rc) { /* mask becomes the cells to run: of the shard, not done or diverged */
     for (int64_t k = 0; k < n; k++) M->cost[cc[k].id] = cc[k].cost;
-    for (int64_t k = 0; k < n; k++) {
-      int64_t id = cc[k].id;
+    for (int64_t id = 0; id < n; id++) {
       if (!mask[id]) continue;
       M->total++;
       cs_cell_status s = archive_cell_status(M->archive, id);
-      if (s != CELL_DONE && s != CELL_DIVERGED) M->queue[M->q_len++] = id;
+      mask[id] = s != CELL_DONE && s != CELL_DIVERGED;
     }
+    rc = sweep_reuse_create(spec, mask, &M->reuse);
+  }
+  if (!rc) {
+    for (int64_t k = 0; k < n; k++) { /* followers wait for their representative */
+      int64_t id = cc[k].id;
+      if (mask[id] && sweep_reuse_rep(M->reuse, id) < 0) M->queue[M->q_len++] = id;
+    }
+    M->reuse_left = sweep_reuse_count(M->reuse);
     for (int w = 0; w < size; w++) M->busy[w] = W_STARTING;
   }
   free(cc);
@@ -552,6 +603,7 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
 
 static void master_teardown(master *M) {
   free(M->queue), free(M->attempts), free(M->busy), free(M->stop_sent), free(M->cost);
+  sweep_reuse_free(M->reuse);
 }
 
 /* Split comm into teams of the spec's [team] grid; leaders get a

@@ -105,9 +105,22 @@ int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned ch
     free(cc);
     return rc;
   }
+  // the cells to run; those that copy a gate-independent twin's result
+  // cost nothing (sweep_reuse.c)
+  int64_t n = spec_cell_count(spec);
+  unsigned char *todo = NULL;
+  sweep_reuse *R = NULL;
+  rc = CS_CALLOC(todo, n);
+  for (int64_t id = 0; !rc && id < n; id++)
+    todo[id] = (!mask || mask[id]) && !(finished && finished[id]);
+  if (!rc) rc = sweep_reuse_create(spec, todo, &R);
+  free(todo);
+  if (rc) {
+    free(load), free(cc);
+    return rc;
+  }
   // longest first, each cell to the team that frees up first: the team
   // loads are a min-heap, its root the next free team
-  int64_t n = spec_cell_count(spec);
   for (int64_t k = 0; k < n; k++) {
     int64_t id = cc[k].id;
     if (mask && !mask[id]) continue;
@@ -115,11 +128,16 @@ int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned ch
     out->cost += cc[k].cost;
     if (finished && finished[id]) continue;
     out->remaining++;
+    if (sweep_reuse_rep(R, id) >= 0) {
+      out->reused++;
+      continue;
+    }
     out->remaining_cost += cc[k].cost;
     if (cc[k].cost > out->longest) out->longest = cc[k].cost;
     plan_assign(load, teams, cc[k].cost);
   }
   out->makespan = plan_makespan(load, teams);
+  sweep_reuse_free(R);
   free(load);
   free(cc);
   return CS_OK;
