@@ -178,12 +178,12 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
     if (file >= 0 && archive_structure_check(file, path, archive_check_guard_line, &c, &hostile) &&
         !hostile)
       archive_check_report(&c, "/");
-    archive_h5_close_id(&file, H5Fclose);
+    archive_h5_close_id(&file, archive_h5_fclose);
     *damaged = c.damaged;
     return CS_OK;
   }
   if (rc) {
-    if (!archive_file_exists(path)) return rc;
+    if (!archive_file_exists(path) || cls == ARCHIVE_PROBE_BUSY) return rc;
     // ours or not, damaged: name what the identity check saw, then read what can be read
     archive_check_report(&c, "/ (root attributes, /spec)");
     file = archive_h5_open(path, H5F_ACC_RDONLY);
@@ -211,7 +211,7 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
       archive_check_group(&c, file, full, path);
     }
   }
-  H5Fclose(file);
+  archive_h5_fclose(file);
   if (c.damaged == 0) archive_check_whole(&c, path);
   *damaged = c.damaged;
   return CS_OK;

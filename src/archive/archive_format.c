@@ -89,18 +89,36 @@ static hid_t archive_fapl(void) {
   return fapl;
 }
 
+static int archive_open_refused; /* the cs code of the last read-only open's lock refusal */
+
+int archive_h5_lock_refused(void) {
+  return archive_open_refused;
+}
+
 /* Writers use the HDF5 1.10 file format (libver bounds v110..latest):
  * checksummed superblock, object headers and B-trees, also for objects a
- * later writer adds to an archive first written with older bounds. */
+ * later writer adds to an archive first written with older bounds. A
+ * read-only open holds the archive's shared lock until archive_h5_fclose
+ * (docs/ARCHIVE.md, "Live readers"); a read-write one is a writer's, which
+ * took the exclusive lock itself (archive_h5_session_open) or writes a
+ * file no reader knows yet (a temporary name). */
 hid_t archive_h5_open(const char *path, unsigned flags) {
-  hid_t fapl = archive_fapl();
-  if (fapl < 0) return fapl;
-  if ((flags & H5F_ACC_RDWR) && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
-    H5Pclose(fapl);
-    return H5I_INVALID_HID;
+  archive_open_refused = CS_OK;
+  int lock_fd = -1;
+  if (!(flags & H5F_ACC_RDWR)) {
+    int rc = archive_file_lock(path, 0, ARCHIVE_READ_WAIT_SECONDS, &lock_fd, NULL);
+    if (rc) {
+      archive_open_refused = rc;
+      return H5I_INVALID_HID;
+    }
   }
-  hid_t f = H5Fopen(path, flags, fapl);
-  H5Pclose(fapl);
+  hid_t fapl = archive_fapl(), f = H5I_INVALID_HID;
+  if (fapl >= 0 && (!(flags & H5F_ACC_RDWR) ||
+                    H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) >= 0))
+    f = H5Fopen(path, flags, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (f < 0) archive_file_unlock(&lock_fd);
+  else archive_file_lock_attach(lock_fd, f);
   return f;
 }
 
