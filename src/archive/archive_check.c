@@ -29,7 +29,7 @@ static int archive_check_read_rows(hid_t ds, hid_t mt, int nd, const hsize_t *di
   hsize_t off[2] = {start, 0}, cnt[2] = {k, nd > 1 ? dims[1] : 1};
   hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(nd, cnt, NULL);
   int rc = fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-           H5Dread(ds, mt, ms, fs, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+           H5Dread(ds, mt, ms, fs, archive_table_xfer(), buf) < 0 ? -1 : 0;
   if (rc) archive_h5_note();
   archive_h5_close_id(&ms, H5Sclose);
   archive_h5_close_id(&fs, H5Sclose);

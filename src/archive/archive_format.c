@@ -393,15 +393,42 @@ static void archive_fill_absent_columns(hid_t ds, hid_t mtype, hsize_t n, void *
   H5Tclose(ftype);
 }
 
+/* The dataset transfer of table reads and writes: one type-conversion and
+ * one background buffer for the process, set once (H5Pset_buffer). By
+ * default HDF5 allocates both afresh for every H5Dread and H5Dwrite that
+ * converts (the file's packed rows to the padded structs), the background
+ * one zero-filled: a megabyte mapped and faulted in per read, most of a
+ * merge's time (bench/RESULTS.md, "HDF5 table reads"). The values
+ * converted are the same either way. H5P_DEFAULT when the buffers cannot be
+ * had. */
+#define ARCHIVE_TCONV_BYTES ((size_t)1 << 20)
+static hid_t archive_xfer_id = H5I_INVALID_HID;
+
+hid_t archive_table_xfer(void) {
+  if (archive_xfer_id >= 0) return archive_xfer_id;
+  static void *tconv, *bkg;  // live as long as the process, like the property list
+  if (!tconv) tconv = malloc(ARCHIVE_TCONV_BYTES);
+  if (!bkg) bkg = malloc(ARCHIVE_TCONV_BYTES);
+  if (!tconv || !bkg) return H5P_DEFAULT;
+  hid_t x = H5Pcreate(H5P_DATASET_XFER);
+  if (x < 0) return H5P_DEFAULT;
+  if (H5Pset_buffer(x, ARCHIVE_TCONV_BYTES, tconv, bkg) < 0) {
+    H5Pclose(x);
+    return H5P_DEFAULT;
+  }
+  archive_xfer_id = x;
+  return x;
+}
+
 /* Read or write rows [start, start+n) of a table with a memory type. */
 int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write) {
   if (n == 0) return 0;
   if (!write) archive_fill_absent_columns(ds, mtype, n, rows);
-  hid_t fspace = H5Dget_space(ds), mspace = H5Screate_simple(1, &n, NULL);
+  hid_t fspace = H5Dget_space(ds), mspace = H5Screate_simple(1, &n, NULL), x = archive_table_xfer();
   int ok = fspace >= 0 && mspace >= 0 &&
            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &n, NULL) >= 0;
-  if (ok) ok = (write ? H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, rows)
-                      : H5Dread(ds, mtype, mspace, fspace, H5P_DEFAULT, rows)) >= 0;
+  if (ok) ok = (write ? H5Dwrite(ds, mtype, mspace, fspace, x, rows)
+                      : H5Dread(ds, mtype, mspace, fspace, x, rows)) >= 0;
   if (!ok) archive_h5_note();
   if (mspace >= 0) H5Sclose(mspace);
   if (fspace >= 0) H5Sclose(fspace);

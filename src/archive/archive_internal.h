@@ -283,6 +283,9 @@ int archive_table_create(hid_t file, const char *name, hid_t ftype, int committe
                          size_t chunk_bytes, const char *path);
 hsize_t archive_table_length(hid_t ds);
 int archive_table_length_checked(hid_t ds, const char *path, const char *name, hsize_t *n);
+/* The dataset transfer property list of table reads and writes: one
+ * conversion buffer pair for the process (H5P_DEFAULT if unavailable). */
+hid_t archive_table_xfer(void);
 /* 0 or -1 (reason noted): rows [start, start+n) read or written. */
 int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write);
 int archive_table_append(hid_t ds, hid_t mtype, const void *rows, hsize_t n, const char *path,
