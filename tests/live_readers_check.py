@@ -16,7 +16,9 @@
   count must be FINAL.
 
 Prints "opens N plain N plain_refused N holds N" and exits 1 on the first
-violation. Usage: live_readers_check.py ARCHIVE STOP FINAL HOLD MIN_OPENS"""
+violation. Usage: live_readers_check.py ARCHIVE STOP FINAL HOLD MIN_OPENS
+[MAX_OPENS] (MAX_OPENS: stop reading after that many reads through the
+module, then wait for STOP; bench/live_readers.sh)."""
 import os
 import sys
 import time
@@ -28,6 +30,7 @@ import curvsweep_archive as ca
 
 path, stop, final, hold, min_opens = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
                                       float(sys.argv[4]), int(sys.argv[5]))
+max_opens = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 
 
 def fail(msg):
@@ -70,8 +73,14 @@ def seen(kind, n, what):
 
 
 opens = plain = refused = holds = k = 0
+first_after = None  # the done count when MAX_OPENS was reached
 t0 = time.monotonic()
 while not os.path.exists(stop):
+    if max_opens and opens >= max_opens:
+        if first_after is None:
+            first_after = held.refresh().counts["done"]
+        time.sleep(0.05)
+        continue
     k += 1
     if k % 3 == 0:  # the documented raw access
         with ca.locked(path) as f:
@@ -106,6 +115,8 @@ if n != final:
     fail("the Archive kept from the start has %d done after refresh(), wanted %d" % (n, final))
 if first >= final:
     fail("the Archive was made after the sweep had finished (%d done): nothing was read live" % first)
+if first_after is not None:
+    print("the sweep was still running after the last read (%d of %d done then)" % (first_after, final))
 if opens < min_opens:
     fail("only %d reads through curvsweep_archive while the sweep ran (wanted %d)" % (opens, min_opens))
 print("opens %d plain %d plain_refused %d holds %d" % (opens, plain, refused, holds))
