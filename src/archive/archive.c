@@ -564,7 +564,11 @@ static int archive_apply_staged(cs_archive *a, int defer) {
     cs_error_clear();
     return archive_journal_sync(a);
   }
-  CS_CHECK(rc);
+  if (rc) {  // held by readers past the wait: the batch stays in the journal only
+    a->unapplied += a->n_staged;
+    a->n_staged = 0, a->staged_bytes = 0;
+    return rc;
+  }
   rc = archive_journal_set_dirty(a, 1, 0);
   if (!rc && fdatasync(a->journal_fd) != 0)
     rc = cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));

@@ -110,7 +110,7 @@ int archive_lock_journal(const char *jpath, const char *path, int *fd_out, int *
  * exclusive lock reads its own file without a shared one (it is the
  * writer). On a file system without flock (ENOLCK, EOPNOTSUPP) nothing is
  * locked, as HDF5 does when told to ignore disabled locking. */
-enum { ARCHIVE_HELD_MAX = 32 };
+enum { ARCHIVE_HELD_MAX = 256 };
 
 typedef struct {
   int fd;          /* -1: free slot */
@@ -173,8 +173,15 @@ static int archive_flock_once(const char *path, int exclusive, int *fd_out, stru
   return 1;
 }
 
+static double archive_lock_wait_override = -1; /* archive_test_lock_wait */
+
+void archive_test_lock_wait(double seconds) {
+  archive_lock_wait_override = seconds;
+}
+
 int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd_out, int *busy) {
   *fd_out = -1;
+  if (wait_s > 0 && archive_lock_wait_override >= 0) wait_s = archive_lock_wait_override;
   if (busy) *busy = 0;
   struct stat st;
   if (stat(path, &st) == 0) {
@@ -206,12 +213,13 @@ int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd_ou
     if (waited >= wait_s) {
       if (busy) *busy = 1;
       if (exclusive)
-        return cs_error(CS_ERR_IO, "%s is held open by another process for more than %.0f s (a "
+        return cs_error(CS_ERR_IO, "%s is held open by another process for more than %.3g s (a "
                         "program reading it with HDF5 file locking, such as h5py, h5dump, or a "
-                        "curvsweep reader): close it there and run the same command again",
-                        path, wait_s);
+                        "curvsweep reader): what is not written yet stays in its journal; close "
+                        "it there and run the same command again to write it (nothing is "
+                        "recomputed)", path, wait_s);
       return cs_error(CS_ERR_IO, "%s is being written (locked by the process writing it for more "
-                      "than %.0f s; docs/ARCHIVE.md, \"Live readers\"): it is not damaged, try "
+                      "than %.3g s; docs/ARCHIVE.md, \"Live readers\"): it is not damaged, try "
                       "again", path, wait_s);
     }
     archive_pause(pause);
