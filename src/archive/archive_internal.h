@@ -14,7 +14,8 @@
  *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
  *   archive_guard.c    untrusted input: plain objects, one-value attributes, the budget
- *   archive_lock.c, archive_spec.c  the journal lock, /spec */
+ *   archive_lock.c     the journal lock (one writer), the archive file's lock (live readers)
+ *   archive_spec.c     /spec */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
 
