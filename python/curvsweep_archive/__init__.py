@@ -83,16 +83,34 @@ class ArchiveBusy(OSError):
     is being written, not damaged; read again later."""
 
 
+# The writer's gate (src/archive/archive_lock.c): a byte lock far beyond the
+# end of the file that a writer waiting for its exclusive lock holds; no
+# new read starts while it is held, so overlapping readers cannot hold the
+# sweep's writes off for ever.
+GATE_OFFSET = 1 << 62
+
+
+def _writer_waiting(fd):
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, GATE_OFFSET)
+    except OSError as e:
+        return e.errno in (errno.EAGAIN, errno.EACCES)
+    fcntl.lockf(fd, fcntl.LOCK_UN, 1, GATE_OFFSET)
+    return False
+
+
 def _lock(path, timeout):
     """A descriptor of path holding the shared lock (None where the file
-    system has no flock): waits while a writer holds the exclusive one, and
-    checks that the locked file is still the one at path (a rebuild renames
-    a new file into place)."""
+    system has no flock): waits while a writer holds the exclusive one or
+    waits for it at the gate, and checks that the locked file is still the
+    one at path (a rebuild renames a new file into place)."""
     t0 = time.monotonic()
     pause = 0.001
     while True:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
+            if _writer_waiting(fd):
+                raise BlockingIOError(errno.EWOULDBLOCK, "a writer waits")
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError as e:
             os.close(fd)
@@ -102,7 +120,7 @@ def _lock(path, timeout):
                 raise
             if time.monotonic() - t0 >= timeout:
                 raise ArchiveBusy(errno.EWOULDBLOCK, "%s is being written (locked by the process "
-                                  "writing it for more than %.0f s): it is not damaged, read "
+                                  "writing it for more than %g s): it is not damaged, read "
                                   "again later" % (path, timeout))
             time.sleep(pause)
             pause = min(2 * pause, 0.02)

@@ -143,6 +143,49 @@ static void archive_pause(double s) {
   nanosleep(&ts, NULL);
 }
 
+/* The writer's gate: a byte lock (fcntl, of the open file description) far
+ * beyond the end of the archive, held by a writer whose exclusive lock was
+ * refused until it gets it. A reader does not take its shared lock while
+ * the gate is up, so readers whose reads overlap one another cannot hold a
+ * writer off for ever: the ones reading finish, the writer writes, the
+ * others then read. (fcntl locks and flock are independent on Linux.) A
+ * file system without such locks has no gate. */
+#define ARCHIVE_GATE_OFFSET ((off_t)1 << 62)
+static int archive_gate_fd = -1;
+static dev_t archive_gate_dev;
+static ino_t archive_gate_ino;
+
+/* A writer other than this process waits at the gate of fd's file. */
+static int archive_gate_up(int fd) {
+  struct stat st;
+  if (archive_gate_fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == archive_gate_dev &&
+      st.st_ino == archive_gate_ino)
+    return 0;  // this process's own gate: it is the writer
+  struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = ARCHIVE_GATE_OFFSET,
+                     .l_len = 1};
+  if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return 0;
+  return fl.l_type != F_UNLCK;
+}
+
+static void archive_gate_raise(const char *path) {
+  if (archive_gate_fd >= 0) return;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = ARCHIVE_GATE_OFFSET,
+                     .l_len = 1};
+  if (fd < 0) return;
+  if (fstat(fd, &st) != 0 || fcntl(fd, F_OFD_SETLK, &fl) != 0) {  // a reader looking: next time
+    close(fd);
+    return;
+  }
+  archive_gate_fd = fd, archive_gate_dev = st.st_dev, archive_gate_ino = st.st_ino;
+}
+
+static void archive_gate_lower(void) {
+  if (archive_gate_fd >= 0) close(archive_gate_fd);
+  archive_gate_fd = -1;
+}
+
 /* One attempt: 1 locked (*fd), 0 busy, -1 error (*code, message set), 2
  * flock is not supported here (nothing locked). */
 static int archive_flock_once(const char *path, int exclusive, int *fd_out, struct stat *st,
@@ -152,6 +195,10 @@ static int archive_flock_once(const char *path, int exclusive, int *fd_out, stru
     *code = cs_error(errno == ENOENT ? CS_ERR_INPUT : CS_ERR_IO, "cannot open the archive %s: %s",
                      path, strerror(errno));
     return -1;
+  }
+  if (!exclusive && archive_gate_up(fd)) {
+    close(fd);
+    return 0;
   }
   if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     int err = errno;
@@ -198,6 +245,7 @@ int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd_ou
     if (got < 0) return code;
     if (got == 2) return CS_OK;
     if (got == 1) {
+      if (exclusive) archive_gate_lower();
       archive_held_setup();
       for (int k = 0; k < ARCHIVE_HELD_MAX; k++)
         if (archive_held[k].fd < 0) {
@@ -209,9 +257,11 @@ int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd_ou
       return cs_error(CS_ERR_INTERNAL, "%s: more than %d archives open at once", path,
                       ARCHIVE_HELD_MAX);
     }
+    if (exclusive) archive_gate_raise(path);  // no new readers until this writer has written
     double waited = cs_monotonic_seconds() - t0;
     if (waited >= wait_s) {
       if (busy) *busy = 1;
+      if (exclusive && wait_s > 0) archive_gate_lower();  // gave up: readers go on
       if (exclusive)
         return cs_error(CS_ERR_IO, "%s is held open by another process for more than %.3g s (a "
                         "program reading it with HDF5 file locking, such as h5py, h5dump, or a "
