@@ -32,7 +32,7 @@ info_loop() {
     kill -0 "$run" 2>/dev/null && live=1 || live=0
     if "$bin" info live.h5 >"info.$2.txt" 2>&1; then
       d=$(sed -nE 's/^cells +[0-9]+: ([0-9]+) done.*/\1/p' "info.$2.txt")
-      if [[ $d -ge $last ]]; then echo "ok $live $d"; else echo "down $live $d after $last"; fi
+      if [[ $d -ge $last ]]; then echo "ok $live $d $(date +%s.%N)"; else echo "down $live $d after $last"; fi
       last=$d
     else
       echo "fail $live $(tr '\n' ' ' <"info.$2.txt")"
@@ -56,4 +56,26 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //
 echo "sweep: exit $rc after ${t_run} s; $(tail -n 1 run.log)"
 echo "info: $ok ok, $fail failed, $down with a done count below the loop's previous one; $during of them began while the sweep ran; last done count $last (${t_info} s)"
 echo "python (exit $pyrc): $(tr '\n' ' ' <py.log)"
+# how far the file (what info read) was behind the sweep (its progress
+# lines: results reported done, in the journal) at each progress line
+/usr/bin/python3 - "$t0" run.log loop.*.log <<'PY'
+import re, sys
+t0, seen = float(sys.argv[1]), []
+for name in sys.argv[3:]:
+    for line in open(name):
+        f = line.split()
+        if f[0] == "ok" and len(f) > 3:
+            seen.append((float(f[3]) - t0, int(f[2])))
+lags = []
+for line in open(sys.argv[2]):
+    m = re.match(r"\[(\d+)/\d+ cells\].*elapsed (\d+):(\d+):(\d+)", line)
+    if not m:
+        continue
+    n, e = int(m.group(1)), 3600 * int(m.group(2)) + 60 * int(m.group(3)) + int(m.group(4))
+    before = [d for t, d in seen if t <= e]
+    if before and seen and e <= max(t for t, _ in seen):
+        lags.append((e, n, max(before)))
+print("file behind the sweep (elapsed s: done in the sweep / done in the file as info read it): "
+      + ", ".join("%d: %d/%d" % x for x in lags))
+PY
 [[ $rc -eq 0 && $fail -eq 0 && $down -eq 0 && $pyrc -eq 0 && $during -eq $((INFOS / LOOPS * LOOPS)) ]]
