@@ -15,8 +15,9 @@
  * `NEW merge` (NEW: BENCH_MERGE_AFTER, default the curvsweep beside this
  * binary) on the same shards, interleaved OLD NEW OLD NEW … with a dgemm
  * measurement in every pair (bench/interleave.h), BENCH_PAIRS pairs
- * (default 5), and prints each side's median cells/s and the median of
- * the per-pair ratios after/before with its min–max (each merge a whole
+ * (default 5), and prints each side's median cells/s (of wall time, and
+ * per CPU second of the merge process) and the median of the per-pair
+ * ratios after/before with its min–max (each merge a whole
  * process from start to exit; no peak memory here: a spawned child's
  * ru_maxrss starts from this process's). */
 #include "curvsweep/archive.h"
@@ -70,8 +71,13 @@ typedef struct {
   const char *exe, *out;
   char **paths;
   int shards;
-  double sec[MAX_PAIRS];
+  double sec[MAX_PAIRS], cpu[MAX_PAIRS]; /* wall, and user + system CPU of the child */
 } merge_side;
+
+static double rusage_cpu(const struct rusage *ru) {
+  return (double)ru->ru_utime.tv_sec + 1e-6 * (double)ru->ru_utime.tv_usec +
+         (double)ru->ru_stime.tv_sec + 1e-6 * (double)ru->ru_stime.tv_usec;
+}
 
 static int merge_cli(void *ctx, int p) {
   merge_side *m = ctx;
@@ -92,8 +98,10 @@ static int merge_cli(void *ctx, int p) {
   free(argv);
   if (rc) return cs_error(CS_ERR_IO, "bench_merge: spawning %s: %s", m->exe, strerror(rc));
   int status = 1;
-  if (waitpid(pid, &status, 0) < 0) return cs_error(CS_ERR_IO, "bench_merge: waitpid failed");
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) < 0) return cs_error(CS_ERR_IO, "bench_merge: wait4 failed");
   m->sec[p] = cs_monotonic_seconds() - t0;
+  m->cpu[p] = rusage_cpu(&ru);
   if (!WIFEXITED(status) || WEXITSTATUS(status))
     return cs_error(CS_ERR_IO, "bench_merge: %s merge failed (status %d)", m->exe, status);
   return CS_OK;
@@ -126,14 +134,16 @@ static int before_after(const char *before, char **paths, int shards, const char
   bench_dgemm dgemm[MAX_PAIRS];
   bench_pair_opts o = {.pairs = pairs, .dgemm_n = 1024, .dgemm_reps = 3};
   CS_CHECK(bench_interleave(&o, merge_cli, &a, merge_cli, &b, dgemm));
-  double ratio[MAX_PAIRS], ra[MAX_PAIRS], rb[MAX_PAIRS];
+  double ratio[MAX_PAIRS], ra[MAX_PAIRS], rb[MAX_PAIRS], ca[MAX_PAIRS], cb[MAX_PAIRS],
+      cratio[MAX_PAIRS];
   char machine[320], text[160];
   bench_machine_tag(machine, sizeof machine);
   for (int p = 0; p < pairs; p++) {
     ra[p] = cells / a.sec[p], rb[p] = cells / b.sec[p], ratio[p] = a.sec[p] / b.sec[p];
-    printf("pair %d           before %.3f s (%.0f cells/s), after %.3f s (%.0f cells/s), "
-           "after/before %.2fx, dgemm %.2f GFLOP/s\n", p + 1, a.sec[p], ra[p], b.sec[p], rb[p],
-           ratio[p], dgemm[p].gflops);
+    ca[p] = cells / a.cpu[p], cb[p] = cells / b.cpu[p], cratio[p] = a.cpu[p] / b.cpu[p];
+    printf("pair %d           before %.3f s (%.0f cells/s; CPU %.3f s), after %.3f s (%.0f "
+           "cells/s; CPU %.3f s), after/before %.2fx, dgemm %.2f GFLOP/s\n", p + 1, a.sec[p],
+           ra[p], a.cpu[p], b.sec[p], rb[p], b.cpu[p], ratio[p], dgemm[p].gflops);
   }
   bench_spread_text(text, sizeof text, "%.0f", bench_spread_of(ra, pairs));
   printf("before           %s: cells/s %s [%s]\n", before, text, machine);
@@ -141,6 +151,14 @@ static int before_after(const char *before, char **paths, int shards, const char
   printf("after            %s: cells/s %s [%s]\n", after, text, machine);
   bench_spread_text(text, sizeof text, "%.2fx", bench_spread_of(ratio, pairs));
   printf("speedup          after/before (the per-pair ratio of merge times) %s\n", text);
+  // CPU time (user + system of the merge process): what a loaded machine
+  // does not inflate with other processes' turns on the core
+  bench_spread_text(text, sizeof text, "%.0f", bench_spread_of(ca, pairs));
+  printf("before CPU       cells per CPU second %s\n", text);
+  bench_spread_text(text, sizeof text, "%.0f", bench_spread_of(cb, pairs));
+  printf("after CPU        cells per CPU second %s\n", text);
+  bench_spread_text(text, sizeof text, "%.2fx", bench_spread_of(cratio, pairs));
+  printf("speedup CPU      after/before (the per-pair ratio of merge CPU times) %s\n", text);
   bench_spread_text(text, sizeof text, "%.2f", bench_dgemm_spread(dgemm, pairs, 0));
   printf("dgemm            (1024^3, best of 3 per pair) GFLOP/s %s\n", text);
   return CS_OK;
@@ -212,6 +230,8 @@ int main(int argc, char **argv) {
   printf("merge            %lld cells in %.3f s: %.0f cells/s (%lld done, %lld failed, %lld "
          "diverged)\n", (long long)cells, t2 - t1, cells / (t2 - t1), (long long)sum.done,
          (long long)sum.failed, (long long)sum.diverged);
+  printf("merge CPU        %.3f s user + system: %.0f cells per CPU second\n", rusage_cpu(&ru),
+         cells / rusage_cpu(&ru));
   printf("merge peak RSS   %.1f MB\n",
          ru.ru_maxrss / 1024.0);
   int keep = getenv("BENCH_KEEP") != NULL;  // keep the shards (to time another build's merge)

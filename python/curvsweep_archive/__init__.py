@@ -18,10 +18,30 @@ group per cell; 2 has no attention-sink columns, which come out as NaN).
     curv = ca.curvature("results/demo.h5")            # one row per (cell, prefix), config columns joined
     pts = ca.points("results/demo.h5", cell_id=7)     # one row per (cell, prefix, point)
 
-A file a sweep is writing may be read: the writer opens it only for a short
-write about once a second; a read that lands inside one fails with an HDF5
-error and is retried (``retries``), never returned half-read.
+A file a sweep is writing may be read at any time (docs/ARCHIVE.md, "Live
+readers"): every function here opens it under the archive's shared lock (a
+``flock`` on the file, the lock HDF5's own file locking takes), so it waits
+while the sweep writes a batch (tens of milliseconds, about once a second)
+and then reads a file that holds whole batches only: finished cells and
+their rows, never a half-written one. The file is closed (and the lock
+released) before a function returns, so a reader never holds up the sweep.
+For raw h5py access use ``locked``:
+
+    with ca.locked("results/demo.h5") as f:           # an h5py.File, read-only
+        status = f["cells"]["status"][:]
+
+and keep the block short: the sweep defers its writes while it lasts. A
+reader kept for the whole run (a notebook) is ``Archive``, refreshed when
+wanted:
+
+    a = ca.Archive("results/demo.h5")
+    a.counts                 # {"done": 12, "pending": 88, ...} as last read
+    a.refresh().counts       # read again: the cells finished since
 """
+import contextlib
+import errno
+import fcntl
+import os
 import time
 
 import h5py
@@ -29,7 +49,11 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["attrs", "spec", "cells", "curvature", "curves", "points", "runs", "fields",
-           "SUPPORTED_FORMATS"]
+           "locked", "Archive", "ArchiveBusy", "SUPPORTED_FORMATS", "LOCK_WAIT_SECONDS"]
+
+# How long a read waits for the sweep's batch to be written (as curvsweep's
+# own readers, ARCHIVE_READ_WAIT_SECONDS in src/archive/archive_internal.h).
+LOCK_WAIT_SECONDS = 60.0
 
 SUPPORTED_FORMATS = (2, 3, 4, 5)
 FINISHED = ("done", "failed", "diverged")
@@ -54,41 +78,89 @@ def _frame(rows):
     return df
 
 
-def _open(path, retries):
-    last = None
-    for attempt in range(retries + 1):
+class ArchiveBusy(OSError):
+    """The archive stayed locked by its writer for longer than the wait: it
+    is being written, not damaged; read again later."""
+
+
+# The writer's gate (src/archive/archive_lock.c): a byte lock far beyond the
+# end of the file that a writer waiting for its exclusive lock holds; no
+# new read starts while it is held, so overlapping readers cannot hold the
+# sweep's writes off for ever.
+GATE_OFFSET = 1 << 62
+
+
+def _writer_waiting(fd):
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, GATE_OFFSET)
+    except OSError as e:
+        return e.errno in (errno.EAGAIN, errno.EACCES)
+    fcntl.lockf(fd, fcntl.LOCK_UN, 1, GATE_OFFSET)
+    return False
+
+
+def _lock(path, timeout):
+    """A descriptor of path holding the shared lock (None where the file
+    system has no flock): waits while a writer holds the exclusive one or
+    waits for it at the gate, and checks that the locked file is still the
+    one at path (a rebuild renames a new file into place)."""
+    t0 = time.monotonic()
+    pause = 0.001
+    while True:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            f = h5py.File(path, "r", locking=False)
-        except OSError as e:  # a live archive inside a write: read again
-            last = e
-            time.sleep(0.2 * (attempt + 1))
+            if _writer_waiting(fd):
+                raise BlockingIOError(errno.EWOULDBLOCK, "a writer waits")
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                return None
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EINTR):
+                raise
+            if time.monotonic() - t0 >= timeout:
+                raise ArchiveBusy(errno.EWOULDBLOCK, "%s is being written (locked by the process "
+                                  "writing it for more than %g s): it is not damaged, read "
+                                  "again later" % (path, timeout))
+            time.sleep(pause)
+            pause = min(2 * pause, 0.02)
             continue
-        fmt = f.attrs.get("format")
-        if _decode(fmt) != "curvsweep":
-            f.close()
-            raise ValueError("%s is not a curvsweep archive (format attribute %r)" % (path, fmt))
-        version = int(f.attrs.get("format_version", -1))
-        if version not in SUPPORTED_FORMATS:
-            f.close()
-            raise ValueError("%s: format_version %d is not one of %s"
-                             % (path, version, SUPPORTED_FORMATS))
-        return f
-    raise OSError("%s could not be opened after %d tries: %s" % (path, retries + 1, last))
+        held, now = os.fstat(fd), os.stat(path)
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            return fd
+        os.close(fd)
 
 
-def _read(path, fn, retries=5):
-    """fn(h5py.File) on a fresh handle, retried when a live write interferes."""
-    last = None
-    for attempt in range(retries + 1):
-        f = _open(path, retries)
+@contextlib.contextmanager
+def locked(path, timeout=LOCK_WAIT_SECONDS):
+    """The archive as a read-only h5py.File under its shared lock, closed
+    (and the lock released) when the with block ends. The sweep writing it
+    defers its batches while the block lasts: read, then leave it."""
+    fd = _lock(path, timeout)
+    try:
+        # h5py's own locking off: the lock is fd's (a second flock of this
+        # process would only add a second shared lock)
+        f = h5py.File(path, "r", locking=False)
         try:
-            return fn(f)
-        except OSError as e:  # checksum or address error inside a write: read again
-            last = e
-            time.sleep(0.2 * (attempt + 1))
+            fmt = f.attrs.get("format")
+            if _decode(fmt) != "curvsweep":
+                raise ValueError("%s is not a curvsweep archive (format attribute %r)" % (path, fmt))
+            version = int(f.attrs.get("format_version", -1))
+            if version not in SUPPORTED_FORMATS:
+                raise ValueError("%s: format_version %d is not one of %s"
+                                 % (path, version, SUPPORTED_FORMATS))
+            yield f
         finally:
             f.close()
-    raise OSError("%s could not be read after %d tries: %s" % (path, retries + 1, last))
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _read(path, fn, timeout=LOCK_WAIT_SECONDS):
+    """fn(h5py.File) under the archive's shared lock."""
+    with locked(path, timeout) as f:
+        return fn(f)
 
 
 def _status(f):
@@ -108,28 +180,31 @@ def _committed(f, name, status):
     return rows[:n]
 
 
-def attrs(path, retries=5):
+def _attrs(f):
+    return {k: _decode(v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
+
+
+def attrs(path, timeout=LOCK_WAIT_SECONDS):
     """The root attributes (format, format_version, software_version, created,
     spec_sha256, spec_name) as a dict of Python values."""
-    return _read(path, lambda f: {k: _decode(v.item() if hasattr(v, "item") else v)
-                                  for k, v in f.attrs.items()}, retries)
+    return _read(path, _attrs, timeout)
 
 
-def spec(path, retries=5):
+def spec(path, timeout=LOCK_WAIT_SECONDS):
     """The spec text exactly as the sweep read it."""
     def get(f):
         s = f["spec"]
         v = s[()] if s.shape == () else s[0]
         return _decode(v)
-    return _read(path, get, retries)
+    return _read(path, get, timeout)
 
 
-def cells(path, status=None, retries=5):
+def cells(path, status=None, timeout=LOCK_WAIT_SECONDS):
     """/cells: one row per cell of the archive (cell_id, every axis, status,
     rank, attempts, wall_s, train_loss, train_acc, test_acc, n_params,
     message). status: keep only cells with this status (a string or a
     tuple of them)."""
-    df = _read(path, lambda f: _frame(f["cells"][()]), retries)
+    df = _read(path, lambda f: _frame(f["cells"][()]), timeout)
     if status is not None:
         keep = (status,) if isinstance(status, str) else tuple(status)
         df = df[df["status"].isin(keep)].reset_index(drop=True)
@@ -141,7 +216,7 @@ def _config(f):
     return df[[c for c in df.columns if c not in RESULT_COLUMNS]]
 
 
-def _per_cell_table(name, with_config, keep_status, retries, path):
+def _per_cell_table(name, with_config, keep_status, timeout, path):
     def get(f):
         status = _status(f)
         rows = _committed(f, name, status)
@@ -150,31 +225,31 @@ def _per_cell_table(name, with_config, keep_status, retries, path):
         if with_config:
             df = _config(f).merge(df, on="cell_id", how="inner")
         return df.reset_index(drop=True)
-    return _read(path, get, retries)
+    return _read(path, get, timeout)
 
 
-def curvature(path, with_config=True, retries=5):
+def curvature(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     """/curvature: one row per (done cell, prefix) with the per-prefix
     statistics (docs/NUMERICS.md); with_config joins the cell's axis
     columns (arch, depth, task, seed, ...). Format 2 archives lack
     sink_mass and max_attn, formats 2-4 massive_act, value_drain and
     resid_peak: NaN there."""
-    df = _per_cell_table("curvature", with_config, ("done",), retries, path)
+    df = _per_cell_table("curvature", with_config, ("done",), timeout, path)
     for c in ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"):
         if c not in df.columns:
             df[c] = np.nan
     return df
 
 
-def curves(path, with_config=True, retries=5):
+def curves(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     """/curves: the training curve (cell_id, epoch, train_loss, train_acc,
     test_acc) of every finished cell."""
-    return _per_cell_table("curves", with_config, FINISHED, retries, path)
+    return _per_cell_table("curves", with_config, FINISHED, timeout, path)
 
 
-def runs(path, retries=5):
+def runs(path, timeout=LOCK_WAIT_SECONDS):
     """/runs: one row per invocation of curvsweep run on the archive."""
-    return _read(path, lambda f: _frame(f["runs"][()]), retries)
+    return _read(path, lambda f: _frame(f["runs"][()]), timeout)
 
 
 def _points_v4(f, status, want):
@@ -207,7 +282,7 @@ def _points_groups(f, status, want):
     return res
 
 
-def points(path, cell_id=None, with_config=True, retries=5):
+def points(path, cell_id=None, with_config=True, timeout=LOCK_WAIT_SECONDS):
     """The per-point values of done cells saved with save_points: one row per
     (cell_id, prefix, point) with the input x0..x{m-1}, S, S_err, S_tilde,
     tr_g, logdet_g, H_norm (NaN at degenerate points) and class
@@ -240,10 +315,10 @@ def points(path, cell_id=None, with_config=True, retries=5):
         if with_config and len(df):
             df = _config(f).merge(df, on="cell_id", how="inner")
         return df
-    return _read(path, get, retries)
+    return _read(path, get, timeout)
 
 
-def fields(path, cell_id, retries=5):
+def fields(path, cell_id, timeout=LOCK_WAIT_SECONDS):
     """The curvature field of one done cell ([curvature] field = N): a dict
     with N, box (lo, hi), the (L, N, N) arrays K, K_tilde, K_hat, logdet_g,
     aniso, S_err and class (codes; CLASS_NAMES maps them), and pred (N, N).
@@ -262,4 +337,49 @@ def fields(path, cell_id, retries=5):
             out[k] = v.reshape(v.shape[0], N, N)
         out["pred"] = g["pred"][()].reshape(N, N)
         return out
-    return _read(path, get, retries)
+    return _read(path, get, timeout)
+
+
+class Archive:
+    """A reader kept across a run (a notebook's handle on a sweep's archive).
+
+    It keeps no file open, only what it last read: ``attrs``, ``cells`` (the
+    /cells DataFrame), ``counts`` and ``read_at`` (time.time() of that read),
+    so the sweep's writes never change anything under it and never wait for
+    it. ``refresh()`` reads /cells again, under the lock, and returns self;
+    ``curvature()``, ``curves()``, ``points()``, ``runs()`` and ``fields()``
+    read the file as it is when called (they may hold cells finished after
+    the last refresh)."""
+
+    def __init__(self, path, timeout=LOCK_WAIT_SECONDS):
+        self.path = path
+        self.timeout = timeout
+        self.refresh()
+
+    def refresh(self):
+        """Read the root attributes and /cells again; returns self."""
+        self.attrs, self.cells = _read(self.path, lambda f: (_attrs(f), _frame(f["cells"][()])),
+                                       self.timeout)
+        self.read_at = time.time()
+        return self
+
+    @property
+    def counts(self):
+        """Cells per status as last read: pending, done, failed, diverged."""
+        n = self.cells["status"].value_counts() if len(self.cells) else {}
+        return {s: int(n.get(s, 0)) for s in ("pending",) + FINISHED}
+
+    def curvature(self, with_config=True):
+        return curvature(self.path, with_config, self.timeout)
+
+    def curves(self, with_config=True):
+        return curves(self.path, with_config, self.timeout)
+
+    def points(self, cell_id=None, with_config=True):
+        return points(self.path, cell_id, with_config, self.timeout)
+
+    def runs(self):
+        return runs(self.path, self.timeout)
+
+    def fields(self, cell_id):
+        return fields(self.path, cell_id, self.timeout)

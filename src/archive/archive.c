@@ -150,16 +150,33 @@ int archive_rows_from_mask(cs_archive *a, const cs_spec *spec, const unsigned ch
   return CS_OK;
 }
 
-/* Per-write HDF5 session: open, do, close (readers can open the file
- * between writes). */
-int archive_h5_session_open(const cs_archive *a, hid_t *file) {
+/* Per-write HDF5 session: lock, open, do, close (readers open the file
+ * between writes, under the shared lock; docs/ARCHIVE.md, "Live readers"). */
+int archive_h5_session_lock(const cs_archive *a, double wait_s, int *lock_fd, int *busy) {
+  return archive_file_lock(a->path, 1, wait_s, lock_fd, busy);
+}
+
+int archive_h5_session_open_locked(const cs_archive *a, int *lock_fd, hid_t *file) {
   *file = archive_h5_open(a->path, H5F_ACC_RDWR);
-  if (*file < 0) return archive_h5_error(CS_ERR_IO, "cannot open the archive %s for writing", a->path);
+  if (*file < 0) {
+    int rc = archive_h5_error(CS_ERR_IO, "cannot open the archive %s for writing", a->path);
+    archive_file_unlock(lock_fd);
+    return rc;
+  }
+  archive_file_lock_attach(*lock_fd, *file);
+  *lock_fd = -1;
   return CS_OK;
 }
 
+int archive_h5_session_open(const cs_archive *a, hid_t *file) {
+  int fd = -1;
+  *file = H5I_INVALID_HID;
+  CS_CHECK(archive_h5_session_lock(a, ARCHIVE_WRITE_WAIT_SECONDS, &fd, NULL));
+  return archive_h5_session_open_locked(a, &fd, file);
+}
+
 int archive_h5_session_close(const cs_archive *a, hid_t file, int rc) {
-  if (H5Fclose(file) < 0 && rc == CS_OK)
+  if (archive_h5_fclose(file) < 0 && rc == CS_OK)
     rc = archive_h5_error(CS_ERR_IO, "cannot close the archive %s", a->path);
   return rc;
 }
@@ -252,7 +269,7 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   archive_probe_class cls;
   int rc = archive_probe(a->path, H5F_ACC_RDONLY, &file, &meta, &cls);
   if (!rc && strcmp(meta.identity, a->spec_sha256) != 0) {
-    H5Fclose(file);
+    archive_h5_fclose(file);
     return archive_sha_mismatch(a->path, spec);
   }
   // the structure: /cells rows, /runs
@@ -260,7 +277,7 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
     rc = archive_load_rows(a, file, a->path);
     if (!rc) rc = archive_read_n_runs(a, file);
     if (rc) cls = ARCHIVE_PROBE_UNREADABLE;
-    H5Fclose(file);
+    archive_h5_fclose(file);
   }
   int covers = !journal_created && s->header_ok && s->covers && !strcmp(s->sha, a->spec_sha256);
   if (rc) {
@@ -289,7 +306,7 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   if (!rc && !need_repair && meta.version >= 4)
     rc = archive_table_needs_repair(a, file, ARCHIVE_POINTS_INDEX, &need_repair);
   if (!rc) rc = archive_journal_replay(a, file, s, 0, 1, &need_replay);
-  H5Fclose(file);
+  archive_h5_fclose(file);
   if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
   CS_CHECK(rc);
   if (meta.version < ARCHIVE_FORMAT_VERSION &&
@@ -541,20 +558,45 @@ static int archive_add_impl(cs_archive *a, const cs_cell_result *r) {
   return CS_OK;
 }
 
+/* The journal's appended records made durable. */
+static int archive_journal_sync(cs_archive *a) {
+  if (a->unsynced > 0 && fdatasync(a->journal_fd) != 0)
+    return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+  a->unsynced = 0;
+  return CS_OK;
+}
+
 /* The staged results into the HDF5 file as one batch: dirty flag set (and
  * synced with the journal records it follows), one open, the batch, one
  * close, flag cleared. A failed write on a covered file rebuilds it from
  * the journal (which holds the batch). */
-static int archive_apply_staged(cs_archive *a) {
+static int archive_apply_staged(cs_archive *a, int defer) {
   if (a->n_staged == 0) return CS_OK;
   double t0 = cs_monotonic_seconds();
   CS_CHECK(archive_check_space(a, archive_footprint(a->staged_bytes)));
-  CS_CHECK(archive_journal_set_dirty(a, 1, 0));
-  if (fdatasync(a->journal_fd) != 0)
-    return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+  // the file's lock first: a batch that readers hold off stays staged (it
+  // is in the journal) and is tried again at the next commit
+  int lock_fd = -1, busy = 0;
+  int rc = archive_h5_session_lock(a, defer ? 0.0 : ARCHIVE_WRITE_WAIT_SECONDS, &lock_fd, &busy);
+  if (rc && busy && defer) {
+    cs_error_clear();
+    return archive_journal_sync(a);
+  }
+  if (rc) {  // held by readers past the wait: the batch stays in the journal only
+    a->unapplied += a->n_staged;
+    a->n_staged = 0, a->staged_bytes = 0;
+    return rc;
+  }
+  rc = archive_journal_set_dirty(a, 1, 0);
+  if (!rc && fdatasync(a->journal_fd) != 0)
+    rc = cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
+  if (rc) {
+    archive_file_unlock(&lock_fd);
+    return rc;
+  }
   a->unsynced = 0;
   hid_t file;
-  int rc = archive_h5_session_open(a, &file);
+  rc = archive_h5_session_open_locked(a, &lock_fd, &file);
   if (!rc) rc = archive_h5_session_close(a, file, archive_journal_apply_refs(a, file, a->staged, a->n_staged));
   if (rc) rc = archive_write_failed(a, rc);
   if (rc) {
@@ -588,7 +630,7 @@ static int archive_commit_impl(cs_archive *a, int force, int64_t *durable) {
                                   a->staged_bytes >= ARCHIVE_APPLY_BYTES);
   int64_t n = a->unsynced;
   if (apply) {
-    CS_CHECK(archive_apply_staged(a));  // syncs the journal first
+    CS_CHECK(archive_apply_staged(a, 1));  // syncs the journal first (also when deferred)
   } else if (n > 0 && (force || now - a->unsynced_since >= ARCHIVE_SYNC_SECONDS)) {
     if (fdatasync(a->journal_fd) != 0)
       return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
@@ -603,11 +645,8 @@ static int archive_commit_impl(cs_archive *a, int force, int64_t *durable) {
 /* Everything journaled made durable and written to the HDF5 file. */
 static int archive_flush_impl(cs_archive *a) {
   if (a->journal_fd < 0) return CS_OK;
-  if (a->n_staged > 0) return archive_apply_staged(a);
-  if (a->unsynced > 0 && fdatasync(a->journal_fd) != 0)
-    return cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
-  a->unsynced = 0;
-  return CS_OK;
+  if (a->n_staged > 0) return archive_apply_staged(a, 0);
+  return archive_journal_sync(a);
 }
 
 int archive_add_result(cs_archive *a, const cs_cell_result *r) {

@@ -29,7 +29,7 @@ static int archive_check_read_rows(hid_t ds, hid_t mt, int nd, const hsize_t *di
   hsize_t off[2] = {start, 0}, cnt[2] = {k, nd > 1 ? dims[1] : 1};
   hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(nd, cnt, NULL);
   int rc = fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-           H5Dread(ds, mt, ms, fs, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+           H5Dread(ds, mt, ms, fs, archive_table_xfer(), buf) < 0 ? -1 : 0;
   if (rc) archive_h5_note();
   archive_h5_close_id(&ms, H5Sclose);
   archive_h5_close_id(&fs, H5Sclose);
@@ -178,12 +178,12 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
     if (file >= 0 && archive_structure_check(file, path, archive_check_guard_line, &c, &hostile) &&
         !hostile)
       archive_check_report(&c, "/");
-    archive_h5_close_id(&file, H5Fclose);
+    archive_h5_close_id(&file, archive_h5_fclose);
     *damaged = c.damaged;
     return CS_OK;
   }
   if (rc) {
-    if (!archive_file_exists(path)) return rc;
+    if (!archive_file_exists(path) || cls == ARCHIVE_PROBE_BUSY) return rc;
     // ours or not, damaged: name what the identity check saw, then read what can be read
     archive_check_report(&c, "/ (root attributes, /spec)");
     file = archive_h5_open(path, H5F_ACC_RDONLY);
@@ -211,7 +211,7 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
       archive_check_group(&c, file, full, path);
     }
   }
-  H5Fclose(file);
+  archive_h5_fclose(file);
   if (c.damaged == 0) archive_check_whole(&c, path);
   *damaged = c.damaged;
   return CS_OK;

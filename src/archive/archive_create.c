@@ -183,6 +183,10 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
                     "archive", path);
   archive_budget_begin(path);
   hid_t f = archive_h5_open(path, flags);
+  if (f < 0 && archive_h5_lock_refused()) {  // being written (or gone), not damaged
+    *cls = ARCHIVE_PROBE_BUSY;
+    return archive_h5_lock_refused();
+  }
   if (f < 0)
     return archive_h5_error(CS_ERR_INPUT, "%s cannot be opened as HDF5 (the file is truncated or "
                             "damaged)", path);
@@ -236,7 +240,7 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
       rc = cs_error(CS_ERR_INPUT, "%s: curvsweep archive whose root attribute %s is %s", path,
                     DESCRIPTIVE[k], why);
   if (rc) {
-    H5Fclose(f);
+    archive_h5_fclose(f);
     return rc;
   }
   meta->version = (int)version;
@@ -576,7 +580,7 @@ int archive_check_replaceable(const char *path) {
   int ours = f >= 0 && H5Aexists(f, "format") > 0 &&
              archive_attr_read_str(f, "format", format, sizeof format, NULL) == 0 &&
              strcmp(format, ARCHIVE_FORMAT) == 0;
-  if (f >= 0) H5Fclose(f);
+  if (f >= 0) archive_h5_fclose(f);
   return ours ? CS_OK : cs_error(CS_ERR_INPUT, refuse, path, "not a curvsweep archive");
 }
 

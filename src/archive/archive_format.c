@@ -89,18 +89,36 @@ static hid_t archive_fapl(void) {
   return fapl;
 }
 
+static int archive_open_refused; /* the cs code of the last read-only open's lock refusal */
+
+int archive_h5_lock_refused(void) {
+  return archive_open_refused;
+}
+
 /* Writers use the HDF5 1.10 file format (libver bounds v110..latest):
  * checksummed superblock, object headers and B-trees, also for objects a
- * later writer adds to an archive first written with older bounds. */
+ * later writer adds to an archive first written with older bounds. A
+ * read-only open holds the archive's shared lock until archive_h5_fclose
+ * (docs/ARCHIVE.md, "Live readers"); a read-write one is a writer's, which
+ * took the exclusive lock itself (archive_h5_session_open) or writes a
+ * file no reader knows yet (a temporary name). */
 hid_t archive_h5_open(const char *path, unsigned flags) {
-  hid_t fapl = archive_fapl();
-  if (fapl < 0) return fapl;
-  if ((flags & H5F_ACC_RDWR) && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
-    H5Pclose(fapl);
-    return H5I_INVALID_HID;
+  archive_open_refused = CS_OK;
+  int lock_fd = -1;
+  if (!(flags & H5F_ACC_RDWR)) {
+    int rc = archive_file_lock(path, 0, ARCHIVE_READ_WAIT_SECONDS, &lock_fd, NULL);
+    if (rc) {
+      archive_open_refused = rc;
+      return H5I_INVALID_HID;
+    }
   }
-  hid_t f = H5Fopen(path, flags, fapl);
-  H5Pclose(fapl);
+  hid_t fapl = archive_fapl(), f = H5I_INVALID_HID;
+  if (fapl >= 0 && (!(flags & H5F_ACC_RDWR) ||
+                    H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) >= 0))
+    f = H5Fopen(path, flags, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (f < 0) archive_file_unlock(&lock_fd);
+  else archive_file_lock_attach(lock_fd, f);
   return f;
 }
 
@@ -375,15 +393,42 @@ static void archive_fill_absent_columns(hid_t ds, hid_t mtype, hsize_t n, void *
   H5Tclose(ftype);
 }
 
+/* The dataset transfer of table reads and writes: one type-conversion and
+ * one background buffer for the process, set once (H5Pset_buffer). By
+ * default HDF5 allocates both afresh for every H5Dread and H5Dwrite that
+ * converts (the file's packed rows to the padded structs), the background
+ * one zero-filled: a megabyte mapped and faulted in per read, most of a
+ * merge's time (bench/RESULTS.md, "HDF5 table reads"). The values
+ * converted are the same either way. H5P_DEFAULT when the buffers cannot be
+ * had. */
+#define ARCHIVE_TCONV_BYTES ((size_t)1 << 20)
+static hid_t archive_xfer_id = H5I_INVALID_HID;
+
+hid_t archive_table_xfer(void) {
+  if (archive_xfer_id >= 0) return archive_xfer_id;
+  static void *tconv, *bkg;  // live as long as the process, like the property list
+  if (!tconv) tconv = malloc(ARCHIVE_TCONV_BYTES);
+  if (!bkg) bkg = malloc(ARCHIVE_TCONV_BYTES);
+  if (!tconv || !bkg) return H5P_DEFAULT;
+  hid_t x = H5Pcreate(H5P_DATASET_XFER);
+  if (x < 0) return H5P_DEFAULT;
+  if (H5Pset_buffer(x, ARCHIVE_TCONV_BYTES, tconv, bkg) < 0) {
+    H5Pclose(x);
+    return H5P_DEFAULT;
+  }
+  archive_xfer_id = x;
+  return x;
+}
+
 /* Read or write rows [start, start+n) of a table with a memory type. */
 int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write) {
   if (n == 0) return 0;
   if (!write) archive_fill_absent_columns(ds, mtype, n, rows);
-  hid_t fspace = H5Dget_space(ds), mspace = H5Screate_simple(1, &n, NULL);
+  hid_t fspace = H5Dget_space(ds), mspace = H5Screate_simple(1, &n, NULL), x = archive_table_xfer();
   int ok = fspace >= 0 && mspace >= 0 &&
            H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &n, NULL) >= 0;
-  if (ok) ok = (write ? H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, rows)
-                      : H5Dread(ds, mtype, mspace, fspace, H5P_DEFAULT, rows)) >= 0;
+  if (ok) ok = (write ? H5Dwrite(ds, mtype, mspace, fspace, x, rows)
+                      : H5Dread(ds, mtype, mspace, fspace, x, rows)) >= 0;
   if (!ok) archive_h5_note();
   if (mspace >= 0) H5Sclose(mspace);
   if (fspace >= 0) H5Sclose(fspace);

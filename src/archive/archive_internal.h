@@ -15,7 +15,8 @@
  *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
  *   archive_guard.c    untrusted input: plain objects, one-value attributes, the budget
  *   archive_grow.c     a resume with a spec that grows the archive's, or differs
- *   archive_lock.c, archive_spec.c  the journal lock, /spec and the identity */
+ *   archive_lock.c     the journal lock (one writer), the archive file's lock (live readers)
+ *   archive_spec.c     /spec and the identity */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
 
@@ -179,7 +180,9 @@ typedef enum {
   ARCHIVE_PROBE_UNREADABLE, /* empty, not HDF5, truncated or damaged */
   ARCHIVE_PROBE_FOREIGN,    /* a readable HDF5 file that is not a curvsweep archive v1 */
   ARCHIVE_PROBE_HOSTILE     /* ours by its attributes, but not plain objects (a link out of the
-                               file, a cycle, external storage): refused by every command */
+                               file, a cycle, external storage): refused by every command */,
+  ARCHIVE_PROBE_BUSY        /* locked by a writer for longer than a reader waits (docs/ARCHIVE.md,
+                               "Live readers"): not damaged, read again later */
 } archive_probe_class;
 
 typedef struct {
@@ -230,9 +233,14 @@ void archive_free(cs_archive *a);
 int archive_new(const char *path, cs_archive **out);
 /* Rows of a new archive: the cells selected by mask (NULL: all), ascending. */
 int archive_rows_from_mask(cs_archive *a, const cs_spec *spec, const unsigned char *mask);
-/* Per-write HDF5 session on a->path: open read-write, and close (rc kept,
- * or the close error when rc is CS_OK). */
+/* Per-write HDF5 session on a->path: the archive's exclusive lock taken
+ * (waiting up to ARCHIVE_WRITE_WAIT_SECONDS for readers), opened
+ * read-write, and closed with the lock released (rc kept, or the close
+ * error when rc is CS_OK). _lock and _open_locked are its two halves, for
+ * a batch that is deferred while readers hold the file (wait_s 0: *busy). */
 int archive_h5_session_open(const cs_archive *a, hid_t *file);
+int archive_h5_session_lock(const cs_archive *a, double wait_s, int *lock_fd, int *busy);
+int archive_h5_session_open_locked(const cs_archive *a, int *lock_fd, hid_t *file);
 int archive_h5_session_close(const cs_archive *a, hid_t file, int rc);
 /* a->n_runs from the file's /runs. */
 int archive_read_n_runs(cs_archive *a, hid_t file);
@@ -244,7 +252,12 @@ int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(print
 void archive_h5_note(void);
 /* Close *id with close_fn when valid; *id becomes invalid. */
 void archive_h5_close_id(hid_t *id, herr_t (*close_fn)(hid_t));
+/* Open an archive (read-only: under its shared lock, waiting for a batch
+ * being written; docs/ARCHIVE.md, "Live readers"); close it with
+ * archive_h5_fclose. Invalid when it fails: archive_h5_lock_refused() is
+ * then the lock's refusal (its message set), or CS_OK when HDF5 failed. */
 hid_t archive_h5_open(const char *path, unsigned flags);
+int archive_h5_lock_refused(void);
 hid_t archive_h5_create(const char *path);
 /* Fixed-length NUL-terminated ASCII string type of n bytes. */
 hid_t archive_str_type(size_t n);
@@ -273,6 +286,9 @@ int archive_table_create(hid_t file, const char *name, hid_t ftype, int committe
                          size_t chunk_bytes, const char *path);
 hsize_t archive_table_length(hid_t ds);
 int archive_table_length_checked(hid_t ds, const char *path, const char *name, hsize_t *n);
+/* The dataset transfer property list of table reads and writes: one
+ * conversion buffer pair for the process (H5P_DEFAULT if unavailable). */
+hid_t archive_table_xfer(void);
 /* 0 or -1 (reason noted): rows [start, start+n) read or written. */
 int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write);
 int archive_table_append(hid_t ds, hid_t mtype, const void *rows, hsize_t n, const char *path,
@@ -496,6 +512,22 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
 int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r);
 
 /* ---- archive_lock.c ---- */
+/* Live readers (docs/ARCHIVE.md, "Live readers"): the archive file's own
+ * flock, shared for a reader, exclusive for a write, held while its HDF5
+ * file is open. How long a reader waits for a batch to be written, and a
+ * write that must happen now (not a deferrable batch) for readers. */
+#define ARCHIVE_READ_WAIT_SECONDS 60.0
+#define ARCHIVE_WRITE_WAIT_SECONDS 60.0
+/* Lock path (exclusive or shared), waiting up to wait_s (0: one try): CS_OK
+ * with *fd the lock's descriptor (-1: nothing needed locking: the file
+ * system has no flock, or this process holds the exclusive lock and reads
+ * its own file), or CS_ERR_IO saying who holds it, *busy set (busy may be
+ * NULL). */
+int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd, int *busy);
+void archive_file_unlock(int *fd);
+/* The HDF5 file opened under the lock fd: archive_h5_fclose releases both. */
+void archive_file_lock_attach(int fd, hid_t file);
+herr_t archive_h5_fclose(hid_t file);
 /* Open (creating if absent) and lock the journal of an archive,
  * lock-then-verify (see there). *fd: the locked descriptor; *created: the
  * locked journal is empty. CS_ERR_INPUT when another process holds it or it

@@ -10,7 +10,7 @@
 #include <string.h>
 
 void archive_reader_close(archive_reader *rd) {
-  if (rd->file >= 0) H5Fclose(rd->file);
+  if (rd->file >= 0) archive_h5_fclose(rd->file);
   archive_free(rd->a);
   if (rd->spec) spec_free(rd->spec);
   memset(rd, 0, sizeof *rd);

@@ -74,8 +74,8 @@ static void salvage_table_free(salvage_table *t) {
 }
 
 static void salvage_state_free(salvage_state *s) {
-  archive_h5_close_id(&s->out_file, H5Fclose);
-  archive_h5_close_id(&s->file, H5Fclose);
+  archive_h5_close_id(&s->out_file, archive_h5_fclose);
+  archive_h5_close_id(&s->file, archive_h5_fclose);
   if (s->tmp) unlink(s->tmp);
   free(s->tmp);
   archive_free(s->a);
@@ -123,7 +123,7 @@ static int salvage_open(salvage_state *s) {
   archive_meta meta;
   archive_probe_class cls;
   int rc = archive_probe(s->in, H5F_ACC_RDONLY, &s->file, &meta, &cls);
-  if (rc && (cls == ARCHIVE_PROBE_FOREIGN || cls == ARCHIVE_PROBE_HOSTILE ||
+  if (rc && (cls == ARCHIVE_PROBE_FOREIGN || cls == ARCHIVE_PROBE_BUSY || cls == ARCHIVE_PROBE_HOSTILE ||
              !archive_file_exists(s->in)))
     return rc;
   if (rc) {

@@ -12,4 +12,9 @@
  * as archive_write_result. */
 int archive_test_journal_only(cs_archive *a, const cs_cell_result *r);
 
+/* How long readers and writers wait for the archive's lock (docs/ARCHIVE.md,
+ * "Live readers"), instead of ARCHIVE_READ_WAIT_SECONDS and
+ * ARCHIVE_WRITE_WAIT_SECONDS; a negative value restores the default. */
+void archive_test_lock_wait(double seconds);
+
 #endif
