@@ -136,7 +136,7 @@ int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned
     cs_error_clear();  // the resume says what is wrong with it (or rebuilds it)
     return CS_OK;
   }
-  H5Fclose(file);
+  archive_h5_fclose(file);
   if (!strcmp(meta.identity, spec_canonical_sha256(spec))) return CS_OK;
   archive_reader rd;
   if (archive_reader_open(path, &rd) != CS_OK) {
