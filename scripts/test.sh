@@ -6,7 +6,7 @@
 # analysis, command-line, bad-input and hostile-archive tests and a sweep at 1-3 ranks
 # (tests/sanitize/sweep.sh) under them; any sanitizer report fails the run.
 # CS_SANITIZE_TESTS=0 leaves the sanitizer pass out. Last, the libFuzzer
-# harnesses of tests/fuzz run ~20 s each when clang is installed
+# harnesses of tests/fuzz run ~20 s (the three at once) when clang is installed
 # (CS_FUZZ_TESTS=0 leaves them out).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,12 +100,19 @@ if [[ "${CS_FUZZ_TESTS:-1}" == 1 ]]; then
     CC=$cc cmake -S "$root" -B "$fz" -DCS_FUZZ=ON >/dev/null
     cmake --build "$fz" -j "$(nproc)" --target fuzz_spec fuzz_journal fuzz_archive >/dev/null
     work=$(mktemp -d)
+    # the three harnesses at once (each bounded by its own time, so they end
+    # together), then their verdicts in order
+    declare -A fuzz_pid
     for h in spec journal archive; do
       mkdir -p "$work/$h"
-      if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-         LSAN_OPTIONS=suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0 \
-         "$fz/fuzz_$h" -max_total_time="${CS_FUZZ_SECONDS:-20}" -timeout=60 -print_final_stats=1 \
-           -artifact_prefix="$fz/fuzz_$h-" "$work/$h" "$root/tests/fuzz/corpus/$h" >"$work/$h.log" 2>&1; then
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        LSAN_OPTIONS=suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0 \
+        "$fz/fuzz_$h" -max_total_time="${CS_FUZZ_SECONDS:-20}" -timeout=60 -print_final_stats=1 \
+        -artifact_prefix="$fz/fuzz_$h-" "$work/$h" "$root/tests/fuzz/corpus/$h" >"$work/$h.log" 2>&1 &
+      fuzz_pid[$h]=$!
+    done
+    for h in spec journal archive; do
+      if wait "${fuzz_pid[$h]}"; then
         echo "fuzz_$h: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/$h.log"), no report"
       else
         echo "FAIL: fuzz_$h:"
