@@ -4,14 +4,16 @@
  * software_version, created (UTC ISO 8601), spec_sha256, spec_canonical_sha256
  * (the identity: docs/ARCHIVE.md, "Identity"), partial (merge --partial));
  * /spec (the spec text exactly as read); /cells, /curvature, /curves, /runs compound tables;
- * optional /points/<cell_id>/ and /params/<cell_id>/ groups. All datasets
+ * optional /points (an index table and shared 1-D arrays, format_version
+ * 4 on), /params/<cell_id>/ and /fields/<cell_id>/ groups. All datasets
  * chunked, shuffle + deflate + Fletcher32.
  *
  * Durability: every result is first appended to a journal file beside the
  * archive (ARCHIVE.journal: length-prefixed, checksummed records, fsync'ed
  * in groups) and then written into the HDF5 file in batches, each one open,
- * write, flush, close, so readers (h5dump, h5py, `curvsweep info`) can open
- * it between batches. A result is "reported done" once the journal holding
+ * write, flush, close, under the archive file's exclusive lock; readers
+ * hold its shared lock and wait out a batch, and the writer never waits on
+ * them during a run (docs/ARCHIVE.md, "Live readers"). A result is "reported done" once the journal holding
  * it is synced (archive_commit, archive_write_result). If the HDF5 file is found damaged on resume it is set aside
  * (renamed, never deleted) and rebuilt from the spec and the journal.
  * The journal is removed once the archive holds every record of it and is
