@@ -129,6 +129,28 @@ static void test_surface_rows_pass(void **state) {
   assert_true(rows[0].expected == 1.0);
 }
 
+/* The lm family's identities (src/verify/lm_check.c): an ungated model
+ * ignores gate bitwise, at depths 1 and 3, with and without the MLP; a
+ * zero gate (σ = 1/2) is the ungated model with the gated tensor halved,
+ * for every position and both gated archs, at depth 1 and 3. */
+static void test_lm_identities(void **state) {
+  (void)state;
+  for (int depth = 1; depth <= 3; depth += 2)
+    for (int mlp = 0; mlp <= 1; mlp++) {
+      double dev = -1;
+      assert_ok(verify_lm_ungated_gate_free(depth, mlp, &dev));
+      assert_true(dev == 0.0);
+      cs_arch archs[] = {ARCH_GATED, ARCH_GATED_HEADWISE};
+      for (int a = 0; a < 2; a++)
+        for (int g = GATE_G1; g <= GATE_G5; g++) {
+          double rel = -1;
+          assert_ok(verify_lm_half_gate(archs[a], (cs_gate_pos)g, depth, mlp, &rel));
+          if (!(rel >= 0 && rel <= 1e-12))
+            fail_msg("%s g%d depth %d mlp %d: %g", config_arch_name(archs[a]), g + 1, depth, mlp, rel);
+        }
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ungated_affine_regime_is_flat),
@@ -138,6 +160,7 @@ int main(void) {
       cmocka_unit_test(test_rescaling_changes_K_not_K_tilde),
       cmocka_unit_test(test_surface_rows_pass),
       cmocka_unit_test(test_self_uniform_attention),
+      cmocka_unit_test(test_lm_identities),
       cmocka_unit_test(test_verify_table_all_pass),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,6 +91,15 @@ int verify_self_uniform(cs_arch arch, cs_gate_pos gate, int depth, int heads, in
 int verify_self_curved(cs_arch arch, cs_gate_pos gate, int depth, int zero_qk, uint64_t seed,
                        double *max_ratio);
 
+/* lm family (lm_check.c; docs/NUMERICS.md, "Checks of the lm family"), on
+ * the probe plane's jets of every prefix: *max_dev the largest |difference|
+ * of an ungated model's jets at g2..g5 from those at g1 (exactly 0: the
+ * ungated model ignores gate); *max_rel the largest difference, relative to
+ * the largest jet entry, of a gated model with W_g = b_g = 0 (gate 1/2)
+ * from the ungated model with the gated tensor halved (rounding only). */
+int verify_lm_ungated_gate_free(int depth, int mlp_ratio, double *max_dev);
+int verify_lm_half_gate(cs_arch arch, cs_gate_pos gate, int depth, int mlp_ratio, double *max_rel);
+
 /* Every check, in the order `curvsweep verify` prints them. */
 int verify_all(verify_table *t);
 

@@ -260,6 +260,29 @@ static int verify_self_all(verify_table *t) {
   return CS_OK;
 }
 
+/* The lm rows of `curvsweep verify` (lm_check.c). */
+static int verify_lm_all(verify_table *t) {
+  char name[112];
+  for (int mlp = 0; mlp <= 2; mlp += 2) {
+    double dev;
+    CS_CHECK(verify_lm_ungated_gate_free(2, mlp, &dev));
+    snprintf(name, sizeof name, "lm ungated depth 2%s: max |jet at g2..g5 - jet at g1|",
+             mlp ? " mlp" : "");
+    CS_CHECK(verify_add(t, name, dev, 0.0, 0.0, dev == 0.0));
+  }
+  static const cs_arch ARCHS[] = {ARCH_GATED, ARCH_GATED_HEADWISE};
+  for (int a = 0; a < 2; a++)
+    for (int g = GATE_G1; g <= GATE_G5; g++) {
+      double rel;
+      CS_CHECK(verify_lm_half_gate(ARCHS[a], (cs_gate_pos)g, 2, 2, &rel));
+      snprintf(name, sizeof name, "lm %s %s W_g=b_g=0 depth 2: max rel |jet - halved ungated jet|",
+               config_arch_name(ARCHS[a]), config_gate_name((cs_gate_pos)g));
+      CS_CHECK(verify_add(t, name, rel, 0.0, 1e-12, rel <= 1e-12));
+    }
+  return CS_OK;
+}
+
+
 int verify_positive_gated_point(int64_t *seed_out, double x_out[2], double *Kt_gated,
                                 double *Kt_ungated) {
   double x[AFFINE_POINTS * 2];
@@ -446,6 +469,8 @@ int verify_all(verify_table *t) {
   }
   /* 7. the self family where theory gives an exact answer */
   CS_CHECK(verify_self_all(t));
+  /* 8. the lm family: exact identities of its jets (lm_check.c) */
+  CS_CHECK(verify_lm_all(t));
   /* 5. rescaling the representation by c: K -> K/c², K~ unchanged */
   double dk, dkt;
   CS_CHECK(verify_scaling(3.0, &dk, &dkt));
