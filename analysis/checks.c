@@ -226,7 +226,7 @@ int analysis_verdict_from(analysis_data *D, const char *claim, const char *famil
 /* The claims in the order of index.md. */
 int analysis_claim_rank(const char *claim) {
   static const char *const ORDER[] = {"1", "2", "3", "4", "sample-efficiency", "gate-g1-best",
-                                      "gate-sink", "gate-ov-qk"};
+                                      "gate-sink", "gate-ov-qk", "sink-g1"};
   for (int i = 0; i < (int)(sizeof ORDER / sizeof *ORDER); i++)
     if (strcmp(claim, ORDER[i]) == 0) return i;
   return 99;

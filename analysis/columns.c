@@ -93,7 +93,7 @@ static const struct {
     {"gap.csv", "dKh_*", "mean |K̂| of the last layer, arch − ungated" CI SIGNS},
     /* verdicts.csv */
     {"verdicts.csv", "claim", "the claim: `1` … `4`, `sample-efficiency`, `gate-g1-best`, "
-                              "`gate-sink`, `gate-ov-qk`, `sink-share`, `sink-massive`, `sink-drain`, …"},
+                              "`gate-sink`, `gate-ov-qk`, `sink-g1`, `sink-share`, `sink-massive`, `sink-drain`, …"},
     {"verdicts.csv", "scope", "what the row covers, fields joined by `;`: `verdict` is the claim's "
                               "verdict, every other row a check behind it"},
     {"verdicts.csv", "test", "the test (e.g. `sign-flip exact one-sided greater`, `TOST t`)"},

@@ -76,6 +76,8 @@ static const struct {
      "Where should the gate sit"},
     {"gate-sink", "gating changes the attention sink", "Where should the gate sit"},
     {"gate-ov-qk", "gates on the values/output beat gates on queries/keys", "Where should the gate sit"},
+    {"sink-g1", "G1 lowers the first-token share, as Qiu et al. (lm; primary, one-sided)",
+     "Do gates remove the attention sink"},
     {"sink-share", "the gate lowers the first-token share (lm)", "Do gates remove the attention sink"},
     {"sink-massive", "the gate lowers the massive activation (lm)", "Do gates remove the attention sink"},
     {"sink-drain", "the gate lowers the value drain (lm)", "Do gates remove the attention sink"},

@@ -10,7 +10,9 @@
  * the strongest layer, log largest massive activation, log largest drain:
  * ungated − gated per seed, mean over units; two-sided sign-flip test, Holm
  * within each quantity; checks.c), and the G1 line against Qiu et al.'s
- * 46.7% → 4.8%. The profile figure is plots_sinks.c. */
+ * 46.7% → 4.8%: the one hypothesis stated before the data (G1 lowers the
+ * share), one-sided, Holm over the gated archs only (claim sink-g1). The
+ * profile figure is plots_sinks.c. */
 #include "sinks.h"
 
 #include "checks.h"
@@ -30,6 +32,8 @@
 static const char *const SQ_NAME[SQ_COUNT] = {"share", "headmax", "massive", "drain", "peak"};
 /* claim (and Holm family) of each verdict quantity */
 static const char *const SV_CLAIM[SV_COUNT] = {"sink-share", "sink-massive", "sink-drain"};
+/* the primary G1 test (one-sided, its own family) */
+#define SINK_G1_CLAIM "sink-g1"
 
 double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k) {
   if (!c || l < 0 || l >= c->depth || !c->curv) return NAN;
@@ -357,6 +361,22 @@ static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, d
         CS_CHECK(analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_TWO_SIDED, key));
       }
     }
+  /* the primary hypothesis, stated before any data (Qiu et al.): G1 lowers
+   * the first-token share; one-sided, its own Holm family over the gated
+   * archs (analysis/README.md, "Attention sinks") */
+  for (int a = 0; a < D->n_arch; a++) {
+    if (!analysis_is_gated(D->arch[a])) continue;
+    analysis_sink_seed_values(D, S, a, GATE_G1, SV_SHARE, v);
+    int any = 0;
+    for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
+    if (!any) continue;
+    char scope[64], key[128];
+    snprintf(scope, sizeof scope, "%s g1", config_arch_name(D->arch[a]));
+    snprintf(key, sizeof key, "%s|%s", SINK_G1_CLAIM, scope);
+    analysis_check *c;
+    CS_CHECK(analysis_check_add(D, SINK_G1_CLAIM, SINK_G1_CLAIM, 0, &c, "%s", scope));
+    CS_CHECK(analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_GREATER, key));
+  }
   return CS_OK;
 }
 
@@ -380,6 +400,7 @@ int analysis_sink_verdicts(analysis_data *D) {
     analysis_check c = D->checks.c[i];
     int ours = 0;
     for (int q = 0; q < SV_COUNT; q++) ours |= !strcmp(c.claim, SV_CLAIM[q]);
+    ours |= !strcmp(c.claim, SINK_G1_CLAIM);
     if (!c.verdict && ours) CS_CHECK(analysis_verdict_of_check(D, &c));
   }
   return CS_OK;
@@ -488,7 +509,7 @@ static void analysis_md_sink_g1(FILE *f, const analysis_data *D, const analysis_
     if (!analysis_is_gated(D->arch[a])) continue;
     char scope[64];
     snprintf(scope, sizeof scope, "%s g1", config_arch_name(D->arch[a]));
-    const analysis_check *c = analysis_check_find(D, SV_CLAIM[SV_SHARE], scope);
+    const analysis_check *c = analysis_check_find(D, SINK_G1_CLAIM, scope);
     if (!c) continue;
     double mu, mg;
     int n;
@@ -537,7 +558,10 @@ int analysis_md_sinks(FILE *f, const analysis_data *D) {
              "sign test). Verdicts: per gated arch and gate position, ungated − gated per seed (the share "
              "at each cell's strongest layer; the log of the largest massive activation and drain over "
              "layers), mean over tasks, depths and regimes, two-sided sign-flip test, Holm within each "
-             "quantity, α = %g (analysis/README.md, \"Attention sinks\").\n\n",
+             "quantity, α = %g. The G1 lines test the one hypothesis stated before the data, Qiu et "
+             "al.'s: G1 lowers the first-token share (the same per-seed differences, one-sided "
+             "sign-flip test, Holm over the gated archs only; analysis/README.md, \"Attention "
+             "sinks\").\n\n",
           D->opt.alpha);
   if (S->n_measured < S->n_cells)
     fprintf(f, "%d of the %d cells in the table below carry no massive activation, value drain or residual peak: their "

@@ -11,7 +11,9 @@
  *     quantity's family of 4 (4 · 2/256 = 0.03125 < 0.05) → supported;
  *   - g2: ungated ± 0.01 (+ on even seeds, − on odd): differences summing
  *     to 0, p = 1 → not supported (inconclusive);
- *   - three seeds: too few (needs ≥ 8 in a family of 4);
+ *   - the primary G1 test (claim sink-g1): the g1 share differences,
+ *     one-sided, Holm over the two gated archs: p 1/256, adjusted 2/256;
+ *   - three seeds: too few (needs ≥ 8 in a family of 4; sink-g1 ≥ 6);
  *   - the ratios absent (a format_version 4 archive): said so, no check of
  *     them, the share's checks unchanged;
  *   - a sweep without lm cells: no section. */
@@ -144,7 +146,16 @@ static void test_verdicts_known_answer(void **state) {
     assert_close(c->effect, 0.0, 1e-12);
     assert_close(c->p_raw, 1.0, 1e-12);
     c = find_check(&V, "sink-massive", g2, 1);
-    assert_int_not_equal(c->decision, ANALYSIS_SUPPORTED);
+    assert_int_not_equal(c->decision, ANALYSIS_SUPPORTED);    /* the primary G1 test: the same differences, one-sided, Holm over the
+     * two gated archs: p = 1/2^8, adjusted 2/2^8 */
+    c = find_check(&V, "sink-g1", g1, 1);
+    assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
+    assert_int_equal(c->n, 8);
+    assert_close(c->effect, 0.435, 1e-12);
+    assert_close(c->p_raw, 1.0 / 256, 1e-15);
+    assert_close(c->p_adj, 2 * 1.0 / 256, 1e-15);
+    assert_int_equal(c->family_size, 2);
+    assert_non_null(strstr(c->test, "one-sided"));
   }
   /* one check and one verdict per (quantity, arch, gate) */
   assert_int_equal(count_claim(&V, "sink-share"), 8);
@@ -160,6 +171,10 @@ static void test_too_few_seeds(void **state) {
   assert_int_equal(c->decision, ANALYSIS_TOO_FEW);
   assert_int_equal(c->n, 3);
   assert_int_equal(c->needs, 8);
+  /* one-sided in a family of 2: 2/2^n < 0.05 from n = 6 */
+  c = find_check(&V, "sink-g1", "gated g1", 1);
+  assert_int_equal(c->decision, ANALYSIS_TOO_FEW);
+  assert_int_equal(c->needs, 6);
   analysis_checks_free(&V);
 }
 
