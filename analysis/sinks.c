@@ -344,39 +344,34 @@ static void analysis_sink_seed_values(const analysis_data *D, const analysis_sin
   }
 }
 
+/* One check of claim (its own Holm family) on quantity q of arch a at gate
+ * g against ungated, per seed (v: scratch of D->n_seed); none without data. */
+static int analysis_sink_check(analysis_data *D, const analysis_sinks *S, const char *claim, int a,
+                               cs_gate_pos g, analysis_sink_v q, analysis_side side, double *v) {
+  analysis_sink_seed_values(D, S, a, g, q, v);
+  int any = 0;
+  for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
+  if (!any) return CS_OK;
+  char scope[64], key[128];
+  snprintf(scope, sizeof scope, "%s %s", config_arch_name(D->arch[a]), config_gate_name(g));
+  snprintf(key, sizeof key, "%s|%s", claim, scope);
+  analysis_check *c;
+  CS_CHECK(analysis_check_add(D, claim, claim, 0, &c, "%s", scope));
+  return analysis_check_seed(D, c, v, D->n_seed, side, key);
+}
+
 static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, double *v) {
   for (int q = 0; q < SV_COUNT; q++)
-    for (int a = 0; a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a])) continue;
-      for (int g = 0; g < GATE_COUNT; g++) {
-        analysis_sink_seed_values(D, S, a, (cs_gate_pos)g, (analysis_sink_v)q, v);
-        int any = 0;
-        for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
-        if (!any) continue;
-        char scope[64], key[128];
-        snprintf(scope, sizeof scope, "%s %s", config_arch_name(D->arch[a]), config_gate_name((cs_gate_pos)g));
-        snprintf(key, sizeof key, "%s|%s", SV_CLAIM[q], scope);
-        analysis_check *c;
-        CS_CHECK(analysis_check_add(D, SV_CLAIM[q], SV_CLAIM[q], 0, &c, "%s", scope));
-        CS_CHECK(analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_TWO_SIDED, key));
-      }
-    }
+    for (int a = 0; a < D->n_arch; a++)
+      for (int g = 0; g < GATE_COUNT && analysis_is_gated(D->arch[a]); g++)
+        CS_CHECK(analysis_sink_check(D, S, SV_CLAIM[q], a, (cs_gate_pos)g, (analysis_sink_v)q,
+                                     ANALYSIS_TWO_SIDED, v));
   /* the primary hypothesis, stated before any data (Qiu et al.): G1 lowers
    * the first-token share; one-sided, its own Holm family over the gated
    * archs (analysis/README.md, "Attention sinks") */
-  for (int a = 0; a < D->n_arch; a++) {
-    if (!analysis_is_gated(D->arch[a])) continue;
-    analysis_sink_seed_values(D, S, a, GATE_G1, SV_SHARE, v);
-    int any = 0;
-    for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
-    if (!any) continue;
-    char scope[64], key[128];
-    snprintf(scope, sizeof scope, "%s g1", config_arch_name(D->arch[a]));
-    snprintf(key, sizeof key, "%s|%s", SINK_G1_CLAIM, scope);
-    analysis_check *c;
-    CS_CHECK(analysis_check_add(D, SINK_G1_CLAIM, SINK_G1_CLAIM, 0, &c, "%s", scope));
-    CS_CHECK(analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_GREATER, key));
-  }
+  for (int a = 0; a < D->n_arch; a++)
+    if (analysis_is_gated(D->arch[a]))
+      CS_CHECK(analysis_sink_check(D, S, SINK_G1_CLAIM, a, GATE_G1, SV_SHARE, ANALYSIS_GREATER, v));
   return CS_OK;
 }
 
