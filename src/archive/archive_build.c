@@ -6,7 +6,7 @@
  *   /curvature, /curves  rows buffered and appended a block at a time
  *   /points              arrays and index rows staged and appended a few
  *                        MiB at a time (archive_points.c)
- *   /params, /fields     a group written per result (archive_write.c,
+ *   /params, /fields     a group written per result (archive_params.c,
  *                        archive_fields.c; a merge writes what it read and
  *                        checked, docs/SECURITY.md "Archives")
  *   /cells               result columns kept compactly in memory (no

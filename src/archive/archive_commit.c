@@ -15,21 +15,15 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* One result: dirty flag and record in the journal (one sync), the HDF5
- * write, the flag cleared. The dirty flag stays set when the HDF5 write
- * fails, so the next resume rebuilds the file from the journal. */
 /* Refuse a write the file system cannot hold before HDF5 sees it: an HDF5
  * flush that fails with ENOSPC leaves a file that its library cannot close
  * again (and crashes at exit). need: bytes the write may take. */
 static int archive_check_space(const cs_archive *a, size_t need) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", a->path);
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  else snprintf(dir, sizeof dir, ".");
-  if (!dir[0]) snprintf(dir, sizeof dir, "/");
+  char *dir = cs_dirname(a->path);
   struct statvfs st;
-  if (statvfs(dir, &st) != 0) return CS_OK; /* cannot tell: let the write report */
+  int known = dir && statvfs(dir, &st) == 0;
+  free(dir);
+  if (!known) return CS_OK; /* cannot tell: let the write report */
   double avail = (double)st.f_bavail * (double)st.f_frsize;
   if (avail < (double)need)
     return cs_error(CS_ERR_IO,

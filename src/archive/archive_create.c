@@ -1,7 +1,8 @@
-/* archive_create.c — an existing archive probed (identity, rows, the
- * committed_rows repair of interrupted writes), a new archive created under
- * a temporary name and renamed into place, and a damaged one rebuilt from
- * spec + journal (docs/ARCHIVE.md, "Resume"). */
+/* archive_create.c — a new archive: the /cells layout of a spec (fixed
+ * columns, the other axes, the result columns), every object of a pending
+ * archive written under a temporary name beside the archive (never through
+ * a symbolic link; docs/SECURITY.md, "Shared directories"), synced, and
+ * renamed into place (docs/ARCHIVE.md, "On-disk layout"). */
 #include "archive_internal.h"
 #include "curvsweep/config.h"
 #include "curvsweep/clock.h"

@@ -1,6 +1,11 @@
 /* archive_format.c — the on-disk format on the HDF5 side (docs/ARCHIVE.md,
- * "On-disk layout"): HDF5 error capture and quieting, file access, string
- * and compound row types, attributes, and the 1-D extendible tables. */
+ * "On-disk layout") above the primitives (archive_h5.c) and the checks of
+ * untrusted input (archive_guard.c): the compound row types, the 1-D
+ * extendible tables (created, appended, read a range of rows at a time
+ * through one conversion buffer), 2-D arrays written and read (shape,
+ * class and size checked before anything is allocated), and the per-cell
+ * groups /<top>/<cell_id> (created, opened through hard links only, their
+ * members checked). */
 #include "archive_internal.h"
 
 #include <math.h>

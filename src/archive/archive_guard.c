@@ -7,14 +7,15 @@
  *                   and again on each open of an object (archive_dataset_open,
  *                   archive_group_open), so no command ever follows a link
  *                   out of the file or writes through one;
- *   attributes      one value (scalar or one element) of the expected class
- *                   and a bounded size (archive_attr_open_one);
  *   sizes           what one open may allocate from what the file declares
  *                   is bounded (the budget), and a table declares no rows
  *                   it does not store (archive_table_check_stored);
- *   values          the extreme-token columns of a done cell in their
- *                   domain for its family (archive_check_token_stats).
- * Refusals are CS_ERR_INPUT naming the file and the object. */
+ *   values          a done cell's metrics and extreme-token columns in their
+ *                   domain (archive_check_metrics, archive_check_token_stats),
+ *                   tensor names as the archive stores them.
+ * Attributes are read as one value of the expected class and a bounded
+ * size by archive_h5.c (archive_attr_open_one). Refusals are CS_ERR_INPUT
+ * naming the file and the object. */
 #include "archive_internal.h"
 
 #include <inttypes.h>

@@ -308,7 +308,7 @@ int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, co
 int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why);
 int archive_link_exists(hid_t loc, const char *name);
 
-/* ======== archive_guard.c: an archive is untrusted input (docs/SECURITY.md, "Archives") ======== */
+/* ======== archive_guard.c: untrusted input (docs/SECURITY.md, "Archives") ======== */
 /* The bytes one open may allocate from sizes the file declares: set from
  * the file's size at every open (archive_probe), taken before each such
  * allocation (n elements of size bytes; a refusal naming object beyond). */

@@ -353,7 +353,8 @@ int archive_window_end(cs_archive *a) {
  * the last record of each cell wins and is applied unless the file already
  * holds that state (status and attempts). Runs: a begin is appended when
  * its row is the next one (or always when rebuilt), an end rewrites the row
- * of its begin. dry: change nothing, set *needed when some record would be applied. */
+ * of its begin. dry: change nothing, set *needed when some record would be
+ * applied. */
 int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan *s,
                                   int rebuilt, int dry, int *needed) {
   int64_t *last = NULL, *run_map = NULL, n_map = 0, n_todo = 0;

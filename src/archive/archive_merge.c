@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Everything a merge holds; freed in one place (archive_merge_impl). Memory
+/* Everything a merge holds; freed in one place (archive_merge). Memory
  * is bounded by one input's results (read, applied and freed one input at
  * a time), a few bytes per cell of the spec, and copies of the results of
  * cells done in more than one input (kept for the bitwise comparison). */

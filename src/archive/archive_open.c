@@ -268,7 +268,7 @@ static int archive_any_finished(const cs_archive *a) {
 }
 
 int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode mode,
-                                   const unsigned char *mask, cs_archive **out) {
+                        const unsigned char *mask, cs_archive **out) {
   *out = NULL;
   if (!path || !path[0] || !spec) return cs_error(CS_ERR_INPUT, "archive_open_write: no path or spec");
   if (mode != ARCHIVE_CREATE && mode != ARCHIVE_OVERWRITE && mode != ARCHIVE_RESUME)

@@ -10,7 +10,9 @@
  *              array (archive_points_stage_*: batches and the bulk builder)
  *   reading    every cell's arrays in storage order, each array read a block
  *              at a time (archive_points_each: memory of one block per array),
- *              or one cell's (archive_points_read_cell: salvage) */
+ *              or one cell's (archive_points_read_cell: salvage)
+ *   legacy     the /points/<cell_id> group of format_version 2, 3
+ *              (archive_read_points) */
 #include "archive_internal.h"
 
 #include <inttypes.h>

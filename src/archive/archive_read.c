@@ -1,6 +1,8 @@
-/* archive_read.c — read-back of an archive: summary (`curvsweep info`),
- * the /spec text, and every result (tables, /points, /params). Readers
- * ignore rows beyond committed_rows (docs/ARCHIVE.md). */
+/* archive_read.c — read-back of an archive: an open reader (probed, its
+ * /spec loaded, its /cells rows), the summary (`curvsweep info`), the /spec
+ * text, and every result (tables a block at a time, then /points, /params
+ * and /fields). Readers ignore rows beyond committed_rows
+ * (docs/ARCHIVE.md). */
 #include "archive_internal.h"
 
 #include <inttypes.h>

@@ -3,7 +3,8 @@
  * one fixed-length string), read back from either layout, and checked
  * against the root attribute spec_sha256 whenever an archive is opened,
  * when the archive's identity (the canonical sha256 of the spec it holds,
- * docs/ARCHIVE.md "Identity") is computed too. */
+ * docs/ARCHIVE.md "Identity") is computed too; and the refusal of a spec
+ * that is not the archive's, naming the keys that differ. */
 #include "archive_internal.h"
 
 #include "curvsweep/error.h"
