@@ -49,33 +49,6 @@ double analysis_samples_to_target(int n, const int *x, const double *y, double t
   return INFINITY;
 }
 
-/* The base regime of regime r: its name without the component of axis skip
- * (train_points here, gate in gates.c). */
-void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
-                          size_t tlen) {
-  size_t used = 0;
-  int k_out = 0;
-  name[0] = '\0';
-  for (int k = 0; k < D->n_other; k++) {
-    int ax = D->other_axis[k];
-    if (ax == skip) continue;
-    char val[128];
-    spec_axis_value_text(D->spec, ax, D->regime[r].cell_id, val, sizeof val);
-    int w = snprintf(name + used, len - used, "%s%s=%s", k_out++ ? ";" : "", spec_axis_name(D->spec, ax), val);
-    if (w > 0) used += (size_t)w;
-    if (used >= len) used = len - 1;
-  }
-  if (k_out == 0) snprintf(name, len, "all");
-  size_t i = 0;
-  for (const char *c = name; *c && i + 1 < tlen; c++) {
-    char ch = *c;
-    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-             ch == '.' || ch == '-';
-    tag[i++] = ok ? ch : '_';
-  }
-  tag[i] = '\0';
-}
-
 /* Mean test accuracy of arch a at every size of c over the seeds draw[0..S-1]
  * (indices into D->seed; NULL with S = n_seed: every seed once). */
 static void analysis_lc_means(const analysis_data *D, const analysis_lcurve *c, int a, int S,

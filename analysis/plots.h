@@ -1,6 +1,6 @@
-/* plots.h — the drawing helpers of the report's figures (plots.c), shared
- * by the figure writers in other files of analysis/ (plots_learning.c,
- * plots_gates.c, plots_fields.c). Internal to analysis/. */
+/* plots.h — the drawing helpers of the report's figures (plots_draw.c),
+ * shared by every figure writer of analysis/ (plots.c, plots_fields.c,
+ * plots_learning.c, plots_gates.c, plots_sinks.c). Internal to analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 

@@ -2,6 +2,8 @@
  * index.md prints them in this order after the four claims. */
 #include "sections.h"
 
+#include <string.h>
+
 const analysis_section ANALYSIS_SECTIONS[] = {
     {"sample efficiency", analysis_compute_learning, analysis_lc_checks, analysis_lc_verdicts,
      analysis_write_learning_tables, analysis_md_learning, analysis_list_learning_tables,
@@ -18,10 +20,11 @@ const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSI
 _Static_assert(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS <= ANALYSIS_MAX_SECTIONS,
                "a row of the section table without a state slot (data.h)");
 
-#include <string.h>
-
-void **analysis_section_state(analysis_data *D, const char *name) {
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
-    if (!strcmp(ANALYSIS_SECTIONS[s].name, name)) return &D->section_state[s];
-  return NULL;
+/* The claims in the order of index.md. */
+int analysis_claim_rank(const char *claim) {
+  static const char *const ORDER[] = {"1", "2", "3", "4", "sample-efficiency", "gate-g1-best",
+                                      "gate-sink", "gate-ov-qk", "sink-g1"};
+  for (int i = 0; i < (int)(sizeof ORDER / sizeof *ORDER); i++)
+    if (strcmp(claim, ORDER[i]) == 0) return i;
+  return 99;
 }

@@ -3,7 +3,7 @@
  * Each row's functions do nothing when the sweep lacks the section's axis
  * (train_points for the learning curves, gate for the gate positions).
  * The driver calls, in row order: compute after the core numbers (compute.c),
- * checks before Holm and verdicts after it (checks.c), write_tables
+ * checks before Holm and verdicts after it (compute.c), write_tables
  * (csv.c), plot for every (task, regime) after the core figures (plots.c),
  * write_md and list_tables for index.md (index.c), free (load.c).
  * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
@@ -34,14 +34,17 @@ typedef struct {
 extern const analysis_section ANALYSIS_SECTIONS[];
 extern const int ANALYSIS_N_SECTIONS;
 
-/* The slot of the section named `name` for its state (D->section_state of
- * its row): set by its compute, read by its other functions, cleared by its
- * free; NULL when no row has that name. */
+/* The slot of the section named `name` for its state (values.c; its own
+ * entry of D->section_state, found by name, so that a section never reads
+ * the table): set by its compute, read by its other functions, cleared by
+ * its free; NULL when every slot is taken by other names. */
 void **analysis_section_state(analysis_data *D, const char *name);
-static inline const void *analysis_section_get(const analysis_data *D, const char *name) {
-  void **slot = analysis_section_state((analysis_data *)D, name);
-  return slot ? *slot : NULL;
-}
+/* Its state, or NULL (no slot claimed). */
+const void *analysis_section_get(const analysis_data *D, const char *name);
+
+/* A claim's place in the order of index.md and verdicts.csv (99: a claim
+ * not listed, after the others). */
+int analysis_claim_rank(const char *claim);
 
 /* learning.c (plots_learning.c) — sample efficiency: learning curves,
  * samples to a target accuracy; learning_curve.csv, samples_to_target.csv. */
