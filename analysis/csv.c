@@ -226,7 +226,7 @@ int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
     for (int pass = 1; pass >= 0; pass--)
       for (int i = 0; i < D->checks.n; i++) {
         const analysis_check *c = &D->checks.c[i];
-        if (analysis_claim_rank(c->claim) != rank || c->verdict != pass) continue;
+        if (analysis_claim_rank(c->claim, NULL) != rank || c->verdict != pass) continue;
         fprintf(f, "%s,%s,%s,%s,%d", c->claim, c->scope, c->test, c->unit, c->n);
         analysis_csv_num(f, c->effect);
         analysis_csv_num(f, c->effect_lo);
@@ -236,4 +236,26 @@ int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
         fprintf(f, ",%s,%s\n", c->adjust, analysis_decision_name(c->decision));
       }
   return analysis_file_commit(&o);
+}
+
+/* The core's tables (this file), before the sections' and verdicts.csv. */
+static const analysis_table_info CORE_TABLES[] = {
+    {"summary.csv", "",
+     "per (arch, task, depth, regime): seeds, test accuracy, last-layer curvature over seeds"},
+    {"prefix.csv", "", "the same curvature statistics after every layer l of every model"},
+    {"amplification.csv", "",
+     "per (arch, task, regime): slopes of curvature against log depth and log prefix"},
+    {"gap.csv", "", "every arch − ungated, paired by seed: accuracy and curvature differences"},
+    {NULL, NULL, NULL},
+};
+static const analysis_table_info VERDICTS_TABLE = {"verdicts.csv", "",
+                                                   "every verdict and the test behind it"};
+
+const analysis_table_info *analysis_report_table(int i) {
+  for (const analysis_table_info *t = CORE_TABLES; t->file; t++)
+    if (i-- == 0) return t;
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    for (const analysis_table_info *t = ANALYSIS_SECTIONS[s].about->tables; t->file; t++)
+      if (i-- == 0) return t;
+  return i == 0 ? &VERDICTS_TABLE : NULL;
 }

@@ -607,3 +607,38 @@ int analysis_md_gates(FILE *f, const analysis_data *D) {
   fprintf(f, "\n");
   return CS_OK;
 }
+
+/* ---- its row's claims, tables and columns (sections.h) ---- */
+
+static const analysis_claim_info GATES_CLAIMS[] = {
+    {"gate-g1-best", "the gate at g1 (after the attention output) is the best position",
+     "Where should the gate sit"},
+    {"gate-sink", "gating changes the attention sink", "Where should the gate sit"},
+    {"gate-ov-qk", "gates on the values/output beat gates on queries/keys", "Where should the gate sit"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_table_info GATES_TABLES[] = {
+    {"gates.csv", "a gate axis",
+     "per (arch, task, depth, regime, gate): accuracy, curvature, attention sink over seeds, ranks, "
+     "paired differences against ungated and g1"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_column_rule GATES_COLUMNS[] = {
+    /* gates.csv */
+    {"gates.csv", "gate", "the gate position g1 … g5, `-` for an arch that ignores it"},
+    {"gates.csv", "Kh_*", "mean |K̂| of the last layer" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "Kt_*", "mean |K̃| of the last layer" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "sink_mass_*", "mean attention weight of the non-CLS queries on token 0" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "max_attn_*", "mean largest attention weight of the non-CLS queries" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "rank_*", "rank of the row's mean among the gate positions of its arch in the unit "
+                            "(1: most accurate / most curved)"},
+    {"gates.csv", "ungated_*", "the ungated row's mean in the same unit"},
+    {"gates.csv", "n_pairs_*", "seeds with this cell and the baseline's (ungated, or g1)"},
+    {"gates.csv", "d*_vs_*", "this row − the baseline (ungated, or the same arch at g1), paired by "
+                             "seed, for acc, Kh, Kt, sink_mass, max_attn" ANALYSIS_COLUMN_CI ANALYSIS_COLUMN_SIGNS},
+    {NULL, NULL, NULL},
+};
+
+const analysis_section_about ANALYSIS_GATES_ABOUT = {GATES_CLAIMS, GATES_TABLES, GATES_COLUMNS};

@@ -581,3 +581,42 @@ int analysis_md_sinks(FILE *f, const analysis_data *D) {
   fprintf(f, "\n");
   return CS_OK;
 }
+
+/* ---- its row's claims, tables and columns (sections.h) ---- */
+
+static const analysis_claim_info SINKS_CLAIMS[] = {
+    {"sink-g1", "G1 lowers the first-token share, as Qiu et al. (lm; primary, one-sided)",
+     "Do gates remove the attention sink"},
+    {"sink-share", "the gate lowers the first-token share (lm)", "Do gates remove the attention sink"},
+    {"sink-massive", "the gate lowers the massive activation (lm)", "Do gates remove the attention sink"},
+    {"sink-drain", "the gate lowers the value drain (lm)", "Do gates remove the attention sink"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_table_info SINKS_TABLES[] = {
+    {"sinks.csv", "the lm family",
+     "per (arch, task, depth, regime, gate, layer): first-token share, massive activation, value "
+     "drain, residual peak over seeds, differences from ungated"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_column_rule SINKS_COLUMNS[] = {
+    /* sinks.csv (lm family, analysis/sinks.c) */
+    {"sinks.csv", "gate", "the gate position g1 … g5, `-` for the ungated row"},
+    {"sinks.csv", "layer", "the block l = 1..depth whose output the values describe"},
+    {"sinks.csv", "n_measured", "done cells with massive_act, value_drain, resid_peak stored "
+                                "(format_version 5)"},
+    {"sinks.csv", "n_pairs", "seeds with this cell and the ungated cell (0 on the ungated row)"},
+    {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
+                             "positions t ≥ 1 and held-out sequences (sink_mass)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "massive_*", "massive activation max |h| / median |h| of the residual stream "
+                               "(massive_act)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "drain_*", "value drain ‖v_BOS‖ / median ‖v_t‖ (value_drain)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "peak_*", "residual peak ‖h_BOS‖ / median ‖h_t‖ (resid_peak)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "d*", "this row − ungated, paired by seed, for share, headmax, massive, drain, "
+                        "peak (`nan` on the ungated row)" ANALYSIS_COLUMN_CI ANALYSIS_COLUMN_SIGNS},
+    {NULL, NULL, NULL},
+};
+
+const analysis_section_about ANALYSIS_SINKS_ABOUT = {SINKS_CLAIMS, SINKS_TABLES, SINKS_COLUMNS};
