@@ -10,6 +10,14 @@
 /* Fill D->group, D->prefix, D->amp and D->gap from the loaded table, then
  * every section's numbers and every check and verdict (D->checks). */
 int analysis_compute(analysis_data *D);
+/* Regime r into its base among g[0..*n-1] (values.c): a new base g[*n]
+ * when none has its name without axis ax_gate, then r in gate order. */
+void analysis_gate_group_add(const analysis_data *D, int r, int ax_gate, analysis_gate_group *g, int *n);
+
+/* run(D, v) with v one double per seed (at least one), freed after
+ * (values.c): the scratch of every per-seed computation. */
+int analysis_with_seed_scratch(analysis_data *D, int (*run)(analysis_data *D, double *v));
+
 /* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
 const char *analysis_amp_q_name(int q);
 

@@ -129,6 +129,18 @@ typedef struct {
 /* Share of the best mean accuracy that is the default target. */
 #define ANALYSIS_TARGET_SHARE 0.95
 
+/* The regimes of one base: those whose values differ only in the gate
+ * (gates.c, sinks.c; analysis_gate_group_add, values.c), their gate values ascending. */
+typedef struct {
+  char name[ANALYSIS_NAME_LEN];  /* the regime without the gate: "residual=yes" or "all" */
+  char tag[ANALYSIS_NAME_LEN];   /* name made safe for file names */
+  int64_t cell_id;               /* a representative cell (its base regime values) */
+  cs_family family;              /* the model family of its first regime */
+  int n_pos;
+  cs_gate_pos gate[GATE_COUNT];  /* the gate values present, ascending */
+  int regime[GATE_COUNT];        /* the regime of each */
+} analysis_gate_group;
+
 /* A section's state, found by the section's name (values.c). */
 typedef struct {
   const char *name; /* NULL: a free slot */

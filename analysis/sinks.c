@@ -73,27 +73,8 @@ static int analysis_sink_regime_lm(const analysis_data *D, int r) {
 /* The lm regimes grouped by their name without the gate, gates ascending. */
 static int analysis_sink_bases(const analysis_data *D, int ax_gate, analysis_sinks *S) {
   CS_CHECK(CS_CALLOC(S->base, D->n_regime));
-  for (int r = 0; r < D->n_regime; r++) {
-    if (!analysis_sink_regime_lm(D, r)) continue;
-    char name[ANALYSIS_NAME_LEN], tag[ANALYSIS_NAME_LEN];
-    analysis_regime_base(D, r, ax_gate, name, sizeof name, tag, sizeof tag);
-    int b = 0;
-    while (b < S->n_base && strcmp(S->base[b].name, name) != 0) b++;
-    analysis_sink_base *B = &S->base[b];
-    if (b == S->n_base) {
-      S->n_base++;
-      snprintf(B->name, sizeof B->name, "%s", name);
-      snprintf(B->tag, sizeof B->tag, "%s", tag);
-    }
-    cs_gate_pos g = D->regime[r].cfg.gate;
-    int k = B->n_pos;
-    while (k > 0 && B->gate[k - 1] > g) {
-      B->gate[k] = B->gate[k - 1], B->regime[k] = B->regime[k - 1];
-      k--;
-    }
-    B->gate[k] = g, B->regime[k] = r;
-    B->n_pos++;
-  }
+  for (int r = 0; r < D->n_regime; r++)
+    if (analysis_sink_regime_lm(D, r)) analysis_gate_group_add(D, r, ax_gate, S->base, &S->n_base);
   return CS_OK;
 }
 
@@ -360,7 +341,8 @@ static int analysis_sink_check(analysis_data *D, const analysis_sinks *S, const 
   return analysis_check_seed(D, c, v, D->n_seed, side, key);
 }
 
-static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, double *v) {
+static int analysis_sink_checks_run(analysis_data *D, double *v) {
+  const analysis_sinks *S = analysis_sinks_of(D);
   for (int q = 0; q < SV_COUNT; q++)
     for (int a = 0; a < D->n_arch; a++)
       for (int g = 0; g < GATE_COUNT && analysis_is_gated(D->arch[a]); g++)
@@ -376,13 +358,7 @@ static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, d
 }
 
 int analysis_sink_checks(analysis_data *D) {
-  const analysis_sinks *S = analysis_sinks_of(D);
-  if (!S) return CS_OK;
-  double *v;
-  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
-  int rc = analysis_sink_checks_run(D, S, v);
-  free(v);
-  return rc;
+  return analysis_sinks_of(D) ? analysis_with_seed_scratch(D, analysis_sink_checks_run) : CS_OK;
 }
 
 /* One verdict row per check, its two-sided reading (checks.c): supported

@@ -110,3 +110,34 @@ const void *analysis_section_get(const analysis_data *D, const char *name) {
     if (!strcmp(D->section_state[k].name, name)) return D->section_state[k].state;
   return NULL;
 }
+
+void analysis_gate_group_add(const analysis_data *D, int r, int ax_gate, analysis_gate_group *g, int *n) {
+  char name[ANALYSIS_NAME_LEN], tag[ANALYSIS_NAME_LEN];
+  analysis_regime_base(D, r, ax_gate, name, sizeof name, tag, sizeof tag);
+  int b = 0;
+  while (b < *n && strcmp(g[b].name, name) != 0) b++;
+  analysis_gate_group *B = &g[b];
+  if (b == *n) {
+    (*n)++;
+    snprintf(B->name, sizeof B->name, "%s", name);
+    snprintf(B->tag, sizeof B->tag, "%s", tag);
+    B->cell_id = D->regime[r].cell_id;
+    B->family = D->regime[r].cfg.family;
+  }
+  cs_gate_pos p = D->regime[r].cfg.gate;
+  int k = B->n_pos;
+  while (k > 0 && B->gate[k - 1] > p) {
+    B->gate[k] = B->gate[k - 1], B->regime[k] = B->regime[k - 1];
+    k--;
+  }
+  B->gate[k] = p, B->regime[k] = r;
+  B->n_pos++;
+}
+
+int analysis_with_seed_scratch(analysis_data *D, int (*run)(analysis_data *D, double *v)) {
+  double *v;
+  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
+  int rc = run(D, v);
+  free(v);
+  return rc;
+}
