@@ -15,6 +15,9 @@ void analysis_dat_num(FILE *f, double v);
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
  * axis; *valid |= the mean is finite. */
 void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid);
+/* The header of a .dat file of bands: "# COLUMNS (95% t interval over
+ * seeds)" and "# one block per BLOCKS". */
+void analysis_dat_header(FILE *f, const char *columns, const char *blocks);
 /* The common preamble of every script (pngcairo, utf8, NaN missing, grid). */
 void analysis_gp_header(FILE *f, const char *name, const char *caption, int width, int height);
 /* An empty panel with a note. */

@@ -168,3 +168,7 @@ void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax) {
   }
   fprintf(f, ")\n");
 }
+
+void analysis_dat_header(FILE *f, const char *columns, const char *blocks) {
+  fprintf(f, "# %s (95%% t interval over seeds)\n# one block per %s\n", columns, blocks);
+}
