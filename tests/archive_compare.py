@@ -2,11 +2,15 @@
 """Compare two curvsweep archives cell by cell, every number bitwise.
 
 usage: archive_compare.py A.h5 B.h5 [--rtol R] [--ignore-spec]
+       archive_compare.py --each A.h5 B1.h5 B2.h5 ...
 Ignores what legitimately differs between runs: /cells rank, wall_s and
 attempts, /runs, and the created timestamp. With --rtol, floating-point
 fields may differ by a relative R (teams sum in another order); with
 --ignore-spec the specs may differ (e.g. only in [team]). Exit 0 when
-equal, 1 with the first difference printed otherwise.
+equal, 1 with the first difference printed otherwise. With --each, A is
+compared with every B in one process (h5py's start is most of the cost
+of one comparison): a line "B: equal" or "B: <first difference>" each
+(a B that cannot be read is a difference), exit 0 when all are equal.
 
 Curvature under --rtol: two computations of the same point agree only to
 within their own rounding errors (docs/NUMERICS.md), so where /points is
@@ -186,29 +190,51 @@ def compare_groups(fa, fb, name):
     return None
 
 
+def compare(a, b, ignore_spec):
+    """The first difference between archives a and b, or None."""
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        if not ignore_spec and fa.attrs["spec_sha256"] != fb.attrs["spec_sha256"]:
+            return "spec_sha256 differs"
+        checks = [
+            lambda: compare_tables(fa, fb, "cells", ["cell_id"], IGNORED_CELL_FIELDS),
+            lambda: compare_curvature(fa, fb, ["cell_id", "prefix"]) if RTOL > 0
+            else compare_tables(fa, fb, "curvature", ["cell_id", "prefix"]),
+            lambda: compare_tables(fa, fb, "curves", ["cell_id", "epoch"]),
+            lambda: compare_points(fa, fb),
+            lambda: compare_groups(fa, fb, "params"),
+        ]
+        for c in checks:
+            d = c()
+            if d:
+                return d
+    return None
+
+
 def main():
     global RTOL
     args = sys.argv[1:]
+    if args and args[0] == "--each":
+        if len(args) < 3:
+            print(__doc__)
+            return 2
+        status = 0
+        for b in args[2:]:
+            try:
+                d = compare(args[1], b, False)
+            except Exception as e:  # a B that cannot be read differs
+                d = f"cannot compare: {e!r}"
+            print(f"{b}: {d or 'equal'}")
+            status |= d is not None
+        return status
     ignore_spec = "--ignore-spec" in args
     if "--rtol" in args:
         RTOL = float(args[args.index("--rtol") + 1])
     a, b = [x for i, x in enumerate(args) if not x.startswith("--") and (i == 0 or args[i - 1] != "--rtol")][:2]
-    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
-        if not ignore_spec and fa.attrs["spec_sha256"] != fb.attrs["spec_sha256"]:
-            print("spec_sha256 differs")
-            return 1
-        checks = [
-            compare_tables(fa, fb, "cells", ["cell_id"], IGNORED_CELL_FIELDS),
-            compare_curvature(fa, fb, ["cell_id", "prefix"]) if RTOL > 0
-            else compare_tables(fa, fb, "curvature", ["cell_id", "prefix"]),
-            compare_tables(fa, fb, "curves", ["cell_id", "epoch"]),
-            compare_points(fa, fb),
-            compare_groups(fa, fb, "params"),
-        ]
-        for c in checks:
-            if c:
-                print(f"{a} vs {b}: {c}")
-                return 1
+    d = compare(a, b, ignore_spec)
+    if d:
+        print(d if d == "spec_sha256 differs" else f"{a} vs {b}: {d}")
+        return 1
+    with h5py.File(a, "r") as fa:
         n = len(fa["cells"])
         done = int(np.sum(fa["cells"]["status"] == b"done"))
     print(f"equal: {n} cells ({done} done)")

@@ -80,7 +80,7 @@ shutil.copy(sys.argv[1], sys.argv[2])
 drop_curvature_columns(h5py.File(sys.argv[2], "r+"), ("massive_act", "value_drain", "resid_peak"), 4)
 PY
 if "$bin" info v4.h5 >info.txt 2>&1 && grep -q "12 done" info.txt; then ok; else bad "info v4"; cat info.txt; fi
-if "$bin" analyze v4.h5 -o rep4 >/dev/null 2>an4.err; then ok; else bad "analyze v4"; cat an4.err; fi
+if CS_GNUPLOT=/nonexistent "$bin" analyze v4.h5 -o rep4 >/dev/null 2>an4.err; then ok; else bad "analyze v4"; cat an4.err; fi
 grep -q "carry no massive activation, value drain or residual peak" rep4/index.md && ok || bad "v4: ratios not reported missing"
 [[ $(grep -cE "^sink-share," rep4/verdicts.csv) -eq 8 && $(grep -cE "^sink-massive," rep4/verdicts.csv) -eq 0 ]] &&
   ok || bad "v4: share tested, ratios not"
@@ -104,7 +104,7 @@ if [[ $rc -eq 2 ]] && grep -q "pend.h5 has format_version 4 (no extreme-token co
 cp lm.h5 dmg.h5
 $PY -c "
 import h5py; f = h5py.File('dmg.h5', 'r+'); c = f['curvature'][3]; c['massive_act'] = 0.5; f['curvature'][3] = c"
-"$bin" analyze dmg.h5 -o repd >/dev/null 2>dmg.err; rc=$?
+CS_GNUPLOT=/nonexistent "$bin" analyze dmg.h5 -o repd >/dev/null 2>dmg.err; rc=$?
 check "damaged massive_act" 2 $rc "dmg.h5: damaged archive: /curvature: done cell .* (family lm) prefix .: massive_act below 1" dmg.err
 "$bin" merge --salvage salv.h5 dmg.h5 >salv.txt 2>&1; rc=$?
 check "salvage of the damaged value" 0 $rc "pending *cell [0-9]*: dmg.h5: damaged archive: /curvature: done cell" salv.txt

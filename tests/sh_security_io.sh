@@ -61,7 +61,7 @@ expect "analyze, symlink at .summary.csv.tmp" 2 $? "R2/.summary.csv.tmp: cannot 
 intact index summary log
 # a stale temporary of this user (a killed analyze) is no obstacle
 mkdir R3 && echo stale >R3/.index.md.tmp
-"$bin" analyze a.h5 -o R3 >o 2>&1 && [[ -s R3/index.md && ! -e R3/.index.md.tmp ]] && ok || { bad "stale report temporary"; cat o; }
+CS_GNUPLOT=/nonexistent "$bin" analyze a.h5 -o R3 >o 2>&1 && [[ -s R3/index.md && ! -e R3/.index.md.tmp ]] && ok || { bad "stale report temporary"; cat o; }
 
 # ---- ARCHIVE.tmp-<pid>: the process stops itself before exec, so its pid
 # (which exec keeps) is known before the link is planted ----
@@ -203,7 +203,7 @@ grep -q plugins o && bad "the plugin directory is named instead of the filter: $
 # ---- index.md: the spec name as literal text ----
 # shellcheck disable=SC2016 # the backticks are part of the name
 sed 's/^name = tiny$/name = <img src=x onerror=alert(1)> [click](javascript:x) *b* `c` #/' tiny.ini >md.ini
-"$bin" run md.ini -o md.h5 >o 2>&1 && "$bin" analyze md.h5 -o R6 >o 2>&1 && ok || { bad "md sweep"; cat o; }
+"$bin" run md.ini -o md.h5 >o 2>&1 && CS_GNUPLOT=/nonexistent "$bin" analyze md.h5 -o R6 >o 2>&1 && ok || { bad "md sweep"; cat o; }
 # shellcheck disable=SC2016 # the backticks are the expected text
 want='# Depth-amplification report: &lt;img src=x onerror=alert\(1\)&gt; \[click\]\(javascript:x\) \*b\* \`c\` \#'
 [[ $(head -n 1 R6/index.md) == "$want" ]] && ok || bad "index.md heading: $(head -n 1 R6/index.md)"

@@ -1,8 +1,33 @@
-/* path.h — file-system helpers shared by every module. */
+/* path.h — file-system helpers shared by every module, and the strings
+ * that name files (built with printf, copied into fixed-size fields). */
 #ifndef CURVSWEEP_PATH_H
 #define CURVSWEEP_PATH_H
 
+#include <stddef.h>
 #include <sys/stat.h>
+
+/* A malloc'ed string built by printf (a path such as "%s.journal"); NULL
+ * when out of memory. */
+char *cs_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Copy src (NULL: "") into dst of len bytes, truncating to len - 1 bytes;
+ * dst is always NUL-terminated. */
+void cs_copy_str(char *dst, size_t len, const char *src);
+
+/* The directory part of path ("." when it has no '/', "/" for "/name"),
+ * malloc'ed; NULL when out of memory. */
+char *cs_dirname(const char *path);
+
+/* Is there something at path (stat succeeds)? */
+int cs_file_exists(const char *path);
+
+/* fsync the directory holding path, so that an entry created, renamed or
+ * removed there is durable (best effort: nothing is reported). */
+void cs_fsync_dir(const char *path);
+
+/* fsync the file at path: CS_ERR_IO naming it when it cannot be opened or
+ * synced. */
+int cs_fsync_file(const char *path);
 
 /* mkdir -p: create dir and every missing parent (mode 0777 & umask).
  * CS_ERR_IO naming the component that cannot be created, or that exists

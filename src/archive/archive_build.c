@@ -6,7 +6,7 @@
  *   /curvature, /curves  rows buffered and appended a block at a time
  *   /points              arrays and index rows staged and appended a few
  *                        MiB at a time (archive_points.c)
- *   /params, /fields     a group written per result (archive_write.c,
+ *   /params, /fields     a group written per result (archive_params.c,
  *                        archive_fields.c; a merge writes what it read and
  *                        checked, docs/SECURITY.md "Archives")
  *   /cells               result columns kept compactly in memory (no
@@ -51,6 +51,7 @@ struct cs_archive_builder {
 };
 
 void archive_build_abort(cs_archive_builder *b) {
+  ARCHIVE_QUIET;
   if (!b) return;
   archive_h5_close_id(&b->ds_curv, H5Dclose);
   archive_h5_close_id(&b->ds_curves, H5Dclose);
@@ -65,13 +66,14 @@ void archive_build_abort(cs_archive_builder *b) {
   free(b);
 }
 
-static int archive_build_begin_impl(const char *path, const cs_spec *spec,
-                                    const unsigned char *mask, int overwrite,
-                                    cs_archive_builder *b) {
+/* Fill a new builder: its rows, buffers and the temporary archive, open
+ * (b is freed by the caller, archive_build_abort, when this fails). */
+static int archive_build_setup(cs_archive_builder *b, const char *path, const cs_spec *spec,
+                               const unsigned char *mask, int overwrite) {
   b->overwrite = overwrite;
   if (overwrite) CS_CHECK(archive_check_replaceable(path));
   CS_CHECK(archive_new(path, &b->a));
-  archive_copy_str(b->a->spec_sha256, sizeof b->a->spec_sha256, spec_canonical_sha256(spec));
+  cs_copy_str(b->a->spec_sha256, sizeof b->a->spec_sha256, spec_canonical_sha256(spec));
   CS_CHECK(archive_rows_from_mask(b->a, spec, mask));
   int64_t n = b->a->n_rows;
   CS_CHECK(CS_CALLOC(b->rows, n ? n : 1));
@@ -93,13 +95,12 @@ static int archive_build_begin_impl(const char *path, const cs_spec *spec,
 
 int archive_build_begin(const char *path, const cs_spec *spec, const unsigned char *mask,
                         int overwrite, cs_archive_builder **out) {
+  ARCHIVE_QUIET;
   cs_archive_builder *b;
   *out = NULL;
   CS_CHECK(CS_CALLOC(b, 1));
   b->file = b->ds_curv = b->ds_curves = b->mt_curv = b->mt_curves = H5I_INVALID_HID;
-  archive_quiet q = archive_quiet_begin();
-  int rc = archive_build_begin_impl(path, spec, mask, overwrite, b);
-  archive_quiet_end(q);
+  int rc = archive_build_setup(b, path, spec, mask, overwrite);
   if (rc) {
     archive_build_abort(b);
     return rc;
@@ -116,7 +117,8 @@ static int archive_build_flush_rows(cs_archive_builder *b) {
   return CS_OK;
 }
 
-static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result *r) {
+int archive_build_result(cs_archive_builder *b, const cs_cell_result *r) {
+  ARCHIVE_QUIET;
   CS_CHECK(archive_check_result(b->a, r));
   int64_t row = archive_find_row(b->a, r->cell_id);
   if (b->a->row_status[row] != CELL_PENDING)
@@ -143,7 +145,7 @@ static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result
   b->rows[row] = (archive_build_row){r->rank, r->attempts, r->wall_s, r->train_loss,
                                      r->train_acc, r->test_acc, r->n_params};
   if (r->message[0]) {
-    b->message[row] = archive_strdup_printf("%.*s", ARCHIVE_MESSAGE_BYTES - 1, r->message);
+    b->message[row] = cs_strdup_printf("%.*s", ARCHIVE_MESSAGE_BYTES - 1, r->message);
     if (!b->message[row]) return cs_error(CS_ERR_NOMEM, "out of memory");
   }
   b->a->row_status[row] = (unsigned char)r->status;
@@ -151,9 +153,6 @@ static int archive_build_result_impl(cs_archive_builder *b, const cs_cell_result
   return CS_OK;
 }
 
-int archive_build_result(cs_archive_builder *b, const cs_cell_result *r) {
-  ARCHIVE_QUIETLY(archive_build_result_impl(b, r));
-}
 
 int archive_build_run(cs_archive_builder *b, const cs_run_info *run) {
   if (b->n_runs == b->cap_runs) {
@@ -182,7 +181,7 @@ static int archive_build_write_cells(cs_archive_builder *b) {
       const archive_build_row *f = &b->rows[s + i];
       int status = b->a->row_status[s + i];
       c->cell_id = b->a->row_cell[s + i];
-      archive_copy_str(c->status, sizeof c->status, result_status_name((cs_cell_status)status));
+      cs_copy_str(c->status, sizeof c->status, result_status_name((cs_cell_status)status));
       if (status == CELL_PENDING) {
         c->rank = -1;
         c->wall_s = c->train_loss = c->train_acc = c->test_acc = NAN;
@@ -191,7 +190,7 @@ static int archive_build_write_cells(cs_archive_builder *b) {
       c->rank = f->rank, c->attempts = f->attempts, c->wall_s = f->wall_s;
       c->train_loss = f->train_loss, c->train_acc = f->train_acc, c->test_acc = f->test_acc;
       c->n_params = f->n_params;
-      if (b->message[s + i]) archive_copy_str(c->message, sizeof c->message, b->message[s + i]);
+      if (b->message[s + i]) cs_copy_str(c->message, sizeof c->message, b->message[s + i]);
     }
     if (archive_table_io(ds, mt, (hsize_t)s, (hsize_t)k, buf, 1) < 0)
       rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /cells", b->tmp);
@@ -223,35 +222,27 @@ static int archive_build_seal(cs_archive_builder *b) {
   herr_t e = H5Fclose(b->file);
   b->file = H5I_INVALID_HID;
   if (e < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot close", b->tmp);
-  return archive_fsync_file(b->tmp);
-}
-
-static int archive_build_finish_impl(cs_archive_builder *b) {
-  CS_CHECK(archive_build_seal(b));
-  // a stale journal of a replaced archive must not be replayed into it
-  if (b->overwrite && archive_file_exists(b->a->journal_path) && unlink(b->a->journal_path) != 0)
-    return cs_error(CS_ERR_IO, "cannot remove the old journal %s: %s", b->a->journal_path,
-                    strerror(errno));
-  CS_CHECK(archive_rename_into_place(b->tmp, b->a->path));
-  free(b->tmp);
-  b->tmp = NULL;  // in place: nothing to remove
-  return CS_OK;
+  return cs_fsync_file(b->tmp);
 }
 
 int archive_build_close(cs_archive_builder *b, char **tmp) {
+  ARCHIVE_QUIET;
   *tmp = NULL;
-  archive_quiet q = archive_quiet_begin();
   int rc = archive_build_seal(b);
-  archive_quiet_end(q);
   if (!rc) *tmp = b->tmp, b->tmp = NULL;
   archive_build_abort(b);
   return rc;
 }
 
 int archive_build_finish(cs_archive_builder *b) {
-  archive_quiet q = archive_quiet_begin();
-  int rc = archive_build_finish_impl(b);
-  archive_quiet_end(q);
+  ARCHIVE_QUIET;
+  int rc = archive_build_seal(b);
+  // a stale journal of a replaced archive must not be replayed into it
+  if (!rc && b->overwrite && cs_file_exists(b->a->journal_path) && unlink(b->a->journal_path) != 0)
+    rc = cs_error(CS_ERR_IO, "cannot remove the old journal %s: %s", b->a->journal_path,
+                  strerror(errno));
+  if (!rc) rc = archive_rename_into_place(b->tmp, b->a->path);
+  if (!rc) free(b->tmp), b->tmp = NULL;  // in place: nothing to remove
   archive_build_abort(b);
   return rc;
 }

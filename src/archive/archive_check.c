@@ -162,8 +162,9 @@ static void archive_check_whole(archive_check_state *c, const char *path) {
   archive_reader_close(&rd);
 }
 
-static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ctx,
-                              int64_t *damaged) {
+int archive_check(const char *path, cs_archive_check_fn fn, void *ctx,
+                  int64_t *damaged){
+  ARCHIVE_QUIET;
   archive_check_state c = {fn, ctx, 0};
   *damaged = 0;
   hid_t file;
@@ -183,7 +184,7 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
     return CS_OK;
   }
   if (rc) {
-    if (!archive_file_exists(path) || cls == ARCHIVE_PROBE_BUSY) return rc;
+    if (!cs_file_exists(path) || cls == ARCHIVE_PROBE_BUSY) return rc;
     // ours or not, damaged: name what the identity check saw, then read what can be read
     archive_check_report(&c, "/ (root attributes, /spec)");
     file = archive_h5_open(path, H5F_ACC_RDONLY);
@@ -217,9 +218,6 @@ static int archive_check_impl(const char *path, cs_archive_check_fn fn, void *ct
   return CS_OK;
 }
 
-int archive_check(const char *path, cs_archive_check_fn fn, void *ctx, int64_t *damaged) {
-  ARCHIVE_QUIETLY(archive_check_impl(path, fn, ctx, damaged));
-}
 
 /* HDF5 1.10.8 keeps a file open internally, with no identifier left, after
  * it failed to load one of its object headers (a failed checksum), and

@@ -155,18 +155,3 @@ int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_resu
   H5Gclose(g);
   return rc;
 }
-
-int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y) {
-  if (!x->fd_pred != !y->fd_pred || x->field_n != y->field_n || x->depth != y->depth) return 0;
-  if (!x->fd_pred) return 1;
-  if (memcmp(&x->field_lo, &y->field_lo, sizeof x->field_lo) ||
-      memcmp(&x->field_hi, &y->field_hi, sizeof x->field_hi))
-    return 0;
-  size_t ng = (size_t)x->field_n * x->field_n, nl = (size_t)x->depth * ng;
-  double **fx[RESULT_N_FIELD_ARRAYS], **fy[RESULT_N_FIELD_ARRAYS];
-  result_field_arrays((cs_cell_result *)x, fx);
-  result_field_arrays((cs_cell_result *)y, fy);
-  for (int k = 0; k < RESULT_N_FIELD_ARRAYS; k++)
-    if (nl && memcmp(*fx[k], *fy[k], nl * sizeof(double))) return 0;
-  return (!nl || !memcmp(x->fd_class, y->fd_class, nl)) && !memcmp(x->fd_pred, y->fd_pred, ng);
-}

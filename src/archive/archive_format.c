@@ -1,6 +1,11 @@
 /* archive_format.c — the on-disk format on the HDF5 side (docs/ARCHIVE.md,
- * "On-disk layout"): HDF5 error capture and quieting, file access, string
- * and compound row types, attributes, and the 1-D extendible tables. */
+ * "On-disk layout") above the primitives (archive_h5.c) and the checks of
+ * untrusted input (archive_guard.c): the compound row types, the 1-D
+ * extendible tables (created, appended, read a range of rows at a time
+ * through one conversion buffer), 2-D arrays written and read (shape,
+ * class and size checked before anything is allocated), and the per-cell
+ * groups /<top>/<cell_id> (created, opened through hard links only, their
+ * members checked). */
 #include "archive_internal.h"
 
 #include <math.h>
@@ -20,241 +25,6 @@ hid_t archive_class_type(hid_t base) {
   for (size_t i = 0; t >= 0 && i < sizeof CODES / sizeof CODES[0]; i++)
     H5Tenum_insert(t, CODES[i].name, &CODES[i].code);
   return t;
-}
-
-/* HDF5 clears its error stack at the next API call, so a helper that must
- * close things after a failure notes the reason first (archive_h5_note). */
-static _Thread_local char archive_saved_reason[256];
-
-archive_quiet archive_quiet_begin(void) {
-  archive_quiet q = {NULL, NULL};
-  H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  archive_saved_reason[0] = '\0';
-  return q;
-}
-
-void archive_quiet_end(archive_quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
-
-/* The innermost description, passing over the plugin loader's: for a
- * filter the library lacks, its innermost entry is the plugin directory it
- * searched, the filter's own ("required filter 'X' is not registered")
- * comes next (docs/SECURITY.md). */
-static herr_t archive_h5_walk(unsigned n, const H5E_error2_t *e, void *data) {
-  char *buf = data;
-  if (!buf[0] && e->desc && e->maj_num != H5E_PLUGIN) archive_copy_str(buf, 256, e->desc);
-  return 0;
-}
-
-void archive_h5_note(void) {
-  char buf[256] = "";
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, archive_h5_walk, buf);
-  if (buf[0]) archive_copy_str(archive_saved_reason, sizeof archive_saved_reason, buf);
-}
-
-/* The innermost HDF5 error description (what actually went wrong). */
-static const char *archive_h5_reason(char buf[256]) {
-  buf[0] = '\0';
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, archive_h5_walk, buf);
-  if (!buf[0]) archive_copy_str(buf, 256, archive_saved_reason);
-  if (!buf[0]) archive_copy_str(buf, 256, "HDF5 error");
-  archive_saved_reason[0] = '\0';
-  return buf;
-}
-
-/* cs_error with the HDF5 reason appended: "<message>: <reason>". */
-int archive_h5_error(int code, const char *fmt, ...) {
-  char reason[256], msg[1536];
-  archive_h5_reason(reason);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return cs_error(code, "%s: %s", msg, reason);
-}
-
-void archive_h5_close_id(hid_t *id, herr_t (*close_fn)(hid_t)) {
-  if (*id >= 0) close_fn(*id);
-  *id = H5I_INVALID_HID;
-}
-
-/* File access: sec2 driver, no HDF5 file locking (a reader such as an open
- * h5py session must never make the sweep's writes fail; the journal lock
- * keeps writers exclusive), every object closed with the file. */
-static hid_t archive_fapl(void) {
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl < 0) return fapl;
-  H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-  H5Pset_file_locking(fapl, 0, 1);
-  return fapl;
-}
-
-static int archive_open_refused; /* the cs code of the last read-only open's lock refusal */
-
-int archive_h5_lock_refused(void) {
-  return archive_open_refused;
-}
-
-/* Writers use the HDF5 1.10 file format (libver bounds v110..latest):
- * checksummed superblock, object headers and B-trees, also for objects a
- * later writer adds to an archive first written with older bounds. A
- * read-only open holds the archive's shared lock until archive_h5_fclose
- * (docs/ARCHIVE.md, "Live readers"); a read-write one is a writer's, which
- * took the exclusive lock itself (archive_h5_session_open) or writes a
- * file no reader knows yet (a temporary name). */
-hid_t archive_h5_open(const char *path, unsigned flags) {
-  archive_open_refused = CS_OK;
-  int lock_fd = -1;
-  if (!(flags & H5F_ACC_RDWR)) {
-    int rc = archive_file_lock(path, 0, ARCHIVE_READ_WAIT_SECONDS, &lock_fd, NULL);
-    if (rc) {
-      archive_open_refused = rc;
-      return H5I_INVALID_HID;
-    }
-  }
-  hid_t fapl = archive_fapl(), f = H5I_INVALID_HID;
-  if (fapl >= 0 && (!(flags & H5F_ACC_RDWR) ||
-                    H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) >= 0))
-    f = H5Fopen(path, flags, fapl);
-  if (fapl >= 0) H5Pclose(fapl);
-  if (f < 0) archive_file_unlock(&lock_fd);
-  else archive_file_lock_attach(lock_fd, f);
-  return f;
-}
-
-/* A new file only (H5F_ACC_EXCL: O_CREAT | O_EXCL, so never through a
- * symbolic link or over a file already there; docs/SECURITY.md). */
-hid_t archive_h5_create(const char *path) {
-  hid_t fapl = archive_fapl();
-  if (fapl < 0) return fapl;
-  if (H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
-    H5Pclose(fapl);
-    return H5I_INVALID_HID;
-  }
-  hid_t f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-  H5Pclose(fapl);
-  return f;
-}
-
-/* Fixed-length NUL-terminated ASCII string type of n bytes. */
-hid_t archive_str_type(size_t n) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  if (t < 0) return t;
-  H5Tset_size(t, n);
-  H5Tset_strpad(t, H5T_STR_NULLTERM);
-  return t;
-}
-
-/* Dataset creation: chunked, shuffle (+ deflate when asked) + Fletcher32. */
-hid_t archive_dcpl(int rank, const hsize_t *chunk, int deflate) {
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  if (dcpl < 0) return dcpl;
-  if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
-      (deflate && H5Pset_deflate(dcpl, ARCHIVE_DEFLATE_LEVEL) < 0) || H5Pset_fletcher32(dcpl) < 0) {
-    H5Pclose(dcpl);
-    return H5I_INVALID_HID;
-  }
-  return dcpl;
-}
-
-static int archive_attr_write(hid_t obj, const char *name, hid_t type, const void *value,
-                              const char *path) {
-  hid_t space = H5Screate(H5S_SCALAR), attr = H5I_INVALID_HID;
-  int rc = CS_OK;
-  if (H5Aexists(obj, name) > 0) attr = H5Aopen(obj, name, H5P_DEFAULT);
-  else attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (space < 0 || attr < 0 || H5Awrite(attr, type, value) < 0) {
-    archive_h5_note();
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the attribute %s", path, name);
-  }
-  archive_h5_close_id(&attr, H5Aclose);
-  archive_h5_close_id(&space, H5Sclose);
-  return rc;
-}
-
-int archive_attr_write_str(hid_t obj, const char *name, const char *value, const char *path) {
-  hid_t t = archive_str_type(strlen(value) + 1);
-  if (t < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot make a string type", path);
-  int rc = archive_attr_write(obj, name, t, value, path);
-  H5Tclose(t);
-  return rc;
-}
-
-int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, int64_t v,
-                                  const char *path) {
-  hid_t space = H5Screate(H5S_SCALAR), attr = H5I_INVALID_HID;
-  int rc = CS_OK;
-  if (H5Aexists(obj, name) > 0) attr = H5Aopen(obj, name, H5P_DEFAULT);
-  else attr = H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (space < 0 || attr < 0 || H5Awrite(attr, H5T_NATIVE_INT64, &v) < 0) {
-    archive_h5_note();
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the attribute %s", path, name);
-  }
-  archive_h5_close_id(&attr, H5Aclose);
-  archive_h5_close_id(&space, H5Sclose);
-  return rc;
-}
-
-/* Attributes are untrusted (docs/SECURITY.md, "Archives"): one value
- * (scalar or one element) of the expected class and a bounded size
- * (archive_attr_open_one), else -1 and the reason in *why (may be NULL). */
-#define ARCHIVE_ATTR_STR_MAX 4096 /* bytes of a fixed-length string attribute */
-
-/* Read a string attribute (fixed or variable length) into buf. */
-int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, const char **why) {
-  buf[0] = '\0';
-  const char *reason;
-  hid_t attr, ft, mt = H5I_INVALID_HID;
-  if (archive_attr_open_one(obj, name, H5T_STRING, ARCHIVE_ATTR_STR_MAX, &attr, &ft, &reason) != 0) {
-    if (why) *why = reason;
-    return -1;
-  }
-  int ok = -1;
-  if (H5Tis_variable_str(ft) > 0) {
-    char *s = NULL;
-    mt = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mt, H5T_VARIABLE);
-    if (H5Aread(attr, mt, &s) >= 0 && s) {
-      archive_copy_str(buf, len, s);
-      ok = 0;
-    }
-    if (s) H5free_memory(s);
-  } else {
-    char tmp[ARCHIVE_ATTR_STR_MAX + 1];
-    size_t n = H5Tget_size(ft);
-    mt = archive_str_type(n + 1);
-    memset(tmp, 0, sizeof tmp);
-    if (mt >= 0 && H5Aread(attr, mt, tmp) >= 0) {
-      archive_copy_str(buf, len, tmp);
-      ok = 0;
-    }
-  }
-  if (ok != 0 && why) *why = "unreadable";
-  archive_h5_close_id(&mt, H5Tclose);
-  archive_h5_close_id(&ft, H5Tclose);
-  H5Aclose(attr);
-  return ok;
-}
-
-/* Read an integer attribute (at most 64 bits). */
-int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why) {
-  const char *reason;
-  hid_t attr, ft;
-  if (archive_attr_open_one(obj, name, H5T_INTEGER, sizeof(int64_t), &attr, &ft, &reason) != 0) {
-    if (why) *why = reason;
-    return -1;
-  }
-  int64_t x = 0;
-  int ok = H5Aread(attr, H5T_NATIVE_INT64, &x) >= 0 ? 0 : -1;
-  if (ok == 0) *v = x;
-  else if (why) *why = "unreadable";
-  archive_h5_close_id(&ft, H5Tclose);
-  H5Aclose(attr);
-  return ok;
-}
-
-int archive_link_exists(hid_t loc, const char *name) {
-  return H5Lexists(loc, name, H5P_DEFAULT) > 0;
 }
 
 /* Memory type of the /cells result columns (archive_cell_row). */
@@ -443,5 +213,170 @@ int archive_table_append(hid_t ds, hid_t mtype, const void *rows, hsize_t n,
   if (H5Dset_extent(ds, &new_len) < 0 || archive_table_io(ds, mtype, len, n, (void *)rows, 1) < 0)
     return archive_h5_error(CS_ERR_IO, "%s: cannot append %llu rows to /%s", path,
                             (unsigned long long)n, name);
+  return CS_OK;
+}
+
+/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype
+ * (elements of elem_bytes), chunked, shuffled and Fletcher32-checked but not
+ * deflated: per-point curvature and trained weights are full-precision
+ * doubles that deflate shrinks by ~18% at ~100 µs per chunk, most of the
+ * cost of a result with points (docs/DECISIONS.md, "Per-point arrays without deflate"). */
+int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
+                               hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
+                               const char *path) {
+  hsize_t dims[2] = {rows, cols}, maxdims[2], chunk[2];
+  for (int k = 0; k < 2; k++) maxdims[k] = dims[k] ? dims[k] : H5S_UNLIMITED;
+  chunk[1] = cols ? cols : 1;
+  chunk[0] = (ARCHIVE_CHUNK_BYTES * 2 / elem_bytes) / chunk[1];
+  if (chunk[0] < 1) chunk[0] = 1;
+  if (rows && chunk[0] > rows) chunk[0] = rows;
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk, 0);
+  hid_t ds = H5Dcreate2(loc, name, ftype, space, lcpl, dcpl, H5P_DEFAULT);
+  int rc = CS_OK;
+  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
+    archive_h5_note();
+    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the dataset %s", path, name);
+  }
+  archive_h5_close_id(&ds, H5Dclose);
+  archive_h5_close_id(&dcpl, H5Pclose);
+  archive_h5_close_id(&space, H5Sclose);
+  archive_h5_close_id(&lcpl, H5Pclose);
+  return rc;
+}
+
+/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
+int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
+                                     char name[64], hid_t *g) {
+  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  *g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  if (*g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
+  return CS_OK;
+}
+
+/* A 2-D dataset of class cls into a fresh array of elements of memory type
+ * mtype (elem_bytes each); dims out. Shape (want) and class are checked and
+ * the size taken from the budget before anything is allocated
+ * (docs/SECURITY.md, "Archives"). */
+int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes, H5T_class_t cls,
+                       const hsize_t want[2], const char *path, void **v, hsize_t dims[2]) {
+  *v = NULL;
+  dims[0] = dims[1] = 0;
+  char full[640];
+  if (H5Iget_name(loc, full, sizeof full) < 0) full[0] = '\0';
+  snprintf(full + strlen(full), sizeof full - strlen(full), "%s%s",
+           full[0] && full[strlen(full) - 1] == '/' ? "" : "/", name);
+  hid_t ds, space = H5I_INVALID_HID, ft = H5I_INVALID_HID;
+  CS_CHECK(archive_dataset_open(loc, name, path, &ds));
+  int rc = CS_OK;
+  if ((space = H5Dget_space(ds)) < 0 || (ft = H5Dget_type(ds)) < 0) {
+    rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read %s", path, full);
+  } else if (H5Sget_simple_extent_ndims(space) != 2) {
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: dataset %s is not 2-D", path, full);
+  } else if (H5Tget_class(ft) != cls) {
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: dataset %s is not of type %s", path, full,
+                  cls == H5T_FLOAT ? "float64" : cls == H5T_ENUM ? "class (enum)" : "int8");
+  } else {
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    if ((want[0] && dims[0] != want[0]) || (want[1] && dims[1] != want[1]))
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is %llu x %llu, expected %llu x %llu",
+                    path, full, (unsigned long long)dims[0], (unsigned long long)dims[1],
+                    (unsigned long long)want[0], (unsigned long long)want[1]);
+    hsize_t n = 0;
+    if (!rc && __builtin_mul_overflow(dims[0], dims[1], &n))
+      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is too large", path, full);
+    if (!rc) rc = archive_budget_take(n, elem_bytes, path, full);
+    if (!rc && n > 0) {
+      rc = cs_calloc_bytes(v, n, elem_bytes);
+      if (!rc && H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0)
+        rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read %s", path, full);
+    }
+  }
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&space, H5Sclose);
+  H5Dclose(ds);
+  if (rc) {
+    free(*v);
+    *v = NULL;
+  }
+  return rc;
+}
+
+/* A 2-D float64 dataset of shape want into a fresh array; dims out. */
+int archive_read_matrix(hid_t loc, const char *name, const hsize_t want[2], const char *path,
+                               double **v, hsize_t dims[2]) {
+  return archive_read_array(loc, name, H5T_NATIVE_DOUBLE, sizeof(double), H5T_FLOAT, want, path,
+                            (void **)v, dims);
+}
+
+/* Does a link exist (name: one component)? A failed lookup (damaged group)
+ * is a refusal, never "no". */
+static int archive_link_lookup(hid_t loc, const char *name, const char *path, const char *full,
+                               int *there) {
+  htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+  *there = e > 0;
+  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", path, full);
+  return CS_OK;
+}
+
+/* Open the group /<top>/<cell_id> when there is one (*g < 0: none); its
+ * name into name. One component at a time, each a hard link
+ * (archive_group_open): a link out of the file is never followed. */
+int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
+                                   char name[64], hid_t *g) {
+  *g = H5I_INVALID_HID;
+  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
+  int there;
+  CS_CHECK(archive_link_lookup(file, top, path, top, &there));
+  if (!there) return CS_OK;
+  hid_t tg;
+  CS_CHECK(archive_group_open(file, top, path, &tg));
+  int rc = archive_link_lookup(tg, name + strlen(top) + 1, path, name, &there);
+  if (!rc && there) rc = archive_group_open(tg, name + strlen(top) + 1, path, g);
+  H5Gclose(tg);
+  return rc;
+}
+
+/* Every member of a per-cell group is one of the n names of want (nested
+ * groups on the way to them allowed): nothing else is read, copied or
+ * trusted (docs/SECURITY.md, "Archives"). */
+typedef struct {
+  const char *const *want;
+  const char *names;  /* or: n names of ARCHIVE_TENSOR_NAME_BYTES each */
+  int64_t n;
+  char bad[256];
+} archive_members;
+
+static int archive_members_is(const archive_members *M, const char *name, int prefix) {
+  size_t len = strlen(name);
+  for (int64_t i = 0; i < M->n; i++) {
+    const char *w = M->want ? M->want[i] : M->names + i * ARCHIVE_TENSOR_NAME_BYTES;
+    if (prefix ? !strncmp(w, name, len) && w[len] == '/' : !strcmp(w, name)) return 1;
+  }
+  return 0;
+}
+
+static herr_t archive_members_link(hid_t g, const char *name, const H5L_info_t *li, void *ctx) {
+  archive_members *M = ctx;
+  H5O_info_t oi;
+  int ok = li->type == H5L_TYPE_HARD && H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
+  if (ok && oi.type == H5O_TYPE_GROUP) ok = archive_members_is(M, name, 1);
+  else if (ok) ok = oi.type == H5O_TYPE_DATASET && archive_members_is(M, name, 0);
+  if (!ok) snprintf(M->bad, sizeof M->bad, "%s", name);
+  return ok ? 0 : 1;
+}
+
+int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
+                                const char *path, const char *group) {
+  archive_members M = {want, names, n, ""};
+  herr_t e = H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_members_link, &M);
+  if (M.bad[0])
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is not one of the group's "
+                    "objects (docs/ARCHIVE.md)", path, group, M.bad);
+  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot list /%s", path, group);
   return CS_OK;
 }

@@ -14,43 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The keys that differ, "[model] width: 16 → 32; seed: [grid] 0..3 →
- * [grid] 0..1", the refused ones only (grows 0). */
-typedef struct {
-  char text[2048];
-  size_t used;
-} archive_diff;
-
-static void archive_diff_add(const char *key, const char *old_section, const char *old_values,
-                             const char *new_section, const char *new_values, int grows,
-                             void *ctx) {
-  archive_diff *d = ctx;
-  if (grows || d->used >= sizeof d->text) return;
-  size_t left = sizeof d->text - d->used;
-  const char *sep = d->used ? "; " : "";
-  int n = !strcmp(old_section, new_section)
-              ? snprintf(d->text + d->used, left, "%s[%s] %s: %.200s → %.200s", sep, old_section,
-                         key, old_values, new_values)
-              : snprintf(d->text + d->used, left, "%s%s: [%s] %.200s → [%s] %.200s", sep, key,
-                         old_section, old_values, new_section, new_values);
-  d->used = n < 0 ? d->used : d->used + (size_t)n < sizeof d->text ? d->used + (size_t)n
-                                                                   : sizeof d->text;
-}
-
-int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs_spec *spec) {
-  archive_diff d = {.used = 0};
-  d.text[0] = '\0';
-  cs_spec_relation rel;
-  CS_CHECK(spec_compare(old_spec, spec, archive_diff_add, &d, &rel));
-  if (rel == SPEC_GROWS)
-    return cs_error(CS_ERR_INPUT, "%s holds a sweep that %s grows (more [grid] values): resume it "
-                    "with curvsweep run, which keeps its results", path, spec_source(spec));
-  return cs_error(CS_ERR_INPUT, "%s was written by a different spec: %s (archive → %s); only "
-                  "more [grid] values extend an archive: use a new -o path, or --overwrite to "
-                  "discard its results", path, d.text[0] ? d.text : "the canonical specs differ",
-                  spec_source(spec));
-}
-
 /* The old file stays, as ARCHIVE.before-grow-<UTC time>[-k] (a hard link,
  * made before the new file replaces it: at every moment the path holds the
  * old or the new archive). */
@@ -58,11 +21,11 @@ static int archive_keep_old(const char *path, char **kept) {
   char stamp[32];
   cs_utc_now(stamp, sizeof stamp, 1);
   for (int k = 0; k < 1000; k++) {
-    char *name = k ? archive_strdup_printf("%s.before-grow-%s-%d", path, stamp, k)
-                   : archive_strdup_printf("%s.before-grow-%s", path, stamp);
+    char *name = k ? cs_strdup_printf("%s.before-grow-%s-%d", path, stamp, k)
+                   : cs_strdup_printf("%s.before-grow-%s", path, stamp);
     if (!name) return cs_error(CS_ERR_NOMEM, "out of memory");
     if (link(path, name) == 0) {
-      archive_fsync_dir(path);
+      cs_fsync_dir(path);
       *kept = name;
       return CS_OK;
     }
@@ -106,7 +69,7 @@ static int archive_grow_settled(cs_archive *a) {
 static int archive_grow(const char *path, const cs_spec *old_spec, const unsigned char *old_mask,
                         const cs_spec *spec, const unsigned char *mask) {
   cs_archive *a = NULL;
-  CS_CHECK(archive_open_write(path, old_spec, ARCHIVE_RESUME, old_mask, &a));
+  CS_CHECK(archive_writer_open(path, old_spec, ARCHIVE_RESUME, old_mask, &a));
   char *tmp = NULL, *kept = NULL;
   int rc = archive_flush(a);
   if (!rc) rc = archive_grow_settled(a);
@@ -114,7 +77,7 @@ static int archive_grow(const char *path, const cs_spec *old_spec, const unsigne
   if (!rc) rc = archive_merge_to_temp(path, inputs, 1, spec, mask, &tmp);
   if (!rc) rc = archive_keep_old(path, &kept);
   if (!rc && a->journal_fd >= 0) {
-    archive_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_canonical_sha256(spec));
+    cs_copy_str(a->spec_sha256, sizeof a->spec_sha256, spec_canonical_sha256(spec));
     rc = archive_journal_reset(a, 1);
   }
   if (!rc) rc = archive_rename_into_place(tmp, path);  // removes tmp on failure
@@ -127,7 +90,7 @@ static int archive_grow(const char *path, const cs_spec *old_spec, const unsigne
 }
 
 int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned char *mask) {
-  if (!archive_file_exists(path)) return CS_OK;
+  if (!cs_file_exists(path)) return CS_OK;
   // the identity first (root attributes and /spec): the same, nothing to do
   hid_t file;
   archive_meta meta;

@@ -7,14 +7,15 @@
  *                   and again on each open of an object (archive_dataset_open,
  *                   archive_group_open), so no command ever follows a link
  *                   out of the file or writes through one;
- *   attributes      one value (scalar or one element) of the expected class
- *                   and a bounded size (archive_attr_open_one);
  *   sizes           what one open may allocate from what the file declares
  *                   is bounded (the budget), and a table declares no rows
  *                   it does not store (archive_table_check_stored);
- *   values          the extreme-token columns of a done cell in their
- *                   domain for its family (archive_check_token_stats).
- * Refusals are CS_ERR_INPUT naming the file and the object. */
+ *   values          a done cell's metrics and extreme-token columns in their
+ *                   domain (archive_check_metrics, archive_check_token_stats),
+ *                   tensor names as the archive stores them.
+ * Attributes are read as one value of the expected class and a bounded
+ * size by archive_h5.c (archive_attr_open_one). Refusals are CS_ERR_INPUT
+ * naming the file and the object. */
 #include "archive_internal.h"
 
 #include <inttypes.h>
@@ -155,39 +156,6 @@ int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const c
 }
 
 /* ---- attributes ---- */
-
-int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t max_bytes,
-                          hid_t *attr, hid_t *ftype, const char **why) {
-  *attr = *ftype = H5I_INVALID_HID;
-  *why = "missing";
-  htri_t e = H5Aexists(obj, name);
-  if (e <= 0) {
-    if (e < 0) *why = "unreadable";
-    return -1;
-  }
-  *attr = H5Aopen(obj, name, H5P_DEFAULT);
-  hid_t space = *attr >= 0 ? H5Aget_space(*attr) : H5I_INVALID_HID;
-  *ftype = *attr >= 0 ? H5Aget_type(*attr) : H5I_INVALID_HID;
-  H5S_class_t sc = space >= 0 ? H5Sget_simple_extent_type(space) : H5S_NO_CLASS;
-  hssize_t npoints = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-  size_t size = *ftype >= 0 ? H5Tget_size(*ftype) : 0;
-  int ok = 0;
-  if (*attr < 0 || space < 0 || *ftype < 0) *why = "unreadable";
-  else if (H5Tget_class(*ftype) != cls) *why = cls == H5T_STRING ? "not a string" : "not an integer";
-  else if (sc != H5S_SCALAR && !(sc == H5S_SIMPLE && npoints == 1))
-    *why = "not a single value (an array, or empty)";
-  else if (cls == H5T_STRING && H5Tis_variable_str(*ftype) > 0) ok = 1;
-  else if (size == 0 || size > max_bytes) *why = "of an impossible size";
-  else ok = 1;
-  archive_h5_close_id(&space, H5Sclose);
-  if (!ok) {
-    archive_h5_close_id(ftype, H5Tclose);
-    archive_h5_close_id(attr, H5Aclose);
-    return -1;
-  }
-  *why = NULL;
-  return 0;
-}
 
 /* ---- the whole file: plain objects only ---- */
 
@@ -350,5 +318,32 @@ int archive_check_token_stats(const char *path, cs_family family, const cs_cell_
                       "value_drain %g, resid_peak %g)", path, r->cell_id, l + 1, bad, g->sink_mass,
                       g->max_attn, ex[0], ex[1], ex[2]);
   }
+  return CS_OK;
+}
+
+int archive_check_tensor_name(const char *name) {
+  size_t n = strnlen(name, ARCHIVE_TENSOR_NAME_BYTES);
+  if (n == 0 || n >= ARCHIVE_TENSOR_NAME_BYTES || name[0] == '/' || name[n - 1] == '/') return -1;
+  for (size_t i = 0; i < n; i++) {
+    if (name[i] == '/' && name[i + 1] == '/') return -1;
+    if (name[i] == '.' && (i == 0 || name[i - 1] == '/')) return -1;
+  }
+  return 0;
+}
+
+/* A done cell's metrics in their domain (docs/ARCHIVE.md, "Reading an
+ * archive"): accuracies in [0, 1], a finite training loss, a wall time that
+ * is finite and not negative. Anything else is damage, never reported. */
+int archive_check_metrics(const char *path, const cs_cell_result *r) {
+  if (r->status != CELL_DONE) return CS_OK;
+  const char *bad = !(r->train_acc >= 0 && r->train_acc <= 1)  ? "train_acc"
+                    : !(r->test_acc >= 0 && r->test_acc <= 1)  ? "test_acc"
+                    : !isfinite(r->train_loss)                 ? "train_loss"
+                    : !(r->wall_s >= 0 && isfinite(r->wall_s)) ? "wall_s"
+                                                               : NULL;
+  if (bad)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells: done cell %" PRId64 " has %s "
+                    "outside its domain (train_acc %g, test_acc %g, train_loss %g, wall_s %g)",
+                    path, r->cell_id, bad, r->train_acc, r->test_acc, r->train_loss, r->wall_s);
   return CS_OK;
 }

@@ -1,28 +1,47 @@
 /* archive_internal.h — what the files of src/archive share (not part of the
  * public API in include/curvsweep). The on-disk format and the journal
- * protocol are docs/ARCHIVE.md; this header is their C side:
- *   archive.c          open / resume / write / close, small file utilities
- *   archive_format.c   HDF5 helpers, compound row types, 1-D tables
- *   archive_create.c   probe an existing file, create a new one, rebuild
- *   archive_write.c    apply batches of results, or a /runs row, to an open file
- *   archive_journal.c  the journal: records, scan, seed, replay
- *   archive_read.c     read-back (summary, spec, results)
- *   archive_merge.c    merging shard archives
- *   archive_build.c    bulk build of a new archive (merge, generators)
- *   archive_points.c   /points: index table and shared arrays (format_version 4)
- *   archive_check.c    info --check: read every object, name the damaged
- *   archive_salvage.c  merge --salvage: intact cells into a fresh archive
- *   archive_fields.c   the /fields/<cell_id> groups (curvature fields)
- *   archive_guard.c    untrusted input: plain objects, one-value attributes, the budget
- *   archive_grow.c     a resume with a spec that grows the archive's, or differs
- *   archive_lock.c     the journal lock (one writer), the archive file's lock (live readers)
- *   archive_spec.c     /spec and the identity */
+ * protocol are docs/ARCHIVE.md; this header is their C side, one section
+ * per file that defines the functions, in layer order: a file calls only
+ * files of the sections above its own, never one below, so no two files
+ * call each other (the build checks it: cmake/check_cycles.cmake;
+ * docs/ARCHITECTURE.md, "Layering").
+ *   bottom: no HDF5 of their own
+ *     archive_lock.c     the journal lock (one writer), the archive file's lock (live readers)
+ *     archive_rows.c     the /cells rows in memory (struct cs_archive)
+ *     archive_compare.c  values compared bitwise (results, fields, /runs rows), status ranks
+ *   HDF5 primitives and the checks of untrusted input
+ *     archive_h5.c       quieting, errors, ids, files and the write session, types, attributes
+ *     archive_guard.c    untrusted input: plain objects, the budget, values in their domain
+ *     archive_format.c   compound row types, 1-D tables, 2-D arrays and per-cell groups
+ *   the objects of an archive
+ *     archive_spec.c     /spec and the identity
+ *     archive_fields.c   /fields/<cell_id> (curvature fields)
+ *     archive_params.c   /params/<cell_id> (trained parameters)
+ *     archive_points.c   /points: index table and shared arrays (and the per-cell groups of 2, 3)
+ *   whole archives
+ *     archive_load.c     probe an existing file, load its /cells rows, the valid rows of a table
+ *     archive_create.c   create a new archive under a temporary name, rename it into place
+ *     archive_read.c     read-back (summary, spec, results)
+ *     archive_write.c    apply batches of results, or a /runs row, to an open file
+ *     archive_journal.c  the journal: records, scan, seed, replay, verify
+ *   commands
+ *     archive_open.c     open for writing: create, or resume (repair, replay, rebuild)
+ *     archive_commit.c   add, group commit, flush, /runs rows, the verified close
+ *     archive_build.c    bulk build of a new archive (merge, generators)
+ *     archive_check.c    info --check: read every object, name the damaged
+ *     archive_salvage.c  merge --salvage: intact cells into a fresh archive
+ *     archive_merge.c    merging shard archives (also for growing)
+ *     archive_grow.c     a resume with a spec that grows the archive's, or differs
+ *     archive.c          archive_open_write: grow, then open
+ * Every public function that touches HDF5 starts with ARCHIVE_QUIET
+ * (archive_h5.c): HDF5 prints nothing, errors name the file and object. */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H
 #define CURVSWEEP_ARCHIVE_INTERNAL_H
 
 #include "archive_test.h"
 #include "curvsweep/archive.h"
 #include "curvsweep/error.h"
+#include "curvsweep/path.h"
 
 #include <hdf5.h>
 #include <stddef.h>
@@ -155,26 +174,6 @@ struct cs_archive {
   size_t table_chunk_bytes;   /* chunk size of the tables it creates (0: ARCHIVE_CHUNK_BYTES) */
 };
 
-/* Library code never prints: HDF5's automatic error printing is switched
- * off inside every public function and restored on the way out. */
-typedef struct {
-  H5E_auto2_t func;
-  void *data;
-} archive_quiet;
-
-archive_quiet archive_quiet_begin(void);
-void archive_quiet_end(archive_quiet q);
-
-/* The one way a public entry point runs its body: HDF5's printing off
- * around call (an int-returning expression), restored, its code returned. */
-#define ARCHIVE_QUIETLY(call)                           \
-  do {                                                  \
-    archive_quiet archive_quiet_ = archive_quiet_begin(); \
-    int archive_rc_ = (call);                           \
-    archive_quiet_end(archive_quiet_);                  \
-    return archive_rc_;                                 \
-  } while (0)
-
 typedef enum {
   ARCHIVE_PROBE_OK = 0,
   ARCHIVE_PROBE_UNREADABLE, /* empty, not HDF5, truncated or damaged */
@@ -214,16 +213,30 @@ typedef struct {
   off_t size;
 } archive_journal_scan;
 
-/* ---- archive.c: utilities and the in-memory rows ---- */
-char *archive_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Copy a string, truncating to len - 1 bytes; dst always NUL-terminated. */
-void archive_copy_str(char *dst, size_t len, const char *src);
-/* mkdir -p of the directory that will hold path. */
-int archive_make_parent_dirs(const char *path);
-/* fsync the directory holding path (a created, renamed or removed entry). */
-void archive_fsync_dir(const char *path);
-int archive_fsync_file(const char *path);
-int archive_file_exists(const char *path);
+/* ======== archive_lock.c ======== */
+/* Live readers (docs/ARCHIVE.md, "Live readers"): the archive file's own
+ * flock, shared for a reader, exclusive for a write, held while its HDF5
+ * file is open. How long a reader waits for a batch to be written, and a
+ * write that must happen now (not a deferrable batch) for readers. */
+#define ARCHIVE_READ_WAIT_SECONDS 60.0
+#define ARCHIVE_WRITE_WAIT_SECONDS 60.0
+/* Lock path (exclusive or shared), waiting up to wait_s (0: one try): CS_OK
+ * with *fd the lock's descriptor (-1: nothing needed locking: the file
+ * system has no flock, or this process holds the exclusive lock and reads
+ * its own file), or CS_ERR_IO saying who holds it, *busy set (busy may be
+ * NULL). */
+int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd, int *busy);
+void archive_file_unlock(int *fd);
+/* The HDF5 file opened under the lock fd: archive_h5_fclose releases both. */
+void archive_file_lock_attach(int fd, hid_t file);
+herr_t archive_h5_fclose(hid_t file);
+/* Open (creating if absent) and lock the journal of an archive,
+ * lock-then-verify (see there). *fd: the locked descriptor; *created: the
+ * locked journal is empty. CS_ERR_INPUT when another process holds it or it
+ * is not a regular file. */
+int archive_lock_journal(const char *journal_path, const char *archive_path, int *fd, int *created);
+
+/* ======== archive_rows.c ======== */
 /* Row of a cell in a->row_cell (binary search), -1 when not listed. */
 int64_t archive_find_row(const cs_archive *a, int64_t cell_id);
 int archive_alloc_rows(cs_archive *a, int64_t n);
@@ -233,19 +246,28 @@ void archive_free(cs_archive *a);
 int archive_new(const char *path, cs_archive **out);
 /* Rows of a new archive: the cells selected by mask (NULL: all), ascending. */
 int archive_rows_from_mask(cs_archive *a, const cs_spec *spec, const unsigned char *mask);
-/* Per-write HDF5 session on a->path: the archive's exclusive lock taken
- * (waiting up to ARCHIVE_WRITE_WAIT_SECONDS for readers), opened
- * read-write, and closed with the lock released (rc kept, or the close
- * error when rc is CS_OK). _lock and _open_locked are its two halves, for
- * a batch that is deferred while readers hold the file (wait_s 0: *busy). */
-int archive_h5_session_open(const cs_archive *a, hid_t *file);
-int archive_h5_session_lock(const cs_archive *a, double wait_s, int *lock_fd, int *busy);
-int archive_h5_session_open_locked(const cs_archive *a, int *lock_fd, hid_t *file);
-int archive_h5_session_close(const cs_archive *a, hid_t file, int rc);
-/* a->n_runs from the file's /runs. */
-int archive_read_n_runs(cs_archive *a, hid_t file);
 
-/* ---- archive_format.c: HDF5 helpers, row types, 1-D tables ---- */
+/* ======== archive_compare.c ======== */
+/* (archive_status_rank and archive_same_values: archive.h) The fields of x
+ * and y agree bitwise (both absent counts as agreeing). */
+int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);
+/* Two /runs rows agree in every column. */
+int archive_same_run(const cs_run_info *x, const cs_run_info *y);
+
+/* ======== archive_h5.c ======== */
+/* Library code never prints: HDF5's automatic error printing is switched
+ * off at the top of every public function (ARCHIVE_QUIET, a declaration)
+ * and restored when the function returns, on every path (the cleanup
+ * attribute calls archive_quiet_end as the declaration goes out of scope). */
+typedef struct {
+  H5E_auto2_t func;
+  void *data;
+} archive_quiet;
+archive_quiet archive_quiet_begin(void);
+void archive_quiet_end(archive_quiet *q);
+#define ARCHIVE_QUIET                                                         \
+  archive_quiet archive_quiet_ __attribute__((cleanup(archive_quiet_end))) = \
+      archive_quiet_begin()
 /* cs_error with the innermost HDF5 reason appended ("<message>: <reason>"). */
 int archive_h5_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Note the current HDF5 reason before closing things after a failure. */
@@ -259,6 +281,15 @@ void archive_h5_close_id(hid_t *id, herr_t (*close_fn)(hid_t));
 hid_t archive_h5_open(const char *path, unsigned flags);
 int archive_h5_lock_refused(void);
 hid_t archive_h5_create(const char *path);
+/* Per-write HDF5 session on a->path: the archive's exclusive lock taken
+ * (waiting up to ARCHIVE_WRITE_WAIT_SECONDS for readers), opened
+ * read-write, and closed with the lock released (rc kept, or the close
+ * error when rc is CS_OK). _lock and _open_locked are its two halves, for
+ * a batch that is deferred while readers hold the file (wait_s 0: *busy). */
+int archive_h5_session_open(const cs_archive *a, hid_t *file);
+int archive_h5_session_lock(const cs_archive *a, double wait_s, int *lock_fd, int *busy);
+int archive_h5_session_open_locked(const cs_archive *a, int *lock_fd, hid_t *file);
+int archive_h5_session_close(const cs_archive *a, hid_t file, int rc);
 /* Fixed-length NUL-terminated ASCII string type of n bytes. */
 hid_t archive_str_type(size_t n);
 /* Dataset creation property list: chunked, shuffle + deflate + Fletcher32. */
@@ -267,11 +298,52 @@ hid_t archive_str_type(size_t n);
 hid_t archive_dcpl(int rank, const hsize_t *chunk, int deflate);
 int archive_attr_write_str(hid_t obj, const char *name, const char *value, const char *path);
 int archive_attr_write_i64(hid_t obj, const char *name, hid_t file_type, int64_t v, const char *path);
+/* An attribute of one value of class cls of at most max_bytes (variable-
+ * length strings any): 0 with attr and its type open, or -1 and why. */
+int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t max_bytes,
+                          hid_t *attr, hid_t *ftype, const char **why);
 /* 0, or -1 when missing, of another class, not one value (an array) or of
  * an impossible size; *why (when why is not NULL) then says which. */
 int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, const char **why);
 int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why);
 int archive_link_exists(hid_t loc, const char *name);
+
+/* ======== archive_guard.c: untrusted input (docs/SECURITY.md, "Archives") ======== */
+/* The bytes one open may allocate from sizes the file declares: set from
+ * the file's size at every open (archive_probe), taken before each such
+ * allocation (n elements of size bytes; a refusal naming object beyond). */
+void archive_budget_begin(const char *path);
+int archive_budget_take(uint64_t n, uint64_t size, const char *path, const char *object);
+/* Open a dataset or group of loc: every link on the way a hard link, a
+ * dataset stored in this file (not virtual, no external raw storage);
+ * refusals name path and the object. */
+int archive_dataset_open(hid_t loc, const char *name, const char *path, hid_t *ds);
+int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
+int archive_dataset_plain(hid_t ds, const char *path, const char *full);
+/* A table's rows were all stored (chunks written), not declared only. */
+int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
+/* Every link of the file a hard link to an object linked once, every
+ * dataset plain: fn (may be NULL: stop at the first) gets each object that
+ * is not, with the reason; *hostile: one was found (else a failure is
+ * damage: a group or header that cannot be read). */
+typedef void (*archive_guard_fn)(const char *object, const char *reason, void *ctx);
+int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
+                            int *hostile);
+/* A done lm cell's extreme-token columns of /curvature in their domain
+ * (docs/ARCHIVE.md, "Reading an archive"): sink_mass and max_attn in
+ * [0, 1] (never NaN); massive_act, value_drain, resid_peak either all NaN
+ * (not measured: format_version ≤ 4, or merged from one) or all finite
+ * (massive_act ≥ 1, the others ≥ 0). Anything else is damage: a refusal
+ * naming path, the cell and the prefix. Other families: not checked. */
+int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r);
+/* A done result's metrics in their domain (accuracies in [0, 1], finite
+ * loss, wall time >= 0): a refusal naming path and the cell otherwise. */
+int archive_check_metrics(const char *path, const cs_cell_result *r);
+/* A tensor name as the archive stores it (docs/ARCHIVE.md, "/params"): 0,
+ * or -1. */
+int archive_check_tensor_name(const char *name);
+
+/* ======== archive_format.c: row types, tables, arrays and groups ======== */
 /* Memory types of the rows (closed by the caller); archive_packed: the file type. */
 hid_t archive_class_type(hid_t base);
 hid_t archive_cell_row_type(void);
@@ -293,25 +365,67 @@ hid_t archive_table_xfer(void);
 int archive_table_io(hid_t ds, hid_t mtype, hsize_t start, hsize_t n, void *rows, int write);
 int archive_table_append(hid_t ds, hid_t mtype, const void *rows, hsize_t n, const char *path,
                          const char *name);
+/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype,
+ * chunked, shuffled and Fletcher32-checked, not deflated. */
+int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols, hid_t ftype,
+                        hid_t mtype, size_t elem_bytes, const void *v, const char *path);
+/* A 2-D dataset of type class cls into a fresh array of memory type mtype;
+ * dims out. Its shape must be want[0] x want[1] (a 0 there: any, within the
+ * budget), checked before anything is allocated. A missing, unreadable or
+ * misshapen dataset is a refusal naming it. _matrix: of float64. */
+int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes, H5T_class_t cls,
+                       const hsize_t want[2], const char *path, void **v, hsize_t dims[2]);
+int archive_read_matrix(hid_t loc, const char *name, const hsize_t want[2], const char *path,
+                        double **v, hsize_t dims[2]);
+/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
+int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
+                              char name[64], hid_t *g);
+/* Open /<top>/<cell_id> when there is one (*g < 0: none); its name into name. */
+int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
+                            char name[64], hid_t *g);
+/* Every member of the per-cell group g (/group) is a hard link to one of the
+ * datasets named (want, or n names of ARCHIVE_TENSOR_NAME_BYTES in names),
+ * or a group on the way to one: a refusal naming the first that is not. */
+int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
+                                const char *path, const char *group);
 
-/* ---- archive_create.c: probe, create, repair, rebuild ---- */
-int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *meta,
-                  archive_probe_class *cls);
-int archive_load_rows(cs_archive *a, hid_t file, const char *path);
-int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path, const char *name,
-                             hsize_t *valid, hsize_t *length);
-int archive_table_needs_repair(const cs_archive *a, hid_t file, const char *name, int *need);
-int archive_table_repair(const cs_archive *a, hid_t file, const char *name);
-int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out);
-int archive_rename_into_place(const char *tmp, const char *path);
-/* --overwrite replaces only a curvsweep archive (docs/SECURITY.md): CS_OK
- * when nothing is at path or it opens as HDF5 with the root attribute
- * format = "curvsweep"; otherwise CS_ERR_INPUT naming path. */
-int archive_check_replaceable(const char *path);
-int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
-                    const archive_journal_scan *s, int keep_rows);
+/* ======== archive_spec.c ======== */
+/* /spec, the spec text exactly as read, as a 1-D dataset of one
+ * fixed-length string (chunked, so Fletcher32-checksummed like every other
+ * dataset). Archives written before this layout carry a scalar /spec; it
+ * is read too. */
+int archive_spec_write(hid_t file, const char *text, const char *path);
+/* The text of /spec (malloc'ed, NUL-terminated); every failure is a
+ * CS_ERR_INPUT refusal naming the archive and /spec. */
+int archive_spec_read(hid_t file, const char *path, char **text);
+/* /spec's text must hash to sha (the root attribute spec_sha256) and load
+ * as a spec; its canonical SHA-256 (the archive's identity, computed by this
+ * build whatever the writer stored) into identity. */
+int archive_spec_verify(hid_t file, const char *path, const char *sha, char identity[65]);
+/* A resume refused because spec is not the archive's (identity differs and
+ * it does not grow it): CS_ERR_INPUT naming the keys that differ, old → new.
+ * old: the archive's spec. */
+int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs_spec *spec);
 
-/* ---- archive_points.c: /points of format_version 4 ---- */
+/* ======== archive_fields.c: /fields/<cell_id> (docs/ARCHIVE.md, "/fields") ======== */
+/* A result's field is whole: N in 1..RESULT_FIELD_MAX, every array there,
+ * a finite box; or absent (fd_pred NULL, field_n 0). */
+int archive_check_fields(const char *path, const cs_cell_result *r);
+int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path);
+/* The group of r->cell_id into r (none: r unchanged); a group that cannot
+ * be read whole, holds anything else, or whose N (expect_n: the spec's
+ * field of the cell, -1 when unknown), shapes, classes or box are not what
+ * N and r->depth imply, is a CS_ERR_INPUT naming it. */
+int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r);
+
+/* ======== archive_params.c: /params/<cell_id> (docs/ARCHIVE.md, "/params") ======== */
+/* The /params/<id> group of a checked result. */
+int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
+/* The /params group of r->cell_id into r (none: r unchanged); a group that
+ * cannot be read whole is a CS_ERR_INPUT naming it. */
+int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
+
+/* ======== archive_points.c: /points ======== */
 hid_t archive_point_row_type(void);
 /* /points with an empty index and empty arrays (a new archive of the
  * listed cells of a). */
@@ -329,9 +443,6 @@ int archive_points_stage_add(archive_points_stage *s, const cs_cell_result *r);
 size_t archive_points_stage_bytes(const archive_points_stage *s);
 int archive_points_stage_flush(hid_t file, archive_points_stage *s, const char *path);
 void archive_points_stage_free(archive_points_stage *s);
-/* The valid rows of /points/index (malloc'ed). */
-int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
-                              archive_point_row **rows, int64_t *n);
 /* The valid rows of /points/index (malloc'ed) in storage order, each row of
  * a finished listed cell as a->spec allows it and not overlapping another's
  * values: a refusal naming the row otherwise (what every reader checks). */
@@ -357,12 +468,61 @@ int archive_points_read_cell(hid_t file, const char *path, const cs_spec *spec,
                              const archive_point_row *row, cs_cell_result *r);
 /* Free r's per-point arrays (the rest of r kept). */
 void archive_points_free(cs_cell_result *r);
+/* The /points/<cell_id> group of format_version 2, 3 into r (none: r
+ * unchanged); a group that cannot be read whole is a CS_ERR_INPUT naming
+ * it. */
+int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
 
-/* ---- archive_write.c: results (batched) or a /runs row into an open file ---- */
+/* ======== archive_load.c ======== */
+/* Open an existing archive and check its identity (format, version, plain
+ * objects, /spec): on error the message names the file and the problem,
+ * *cls says which kind. */
+int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *meta,
+                  archive_probe_class *cls);
+/* Every /cells row into a's rows (a->spec bounds them); any failure is a
+ * damaged file (CS_ERR_INPUT, naming it). */
+int archive_load_rows(cs_archive *a, hid_t file, const char *path);
+/* The rows of table name (open as ds) that belong to finished writes
+ * (*valid) and its length. */
+int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path, const char *name,
+                             hsize_t *valid, hsize_t *length);
+/* a->n_runs from the file's /runs. */
+int archive_read_n_runs(cs_archive *a, hid_t file);
+/* --overwrite replaces only a curvsweep archive (docs/SECURITY.md): CS_OK
+ * when nothing is at path or it opens as HDF5 with the root attribute
+ * format = "curvsweep"; otherwise CS_ERR_INPUT naming path. */
+int archive_check_replaceable(const char *path);
+
+/* ======== archive_create.c ======== */
+/* mkdir -p of the directory that will hold path. */
+int archive_make_parent_dirs(const char *path);
+/* A complete pending archive of spec (rows of a) under a temporary name
+ * beside a->path, synced; the name into *tmp_out (renamed into place by
+ * the caller). */
+int archive_create_temp(const cs_archive *a, const cs_spec *spec, char **tmp_out);
+int archive_rename_into_place(const char *tmp, const char *path);
+
+/* ======== archive_read.c ======== */
+int archive_reader_open(const char *path, archive_reader *rd);
+/* Open again an archive whose rows (a, from an earlier archive_reader_open
+ * of the same file) are kept: identity checked, /cells not read again; rd
+ * owns a from here. */
+int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd);
+void archive_reader_close(archive_reader *rd);
+int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
+int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
+/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points, /params or /fields. */
+enum { ARCHIVE_READ_NO_GROUPS = 1 };
+int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
+                               int64_t *n_out);
+/* The per-cell groups of r->cell_id, when present: /params, /fields, and /points of
+ * format_version 2 and 3 (version 4 keeps /points in tables, read by
+ * archive_points_each). */
+int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r);
+void archive_results_free(cs_cell_result *res, int64_t n);
+
+/* ======== archive_write.c: results (batched) or a /runs row into an open file ======== */
 int archive_check_result(const cs_archive *a, const cs_cell_result *r);
-/* A done result's metrics in their domain (accuracies in [0, 1], finite
- * loss, wall time >= 0): a refusal naming path and the cell otherwise. */
-int archive_check_metrics(const char *path, const cs_cell_result *r);
 /* Results on their way into an open file: groups already written, table
  * rows and /cells rows kept for the batch's commit point. */
 typedef struct {
@@ -380,20 +540,10 @@ void archive_batch_free(archive_batch *b);
 /* A batch of one: the result written and committed. */
 int archive_apply_result(cs_archive *a, hid_t file, const cs_cell_result *r);
 int archive_apply_run(cs_archive *a, hid_t file, int64_t row, const cs_run_info *run);
-/* The /params/<id> group of a checked result (also the bulk builder,
- * archive_build.c). */
-int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
-/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype,
- * chunked, shuffled and Fletcher32-checked, not deflated. */
-int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols, hid_t ftype,
-                        hid_t mtype, size_t elem_bytes, const void *v, const char *path);
-/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
-int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
-                              char name[64], hid_t *g);
 /* 0, or -1 when the row cannot be read. */
 int archive_read_run(hid_t file, int64_t row, cs_run_info *run);
 
-/* ---- archive_journal.c ---- */
+/* ======== archive_journal.c ======== */
 int archive_journal_append(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync);
 int archive_journal_append_at(cs_archive *a, uint32_t kind, const void *payload, size_t n, int sync,
                               off_t *payload_at);
@@ -422,137 +572,29 @@ int archive_check_not_interrupted(const char *path);
  * error here, only !*intact. */
 int archive_journal_verify(cs_archive *a, const archive_journal_scan *s, int *intact);
 
-/* ---- archive_read.c ---- */
-int archive_reader_open(const char *path, archive_reader *rd);
-/* Open again an archive whose rows (a, from an earlier archive_reader_open
- * of the same file) are kept: identity checked, /cells not read again; rd
- * owns a from here. */
-int archive_reader_open_rows(const char *path, cs_archive *a, archive_reader *rd);
-void archive_reader_close(archive_reader *rd);
-int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void **rows, hsize_t *n);
-int archive_read_results_rd(archive_reader *rd, cs_cell_result **results, int64_t *n_out);
-/* ARCHIVE_READ_NO_GROUPS: the tables only, no /points, /params or /fields. */
-enum { ARCHIVE_READ_NO_GROUPS = 1 };
-int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **results,
-                               int64_t *n_out);
-/* The per-cell groups of r->cell_id, when present: /params, /fields, and /points of
- * format_version 2 and 3 (version 4 keeps /points in tables, read by
- * archive_points_each). */
-int archive_read_cell_groups(const archive_reader *rd, cs_cell_result *r);
+/* ======== archive_open.c ======== */
+/* Rebuild from spec + journal (docs/ARCHIVE.md, "Resume protocol"): a new
+ * file listing the cells of mask (keep_rows: and the rows a lists) and every
+ * journaled cell, every record applied, put in place of the old file (set
+ * aside as ARCHIVE.damaged-<UTC time>, never deleted). */
+int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mask,
+                    const archive_journal_scan *s, int keep_rows);
+/* archive_open_write without the grow (archive_grow.c opens the old archive
+ * under its own spec with it): create, overwrite or resume path. */
+int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode mode,
+                        const unsigned char *mask, cs_archive **out);
 
-/* ---- archive_build.c ---- */
-void archive_results_free(cs_cell_result *res, int64_t n);
-/* The /points (format_version 2, 3) and /params groups of r->cell_id into
- * r (none: r unchanged); a group that cannot be read whole is a
- * CS_ERR_INPUT naming it. */
-int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
-int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
+/* ======== archive_commit.c, archive_build.c, archive_check.c, archive_salvage.c: archive.h ======== */
 
-/* A 2-D dataset of type class cls into a fresh array of memory type mtype;
- * dims out. Its shape must be want[0] x want[1] (a 0 there: any, within the
- * budget), checked before anything is allocated. A missing, unreadable or
- * misshapen dataset is a refusal naming it. */
-int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes, H5T_class_t cls,
-                       const hsize_t want[2], const char *path, void **v, hsize_t dims[2]);
-/* Every member of the per-cell group g (/group) is a hard link to one of the
- * datasets named (want, or n names of ARCHIVE_TENSOR_NAME_BYTES in names),
- * or a group on the way to one: a refusal naming the first that is not. */
-int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
-                                const char *path, const char *group);
-/* A tensor name as the archive stores it (docs/ARCHIVE.md, "/params"). */
-int archive_check_tensor_name(const char *name);
-/* Open /<top>/<cell_id> when there is one (*g < 0: none); its name into name. */
-int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
-                            char name[64], hid_t *g);
+/* ======== archive_merge.c: the merge machinery, also for growing ======== */
+/* Build, under a temporary name beside out (*tmp, not renamed into place),
+ * the archive of out_spec holding every result of the inputs mapped to
+ * out_spec's cells by config, listing their cells and those of mask (NULL:
+ * none more). */
+int archive_merge_to_temp(const char *out, const char *const *inputs, int n_inputs,
+                          const cs_spec *out_spec, const unsigned char *mask, char **tmp);
 
-/* ---- archive_fields.c: /fields/<cell_id> (docs/ARCHIVE.md, "/fields") ---- */
-/* A result's field is whole: N in 1..RESULT_FIELD_MAX, every array there,
- * a finite box; or absent (fd_pred NULL, field_n 0). */
-int archive_check_fields(const char *path, const cs_cell_result *r);
-int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path);
-/* The group of r->cell_id into r (none: r unchanged); a group that cannot
- * be read whole, holds anything else, or whose N (expect_n: the spec's
- * field of the cell, -1 when unknown), shapes, classes or box are not what
- * N and r->depth imply, is a CS_ERR_INPUT naming it. */
-int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r);
-/* The fields of x and y agree bitwise (both absent counts as agreeing). */
-int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);
-
-/* ---- archive_guard.c: an archive is untrusted input (docs/SECURITY.md, "Archives") ---- */
-/* The bytes one open may allocate from sizes the file declares: set from
- * the file's size at every open (archive_probe), taken before each such
- * allocation (n elements of size bytes; a refusal naming object beyond). */
-void archive_budget_begin(const char *path);
-int archive_budget_take(uint64_t n, uint64_t size, const char *path, const char *object);
-/* Open a dataset or group of loc: every link on the way a hard link, a
- * dataset stored in this file (not virtual, no external raw storage);
- * refusals name path and the object. */
-int archive_dataset_open(hid_t loc, const char *name, const char *path, hid_t *ds);
-int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
-int archive_dataset_plain(hid_t ds, const char *path, const char *full);
-/* A table's rows were all stored (chunks written), not declared only. */
-int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
-/* An attribute of one value of class cls of at most max_bytes (variable-
- * length strings any): 0 with attr and its type open, or -1 and why. */
-int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t max_bytes,
-                          hid_t *attr, hid_t *ftype, const char **why);
-/* Every link of the file a hard link to an object linked once, every
- * dataset plain: fn (may be NULL: stop at the first) gets each object that
- * is not, with the reason; *hostile: one was found (else a failure is
- * damage: a group or header that cannot be read). */
-typedef void (*archive_guard_fn)(const char *object, const char *reason, void *ctx);
-int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
-                            int *hostile);
-/* A done lm cell's extreme-token columns of /curvature in their domain
- * (docs/ARCHIVE.md, "Reading an archive"): sink_mass and max_attn in
- * [0, 1] (never NaN); massive_act, value_drain, resid_peak either all NaN
- * (not measured: format_version ≤ 4, or merged from one) or all finite
- * (massive_act ≥ 1, the others ≥ 0). Anything else is damage: a refusal
- * naming path, the cell and the prefix. Other families: not checked. */
-int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r);
-
-/* ---- archive_lock.c ---- */
-/* Live readers (docs/ARCHIVE.md, "Live readers"): the archive file's own
- * flock, shared for a reader, exclusive for a write, held while its HDF5
- * file is open. How long a reader waits for a batch to be written, and a
- * write that must happen now (not a deferrable batch) for readers. */
-#define ARCHIVE_READ_WAIT_SECONDS 60.0
-#define ARCHIVE_WRITE_WAIT_SECONDS 60.0
-/* Lock path (exclusive or shared), waiting up to wait_s (0: one try): CS_OK
- * with *fd the lock's descriptor (-1: nothing needed locking: the file
- * system has no flock, or this process holds the exclusive lock and reads
- * its own file), or CS_ERR_IO saying who holds it, *busy set (busy may be
- * NULL). */
-int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd, int *busy);
-void archive_file_unlock(int *fd);
-/* The HDF5 file opened under the lock fd: archive_h5_fclose releases both. */
-void archive_file_lock_attach(int fd, hid_t file);
-herr_t archive_h5_fclose(hid_t file);
-/* Open (creating if absent) and lock the journal of an archive,
- * lock-then-verify (see there). *fd: the locked descriptor; *created: the
- * locked journal is empty. CS_ERR_INPUT when another process holds it or it
- * is not a regular file. */
-int archive_lock_journal(const char *journal_path, const char *archive_path, int *fd, int *created);
-
-/* ---- archive_spec.c ---- */
-/* /spec, the spec text exactly as read, as a 1-D dataset of one
- * fixed-length string (chunked, so Fletcher32-checksummed like every other
- * dataset). Archives written before this layout carry a scalar /spec; it
- * is read too. */
-int archive_spec_write(hid_t file, const char *text, const char *path);
-/* The text of /spec (malloc'ed, NUL-terminated); every failure is a
- * CS_ERR_INPUT refusal naming the archive and /spec. */
-int archive_spec_read(hid_t file, const char *path, char **text);
-/* /spec's text must hash to sha (the root attribute spec_sha256) and load
- * as a spec; its canonical SHA-256 (the archive's identity, computed by this
- * build whatever the writer stored) into identity. */
-int archive_spec_verify(hid_t file, const char *path, const char *sha, char identity[65]);
-/* A resume refused because spec is not the archive's (identity differs and
- * it does not grow it): CS_ERR_INPUT naming the keys that differ, old → new
- * (archive_grow.c). old: the archive's spec. */
-int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs_spec *spec);
-
-/* ---- archive_grow.c ---- */
+/* ======== archive_grow.c ======== */
 /* Before a resume of path with spec (docs/ARCHIVE.md, "Growing a sweep"):
  * nothing when there is no readable archive or it has spec's identity; a
  * refusal naming the keys when spec does not grow its spec; otherwise the
@@ -560,13 +602,5 @@ int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs
  * (its results kept, mapped to spec's cell ids by config, the cells of mask
  * added pending), the old file kept as ARCHIVE.before-grow-<UTC time>. */
 int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned char *mask);
-
-/* ---- archive_merge.c: the merge machinery, also for growing ---- */
-/* Build, under a temporary name beside out (*tmp, not renamed into place),
- * the archive of out_spec holding every result of the inputs mapped to
- * out_spec's cells by config, listing their cells and those of mask (NULL:
- * none more). */
-int archive_merge_to_temp(const char *out, const char *const *inputs, int n_inputs,
-                          const cs_spec *out_spec, const unsigned char *mask, char **tmp);
 
 #endif

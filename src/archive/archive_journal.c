@@ -56,7 +56,7 @@ static void archive_journal_header_make(archive_journal_header *h, const char *s
   h->stats_bytes = sizeof(geom_stats);
   h->tensor_bytes = sizeof(cs_tensor);
   h->run_bytes = sizeof(cs_run_info);
-  archive_copy_str(h->spec_sha256, sizeof h->spec_sha256, sha);
+  cs_copy_str(h->spec_sha256, sizeof h->spec_sha256, sha);
   h->crc = archive_crc32(0, h, offsetof(archive_journal_header, crc));
 }
 
@@ -193,7 +193,7 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
                     "differs): resume with the build that wrote it", jpath);
   s->header_ok = 1;
   s->dirty = h.dirty != 0;
-  archive_copy_str(s->sha, sizeof s->sha, h.spec_sha256);
+  cs_copy_str(s->sha, sizeof s->sha, h.spec_sha256);
   s->good_end = (off_t)sizeof h;
   // records
   int64_t cap = 0;
@@ -353,15 +353,8 @@ int archive_window_end(cs_archive *a) {
  * the last record of each cell wins and is applied unless the file already
  * holds that state (status and attempts). Runs: a begin is appended when
  * its row is the next one (or always when rebuilt), an end rewrites the row
- * of its begin. */
-static int archive_run_same(const cs_run_info *x, const cs_run_info *y) {
-  return !strcmp(x->start, y->start) && !strcmp(x->end, y->end) && !strcmp(x->hosts, y->hosts) &&
-         x->ranks == y->ranks && !strcmp(x->team, y->team) && !strcmp(x->shard, y->shard) &&
-         !strcmp(x->slurm_job, y->slurm_job) && !strcmp(x->nodelist, y->nodelist) &&
-         x->requeue_count == y->requeue_count && x->cells_run == y->cells_run;
-}
-
-/* dry: change nothing, set *needed when some record would be applied. */
+ * of its begin. dry: change nothing, set *needed when some record would be
+ * applied. */
 int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan *s,
                                   int rebuilt, int dry, int *needed) {
   int64_t *last = NULL, *run_map = NULL, n_map = 0, n_todo = 0;
@@ -425,7 +418,7 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
             target = p.row;
         }
         cs_run_info cur;
-        if (target < 0 || (archive_read_run(file, target, &cur) == 0 && archive_run_same(&cur, &p.info)))
+        if (target < 0 || (archive_read_run(file, target, &cur) == 0 && archive_same_run(&cur, &p.info)))
           continue;
         if (dry) {
           *needed = 1;
@@ -455,7 +448,7 @@ int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *
 /* An input whose writer was killed inside a write may lack journaled
  * results: it must be resumed (repaired) before it is merged. */
 int archive_check_not_interrupted(const char *path) {
-  char *jpath = archive_strdup_printf("%s.journal", path);
+  char *jpath = cs_strdup_printf("%s.journal", path);
   if (!jpath) return cs_error(CS_ERR_NOMEM, "out of memory");
   int fd = open(jpath, O_RDONLY | O_CLOEXEC), rc = CS_OK;
   archive_journal_header h;

@@ -102,7 +102,7 @@ int archive_lock_journal(const char *jpath, const char *path, int *fd_out, int *
  * is the lock HDF5's own file locking takes (flock on the file, shared for
  * a read-only open, held while the file is open), so h5py and h5dump with
  * their default settings take part too. HDF5's own locking stays off in
- * curvsweep's file access (archive_format.c): flock locks belong to an open
+ * curvsweep's file access (archive_h5.c): flock locks belong to an open
  * file description, and the library's descriptor would conflict with ours.
  *
  * Each lock is a descriptor of its own, kept in a small table with the

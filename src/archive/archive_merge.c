@@ -14,65 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int archive_same_doubles(const double *x, const double *y, size_t n) {
-  if (n == 0) return 1;
-  if (!x || !y) return x == y;
-  return memcmp(x, y, n * sizeof *x) == 0;
-}
-
-int archive_status_rank(cs_cell_status s) {
-  switch (s) {
-    case CELL_DONE: return 3;
-    case CELL_DIVERGED: return 2;
-    case CELL_FAILED: return 1;
-    default: return 0;
-  }
-}
-
-/* The science values of two results agree bitwise (NaN equal to NaN of
- * the same bits). wall_s, rank and attempts describe the run and may
- * differ between two runs of one deterministic cell. Also the read-back
- * comparison of a verified close (archive_journal_verify). */
-int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
-  if (x->status != y->status || x->n_params != y->n_params || x->n_curve != y->n_curve ||
-      x->depth != y->depth || x->n_points != y->n_points || x->m != y->m ||
-      x->n_tensors != y->n_tensors || !x->pt_x != !y->pt_x || !archive_same_fields(x, y))
-    return 0;
-  double mx[3] = {x->train_loss, x->train_acc, x->test_acc}, my[3] = {y->train_loss, y->train_acc, y->test_acc};
-  if (!archive_same_doubles(mx, my, 3)) return 0;
-  for (int e = 0; e < x->n_curve; e++) {
-    const cs_curve_point *p = &x->curve[e], *q = &y->curve[e];
-    double a3[3] = {p->train_loss, p->train_acc, p->test_acc}, b3[3] = {q->train_loss, q->train_acc, q->test_acc};
-    if (p->epoch != q->epoch || !archive_same_doubles(a3, b3, 3)) return 0;
-  }
-  for (int l = 0; l < x->depth; l++) {
-    if (x->curv[l].n_points != y->curv[l].n_points) return 0;
-    for (size_t k = 0; k < ARCHIVE_N_STATS_FIELDS; k++)
-      if (memcmp((const char *)&x->curv[l] + ARCHIVE_STATS_FIELDS[k].offset,
-                 (const char *)&y->curv[l] + ARCHIVE_STATS_FIELDS[k].offset, sizeof(double)))
-        return 0;
-  }
-  if (x->pt_x) {
-    size_t np = (size_t)x->depth * x->n_points;
-    double **fx[RESULT_N_POINT_ARRAYS], **fy[RESULT_N_POINT_ARRAYS];
-    result_point_arrays((cs_cell_result *)x, fx);
-    result_point_arrays((cs_cell_result *)y, fy);
-    if (!archive_same_doubles(x->pt_x, y->pt_x, (size_t)x->n_points * x->m) ||
-        memcmp(x->pt_class, y->pt_class, np))
-      return 0;
-    for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
-      if (!archive_same_doubles(*fx[k], *fy[k], np)) return 0;
-  }
-  for (int i = 0; i < x->n_tensors; i++) {
-    const cs_tensor *s = &x->tensors[i], *t = &y->tensors[i];
-    if (strcmp(s->name, t->name) || s->rows != t->rows || s->cols != t->cols ||
-        !archive_same_doubles(s->v, t->v, (size_t)s->rows * s->cols))
-      return 0;
-  }
-  return 1;
-}
-
-/* Everything a merge holds; freed in one place (archive_merge_impl). Memory
+/* Everything a merge holds; freed in one place (archive_merge). Memory
  * is bounded by one input's results (read, applied and freed one input at
  * a time), a few bytes per cell of the spec, and copies of the results of
  * cells done in more than one input (kept for the bitwise comparison). */
@@ -108,13 +50,13 @@ typedef struct {
 /* The output: refuse to clobber it, a stale journal beside it, or an output
  * that is also an input. */
 static int archive_merge_check_output(const archive_merge_state *s) {
-  int out_exists = archive_file_exists(s->out);
+  int out_exists = cs_file_exists(s->out);
   if (out_exists && !s->overwrite)
     return cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, or another "
                     "output path", s->out);
   if (out_exists) CS_CHECK(archive_check_replaceable(s->out));
-  char *out_journal = archive_strdup_printf("%s.journal", s->out);
-  int stale_journal = out_journal && archive_file_exists(out_journal);
+  char *out_journal = cs_strdup_printf("%s.journal", s->out);
+  int stale_journal = out_journal && cs_file_exists(out_journal);
   if (stale_journal && !s->overwrite) {
     int rc = cs_error(CS_ERR_INPUT, "%s does not exist but a journal %s does (an earlier run): "
                       "resume that run, move the journal away, or use --overwrite", s->out,
@@ -205,7 +147,7 @@ static int archive_merge_choose_spec(archive_merge_state *s, const cs_spec *give
   s->spec = s->in_spec[0];
   for (int i = 1; i < s->n_inputs; i++) {
     if (!strcmp(spec_canonical_sha256(s->in_spec[i]), spec_canonical_sha256(s->spec))) continue;
-    char *text = NULL, *source = archive_strdup_printf("the union of the specs of %s..%s",
+    char *text = NULL, *source = cs_strdup_printf("the union of the specs of %s..%s",
                                                         s->inputs[0], s->inputs[i]);
     cs_spec *u = NULL;
     int rc = source ? spec_union_text(s->spec, s->in_spec[i], &text)
@@ -255,8 +197,8 @@ static int archive_merge_scan_input(archive_merge_state *s, int i) {
  * shards of the largest count N named that no input is (*missing_text). */
 static void archive_merge_describe(archive_merge_state *s, char *missing_text, size_t len) {
   cs_archive_merge_report *r = s->rep;
-  archive_copy_str(r->sweep, sizeof r->sweep, spec_sweep(s->spec)->name);
-  archive_copy_str(r->identity, sizeof r->identity, spec_canonical_sha256(s->spec));
+  cs_copy_str(r->sweep, sizeof r->sweep, spec_sweep(s->spec)->name);
+  cs_copy_str(r->identity, sizeof r->identity, spec_canonical_sha256(s->spec));
   r->cells = spec_cell_count(s->spec), r->listed = s->listed_n, r->inputs = s->n_inputs;
   r->grids = s->own_spec;
   size_t used = 0;
@@ -283,7 +225,7 @@ static void archive_merge_describe(archive_merge_state *s, char *missing_text, s
       used += (size_t)snprintf(missing_text + used, used < len ? len - used : 0, "%s%s",
                                used ? ", " : "", want);
   }
-  archive_copy_str(r->missing_shards, sizeof r->missing_shards, missing_text);
+  cs_copy_str(r->missing_shards, sizeof r->missing_shards, missing_text);
 }
 
 static int archive_merge_scan_inputs(archive_merge_state *s, const cs_spec *given) {
@@ -449,7 +391,7 @@ static int archive_merge_mark_partial(const archive_merge_state *s) {
   if (f < 0) return archive_h5_error(CS_ERR_IO, "cannot open %s to mark it partial", s->tmp);
   int rc = archive_attr_write_i64(f, "partial", H5T_STD_I32LE, 1, s->tmp);
   if (H5Fclose(f) < 0 && !rc) rc = archive_h5_error(CS_ERR_IO, "%s: cannot close", s->tmp);
-  if (!rc) rc = archive_fsync_file(s->tmp);
+  if (!rc) rc = cs_fsync_file(s->tmp);
   return rc;
 }
 
@@ -460,10 +402,10 @@ static int archive_merge_pipeline(archive_merge_state *s) {
   CS_CHECK(archive_merge_write(s));
   if (s->listed_n < spec_cell_count(s->spec)) CS_CHECK(archive_merge_mark_partial(s));
   // a stale journal of a replaced archive must not be replayed into it
-  char *journal = archive_strdup_printf("%s.journal", s->out);
+  char *journal = cs_strdup_printf("%s.journal", s->out);
   if (!journal) return cs_error(CS_ERR_NOMEM, "out of memory");
   int rc = CS_OK;
-  if (s->overwrite && archive_file_exists(journal) && unlink(journal) != 0)
+  if (s->overwrite && cs_file_exists(journal) && unlink(journal) != 0)
     rc = cs_error(CS_ERR_IO, "cannot remove the old journal %s: %s", journal, strerror(errno));
   free(journal);
   if (!rc) rc = archive_rename_into_place(s->tmp, s->out);
@@ -490,8 +432,9 @@ static void archive_merge_free(archive_merge_state *s) {
   free(s->rows), free(s->in_spec), free(s->map), free(s->shards);
 }
 
-static int archive_merge_impl(const char *out, const char *const *inputs, int n_inputs,
-                              int overwrite, int partial, cs_archive_merge_report *rep) {
+int archive_merge(const char *out, const char *const *inputs, int n_inputs,
+                  int overwrite, int partial, cs_archive_merge_report *rep){
+  ARCHIVE_QUIET;
   cs_archive_merge_report unused;
   memset(rep ? rep : &unused, 0, sizeof *rep);
   if (!out || !inputs || n_inputs < 1)
@@ -505,10 +448,6 @@ static int archive_merge_impl(const char *out, const char *const *inputs, int n_
   return rc;
 }
 
-int archive_merge(const char *out, const char *const *inputs, int n_inputs, int overwrite,
-                  int partial, cs_archive_merge_report *rep) {
-  ARCHIVE_QUIETLY(archive_merge_impl(out, inputs, n_inputs, overwrite, partial, rep));
-}
 
 int archive_merge_to_temp(const char *out, const char *const *inputs, int n_inputs,
                           const cs_spec *out_spec, const unsigned char *mask, char **tmp) {

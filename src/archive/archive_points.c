@@ -10,7 +10,9 @@
  *              array (archive_points_stage_*: batches and the bulk builder)
  *   reading    every cell's arrays in storage order, each array read a block
  *              at a time (archive_points_each: memory of one block per array),
- *              or one cell's (archive_points_read_cell: salvage) */
+ *              or one cell's (archive_points_read_cell: salvage)
+ *   legacy     the /points/<cell_id> group of format_version 2, 3
+ *              (archive_read_points) */
 #include "archive_internal.h"
 
 #include <inttypes.h>
@@ -186,7 +188,7 @@ void archive_points_stage_free(archive_points_stage *s) {
 
 /* The valid rows of /points/index (committed, by the rule of
  * archive_table_valid_rows), malloc'ed into *rows. */
-int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
+static int archive_points_index_read(hid_t file, const cs_archive *a, const char *path,
                               archive_point_row **rows, int64_t *n) {
   *rows = NULL;
   *n = 0;
@@ -466,5 +468,35 @@ int archive_points_read_cell(hid_t file, const char *path, const cs_spec *spec,
     archive_h5_close_id(&sp[k].mtype, H5Tclose);
     free(sp[k].buf);
   }
+  return rc;
+}
+
+int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
+  char name[64];
+  hid_t g;
+  CS_CHECK(archive_cell_group_open(file, "points", r->cell_id, path, name, &g));
+  if (g < 0) return CS_OK;
+  hsize_t dims[2], any[2] = {0, 0};
+  int rc = archive_read_matrix(g, "x", any, path, &r->pt_x, dims);
+  if (!rc && (dims[0] < 1 || dims[0] > INT32_MAX || dims[1] < 1 || dims[1] > ARCHIVE_MAX_DEPTH))
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/x is %llu x %llu", path, name,
+                  (unsigned long long)dims[0], (unsigned long long)dims[1]);
+  r->n_points = (int)dims[0], r->m = (int)dims[1];
+  const hsize_t want[2] = {(hsize_t)r->depth, (hsize_t)r->n_points};
+  double **fields[RESULT_N_POINT_ARRAYS];
+  result_point_arrays(r, fields);
+  hid_t ct = archive_class_type(H5T_NATIVE_INT8);
+  for (int k = 0; k <= RESULT_N_POINT_ARRAYS && !rc && r->depth > 0; k++) {
+    const char *field = k < RESULT_N_POINT_ARRAYS ? RESULT_POINT_NAMES[k] : "class";
+    if (k < RESULT_N_POINT_ARRAYS)
+      rc = archive_read_matrix(g, field, want, path, fields[k], dims);
+    else
+      rc = archive_read_array(g, field, ct, sizeof(int8_t), H5T_ENUM, want, path,
+                              (void **)&r->pt_class, dims);
+  }
+  if (!rc && r->depth == 0)
+    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s of a cell without prefixes", path, name);
+  archive_h5_close_id(&ct, H5Tclose);
+  H5Gclose(g);
   return rc;
 }

@@ -1,6 +1,8 @@
-/* archive_read.c — read-back of an archive: summary (`curvsweep info`),
- * the /spec text, and every result (tables, /points, /params). Readers
- * ignore rows beyond committed_rows (docs/ARCHIVE.md). */
+/* archive_read.c — read-back of an archive: an open reader (probed, its
+ * /spec loaded, its /cells rows), the summary (`curvsweep info`), the /spec
+ * text, and every result (tables a block at a time, then /points, /params
+ * and /fields). Readers ignore rows beyond committed_rows
+ * (docs/ARCHIVE.md). */
 #include "archive_internal.h"
 
 #include <inttypes.h>
@@ -135,26 +137,27 @@ static int archive_summary_runs_block(void *ctx, const void *rows, hsize_t start
   for (hsize_t i = 0; i < k; i++) {
     out->runs++;
     if (runs[i].ranks > out->max_ranks) out->max_ranks = runs[i].ranks;
-    if (runs[i].end[0]) archive_copy_str(out->last_run_end, sizeof out->last_run_end, runs[i].end);
-    if (runs[i].shard[0]) archive_copy_str(out->shard, sizeof out->shard, runs[i].shard);
+    if (runs[i].end[0]) cs_copy_str(out->last_run_end, sizeof out->last_run_end, runs[i].end);
+    if (runs[i].shard[0]) cs_copy_str(out->shard, sizeof out->shard, runs[i].shard);
   }
   return CS_OK;
 }
 
-static int archive_summary_impl(const char *path, cs_archive_summary *out) {
+int archive_summary(const char *path, cs_archive_summary *out) {
+  ARCHIVE_QUIET;
   memset(out, 0, sizeof *out);
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
-  archive_copy_str(out->name, sizeof out->name, rd.meta.spec_name);
-  archive_copy_str(out->spec_sha256, sizeof out->spec_sha256, rd.meta.spec_sha256);
-  archive_copy_str(out->identity, sizeof out->identity, rd.meta.identity);
+  cs_copy_str(out->name, sizeof out->name, rd.meta.spec_name);
+  cs_copy_str(out->spec_sha256, sizeof out->spec_sha256, rd.meta.spec_sha256);
+  cs_copy_str(out->identity, sizeof out->identity, rd.meta.identity);
   out->grid_cells = spec_cell_count(rd.spec);
   int64_t partial = 0;  // absent: not a partial merge
   if (H5Aexists(rd.file, "partial") > 0 && archive_attr_read_i64(rd.file, "partial", &partial, NULL) != 0)
     partial = 1;  // present but not one integer: say partial rather than complete
   out->partial = partial != 0;
-  archive_copy_str(out->created, sizeof out->created, rd.meta.created);
-  archive_copy_str(out->software_version, sizeof out->software_version, rd.meta.software_version);
+  cs_copy_str(out->created, sizeof out->created, rd.meta.created);
+  cs_copy_str(out->software_version, sizeof out->software_version, rd.meta.software_version);
   // cells: counts (statuses read at open) and wall time of finished cells
   for (int64_t i = 0; i < rd.a->n_rows; i++) {
     out->cells++;
@@ -194,11 +197,9 @@ static int archive_summary_impl(const char *path, cs_archive_summary *out) {
   return rc;
 }
 
-int archive_summary(const char *path, cs_archive_summary *out) {
-  ARCHIVE_QUIETLY(archive_summary_impl(path, out));
-}
 
-static int archive_read_spec_impl(const char *path, char **text) {
+int archive_read_spec(const char *path, char **text) {
+  ARCHIVE_QUIET;
   archive_reader rd;
   *text = NULL;
   CS_CHECK(archive_reader_open(path, &rd));
@@ -207,238 +208,6 @@ static int archive_read_spec_impl(const char *path, char **text) {
   return rc;
 }
 
-int archive_read_spec(const char *path, char **text) {
-  ARCHIVE_QUIETLY(archive_read_spec_impl(path, text));
-}
-
-/* A 2-D dataset of class cls into a fresh array of elements of memory type
- * mtype (elem_bytes each); dims out. Shape (want) and class are checked and
- * the size taken from the budget before anything is allocated
- * (docs/SECURITY.md, "Archives"). */
-int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_bytes, H5T_class_t cls,
-                       const hsize_t want[2], const char *path, void **v, hsize_t dims[2]) {
-  *v = NULL;
-  dims[0] = dims[1] = 0;
-  char full[640];
-  if (H5Iget_name(loc, full, sizeof full) < 0) full[0] = '\0';
-  snprintf(full + strlen(full), sizeof full - strlen(full), "%s%s",
-           full[0] && full[strlen(full) - 1] == '/' ? "" : "/", name);
-  hid_t ds, space = H5I_INVALID_HID, ft = H5I_INVALID_HID;
-  CS_CHECK(archive_dataset_open(loc, name, path, &ds));
-  int rc = CS_OK;
-  if ((space = H5Dget_space(ds)) < 0 || (ft = H5Dget_type(ds)) < 0) {
-    rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read %s", path, full);
-  } else if (H5Sget_simple_extent_ndims(space) != 2) {
-    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: dataset %s is not 2-D", path, full);
-  } else if (H5Tget_class(ft) != cls) {
-    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: dataset %s is not of type %s", path, full,
-                  cls == H5T_FLOAT ? "float64" : cls == H5T_ENUM ? "class (enum)" : "int8");
-  } else {
-    H5Sget_simple_extent_dims(space, dims, NULL);
-    if ((want[0] && dims[0] != want[0]) || (want[1] && dims[1] != want[1]))
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is %llu x %llu, expected %llu x %llu",
-                    path, full, (unsigned long long)dims[0], (unsigned long long)dims[1],
-                    (unsigned long long)want[0], (unsigned long long)want[1]);
-    hsize_t n = 0;
-    if (!rc && __builtin_mul_overflow(dims[0], dims[1], &n))
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is too large", path, full);
-    if (!rc) rc = archive_budget_take(n, elem_bytes, path, full);
-    if (!rc && n > 0) {
-      rc = cs_calloc_bytes(v, n, elem_bytes);
-      if (!rc && H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0)
-        rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read %s", path, full);
-    }
-  }
-  archive_h5_close_id(&ft, H5Tclose);
-  archive_h5_close_id(&space, H5Sclose);
-  H5Dclose(ds);
-  if (rc) {
-    free(*v);
-    *v = NULL;
-  }
-  return rc;
-}
-
-/* A 2-D float64 dataset of shape want into a fresh array; dims out. */
-static int archive_read_matrix(hid_t loc, const char *name, const hsize_t want[2], const char *path,
-                               double **v, hsize_t dims[2]) {
-  return archive_read_array(loc, name, H5T_NATIVE_DOUBLE, sizeof(double), H5T_FLOAT, want, path,
-                            (void **)v, dims);
-}
-
-/* Does a link exist (name: one component)? A failed lookup (damaged group)
- * is a refusal, never "no". */
-static int archive_link_lookup(hid_t loc, const char *name, const char *path, const char *full,
-                               int *there) {
-  htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
-  *there = e > 0;
-  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot look up /%s", path, full);
-  return CS_OK;
-}
-
-/* Open the group /<top>/<cell_id> when there is one (*g < 0: none); its
- * name into name. One component at a time, each a hard link
- * (archive_group_open): a link out of the file is never followed. */
-int archive_cell_group_open(hid_t file, const char *top, int64_t cell_id, const char *path,
-                                   char name[64], hid_t *g) {
-  *g = H5I_INVALID_HID;
-  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
-  int there;
-  CS_CHECK(archive_link_lookup(file, top, path, top, &there));
-  if (!there) return CS_OK;
-  hid_t tg;
-  CS_CHECK(archive_group_open(file, top, path, &tg));
-  int rc = archive_link_lookup(tg, name + strlen(top) + 1, path, name, &there);
-  if (!rc && there) rc = archive_group_open(tg, name + strlen(top) + 1, path, g);
-  H5Gclose(tg);
-  return rc;
-}
-
-/* Every member of a per-cell group is one of the n names of want (nested
- * groups on the way to them allowed): nothing else is read, copied or
- * trusted (docs/SECURITY.md, "Archives"). */
-typedef struct {
-  const char *const *want;
-  const char *names;  /* or: n names of ARCHIVE_TENSOR_NAME_BYTES each */
-  int64_t n;
-  char bad[256];
-} archive_members;
-
-static int archive_members_is(const archive_members *M, const char *name, int prefix) {
-  size_t len = strlen(name);
-  for (int64_t i = 0; i < M->n; i++) {
-    const char *w = M->want ? M->want[i] : M->names + i * ARCHIVE_TENSOR_NAME_BYTES;
-    if (prefix ? !strncmp(w, name, len) && w[len] == '/' : !strcmp(w, name)) return 1;
-  }
-  return 0;
-}
-
-static herr_t archive_members_link(hid_t g, const char *name, const H5L_info_t *li, void *ctx) {
-  archive_members *M = ctx;
-  H5O_info_t oi;
-  int ok = li->type == H5L_TYPE_HARD && H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
-  if (ok && oi.type == H5O_TYPE_GROUP) ok = archive_members_is(M, name, 1);
-  else if (ok) ok = oi.type == H5O_TYPE_DATASET && archive_members_is(M, name, 0);
-  if (!ok) snprintf(M->bad, sizeof M->bad, "%s", name);
-  return ok ? 0 : 1;
-}
-
-int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
-                                const char *path, const char *group) {
-  archive_members M = {want, names, n, ""};
-  herr_t e = H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_members_link, &M);
-  if (M.bad[0])
-    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is not one of the group's "
-                    "objects (docs/ARCHIVE.md)", path, group, M.bad);
-  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot list /%s", path, group);
-  return CS_OK;
-}
-
-int archive_read_points(hid_t file, const char *path, cs_cell_result *r) {
-  char name[64];
-  hid_t g;
-  CS_CHECK(archive_cell_group_open(file, "points", r->cell_id, path, name, &g));
-  if (g < 0) return CS_OK;
-  hsize_t dims[2], any[2] = {0, 0};
-  int rc = archive_read_matrix(g, "x", any, path, &r->pt_x, dims);
-  if (!rc && (dims[0] < 1 || dims[0] > INT32_MAX || dims[1] < 1 || dims[1] > ARCHIVE_MAX_DEPTH))
-    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/x is %llu x %llu", path, name,
-                  (unsigned long long)dims[0], (unsigned long long)dims[1]);
-  r->n_points = (int)dims[0], r->m = (int)dims[1];
-  const hsize_t want[2] = {(hsize_t)r->depth, (hsize_t)r->n_points};
-  double **fields[RESULT_N_POINT_ARRAYS];
-  result_point_arrays(r, fields);
-  hid_t ct = archive_class_type(H5T_NATIVE_INT8);
-  for (int k = 0; k <= RESULT_N_POINT_ARRAYS && !rc && r->depth > 0; k++) {
-    const char *field = k < RESULT_N_POINT_ARRAYS ? RESULT_POINT_NAMES[k] : "class";
-    if (k < RESULT_N_POINT_ARRAYS)
-      rc = archive_read_matrix(g, field, want, path, fields[k], dims);
-    else
-      rc = archive_read_array(g, field, ct, sizeof(int8_t), H5T_ENUM, want, path,
-                              (void **)&r->pt_class, dims);
-  }
-  if (!rc && r->depth == 0)
-    rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s of a cell without prefixes", path, name);
-  archive_h5_close_id(&ct, H5Tclose);
-  H5Gclose(g);
-  return rc;
-}
-
-/* The tensor names of /params/<id> (attribute "tensors": a 1-D array of
- * strings, at most ARCHIVE_MAX_TENSORS), each a valid name, into *names. */
-#define ARCHIVE_MAX_TENSORS 4096
-static int archive_read_tensor_names(hid_t g, const char *path, const char *name, char **names,
-                                     hsize_t *n) {
-  *names = NULL;
-  *n = 0;
-  htri_t e = H5Aexists(g, "tensors");
-  hid_t attr = e > 0 ? H5Aopen(g, "tensors", H5P_DEFAULT) : H5I_INVALID_HID;
-  hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
-  hid_t ft = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
-  hid_t t = archive_str_type(ARCHIVE_TENSOR_NAME_BYTES);
-  int rc = CS_OK;
-  if (space < 0 || ft < 0 || H5Sget_simple_extent_ndims(space) != 1 ||
-      H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) != 0 ||
-      H5Tget_size(ft) > ARCHIVE_TENSOR_NAME_BYTES) {
-    rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: /%s has no tensors attribute (a 1-D "
-                          "array of names of at most %d bytes)", path, name, ARCHIVE_TENSOR_NAME_BYTES);
-  } else {
-    H5Sget_simple_extent_dims(space, n, NULL);
-    if (*n > ARCHIVE_MAX_TENSORS)
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s lists %llu tensors", path, name,
-                    (unsigned long long)*n);
-    if (!rc) rc = cs_calloc_bytes((void **)names, *n ? *n : 1, ARCHIVE_TENSOR_NAME_BYTES);
-    if (!rc && *n > 0 && H5Aread(attr, t, *names) < 0)
-      rc = archive_h5_error(CS_ERR_INPUT, "%s: cannot read /%s tensors", path, name);
-  }
-  for (hsize_t i = 0; !rc && i < *n; i++) {
-    char *ti = *names + i * ARCHIVE_TENSOR_NAME_BYTES;
-    ti[ARCHIVE_TENSOR_NAME_BYTES - 1] = '\0';
-    int dup = 0;
-    for (hsize_t j = 0; j < i && !dup; j++) dup = !strcmp(ti, *names + j * ARCHIVE_TENSOR_NAME_BYTES);
-    if (dup || archive_check_tensor_name(ti) != 0)
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s tensors lists '%s' %s", path, name, ti,
-                    dup ? "twice" : "(not a tensor name)");
-  }
-  archive_h5_close_id(&t, H5Tclose);
-  archive_h5_close_id(&ft, H5Tclose);
-  archive_h5_close_id(&space, H5Sclose);
-  archive_h5_close_id(&attr, H5Aclose);
-  if (rc) free(*names), *names = NULL, *n = 0;
-  return rc;
-}
-
-int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
-  char name[64];
-  hid_t g;
-  CS_CHECK(archive_cell_group_open(file, "params", r->cell_id, path, name, &g));
-  if (g < 0) return CS_OK;
-  // the names, in order, from the attribute "tensors": the group holds them and nothing else
-  char *names = NULL;
-  hsize_t n = 0;
-  int rc = archive_read_tensor_names(g, path, name, &names, &n);
-  if (!rc) rc = archive_group_members_check(g, NULL, names, (int64_t)n, path, name);
-  if (!rc && n > 0) rc = CS_CALLOC(r->tensors, n);
-  for (hsize_t i = 0; !rc && i < n; i++) {
-    cs_tensor *T = &r->tensors[i];
-    archive_copy_str(T->name, sizeof T->name, names + i * ARCHIVE_TENSOR_NAME_BYTES);
-    hsize_t dims[2], any[2] = {0, 0};
-    r->n_tensors = (int)i + 1;
-    rc = archive_read_matrix(g, T->name, any, path, &T->v, dims);
-    if (!rc && (dims[0] > INT32_MAX || dims[1] > INT32_MAX))
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is %llu x %llu", path, name, T->name,
-                    (unsigned long long)dims[0], (unsigned long long)dims[1]);
-    T->rows = (int)dims[0], T->cols = (int)dims[1];
-    // trained weights of a finished cell are finite (only done cells save them)
-    for (size_t k = 0; !rc && k < (size_t)dims[0] * dims[1]; k++)
-      if (!isfinite(T->v[k]))
-        rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s holds a non-finite value", path,
-                      name, T->name);
-  }
-  free(names);
-  H5Gclose(g);
-  return rc;
-}
 
 void archive_results_free(cs_cell_result *res, int64_t n) {
   if (!res) return;
@@ -502,7 +271,7 @@ static int archive_results_cells(void *ctx, const void *rows, hsize_t start, hsi
     r->train_acc = cells[j].train_acc;
     r->test_acc = cells[j].test_acc;
     r->n_params = cells[j].n_params;
-    archive_copy_str(r->message, sizeof r->message, cells[j].message);
+    cs_copy_str(r->message, sizeof r->message, cells[j].message);
   }
   return CS_OK;
 }
@@ -687,7 +456,8 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   return CS_OK;
 }
 
-static int archive_read_results_impl(const char *path, cs_cell_result **results, int64_t *n) {
+int archive_read_results(const char *path, cs_cell_result **results, int64_t *n) {
+  ARCHIVE_QUIET;
   archive_reader rd;
   *results = NULL;
   *n = 0;
@@ -697,12 +467,10 @@ static int archive_read_results_impl(const char *path, cs_cell_result **results,
   return rc;
 }
 
-int archive_read_results(const char *path, cs_cell_result **results, int64_t *n) {
-  ARCHIVE_QUIETLY(archive_read_results_impl(path, results, n));
-}
 
-static int archive_read_results_tables_impl(const char *path, cs_cell_result **results,
-                                            int64_t *n) {
+int archive_read_results_tables(const char *path, cs_cell_result **results,
+                                int64_t *n){
+  ARCHIVE_QUIET;
   archive_reader rd;
   *results = NULL;
   *n = 0;
@@ -712,9 +480,6 @@ static int archive_read_results_tables_impl(const char *path, cs_cell_result **r
   return rc;
 }
 
-int archive_read_results_tables(const char *path, cs_cell_result **results, int64_t *n) {
-  ARCHIVE_QUIETLY(archive_read_results_tables_impl(path, results, n));
-}
 
 /* archive_points_each: the arrays of a wanted cell into its result. */
 typedef struct {
@@ -742,8 +507,9 @@ static int archive_same_rows(const archive_reader *rd, const char *path, const c
   return CS_OK;
 }
 
-static int archive_read_points_of_impl(const char *path, cs_cell_result *res, int64_t n,
-                                       const unsigned char *want, unsigned keep) {
+int archive_read_points_of(const char *path, cs_cell_result *res, int64_t n,
+                           const unsigned char *want, unsigned keep){
+  ARCHIVE_QUIET;
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
   int rc = archive_same_rows(&rd, path, res, n);
@@ -756,13 +522,10 @@ static int archive_read_points_of_impl(const char *path, cs_cell_result *res, in
   return rc;
 }
 
-int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,
-                           const unsigned char *want, unsigned keep) {
-  ARCHIVE_QUIETLY(archive_read_points_of_impl(path, results, n, want, keep));
-}
 
-static int archive_read_fields_of_impl(const char *path, cs_cell_result *res, int64_t n,
-                                       const unsigned char *want) {
+int archive_read_fields_of(const char *path, cs_cell_result *res, int64_t n,
+                           const unsigned char *want){
+  ARCHIVE_QUIET;
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
   int rc = archive_same_rows(&rd, path, res, n);
@@ -776,13 +539,10 @@ static int archive_read_fields_of_impl(const char *path, cs_cell_result *res, in
   return rc;
 }
 
-int archive_read_fields_of(const char *path, cs_cell_result *results, int64_t n,
-                           const unsigned char *want) {
-  ARCHIVE_QUIETLY(archive_read_fields_of_impl(path, results, n, want));
-}
 
-static int archive_read_params_of_impl(const char *path, cs_cell_result *res, int64_t n,
-                                       const unsigned char *want) {
+int archive_read_params_of(const char *path, cs_cell_result *res, int64_t n,
+                           const unsigned char *want){
+  ARCHIVE_QUIET;
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
   int rc = archive_same_rows(&rd, path, res, n);
@@ -793,7 +553,3 @@ static int archive_read_params_of_impl(const char *path, cs_cell_result *res, in
   return rc;
 }
 
-int archive_read_params_of(const char *path, cs_cell_result *results, int64_t n,
-                           const unsigned char *want) {
-  ARCHIVE_QUIETLY(archive_read_params_of_impl(path, results, n, want));
-}

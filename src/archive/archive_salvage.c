@@ -106,9 +106,9 @@ static int salvage_check_output(const salvage_state *s) {
                       "output path", s->out);
     CS_CHECK(archive_check_replaceable(s->out));
   }
-  char *journal = archive_strdup_printf("%s.journal", s->out);
+  char *journal = cs_strdup_printf("%s.journal", s->out);
   if (!journal) return cs_error(CS_ERR_NOMEM, "out of memory");
-  int rc = archive_file_exists(journal) && !s->overwrite
+  int rc = cs_file_exists(journal) && !s->overwrite
                ? cs_error(CS_ERR_INPUT, "a journal %s exists beside the output (an earlier run): "
                           "move it away, use another output path, or --overwrite", journal)
                : CS_OK;
@@ -124,7 +124,7 @@ static int salvage_open(salvage_state *s) {
   archive_probe_class cls;
   int rc = archive_probe(s->in, H5F_ACC_RDONLY, &s->file, &meta, &cls);
   if (rc && (cls == ARCHIVE_PROBE_FOREIGN || cls == ARCHIVE_PROBE_BUSY || cls == ARCHIVE_PROBE_HOSTILE ||
-             !archive_file_exists(s->in)))
+             !cs_file_exists(s->in)))
     return rc;
   if (rc) {
     cs_error_clear();
@@ -367,7 +367,7 @@ static int salvage_cell(salvage_state *s, int64_t c) {
   r.rank = row->rank, r.attempts = row->attempts, r.wall_s = row->wall_s;
   r.train_loss = row->train_loss, r.train_acc = row->train_acc, r.test_acc = row->test_acc;
   r.n_params = row->n_params;
-  archive_copy_str(r.message, sizeof r.message, row->message);
+  cs_copy_str(r.message, sizeof r.message, row->message);
   const char *why = NULL;
   char reason[512];
   int rc = salvage_rows(s, c, &r, &why);
@@ -402,7 +402,7 @@ static int salvage_cell(salvage_state *s, int64_t c) {
  * readable /runs rows; written under a temporary name, then put in place. */
 static int salvage_write(salvage_state *s) {
   CS_CHECK(archive_new(s->out, &s->a));
-  archive_copy_str(s->a->spec_sha256, sizeof s->a->spec_sha256, spec_canonical_sha256(s->spec));
+  cs_copy_str(s->a->spec_sha256, sizeof s->a->spec_sha256, spec_canonical_sha256(s->spec));
   CS_CHECK(archive_rows_from_mask(s->a, s->spec, s->listed));
   CS_CHECK(archive_create_temp(s->a, s->spec, &s->tmp));
   char *final_path = s->a->path;
@@ -433,9 +433,9 @@ static int salvage_write(salvage_state *s) {
   s->out_file = H5I_INVALID_HID;
   if (f >= 0) rc = archive_h5_session_close(s->a, f, rc);
   s->a->path = final_path;
-  if (!rc) rc = archive_fsync_file(s->tmp);
+  if (!rc) rc = cs_fsync_file(s->tmp);
   // a stale journal of the replaced output must not be replayed into it
-  if (!rc && archive_file_exists(s->a->journal_path) && unlink(s->a->journal_path) != 0)
+  if (!rc && cs_file_exists(s->a->journal_path) && unlink(s->a->journal_path) != 0)
     rc = cs_error(CS_ERR_IO, "cannot remove the old journal %s", s->a->journal_path);
   if (!rc) rc = archive_rename_into_place(s->tmp, s->out);
   if (!rc) free(s->tmp), s->tmp = NULL;
@@ -462,9 +462,10 @@ static int salvage_pipeline(salvage_state *s) {
   return salvage_write(s);
 }
 
-static int archive_salvage_impl(const char *out, const char *damaged, int overwrite,
-                                cs_archive_salvage_fn fn, void *ctx,
-                                cs_archive_salvage_report *rep) {
+int archive_salvage(const char *out, const char *damaged, int overwrite,
+                    cs_archive_salvage_fn fn, void *ctx,
+                    cs_archive_salvage_report *rep){
+  ARCHIVE_QUIET;
   memset(rep, 0, sizeof *rep);
   salvage_state s;
   memset(&s, 0, sizeof s);
@@ -475,7 +476,3 @@ static int archive_salvage_impl(const char *out, const char *damaged, int overwr
   return rc;
 }
 
-int archive_salvage(const char *out, const char *damaged, int overwrite, cs_archive_salvage_fn fn,
-                    void *ctx, cs_archive_salvage_report *rep) {
-  ARCHIVE_QUIETLY(archive_salvage_impl(out, damaged, overwrite, fn, ctx, rep));
-}

@@ -3,7 +3,8 @@
  * one fixed-length string), read back from either layout, and checked
  * against the root attribute spec_sha256 whenever an archive is opened,
  * when the archive's identity (the canonical sha256 of the spec it holds,
- * docs/ARCHIVE.md "Identity") is computed too. */
+ * docs/ARCHIVE.md "Identity") is computed too; and the refusal of a spec
+ * that is not the archive's, naming the keys that differ. */
 #include "archive_internal.h"
 
 #include "curvsweep/error.h"
@@ -109,7 +110,44 @@ int archive_spec_verify(hid_t file, const char *path, const char *sha, char iden
   int rc = spec_load_string(text, path, &spec);
   free(text);
   if (rc) return cs_error_context(CS_ERR_INPUT, "archive %s: its /spec does not load: ", path);
-  archive_copy_str(identity, 65, spec_canonical_sha256(spec));
+  cs_copy_str(identity, 65, spec_canonical_sha256(spec));
   spec_free(spec);
   return CS_OK;
+}
+
+/* The keys that differ, "[model] width: 16 → 32; seed: [grid] 0..3 →
+ * [grid] 0..1", the refused ones only (grows 0). */
+typedef struct {
+  char text[2048];
+  size_t used;
+} archive_diff;
+
+static void archive_diff_add(const char *key, const char *old_section, const char *old_values,
+                             const char *new_section, const char *new_values, int grows,
+                             void *ctx) {
+  archive_diff *d = ctx;
+  if (grows || d->used >= sizeof d->text) return;
+  size_t left = sizeof d->text - d->used;
+  const char *sep = d->used ? "; " : "";
+  int n = !strcmp(old_section, new_section)
+              ? snprintf(d->text + d->used, left, "%s[%s] %s: %.200s → %.200s", sep, old_section,
+                         key, old_values, new_values)
+              : snprintf(d->text + d->used, left, "%s%s: [%s] %.200s → [%s] %.200s", sep, key,
+                         old_section, old_values, new_section, new_values);
+  d->used = n < 0 ? d->used : d->used + (size_t)n < sizeof d->text ? d->used + (size_t)n
+                                                                   : sizeof d->text;
+}
+
+int archive_identity_refusal(const char *path, const cs_spec *old_spec, const cs_spec *spec) {
+  archive_diff d = {.used = 0};
+  d.text[0] = '\0';
+  cs_spec_relation rel;
+  CS_CHECK(spec_compare(old_spec, spec, archive_diff_add, &d, &rel));
+  if (rel == SPEC_GROWS)
+    return cs_error(CS_ERR_INPUT, "%s holds a sweep that %s grows (more [grid] values): resume it "
+                    "with curvsweep run, which keeps its results", path, spec_source(spec));
+  return cs_error(CS_ERR_INPUT, "%s was written by a different spec: %s (archive → %s); only "
+                  "more [grid] values extend an archive: use a new -o path, or --overwrite to "
+                  "discard its results", path, d.text[0] ? d.text : "the canonical specs differ",
+                  spec_source(spec));
 }

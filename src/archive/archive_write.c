@@ -11,16 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int archive_check_tensor_name(const char *name) {
-  size_t n = strnlen(name, ARCHIVE_TENSOR_NAME_BYTES);
-  if (n == 0 || n >= ARCHIVE_TENSOR_NAME_BYTES || name[0] == '/' || name[n - 1] == '/') return -1;
-  for (size_t i = 0; i < n; i++) {
-    if (name[i] == '/' && name[i + 1] == '/') return -1;
-    if (name[i] == '.' && (i == 0 || name[i - 1] == '/')) return -1;
-  }
-  return 0;
-}
-
 /* A result the archive can hold: a finished status and consistent arrays. */
 /* Every per-point array of a result that carries points is present. */
 static int archive_has_point_arrays(const cs_cell_result *r) {
@@ -29,23 +19,6 @@ static int archive_has_point_arrays(const cs_cell_result *r) {
   for (int k = 0; k < RESULT_N_POINT_ARRAYS; k++)
     if (!*f[k]) return 0;
   return r->pt_class != NULL;
-}
-
-/* A done cell's metrics in their domain (docs/ARCHIVE.md, "Reading an
- * archive"): accuracies in [0, 1], a finite training loss, a wall time that
- * is finite and not negative. Anything else is damage, never reported. */
-int archive_check_metrics(const char *path, const cs_cell_result *r) {
-  if (r->status != CELL_DONE) return CS_OK;
-  const char *bad = !(r->train_acc >= 0 && r->train_acc <= 1)  ? "train_acc"
-                    : !(r->test_acc >= 0 && r->test_acc <= 1)  ? "test_acc"
-                    : !isfinite(r->train_loss)                 ? "train_loss"
-                    : !(r->wall_s >= 0 && isfinite(r->wall_s)) ? "wall_s"
-                                                               : NULL;
-  if (bad)
-    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells: done cell %" PRId64 " has %s "
-                    "outside its domain (train_acc %g, test_acc %g, train_loss %g, wall_s %g)",
-                    path, r->cell_id, bad, r->train_acc, r->test_acc, r->train_loss, r->wall_s);
-  return CS_OK;
 }
 
 int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
@@ -73,43 +46,6 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
   return CS_OK;
 }
 
-/* A 2-D dataset (rows × cols) of file type ftype from memory of type mtype
- * (elements of elem_bytes), chunked, shuffled and Fletcher32-checked but not
- * deflated: per-point curvature and trained weights are full-precision
- * doubles that deflate shrinks by ~18% at ~100 µs per chunk, most of the
- * cost of a result with points (docs/DECISIONS.md, "Per-point arrays without deflate"). */
-int archive_write_array(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
-                               hid_t ftype, hid_t mtype, size_t elem_bytes, const void *v,
-                               const char *path) {
-  hsize_t dims[2] = {rows, cols}, maxdims[2], chunk[2];
-  for (int k = 0; k < 2; k++) maxdims[k] = dims[k] ? dims[k] : H5S_UNLIMITED;
-  chunk[1] = cols ? cols : 1;
-  chunk[0] = (ARCHIVE_CHUNK_BYTES * 2 / elem_bytes) / chunk[1];
-  if (chunk[0] < 1) chunk[0] = 1;
-  if (rows && chunk[0] > rows) chunk[0] = rows;
-  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = archive_dcpl(2, chunk, 0);
-  hid_t ds = H5Dcreate2(loc, name, ftype, space, lcpl, dcpl, H5P_DEFAULT);
-  int rc = CS_OK;
-  if (ds < 0 || (rows * cols > 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)) {
-    archive_h5_note();
-    rc = archive_h5_error(CS_ERR_IO, "%s: cannot write the dataset %s", path, name);
-  }
-  archive_h5_close_id(&ds, H5Dclose);
-  archive_h5_close_id(&dcpl, H5Pclose);
-  archive_h5_close_id(&space, H5Sclose);
-  archive_h5_close_id(&lcpl, H5Pclose);
-  return rc;
-}
-
-/* A 2-D float64 dataset (rows × cols), chunked and filtered. */
-static int archive_write_matrix(hid_t loc, const char *name, hsize_t rows, hsize_t cols,
-                                const double *v, const char *path) {
-  return archive_write_array(loc, name, rows, cols, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                             sizeof(double), v, path);
-}
-
 /* Remove /params/<id> and /fields/<id> if present (a rewrite, or leftovers
  * of an interrupted write; a cell's /points are rows of /points/index,
  * removed with its other rows by archive_undo_cell). */
@@ -123,46 +59,6 @@ static int archive_delete_cell_groups(hid_t file, int64_t cell_id, const char *p
       return archive_h5_error(CS_ERR_IO, "%s: cannot remove /%s", path, name);
   }
   return CS_OK;
-}
-
-/* Create the group /<top>/<cell_id> (and /<top>); its name into name. */
-int archive_cell_group_create(hid_t file, const char *top, int64_t cell_id, const char *path,
-                                     char name[64], hid_t *g) {
-  snprintf(name, 64, "%s/%" PRId64, top, cell_id);
-  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  *g = H5Gcreate2(file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  H5Pclose(lcpl);
-  if (*g < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot create /%s", path, name);
-  return CS_OK;
-}
-
-int archive_write_params(hid_t file, const cs_cell_result *r, const char *path) {
-  char name[64];
-  hid_t g;
-  CS_CHECK(archive_cell_group_create(file, "params", r->cell_id, path, name, &g));
-  int rc = CS_OK;
-  // the tensors, then their names in order as the attribute "tensors"
-  for (int i = 0; i < r->n_tensors && !rc; i++)
-    rc = archive_write_matrix(g, r->tensors[i].name, (hsize_t)r->tensors[i].rows,
-                              (hsize_t)r->tensors[i].cols, r->tensors[i].v, path);
-  char *names = NULL;
-  if (!rc) rc = cs_calloc_bytes((void **)&names, (size_t)r->n_tensors, ARCHIVE_TENSOR_NAME_BYTES);
-  if (!rc) {
-    for (int i = 0; i < r->n_tensors; i++)
-      archive_copy_str(names + (size_t)i * ARCHIVE_TENSOR_NAME_BYTES, ARCHIVE_TENSOR_NAME_BYTES,
-                       r->tensors[i].name);
-    hsize_t n = (hsize_t)r->n_tensors;
-    hid_t t = archive_str_type(ARCHIVE_TENSOR_NAME_BYTES), space = H5Screate_simple(1, &n, NULL);
-    hid_t attr = H5Acreate2(g, "tensors", t, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (attr < 0 || H5Awrite(attr, t, names) < 0)
-      rc = archive_h5_error(CS_ERR_IO, "%s: cannot write /%s attribute tensors", path, name);
-    archive_h5_close_id(&attr, H5Aclose);
-    H5Sclose(space), H5Tclose(t);
-  }
-  free(names);
-  H5Gclose(g);
-  return rc;
 }
 
 /* Remove every row of cell_id from a table (rewrite of a finished cell;
@@ -194,7 +90,7 @@ static int archive_table_remove_cell(hid_t file, const char *name, hid_t mtype, 
 static void archive_cell_row_from_result(archive_cell_row *row, const cs_cell_result *r) {
   memset(row, 0, sizeof *row);
   row->cell_id = r->cell_id;
-  archive_copy_str(row->status, sizeof row->status, result_status_name(r->status));
+  cs_copy_str(row->status, sizeof row->status, result_status_name(r->status));
   row->rank = r->rank;
   row->attempts = r->attempts;
   row->wall_s = r->wall_s;
@@ -202,7 +98,7 @@ static void archive_cell_row_from_result(archive_cell_row *row, const cs_cell_re
   row->train_acc = r->train_acc;
   row->test_acc = r->test_acc;
   row->n_params = r->n_params;
-  archive_copy_str(row->message, sizeof row->message, r->message);
+  cs_copy_str(row->message, sizeof row->message, r->message);
 }
 
 /* Write /cells rows: rows[i] to row index idx[i] (distinct), in one
@@ -262,7 +158,7 @@ static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cel
   cr.cell_id = cell_id;
   cr.rank = -1;
   cr.wall_s = cr.train_loss = cr.train_acc = cr.test_acc = NAN;
-  archive_copy_str(cr.status, sizeof cr.status, "pending");
+  cs_copy_str(cr.status, sizeof cr.status, "pending");
   CS_CHECK(archive_write_cell_rows(file, &row, &cr, 1, path));
   a->row_status[row] = CELL_PENDING;
   if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);

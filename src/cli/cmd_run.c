@@ -195,21 +195,52 @@ static int run_args(int argc, char **argv, int rank, const char **sets, int *nse
   return EXIT_OK;
 }
 
-/* run with parsed arguments: the spec (with its overrides), then the
- * dry run or the sweep. */
-static int run_spec(int rank, const char *spec_path, const char **sets, int nsets,
-                    const char *out, int dry, int overwrite, int si, int sn, long long ranks) {
-  cs_spec *spec = NULL;
-  spec_load_options lo = {sets, nsets, NULL, NULL};
-  int rc = sweep_load_spec(MPI_COMM_WORLD, spec_path, &lo, &spec);
-  if (rc) return rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
-  const char *archive = out ? out : spec_sweep(spec)->output;
-  if (dry) {
-    int world = 1, st = EXIT_OK;
+/* The parsed command line of run. */
+typedef struct {
+  const char **sets; /* --set values (room for argc entries) */
+  int nsets;
+  const char *spec_path, *out;
+  int dry, overwrite, si, sn;
+  long long ranks;
+  double synthetic_mean_s; /* CS_SYNTHETIC_CELLS, 0 when unset */
+} run_args_t;
+
+/* CS_SYNTHETIC_CELLS=SECONDS: synthetic cells of that mean duration, no
+ * training (engine benchmark, docs/SCALING.md); EXIT_USAGE when it is not
+ * a positive finite number. */
+static int run_synthetic(int rank, double *mean_s) {
+  const char *synth = getenv("CS_SYNTHETIC_CELLS");
+  *mean_s = 0;
+  if (!synth || !*synth) return EXIT_OK;
+  char *end;
+  double v = strtod(synth, &end);
+  if (*end || !(v > 0) || !isfinite(v)) {
+    if (rank == 0)
+      cli_print(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
+                      "(the mean synthetic cell)\n", synth);
+    return EXIT_USAGE;
+  }
+  *mean_s = v;
+  return EXIT_OK;
+}
+
+/* The arguments and the environment of run (EXIT_OK, or the usage error's
+ * status; only rank 0 prints). */
+static int run_parse(int argc, char **argv, int rank, run_args_t *a) {
+  int status = run_args(argc, argv, rank, a->sets, &a->nsets, &a->spec_path, &a->out, &a->dry,
+                        &a->overwrite, &a->si, &a->sn, &a->ranks);
+  if (status == EXIT_OK && !a->dry) status = run_synthetic(rank, &a->synthetic_mean_s);
+  return status;
+}
+
+/* The dry run or the sweep of a loaded spec; an exit status. */
+static int run_spec(int rank, const cs_spec *spec, const run_args_t *a) {
+  const char *archive = a->out ? a->out : spec_sweep(spec)->output;
+  if (a->dry) {
+    int world = 1;
     if (MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) world = 1;
-    if (rank == 0) st = cli_dry_run(spec, archive, si, sn, ranks > 0 ? ranks : world);
-    spec_free(spec);
-    return rank == 0 ? st : EXIT_OK;
+    return rank == 0 ? cli_dry_run(spec, archive, a->si, a->sn, a->ranks > 0 ? a->ranks : world)
+                     : EXIT_OK;
   }
 
   struct sigaction sa;
@@ -220,12 +251,9 @@ static int run_spec(int rank, const char *spec_path, const char **sets, int nset
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
 
-  progress_state ps = {isatty(STDERR_FILENO), 0, 1, 0};
+  progress_state ps = {isatty(STDERR_FILENO), 0, 1, a->synthetic_mean_s > 0};
   int mrc = MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
-  if (mrc != MPI_SUCCESS) {
-    spec_free(spec);
-    return rank ? EXIT_RUNTIME : cli_fail(la_mpi_error(mrc, "MPI_Comm_size"));
-  }
+  if (mrc != MPI_SUCCESS) return rank ? EXIT_RUNTIME : cli_fail(la_mpi_error(mrc, "MPI_Comm_size"));
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
@@ -235,64 +263,102 @@ static int run_spec(int rank, const char *spec_path, const char **sets, int nset
   const char *threshold = getenv("CS_TEAM_FLOP_THRESHOLD"), *pblas = getenv("CS_TEAM_PBLAS");
   if (threshold && *threshold) opt.team_policy.flop_threshold = atof(threshold);
   if (pblas && *pblas) opt.team_policy.use_pblas = atoi(pblas) != 0;
-  opt.shard_index = si, opt.shard_count = sn;
-  opt.overwrite = overwrite;
+  opt.shard_index = a->si, opt.shard_count = a->sn;
+  opt.overwrite = a->overwrite;
   opt.stop = &run_stop;
   opt.progress = rank == 0 ? print_progress : NULL;
   opt.progress_ctx = &ps;
+  opt.synthetic_mean_s = a->synthetic_mean_s;
   fill_slurm(&opt.run);
-  // CS_SYNTHETIC_CELLS=SECONDS: synthetic cells of that mean duration, no
-  // training (engine benchmark, docs/SCALING.md)
-  const char *synth = getenv("CS_SYNTHETIC_CELLS");
-  if (synth && *synth) {
-    char *end;
-    opt.synthetic_mean_s = strtod(synth, &end);
-    if (*end || !(opt.synthetic_mean_s > 0) || !isfinite(opt.synthetic_mean_s)) {
-      if (rank == 0)
-        cli_print(stderr, "curvsweep: CS_SYNTHETIC_CELLS='%s' must be a positive number of seconds "
-                        "(the mean synthetic cell)\n", synth);
-      spec_free(spec);
-      return EXIT_USAGE;
-    }
-    ps.synthetic = 1;
+  int rc = sweep_run(MPI_COMM_WORLD, spec, &opt);
+  return run_report(rank, rc, archive);
+}
+
+/* MPI_Init and the world's error policy (docs/ARCHITECTURE.md, "Errors":
+ * failures return to the caller, which checks every call, instead of
+ * aborting the job); EXIT_OK with *rank set, or the failure's status
+ * (*started says whether MPI_Finalize is owed). */
+static int run_mpi_init(int *argc, char ***argv, int *rank, int *started) {
+  if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+    fprintf(stderr, "curvsweep: MPI_Init failed\n");
+    return EXIT_RUNTIME;
   }
-  rc = sweep_run(MPI_COMM_WORLD, spec, &opt);
-  // archive may point into the spec ([sweep] output): the spec lives until
-  // the last use of it below
-  int status = run_report(rank, rc, archive);
+  *started = 1;
+  int rc = la_comm_errors_return(MPI_COMM_WORLD);
+  int mrc = rc ? MPI_SUCCESS : MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_rank");
+  return rc ? cli_fail(rc) : EXIT_OK;
+}
+
+/* run on its own: arguments, spec, then the dry run (without MPI) or MPI
+ * and the sweep. */
+static int run_singleton(int *argc, char ***argv, run_args_t *a, int *mpi_started) {
+  cs_spec *spec = NULL;
+  int rank = 0, status = run_parse(*argc, *argv, 0, a);
+  if (status == EXIT_OK) {
+    spec_load_options lo = {a->sets, a->nsets, NULL, NULL};
+    int rc = spec_load_file_opts(a->spec_path, &lo, &spec);
+    if (rc) status = cli_fail(rc);
+  }
+  if (status == EXIT_OK && a->dry)
+    status = cli_dry_run(spec, a->out ? a->out : spec_sweep(spec)->output, a->si, a->sn,
+                         a->ranks > 0 ? a->ranks : 1);
+  else if (status == EXIT_OK) {
+    // Open MPI starts a singleton without its runtime daemon (no
+    // MPI_Comm_spawn, which curvsweep never calls): half a second less per
+    // start (docs/SWEEP.md, "Starting"); a value the user set wins
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    if ((status = run_mpi_init(argc, argv, &rank, mpi_started)) == EXIT_OK)
+      status = run_spec(rank, spec, a);
+  }
   spec_free(spec);
   return status;
 }
 
-static int run_main(int argc, char **argv, int rank) {
-  const char *spec_path = NULL, *out = NULL;
-  int dry = 0, overwrite = 0, si = 0, sn = 1, nsets = 0;
-  long long ranks = 0;
-  const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-  if (!sets) return rank ? EXIT_RUNTIME : cli_fail(cs_error(CS_ERR_NOMEM, "out of memory for the arguments"));
-  int status = run_args(argc, argv, rank, sets, &nsets, &spec_path, &out, &dry, &overwrite, &si, &sn, &ranks);
-  if (status == EXIT_OK) status = run_spec(rank, spec_path, sets, nsets, out, dry, overwrite, si, sn, ranks);
-  free(sets);
+/* run under a launcher: MPI first, then the arguments, then the spec read by
+ * rank 0 and handed to the others (docs/SWEEP.md), then the sweep. */
+static int run_launched(int *argc, char ***argv, run_args_t *a, int *mpi_started) {
+  cs_spec *spec = NULL;
+  int rank = 0, status = run_mpi_init(argc, argv, &rank, mpi_started);
+  if (status == EXIT_OK) status = run_parse(*argc, *argv, rank, a);
+  if (status == EXIT_OK) {
+    spec_load_options lo = {a->sets, a->nsets, NULL, NULL};
+    int rc = sweep_load_spec(MPI_COMM_WORLD, a->spec_path, &lo, &spec);
+    if (rc) status = rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
+  }
+  if (status == EXIT_OK) status = run_spec(rank, spec, a);
+  spec_free(spec); // archive may point into the spec ([sweep] output): freed last
   return status;
 }
 
+/* 1 when no MPI launcher started this process (mpirun/mpiexec and srun set
+ * one of these in every rank's environment): it will be rank 0 of a world
+ * of one. */
+static int run_is_singleton(void) {
+  static const char *const launcher_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                                              "PMI_SIZE", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof launcher_vars / sizeof *launcher_vars; i++)
+    if (getenv(launcher_vars[i])) return 0;
+  return 1;
+}
+
+/* A process started on its own reads its arguments and spec before MPI
+ * starts, so a bad command line or spec is refused at once and a dry run
+ * needs no MPI at all (docs/SWEEP.md, "Starting"). */
 int cmd_run(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(RUN_HELP, stdout);
     print_spec_keys();
     return EXIT_OK;
   }
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    fprintf(stderr, "curvsweep: MPI_Init failed\n");
-    return EXIT_RUNTIME;
-  }
-  // the MPI error policy (docs/ARCHITECTURE.md, "Errors"): failures return
-  // to the caller, which checks every call, instead of aborting the job
-  int rank = 0, status;
-  int rc = la_comm_errors_return(MPI_COMM_WORLD);
-  int mrc = rc ? MPI_SUCCESS : MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_rank");
-  status = rc ? cli_fail(rc) : run_main(argc, argv, rank);
-  MPI_Finalize();
+  run_args_t a;
+  memset(&a, 0, sizeof a);
+  if (!(a.sets = calloc((size_t)argc + 1, sizeof *a.sets)))
+    return cli_fail(cs_error(CS_ERR_NOMEM, "out of memory for the arguments"));
+  int mpi_started = 0;
+  int status = run_is_singleton() ? run_singleton(&argc, &argv, &a, &mpi_started)
+                                  : run_launched(&argc, &argv, &a, &mpi_started);
+  if (mpi_started) MPI_Finalize();
+  free(a.sets);
   return status;
 }

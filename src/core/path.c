@@ -1,16 +1,71 @@
-/* path.c — mkdir -p, opening a path that must be a regular file, and
- * creating files relative to a directory descriptor without following
- * symbolic links (docs/SECURITY.md). */
+/* path.c — names of files (printf, bounded copies, the directory part),
+ * existence and fsync, mkdir -p, opening a path that must be a regular
+ * file, and creating files relative to a directory descriptor without
+ * following symbolic links (docs/SECURITY.md). */
 #include "curvsweep/path.h"
 
 #include "curvsweep/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+char *cs_strdup_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (!s) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+void cs_copy_str(char *dst, size_t len, const char *src) {
+  if (len == 0) return;
+  size_t n = src ? strnlen(src, len - 1) : 0;
+  if (n) memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+char *cs_dirname(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return cs_strdup_printf(".");
+  if (slash == path) return cs_strdup_printf("/");
+  return cs_strdup_printf("%.*s", (int)(slash - path), path);
+}
+
+int cs_file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+void cs_fsync_dir(const char *path) {
+  char *dir = cs_dirname(path);
+  if (!dir) return;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+  free(dir);
+}
+
+int cs_fsync_file(const char *path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return cs_error(CS_ERR_IO, "cannot open %s to sync it: %s", path, strerror(errno));
+  int rc = fsync(fd) == 0 ? CS_OK : cs_error(CS_ERR_IO, "cannot sync %s: %s", path, strerror(errno));
+  close(fd);
+  return rc;
+}
 
 int cs_mkdir_p(const char *dir) {
   char path[4096];
