@@ -2,8 +2,9 @@
  * "verdicts.csv"): the list of checks and verdicts every claim adds to
  * (D->checks), the per-seed test that fills a check, Holm's adjustment
  * over each family and the decisions it implies, the lookup index.md's
- * writers use, and verdicts.csv itself. The claims' own rules are in
- * claims.c, gates.c and learning.c; index.md prints from these structs. */
+ * writers use. verdicts.csv itself is written by csv.c, the driver that
+ * runs the checks is compute.c. The claims' own rules are in claims.c and
+ * the sections' files; index.md prints from these structs. */
 #include "checks.h"
 
 #include "compute.h"
@@ -223,46 +224,6 @@ int analysis_verdict_from(analysis_data *D, const char *claim, const char *famil
   return CS_OK;
 }
 
-/* The claims in the order of index.md. */
-int analysis_claim_rank(const char *claim) {
-  static const char *const ORDER[] = {"1", "2", "3", "4", "sample-efficiency", "gate-g1-best",
-                                      "gate-sink", "gate-ov-qk", "sink-g1"};
-  for (int i = 0; i < (int)(sizeof ORDER / sizeof *ORDER); i++)
-    if (strcmp(claim, ORDER[i]) == 0) return i;
-  return 99;
-}
-
-int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, "verdicts.csv"));
-  FILE *f = o.f;
-  fprintf(f, "claim,scope,test,unit,n,effect,effect_lo,effect_hi,p_raw,p_adj,adjust,decision\n");
-  /* per claim: its verdict rows, then its checks, each in the order added */
-  for (int rank = 0; rank <= 99; rank++)
-    for (int pass = 1; pass >= 0; pass--)
-      for (int i = 0; i < D->checks.n; i++) {
-        const analysis_check *c = &D->checks.c[i];
-        if (analysis_claim_rank(c->claim) != rank || c->verdict != pass) continue;
-        fprintf(f, "%s,%s,%s,%s,%d", c->claim, c->scope, c->test, c->unit, c->n);
-        analysis_csv_num(f, c->effect);
-        analysis_csv_num(f, c->effect_lo);
-        analysis_csv_num(f, c->effect_hi);
-        analysis_csv_num(f, c->p_raw);
-        analysis_csv_num(f, c->p_adj);
-        fprintf(f, ",%s,%s\n", c->adjust, analysis_decision_name(c->decision));
-      }
-  return analysis_file_commit(&o);
-}
-
-int analysis_compute_verdicts(analysis_data *D) {
-  CS_CHECK(analysis_claims_checks(D));
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].checks(D));
-  CS_CHECK(analysis_checks_adjust(D));
-  CS_CHECK(analysis_claims_verdicts(D));
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].verdicts(D));
-  return CS_OK;
-}
-
 /* ---- text shared by the verdict lines of index.md ---- */
 
 const char *analysis_check_p_text(char *buf, size_t len, const analysis_check *c) {
@@ -304,19 +265,4 @@ void analysis_md_check(FILE *f, const analysis_check *c) {
           analysis_check_decision_text(b3, sizeof b3, c));
   if (c->resolved < 0.5)
     fprintf(f, " (drawn from under half of the points: resolved share %s)", F4(c->resolved));
-}
-
-int analysis_verdicts_results(const char *spec_text, const cs_cell_result *results, int64_t n,
-                              const analysis_options *opt, analysis_checks *out) {
-  analysis_data D;
-  memset(&D, 0, sizeof D);
-  memset(out, 0, sizeof *out);
-  D.opt = opt ? *opt : analysis_options_default();
-  analysis_options_check(&D.opt);
-  const char *labels[1] = {"memory"};
-  int rc = analysis_load_results(spec_text, results, n, labels, &D);
-  if (!rc) rc = analysis_compute(&D);
-  if (!rc) *out = D.checks, D.checks = (analysis_checks){0, 0, NULL};
-  analysis_data_free(&D);
-  return rc;
 }

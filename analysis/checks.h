@@ -16,9 +16,6 @@
 int analysis_check_add(analysis_data *D, const char *claim, const char *family, int verdict,
                        analysis_check **out, const char *scope_fmt, ...)
     __attribute__((format(printf, 6, 7)));
-/* A claim's place in the order of index.md and verdicts.csv (99: a claim
- * not listed, after the others). */
-int analysis_claim_rank(const char *claim);
 /* The check of claim with exactly this scope, or NULL. */
 const analysis_check *analysis_check_find(const analysis_data *D, const char *claim, const char *scope);
 
@@ -33,9 +30,6 @@ void analysis_check_tost(const analysis_data *D, analysis_check *c, const double
 /* Holm over each family of the checks added so far; every check's p_adj,
  * family_size, adjust, needs and decision. */
 int analysis_checks_adjust(analysis_data *D);
-
-/* All of it: the claims' checks, Holm, the verdicts (checks.c). */
-int analysis_compute_verdicts(analysis_data *D);
 
 /* Claims 1–4's two steps (claims.c): their checks (before Holm), their
  * verdicts (after); each section's are in its row of sections.h. */

@@ -7,6 +7,7 @@
  * match it, or, for a regime column, as that spec axis. A column no rule
  * describes is listed as such (tests/sh_analyze_status.sh requires none). */
 #include "output.h"
+#include "sections.h"
 #include "writers.h"
 
 #include "curvsweep/error.h"
@@ -16,15 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CI "; `_mean` over seeds, `_ci_low`, `_ci_high` its 95% Student-t interval"
-#define SIGNS "; `_npos`, `_nneg` pairs with a positive / negative difference, `_sign_p` the " \
-              "two-sided sign test, `_dz` (`_dz_low`, `_dz_high`) the paired standardised effect " \
-              "mean/sd with its interval"
+#define CI ANALYSIS_COLUMN_CI
+#define SIGNS ANALYSIS_COLUMN_SIGNS
 
-/* {table ("*": any), column pattern, meaning}: first match wins. */
-static const struct {
-  const char *table, *pattern, *meaning;
-} COLUMN_RULES[] = {
+/* {table ("*": any), column pattern, meaning}: first match wins; then the
+ * rules of each section's row (sections.c) for its own tables. */
+static const analysis_column_rule COLUMN_RULES[] = {
     /* the group and regime columns every table shares */
     {"*", "arch", "the architecture: ungated, gated, gated-headwise or mlp (docs/MODELS.md)"},
     {"*", "task", "the task (docs/MODELS.md)"},
@@ -92,8 +90,6 @@ static const struct {
     {"gap.csv", "dKt_*", "mean |K̃| of the last layer, arch − ungated" CI SIGNS},
     {"gap.csv", "dKh_*", "mean |K̂| of the last layer, arch − ungated" CI SIGNS},
     /* verdicts.csv */
-    {"verdicts.csv", "claim", "the claim: `1` … `4`, `sample-efficiency`, `gate-g1-best`, "
-                              "`gate-sink`, `gate-ov-qk`, `sink-g1`, `sink-share`, `sink-massive`, `sink-drain`, …"},
     {"verdicts.csv", "scope", "what the row covers, fields joined by `;`: `verdict` is the claim's "
                               "verdict, every other row a check behind it"},
     {"verdicts.csv", "test", "the test (e.g. `sign-flip exact one-sided greater`, `TOST t`)"},
@@ -107,60 +103,37 @@ static const struct {
     {"verdicts.csv", "adjust", "`holm(m)` (m the family's size), `none`, `intersection-union`, …"},
     {"verdicts.csv", "decision", "`supported`, `not supported`, `equivalent`, `not equivalent`, "
                                  "`inconclusive` or `too few` (seeds)"},
-    /* samples_to_target.csv */
-    {"samples_to_target.csv", "n_sizes", "training-set sizes on the curve"},
-    {"samples_to_target.csv", "train_points_min", "the smallest size"},
-    {"samples_to_target.csv", "train_points_max", "the largest size"},
-    {"samples_to_target.csv", "best_acc", "the best mean accuracy of any arch at any size"},
-    {"samples_to_target.csv", "target_acc", "the target accuracy"},
-    {"samples_to_target.csv", "target_source", "`best` (95% of best_acc) or `given` (--target-acc)"},
-    {"samples_to_target.csv", "reached", "`yes` (interpolated), `at_smallest` (an upper bound), `no` "
-                                         "(not within the grid)"},
-    {"samples_to_target.csv", "samples*", "training points to reach the target (monotone "
-                                          "interpolation in log size) and its interval over seeds"},
-    {"samples_to_target.csv", "ratio_seed_gmean", "the geometric mean of the seeds' own ratios "
-                                                  "samples(ungated)/samples(arch)"},
-    {"samples_to_target.csv", "ratio*", "samples(ungated) / samples(arch) (> 1: the arch needs "
-                                        "fewer) and its interval"},
-    {"samples_to_target.csv", "verdict", "the row's check in verdicts.csv: `yes`, `no`, `too few`, "
-                                         "`inconclusive`, `n/a` for ungated"},
-    /* gates.csv */
-    {"gates.csv", "gate", "the gate position g1 … g5, `-` for an arch that ignores it"},
-    {"gates.csv", "Kh_*", "mean |K̂| of the last layer" CI},
-    {"gates.csv", "Kt_*", "mean |K̃| of the last layer" CI},
-    {"gates.csv", "sink_mass_*", "mean attention weight of the non-CLS queries on token 0" CI},
-    {"gates.csv", "max_attn_*", "mean largest attention weight of the non-CLS queries" CI},
-    {"gates.csv", "rank_*", "rank of the row's mean among the gate positions of its arch in the unit "
-                            "(1: most accurate / most curved)"},
-    {"gates.csv", "ungated_*", "the ungated row's mean in the same unit"},
-    {"gates.csv", "n_pairs_*", "seeds with this cell and the baseline's (ungated, or g1)"},
-    {"gates.csv", "d*_vs_*", "this row − the baseline (ungated, or the same arch at g1), paired by "
-                             "seed, for acc, Kh, Kt, sink_mass, max_attn" CI SIGNS},
-    /* sinks.csv (lm family, analysis/sinks.c) */
-    {"sinks.csv", "gate", "the gate position g1 … g5, `-` for the ungated row"},
-    {"sinks.csv", "layer", "the block l = 1..depth whose output the values describe"},
-    {"sinks.csv", "n_measured", "done cells with massive_act, value_drain, resid_peak stored "
-                                "(format_version 5)"},
-    {"sinks.csv", "n_pairs", "seeds with this cell and the ungated cell (0 on the ungated row)"},
-    {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
-                             "positions t ≥ 1 and held-out sequences (sink_mass)" CI},
-    {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" CI},
-    {"sinks.csv", "massive_*", "massive activation max |h| / median |h| of the residual stream "
-                               "(massive_act)" CI},
-    {"sinks.csv", "drain_*", "value drain ‖v_BOS‖ / median ‖v_t‖ (value_drain)" CI},
-    {"sinks.csv", "peak_*", "residual peak ‖h_BOS‖ / median ‖h_t‖ (resid_peak)" CI},
-    {"sinks.csv", "d*", "this row − ungated, paired by seed, for share, headmax, massive, drain, "
-                        "peak (`nan` on the ungated row)" CI SIGNS},
 };
 #define N_COLUMN_RULES (int)(sizeof COLUMN_RULES / sizeof *COLUMN_RULES)
 
-/* The meaning of column name of table, or NULL. */
+static int column_rule_matches(const analysis_column_rule *r, const char *table, const char *name) {
+  return (!strcmp(r->table, "*") || !strcmp(r->table, table)) && fnmatch(r->pattern, name, 0) == 0;
+}
+
+/* verdicts.csv's claim column: every claim of analysis_claim_rank's order
+ * (sections.h), into buf. */
+static const char *column_claims(char *buf, size_t len) {
+  const analysis_claim_info *last = ANALYSIS_CORE_CLAIMS;
+  while (last[1].claim) last++;
+  size_t used = (size_t)snprintf(buf, len, "the claim: `%s` … `%s`, ", ANALYSIS_CORE_CLAIMS[0].claim,
+                                 last->claim);
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    for (const analysis_claim_info *c = ANALYSIS_SECTIONS[s].about->claims; c->claim && used < len; c++)
+      used += (size_t)snprintf(buf + used, len - used, "`%s`, ", c->claim);
+  if (used < len) snprintf(buf + used, len - used, "…");
+  return buf;
+}
+
+/* The meaning of column name of table, or NULL; buf holds the meanings
+ * made here (a spec axis, the claims), which share no row. */
 static const char *column_meaning(const analysis_data *D, const char *table, const char *name,
                                   char *buf, size_t len) {
+  if (!strcmp(table, "verdicts.csv") && !strcmp(name, "claim")) return column_claims(buf, len);
   for (int i = 0; i < N_COLUMN_RULES; i++)
-    if ((!strcmp(COLUMN_RULES[i].table, "*") || !strcmp(COLUMN_RULES[i].table, table)) &&
-        fnmatch(COLUMN_RULES[i].pattern, name, 0) == 0)
-      return COLUMN_RULES[i].meaning;
+    if (column_rule_matches(&COLUMN_RULES[i], table, name)) return COLUMN_RULES[i].meaning;
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    for (const analysis_column_rule *r = ANALYSIS_SECTIONS[s].about->columns; r->table; r++)
+      if (column_rule_matches(r, table, name)) return r->meaning;
   if (spec_find_axis(D->spec, name) >= 0) {
     snprintf(buf, len, "the value of the spec's `%s` axis in the row's regime (docs/SPEC.md)", name);
     return buf;
@@ -201,7 +174,7 @@ static int columns_of(FILE *f, const analysis_data *D, const char *dir, const ch
   const char *prev = NULL;
   char *save = NULL;
   for (char *c = strtok_r(line, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
-    char buf[256], name[256];
+    char buf[1024], name[256];
     const char *m = column_meaning(D, table, c, buf, sizeof buf);
     if (!m) {
       (*undescribed)++;

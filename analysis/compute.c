@@ -15,41 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int analysis_stats_classified(const geom_stats *g) {
-  double f[4] = {g->degenerate_frac, g->unresolved_frac, g->flat_frac, g->curved_frac}, sum = 0;
-  for (int i = 0; i < 4; i++) {
-    if (!isfinite(f[i]) || f[i] < 0) return 0;
-    sum += f[i];
-  }
-  return fabs(sum - 1.0) <= 1e-9;
-}
-
-/* The statistic `which` of prefix l (1-based; 0 = the deepest, l = L) of a cell. */
-double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which) {
-  if (!r || r->depth < 1 || !r->curv) return NAN;
-  int l = prefix > 0 ? prefix : r->depth;
-  if (l > r->depth) return NAN;
-  const geom_stats *g = &r->curv[l - 1];
-  if (which >= AV_KH_ABS && !analysis_stats_classified(g)) return NAN;
-  switch (which) {
-    case AV_K_ABS: return g->K_absmean;
-    case AV_KT_ABS: return g->Kt_absmean;
-    case AV_KT_MEAN: return g->Kt_mean;
-    case AV_INTK: return g->intK;
-    case AV_LOGDET: return g->logdet_mean;
-    case AV_KH_ABS: return g->Kh_absmean;
-    case AV_KH_MEAN: return g->Kh_mean;
-    case AV_ANISO: return g->aniso_median;
-    case AV_INTABSK: return g->intabsK;
-    case AV_UNRESOLVED: return g->unresolved_frac;
-    case AV_FLAT: return g->flat_frac;
-    case AV_CURVED: return g->curved_frac;
-    case AV_DEGENERATE: return g->degenerate_frac;
-    case AV_COUNT: break;
-  }
-  return NAN;
-}
-
 /* Mean and t interval over the seeds of group (a,t,d,r) of value (prefix, which). */
 static void analysis_seed_ci(const analysis_data *D, int a, int t, int d, int r, int prefix,
                              analysis_value which, double *scratch, analysis_ci *out) {
@@ -302,20 +267,6 @@ static int analysis_compute_amp(analysis_data *D) {
   return rc;
 }
 
-/* Differences b − a of paired values: mean and t interval, signs, sign test, d_z. */
-void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {
-  analysis_mean_ci(diff, n, ANALYSIS_LEVEL, &out->ci);
-  out->n = out->ci.n;
-  out->n_pos = out->n_neg = 0;
-  for (int i = 0; i < n; i++) {
-    if (!isfinite(diff[i])) continue;
-    if (diff[i] > 0) out->n_pos++;
-    if (diff[i] < 0) out->n_neg++;
-  }
-  out->sign_p = analysis_sign_test(out->n_pos, out->n_neg);
-  analysis_dz(diff, n, ANALYSIS_LEVEL, &out->dz);
-}
-
 static int analysis_compute_gaps(analysis_data *D) {
   int u = analysis_find_arch(D, ARCH_UNGATED);
   if (u < 0 || D->n_arch < 2) return CS_OK;
@@ -353,6 +304,17 @@ static int analysis_compute_gaps(analysis_data *D) {
   }
   free(dacc), free(dK), free(dKt), free(dKh);
   return rc;
+}
+
+/* Every check and verdict: the claims' and each section's checks, Holm over
+ * their families, then the verdicts built from them (checks.c). */
+static int analysis_compute_verdicts(analysis_data *D) {
+  CS_CHECK(analysis_claims_checks(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].checks(D));
+  CS_CHECK(analysis_checks_adjust(D));
+  CS_CHECK(analysis_claims_verdicts(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].verdicts(D));
+  return CS_OK;
 }
 
 int analysis_compute(analysis_data *D) {

@@ -1,13 +1,27 @@
 /* compute.h — the numbers of the report (compute.c, internal to analysis/):
  * per-group means and t intervals over seeds, amplification slopes with
- * paired bootstrap intervals, gated − ungated gaps. */
+ * paired bootstrap intervals, gated − ungated gaps; and the per-cell values
+ * below them that every part of the report reads (values.c). */
 #ifndef CURVSWEEP_ANALYSIS_COMPUTE_H
 #define CURVSWEEP_ANALYSIS_COMPUTE_H
 
 #include "data.h"
 
-/* Fill D->group, D->prefix, D->amp and D->gap from the loaded table. */
+/* Fill D->group, D->prefix, D->amp and D->gap from the loaded table, then
+ * every section's numbers and every check and verdict (D->checks). */
 int analysis_compute(analysis_data *D);
+/* Regime r into its base among g[0..*n-1] (values.c): a new base g[*n]
+ * when none has its name without axis ax_gate, then r in gate order. */
+void analysis_gate_group_add(const analysis_data *D, int r, int ax_gate, analysis_gate_group *g, int *n);
+
+/* run(D, v) with v one double per seed (at least one), freed after
+ * (values.c): the scratch of every per-seed computation. */
+int analysis_with_seed_scratch(analysis_data *D, int (*run)(analysis_data *D, double *v));
+
+/* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
+const char *analysis_amp_q_name(int q);
+
+/* ---- values.c ---- */
 /* 1 when a prefix row carries the point classification: its four fractions
  * are finite and add up to 1 (geom_stats_compute, format_version 2 archives). */
 int analysis_stats_classified(const geom_stats *g);
@@ -28,8 +42,6 @@ void analysis_diff_stats(const double *diff, int n, analysis_diff *out);
 void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
                           size_t tlen);
 static inline int analysis_is_gated(cs_arch a) { return a == ARCH_GATED || a == ARCH_GATED_HEADWISE; }
-/* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
-const char *analysis_amp_q_name(int q);
 
 /* learning.c (a section, sections.h) — training points at which the curve (x[i], y[i]) (x ascending, NaN y: no
  * data) first reaches target, by monotone interpolation: y replaced by its

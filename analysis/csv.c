@@ -1,6 +1,8 @@
 /* csv.c — the report's CSV tables from the computed numbers (compute.c):
- * summary.csv, prefix.csv, amplification.csv, gap.csv. Numbers with %.15g;
- * column meanings: analysis/README.md. */
+ * summary.csv, prefix.csv, amplification.csv, gap.csv, each section's own
+ * (its row of sections.c) and verdicts.csv. The cells of a row are
+ * csv_cells.c's; column meanings: analysis/README.md. */
+#include "checks.h"
 #include "claims.h"
 #include "sections.h"
 #include "compute.h"
@@ -12,47 +14,6 @@
 
 #include <math.h>
 #include <stdio.h>
-
-/* "%.15g", "nan"/"inf" for non-finite values, into buf. */
-static const char *analysis_fmt(char *buf, size_t len, double v) {
-  if (isnan(v))
-    snprintf(buf, len, "nan");
-  else if (isinf(v))
-    snprintf(buf, len, v > 0 ? "inf" : "-inf");
-  else
-    snprintf(buf, len, "%.15g", v);
-  return buf;
-}
-
-void analysis_csv_num(FILE *f, double v) {
-  char buf[64];
-  fprintf(f, ",%s", analysis_fmt(buf, sizeof buf, v));
-}
-
-void analysis_csv_ci(FILE *f, const analysis_ci *c) {
-  analysis_csv_num(f, c->mean);
-  analysis_csv_num(f, c->lo);
-  analysis_csv_num(f, c->hi);
-}
-
-void analysis_csv_boot(FILE *f, const analysis_boot *b) {
-  analysis_csv_num(f, b->estimate);
-  analysis_csv_num(f, b->lo);
-  analysis_csv_num(f, b->hi);
-}
-
-void analysis_csv_diff(FILE *f, const analysis_diff *d) {
-  analysis_csv_ci(f, &d->ci);
-  fprintf(f, ",%d,%d", d->n_pos, d->n_neg);
-  analysis_csv_num(f, d->sign_p);
-  analysis_csv_num(f, d->dz.mean);
-  analysis_csv_num(f, d->dz.lo);
-  analysis_csv_num(f, d->dz.hi);
-}
-
-void analysis_csv_ci_header(FILE *f, const char *name) {
-  fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high", name, name, name);
-}
 
 /* The regime axes as columns, values of the regime's representative cell. */
 static void analysis_csv_regime_header(FILE *f, const analysis_data *D) {
@@ -253,4 +214,48 @@ int analysis_write_tables(const analysis_data *D, const char *dir) {
   /* each section's tables, only when the sweep has its axis (sections.c) */
   for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].write_tables(D, dir));
   return analysis_write_verdicts_table(D, dir); /* verdicts.csv (checks.c) */
+}
+
+int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, "verdicts.csv"));
+  FILE *f = o.f;
+  fprintf(f, "claim,scope,test,unit,n,effect,effect_lo,effect_hi,p_raw,p_adj,adjust,decision\n");
+  /* per claim: its verdict rows, then its checks, each in the order added */
+  for (int rank = 0; rank <= 99; rank++)
+    for (int pass = 1; pass >= 0; pass--)
+      for (int i = 0; i < D->checks.n; i++) {
+        const analysis_check *c = &D->checks.c[i];
+        if (analysis_claim_rank(c->claim, NULL) != rank || c->verdict != pass) continue;
+        fprintf(f, "%s,%s,%s,%s,%d", c->claim, c->scope, c->test, c->unit, c->n);
+        analysis_csv_num(f, c->effect);
+        analysis_csv_num(f, c->effect_lo);
+        analysis_csv_num(f, c->effect_hi);
+        analysis_csv_num(f, c->p_raw);
+        analysis_csv_num(f, c->p_adj);
+        fprintf(f, ",%s,%s\n", c->adjust, analysis_decision_name(c->decision));
+      }
+  return analysis_file_commit(&o);
+}
+
+/* The core's tables (this file), before the sections' and verdicts.csv. */
+static const analysis_table_info CORE_TABLES[] = {
+    {"summary.csv", "",
+     "per (arch, task, depth, regime): seeds, test accuracy, last-layer curvature over seeds"},
+    {"prefix.csv", "", "the same curvature statistics after every layer l of every model"},
+    {"amplification.csv", "",
+     "per (arch, task, regime): slopes of curvature against log depth and log prefix"},
+    {"gap.csv", "", "every arch − ungated, paired by seed: accuracy and curvature differences"},
+    {NULL, NULL, NULL},
+};
+static const analysis_table_info VERDICTS_TABLE = {"verdicts.csv", "",
+                                                   "every verdict and the test behind it"};
+
+const analysis_table_info *analysis_report_table(int i) {
+  for (const analysis_table_info *t = CORE_TABLES; t->file; t++)
+    if (i-- == 0) return t;
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    for (const analysis_table_info *t = ANALYSIS_SECTIONS[s].about->tables; t->file; t++)
+      if (i-- == 0) return t;
+  return i == 0 ? &VERDICTS_TABLE : NULL;
 }

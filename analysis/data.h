@@ -129,6 +129,24 @@ typedef struct {
 /* Share of the best mean accuracy that is the default target. */
 #define ANALYSIS_TARGET_SHARE 0.95
 
+/* The regimes of one base: those whose values differ only in the gate
+ * (gates.c, sinks.c; analysis_gate_group_add, values.c), their gate values ascending. */
+typedef struct {
+  char name[ANALYSIS_NAME_LEN];  /* the regime without the gate: "residual=yes" or "all" */
+  char tag[ANALYSIS_NAME_LEN];   /* name made safe for file names */
+  int64_t cell_id;               /* a representative cell (its base regime values) */
+  cs_family family;              /* the model family of its first regime */
+  int n_pos;
+  cs_gate_pos gate[GATE_COUNT];  /* the gate values present, ascending */
+  int regime[GATE_COUNT];        /* the regime of each */
+} analysis_gate_group;
+
+/* A section's state, found by the section's name (values.c). */
+typedef struct {
+  const char *name; /* NULL: a free slot */
+  void *state;
+} analysis_section_slot;
+
 typedef struct {
   /* inputs */
   int n_paths;
@@ -171,9 +189,9 @@ typedef struct {
   analysis_lcurve *lc;
   /* gate positions (gates.c, gates.h): only when the spec has a gate axis */
   struct analysis_gates *gates;
-  /* the state of the sections that keep theirs by row (sections.h,
+  /* the state of the sections that keep theirs by name (sections.h,
    * analysis_section_state): a new section needs no field here */
-  void *section_state[ANALYSIS_MAX_SECTIONS];
+  analysis_section_slot section_state[ANALYSIS_MAX_SECTIONS];
   /* the checks and verdicts of every claim (checks.c; verdicts.csv) */
   analysis_checks checks;
 } analysis_data;
@@ -198,7 +216,7 @@ int analysis_load(const char *const *paths, int n_paths, analysis_data *D);
 int analysis_load_results(const char *spec_text, const cs_cell_result *results, int64_t n,
                           const char *const *label, analysis_data *D);
 void analysis_data_free(analysis_data *D);
-/* Index of arch in D->arch, or -1. */
+/* Index of arch in D->arch, or -1 (values.c). */
 int analysis_find_arch(const analysis_data *D, cs_arch arch);
 
 #endif

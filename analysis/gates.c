@@ -51,40 +51,21 @@ static int analysis_gate_group_done(const analysis_data *D, int a, int t, int d,
  * gate values ascending. */
 static int analysis_gate_bases(const analysis_data *D, int ax_gate, analysis_gates *G) {
   CS_CHECK(CS_CALLOC(G->base, D->n_regime));
-  for (int r = 0; r < D->n_regime; r++) {
-    char name[ANALYSIS_NAME_LEN], tag[ANALYSIS_NAME_LEN];
-    analysis_regime_base(D, r, ax_gate, name, sizeof name, tag, sizeof tag);
-    int b = 0;
-    while (b < G->n_base && strcmp(G->base[b].name, name) != 0) b++;
-    analysis_gate_base *B = &G->base[b];
-    if (b == G->n_base) {
-      G->n_base++;
-      snprintf(B->name, sizeof B->name, "%s", name);
-      snprintf(B->tag, sizeof B->tag, "%s", tag);
-      B->cell_id = D->regime[r].cell_id;
-      B->self = D->regime[r].cfg.family == FAMILY_SELF;
-      B->plot_t = B->plot_r = -1;
-    }
-    /* insert by gate value */
-    cs_gate_pos g = D->regime[r].cfg.gate;
-    int k = B->n_pos;
-    while (k > 0 && B->gate[k - 1] > g) {
-      B->gate[k] = B->gate[k - 1], B->regime[k] = B->regime[k - 1];
-      k--;
-    }
-    B->gate[k] = g, B->regime[k] = r;
-    B->n_pos++;
-  }
+  CS_CHECK(CS_CALLOC(G->plot_t, D->n_regime));
+  CS_CHECK(CS_CALLOC(G->plot_r, D->n_regime));
+  for (int r = 0; r < D->n_regime; r++) analysis_gate_group_add(D, r, ax_gate, G->base, &G->n_base);
   /* the figure of a base: at the first (task, regime) of plots.c's loop with a done cell */
-  for (int b = 0; b < G->n_base; b++)
-    for (int t = 0; t < D->n_task && G->base[b].plot_t < 0; t++)
-      for (int r = 0; r < D->n_regime && G->base[b].plot_t < 0; r++) {
+  for (int b = 0; b < G->n_base; b++) {
+    G->plot_t[b] = G->plot_r[b] = -1;
+    for (int t = 0; t < D->n_task && G->plot_t[b] < 0; t++)
+      for (int r = 0; r < D->n_regime && G->plot_t[b] < 0; r++) {
         int in = 0, any = 0;
         for (int k = 0; k < G->base[b].n_pos; k++) in |= G->base[b].regime[k] == r;
         for (int a = 0; in && a < D->n_arch; a++)
           for (int d = 0; d < D->n_depth; d++) any |= analysis_gate_group_done(D, a, t, d, r);
-        if (any) G->base[b].plot_t = t, G->base[b].plot_r = r;
+        if (any) G->plot_t[b] = t, G->plot_r[b] = r;
       }
+  }
   return CS_OK;
 }
 
@@ -222,7 +203,7 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
     const analysis_gate_unit *U = &G->unit[i];
     const analysis_gate_base *B = &G->base[U->base];
     int k1 = analysis_gate_pos(B, GATE_G1);
-    if (!B->self) continue;
+    if (B->family != FAMILY_SELF) continue;
     for (int a = 0; a < D->n_arch; a++) {
       if (!analysis_is_gated(D->arch[a])) continue;
       for (int s = 0; s < D->n_seed; s++) {
@@ -245,8 +226,9 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
   analysis_gate_test_end(&G->ov_qk);
 }
 
-static int analysis_gates_pipeline(analysis_data *D, int ax_gate, double *scratch) {
+static int analysis_gates_pipeline(analysis_data *D, double *scratch) {
   analysis_gates *G = D->gates;
+  int ax_gate = spec_find_axis(D->spec, "gate");
   G->axis_len = spec_axis_length(D->spec, ax_gate);
   CS_CHECK(analysis_gate_bases(D, ax_gate, G));
   CS_CHECK(analysis_gate_units(D, G, scratch));
@@ -256,19 +238,15 @@ static int analysis_gates_pipeline(analysis_data *D, int ax_gate, double *scratc
 }
 
 int analysis_compute_gates(analysis_data *D) {
-  int ax_gate = spec_find_axis(D->spec, "gate");
-  if (ax_gate < 0) return CS_OK;
+  if (spec_find_axis(D->spec, "gate") < 0) return CS_OK;
   CS_CHECK(CS_CALLOC(D->gates, 1));
-  double *scratch;
-  CS_CHECK(CS_CALLOC(scratch, D->n_seed > 0 ? D->n_seed : 1));
-  int rc = analysis_gates_pipeline(D, ax_gate, scratch);
-  free(scratch);
-  return rc;
+  return analysis_with_seed_scratch(D, analysis_gates_pipeline);
 }
 
 void analysis_gates_free(analysis_data *D) {
   if (!D->gates) return;
-  free(D->gates->base), free(D->gates->unit), free(D->gates->row);
+  free(D->gates->base), free(D->gates->plot_t), free(D->gates->plot_r);
+  free(D->gates->unit), free(D->gates->row);
   free(D->gates);
   D->gates = NULL;
 }
@@ -287,7 +265,7 @@ static void analysis_gate_seed_values(const analysis_data *D, const analysis_gat
     for (int i = 0; i < G->n_unit; i++) {
       const analysis_gate_unit *U = &G->unit[i];
       const analysis_gate_base *B = &G->base[U->base];
-      if (!B->self) continue;
+      if (B->family != FAMILY_SELF) continue;
       for (int a = 0; a < D->n_arch; a++) {
         if (!analysis_is_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
         double x = NAN;
@@ -327,7 +305,7 @@ static int analysis_gate_check(analysis_data *D, const char *claim, const char *
 static int analysis_gate_checks_run(analysis_data *D, double *v) {
   analysis_gates *G = D->gates;
   int n_self = 0;
-  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].self;
+  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].family == FAMILY_SELF;
   if (G->axis_len < 2 || n_self == 0) return CS_OK;
   for (int q = GATE_G2; q < GATE_COUNT; q++) {
     analysis_gate_seed_values(D, G, 0, q, v);
@@ -346,12 +324,7 @@ static int analysis_gate_checks_run(analysis_data *D, double *v) {
 }
 
 int analysis_gate_checks(analysis_data *D) {
-  if (!D->gates) return CS_OK;
-  double *v;
-  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
-  int rc = analysis_gate_checks_run(D, v);
-  free(v);
-  return rc;
+  return D->gates ? analysis_with_seed_scratch(D, analysis_gate_checks_run) : CS_OK;
 }
 
 
@@ -587,7 +560,7 @@ int analysis_md_gates(FILE *f, const analysis_data *D) {
              "within each verdict, α = %g; rules: analysis/README.md, \"Gate positions\").\n\n",
           D->opt.alpha);
   int n_self = 0;
-  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].self;
+  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].family == FAMILY_SELF;
   if (G->axis_len < 2) {
     fprintf(f, "The gate axis has one value: there is nothing to rank and no verdict.\n\n");
     return CS_OK;
@@ -607,3 +580,38 @@ int analysis_md_gates(FILE *f, const analysis_data *D) {
   fprintf(f, "\n");
   return CS_OK;
 }
+
+/* ---- its row's claims, tables and columns (sections.h) ---- */
+
+static const analysis_claim_info GATES_CLAIMS[] = {
+    {"gate-g1-best", "the gate at g1 (after the attention output) is the best position",
+     "Where should the gate sit"},
+    {"gate-sink", "gating changes the attention sink", "Where should the gate sit"},
+    {"gate-ov-qk", "gates on the values/output beat gates on queries/keys", "Where should the gate sit"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_table_info GATES_TABLES[] = {
+    {"gates.csv", "a gate axis",
+     "per (arch, task, depth, regime, gate): accuracy, curvature, attention sink over seeds, ranks, "
+     "paired differences against ungated and g1"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_column_rule GATES_COLUMNS[] = {
+    /* gates.csv */
+    {"gates.csv", "gate", "the gate position g1 … g5, `-` for an arch that ignores it"},
+    {"gates.csv", "Kh_*", "mean |K̂| of the last layer" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "Kt_*", "mean |K̃| of the last layer" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "sink_mass_*", "mean attention weight of the non-CLS queries on token 0" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "max_attn_*", "mean largest attention weight of the non-CLS queries" ANALYSIS_COLUMN_CI},
+    {"gates.csv", "rank_*", "rank of the row's mean among the gate positions of its arch in the unit "
+                            "(1: most accurate / most curved)"},
+    {"gates.csv", "ungated_*", "the ungated row's mean in the same unit"},
+    {"gates.csv", "n_pairs_*", "seeds with this cell and the baseline's (ungated, or g1)"},
+    {"gates.csv", "d*_vs_*", "this row − the baseline (ungated, or the same arch at g1), paired by "
+                             "seed, for acc, Kh, Kt, sink_mass, max_attn" ANALYSIS_COLUMN_CI ANALYSIS_COLUMN_SIGNS},
+    {NULL, NULL, NULL},
+};
+
+const analysis_section_about ANALYSIS_GATES_ABOUT = {GATES_CLAIMS, GATES_TABLES, GATES_COLUMNS};

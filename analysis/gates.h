@@ -36,16 +36,9 @@ typedef struct {
   analysis_diff vs_g1[GQ_COUNT]; /* this − the same arch at g1, paired by seed */
 } analysis_gate_row;
 
-typedef struct {
-  char name[ANALYSIS_NAME_LEN];  /* "residual=yes" or "all" */
-  char tag[ANALYSIS_NAME_LEN];   /* name made safe for file names */
-  int64_t cell_id;               /* a representative cell (its base regime values) */
-  int n_pos;
-  cs_gate_pos gate[GATE_COUNT];  /* the gate values present, ascending */
-  int regime[GATE_COUNT];        /* the regime of each */
-  int self;                      /* family = self (the memory family ignores the gate) */
-  int plot_t, plot_r;            /* where plots.c's loop writes its figure; -1: none */
-} analysis_gate_base;
+/* A base (compute.h); only the self family's use the gate (the memory
+ * family ignores it). */
+typedef analysis_gate_group analysis_gate_base;
 
 typedef struct {
   int t, d, base;
@@ -65,6 +58,7 @@ typedef struct {
 typedef struct analysis_gates {
   int n_base, n_unit, n_row;
   analysis_gate_base *base;
+  int *plot_t, *plot_r;                  /* [base]: where plots.c's loop writes its figure; -1: none */
   analysis_gate_unit *unit;
   analysis_gate_row *row;
   int axis_len;                          /* values of the gate axis in the spec */

@@ -60,30 +60,6 @@ static void analysis_md_grid(FILE *f, const analysis_data *D) {
           D->regime[0].name);
 }
 
-/* The claims of the summary table: what each says, and the heading of
- * its section (the start of its text). A claim not listed here is shown by
- * its name, linked to no section. */
-static const struct {
-  const char *claim, *says, *heading;
-} INDEX_CLAIMS[] = {
-    {"1", "ungated attention is flat in the affine skeleton", "Claim 1 "},
-    {"2", "gating makes the representation curved", "Claim 2 "},
-    {"3", "gating improves accuracy on nonlinear-boundary tasks, not on linear ones", "Claim 3 "},
-    {"4", "depth amplifies curvature", "Claim 4 "},
-    {"sample-efficiency", "gating needs fewer training points to reach the target accuracy",
-     "Is gating more sample-efficient"},
-    {"gate-g1-best", "the gate at g1 (after the attention output) is the best position",
-     "Where should the gate sit"},
-    {"gate-sink", "gating changes the attention sink", "Where should the gate sit"},
-    {"gate-ov-qk", "gates on the values/output beat gates on queries/keys", "Where should the gate sit"},
-    {"sink-g1", "G1 lowers the first-token share, as Qiu et al. (lm; primary, one-sided)",
-     "Do gates remove the attention sink"},
-    {"sink-share", "the gate lowers the first-token share (lm)", "Do gates remove the attention sink"},
-    {"sink-massive", "the gate lowers the massive activation (lm)", "Do gates remove the attention sink"},
-    {"sink-drain", "the gate lowers the value drain (lm)", "Do gates remove the attention sink"},
-};
-#define INDEX_N_CLAIMS (int)(sizeof INDEX_CLAIMS / sizeof *INDEX_CLAIMS)
-
 /* A heading's anchor: its ASCII letters and digits lowercased, every other
  * run of characters one '-' (the same text always gives the same anchor;
  * repeats get "-2", "-3", … in index_body_headings). */
@@ -170,17 +146,16 @@ static void index_summary(FILE *f, const analysis_data *D, const index_heading *
   for (int rank = 0; rank <= 99; rank++)
     for (int i = 0; i < D->checks.n; i++) {
       const analysis_check *c = &D->checks.c[i];
-      if (!c->verdict || analysis_claim_rank(c->claim) != rank) continue;
-      int k = 0;
-      while (k < INDEX_N_CLAIMS && strcmp(INDEX_CLAIMS[k].claim, c->claim) != 0) k++;
-      const char *anchor = k < INDEX_N_CLAIMS ? index_find_anchor(h, nh, INDEX_CLAIMS[k].heading) : NULL;
+      const analysis_claim_info *info;
+      if (!c->verdict || analysis_claim_rank(c->claim, &info) != rank) continue;
+      const char *anchor = info ? index_find_anchor(h, nh, info->heading) : NULL;
       char claim[96], scope[400], test[160];
       analysis_md_text(c->claim, claim, sizeof claim);
       analysis_md_text(c->scope, scope, sizeof scope);
       analysis_md_text(c->test, test, sizeof test);
       if (anchor) fprintf(f, "| [%s](#%s) | ", claim, anchor);
       else fprintf(f, "| %s | ", claim);
-      fprintf(f, "%s | %s | **%s** | %d | ", k < INDEX_N_CLAIMS ? INDEX_CLAIMS[k].says : "—", scope,
+      fprintf(f, "%s | %s | **%s** | %d | ", info ? info->says : "—", scope,
               analysis_decision_name(c->decision), c->n);
       if (isfinite(c->effect))
         fprintf(f, "%s [%s, %s]", F4(c->effect), F4(c->effect_lo), F4(c->effect_hi));

@@ -49,33 +49,6 @@ double analysis_samples_to_target(int n, const int *x, const double *y, double t
   return INFINITY;
 }
 
-/* The base regime of regime r: its name without the component of axis skip
- * (train_points here, gate in gates.c). */
-void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
-                          size_t tlen) {
-  size_t used = 0;
-  int k_out = 0;
-  name[0] = '\0';
-  for (int k = 0; k < D->n_other; k++) {
-    int ax = D->other_axis[k];
-    if (ax == skip) continue;
-    char val[128];
-    spec_axis_value_text(D->spec, ax, D->regime[r].cell_id, val, sizeof val);
-    int w = snprintf(name + used, len - used, "%s%s=%s", k_out++ ? ";" : "", spec_axis_name(D->spec, ax), val);
-    if (w > 0) used += (size_t)w;
-    if (used >= len) used = len - 1;
-  }
-  if (k_out == 0) snprintf(name, len, "all");
-  size_t i = 0;
-  for (const char *c = name; *c && i + 1 < tlen; c++) {
-    char ch = *c;
-    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-             ch == '.' || ch == '-';
-    tag[i++] = ok ? ch : '_';
-  }
-  tag[i] = '\0';
-}
-
 /* Mean test accuracy of arch a at every size of c over the seeds draw[0..S-1]
  * (indices into D->seed; NULL with S = n_seed: every seed once). */
 static void analysis_lc_means(const analysis_data *D, const analysis_lcurve *c, int a, int S,
@@ -525,3 +498,43 @@ int analysis_md_learning(FILE *f, const analysis_data *D) {
             n[0] && n[1] ? ": the curves disagree." : ".");
   return CS_OK;
 }
+
+/* ---- its row's claims, tables and columns (sections.h) ---- */
+
+static const analysis_claim_info LEARNING_CLAIMS[] = {
+    {"sample-efficiency", "gating needs fewer training points to reach the target accuracy",
+     "Is gating more sample-efficient"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_table_info LEARNING_TABLES[] = {
+    {"learning_curve.csv", "a train_points axis",
+     "per (arch, task, depth, regime, train_points): test accuracy over seeds"},
+    {"samples_to_target.csv", "a train_points axis",
+     "per (arch, task, depth, regime): training points to reach the target accuracy, ratio "
+     "ungated/arch, verdict"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_column_rule LEARNING_COLUMNS[] = {
+    /* samples_to_target.csv */
+    {"samples_to_target.csv", "n_sizes", "training-set sizes on the curve"},
+    {"samples_to_target.csv", "train_points_min", "the smallest size"},
+    {"samples_to_target.csv", "train_points_max", "the largest size"},
+    {"samples_to_target.csv", "best_acc", "the best mean accuracy of any arch at any size"},
+    {"samples_to_target.csv", "target_acc", "the target accuracy"},
+    {"samples_to_target.csv", "target_source", "`best` (95% of best_acc) or `given` (--target-acc)"},
+    {"samples_to_target.csv", "reached", "`yes` (interpolated), `at_smallest` (an upper bound), `no` "
+                                         "(not within the grid)"},
+    {"samples_to_target.csv", "samples*", "training points to reach the target (monotone "
+                                          "interpolation in log size) and its interval over seeds"},
+    {"samples_to_target.csv", "ratio_seed_gmean", "the geometric mean of the seeds' own ratios "
+                                                  "samples(ungated)/samples(arch)"},
+    {"samples_to_target.csv", "ratio*", "samples(ungated) / samples(arch) (> 1: the arch needs "
+                                        "fewer) and its interval"},
+    {"samples_to_target.csv", "verdict", "the row's check in verdicts.csv: `yes`, `no`, `too few`, "
+                                         "`inconclusive`, `n/a` for ungated"},
+    {NULL, NULL, NULL},
+};
+
+const analysis_section_about ANALYSIS_LEARNING_ABOUT = {LEARNING_CLAIMS, LEARNING_TABLES, LEARNING_COLUMNS};

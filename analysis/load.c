@@ -51,12 +51,6 @@ static int64_t analysis_find_i64(const int64_t *v, int64_t n, int64_t key) {
   return p ? p - v : -1;
 }
 
-int analysis_find_arch(const analysis_data *D, cs_arch arch) {
-  for (int a = 0; a < D->n_arch; a++)
-    if (D->arch[a] == arch) return a;
-  return -1;
-}
-
 static int analysis_find_task(const analysis_data *D, cs_task_kind task) {
   for (int t = 0; t < D->n_task; t++)
     if (D->task[t] == task) return t;

@@ -1,6 +1,6 @@
-/* plots.h — the drawing helpers of the report's figures (plots.c), shared
- * by the figure writers in other files of analysis/ (plots_learning.c,
- * plots_gates.c, plots_fields.c). Internal to analysis/. */
+/* plots.h — the drawing helpers of the report's figures (plots_draw.c),
+ * shared by every figure writer of analysis/ (plots.c, plots_fields.c,
+ * plots_learning.c, plots_gates.c, plots_sinks.c). Internal to analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 
@@ -15,6 +15,9 @@ void analysis_dat_num(FILE *f, double v);
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
  * axis; *valid |= the mean is finite. */
 void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid);
+/* The header of a .dat file of bands: "# COLUMNS (95% t interval over
+ * seeds)" and "# one block per BLOCKS". */
+void analysis_dat_header(FILE *f, const char *columns, const char *blocks);
 /* The common preamble of every script (pngcairo, utf8, NaN missing, grid). */
 void analysis_gp_header(FILE *f, const char *name, const char *caption, int width, int height);
 /* An empty panel with a note. */

@@ -106,7 +106,7 @@ int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, i
   if (!G) return CS_OK;
   int base = -1;
   for (int b = 0; b < G->n_base; b++)
-    if (G->base[b].plot_t == t && G->base[b].plot_r == r && G->base[b].self) base = b;
+    if (G->plot_t[b] == t && G->plot_r[b] == r && G->base[b].family == FAMILY_SELF) base = b;
   if (base < 0 || G->axis_len < 2) return CS_OK;
   analysis_gate_plot Q = {.D = D, .G = G, .base = base};
   size_t cap = (size_t)D->n_task * D->n_arch * D->n_depth;

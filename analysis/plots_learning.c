@@ -28,8 +28,7 @@ typedef struct {
 static int analysis_lc_dat(FILE *f, void *ctx) {
   analysis_lc_plot *Q = ctx;
   const analysis_data *D = Q->D;
-  fprintf(f, "# train_points acc_mean acc_band_lo acc_band_hi (95%% t interval over seeds)\n"
-             "# one block per (depth panel, arch)\n");
+  analysis_dat_header(f, "train_points acc_mean acc_band_lo acc_band_hi", "(depth panel, arch)");
   int block = 0;
   for (int i = 0; i < Q->n_curve; i++) {
     const analysis_lcurve *c = Q->curve[i];

@@ -29,8 +29,8 @@ typedef struct {
 static int analysis_sink_dat(FILE *f, void *ctx) {
   analysis_sink_plot *Q = ctx;
   const analysis_sinks *S = Q->S;
-  fprintf(f, "# layer share_mean share_band_lo share_band_hi massive_mean massive_band_lo massive_band_hi "
-             "(95%% t interval over seeds)\n# one block per (arch, gate)\n");
+  analysis_dat_header(f, "layer share_mean share_band_lo share_band_hi massive_mean massive_band_lo massive_band_hi",
+                      "(arch, gate)");
   for (int i = 0; i < S->n_row; i++) {
     const analysis_sink_row *R = &S->row[i];
     const analysis_sink_unit *U = &S->unit[R->unit];

@@ -95,3 +95,18 @@ int analysis_run_results(const char *spec_text, const cs_cell_result *results, i
   CS_CHECK(analysis_begin(&D, out_dir, opt, out));
   return analysis_finish(&D, analysis_load_results(spec_text, results, n, labels, &D), out_dir, out);
 }
+
+int analysis_verdicts_results(const char *spec_text, const cs_cell_result *results, int64_t n,
+                              const analysis_options *opt, analysis_checks *out) {
+  analysis_data D;
+  memset(&D, 0, sizeof D);
+  memset(out, 0, sizeof *out);
+  D.opt = opt ? *opt : analysis_options_default();
+  analysis_options_check(&D.opt);
+  const char *labels[1] = {"memory"};
+  int rc = analysis_load_results(spec_text, results, n, labels, &D);
+  if (!rc) rc = analysis_compute(&D);
+  if (!rc) *out = D.checks, D.checks = (analysis_checks){0, 0, NULL};
+  analysis_data_free(&D);
+  return rc;
+}

@@ -1,27 +1,42 @@
 /* sections.c — the table of the report's optional sections (sections.h):
- * index.md prints them in this order after the four claims. */
+ * index.md prints them in this order after the four claims, and their
+ * claims come in this order after claims 1–4 (analysis_claim_rank). Above
+ * the sections it lists; only the drivers above it (compute.c, csv.c,
+ * plots.c, index.c, columns.c, load.c) read the table. */
 #include "sections.h"
 
+#include <string.h>
+
 const analysis_section ANALYSIS_SECTIONS[] = {
-    {"sample efficiency", analysis_compute_learning, analysis_lc_checks, analysis_lc_verdicts,
-     analysis_write_learning_tables, analysis_md_learning, analysis_list_learning_tables,
-     analysis_plot_learning, analysis_learning_free},
-    {"gate positions", analysis_compute_gates, analysis_gate_checks, analysis_gate_verdicts,
-     analysis_write_gates_table, analysis_md_gates, analysis_list_gates_tables, analysis_plot_gates,
-     analysis_gates_free},
-    {ANALYSIS_SINKS_NAME, analysis_compute_sinks, analysis_sink_checks, analysis_sink_verdicts,
-     analysis_write_sinks_table, analysis_md_sinks, analysis_list_sinks_tables, analysis_plot_sinks,
-     analysis_sinks_free},
+    {"sample efficiency", &ANALYSIS_LEARNING_ABOUT, analysis_compute_learning, analysis_lc_checks,
+     analysis_lc_verdicts, analysis_write_learning_tables, analysis_md_learning,
+     analysis_list_learning_tables, analysis_plot_learning, analysis_learning_free},
+    {"gate positions", &ANALYSIS_GATES_ABOUT, analysis_compute_gates, analysis_gate_checks,
+     analysis_gate_verdicts, analysis_write_gates_table, analysis_md_gates, analysis_list_gates_tables,
+     analysis_plot_gates, analysis_gates_free},
+    {ANALYSIS_SINKS_NAME, &ANALYSIS_SINKS_ABOUT, analysis_compute_sinks, analysis_sink_checks,
+     analysis_sink_verdicts, analysis_write_sinks_table, analysis_md_sinks, analysis_list_sinks_tables,
+     analysis_plot_sinks, analysis_sinks_free},
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);
 _Static_assert(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS <= ANALYSIS_MAX_SECTIONS,
                "a row of the section table without a state slot (data.h)");
 
-#include <string.h>
-
-void **analysis_section_state(analysis_data *D, const char *name) {
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
-    if (!strcmp(ANALYSIS_SECTIONS[s].name, name)) return &D->section_state[s];
+/* The entry of claim in list (ended by {NULL}), or NULL; *rank counts the
+ * entries passed. */
+static const analysis_claim_info *analysis_claim_in(const analysis_claim_info *list, const char *claim,
+                                                    int *rank) {
+  for (const analysis_claim_info *c = list; c->claim; c++, (*rank)++)
+    if (!strcmp(claim, c->claim)) return c;
   return NULL;
+}
+
+int analysis_claim_rank(const char *claim, const analysis_claim_info **info) {
+  int rank = 0;
+  const analysis_claim_info *c = analysis_claim_in(ANALYSIS_CORE_CLAIMS, claim, &rank);
+  for (int s = 0; !c && s < ANALYSIS_N_SECTIONS; s++)
+    c = analysis_claim_in(ANALYSIS_SECTIONS[s].about->claims, claim, &rank);
+  if (info) *info = c;
+  return c ? rank : 99;
 }

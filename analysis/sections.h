@@ -3,7 +3,7 @@
  * Each row's functions do nothing when the sweep lacks the section's axis
  * (train_points for the learning curves, gate for the gate positions).
  * The driver calls, in row order: compute after the core numbers (compute.c),
- * checks before Holm and verdicts after it (checks.c), write_tables
+ * checks before Holm and verdicts after it (compute.c), write_tables
  * (csv.c), plot for every (task, regime) after the core figures (plots.c),
  * write_md and list_tables for index.md (index.c), free (load.c).
  * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
@@ -19,8 +19,39 @@
 typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const char *dir, int variant,
                                     analysis_plot *P, int *made);
 
+/* A claim of the report: its name (verdicts.csv's claim column), what it
+ * says (index.md's summary table) and the start of the heading of the
+ * section that tests it (the summary's link). */
+typedef struct {
+  const char *claim, *says, *heading;
+} analysis_claim_info;
+
+/* The meaning of the columns of `table` whose name matches `pattern`
+ * (fnmatch) in COLUMNS.md (columns.c): first match wins. */
+typedef struct {
+  const char *table, *pattern, *meaning;
+} analysis_column_rule;
+
+/* The common endings of the meanings: an interval over seeds, the signs
+ * and the paired effect of a difference. */
+#define ANALYSIS_COLUMN_CI "; `_mean` over seeds, `_ci_low`, `_ci_high` its 95% Student-t interval"
+#define ANALYSIS_COLUMN_SIGNS                                                                       \
+  "; `_npos`, `_nneg` pairs with a positive / negative difference, `_sign_p` the two-sided sign " \
+  "test, `_dz` (`_dz_low`, `_dz_high`) the paired standardised effect mean/sd with its interval"
+
+/* What a section adds to the report besides its functions, each list ended
+ * by a {NULL} entry: its claims, in the order of index.md and verdicts.csv;
+ * its tables (analyze --help); the meanings of its tables' columns. Read
+ * by index.c, csv.c and columns.c, so a section lists them only here. */
+typedef struct {
+  const analysis_claim_info *claims;
+  const analysis_table_info *tables;
+  const analysis_column_rule *columns;
+} analysis_section_about;
+
 typedef struct {
   const char *name;
+  const analysis_section_about *about;
   int (*compute)(analysis_data *D);
   int (*checks)(analysis_data *D);   /* add its checks (verdicts.csv) */
   int (*verdicts)(analysis_data *D); /* after Holm: its verdict rows */
@@ -34,14 +65,20 @@ typedef struct {
 extern const analysis_section ANALYSIS_SECTIONS[];
 extern const int ANALYSIS_N_SECTIONS;
 
-/* The slot of the section named `name` for its state (D->section_state of
- * its row): set by its compute, read by its other functions, cleared by its
- * free; NULL when no row has that name. */
+/* The slot of the section named `name` for its state (values.c; its own
+ * entry of D->section_state, found by name, so that a section never reads
+ * the table): set by its compute, read by its other functions, cleared by
+ * its free; NULL when every slot is taken by other names. */
 void **analysis_section_state(analysis_data *D, const char *name);
-static inline const void *analysis_section_get(const analysis_data *D, const char *name) {
-  void **slot = analysis_section_state((analysis_data *)D, name);
-  return slot ? *slot : NULL;
-}
+/* Its state, or NULL (no slot claimed). */
+const void *analysis_section_get(const analysis_data *D, const char *name);
+
+/* A claim's place in the order of index.md and verdicts.csv: claims 1–4
+ * (claims.c), then each section's in table order; 99 for a claim no list
+ * has (after the others). *info (may be NULL): its entry, or NULL. */
+int analysis_claim_rank(const char *claim, const analysis_claim_info **info);
+/* Claims 1–4 (claims.c), ended by {NULL}. */
+extern const analysis_claim_info ANALYSIS_CORE_CLAIMS[];
 
 /* learning.c (plots_learning.c) — sample efficiency: learning curves,
  * samples to a target accuracy; learning_curve.csv, samples_to_target.csv. */
@@ -54,6 +91,7 @@ void analysis_list_learning_tables(FILE *f, const analysis_data *D);
 int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
                            analysis_plot *P, int *made);
 void analysis_learning_free(analysis_data *D);
+extern const analysis_section_about ANALYSIS_LEARNING_ABOUT;
 
 /* gates.c (plots_gates.c, gates.h) — gate positions of the self family; gates.csv. */
 int analysis_compute_gates(analysis_data *D);
@@ -65,9 +103,11 @@ void analysis_list_gates_tables(FILE *f, const analysis_data *D);
 int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made);
 void analysis_gates_free(analysis_data *D);
+extern const analysis_section_about ANALYSIS_GATES_ABOUT;
 
 /* sinks.c (plots_sinks.c, sinks.h) — do gates remove the attention sink?
  * (lm family); sinks.csv. */
 #include "sinks.h"
+extern const analysis_section_about ANALYSIS_SINKS_ABOUT;
 
 #endif

@@ -73,27 +73,8 @@ static int analysis_sink_regime_lm(const analysis_data *D, int r) {
 /* The lm regimes grouped by their name without the gate, gates ascending. */
 static int analysis_sink_bases(const analysis_data *D, int ax_gate, analysis_sinks *S) {
   CS_CHECK(CS_CALLOC(S->base, D->n_regime));
-  for (int r = 0; r < D->n_regime; r++) {
-    if (!analysis_sink_regime_lm(D, r)) continue;
-    char name[ANALYSIS_NAME_LEN], tag[ANALYSIS_NAME_LEN];
-    analysis_regime_base(D, r, ax_gate, name, sizeof name, tag, sizeof tag);
-    int b = 0;
-    while (b < S->n_base && strcmp(S->base[b].name, name) != 0) b++;
-    analysis_sink_base *B = &S->base[b];
-    if (b == S->n_base) {
-      S->n_base++;
-      snprintf(B->name, sizeof B->name, "%s", name);
-      snprintf(B->tag, sizeof B->tag, "%s", tag);
-    }
-    cs_gate_pos g = D->regime[r].cfg.gate;
-    int k = B->n_pos;
-    while (k > 0 && B->gate[k - 1] > g) {
-      B->gate[k] = B->gate[k - 1], B->regime[k] = B->regime[k - 1];
-      k--;
-    }
-    B->gate[k] = g, B->regime[k] = r;
-    B->n_pos++;
-  }
+  for (int r = 0; r < D->n_regime; r++)
+    if (analysis_sink_regime_lm(D, r)) analysis_gate_group_add(D, r, ax_gate, S->base, &S->n_base);
   return CS_OK;
 }
 
@@ -360,7 +341,8 @@ static int analysis_sink_check(analysis_data *D, const analysis_sinks *S, const 
   return analysis_check_seed(D, c, v, D->n_seed, side, key);
 }
 
-static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, double *v) {
+static int analysis_sink_checks_run(analysis_data *D, double *v) {
+  const analysis_sinks *S = analysis_sinks_of(D);
   for (int q = 0; q < SV_COUNT; q++)
     for (int a = 0; a < D->n_arch; a++)
       for (int g = 0; g < GATE_COUNT && analysis_is_gated(D->arch[a]); g++)
@@ -376,13 +358,7 @@ static int analysis_sink_checks_run(analysis_data *D, const analysis_sinks *S, d
 }
 
 int analysis_sink_checks(analysis_data *D) {
-  const analysis_sinks *S = analysis_sinks_of(D);
-  if (!S) return CS_OK;
-  double *v;
-  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
-  int rc = analysis_sink_checks_run(D, S, v);
-  free(v);
-  return rc;
+  return analysis_sinks_of(D) ? analysis_with_seed_scratch(D, analysis_sink_checks_run) : CS_OK;
 }
 
 /* One verdict row per check, its two-sided reading (checks.c): supported
@@ -581,3 +557,42 @@ int analysis_md_sinks(FILE *f, const analysis_data *D) {
   fprintf(f, "\n");
   return CS_OK;
 }
+
+/* ---- its row's claims, tables and columns (sections.h) ---- */
+
+static const analysis_claim_info SINKS_CLAIMS[] = {
+    {"sink-g1", "G1 lowers the first-token share, as Qiu et al. (lm; primary, one-sided)",
+     "Do gates remove the attention sink"},
+    {"sink-share", "the gate lowers the first-token share (lm)", "Do gates remove the attention sink"},
+    {"sink-massive", "the gate lowers the massive activation (lm)", "Do gates remove the attention sink"},
+    {"sink-drain", "the gate lowers the value drain (lm)", "Do gates remove the attention sink"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_table_info SINKS_TABLES[] = {
+    {"sinks.csv", "the lm family",
+     "per (arch, task, depth, regime, gate, layer): first-token share, massive activation, value "
+     "drain, residual peak over seeds, differences from ungated"},
+    {NULL, NULL, NULL},
+};
+
+static const analysis_column_rule SINKS_COLUMNS[] = {
+    /* sinks.csv (lm family, analysis/sinks.c) */
+    {"sinks.csv", "gate", "the gate position g1 … g5, `-` for the ungated row"},
+    {"sinks.csv", "layer", "the block l = 1..depth whose output the values describe"},
+    {"sinks.csv", "n_measured", "done cells with massive_act, value_drain, resid_peak stored "
+                                "(format_version 5)"},
+    {"sinks.csv", "n_pairs", "seeds with this cell and the ungated cell (0 on the ungated row)"},
+    {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
+                             "positions t ≥ 1 and held-out sequences (sink_mass)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "massive_*", "massive activation max |h| / median |h| of the residual stream "
+                               "(massive_act)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "drain_*", "value drain ‖v_BOS‖ / median ‖v_t‖ (value_drain)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "peak_*", "residual peak ‖h_BOS‖ / median ‖h_t‖ (resid_peak)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "d*", "this row − ungated, paired by seed, for share, headmax, massive, drain, "
+                        "peak (`nan` on the ungated row)" ANALYSIS_COLUMN_CI ANALYSIS_COLUMN_SIGNS},
+    {NULL, NULL, NULL},
+};
+
+const analysis_section_about ANALYSIS_SINKS_ABOUT = {SINKS_CLAIMS, SINKS_TABLES, SINKS_COLUMNS};

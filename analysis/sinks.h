@@ -35,13 +35,8 @@ typedef enum {
  * seed (> 0: the gate lowers it). */
 typedef enum { SV_SHARE = 0, SV_MASSIVE, SV_DRAIN, SV_COUNT } analysis_sink_v;
 
-typedef struct {
-  char name[ANALYSIS_NAME_LEN]; /* the regime without the gate ("all") */
-  char tag[ANALYSIS_NAME_LEN];
-  int n_pos;
-  cs_gate_pos gate[GATE_COUNT]; /* gate values present, ascending */
-  int regime[GATE_COUNT];       /* the regime of each */
-} analysis_sink_base;
+/* A base of the lm regimes (compute.h). */
+typedef analysis_gate_group analysis_sink_base;
 
 typedef struct {
   int unit, a;     /* a: index into D->arch */

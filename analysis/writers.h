@@ -12,7 +12,7 @@
 /* csv.c — summary.csv, prefix.csv, amplification.csv, gap.csv (columns:
  * analysis/README.md). */
 int analysis_write_tables(const analysis_data *D, const char *dir);
-/* csv.c — the cells of a row: ",%.15g" ("nan", "inf"); mean,lo,hi of an
+/* csv_cells.c — the cells of a row: ",%.15g" ("nan", "inf"); mean,lo,hi of an
  * interval (and of an estimate with its interval); mean,lo,hi,npos,nneg,sign_p
  * of a paired difference; the header NAME_mean,NAME_ci_low,NAME_ci_high. */
 void analysis_csv_num(FILE *f, double v);
@@ -21,7 +21,8 @@ void analysis_csv_boot(FILE *f, const analysis_boot *b);
 void analysis_csv_diff(FILE *f, const analysis_diff *d);
 void analysis_csv_ci_header(FILE *f, const char *name);
 
-/* checks.c — verdicts.csv: every check and verdict of D->checks. */
+/* csv.c — verdicts.csv: every check and verdict of D->checks, per claim in
+ * the order of analysis_claim_rank (sections.c). */
 int analysis_write_verdicts_table(const analysis_data *D, const char *dir);
 
 

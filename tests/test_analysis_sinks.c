@@ -29,6 +29,7 @@
 #include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,58 @@ static void test_too_few_seeds(void **state) {
   analysis_checks_free(&V);
 }
 
+/* Every CSV the report wrote is one analyze --help lists
+ * (analysis_report_table), and every table it lists as always written is
+ * there. */
+static void assert_tables_listed(const char *report) {
+  DIR *d = opendir(report);
+  assert_non_null(d);
+  int n_csv = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
+    n_csv++;
+    const analysis_table_info *t;
+    int i = 0;
+    while ((t = analysis_report_table(i)) && strcmp(t->file, e->d_name) != 0) i++;
+    if (!t) fail_msg("%s/%s is not listed by analysis_report_table", report, e->d_name);
+  }
+  closedir(d);
+  int n_always = 0;
+  const analysis_table_info *t;
+  for (int i = 0; (t = analysis_report_table(i)); i++) {
+    if (t->when[0]) continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", report, t->file);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("%s (always written) is missing", path);
+    fclose(f);
+    n_always++;
+  }
+  assert_int_equal(n_always, 5); /* summary, prefix, amplification, gap, verdicts */
+  assert_int_equal(n_csv, 7);    /* and gates.csv, sinks.csv: a gate axis, the lm family */
+}
+
+/* verdicts.csv: each claim's rows together (its verdicts, then its checks). */
+static void assert_claims_contiguous(const char *path) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[1024], seen[32][32];
+  int n_seen = 0;
+  assert_non_null(fgets(line, sizeof line, f)); /* the header */
+  while (fgets(line, sizeof line, f)) {
+    char claim[32];
+    snprintf(claim, sizeof claim, "%.*s", (int)strcspn(line, ","), line);
+    if (n_seen > 0 && strcmp(seen[n_seen - 1], claim) == 0) continue;
+    for (int i = 0; i < n_seen; i++)
+      if (strcmp(seen[i], claim) == 0) fail_msg("%s: the rows of claim %s are split", path, claim);
+    assert_true(n_seen < 32);
+    snprintf(seen[n_seen++], sizeof seen[0], "%s", claim);
+  }
+  fclose(f);
+  assert_true(n_seen >= 4);
+}
+
 /* sinks.csv and index.md against the construction. */
 static void test_report(void **state) {
   (void)state;
@@ -206,6 +259,10 @@ static void test_report(void **state) {
   assert_has(md, "- Attention map (ungated): none — cell ");
   assert_has(md, "(run with save_params = yes)");
   assert_true(strstr(md, "carry no massive activation") == NULL);
+  snprintf(path, sizeof path, "%s/report", dir);
+  assert_tables_listed(path);
+  snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
+  assert_claims_contiguous(path);
   free(md);
   remove_tree(dir);
   free_all(res, n);

@@ -99,6 +99,19 @@ int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells);
  * e.g. results/demo.h5 -> results/demo-report. CS_ERR_INPUT if it does not fit. */
 int analysis_default_dir(const char *archive_path, char *buf, size_t len);
 
+/* One CSV table of the report: its file name, when it is written ("": in
+ * every report; else the sweep it needs, e.g. "a gate axis") and what a
+ * row holds, in one line. */
+typedef struct {
+  const char *file, *when, *about;
+} analysis_table_info;
+
+/* The CSV tables `analyze` can write, in the order of the report: the
+ * core's, each section's (from its row of the section table,
+ * analysis/sections.c), verdicts.csv; table i, NULL past the last. For
+ * `analyze --help`, generated from the same table as the report. */
+const analysis_table_info *analysis_report_table(int i);
+
 /* ---- statistics (analysis/stats.c) ---- */
 
 /* Mean and two-sided t interval of the finite values among x[0..n-1]:

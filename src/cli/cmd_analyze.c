@@ -28,17 +28,37 @@ static const char *ANALYZE_HELP =
     "  --alpha A  family-wise error rate of every verdict, in (0, 0.5) (default 0.05;\n"
     "           Holm over each verdict's checks)\n"
     "  --margin M  equivalence margin of claim 3's linear tasks, test accuracy in\n"
-    "           (0, 1) (default 0.01, one percentage point)\n\n"
-    "Files: summary.csv, prefix.csv, amplification.csv, gap.csv, verdicts.csv (every\n"
-    "verdict and the test behind it), learning_curve.csv and samples_to_target.csv (a\n"
-    "train_points axis), gates.csv (a gate axis), *.gp, *.dat, *.png, index.md (a\n"
-    "summary table of every verdict, a table of contents, then the sections) and\n"
-    "COLUMNS.md (what every column of the tables means).\n"
+    "           (0, 1) (default 0.01, one percentage point)\n\n";
+
+/* After the list of tables (analysis_report_table). */
+static const char *ANALYZE_HELP_END =
+    "Also: *.gp, *.dat, *.png (the figures), index.md (a summary table of every verdict,\n"
+    "a table of contents, then the sections) and COLUMNS.md (what every column of the\n"
+    "tables means).\n"
     "Environment: CS_GNUPLOT names the gnuplot binary (default: gnuplot on PATH);\n"
     "without gnuplot the tables, scripts and index.md are written and plots skipped.\n"
     "Exit status: 0 report written; 1 gnuplot failed on a plot (the report is written,\n"
     "gnuplot's message printed) or the report directory cannot be written (the default\n"
     "one lies next to the first archive: use -o); 2 bad arguments or archives.\n";
+
+/* One table of the help: "  file  (when) about", the text wrapped at
+ * column 88 under its first column. */
+static void analyze_help_table(const analysis_table_info *t) {
+  enum { INDENT = 25, WIDTH = 88 };
+  char text[512];
+  snprintf(text, sizeof text, "%s%s%s%s", t->when[0] ? "(" : "", t->when, t->when[0] ? ") " : "", t->about);
+  int col = printf("  %-*s", INDENT - 3, t->file) + 1;
+  putchar(' ');
+  for (const char *w = text; *w;) {
+    size_t len = strcspn(w, " ");
+    if (col > INDENT && col + (int)len > WIDTH) col = printf("\n%*s", INDENT, "") - 1;
+    else if (col > INDENT) col += putchar(' ') != EOF;
+    col += (int)fwrite(w, 1, len, stdout);
+    w += len;
+    while (*w == ' ') w++;
+  }
+  putchar('\n');
+}
 
 /* 1 when the report directory dir can be written: it is a writable
  * directory, or it is missing and its parent is one; else *why. */
@@ -74,6 +94,11 @@ static int analyze_number(int argc, char **argv, int i, double lo, double hi, in
 int cmd_analyze(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(ANALYZE_HELP, stdout);
+    // the tables, from the report's own section table (analysis/sections.c)
+    puts("Tables (CSV), each with when it is written if not always:");
+    const analysis_table_info *t;
+    for (int i = 0; (t = analysis_report_table(i)); i++) analyze_help_table(t);
+    fputs(ANALYZE_HELP_END, stdout);
     return EXIT_OK;
   }
   const char *dir = NULL;
