@@ -78,8 +78,14 @@ static int archive_build_setup(cs_archive_builder *b, const char *path, const cs
   int64_t n = b->a->n_rows;
   CS_CHECK(CS_CALLOC(b->rows, n ? n : 1));
   CS_CHECK(CS_CALLOC(b->message, n ? n : 1));
-  CS_CHECK(CS_CALLOC(b->cv, ARCHIVE_BUILD_BUFFER_ROWS));
-  CS_CHECK(CS_CALLOC(b->cu, ARCHIVE_BUILD_BUFFER_ROWS));
+  // not zeroed: a row is written whole before it is appended, and only the
+  // pages of rows used are touched (a merge of a few thousand cells uses a
+  // fraction of the block)
+  b->cv = malloc(ARCHIVE_BUILD_BUFFER_ROWS * sizeof *b->cv);
+  b->cu = malloc(ARCHIVE_BUILD_BUFFER_ROWS * sizeof *b->cu);
+  if (!b->cv || !b->cu) return cs_error(CS_ERR_NOMEM, "out of memory");
+  if (spec_sweep(spec)->save_points)
+    CS_CHECK(archive_points_stage_reserve(&b->pts, ARCHIVE_BUILD_POINTS_BYTES));
   b->a->table_chunk_bytes = ARCHIVE_BULK_CHUNK_BYTES;
   CS_CHECK(archive_create_temp(b->a, spec, &b->tmp));
   b->file = archive_h5_open(b->tmp, H5F_ACC_RDWR);

@@ -439,6 +439,10 @@ typedef struct {
   void *v[ARCHIVE_POINT_ARRAYS];
   size_t cap[ARCHIVE_POINT_ARRAYS];
 } archive_points_stage;
+/* Capacity for about bytes of staged values whatever their split between x
+ * and the per-prefix arrays, allocated once (pages are touched only as
+ * values arrive): no regrowth, no copy of what is staged (the bulk builder). */
+int archive_points_stage_reserve(archive_points_stage *s, size_t bytes);
 int archive_points_stage_add(archive_points_stage *s, const cs_cell_result *r);
 size_t archive_points_stage_bytes(const archive_points_stage *s);
 int archive_points_stage_flush(hid_t file, archive_points_stage *s, const char *path);

@@ -19,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define ARCHIVE_POINTS_CHUNK_MIN 256   /* elements per chunk of a /points array: bounds */
 #define ARCHIVE_POINTS_CHUNK_MAX 8192  /* (64 KiB of doubles) */
 #define ARCHIVE_POINTS_BLOCK 131072   /* elements per read block of a /points array (1 MiB) */
+#define ARCHIVE_POINTS_HUGE ((size_t)2 << 20) /* a transparent huge page (x86-64) */
 
 /* The arrays in file order: x, the per-prefix doubles (RESULT_POINT_NAMES),
  * class. Index k of a cell's arrays: k == 0 x, 1..RESULT_N_POINT_ARRAYS the
@@ -112,6 +114,39 @@ static int archive_points_grow(void **p, size_t *cap, size_t need, size_t size) 
   void *q = realloc(*p, c * size);
   if (!q) return cs_error(CS_ERR_NOMEM, "out of memory staging per-point arrays");
   *p = q, *cap = c;
+  return CS_OK;
+}
+
+/* Memory of at least bytes for staging, in whole huge pages, advised to be
+ * backed by them: a few page faults for megabytes staged instead of one per
+ * 4 KiB page, which on a virtual machine cost more than the copy itself
+ * (bench/RESULTS.md, "Page faults of the bulk builder"). The memory is the
+ * C library's (free, realloc). */
+static void *archive_points_huge_alloc(size_t *bytes) {
+  size_t len = (*bytes + ARCHIVE_POINTS_HUGE - 1) / ARCHIVE_POINTS_HUGE * ARCHIVE_POINTS_HUGE;
+  if (!len) len = ARCHIVE_POINTS_HUGE;
+  void *p = NULL;
+  if (posix_memalign(&p, ARCHIVE_POINTS_HUGE, len)) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, len, MADV_HUGEPAGE);  // advice only: 4 KiB pages when refused
+#endif
+  *bytes = len;
+  return p;
+}
+
+int archive_points_stage_reserve(archive_points_stage *s, size_t bytes) {
+  // x alone, or the per-prefix arrays alone, could fill the bytes
+  size_t per_f = RESULT_N_POINT_ARRAYS * sizeof(double) + 1;
+  for (int k = 0; k < ARCHIVE_POINT_ARRAYS; k++) {
+    size_t elem = archive_points_elem(k), need = k == 0 ? bytes / sizeof(double) : bytes / per_f;
+    if (need <= s->cap[k]) continue;
+    size_t len = need * elem;
+    void *p = archive_points_huge_alloc(&len);
+    if (!p) return cs_error(CS_ERR_NOMEM, "out of memory staging per-point arrays");
+    if (s->cap[k]) memcpy(p, s->v[k], s->cap[k] * elem);
+    free(s->v[k]);
+    s->v[k] = p, s->cap[k] = len / elem;
+  }
   return CS_OK;
 }
 
