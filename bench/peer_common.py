@@ -9,9 +9,18 @@ import sys
 import time
 
 
-def parse(p, argv):
-    """Add the options every peer has (evaluation cadence, seed, repeats,
-    the untimed warm-up, --serve), parse argv, check width against heads."""
+def parse(p, argv, width, heads, depth, batch, epochs, lr):
+    """Add the options every peer has (the model's width, heads, depth and
+    arch, the schedule's batch, epochs and lr with the peer's defaults; the
+    evaluation cadence, seed, repeats, the untimed warm-up, --serve), parse
+    argv, check width against heads."""
+    p.add_argument("--width", type=int, default=width)
+    p.add_argument("--heads", type=int, default=heads)
+    p.add_argument("--depth", type=int, default=depth)
+    p.add_argument("--arch", choices=("gated", "ungated"), default="gated")
+    p.add_argument("--batch", type=int, default=batch)
+    p.add_argument("--epochs", type=int, default=epochs)
+    p.add_argument("--lr", type=float, default=lr)
     add_run_args(p)
     a = p.parse_args(argv)
     if a.width % a.heads:
@@ -74,6 +83,27 @@ def train_loop(torch, opt, n, B, epochs, eval_every, gen, step_loss, evaluate):
             if not (math.isfinite(loss_tr) and math.isfinite(loss_te)):
                 return "diverged", loss_tr, acc_tr, acc_te
     return status, loss_tr, acc_tr, acc_te
+
+
+def batch_of(args, n):
+    """train_model's minibatch size: args.batch, or all n when it is 0 or larger."""
+    return args.batch if 0 < args.batch <= n else n
+
+
+def adam(torch, model, args, foreach=None):
+    """train_model's optimizer: Adam (β 0.9/0.999, ε 1e-8, constant args.lr)."""
+    return torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
+                            foreach=foreach)
+
+
+def run(name, tag, torch, args, train_epochs):
+    """A peer's main after setup: the untimed warm-up of args.warmup_epochs
+    epochs, then serve_or_repeat of train_epochs(args.epochs) (each call
+    trains a fresh model for that many epochs and returns its result)."""
+    if args.warmup_epochs > 0:
+        train_epochs(args.warmup_epochs)
+    return serve_or_repeat(name, tag, run_info(torch), lambda: train_epochs(args.epochs),
+                           args.serve, args.repeats)
 
 
 def serve_or_repeat(name, tag, info, train_once, serve, repeats):

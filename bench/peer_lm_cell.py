@@ -39,6 +39,7 @@ of `batch` sequences. Timed from the optimizer's creation to the end of the
 last evaluation; model creation and data generation are outside.
 """
 import argparse
+import functools
 import math
 import sys
 
@@ -49,25 +50,15 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--vocab", type=int, default=32)
     p.add_argument("--seq-len", type=int, default=32)
-    p.add_argument("--width", type=int, default=32)
-    p.add_argument("--heads", type=int, default=2)
-    p.add_argument("--depth", type=int, default=2)
     p.add_argument("--mlp-ratio", type=int, default=4)
-    p.add_argument("--arch", choices=("gated", "ungated"), default="gated")
     p.add_argument("--train", type=int, default=3200, help="training sequences")
     p.add_argument("--test", type=int, default=512, help="test sequences")
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--lr", type=float, default=1e-3)
-    return peer_common.parse(p, argv)
+    return peer_common.parse(p, argv, width=32, heads=2, depth=2, batch=32, epochs=10, lr=1e-3)
 
 
 def build(torch, args):
-    nn = torch.nn
-    F = torch.nn.functional
-
-    def weight(rows, cols, std=None):
-        return peer_common.weight(torch, rows, cols, std)
+    nn, F = torch.nn, torch.nn.functional
+    weight = functools.partial(peer_common.weight, torch)
 
     def zeros(n):
         return nn.Parameter(torch.zeros(n))
@@ -163,9 +154,9 @@ def bigram_backcopy(torch, V, T, n, structure, gen):
 def train(torch, model, args, tr, te, gen, epochs):
     """train_model's loop; returns (status, train loss, train acc, test acc)."""
     F = torch.nn.functional
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8)
+    opt = peer_common.adam(torch, model, args)
     (xtr, str_), (xte, ste) = tr, te
-    n, B = xtr.shape[0], args.batch if 0 < args.batch <= xtr.shape[0] else xtr.shape[0]
+    n, B = xtr.shape[0], peer_common.batch_of(args, xtr.shape[0])
 
     def loss_of(x, sc, reduction):
         z = model(x)[:, :-1]                                          # predictions of t = 1..T-1
@@ -200,17 +191,11 @@ def main(argv):
     tr = bigram_backcopy(torch, args.vocab, args.seq_len, args.train, structure, gen)
     te = bigram_backcopy(torch, args.vocab, args.seq_len, args.test, structure, gen)
     Model = build(torch, args)
-    if args.warmup_epochs > 0:
-        train(torch, Model(), args, tr, te, gen, args.warmup_epochs)
     tag = (f"vocab={args.vocab} seq_len={args.seq_len} width={args.width} heads={args.heads} "
            f"depth={args.depth} mlp_ratio={args.mlp_ratio} arch={args.arch} gate=g1 "
            f"train={args.train} batch={args.batch} epochs={args.epochs} lr={args.lr:g}")
-
-    def train_once():
-        return train(torch, Model(), args, tr, te, gen, args.epochs)
-
-    return peer_common.serve_or_repeat("peer_lm_cell", tag, peer_common.run_info(torch),
-                                       train_once, args.serve, args.repeats)
+    return peer_common.run("peer_lm_cell", tag, torch, args,
+                           lambda epochs: train(torch, Model(), args, tr, te, gen, epochs))
 
 
 if __name__ == "__main__":

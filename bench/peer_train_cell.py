@@ -39,6 +39,7 @@ generation are outside. Adam runs torch's default per-tensor loop on CPU;
 for these cells).
 """
 import argparse
+import functools
 import math
 import sys
 
@@ -47,26 +48,16 @@ import peer_common
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--width", type=int, default=16)
-    p.add_argument("--depth", type=int, default=4)
     p.add_argument("--slots", type=int, default=3)
-    p.add_argument("--heads", type=int, default=1)
-    p.add_argument("--arch", choices=("gated", "ungated"), default="gated")
     p.add_argument("--points", type=int, default=2048, help="train and test points each")
-    p.add_argument("--batch", type=int, default=256)
-    p.add_argument("--epochs", type=int, default=100)
-    p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--foreach", action="store_true",
                    help="Adam's multi-tensor path (torch's default on CPU is the per-tensor loop)")
-    return peer_common.parse(p, argv)
+    return peer_common.parse(p, argv, width=16, heads=1, depth=4, batch=256, epochs=100, lr=3e-3)
 
 
 def build(torch, args):
-    nn = torch.nn
-    F = torch.nn.functional
-
-    def weight(rows, cols, std=None):
-        return peer_common.weight(torch, rows, cols, std)
+    nn, F = torch.nn, torch.nn.functional
+    weight = functools.partial(peer_common.weight, torch)
 
     def bias(n):
         return nn.Parameter(torch.zeros(n))
@@ -129,9 +120,8 @@ def circles(torch, n, gen):
 def train(torch, model, args, xtr, ytr, xte, yte, gen, epochs):
     """train_model's loop; returns (status, train loss, train acc, test acc)."""
     F = torch.nn.functional
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
-                           foreach=True if args.foreach else None)
-    n, B = xtr.shape[0], args.batch if 0 < args.batch <= xtr.shape[0] else xtr.shape[0]
+    opt = peer_common.adam(torch, model, args, foreach=True if args.foreach else None)
+    n, B = xtr.shape[0], peer_common.batch_of(args, xtr.shape[0])
 
     def evaluate(x, y):
         loss, correct = 0.0, 0
@@ -158,17 +148,12 @@ def main(argv):
     xtr, ytr = circles(torch, args.points, gen)
     xte, yte = circles(torch, args.points, gen)
     make_model = build(torch, args)
-    if args.warmup_epochs > 0:
-        train(torch, make_model(), args, xtr, ytr, xte, yte, gen, args.warmup_epochs)
     tag = (f"width={args.width} depth={args.depth} slots={args.slots} heads={args.heads} "
            f"arch={args.arch} points={args.points} batch={args.batch} epochs={args.epochs} "
            f"foreach={int(args.foreach)}")
-
-    def train_once():
-        return train(torch, make_model(), args, xtr, ytr, xte, yte, gen, args.epochs)
-
-    return peer_common.serve_or_repeat("peer_train_cell", tag, peer_common.run_info(torch),
-                                       train_once, args.serve, args.repeats)
+    return peer_common.run(
+        "peer_train_cell", tag, torch, args,
+        lambda epochs: train(torch, make_model(), args, xtr, ytr, xte, yte, gen, epochs))
 
 
 if __name__ == "__main__":

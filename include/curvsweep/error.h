@@ -29,6 +29,23 @@ int cs_error_context(int code, const char *fmt, ...) __attribute__((format(print
 const char *cs_error_message(void);
 void cs_error_clear(void);
 
+/* The cleanup idiom (one for the whole code base). A function that owns
+ * nothing yet checks each call with CS_CHECK(call) and returns at the first
+ * error. A function that owns resources (memory, files, HDF5 ids,
+ * communicators) runs its steps as one chain and releases everything at
+ * one exit:
+ *
+ *   int rc = CS_OK;
+ *   double *buf = NULL;
+ *   if (!rc) rc = CS_CALLOC(buf, n);
+ *   if (!rc) rc = step(buf);
+ *   free(buf);
+ *   return rc;
+ *
+ * The failing step has recorded the message (cs_error); the exit does not
+ * overwrite it. No goto, and no hand-written "free and return" on a
+ * failure branch. */
+
 /* Propagate a non-zero return code to the caller. */
 #define CS_CHECK(call)                 \
   do {                                 \

@@ -53,35 +53,36 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
     return cs_error(CS_ERR_INPUT, "team %dx%d needs %d ranks, the communicator has %d", p, q,
                     p * q, size);
   if (nb < 1) return cs_error(CS_ERR_INPUT, "team block size must be >= 1, got %d", nb);
-  la_team *t;
-  CS_CHECK(CS_CALLOC(t, 1));
-  int rc = CS_CALLOC(t->counts, size);
+  la_team *t = NULL;
+  int rc = CS_CALLOC(t, 1);
+  if (!rc) {
+    t->comm = MPI_COMM_NULL, t->rank = rank, t->p = p, t->q = q, t->nb = nb;
+    rc = CS_CALLOC(t->counts, size);
+  }
   if (!rc) rc = CS_CALLOC(t->displs, size);
   if (!rc) {
     int mrc = MPI_Comm_dup(comm, &t->comm);
-    if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_dup of the team");
+    if (mrc != MPI_SUCCESS)
+      t->comm = MPI_COMM_NULL, rc = la_mpi_error(mrc, "MPI_Comm_dup of the team");
   }
-  if (!rc && (rc = la_comm_errors_return(t->comm)) != CS_OK) MPI_Comm_free(&t->comm);
-  if (rc) { /* CS_CALLOC or la_mpi_error recorded the message */
-    free(t->counts), free(t->displs), free(t);
-    return rc;
+  if (!rc) rc = la_comm_errors_return(t->comm);
+  if (!rc) {
+    t->size = size; /* from here la_team_free exits the BLACS grid */
+    la_team_set_policy(t, la_team_policy_default());
   }
-  t->size = size, t->rank = rank, t->p = p, t->q = q, t->nb = nb;
-  la_team_set_policy(t, la_team_policy_default());
-  if (size > 1) {
+  if (!rc && size > 1) {
     t->blacs_handle = Csys2blacs_handle(t->comm);
     t->ctxt = t->blacs_handle;
     Cblacs_gridinit(&t->ctxt, "Row", p, q);
     int np, nq;
     Cblacs_gridinfo(t->ctxt, &np, &nq, &t->myrow, &t->mycol);
-    if (np != p || nq != q || t->myrow != rank / q || t->mycol != rank % q) {
-      la_team_free(t);
-      return cs_error(CS_ERR_MPI, "BLACS grid %dx%d came out as %dx%d (row %d, col %d)", p, q, np,
-                      nq, t->myrow, t->mycol);
-    }
+    if (np != p || nq != q || t->myrow != rank / q || t->mycol != rank % q)
+      rc = cs_error(CS_ERR_MPI, "BLACS grid %dx%d came out as %dx%d (row %d, col %d)", p, q, np,
+                    nq, t->myrow, t->mycol);
   }
+  if (rc) la_team_free(t), t = NULL;
   *out = t;
-  return CS_OK;
+  return rc;
 }
 
 void la_team_free(la_team *t) {
@@ -92,7 +93,7 @@ void la_team_free(la_team *t) {
     Cfree_blacs_system_handle(t->blacs_handle);
   }
   /* cleanup: a failure to free a communicator leaves nothing to do */
-  (void)MPI_Comm_free(&t->comm);
+  if (t->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&t->comm);
   free(t);
 }
 

@@ -186,6 +186,114 @@ int mlp_backward(cs_model *M, int N, const double *a, const double *t, int64_t W
   return linear_backward(M, N, d, d, a, W + W1, dz, G + W1, G + b1, da, 0.0);
 }
 
+/* ------------------------------------------------ gate, attention output */
+
+/* The gate on N jet points (values: C = 1): G = σ(Z + b_g) (b_g on value
+ * rows), then out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H, one
+ * scalar per head and token). Z (ld ldz) ng columns; G R × ng; pre, out R × d. */
+void gate_forward(const cs_model *M, const jet_shape *js, int N, const double *Z, int ldz,
+                  const double *bg, double *G, const double *pre, double *out) {
+  int ng = M->n_gate, C = js->C;
+  LA_PROF_BEGIN(t0);
+  if (C == 1 && ng == M->d) {
+    jet_sigmoid_gate_values(N, ng, Z, ldz, bg, G, pre, out); /* σ(Z + b_g) and ⊙ in one pass */
+  } else {
+    for (int64_t r = 0, k = 0; r < (int64_t)N * C; r++, k = k + 1 == C ? 0 : k + 1) {
+      const double *zr = Z + r * ldz; /* k = r mod C: b_g on value rows */
+      double *gr = G + r * ng;
+      for (int j = 0; j < ng; j++) gr[j] = zr[j] + (k == 0 ? bg[j] : 0.0);
+    }
+    jet_unary(js, JET_SIGMOID, N, ng, G, G);
+    if (ng == M->d) jet_mul(js, N, ng, G, pre, out);
+    else jet_mul_group(js, N, M->H, M->dh, pre, G, out);
+  }
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+}
+
+/* The elementwise gate's backward (ng = d): one vector loop per row. */
+CS_VECTOR_CLONES static void gate_backward_elementwise(int64_t rows, int d,
+                                                       const double *restrict dout,
+                                                       const double *restrict pre,
+                                                       const double *restrict G,
+                                                       double *restrict dpre, int ldp,
+                                                       double *restrict dz, int ldz) {
+  for (int64_t r = 0; r < rows; r++) {
+    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * d;
+    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
+#pragma omp simd
+    for (int k = 0; k < d; k++) {
+      dpr[k] = dr[k] * gr[k];
+      dzr[k] = dr[k] * pr[k] * gr[k] * (1.0 - gr[k]);
+    }
+  }
+}
+
+void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
+                   const double *G, double *dpre, int ldp, double *dz, int ldz) {
+  int d = M->d, H = M->H, dh = M->dh;
+  LA_PROF_BEGIN(t0);
+  if (M->n_gate == d) {
+    gate_backward_elementwise(rows, d, dout, pre, G, dpre, ldp, dz, ldz);
+  } else {
+    for (int64_t r = 0; r < rows; r++) { /* per head: ⟨dout_j, pre_j⟩ G_j(1 − G_j) */
+      const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * H;
+      double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
+      for (int j = 0; j < H; j++) {
+        double acc = 0.0;
+        for (int k = j * dh; k < (j + 1) * dh; k++) {
+          acc += dr[k] * pr[k];
+          dpr[k] = dr[k] * gr[j];
+        }
+        dzr[j] = acc * gr[j] * (1.0 - gr[j]);
+      }
+    }
+  }
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+}
+
+int attn_out_forward(const cs_model *M, const jet_shape *js, int N, const attn_out *a,
+                     double *Y) {
+  const double *W = M->params;
+  int d = M->d, ng = M->n_gate;
+  cs_gate_pos gp = M->cfg.gate;
+  /* g1: U = G ⊙ O, else U = O */
+  const double *U = a->o;
+  if (ng && gp == GATE_G1) {
+    gate_forward(M, js, N, a->z, a->ldz, W + a->bg, a->g, a->o, a->gated);
+    U = a->gated;
+  }
+  /* Y = U W_oᵀ + b_o; g5: pre = that, Y = G ⊙ pre */
+  if (ng && gp == GATE_G5) {
+    CS_CHECK(linear_forward(M, js, N, d, d, U, W + a->Wo, W + a->bo, a->pre));
+    gate_forward(M, js, N, a->z, a->ldz, W + a->bg, a->g, a->pre, Y);
+  } else {
+    CS_CHECK(linear_forward(M, js, N, d, d, U, W + a->Wo, W + a->bo, Y));
+  }
+  return CS_OK;
+}
+
+int attn_out_backward(cs_model *M, int N, const attn_out *a, const double *dY, double *dgated,
+                      double *du, double *dz, const double **dO) {
+  int d = M->d, ng = M->n_gate;
+  cs_gate_pos gp = M->cfg.gate;
+  /* g5: Y = G ⊙ pre:  dpre = dY ⊙ G into dgated, dZ */
+  if (ng && gp == GATE_G5) {
+    gate_backward(M, N, dY, a->pre, a->g, dgated, d, dz, a->ldz);
+    dY = dgated;
+  }
+  /* Y = U W_oᵀ + b_o:  dW_o += dYᵀ U;  db_o += Σ dY;  dU = dY W_o */
+  const double *U = ng && gp == GATE_G1 ? a->gated : a->o;
+  CS_CHECK(linear_backward(M, N, d, d, U, M->params + a->Wo, dY, M->grads + a->Wo,
+                           M->grads + a->bo, du, 0.0));
+  /* g1: U = G ⊙ O:  dO = dU ⊙ G into dgated, dZ */
+  *dO = du;
+  if (ng && gp == GATE_G1) {
+    gate_backward(M, N, du, a->o, a->g, dgated, d, dz, a->ldz);
+    *dO = dgated;
+  }
+  return CS_OK;
+}
+
 /* ------------------------------------------------------ readout, loss */
 
 void readout_layout(cs_model *M, int n_classes) {

@@ -53,6 +53,37 @@ int mlp_forward(const cs_model *M, const jet_shape *js, int N, const double *a, 
 int mlp_backward(cs_model *M, int N, const double *a, const double *t, int64_t W1, int64_t b1,
                  int64_t W2, int64_t b2, const double *dy, double *dt, double *dz, double *da);
 
+/* The gate of a gated arch on N jet points: G = σ(Z + b_g) (b_g on value
+ * rows), out = G ⊙ pre (n_gate = d) or out_j = G_j pre_j (n_gate = H).
+ * Z (ld ldz) n_gate columns; G R × n_gate; pre, out R × d. */
+void gate_forward(const cs_model *M, const jet_shape *js, int N, const double *Z, int ldz,
+                  const double *bg, double *G, const double *pre, double *out);
+/* Its backward on values, rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙
+ * G(1 − G), or per head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
+void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
+                   const double *G, double *dpre, int ldp, double *dz, int ldz);
+
+/* The attention output sublayer of the attention families, after the
+ * scores and values (docs/MODELS.md, gate positions g1 and g5):
+ *   U = O (g1: U = G ⊙ O);  Y = U W_oᵀ + b_o (g5: Y = G ⊙ (U W_oᵀ + b_o))
+ * with G = σ(Z + b_g). Shapes, R rows: o, gated, pre R × d; z (ld ldz)
+ * n_gate columns; g R × n_gate. Wo, bo, bg are offsets into M->params
+ * (and M->grads). gated holds G ⊙ O (g1), pre U W_oᵀ + b_o (g5). */
+typedef struct {
+  const double *z;
+  int ldz;
+  double *g, *o, *gated, *pre;
+  int64_t Wo, bo, bg;
+} attn_out;
+/* Forward on N jet points: Y R × d (the caches in *a filled). */
+int attn_out_forward(const cs_model *M, const jet_shape *js, int N, const attn_out *a,
+                     double *Y);
+/* Backward on values, N rows: dW_o, db_o accumulated; the gate's dZ
+ * written to dz (ld a->ldz; g1, g5); *dO = the gradient of O (du, or
+ * dgated under g1). dgated, du N × d scratch. */
+int attn_out_backward(cs_model *M, int N, const attn_out *a, const double *dY, double *dgated,
+                      double *du, double *dz, const double **dO);
+
 /* The readout, every family's last tensors: readout/W (n_classes × d) and
  * readout/b; sets M->n_classes and M->n_logits (= n_classes: a family
  * with several readout rows per point raises it). */

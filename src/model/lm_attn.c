@@ -241,24 +241,6 @@ static void lm_acts_free(void *fam) {
 
 /* ------------------------------------------------- shared by the passes */
 
-/* The gate on N jet points (values: C = 1): G = σ(Z + b_g) (b_g on value
- * rows), then out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H).
- * Z (ld ldz) ng columns; G (N·C) × ng; pre, out (N·C) × d. */
-static void lm_gate_forward(const cs_model *M, const jet_shape *js, int N, const double *Z,
-                            int ldz, const double *bg, double *G, const double *pre,
-                            double *out) {
-  int ng = M->n_gate, C = js->C;
-  if (C == 1 && ng == M->d) { /* values, elementwise: one fused pass, the same operations */
-    jet_sigmoid_gate_values(N, ng, Z, ldz, bg, G, pre, out);
-    return;
-  }
-  for (int64_t r = 0; r < (int64_t)N * C; r++)
-    for (int j = 0; j < ng; j++) G[r * ng + j] = Z[r * ldz + j] + (r % C == 0 ? bg[j] : 0.0);
-  jet_unary(js, JET_SIGMOID, N, ng, G, G);
-  if (ng == M->d) jet_mul(js, N, ng, G, pre, out);
-  else jet_mul_group(js, N, M->H, M->dh, pre, G, out);
-}
-
 /* GELU on values, n entries: phi = Φ(u) (kept for the backward), act = u Φ(u),
  * the operations of jet_unary's GELU. */
 CS_VECTOR_CLONES static void gelu_values(int64_t n, const double *restrict u,
@@ -434,7 +416,7 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
   if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
     copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
-    lm_gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
+    gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
   }
   lm_qkv a = lm_qkv_of(M, c->qkvz, ldq, c->gated);
   if (jets) { /* the last query against the earlier keys and values (values) */
@@ -448,18 +430,9 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     LA_PROF_END(t0, LA_PROF_TOKENS);
     CS_CHECK(rc);
   }
-  const double *U = c->o;
-  if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
-    lm_gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
-    U = c->gated;
-  }
-  /* Y = U W_oᵀ + b_o (g5: Y ← G ⊙ Y);  mid = h + Y (linear: every jet row) */
-  if (S->ng && gp == GATE_G5) {
-    CS_CHECK(linear_forward(M, js, np, d, d, U, W + P->Wo, W + P->bo, c->pre));
-    lm_gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->mid);
-  } else {
-    CS_CHECK(linear_forward(M, js, np, d, d, U, W + P->Wo, W + P->bo, c->mid));
-  }
+  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h);  mid = h + Y (linear: every jet row) */
+  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
+  CS_CHECK(attn_out_forward(M, js, np, &ao, c->mid));
   add_into(R * d, hin, c->mid);
   /* the MLP sublayer, or hout = mid */
   if (S->f)

@@ -49,49 +49,6 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
 
 /* ------------------------------------------------------------- backward */
 
-/* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) with
- * G = σ(Z + b_g), rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G),
- * or per head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
-CS_VECTOR_CLONES static void gate_backward_elementwise(int64_t rows, int d,
-                                                       const double *restrict dout,
-                                                       const double *restrict pre,
-                                                       const double *restrict G,
-                                                       double *restrict dpre, int ldp,
-                                                       double *restrict dz, int ldz) {
-  for (int64_t r = 0; r < rows; r++) {
-    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * d;
-    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
-#pragma omp simd
-    for (int k = 0; k < d; k++) {
-      dpr[k] = dr[k] * gr[k];
-      dzr[k] = dr[k] * pr[k] * gr[k] * (1.0 - gr[k]);
-    }
-  }
-}
-
-static void lm_gate_backward(const cs_model *M, int64_t rows, const double *dout,
-                             const double *pre, const double *G, double *dpre, int ldp,
-                             double *dz, int ldz) {
-  int d = M->d, dh = M->dh, ng = M->n_gate;
-  if (ng == d) { /* elementwise: one vector loop, the same sums (one term each) */
-    gate_backward_elementwise(rows, d, dout, pre, G, dpre, ldp, dz, ldz);
-    return;
-  }
-  for (int64_t r = 0; r < rows; r++) {
-    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
-    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
-    for (int j = 0; j < ng; j++) {
-      int k0 = ng == d ? j : j * dh, k1 = ng == d ? j + 1 : (j + 1) * dh;
-      double acc = 0.0;
-      for (int k = k0; k < k1; k++) {
-        acc += dr[k] * pr[k];
-        dpr[k] = dr[k] * gr[j];
-      }
-      dzr[j] = acc * gr[j] * (1.0 - gr[j]);
-    }
-  }
-}
-
 /* One row of dS: g[s] = w[s] (ds[s] − pd) scale for s < n, 0 up to T. */
 CS_VECTOR_CLONES static void dsoftmax_row(int n, int T, double scale, double pd,
                                           const double *restrict w, const double *restrict ds,
@@ -187,19 +144,10 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
     CS_CHECK(mlp_backward_lm(M, S, NT, P, c, dXn, S->dmid));
     dmid = S->dmid;
   }
-  /* mid = X + Y, Y = U W_oᵀ + b_o (g5: G ⊙ that) */
-  const double *dY = dmid;
-  if (ng && gp == GATE_G5) {
-    lm_gate_backward(M, NT, dmid, c->pre, c->g, S->dgated, d, dz, ldq);
-    dY = S->dgated;
-  }
-  const double *U = ng && gp == GATE_G1 ? c->gated : c->o;
-  CS_CHECK(linear_backward(M, NT, d, d, U, W + P->Wo, dY, Gr + P->Wo, Gr + P->bo, S->du, 0.0));
-  const double *dO = S->du;
-  if (ng && gp == GATE_G1) { /* U = G ⊙ O */
-    lm_gate_backward(M, NT, S->du, c->o, c->g, S->dgated, d, dz, ldq);
-    dO = S->dgated;
-  }
+  /* mid = X + Y, Y = O W_oᵀ + b_o gated at g1 or g5 (layers.h): dO */
+  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
+  const double *dO;
+  CS_CHECK(attn_out_backward(M, NT, &ao, dmid, S->dgated, S->du, dz, &dO));
   /* attention; a gated Q, K or V sends its gradient to dgated first */
   int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
   lm_qkv a = lm_qkv_of(M, c->qkvz, ldq, c->gated);
@@ -216,7 +164,7 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
   CS_CHECK(rc);
   if (g_qkv) {
     int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    lm_gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
+    gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
   }
   /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ (+ b_g):  dW += dQKVZᵀ A;  db_g += Σ dZ;
    * dA = dQKVZ [W_q; W_k; W_v; W_g];  dX = dmid + LN_1'(dA) */

@@ -118,42 +118,31 @@ int model_acts_create(const cs_model *M, int max_points, int jet_order, cs_acts 
   *out = NULL;
   cs_acts *A;
   CS_CHECK(CS_CALLOC(A, 1));
-  int rc = jet_shape_init(&A->js, M->m, jet_order);
-  if (rc) {
-    free(A);
-    return rc;
-  }
   A->ops = M->ops;
   A->max_points = max_points;
   A->L = M->L;
+  int rc = jet_shape_init(&A->js, M->m, jet_order);
   // every array below is at most R rows of the widest kind, L + 1 of them
   // (self_attn_acts_create: T tokens a row): checked once, before any
   int64_t rows, widest = 8 + M->m + 3 * (int64_t)M->d + 2 * (int64_t)M->H * (M->n + M->m + 1) +
                          2 * (int64_t)M->n_gate, all;
-  if (__builtin_mul_overflow((int64_t)max_points * (M->m + 1), (int64_t)A->js.C, &rows) ||
-      __builtin_mul_overflow(rows, widest, &all) ||
-      __builtin_mul_overflow(all, (int64_t)sizeof(double) * (M->L + 1), &all)) {
-    int C = A->js.C;
-    jet_shape_free(&A->js);
-    free(A);
-    return cs_error(CS_ERR_INPUT, "model: %d points of %d jet rows at width %d overflow 64 bits "
-                    "(docs/SPEC.md, \"Sizes\")", max_points, C, M->d);
-  }
+  if (!rc && (__builtin_mul_overflow((int64_t)max_points * (M->m + 1), (int64_t)A->js.C, &rows) ||
+               __builtin_mul_overflow(rows, widest, &all) ||
+               __builtin_mul_overflow(all, (int64_t)sizeof(double) * (M->L + 1), &all)))
+    rc = cs_error(CS_ERR_INPUT, "model: %d points of %d jet rows at width %d overflow 64 bits "
+                  "(docs/SPEC.md, \"Sizes\")", max_points, A->js.C, M->d);
   int64_t R = (int64_t)max_points * A->js.C, N = max_points, d = M->d;
   int64_t tmpw = d > 2 * M->H ? d : 2 * M->H;
   if (tmpw < 2) tmpw = 2;
-  rc = CS_CALLOC(A->h, M->L + 1);
+  if (!rc) rc = CS_CALLOC(A->h, M->L + 1);
   for (int l = 0; !rc && l <= M->L; l++) rc = CS_CALLOC(A->h[l], R * d);
   if (!rc) rc = CS_CALLOC(A->tmp, R * tmpw);
   if (!rc) rc = CS_CALLOC(A->logits, N * M->n_logits);
   if (!rc) rc = CS_CALLOC(A->dlogits, N * M->n_logits);
   if (!rc) rc = M->ops->acts_create(M, A, jet_order);
-  if (rc) {
-    model_acts_free(A);
-    return rc;
-  }
+  if (rc) model_acts_free(A), A = NULL;
   *out = A;
-  return CS_OK;
+  return rc;
 }
 
 void model_acts_free(cs_acts *A) {

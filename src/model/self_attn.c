@@ -378,28 +378,6 @@ static void values_forward(const self_acts *S, int C, int N, int H, int dh, cons
       }
 }
 
-/* The gate on NT jet points: G = σ(Z + b_g) (b_g on value rows), then
- * out = G ⊙ pre (elementwise, ng = d) or out_j = G_j pre_j (ng = H, one
- * scalar per head and token). Z (ld ldz) ng columns; G NTC × ng. */
-static void gate_forward(const cs_model *M, const jet_shape *js, int NT, const double *Z, int ldz,
-                         const double *bg, double *G, const double *pre, double *out) {
-  int ng = M->n_gate, C = js->C;
-  LA_PROF_BEGIN(t0);
-  if (C == 1 && ng == M->d) {
-    jet_sigmoid_gate_values(NT, ng, Z, ldz, bg, G, pre, out); /* σ(Z + b_g) and ⊙ in one pass */
-  } else {
-    for (int64_t r = 0, k = 0; r < (int64_t)NT * C; r++, k = k + 1 == C ? 0 : k + 1) {
-      const double *zr = Z + r * ldz; /* k = r mod C: b_g on value rows */
-      double *gr = G + r * ng;
-      for (int j = 0; j < ng; j++) gr[j] = zr[j] + (k == 0 ? bg[j] : 0.0);
-    }
-    jet_unary(js, JET_SIGMOID, NT, ng, G, G);
-    if (ng == M->d) jet_mul(js, NT, ng, G, pre, out);
-    else jet_mul_group(js, NT, M->H, M->dh, pre, G, out);
-  }
-  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-}
-
 /* One layer on jets: X (NTC × d) -> Xn. */
 static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, int N, int l,
                          const double *X, double *Xn) {
@@ -439,18 +417,9 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   LA_PROF_BEGIN(t3);
   values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
   LA_PROF_END(t3, LA_PROF_TOKENS);
-  const double *U = c->o;
-  if (S->ng && gp == GATE_G1) { /* g1: the gate on the SDPA output */
-    gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->o, c->gated);
-    U = c->gated;
-  }
-  /* Y = U W_oᵀ + b_o;  g5: Y ← G ⊙ Y */
-  if (S->ng && gp == GATE_G5) {
-    CS_CHECK(linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, c->pre));
-    gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, Xn);
-  } else {
-    CS_CHECK(linear_forward(M, js, NT, d, d, U, W + P->Wo, W + P->bo, Xn));
-  }
+  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h) */
+  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
+  CS_CHECK(attn_out_forward(M, js, NT, &ao, Xn));
   /* residual X' = X + Y: linear, all jet rows */
   LA_PROF_BEGIN(t1);
   if (M->cfg.residual) add_into(R * d, X, Xn);
@@ -478,35 +447,6 @@ static int self_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 }
 
 /* ----------------------------------------------------------- backward */
-
-/* Backward of out = G ⊙ pre (ng = d) or out_j = G_j pre_j (ng = H) on
- * values, rows × d:  dpre = dout ⊙ G;  dZ = dout ⊙ pre ⊙ G(1 − G), or per
- * head ⟨dout_j, pre_j⟩ G_j(1 − G_j). dpre (ld ldp), dz (ld ldz). */
-CS_VECTOR_CLONES static void gate_backward(const cs_model *M, int64_t rows, const double *dout, const double *pre,
-                          const double *G, double *dpre, int ldp, double *dz, int ldz) {
-  int d = M->d, H = M->H, dh = M->dh, ng = M->n_gate;
-  LA_PROF_BEGIN(t0);
-  for (int64_t r = 0; r < rows; r++) {
-    const double *dr = dout + r * d, *pr = pre + r * d, *gr = G + r * ng;
-    double *dpr = dpre + r * ldp, *dzr = dz + r * ldz;
-    if (ng == d) {
-      for (int k = 0; k < d; k++) {
-        dzr[k] = dr[k] * pr[k] * gr[k] * (1.0 - gr[k]);
-        dpr[k] = dr[k] * gr[k];
-      }
-    } else {
-      for (int j = 0; j < H; j++) {
-        double acc = 0.0;
-        for (int k = j * dh; k < (j + 1) * dh; k++) {
-          acc += dr[k] * pr[k];
-          dpr[k] = dr[k] * gr[j];
-        }
-        dzr[j] = acc * gr[j] * (1.0 - gr[j]);
-      }
-    }
-  }
-  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-}
 
 /* Attention backward on values, NT rows, given dO (NT × d):
  *   dP_j[t,s] = ⟨dO_j[t], V_j[s]⟩;   dV_j[s] = Σ_t P_j[t,s] dO_j[t]
@@ -574,22 +514,10 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   cs_gate_pos gp = M->cfg.gate;
   const double *a = M->cfg.norm == NORM_PRE ? c->ln.a : X;
   double *dz = S->dqkvz + 3 * d;
-  /* g5: Y = G ⊙ Y_pre */
-  const double *dY = dXn;
-  if (ng && gp == GATE_G5) {
-    gate_backward(M, NT, dXn, c->pre, c->g, S->dgated, d, dz, ldq);
-    dY = S->dgated;
-  }
-  /* Y = U W_oᵀ + b_o:  dW_o += dYᵀ U;  db_o;  dU = dY W_o */
-  const double *U = ng && gp == GATE_G1 ? c->gated : c->o;
-  CS_CHECK(linear_backward(M, NT, d, d, U, W + P->Wo, dY, Gr + P->Wo, Gr + P->bo, S->du,
-                                 0.0));
-  /* g1: U = G ⊙ O */
-  const double *dO = S->du;
-  if (ng && gp == GATE_G1) {
-    gate_backward(M, NT, S->du, c->o, c->g, S->dgated, d, dz, ldq);
-    dO = S->dgated;
-  }
+  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h): dO */
+  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
+  const double *dO;
+  CS_CHECK(attn_out_backward(M, NT, &ao, dXn, S->dgated, S->du, dz, &dO));
   /* attention; the gradient of a gated Q, K or V goes to dgated first */
   int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
   const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;

@@ -130,23 +130,18 @@ int spec_read_file(const char *path, char **text, size_t *text_len) {
   // read the whole file, growing the buffer
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
-  if (!buf) {
-    fclose(f);
-    return cs_error(CS_ERR_NOMEM, "%s: out of memory reading spec", path);
-  }
-  for (;;) {
+  int rc = buf ? CS_OK : cs_error(CS_ERR_NOMEM, "%s: out of memory reading spec", path);
+  while (!rc) {
+    if (len == cap && cap >= SPEC_MAX_BYTES) {
+      rc = cs_error(CS_ERR_INPUT, "%s: spec is larger than %u bytes; allowed: at most %u bytes",
+                    path, SPEC_MAX_BYTES, SPEC_MAX_BYTES);
+      break;
+    }
     if (len == cap) {
-      if (cap >= SPEC_MAX_BYTES) {
-        free(buf);
-        fclose(f);
-        return cs_error(CS_ERR_INPUT, "%s: spec is larger than %u bytes; allowed: at most %u bytes",
-                        path, SPEC_MAX_BYTES, SPEC_MAX_BYTES);
-      }
       char *bigger = realloc(buf, cap * 2);
       if (!bigger) {
-        free(buf);
-        fclose(f);
-        return cs_error(CS_ERR_NOMEM, "%s: out of memory reading spec", path);
+        rc = cs_error(CS_ERR_NOMEM, "%s: out of memory reading spec", path);
+        break;
       }
       buf = bigger;
       cap *= 2;
@@ -155,14 +150,13 @@ int spec_read_file(const char *path, char **text, size_t *text_len) {
     len += got;
     if (got == 0) break;
   }
-  int read_error = ferror(f) ? errno : 0;
+  int read_error = !rc && ferror(f) ? errno : 0;
   fclose(f);
-  if (read_error) {
-    free(buf);
-    return cs_error(CS_ERR_INPUT, "%s: cannot read spec: %s", path, strerror(read_error));
-  }
+  if (read_error)
+    rc = cs_error(CS_ERR_INPUT, "%s: cannot read spec: %s", path, strerror(read_error));
+  if (rc) free(buf), buf = NULL, len = 0;
   *text = buf, *text_len = len;
-  return CS_OK;
+  return rc;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -250,12 +250,9 @@ static int canon_text(const canon_spec *c, int all, char **out) {
       if (SPEC_KEYS[key].section == sec && c->k[key].n == 1 && (all || !canon_excluded(key)))
         canon_put_key(&b, c, key);
   }
-  if (b.rc) {
-    free(b.s);
-    return b.rc;
-  }
+  if (b.rc) free(b.s), b.s = NULL;
   *out = b.s;
-  return CS_OK;
+  return b.rc;
 }
 
 int spec_canon_compute(cs_spec *spec) {
@@ -278,12 +275,9 @@ static int canon_describe(const canon_spec *c, int key, char **text) {
   canon_buf b = {0};
   if (key == K_NAME) canon_put(&b, "%s", c->sweep->name);
   else canon_put_values(&b, key, &c->k[key]);
-  if (b.rc) {
-    free(b.s);
-    return b.rc;
-  }
+  if (b.rc) free(b.s), b.s = NULL;
   *text = b.s;
-  return CS_OK;
+  return b.rc;
 }
 
 static int canon_report(const canon_spec *o, const canon_spec *n, int key, int grows,

@@ -85,24 +85,16 @@ static void task_dims_text(cs_task_kind task, char *buf, size_t len) {
   if (!used) snprintf(buf, len, "none");
 }
 
-/* heads must divide width for every combination of the two. */
-static int check_heads_divide_width(parse_state *st) {
-  key_values widths, heads;
-  key_values_of(st->spec, K_WIDTH, st->spec->base.width, &widths);
-  key_values_of(st->spec, K_HEADS, st->spec->base.heads, &heads);
-  for (int64_t i = 0; i < widths.n; i++)
-    for (int64_t j = 0; j < heads.n; j++) {
-      if (widths.v[i] % heads.v[j] == 0) continue;
-      char divisors[256], src[192];
-      width_divisors(widths.v[i], divisors, sizeof divisors);
-      int section, line = key_line(st, K_HEADS, &section);
-      return spec_fail_key(st, line, section, "heads",
-                           "%" PRId64 " does not divide width %" PRId64 " (%s); allowed: a "
-                           "divisor of the width: %s",
-                           heads.v[j], widths.v[i], key_source(st, K_WIDTH, src, sizeof src),
-                           divisors);
-    }
-  return CS_OK;
+/* heads must divide width (a width, b heads). */
+static int check_heads_divide_width(parse_state *st, int64_t width, int64_t heads) {
+  if (width % heads == 0) return CS_OK;
+  char divisors[256], src[192];
+  width_divisors(width, divisors, sizeof divisors);
+  int section, line = key_line(st, K_HEADS, &section);
+  return spec_fail_key(st, line, section, "heads",
+                       "%" PRId64 " does not divide width %" PRId64 " (%s); allowed: a "
+                       "divisor of the width: %s",
+                       heads, width, key_source(st, K_WIDTH, src, sizeof src), divisors);
 }
 
 /* A task that does not support an input_dim: the message names the key that
@@ -127,74 +119,53 @@ static int task_dim_error(parse_state *st, cs_task_kind task, int64_t dim) {
   return CS_ERR_INTERNAL;
 }
 
-/* Every task of the grid must support every input_dim of the grid. */
-static int check_task_dims(parse_state *st) {
-  key_values tasks, dims;
-  key_values_of(st->spec, K_TASK, st->spec->base.task, &tasks);
-  key_values_of(st->spec, K_INPUT_DIM, st->spec->base.input_dim, &dims);
-  for (int64_t i = 0; i < tasks.n; i++)
-    for (int64_t j = 0; j < dims.n; j++)
-      if (!task_supports_dim((cs_task_kind)tasks.v[i], (int)dims.v[j]))
-        return task_dim_error(st, (cs_task_kind)tasks.v[i], dims.v[j]);
-  return CS_OK;
+/* A task must support the input_dim it meets. */
+static int check_task_dims(parse_state *st, int64_t task, int64_t dim) {
+  if (task_supports_dim((cs_task_kind)task, (int)dim)) return CS_OK;
+  return task_dim_error(st, (cs_task_kind)task, dim);
 }
 
 /* The self and lm families have no mlp block (docs/MODELS.md; the family
  * table of config.c): they never meet arch = mlp. Only a written family key
  * can be one of them, so the message names it, with where the arch came
  * from. */
-static int check_family_arch(parse_state *st) {
-  key_values families, archs;
-  key_values_of(st->spec, K_FAMILY, st->spec->base.family, &families);
-  key_values_of(st->spec, K_ARCH, st->spec->base.arch, &archs);
-  for (int64_t i = 0; i < families.n; i++)
-    for (int64_t j = 0; j < archs.n; j++) {
-      cs_family f = (cs_family)families.v[i];
-      cs_arch a = (cs_arch)archs.v[j];
-      if (config_family_allows_arch(f, a)) continue;
-      // what is allowed, from the config's tables: the families that build
-      // this arch, the archs this family builds
-      char fams[128] = "", arcs[128] = "", src[192];
-      size_t nf = 0, na = 0;
-      for (int g = 0; g < FAMILY_COUNT; g++)
-        if (config_family_allows_arch((cs_family)g, a))
-          nf += (size_t)snprintf(fams + nf, nf < sizeof fams ? sizeof fams - nf : 0, "%s%s",
-                                 nf ? ", " : "", config_family_name((cs_family)g));
-      for (int b = 0; b < ARCH_COUNT; b++)
-        if (config_family_allows_arch(f, (cs_arch)b))
-          na += (size_t)snprintf(arcs + na, na < sizeof arcs ? sizeof arcs - na : 0, "%s%s",
-                                 na ? ", " : "", config_arch_name((cs_arch)b));
-      int section, line = key_line(st, K_FAMILY, &section);
-      return spec_fail_key(st, line, section, "family",
-                           "%s has no %s block, but arch %s is in the grid (%s); allowed "
-                           "with arch = %s: %s; with family = %s: arch %s",
-                           config_family_name(f), config_arch_name(a), config_arch_name(a),
-                           key_source(st, K_ARCH, src, sizeof src), config_arch_name(a), fams,
-                           config_family_name(f), arcs);
-    }
-  return CS_OK;
+static int check_family_arch(parse_state *st, int64_t family, int64_t arch) {
+  cs_family f = (cs_family)family;
+  cs_arch a = (cs_arch)arch;
+  if (config_family_allows_arch(f, a)) return CS_OK;
+  // what is allowed, from the config's tables: the families that build
+  // this arch, the archs this family builds
+  char fams[128] = "", arcs[128] = "", src[192];
+  size_t nf = 0, na = 0;
+  for (int g = 0; g < FAMILY_COUNT; g++)
+    if (config_family_allows_arch((cs_family)g, a))
+      nf += (size_t)snprintf(fams + nf, nf < sizeof fams ? sizeof fams - nf : 0, "%s%s",
+                             nf ? ", " : "", config_family_name((cs_family)g));
+  for (int b = 0; b < ARCH_COUNT; b++)
+    if (config_family_allows_arch(f, (cs_arch)b))
+      na += (size_t)snprintf(arcs + na, na < sizeof arcs ? sizeof arcs - na : 0, "%s%s",
+                             na ? ", " : "", config_arch_name((cs_arch)b));
+  int section, line = key_line(st, K_FAMILY, &section);
+  return spec_fail_key(st, line, section, "family",
+                       "%s has no %s block, but arch %s is in the grid (%s); allowed "
+                       "with arch = %s: %s; with family = %s: arch %s",
+                       config_family_name(f), config_arch_name(a), config_arch_name(a),
+                       key_source(st, K_ARCH, src, sizeof src), config_arch_name(a), fams,
+                       config_family_name(f), arcs);
 }
 
 /* A curvature field is a grid over the input plane (docs/SPEC.md): field > 0
  * needs input_dim 2 on every cell it meets. Only a written field key can be
  * > 0, so the message names it, with where the input_dim came from. */
-static int check_field_dim(parse_state *st) {
-  key_values fields, dims;
-  key_values_of(st->spec, K_FIELD, st->spec->base.field, &fields);
-  key_values_of(st->spec, K_INPUT_DIM, st->spec->base.input_dim, &dims);
-  for (int64_t i = 0; i < fields.n; i++)
-    for (int64_t j = 0; j < dims.n; j++) {
-      if (fields.v[i] == 0 || dims.v[j] == 2) continue;
-      char src[192];
-      int section, line = key_line(st, K_FIELD, &section);
-      return spec_fail_key(st, line, section, "field",
-                           "%" PRId64 " needs input_dim 2 (a grid over the input plane), but "
-                           "input_dim %" PRId64 " is in the grid (%s); allowed with input_dim "
-                           "%" PRId64 ": 0",
-                           fields.v[i], dims.v[j], key_source(st, K_INPUT_DIM, src, sizeof src),
-                           dims.v[j]);
-    }
-  return CS_OK;
+static int check_field_dim(parse_state *st, int64_t field, int64_t dim) {
+  if (field == 0 || dim == 2) return CS_OK;
+  char src[192];
+  int section, line = key_line(st, K_FIELD, &section);
+  return spec_fail_key(st, line, section, "field",
+                       "%" PRId64 " needs input_dim 2 (a grid over the input plane), but "
+                       "input_dim %" PRId64 " is in the grid (%s); allowed with input_dim "
+                       "%" PRId64 ": 0",
+                       field, dim, key_source(st, K_INPUT_DIM, src, sizeof src), dim);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -440,55 +411,41 @@ uint64_t spec_max_cell_bytes(const cs_spec *spec) { return spec->max_cell_bytes;
  * family that reads token sequences meets only sequence tasks, and a
  * sequence task only such a family. The message names the written key:
  * the family when it is lm, else the task. */
-static int check_family_tasks(parse_state *st) {
-  key_values families, tasks;
-  key_values_of(st->spec, K_FAMILY, st->spec->base.family, &families);
-  key_values_of(st->spec, K_TASK, st->spec->base.task, &tasks);
-  for (int64_t i = 0; i < families.n; i++)
-    for (int64_t j = 0; j < tasks.n; j++) {
-      cs_family f = (cs_family)families.v[i];
-      cs_task_kind t = (cs_task_kind)tasks.v[j];
-      if (config_family_tokens(f) == task_is_sequence(t)) continue;
-      char src[192];
-      int section, line;
-      if (config_family_tokens(f)) {
-        line = key_line(st, K_FAMILY, &section);
-        return spec_fail_key(st, line, section, "family",
-                             "%s trains on token sequences, but the point task %s is in the "
-                             "grid (%s); allowed with family = %s: task bigram-backcopy, "
-                             "associative-recall",
-                             config_family_name(f), task_name(t),
-                             key_source(st, K_TASK, src, sizeof src), config_family_name(f));
-      }
-      line = key_line(st, K_TASK, &section);
-      return spec_fail_key(st, line, section, "task",
-                           "%s is a token-sequence task, but family %s is in the grid (%s); "
-                           "allowed with %s: family = lm",
-                           task_name(t), config_family_name(f),
-                           key_source(st, K_FAMILY, src, sizeof src), task_name(t));
-    }
-  return CS_OK;
+static int check_family_tasks(parse_state *st, int64_t family, int64_t task) {
+  cs_family f = (cs_family)family;
+  cs_task_kind t = (cs_task_kind)task;
+  if (config_family_tokens(f) == task_is_sequence(t)) return CS_OK;
+  char src[192];
+  int section, line;
+  if (config_family_tokens(f)) {
+    line = key_line(st, K_FAMILY, &section);
+    return spec_fail_key(st, line, section, "family",
+                         "%s trains on token sequences, but the point task %s is in the "
+                         "grid (%s); allowed with family = %s: task bigram-backcopy, "
+                         "associative-recall",
+                         config_family_name(f), task_name(t),
+                         key_source(st, K_TASK, src, sizeof src), config_family_name(f));
+  }
+  line = key_line(st, K_TASK, &section);
+  return spec_fail_key(st, line, section, "task",
+                       "%s is a token-sequence task, but family %s is in the grid (%s); "
+                       "allowed with %s: family = lm",
+                       task_name(t), config_family_name(f),
+                       key_source(st, K_FAMILY, src, sizeof src), task_name(t));
 }
 
 /* Every sequence task of the grid meets only seq_len values it defines
  * (task_min_seq_len: 3 for bigram-backcopy, 5 for associative-recall). */
-static int check_seq_len(parse_state *st) {
-  key_values tasks, lens;
-  key_values_of(st->spec, K_TASK, st->spec->base.task, &tasks);
-  key_values_of(st->spec, K_SEQ_LEN, st->spec->base.seq_len, &lens);
-  for (int64_t i = 0; i < tasks.n; i++)
-    for (int64_t j = 0; j < lens.n; j++) {
-      cs_task_kind t = (cs_task_kind)tasks.v[i];
-      if (!task_is_sequence(t) || lens.v[j] >= task_min_seq_len(t)) continue;
-      char src[192];
-      int section, line = key_line(st, K_SEQ_LEN, &section);
-      return spec_fail_key(st, line, section, "seq_len",
-                           "%" PRId64 " is too short for task %s (%s); allowed with %s: an "
-                           "integer in [%d, 256]",
-                           lens.v[j], task_name(t), key_source(st, K_TASK, src, sizeof src),
-                           task_name(t), task_min_seq_len(t));
-    }
-  return CS_OK;
+static int check_seq_len(parse_state *st, int64_t task, int64_t len) {
+  cs_task_kind t = (cs_task_kind)task;
+  if (!task_is_sequence(t) || len >= task_min_seq_len(t)) return CS_OK;
+  char src[192];
+  int section, line = key_line(st, K_SEQ_LEN, &section);
+  return spec_fail_key(st, line, section, "seq_len",
+                       "%" PRId64 " is too short for task %s (%s); allowed with %s: an "
+                       "integer in [%d, 256]",
+                       len, task_name(t), key_source(st, K_TASK, src, sizeof src), task_name(t),
+                       task_min_seq_len(t));
 }
 
 /* The lm family has no curvature field (its inputs are token sequences)
@@ -526,32 +483,66 @@ static int check_lm_field_team(parse_state *st) {
   return CS_OK;
 }
 
+/* The base value (no axis) of a key a pair check reads. */
+static int64_t base_value(const cs_config *b, int key) {
+  switch (key) {
+  case K_WIDTH: return b->width;
+  case K_HEADS: return b->heads;
+  case K_FAMILY: return b->family;
+  case K_TASK: return b->task;
+  case K_SEQ_LEN: return b->seq_len;
+  case K_FIELD: return b->field;
+  case K_INPUT_DIM: return b->input_dim;
+  case K_ARCH: return b->arch;
+  default: return 0;
+  }
+}
+
+typedef int (*pair_check)(parse_state *st, int64_t a, int64_t b);
+
+/* Every value of key ka in the grid (or its base value) against every value
+ * of key kb: the first failing pair's error. */
+static int check_pairs(parse_state *st, int ka, int kb, pair_check check) {
+  key_values va, vb;
+  key_values_of(st->spec, ka, base_value(&st->spec->base, ka), &va);
+  key_values_of(st->spec, kb, base_value(&st->spec->base, kb), &vb);
+  for (int64_t i = 0; i < va.n; i++)
+    for (int64_t j = 0; j < vb.n; j++) CS_CHECK(check(st, va.v[i], vb.v[j]));
+  return CS_OK;
+}
+
 /* The checks between keys, each with the keys it reads (-1 ends a list):
- * when errors are collected, a check is skipped when one of its keys had an
- * error of its own (its value is then the default, and the check would
- * report a consequence of that error, not one of its own). */
+ * a pair check (pair) is run on every pair of values of its first two keys
+ * (check_pairs), any other check (check) on the whole grid. When errors are
+ * collected, a check is skipped when one of its keys had an error of its
+ * own (its value is then the default, and the check would report a
+ * consequence of that error, not one of its own). */
 static const struct {
+  pair_check pair;
   int (*check)(parse_state *st);
   int keys[20];
 } GRID_CHECKS[] = {
-    {check_heads_divide_width, {K_WIDTH, K_HEADS, -1}},
-    {check_family_tasks, {K_FAMILY, K_TASK, -1}},
-    {check_seq_len, {K_TASK, K_SEQ_LEN, -1}},
-    {check_lm_field_team, {K_FAMILY, K_FIELD, K_TEAM_GRID, -1}},
-    {check_field_dim, {K_FIELD, K_INPUT_DIM, -1}},
-    {check_family_arch, {K_FAMILY, K_ARCH, -1}},
-    {check_task_dims, {K_TASK, K_INPUT_DIM, -1}},
-    {check_cell_memory, {K_FAMILY, K_ARCH, K_NORM, K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH,
-                         K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_POINTS, K_FIELD, K_EPOCHS,
-                         K_EVAL_EVERY, K_BATCH, K_VOCAB, K_SEQ_LEN, K_MLP_RATIO, -1}},
+    {check_heads_divide_width, NULL, {K_WIDTH, K_HEADS, -1}},
+    {check_family_tasks, NULL, {K_FAMILY, K_TASK, -1}},
+    {check_seq_len, NULL, {K_TASK, K_SEQ_LEN, -1}},
+    {NULL, check_lm_field_team, {K_FAMILY, K_FIELD, K_TEAM_GRID, -1}},
+    {check_field_dim, NULL, {K_FIELD, K_INPUT_DIM, -1}},
+    {check_family_arch, NULL, {K_FAMILY, K_ARCH, -1}},
+    {check_task_dims, NULL, {K_TASK, K_INPUT_DIM, -1}},
+    {NULL, check_cell_memory, {K_FAMILY, K_ARCH, K_NORM, K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH,
+                               K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_POINTS, K_FIELD,
+                               K_EPOCHS, K_EVAL_EVERY, K_BATCH, K_VOCAB, K_SEQ_LEN, K_MLP_RATIO,
+                               -1}},
 };
 
 int spec_check_grid(parse_state *st) {
   for (size_t i = 0; i < sizeof GRID_CHECKS / sizeof GRID_CHECKS[0]; i++) {
     int skip = 0;
-    for (int k = 0; GRID_CHECKS[i].keys[k] >= 0; k++) skip |= st->bad_key[GRID_CHECKS[i].keys[k]];
+    const int *keys = GRID_CHECKS[i].keys;
+    for (int k = 0; keys[k] >= 0; k++) skip |= st->bad_key[keys[k]];
     if (skip) continue;
-    int rc = GRID_CHECKS[i].check(st);
+    int rc = GRID_CHECKS[i].pair ? check_pairs(st, keys[0], keys[1], GRID_CHECKS[i].pair)
+                                 : GRID_CHECKS[i].check(st);
     // the first error, unless errors are collected (then only a failure
     // that is not the spec's, such as out of memory, stops)
     if (rc != CS_OK && (!st->on_error || rc != CS_ERR_INPUT)) return rc;

@@ -217,12 +217,9 @@ int spec_override_apply(const char *text, size_t len, const spec_override *ov, i
     free(line);
   }
   free(placed), free(last), free(replace);
-  if (rc) {
-    free(o.buf), free(o.origin);
-    return rc;
-  }
+  if (rc) free(o.buf), free(o.origin), o = (out_text){0};
   *out = o.buf, *out_len = o.len, *origin = o.origin, *lines = o.lines;
-  return CS_OK;
+  return rc;
 }
 
 /* spec_load_bytes of the text with opt's overrides applied and its errors

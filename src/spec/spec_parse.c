@@ -389,14 +389,30 @@ static int fixed_scalar(parse_state *st, int line, int key, const char *value,
   return CS_OK;
 }
 
-/* A key is set once per section: first_line is where this section set it
- * before (0: not yet). */
-static int key_not_yet_set(parse_state *st, int line, int sec, const char *name, int first_line) {
-  if (!first_line) return CS_OK;
-  char first[160];
+/* A key written at line of section sec ([grid]: an axis) is set once per
+ * section, and either as an axis in [grid] or as a fixed value in its own
+ * section, not both. */
+static int key_not_yet_set(parse_state *st, int line, int sec, const char *name, int key) {
+  int axis = sec == SEC_GRID;
+  int first_line = axis ? st->axis_line[key] : st->fixed_line[key];
+  int other_line = axis ? st->fixed_line[key] : st->axis_line[key];
+  char place[160];
+  if (first_line)
+    return spec_fail_key(st, line, sec, name,
+                         "set twice (first at %s); allowed: each key once per section",
+                         spec_line_place(st, first_line, place, sizeof place));
+  if (!other_line) return CS_OK;
+  spec_line_place(st, other_line, place, sizeof place);
+  const char *own = SPEC_SECTION_NAMES[SPEC_KEYS[key].section];
+  if (axis)
+    return spec_fail_key(st, line, sec, name,
+                         "also set in [%s] at %s; allowed: an axis here or a fixed value "
+                         "in [%s], not both",
+                         own, place, own);
   return spec_fail_key(st, line, sec, name,
-                       "set twice (first at %s); allowed: each key once per section",
-                       spec_line_place(st, first_line, first, sizeof first));
+                       "also an axis in [grid] at %s; allowed: a fixed value here or an "
+                       "axis in [grid], not both",
+                       place);
 }
 
 /* name = value in the current section (not [grid]); CS_OK or the error recorded. */
@@ -404,13 +420,7 @@ static int parse_fixed(parse_state *st, const char *name, const char *value) {
   int sec = st->section, line = st->lineno;
   int key = spec_find_key(sec, name);
   if (key < 0) return fixed_unknown_key(st, line, sec, name);
-  CS_CHECK(key_not_yet_set(st, line, sec, name, st->fixed_line[key]));
-  char place[160];
-  if (st->axis_line[key])
-    return spec_fail_key(st, line, sec, name,
-                         "also an axis in [grid] at %s; allowed: a fixed value here or an "
-                         "axis in [grid], not both",
-                         spec_line_place(st, st->axis_line[key], place, sizeof place));
+  CS_CHECK(key_not_yet_set(st, line, sec, name, key));
   char allowed[256];
   spec_key_allowed(key, allowed, sizeof allowed);
   if (!*value) return spec_fail_key(st, line, sec, name, "empty value; allowed: %s", allowed);
@@ -644,15 +654,7 @@ static int parse_axis(parse_state *st, const char *name, const char *value) {
   int key = spec_find_key(SEC_GRID, name);
   if (key < 0) return axis_unknown_key(st, line, name);
   const key_desc *k = &SPEC_KEYS[key];
-  CS_CHECK(key_not_yet_set(st, line, SEC_GRID, name, st->axis_line[key]));
-  char place[160];
-  if (st->fixed_line[key])
-    return spec_fail_key(st, line, SEC_GRID, name,
-                         "also set in [%s] at %s; allowed: an axis here or a fixed value "
-                         "in [%s], not both",
-                         SPEC_SECTION_NAMES[k->section],
-                         spec_line_place(st, st->fixed_line[key], place, sizeof place),
-                         SPEC_SECTION_NAMES[k->section]);
+  CS_CHECK(key_not_yet_set(st, line, SEC_GRID, name, key));
   if (!*value) {
     char allowed[256], list_allowed[400];
     spec_key_allowed(key, allowed, sizeof allowed);

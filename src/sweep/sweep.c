@@ -175,8 +175,6 @@ typedef struct {
   int max_retries;
   team_ctx *tc;         /* rank 0's team */
   sweep_reuse *reuse;   /* gate-independent cells trained once (sweep_reuse.c) */
-  int64_t copies;       /* results added as copies of a representative's */
-  int64_t reuse_left;   /* followers whose copy is still to come */
   int error;            /* an error raised while serving inside rank 0's own cell */
   char error_text[1024];
 } master;
@@ -251,33 +249,26 @@ static int master_accept(master *M, cs_cell_result *r) {
 static int master_reuse(master *M, const cs_cell_result *r) {
   int G = sweep_reuse_gate_values(M->reuse);
   if (G == 0 || sweep_reuse_rep(M->reuse, r->cell_id) >= 0) return CS_OK;
-  int64_t *ids;
-  CS_CHECK(CS_CALLOC(ids, G));
-  int k = sweep_reuse_followers(M->reuse, r->cell_id, ids);
-  M->reuse_left -= k;
-  if (k == 0 || r->status == CELL_FAILED) {
-    for (int i = 0; i < k && !M->stopping; i++) M->queue[M->q_len++] = ids[i];
-    free(ids);
-    return CS_OK;
-  }
-  unsigned char *buf;
+  int64_t *ids = NULL;
+  unsigned char *buf = NULL;
   size_t len;
-  int rc = result_pack(r, &buf, &len);
-  if (rc) {
-    free(ids);
-    return rc;
+  int k = 0, copy = 0, rc = CS_CALLOC(ids, G);
+  if (!rc) {
+    k = sweep_reuse_followers(M->reuse, r->cell_id, ids);
+    copy = k > 0 && r->status != CELL_FAILED;
+    for (int i = 0; !copy && i < k && !M->stopping; i++) M->queue[M->q_len++] = ids[i];
   }
+  if (!rc && copy) rc = result_pack(r, &buf, &len);
   double t = cs_monotonic_seconds();
-  for (int i = 0; i < k && !rc; i++) {
+  for (int i = 0; copy && i < k && !rc; i++) {
     cs_cell_result c;
     rc = result_unpack(buf, len, &c);
     if (rc) break;
     c.cell_id = ids[i], c.wall_s = 0.0;
     rc = archive_add_result(M->archive, &c);
     result_free(&c);
-    if (!rc) M->copies++;
   }
-  M->archive_s += cs_monotonic_seconds() - t;
+  if (copy) M->archive_s += cs_monotonic_seconds() - t;
   free(buf);
   free(ids);
   return rc;
@@ -322,14 +313,13 @@ static int master_serve_messages(master *M) {
       int len;
       CS_MPI(MPI_Get_count(&st, MPI_BYTE, &len));
       unsigned char *buf = NULL;
-      CS_CHECK(cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1));
-      int rc = MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) {
-        free(buf);
-        return la_mpi_error(rc, "MPI_Recv of a result");
-      }
       cs_cell_result r;
-      rc = result_unpack(buf, (size_t)len, &r);
+      int rc = cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1);
+      if (!rc) {
+        int mrc = MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Recv of a result");
+      }
+      if (!rc) rc = result_unpack(buf, (size_t)len, &r);
       free(buf);
       CS_CHECK(rc);
       M->outstanding--;
@@ -593,7 +583,6 @@ static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,
       int64_t id = cc[k].id;
       if (mask[id] && sweep_reuse_rep(M->reuse, id) < 0) M->queue[M->q_len++] = id;
     }
-    M->reuse_left = sweep_reuse_count(M->reuse);
     for (int w = 0; w < size; w++) M->busy[w] = W_STARTING;
   }
   free(cc);

@@ -34,8 +34,6 @@ int sweep_reuse_create(const cs_spec *spec, const unsigned char *todo, sweep_reu
 void sweep_reuse_free(sweep_reuse *R);
 /* The cell whose result cell id copies, or -1 when id trains itself. */
 int64_t sweep_reuse_rep(const sweep_reuse *R, int64_t id);
-/* How many cells copy another's result. */
-int64_t sweep_reuse_count(const sweep_reuse *R);
 /* The followers of representative id into ids (room for
  * sweep_reuse_gate_values entries); returns their count. */
 int sweep_reuse_followers(const sweep_reuse *R, int64_t id, int64_t *ids);

@@ -17,7 +17,6 @@ struct sweep_reuse {
   int64_t stride;   /* cell-id step of one gate value */
   int G;            /* gate values in the grid */
   int64_t *rep;     /* per cell: the representative whose result it copies, or -1 */
-  int64_t followers;
 };
 
 int sweep_reuse_create(const cs_spec *spec, const unsigned char *todo, sweep_reuse **out) {
@@ -43,7 +42,6 @@ int sweep_reuse_create(const cs_spec *spec, const unsigned char *todo, sweep_reu
       if (c == id) break;
       if (todo[c]) {
         R->rep[id] = c;
-        R->followers++;
         break;
       }
     }
@@ -65,8 +63,6 @@ void sweep_reuse_free(sweep_reuse *R) {
 int64_t sweep_reuse_rep(const sweep_reuse *R, int64_t id) {
   return R && id >= 0 && id < R->n ? R->rep[id] : -1;
 }
-
-int64_t sweep_reuse_count(const sweep_reuse *R) { return R ? R->followers : 0; }
 
 int sweep_reuse_followers(const sweep_reuse *R, int64_t id, int64_t *ids) {
   if (!R || id < 0 || id >= R->n || R->rep[id] >= 0) return 0;
