@@ -272,26 +272,20 @@ static void free_results(cs_cell_result *res, int64_t n) {
 static cs_archive *open_ok(const char *path, const cs_spec *spec, cs_archive_mode mode,
                            const unsigned char *mask) {
   cs_archive *a = NULL;
-  int rc = archive_open_write(path, spec, mode, mask, &a);
-  if (rc) print_error("archive_open_write: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_open_write(path, spec, mode, mask, &a));
   assert_non_null(a);
   return a;
 }
 
 static void write_ok(cs_archive *a, const cs_cell_result *r) {
-  int rc = archive_write_result(a, r);
-  if (rc) print_error("archive_write_result: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_write_result(a, r));
 }
 
-static void close_ok(cs_archive *a) { assert_int_equal(archive_close(a), CS_OK); }
+static void close_ok(cs_archive *a) { assert_ok(archive_close(a)); }
 
 static cs_cell_result *read_ok(const char *path, int64_t *n) {
   cs_cell_result *res = NULL;
-  int rc = archive_read_results(path, &res, n);
-  if (rc) print_error("archive_read_results: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_read_results(path, &res, n));
   return res;
 }
 
@@ -400,7 +394,7 @@ static void test_round_trip(void **state) {
 
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-01-02T03:04:05Z", 3);
-  assert_int_equal(archive_begin_run(a, &run), CS_OK);
+  assert_ok(archive_begin_run(a, &run));
   cs_cell_result w[3] = {make_result(0, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
                          make_result(3, 0, CELL_FAILED, 0, 0),
                          make_result(5, 2, CELL_DIVERGED, WITH_POINTS, 0)};
@@ -417,7 +411,7 @@ static void test_round_trip(void **state) {
   assert_int_equal(div, 1);
   snprintf(run.end, sizeof run.end, "2026-01-02T04:00:00Z");
   run.cells_run = 3;
-  assert_int_equal(archive_end_run(a, &run), CS_OK);
+  assert_ok(archive_end_run(a, &run));
   close_ok(a);
   assert_true(file_exists(journal));  // cells still pending: the journal stays
 
@@ -434,7 +428,7 @@ static void test_round_trip(void **state) {
 
   // summary and spec
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_string_equal(s.name, "demo-small");
   assert_string_equal(s.spec_sha256, spec_sha256(spec));
   assert_string_equal(s.software_version, CS_VERSION);
@@ -450,7 +444,7 @@ static void test_round_trip(void **state) {
   assert_int_equal(s.max_ranks, 3);
   assert_string_equal(s.last_run_end, "2026-01-02T04:00:00Z");
   char *text = NULL;
-  assert_int_equal(archive_read_spec(path, &text), CS_OK);
+  assert_ok(archive_read_spec(path, &text));
   assert_string_equal(text, spec_text(spec));
   free(text);
 
@@ -734,7 +728,7 @@ static void test_journal_replay_after_kill(void **state) {
   assert_same_result(&res[6], &r6);
   free_results(res, n);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_int_equal(s.runs, 1);   // the begin_run of the killed process, once
   assert_int_equal(s.done, 2);
 
@@ -755,9 +749,9 @@ static void test_torn_and_corrupt_journal(void **state) {
 
   // torn tail: record of cell 2 cut short
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  assert_int_equal(archive_test_journal_only(a, &r1), CS_OK);
+  assert_ok(archive_test_journal_only(a, &r1));
   long good = file_size(journal);
-  assert_int_equal(archive_test_journal_only(a, &r2), CS_OK);
+  assert_ok(archive_test_journal_only(a, &r2));
   long full = file_size(journal);
   close_ok(a);  // unapplied records: the journal stays
   assert_int_equal(file_size(journal), full);
@@ -768,7 +762,7 @@ static void test_torn_and_corrupt_journal(void **state) {
   assert_int_equal(file_size(journal), good);                 // the torn tail is cut away
 
   // bad checksum: flip one payload byte of the last record (cell 3)
-  assert_int_equal(archive_test_journal_only(a, &r3), CS_OK);
+  assert_ok(archive_test_journal_only(a, &r3));
   long end3 = file_size(journal);
   close_ok(a);
   FILE *f = fopen(journal, "r+b");
@@ -806,10 +800,10 @@ static void test_damaged_file_rebuilt(void **state) {
                          make_result(4, 0, CELL_FAILED, 0, 0)};
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-03-03T00:00:00Z", 4);
-  assert_int_equal(archive_begin_run(a, &run), CS_OK);
+  assert_ok(archive_begin_run(a, &run));
   for (int i = 0; i < 3; i++) write_ok(a, &r[i]);
   snprintf(run.end, sizeof run.end, "2026-03-03T01:00:00Z");
-  assert_int_equal(archive_end_run(a, &run), CS_OK);
+  assert_ok(archive_end_run(a, &run));
   close_ok(a);
 
   // cut the HDF5 file to half
@@ -842,7 +836,7 @@ static void test_damaged_file_rebuilt(void **state) {
   assert_pending(&res[2], 2);
   free_results(res, n);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_int_equal(s.runs, 1);
   assert_int_equal(s.max_ranks, 4);
   assert_string_equal(s.last_run_end, "2026-03-03T01:00:00Z");
@@ -1044,20 +1038,20 @@ static void add_results(cs_archive *a, int from, int to, int64_t *durable) {
   *durable = 0;
   for (int c = from; c < to; c++) {
     cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
-    assert_int_equal(archive_add_result(a, &r), CS_OK);
+    assert_ok(archive_add_result(a, &r));
     result_free(&r);
   }
   int64_t d = 0;
-  assert_int_equal(archive_commit(a, 1, &d), CS_OK);
+  assert_ok(archive_commit(a, 1, &d));
   *durable += d;
-  assert_int_equal(archive_commit(a, 1, &d), CS_OK);  // nothing new
+  assert_ok(archive_commit(a, 1, &d));  // nothing new
   assert_int_equal(d, 0);
   for (int c = from; c < to; c++) assert_int_equal(archive_cell_status(a, c), CELL_DONE);
 }
 
 static int64_t file_done(const char *path) {
   cs_archive_summary sm;
-  assert_int_equal(archive_summary(path, &sm), CS_OK);
+  assert_ok(archive_summary(path, &sm));
   return sm.done;
 }
 
@@ -1078,7 +1072,7 @@ static void test_group_commit_batches(void **state) {
   // all five or none of them, never a part
   int64_t shown = file_done(path);
   assert_true(shown == 10 || shown == 15);
-  assert_int_equal(archive_flush(a), CS_OK);
+  assert_ok(archive_flush(a));
   assert_int_equal(file_done(path), 15);
   // a batch is written by the first commit a second after the last one at the latest
   add_results(a, 15, 20, &durable);
@@ -1086,7 +1080,7 @@ static void test_group_commit_batches(void **state) {
   assert_true(shown == 15 || shown == 20);
   usleep(1100000);
   int64_t d;
-  assert_int_equal(archive_commit(a, 0, &d), CS_OK);
+  assert_ok(archive_commit(a, 0, &d));
   assert_int_equal(d, 0);
   assert_int_equal(file_done(path), 20);
   int64_t n;
@@ -1248,7 +1242,7 @@ static void test_bad_inputs(void **state) {
   snprintf(p, sizeof p, "%s/lost.h5", dir);
   a = open_ok(p, other, ARCHIVE_CREATE, NULL);
   cs_cell_result ro = make_result(1, 1, CELL_DONE, 0, 0);
-  assert_int_equal(archive_test_journal_only(a, &ro), CS_OK);
+  assert_ok(archive_test_journal_only(a, &ro));
   close_ok(a);
   assert_int_equal(unlink(p), 0);
   char jp[300], jh[65], jh2[65];
@@ -1298,7 +1292,7 @@ static void test_overwrite(void **state) {
   close_ok(a);
   assert_false(file_exists(journal));
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_string_equal(s.spec_sha256, spec_sha256(other));
   assert_int_equal(s.cells, 4);
   assert_int_equal(s.done, 0);
@@ -1357,8 +1351,8 @@ static void test_shards_and_merge(void **state) {
   cs_archive *a = open_ok(pa, spec, ARCHIVE_CREATE, even), *b = open_ok(pb, spec, ARCHIVE_CREATE, odd);
   cs_archive *all = open_ok(pall, spec, ARCHIVE_CREATE, NULL);
   cs_run_info ra = make_run("2026-04-01T00:00:00Z", 2), rb = make_run("2026-04-01T00:00:01Z", 5);
-  assert_int_equal(archive_begin_run(a, &ra), CS_OK);
-  assert_int_equal(archive_begin_run(b, &rb), CS_OK);
+  assert_ok(archive_begin_run(a, &ra));
+  assert_ok(archive_begin_run(b, &rb));
   for (int c = 0; c < 7; c++) {
     write_ok(c % 2 ? b : a, &r[c]);
     write_ok(all, &r[c]);
@@ -1384,9 +1378,7 @@ static void test_shards_and_merge(void **state) {
 
   // merge == writing every cell into one archive
   const char *inputs[2] = {pa, pb};
-  int rc = archive_merge(pm, inputs, 2, 0, 0, NULL);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_merge(pm, inputs, 2, 0, 0, NULL));
   int64_t nm, na;
   cs_cell_result *merged = read_ok(pm, &nm), *single = read_ok(pall, &na);
   assert_int_equal(nm, 8);
@@ -1396,7 +1388,7 @@ static void test_shards_and_merge(void **state) {
   free_results(merged, nm);
   free_results(single, na);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(pm, &s), CS_OK);
+  assert_ok(archive_summary(pm, &s));
   assert_int_equal(s.runs, 2);  // /runs concatenated
   assert_int_equal(s.max_ranks, 5);
   assert_int_equal(s.done, 6);
@@ -1410,7 +1402,7 @@ static void test_shards_and_merge(void **state) {
   snprintf(mj, sizeof mj, "%s.journal", pm);
   assert_false(file_exists(mj));
   cs_archive *m = open_ok(pm, spec, ARCHIVE_RESUME, NULL);
-  assert_int_equal(archive_test_journal_only(m, &r[7]), CS_OK);
+  assert_ok(archive_test_journal_only(m, &r[7]));
   close_ok(m);
   m = open_ok(pm, spec, ARCHIVE_RESUME, NULL);  // dirty: rebuilt from the journal
   close_ok(m);
@@ -1418,7 +1410,7 @@ static void test_shards_and_merge(void **state) {
   merged = read_ok(pm, &nm);
   for (int c = 0; c < 8; c++) assert_same_result(&merged[c], &r[c]);
   free_results(merged, nm);
-  assert_int_equal(archive_summary(pm, &s), CS_OK);
+  assert_ok(archive_summary(pm, &s));
   assert_int_equal(s.runs, 2);
   assert_int_equal(s.done, 7);
   assert_false(file_exists(mj));  // nothing pending: the journal is gone
@@ -1427,7 +1419,7 @@ static void test_shards_and_merge(void **state) {
   const char *agree[2] = {pa, pall};
   char pm2[160];
   snprintf(pm2, sizeof pm2, "%s/merged2.h5", dir);
-  assert_int_equal(archive_merge(pm2, agree, 2, 0, 0, NULL), CS_OK);
+  assert_ok(archive_merge(pm2, agree, 2, 0, 0, NULL));
 
   // refusals, each leaving the output untouched
   char hm[65];
@@ -1467,7 +1459,7 @@ static void test_shards_and_merge(void **state) {
   char pd[160];
   snprintf(pd, sizeof pd, "%s/d.h5", dir);
   c = open_ok(pd, spec, ARCHIVE_CREATE, odd);
-  assert_int_equal(archive_test_journal_only(c, &r[1]), CS_OK);
+  assert_ok(archive_test_journal_only(c, &r[1]));
   close_ok(c);
   const char *killed[2] = {pa, pd};
   expect_refusal(archive_merge(pm, killed, 2, 1, 0, NULL), CS_ERR_INPUT, pd, "interrupted during a write", pm, hm, 0);
@@ -1485,7 +1477,7 @@ static void test_shards_and_merge(void **state) {
   assert_same_result(&res[0], &r[1]);
   for (int i = 1; i < 4; i++) assert_pending(&res[i], 2 * i + 1);
   free_results(res, n);
-  assert_int_equal(archive_merge(pm, killed, 2, 1, 0, NULL), CS_OK);
+  assert_ok(archive_merge(pm, killed, 2, 1, 0, NULL));
 
   result_free(&r2x);
   for (int i = 0; i < 8; i++) result_free(&r[i]);
@@ -1529,7 +1521,7 @@ static void test_write_cost(void **state) {
   // the target is < 20 ms; the bound leaves room for a slow CI disk
   assert_true(mean_ms < 60.0);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_int_equal(s.done, N);
   spec_free(spec);
   remove_tree(dir);

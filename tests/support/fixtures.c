@@ -75,9 +75,7 @@ char *read_text(const char *path) {
 
 cs_spec *spec_from(const char *text) {
   cs_spec *s = NULL;
-  int rc = spec_load_string(text, "inline.ini", &s);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(spec_load_string(text, "inline.ini", &s));
   return s;
 }
 
@@ -88,8 +86,8 @@ cs_spec *load_spec(const char *rel) {
   snprintf(path, sizeof path, "%s/%s", dir, rel);
   cs_spec *s = NULL;
   int rc = spec_load_file(path, &s);
-  if (rc) print_error("%s: %s\n", path, cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  if (rc) print_error("%s:\n", path);
+  assert_ok(rc);
   return s;
 }
 
