@@ -124,18 +124,11 @@ typedef struct {
 
 /* A done result with the given accuracy and per-prefix statistics; with
  * n_points > 0 also per-point arrays (x on a seeded grid, K̃ = kt_scale·x1·x2). */
-static cs_cell_result make_result(int64_t id, int L, double acc, const prefix_values *pv,
-                                  int n_points, double kt_scale) {
-  cs_cell_result r;
-  memset(&r, 0, sizeof r);
-  r.cell_id = id;
-  r.status = CELL_DONE;
-  r.test_acc = acc;
-  r.train_acc = acc;
+static cs_cell_result prefix_result(int64_t id, int L, double acc, const prefix_values *pv,
+                                    int n_points, double kt_scale) {
+  cs_cell_result r = prefix_result(id, L, acc);
   r.train_loss = 0.3;
   r.n_params = 100;
-  r.depth = L;
-  r.curv = calloc((size_t)L, sizeof *r.curv);
   for (int l = 0; l < L; l++) {
     geom_stats *g = &r.curv[l];
     g->n_points = 16;
@@ -301,17 +294,13 @@ static int hand_results_bump(cs_cell_result *res, int with_points, double bump) 
           if (bump > 0 && a == 0 && d == 1 && t == 1 && s == 0) pv[1].Kt = bump;
           double acc = 0.80 + 0.01 * s;
           if (a == 1) acc += HAND_DELTA[t][s];
-          res[n++] = make_result(id, L, acc, pv, with_points ? 16 : 0, a == 0 ? 1e-15 : 1.0);
+          res[n++] = prefix_result(id, L, acc, pv, with_points ? 16 : 0, a == 0 ? 1e-15 : 1.0);
         }
   return n;
 }
 
 static int hand_results(cs_cell_result *res, int with_points) {
   return hand_results_bump(res, with_points, 0.0);
-}
-
-static void free_results(cs_cell_result *res, int n) {
-  for (int i = 0; i < n; i++) result_free(&res[i]);
 }
 
 static void test_report_hand(void **state) {
@@ -609,7 +598,7 @@ static void test_report_power_law(void **state) {
       for (int l = 1; l <= L; l++)
         pv[l - 1] = (prefix_values){pow(l, 1.5) * exp(0.3 * rng_normal(&noise)),
                                     0.5 * exp(0.3 * rng_normal(&noise)), 0.1, -3.0 * log(l), NAN};
-      res[d * 6 + s] = make_result(d * 6 + s, L, 0.9, pv, 0, 0);
+      res[d * 6 + s] = prefix_result(d * 6 + s, L, 0.9, pv, 0, 0);
     }
   write_archive(arch, spec, NULL, res, 24);
   analysis_options opt = analysis_options_default();

@@ -87,14 +87,9 @@ static void make(cs_cell_result *res, int S, const double *ungated, const double
   for (int a = 0; a < 2; a++)
     for (int i = 0; i < N_X; i++)
       for (int s = 0; s < S; s++) {
-        cs_cell_result *r = &res[(a * N_X + i) * S + s];
-        memset(r, 0, sizeof *r);
-        r->cell_id = (a * N_X + i) * S + s;
-        r->status = CELL_DONE;
-        r->test_acc = r->train_acc = (a ? gated : ungated)[i] + (S > 1 ? OFFSET[s] : 0.0);
-        r->depth = 1;
-        r->curv = calloc(1, sizeof *r->curv);
-        r->curv[0].n_points = 8;
+        int id = (a * N_X + i) * S + s;
+        res[id] = make_result(id, 1, (a ? gated : ungated)[i] + (S > 1 ? OFFSET[s] : 0.0));
+        res[id].curv[0].n_points = 8;
       }
 }
 
@@ -107,10 +102,6 @@ static char *run(const char *spec, cs_cell_result *res, int n, double target, ch
   snprintf(path, sizeof path, "%s/report/learning_curve_circles.gp", dir);
   assert_true(file_exists(path));
   return md;
-}
-
-static void free_all(cs_cell_result *res, int n) {
-  for (int i = 0; i < n; i++) result_free(&res[i]);
 }
 
 /* gated g = (0.70, 0.90, 0.98, 1.00), ungated u = (0.50, 0.60, 0.80, 0.96): target 0.95 (95% of
@@ -171,7 +162,7 @@ static void test_gated_fewer(void **state) {
   assert_string_equal(v, "supported");
   free(v);
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 /* The curves cross: gated (0.80, 0.86, 0.88, 0.90) leads at small sizes and plateaus;
@@ -231,7 +222,7 @@ static void test_curves_cross(void **state) {
   assert_string_equal(v, "supported");
   free(v);
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 /* One seed: point estimates, no interval, and the section says why there is no verdict. */
@@ -258,7 +249,7 @@ static void test_one_seed(void **state) {
   assert_int_equal(c->needs, 6); /* two-sided: 2 · 2^−6 < 0.05 */
   analysis_checks_free(&V);
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 /* test_gated_fewer's sweep written as two shard archives (cells split by
@@ -281,7 +272,7 @@ static void test_archives(void **state) {
   const char *tables[3] = {"learning_curve.csv", "samples_to_target.csv", "verdicts.csv"};
   assert_same_tables(dir, out, tables, 3);
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 int main(void) {

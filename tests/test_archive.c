@@ -130,12 +130,10 @@ enum { WITH_POINTS = 1, WITH_PARAMS = 2 };
  *   logdet_g, H_norm at [l-1][i] = 10 f + l + i/8 + cell;
  *   params: embed/W 3×2, embed/b 1×3, layer0/Wq 3×3, readout/b 1×2 with
  *   v[t][i] = t + i/2 + cell. salt shifts train_loss (merge conflicts). */
-static cs_cell_result make_result(int64_t cell, int depth, cs_cell_status status, int flags,
-                                  double salt) {
-  cs_cell_result r;
-  memset(&r, 0, sizeof r);
+static cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int flags,
+                                   double salt) {
+  cs_cell_result r = make_result(cell, depth, 0.0);
   double c = (double)cell;
-  r.cell_id = cell;
   r.status = status;
   r.rank = (int)(cell % 4);
   r.attempts = status == CELL_FAILED ? 2 : 1;
@@ -155,8 +153,6 @@ static cs_cell_result make_result(int64_t cell, int depth, cs_cell_status status
     r.curve[e - 1].train_acc = 0.125 * (e - 1);
     r.curve[e - 1].test_acc = 0.0625 * (e - 1) + c / 1024;
   }
-  r.depth = depth;
-  r.curv = depth ? calloc((size_t)depth, sizeof *r.curv) : NULL;
   for (int l = 1; l <= depth; l++) {
     r.curv[l - 1].n_points = 16;
     for (int k = 0; k < N_STATS; k++) *stats_field(&r.curv[l - 1], k) = 100 * c + l + k / 32.0 - 3;
@@ -264,11 +260,6 @@ static void assert_pending(const cs_cell_result *r, int64_t cell) {
   assert_int_equal(r->n_tensors, 0);
 }
 
-static void free_results(cs_cell_result *res, int64_t n) {
-  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
-  free(res);
-}
-
 static cs_archive *open_ok(const char *path, const cs_spec *spec, cs_archive_mode mode,
                            const unsigned char *mask) {
   cs_archive *a = NULL;
@@ -308,7 +299,7 @@ static cs_run_info make_run(const char *start, int ranks) {
  * v[0..4] (sink_mass, max_attn, massive_act, value_drain, resid_peak) at
  * prefix 1 and v + 1/8 at prefix 2 for the ratios. */
 static cs_cell_result lm_result(int64_t cell, const double v[5]) {
-  cs_cell_result r = make_result(cell, 2, CELL_DONE, 0, 0);
+  cs_cell_result r = known_result(cell, 2, CELL_DONE, 0, 0);
   for (int l = 0; l < 2; l++) {
     geom_stats *g = &r.curv[l];
     g->sink_mass = v[0], g->max_attn = v[1];
@@ -339,8 +330,8 @@ static void test_lm_token_columns(void **state) {
   assert_same_result(&res[2], &w[1]);
   assert_true(res[0].curv[1].massive_act == 37.625 && res[0].curv[1].value_drain == 0.15625);
   assert_true(isnan(res[2].curv[0].massive_act) && isnan(res[2].curv[1].resid_peak));
-  free_results(res, n);
-  for (int i = 0; i < 2; i++) result_free(&w[i]);
+  free_results(res, n), free(res);
+  free_results(w, 2);
   // damage: each a refusal naming the file, the cell, the prefix and why
   static const struct {
     double v[5];
@@ -376,7 +367,7 @@ static void test_lm_token_columns(void **state) {
   close_ok(a);
   result_free(&r);
   res = read_ok(p, &n);
-  free_results(res, n);
+  free_results(res, n), free(res);
   spec_free(mem);
   spec_free(spec);
 }
@@ -395,9 +386,9 @@ static void test_round_trip(void **state) {
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-01-02T03:04:05Z", 3);
   assert_ok(archive_begin_run(a, &run));
-  cs_cell_result w[3] = {make_result(0, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
-                         make_result(3, 0, CELL_FAILED, 0, 0),
-                         make_result(5, 2, CELL_DIVERGED, WITH_POINTS, 0)};
+  cs_cell_result w[3] = {known_result(0, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
+                         known_result(3, 0, CELL_FAILED, 0, 0),
+                         known_result(5, 2, CELL_DIVERGED, WITH_POINTS, 0)};
   for (int i = 0; i < 3; i++) write_ok(a, &w[i]);
   assert_int_equal(archive_cell_status(a, 0), CELL_DONE);
   assert_int_equal(archive_cell_status(a, 3), CELL_FAILED);
@@ -424,7 +415,7 @@ static void test_round_trip(void **state) {
     if (k >= 0) assert_same_result(&res[c], &w[k]);
     else assert_pending(&res[c], c);
   }
-  free_results(res, n);
+  free_results(res, n), free(res);
 
   // summary and spec
   cs_archive_summary s;
@@ -448,7 +439,7 @@ static void test_round_trip(void **state) {
   assert_string_equal(text, spec_text(spec));
   free(text);
 
-  for (int i = 0; i < 3; i++) result_free(&w[i]);
+  free_results(w, 3);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -570,7 +561,7 @@ static void test_filters(void **state) {
   snprintf(path, sizeof path, "%s/f.h5", dir);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r = make_result(2, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
+  cs_cell_result r = known_result(2, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   write_ok(a, &r);
   close_ok(a);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -637,7 +628,7 @@ static void test_resume_and_journal_removal(void **state) {
   snprintf(journal, sizeof journal, "%s.journal", path);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[8];
-  for (int c = 0; c < 8; c++) r[c] = make_result(c, 1 + c % 2, CELL_DONE, 0, 0);
+  for (int c = 0; c < 8; c++) r[c] = known_result(c, 1 + c % 2, CELL_DONE, 0, 0);
 
   // RESUME of a missing file creates it
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
@@ -662,7 +653,7 @@ static void test_resume_and_journal_removal(void **state) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(n, 8);
   for (int c = 0; c < 8; c++) assert_same_result(&res[c], &r[c]);
-  free_results(res, n);
+  free_results(res, n), free(res);
   // a resume of the finished archive changes nothing and leaves no journal
   char before[65], after[65];
   file_hash(path, before);
@@ -674,7 +665,7 @@ static void test_resume_and_journal_removal(void **state) {
   assert_string_equal(before, after);
   assert_false(file_exists(journal));
 
-  for (int c = 0; c < 8; c++) result_free(&r[c]);
+  free_results(r, 8);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -708,8 +699,8 @@ static void test_journal_replay_after_kill(void **state) {
   snprintf(path, sizeof path, "%s/j.h5", dir);
   snprintf(journal, sizeof journal, "%s.journal", path);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r0 = make_result(0, 1, CELL_DONE, WITH_PARAMS, 0);
-  cs_cell_result r6 = make_result(6, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
+  cs_cell_result r0 = known_result(0, 1, CELL_DONE, WITH_PARAMS, 0);
+  cs_cell_result r6 = known_result(6, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   crash_child(path, spec, &r0, 1, &r6);
   assert_true(file_exists(journal));
 
@@ -718,7 +709,7 @@ static void test_journal_replay_after_kill(void **state) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(res[0].status, CELL_DONE);
   assert_pending(&res[6], 6);
-  free_results(res, n);
+  free_results(res, n), free(res);
   // the resume applies the journal: cell 6 is done, exactly as reported
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
   assert_int_equal(archive_cell_status(a, 6), CELL_DONE);
@@ -726,7 +717,7 @@ static void test_journal_replay_after_kill(void **state) {
   res = read_ok(path, &n);
   assert_same_result(&res[0], &r0);
   assert_same_result(&res[6], &r6);
-  free_results(res, n);
+  free_results(res, n), free(res);
   cs_archive_summary s;
   assert_ok(archive_summary(path, &s));
   assert_int_equal(s.runs, 1);   // the begin_run of the killed process, once
@@ -744,8 +735,8 @@ static void test_torn_and_corrupt_journal(void **state) {
   snprintf(path, sizeof path, "%s/t.h5", dir);
   snprintf(journal, sizeof journal, "%s.journal", path);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r1 = make_result(1, 1, CELL_DONE, 0, 0), r2 = make_result(2, 2, CELL_DONE, 0, 0);
-  cs_cell_result r3 = make_result(3, 2, CELL_DONE, 0, 0);
+  cs_cell_result r1 = known_result(1, 1, CELL_DONE, 0, 0), r2 = known_result(2, 2, CELL_DONE, 0, 0);
+  cs_cell_result r3 = known_result(3, 2, CELL_DONE, 0, 0);
 
   // torn tail: record of cell 2 cut short
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
@@ -783,7 +774,7 @@ static void test_torn_and_corrupt_journal(void **state) {
   assert_same_result(&res[1], &r1);
   assert_pending(&res[2], 2);
   assert_pending(&res[3], 3);
-  free_results(res, n);
+  free_results(res, n), free(res);
   result_free(&r1), result_free(&r2), result_free(&r3);
   spec_free(spec);
   remove_tree(dir);
@@ -795,9 +786,9 @@ static void test_damaged_file_rebuilt(void **state) {
   snprintf(path, sizeof path, "%s/d.h5", dir);
   snprintf(journal, sizeof journal, "%s.journal", path);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r[3] = {make_result(0, 1, CELL_DONE, 0, 0),
-                         make_result(1, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
-                         make_result(4, 0, CELL_FAILED, 0, 0)};
+  cs_cell_result r[3] = {known_result(0, 1, CELL_DONE, 0, 0),
+                         known_result(1, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
+                         known_result(4, 0, CELL_FAILED, 0, 0)};
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-03-03T00:00:00Z", 4);
   assert_ok(archive_begin_run(a, &run));
@@ -834,14 +825,14 @@ static void test_damaged_file_rebuilt(void **state) {
   assert_same_result(&res[1], &r[1]);
   assert_same_result(&res[4], &r[2]);
   assert_pending(&res[2], 2);
-  free_results(res, n);
+  free_results(res, n), free(res);
   cs_archive_summary s;
   assert_ok(archive_summary(path, &s));
   assert_int_equal(s.runs, 1);
   assert_int_equal(s.max_ranks, 4);
   assert_string_equal(s.last_run_end, "2026-03-03T01:00:00Z");
 
-  for (int i = 0; i < 3; i++) result_free(&r[i]);
+  free_results(r, 3);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -854,7 +845,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
   make_dir(dir, sizeof dir, "orphan");
   snprintf(path, sizeof path, "%s/o.h5", dir);
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r0 = make_result(0, 2, CELL_DONE, 0, 0);
+  cs_cell_result r0 = known_result(0, 2, CELL_DONE, 0, 0);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   write_ok(a, &r0);
   close_ok(a);
@@ -880,13 +871,13 @@ static void test_interrupted_write_and_rewrite(void **state) {
   cs_cell_result *res = read_ok(path, &n);
   assert_same_result(&res[0], &r0);
   assert_pending(&res[3], 3);
-  free_results(res, n);
+  free_results(res, n), free(res);
   // the writer cuts them, then writes cell 3 with its own 3 rows
   a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
-  cs_cell_result r3 = make_result(3, 1, CELL_FAILED, 0, 0);
+  cs_cell_result r3 = known_result(3, 1, CELL_FAILED, 0, 0);
   write_ok(a, &r3);
   // a retry of failed cell 3 that succeeds: the failed rows are replaced
-  cs_cell_result r3b = make_result(3, 2, CELL_DONE, WITH_POINTS, 0);
+  cs_cell_result r3b = known_result(3, 2, CELL_DONE, WITH_POINTS, 0);
   write_ok(a, &r3b);
   close_ok(a);
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -903,7 +894,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
   res = read_ok(path, &n);
   assert_same_result(&res[0], &r0);
   assert_same_result(&res[3], &r3b);
-  free_results(res, n);
+  free_results(res, n), free(res);
 
   result_free(&r0), result_free(&r3), result_free(&r3b);
   spec_free(spec);
@@ -945,7 +936,7 @@ static void kill_trials(int group) {
       int64_t n_added = 0, n_durable = 0;
       for (int c = 0; c < ncells; c++) {
         if (archive_cell_status(a, c) == CELL_DONE) continue;
-        cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+        cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
         if (!group) {
           if (archive_write_result(a, &r)) _exit(4);
           int32_t id = c;
@@ -1001,7 +992,7 @@ static void kill_trials(int group) {
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
   for (int c = 0; c < ncells; c++) {
     if (archive_cell_status(a, c) == CELL_DONE) continue;
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     write_ok(a, &r);
     result_free(&r);
   }
@@ -1010,11 +1001,11 @@ static void kill_trials(int group) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(n, ncells);
   for (int c = 0; c < ncells; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     assert_same_result(&res[c], &r);
     result_free(&r);
   }
-  free_results(res, n);
+  free_results(res, n), free(res);
   int nrep = 0;
   for (int c = 0; c < ncells; c++) nrep += reported[c];
   print_message("kill test%s: %d trials, %d cells reported done before a kill\n",
@@ -1037,7 +1028,7 @@ static void test_kill_group_commit(void **state) { kill_trials(1); }
 static void add_results(cs_archive *a, int from, int to, int64_t *durable) {
   *durable = 0;
   for (int c = from; c < to; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     assert_ok(archive_add_result(a, &r));
     result_free(&r);
   }
@@ -1086,11 +1077,11 @@ static void test_group_commit_batches(void **state) {
   int64_t n;
   cs_cell_result *res = read_ok(path, &n);
   for (int c = 0; c < 20; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     assert_same_result(&res[c], &r);
     result_free(&r);
   }
-  free_results(res, n);
+  free_results(res, n), free(res);
   close_ok(a);
   spec_free(spec);
   remove_tree(dir);
@@ -1198,7 +1189,7 @@ static void test_bad_inputs(void **state) {
   // 7. a different spec, exact message
   snprintf(p, sizeof p, "%s/spec.h5", dir);
   a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r = make_result(1, 1, CELL_DONE, 0, 0);
+  cs_cell_result r = known_result(1, 1, CELL_DONE, 0, 0);
   write_ok(a, &r);
   close_ok(a);  // pending cells: the journal stays
   file_hash(p, h);
@@ -1222,7 +1213,7 @@ static void test_bad_inputs(void **state) {
   expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "another curvsweep process",
                  NULL, NULL, 0);
   // 10. results the archive cannot hold
-  cs_cell_result bad = make_result(2, 1, CELL_PENDING, 0, 0);
+  cs_cell_result bad = known_result(2, 1, CELL_PENDING, 0, 0);
   expect_refusal(archive_write_result(a, &bad), CS_ERR_INPUT, p, "must be done, failed or diverged",
                  NULL, NULL, 0);
   result_free(&bad);
@@ -1241,7 +1232,7 @@ static void test_bad_inputs(void **state) {
   // 12. a journal of another spec where the archive is missing
   snprintf(p, sizeof p, "%s/lost.h5", dir);
   a = open_ok(p, other, ARCHIVE_CREATE, NULL);
-  cs_cell_result ro = make_result(1, 1, CELL_DONE, 0, 0);
+  cs_cell_result ro = known_result(1, 1, CELL_DONE, 0, 0);
   assert_ok(archive_test_journal_only(a, &ro));
   close_ok(a);
   assert_int_equal(unlink(p), 0);
@@ -1278,7 +1269,7 @@ static void test_overwrite(void **state) {
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_spec *other = spec_from(OTHER_SPEC);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r = make_result(1, 1, CELL_DONE, 0, 0);
+  cs_cell_result r = known_result(1, 1, CELL_DONE, 0, 0);
   write_ok(a, &r);
   close_ok(a);
   assert_true(file_exists(journal));
@@ -1302,7 +1293,7 @@ static void test_overwrite(void **state) {
   // a failed overwrite keeps the old file and its journal: a directory
   // squatting on the temporary name makes the new file impossible
   a = open_ok(path, other, ARCHIVE_RESUME, NULL);
-  cs_cell_result r2 = make_result(2, 1, CELL_DONE, 0, 0);
+  cs_cell_result r2 = known_result(2, 1, CELL_DONE, 0, 0);
   write_ok(a, &r2);
   close_ok(a);
   char tmp[200], h[65], hj[65], h2[65], hj2[65];
@@ -1343,7 +1334,7 @@ static void test_shards_and_merge(void **state) {
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[8];
   for (int c = 0; c < 8; c++)
-    r[c] = make_result(c, 1 + c % 2, c == 5 ? CELL_FAILED : CELL_DONE, c == 2 ? WITH_POINTS | WITH_PARAMS : 0, 0);
+    r[c] = known_result(c, 1 + c % 2, c == 5 ? CELL_FAILED : CELL_DONE, c == 2 ? WITH_POINTS | WITH_PARAMS : 0, 0);
   unsigned char even[8], odd[8];
   for (int c = 0; c < 8; c++) even[c] = c % 2 == 0, odd[c] = c % 2 == 1;
 
@@ -1374,7 +1365,7 @@ static void test_shards_and_merge(void **state) {
   cs_cell_result *res = read_ok(pa, &n);
   assert_int_equal(n, 4);
   for (int i = 0; i < 4; i++) assert_same_result(&res[i], &r[2 * i]);
-  free_results(res, n);
+  free_results(res, n), free(res);
 
   // merge == writing every cell into one archive
   const char *inputs[2] = {pa, pb};
@@ -1385,8 +1376,8 @@ static void test_shards_and_merge(void **state) {
   assert_int_equal(na, 8);
   for (int c = 0; c < 8; c++) assert_same_result(&merged[c], &single[c]);
   assert_pending(&merged[7], 7);
-  free_results(merged, nm);
-  free_results(single, na);
+  free_results(merged, nm), free(merged);
+  free_results(single, na), free(single);
   cs_archive_summary s;
   assert_ok(archive_summary(pm, &s));
   assert_int_equal(s.runs, 2);  // /runs concatenated
@@ -1409,7 +1400,7 @@ static void test_shards_and_merge(void **state) {
   assert_int_equal(count_prefixed(dir, "merged.h5.damaged-", NULL, 0), 1);
   merged = read_ok(pm, &nm);
   for (int c = 0; c < 8; c++) assert_same_result(&merged[c], &r[c]);
-  free_results(merged, nm);
+  free_results(merged, nm), free(merged);
   assert_ok(archive_summary(pm, &s));
   assert_int_equal(s.runs, 2);
   assert_int_equal(s.done, 7);
@@ -1427,7 +1418,7 @@ static void test_shards_and_merge(void **state) {
   expect_refusal(archive_merge(pm, inputs, 2, 0, 0, NULL), CS_ERR_INPUT, pm, "already exists", pm, hm, 0);
   // a cell done in two inputs with different values (cell 2, another train_loss)
   cs_archive *c = open_ok(pc, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r2x = make_result(2, 1, CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
+  cs_cell_result r2x = known_result(2, 1, CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
   write_ok(c, &r2x);
   close_ok(c);
   const char *conflict[2] = {pa, pc};
@@ -1476,11 +1467,11 @@ static void test_shards_and_merge(void **state) {
   assert_int_equal(n, 4);
   assert_same_result(&res[0], &r[1]);
   for (int i = 1; i < 4; i++) assert_pending(&res[i], 2 * i + 1);
-  free_results(res, n);
+  free_results(res, n), free(res);
   assert_ok(archive_merge(pm, killed, 2, 1, 0, NULL));
 
   result_free(&r2x);
-  for (int i = 0; i < 8; i++) result_free(&r[i]);
+  free_results(r, 8);
   spec_free(other);
   spec_free(spec);
   remove_tree(dir);
@@ -1506,7 +1497,7 @@ static void test_write_cost(void **state) {
   const int N = 100;
   double worst = 0, total = 0;
   for (int i = 0; i < N; i++) {
-    cs_cell_result r = make_result(i * 4, 4, CELL_DONE, 0, 0);
+    cs_cell_result r = known_result(i * 4, 4, CELL_DONE, 0, 0);
     double t0 = now_s();
     write_ok(a, &r);
     double dt = now_s() - t0;
@@ -1539,7 +1530,7 @@ static int demo_archive(const char *path) {
   cs_run_info run = make_run("2026-05-01T00:00:00Z", 2);
   if (archive_begin_run(a, &run)) goto fail;
   for (int c = 0; c < 7; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 2, c == 6 ? CELL_FAILED : CELL_DONE,
+    cs_cell_result r = known_result(c, 1 + c % 2, c == 6 ? CELL_FAILED : CELL_DONE,
                                    c == 1 ? WITH_POINTS | WITH_PARAMS : 0, 0);
     int rc = archive_write_result(a, &r);
     result_free(&r);

@@ -31,6 +31,21 @@ void fixture_check_ok(int rc, const char *expr, const char *file, int line) {
   _fail(file, line);
 }
 
+cs_cell_result make_result(int64_t id, int depth, double acc) {
+  cs_cell_result r;
+  memset(&r, 0, sizeof r);
+  r.cell_id = id;
+  r.status = CELL_DONE;
+  r.train_acc = r.test_acc = acc;
+  r.depth = depth;
+  r.curv = depth ? calloc((size_t)depth, sizeof *r.curv) : NULL;
+  return r;
+}
+
+void free_results(cs_cell_result *res, int64_t n) {
+  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
+}
+
 void make_dir(char *buf, size_t len, const char *tag) {
   snprintf(buf, len, "test_%s_XXXXXX", tag);
   assert_non_null(mkdtemp(buf));

@@ -40,6 +40,13 @@ const analysis_check *find_check(const analysis_checks *v, const char *claim, co
 analysis_checks verdicts_of(const char *spec, const cs_cell_result *res, int64_t n,
                             const analysis_options *opt);
 
+/* A done result of cell id with depth prefixes (curv: depth zeroed
+ * entries, NULL at depth 0) and train and test accuracy acc, every other
+ * field zero; the tests fill in what they need. free_results: result_free
+ * of res[0..n) (not res itself). */
+cs_cell_result make_result(int64_t id, int depth, double acc);
+void free_results(cs_cell_result *res, int64_t n);
+
 /* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
 void make_dir(char *buf, size_t len, const char *tag);
 void remove_tree(const char *dir); /* rm -r, no error if it is gone */
