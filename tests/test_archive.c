@@ -377,10 +377,9 @@ static void test_lm_token_columns(void **state) {
 
 static void test_round_trip(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "rt");
-  snprintf(path, sizeof path, "%s/sub/rt.h5", dir);  // sub/ does not exist yet: created
+  // its directory sub/ does not exist yet: created
+  cs_spec *spec = scratch(dir, path, "rt", "sub/rt.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   assert_int_equal(spec_cell_count(spec), 8);
 
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
@@ -471,11 +470,10 @@ static void compound_names(const char *path, const char *dset, char *out, size_t
 
 static void test_schema_columns(void **state) {
   char dir[64], path[128], got[4096];
-  make_dir(dir, sizeof dir, "schema");
-  snprintf(path, sizeof path, "%s/schema.h5", dir);
   // extra axes of all three kinds: real lr, int width, string norm
-  cs_spec *spec = spec_from("[sweep]\nname = axes\n[grid]\nlr = 1e-3, 3e-3\nwidth = 8, 16\n"
-                            "norm = none, pre\nseed = 0..1\n");
+  cs_spec *spec = scratch(dir, path, "schema", "schema.h5",
+                          "[sweep]\nname = axes\n[grid]\nlr = 1e-3, 3e-3\nwidth = 8, 16\n"
+                          "norm = none, pre\nseed = 0..1\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   close_ok(a);
   compound_names(path, "cells", got, sizeof got);
@@ -557,9 +555,7 @@ static void assert_filters(hid_t f, const char *name, int want) {
 
 static void test_filters(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "filters");
-  snprintf(path, sizeof path, "%s/f.h5", dir);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
+  cs_spec *spec = scratch(dir, path, "filters", "f.h5", NULL);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_cell_result r = known_result(2, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   write_ok(a, &r);
@@ -623,10 +619,8 @@ static void test_filters(void **state) {
 
 static void test_resume_and_journal_removal(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "resume");
-  snprintf(path, sizeof path, "%s/r.h5", dir);
+  cs_spec *spec = scratch(dir, path, "resume", "r.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[8];
   for (int c = 0; c < 8; c++) r[c] = known_result(c, 1 + c % 2, CELL_DONE, 0, 0);
 
@@ -695,10 +689,8 @@ static void crash_child(const char *path, const cs_spec *spec, const cs_cell_res
 
 static void test_journal_replay_after_kill(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "replay");
-  snprintf(path, sizeof path, "%s/j.h5", dir);
+  cs_spec *spec = scratch(dir, path, "replay", "j.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r0 = known_result(0, 1, CELL_DONE, WITH_PARAMS, 0);
   cs_cell_result r6 = known_result(6, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   crash_child(path, spec, &r0, 1, &r6);
@@ -731,10 +723,8 @@ static void test_journal_replay_after_kill(void **state) {
 
 static void test_torn_and_corrupt_journal(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "torn");
-  snprintf(path, sizeof path, "%s/t.h5", dir);
+  cs_spec *spec = scratch(dir, path, "torn", "t.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r1 = known_result(1, 1, CELL_DONE, 0, 0), r2 = known_result(2, 2, CELL_DONE, 0, 0);
   cs_cell_result r3 = known_result(3, 2, CELL_DONE, 0, 0);
 
@@ -782,10 +772,8 @@ static void test_torn_and_corrupt_journal(void **state) {
 
 static void test_damaged_file_rebuilt(void **state) {
   char dir[64], path[128], journal[160], aside[4096];
-  make_dir(dir, sizeof dir, "damaged");
-  snprintf(path, sizeof path, "%s/d.h5", dir);
+  cs_spec *spec = scratch(dir, path, "damaged", "d.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[3] = {known_result(0, 1, CELL_DONE, 0, 0),
                          known_result(1, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
                          known_result(4, 0, CELL_FAILED, 0, 0)};
@@ -842,9 +830,7 @@ static void test_damaged_file_rebuilt(void **state) {
  * is written again keeps only its new rows. */
 static void test_interrupted_write_and_rewrite(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "orphan");
-  snprintf(path, sizeof path, "%s/o.h5", dir);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
+  cs_spec *spec = scratch(dir, path, "orphan", "o.h5", NULL);
   cs_cell_result r0 = known_result(0, 2, CELL_DONE, 0, 0);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   write_ok(a, &r0);
@@ -913,10 +899,9 @@ static double now_s(void);
 
 static void kill_trials(int group) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, group ? "killg" : "kill");
-  snprintf(path, sizeof path, "%s/k.h5", dir);
-  cs_spec *spec = spec_from("[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
-                            "depth = 1..4\nseed = 0..24\n");
+  cs_spec *spec = scratch(dir, path, group ? "killg" : "kill", "k.h5",
+                          "[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
+                          "depth = 1..4\nseed = 0..24\n");
   const int ncells = 200, trials = 24;
   unsigned char *reported = calloc(ncells, 1);
   assert_non_null(reported);
@@ -1048,10 +1033,9 @@ static int64_t file_done(const char *path) {
 
 static void test_group_commit_batches(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "batch");
-  snprintf(path, sizeof path, "%s/b.h5", dir);
-  cs_spec *spec = spec_from("[sweep]\nname = batch\n[grid]\narch = ungated, gated\n"
-                            "depth = 1..4\nseed = 0..4\n");
+  cs_spec *spec = scratch(dir, path, "batch", "b.h5",
+                          "[sweep]\nname = batch\n[grid]\narch = ungated, gated\n"
+                          "depth = 1..4\nseed = 0..4\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   int64_t durable;
   add_results(a, 0, 10, &durable);
@@ -1263,10 +1247,8 @@ static void test_bad_inputs(void **state) {
 
 static void test_overwrite(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "over");
-  snprintf(path, sizeof path, "%s/o.h5", dir);
+  cs_spec *spec = scratch(dir, path, "over", "o.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_spec *other = spec_from(OTHER_SPEC);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_cell_result r = known_result(1, 1, CELL_DONE, 0, 0);
@@ -1488,11 +1470,10 @@ static double now_s(void) {
 
 static void test_write_cost(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "cost");
-  snprintf(path, sizeof path, "%s/c.h5", dir);
   // 400 cells; 100 small results (depth 4, 3 curve points)
-  cs_spec *spec = spec_from("[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
-                            "depth = 1..4\nseed = 0..49\n");
+  cs_spec *spec = scratch(dir, path, "cost", "c.h5",
+                          "[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
+                          "depth = 1..4\nseed = 0..49\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   const int N = 100;
   double worst = 0, total = 0;

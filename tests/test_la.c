@@ -11,6 +11,7 @@
 
 #include "curvsweep/la.h"
 #include "curvsweep/rng.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdlib.h>

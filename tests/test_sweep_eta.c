@@ -13,6 +13,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/spec.h"
 #include "curvsweep/sweep.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -25,6 +25,13 @@ static cs_cell_result run(cs_config c, int save_points, int save_params) {
   return r;
 }
 
+/* The cell of c (no points or parameters saved), which ends with status want. */
+static cs_cell_result run_as(cs_config c, cs_cell_status want) {
+  cs_cell_result r = run(c, 0, 0);
+  assert_int_equal(r.status, want);
+  return r;
+}
+
 /* Acceptance: every arch ≥ 97% on linear at depth 2, width 16,
  * default training. */
 static void test_every_arch_learns_linear(void **state) {
@@ -32,8 +39,7 @@ static void test_every_arch_learns_linear(void **state) {
   for (int a = 0; a < ARCH_COUNT; a++) {
     cs_config c = config_default();
     c.arch = (cs_arch)a, c.task = TASK_LINEAR, c.depth = 2, c.width = 16, c.points = 16;
-    cs_cell_result r = run(c, 0, 0);
-    assert_int_equal(r.status, CELL_DONE);
+    cs_cell_result r = run_as(c, CELL_DONE);
     if (!(r.test_acc >= 0.97)) fail_msg("%s on linear: test acc %.4f", config_arch_name(c.arch), r.test_acc);
     assert_int_equal(r.n_curve, 10); /* eval every 10 of 100 epochs */
     assert_int_equal(r.curve[9].epoch, 100);
@@ -46,8 +52,7 @@ static void test_mlp_learns_circles(void **state) {
   (void)state;
   cs_config c = config_default();
   c.arch = ARCH_MLP, c.task = TASK_CIRCLES, c.depth = 2, c.width = 16, c.points = 16;
-  cs_cell_result r = run(c, 0, 0);
-  assert_int_equal(r.status, CELL_DONE);
+  cs_cell_result r = run_as(c, CELL_DONE);
   if (!(r.test_acc >= 0.95)) fail_msg("mlp on circles: test acc %.4f", r.test_acc);
   result_free(&r);
 }
@@ -83,8 +88,7 @@ static void test_divergence_is_a_status(void **state) {
   (void)state;
   cs_config c = config_default();
   c.arch = ARCH_GATED, c.task = TASK_CIRCLES, c.epochs = 5, c.lr = 1e200, c.points = 8;
-  cs_cell_result r = run(c, 0, 0);
-  assert_int_equal(r.status, CELL_DIVERGED);
+  cs_cell_result r = run_as(c, CELL_DIVERGED);
   assert_non_null(strstr(r.message, "non-finite"));
   result_free(&r);
 }

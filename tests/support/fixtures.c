@@ -69,6 +69,12 @@ void remove_tree(const char *dir) {
   rmdir(dir);
 }
 
+cs_spec *scratch(char *dir, char *path, const char *tag, const char *name, const char *text) {
+  make_dir(dir, 64, tag);
+  snprintf(path, 128, "%s/%s", dir, name);
+  return text ? spec_from(text) : load_spec("tests/specs/demo-small.ini");
+}
+
 int file_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
@@ -178,6 +184,13 @@ double csv_number(const char *path, const char *prefix, const char *col) {
   double v = strtod(s, NULL);
   free(s);
   return v;
+}
+
+void fixture_check_csv_text(const char *path, const char *prefix, const char *col, const char *want,
+                            const char *file, int line) {
+  char *v = csv_field(path, prefix, col);
+  _assert_string_equal(v, want, file, line);
+  free(v);
 }
 
 void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int64_t n,
