@@ -482,8 +482,7 @@ static void test_degenerate(void **state) {
   for (int i = 0; i < d; i++) jet[2 * d + i] = -jet[d + i];
   pts[3] = point_of(d, m, jet, 1.0);
   pts[4] = pts[3];
-  geom_stats st;
-  st = stats_of(5, pts);
+  geom_stats st = stats_of(5, pts);
   assert_int_equal(st.n_points, 5);
   check_rel(st.degenerate_frac, 0.4, 1e-15, "degenerate_frac");
   check_rel(st.K_mean, 0.25, 1e-10, "K_mean over the non-degenerate sphere points");
@@ -541,8 +540,7 @@ static void test_stats_hand(void **state) {
   pts[8] = DEGENERATE_POINT;
   pts[9] = fake_point(1e6, 1e6, 1.0);
   pts[9].cls = GEOM_UNRESOLVED;
-  geom_stats st;
-  st = stats_of(10, pts);
+  geom_stats st = stats_of(10, pts);
   assert_int_equal(st.n_points, 10);
   check_rel(st.degenerate_frac, 0.1, 1e-15, "degenerate_frac");
   check_rel(st.unresolved_frac, 0.1, 1e-15, "unresolved_frac");
@@ -602,8 +600,7 @@ static void test_stats_monte_carlo_se(void **state) {
   // equal S, MC errors 0.5 each: sample spread 0, se = √(Σ se²)/n = √0.5/2
   geom_point pts[2] = {fake_point(1, 1, 1), fake_point(1, 1, 1)};
   pts[0].S_se = pts[1].S_se = 0.5;
-  geom_stats st;
-  st = stats_of(2, pts);
+  geom_stats st = stats_of(2, pts);
   check_rel(st.S_se, sqrt(0.5) / 2.0, 1e-15, "MC-dominated se");
   // spread dominates: S = 2, 10 (s² = 32) with se 0.5: √(32/2) = 4
   pts[1] = fake_point(5, 5, 1);
