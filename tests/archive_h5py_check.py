@@ -7,7 +7,7 @@ CS_ARCHIVE_WRITE_DEMO set (tests/test_archive.c, demo_archive): spec
 tests/specs/demo-small.ini; cells 0..5 done, 6 failed, 7 pending; depth 1
 for even cells, 2 for odd; cell 1 carries /points and /params. The
 expected numbers are recomputed here from the formulas documented at
-make_result in tests/test_archive.c."""
+known_result in tests/test_archive.c."""
 import math
 import os
 import sys
@@ -18,13 +18,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from archive_points import cell_points  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from tally import check, finish  # noqa: E402
+
 path, spec_path = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
 
 
 def close(a, b):
@@ -161,8 +158,4 @@ with h5py.File(path, "r") as f:
         check(list(df.columns) == want and len(df) == 8, "pandas DataFrame of /cells")
         check((df["status"] == b"done").sum() == 6, "pandas status counts")
 
-if failures:
-    for x in failures:
-        print("FAIL:", x)
-    sys.exit(1)
-print("archive_h5py_check: all checks passed")
+finish()

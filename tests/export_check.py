@@ -2,6 +2,7 @@
 """export_check.py ARCHIVE DIR — `curvsweep export ARCHIVE --csv DIR` against
 python/curvsweep_archive (a second reader of the same archive): the same
 rows, the same decoded axis values, every number bit for bit."""
+import os
 import sys
 
 import numpy as np
@@ -9,16 +10,10 @@ import pandas as pd
 
 import curvsweep_archive as ca
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from tally import check, finish  # noqa: E402
+
 path, d = sys.argv[1], sys.argv[2]
-failures, passes = [], 0
-
-
-def check(cond, what):
-    global passes
-    if cond:
-        passes += 1
-    else:
-        failures.append(what)
 
 
 def same_frame(a, b, what, keys):
@@ -47,7 +42,4 @@ same_frame(pd.read_csv(d + "/curvature.csv", float_precision="round_trip"), ca.c
 same_frame(pd.read_csv(d + "/curves.csv", float_precision="round_trip"), ca.curves(path), "curves.csv", ["cell_id", "epoch"])
 # the failed cell's message survives quoting
 check(any("failed" in m for m in cells["message"]), "no failed cell's message in cells.csv")
-for msg in failures:
-    print("FAIL:", msg)
-print("%d passed, %d failed" % (passes, len(failures)))
-sys.exit(1 if failures else 0)
+finish()

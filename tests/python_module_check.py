@@ -25,17 +25,10 @@ import curvsweep_archive as ca
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from archive_points import cell_points, to_group_layout  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from tally import check, finish  # noqa: E402
+
 path, info_path = sys.argv[1], sys.argv[2]
-failures = []
-passes = 0
-
-
-def check(cond, what):
-    global passes
-    if cond:
-        passes += 1
-    else:
-        failures.append(what)
 
 
 def same(a, b):
@@ -138,7 +131,4 @@ with tempfile.TemporaryDirectory() as d:
     except ValueError as e:
         check("not a curvsweep archive" in str(e), "refusal message: %s" % e)
 
-for msg in failures:
-    print("FAIL:", msg)
-print("%d passed, %d failed" % (passes, len(failures)))
-sys.exit(1 if failures else 0)
+finish()

@@ -124,18 +124,11 @@ typedef struct {
 
 /* A done result with the given accuracy and per-prefix statistics; with
  * n_points > 0 also per-point arrays (x on a seeded grid, K̃ = kt_scale·x1·x2). */
-static cs_cell_result make_result(int64_t id, int L, double acc, const prefix_values *pv,
-                                  int n_points, double kt_scale) {
-  cs_cell_result r;
-  memset(&r, 0, sizeof r);
-  r.cell_id = id;
-  r.status = CELL_DONE;
-  r.test_acc = acc;
-  r.train_acc = acc;
+static cs_cell_result prefix_result(int64_t id, int L, double acc, const prefix_values *pv,
+                                    int n_points, double kt_scale) {
+  cs_cell_result r = make_result(id, L, acc);
   r.train_loss = 0.3;
   r.n_params = 100;
-  r.depth = L;
-  r.curv = calloc((size_t)L, sizeof *r.curv);
   for (int l = 0; l < L; l++) {
     geom_stats *g = &r.curv[l];
     g->n_points = 16;
@@ -301,7 +294,7 @@ static int hand_results_bump(cs_cell_result *res, int with_points, double bump) 
           if (bump > 0 && a == 0 && d == 1 && t == 1 && s == 0) pv[1].Kt = bump;
           double acc = 0.80 + 0.01 * s;
           if (a == 1) acc += HAND_DELTA[t][s];
-          res[n++] = make_result(id, L, acc, pv, with_points ? 16 : 0, a == 0 ? 1e-15 : 1.0);
+          res[n++] = prefix_result(id, L, acc, pv, with_points ? 16 : 0, a == 0 ? 1e-15 : 1.0);
         }
   return n;
 }
@@ -310,17 +303,11 @@ static int hand_results(cs_cell_result *res, int with_points) {
   return hand_results_bump(res, with_points, 0.0);
 }
 
-static void free_results(cs_cell_result *res, int n) {
-  for (int i = 0; i < n; i++) result_free(&res[i]);
-}
-
 static void test_report_hand(void **state) {
   (void)state;
   char dir[64], arch[128], out[128], path[256];
-  make_dir(dir, sizeof dir, "hand");
-  snprintf(arch, sizeof arch, "%s/hand.h5", dir);
+  cs_spec *spec = scratch(dir, arch, "hand", "hand.h5", HAND_SPEC);
   snprintf(out, sizeof out, "%s/report", dir);
-  cs_spec *spec = spec_from(HAND_SPEC);
   cs_cell_result res[24];
   int n = hand_results(res, 0);
   assert_int_equal(n, 23);
@@ -461,25 +448,19 @@ static void test_report_hand(void **state) {
   free(vt);
   /* claim 1 (no classification): the K̃ bound, largest 6e-15 */
   assert_close(csv_number(path, "1,ungated affine skeleton,", "effect"), 6e-15, 1e-27);
-  vt = csv_field(path, "1,ungated affine skeleton,", "decision");
-  assert_string_equal(vt, "supported");
-  free(vt);
+  assert_csv_text(path, "1,ungated affine skeleton,", "decision", "supported");
   /* claim 2: every row has gated more curved, per seed +1: 3 seeds, one-sided exact
    * sign-flip p = 2^-3 (the one pattern of all + signs), family of one arch: too few (needs 5) */
   assert_close(csv_number(path, "2,gated;Kt,", "n"), 3, 0);
   assert_close(csv_number(path, "2,gated;Kt,", "effect"), 1.0, 0.0);
   assert_close(csv_number(path, "2,gated;Kt,", "p_raw"), 0.125, 0.0);
-  vt = csv_field(path, "2,verdict,", "decision");
-  assert_string_equal(vt, "too few");
-  free(vt);
+  assert_csv_text(path, "2,verdict,", "decision", "too few");
   /* claim 3, nonlinear (circles): per seed the mean of its depth-1 and depth-2 differences
    * = delta {0.10, 0.05, 0.15}: mean 0.1, p = 1/8 (3 seeds, all positive) → too few */
   const char *nl = "3,nonlinear;pooled,";
   assert_close(csv_number(path, nl, "effect"), 0.1, 1e-12);
   assert_close(csv_number(path, nl, "p_raw"), 0.125, 0.0);
-  vt = csv_field(path, nl, "decision");
-  assert_string_equal(vt, "too few");
-  free(vt);
+  assert_csv_text(path, nl, "decision", "too few");
   /* linear: seed 0 (0.01 + 0.01)/2, seed 1 (−0.02 − 0.02)/2, seed 2 only depth 2: 0
    * → d = {0.01, −0.02, 0}; TOST against ±0.01 with df 2, where the t CDF is
    * ½ + x/(2√(2 + x²)): p = max(1 − F((d̄ + m)/se), F((d̄ − m)/se)) */
@@ -493,19 +474,13 @@ static void test_report_hand(void **state) {
   double t95 = 0.9 / sqrt(2 * 0.95 * 0.05);
   assert_close(csv_number(path, li, "effect_lo"), dbar - t95 * se, 1e-12);
   assert_close(csv_number(path, li, "effect_hi"), dbar + t95 * se, 1e-12);
-  vt = csv_field(path, li, "decision");
-  assert_string_equal(vt, "inconclusive"); /* the interval straddles both margins */
-  free(vt);
-  vt = csv_field(path, "3,verdict,", "decision");
-  assert_string_equal(vt, "too few");
-  free(vt);
+  assert_csv_text(path, li, "decision", "inconclusive"); /* the interval straddles both margins */
+  assert_csv_text(path, "3,verdict,", "decision", "too few");
   /* claim 4: K̃ = k_s · L per seed, slope exactly 1 in every seed, p = 1/8; no classification,
    * hence no K̂ or ∫|K| dA: not testable (the verdict row "inconclusive") */
   assert_close(csv_number(path, "4,gated;circles;all;across-depths;Kt,", "effect"), 1.0, 1e-12);
   assert_close(csv_number(path, "4,gated;circles;all;along-layers;Kt,", "p_raw"), 0.125, 0.0);
-  vt = csv_field(path, "4,verdict,", "decision");
-  assert_string_equal(vt, "inconclusive");
-  free(vt);
+  assert_csv_text(path, "4,verdict,", "decision", "inconclusive");
   snprintf(path, sizeof path, "%s/index.md", out);
   md = read_text(path);
   assert_non_null(strstr(md, "[summary.csv](summary.csv)"));
@@ -558,10 +533,8 @@ static void test_report_flatness(void **state) {
   const char *verdict[2] = {"supported", "not supported"};
   for (int k = 0; k < 2; k++) {
     char dir[64], arch[128], out[128], path[256];
-    make_dir(dir, sizeof dir, "flat");
-    snprintf(arch, sizeof arch, "%s/hand.h5", dir);
+    cs_spec *spec = scratch(dir, arch, "flat", "hand.h5", HAND_SPEC);
     snprintf(out, sizeof out, "%s/report", dir);
-    cs_spec *spec = spec_from(HAND_SPEC);
     cs_cell_result res[24];
     int n = hand_results_bump(res, 0, bump[k]);
     write_archive(arch, spec, NULL, res, n);
@@ -573,9 +546,7 @@ static void test_report_flatness(void **state) {
     /* claim 1: the largest ungated skeleton mean |K̃| is the bump; 1e-7 ≤ 1e-6 × 1.4 holds */
     assert_close(csv_number(path, "1,ungated affine skeleton,", "effect"), bump[k], 0.0);
     assert_close(csv_number(path, "1,ungated affine skeleton,", "n"), 6, 0);
-    char *dec = csv_field(path, "1,ungated affine skeleton,", "decision");
-    assert_string_equal(dec, verdict[k]);
-    free(dec);
+    assert_csv_text(path, "1,ungated affine skeleton,", "decision", verdict[k]);
     /* claim 4 tests the ungated circles row only when claim 1 does not read it as flat:
      * its K̃ slope checks exist for k = 1 only */
     char *text = read_text(path);
@@ -595,11 +566,9 @@ static const char *POWER_SPEC = "[sweep]\nname = power\n[grid]\narch = gated\n"
 static void test_report_power_law(void **state) {
   (void)state;
   char dir[64], arch[128], out[128], out2[128], path[256];
-  make_dir(dir, sizeof dir, "power");
-  snprintf(arch, sizeof arch, "%s/power.h5", dir);
+  cs_spec *spec = scratch(dir, arch, "power", "power.h5", POWER_SPEC);
   snprintf(out, sizeof out, "%s/report", dir);
   snprintf(out2, sizeof out2, "%s/again", dir);
-  cs_spec *spec = spec_from(POWER_SPEC);
   cs_cell_result res[24];
   rng_stream noise = rng_stream_make(7, "test:noise", 0, NULL);
   for (int d = 0; d < 4; d++)
@@ -609,7 +578,7 @@ static void test_report_power_law(void **state) {
       for (int l = 1; l <= L; l++)
         pv[l - 1] = (prefix_values){pow(l, 1.5) * exp(0.3 * rng_normal(&noise)),
                                     0.5 * exp(0.3 * rng_normal(&noise)), 0.1, -3.0 * log(l), NAN};
-      res[d * 6 + s] = make_result(d * 6 + s, L, 0.9, pv, 0, 0);
+      res[d * 6 + s] = prefix_result(d * 6 + s, L, 0.9, pv, 0, 0);
     }
   write_archive(arch, spec, NULL, res, 24);
   analysis_options opt = analysis_options_default();
@@ -652,10 +621,8 @@ static void test_report_power_law(void **state) {
   for (int pre = 0; pre < 2; pre++) {
     char row[96];
     snprintf(row, sizeof row, "4,gated;circles;all;%s;Kt,", pre ? "along-layers" : "across-depths");
-    char *dec = csv_field(path, row, "decision"), *adj = csv_field(path, row, "adjust");
-    assert_string_equal(dec, "not supported");
-    assert_string_equal(adj, "holm(2)");
-    free(dec), free(adj);
+    assert_csv_text(path, row, "decision", "not supported");
+    assert_csv_text(path, row, "adjust", "holm(2)");
     assert_close(csv_number(path, row, "n"), 6, 0);
     if (pre) continue;
     double mean = 0, lx[4], ly[4];
@@ -666,9 +633,7 @@ static void test_report_power_law(void **state) {
     assert_close(csv_number(path, row, "effect"), mean, 1e-12);
   }
   /* no K̂ or ∫|K| dA (unclassified): claim 4 is not testable */
-  char *dec = csv_field(path, "4,verdict,", "decision");
-  assert_string_equal(dec, "inconclusive");
-  free(dec);
+  assert_csv_text(path, "4,verdict,", "decision", "inconclusive");
   snprintf(path, sizeof path, "%s/index.md", out);
   char *md = read_text(path);
   assert_non_null(strstr(md, "raw K grows but K̃ does not: shrinkage, not geometry (log det g falls)"));
@@ -687,12 +652,10 @@ static void test_report_power_law(void **state) {
 static void test_report_plots(void **state) {
   (void)state;
   char dir[64], arch[128], out[128], path[256];
-  make_dir(dir, sizeof dir, "plots");
-  snprintf(arch, sizeof arch, "%s/hand.h5", dir);
-  snprintf(out, sizeof out, "%s/report", dir);
   const char *spec_text = "[sweep]\nname = hand\nsave_points = yes\n[grid]\narch = ungated, gated\n"
                           "depth = 1, 2\ntask = linear, circles\nseed = 0..2\n[curvature]\npoints = 16\n";
-  cs_spec *spec = spec_from(spec_text);
+  cs_spec *spec = scratch(dir, arch, "plots", "hand.h5", spec_text);
+  snprintf(out, sizeof out, "%s/report", dir);
   cs_cell_result res[24];
   int n = hand_results(res, 1);
   write_archive(arch, spec, NULL, res, n);
@@ -752,11 +715,9 @@ static void test_report_plots(void **state) {
 static void test_combining_rule(void **state) {
   (void)state;
   char dir[64], a1[128], a2[128], out[128];
-  make_dir(dir, sizeof dir, "combine");
-  snprintf(a1, sizeof a1, "%s/one.h5", dir);
+  cs_spec *spec = scratch(dir, a1, "combine", "one.h5", HAND_SPEC);
   snprintf(a2, sizeof a2, "%s/two.h5", dir);
   snprintf(out, sizeof out, "%s/report", dir);
-  cs_spec *spec = spec_from(HAND_SPEC);
   cs_cell_result res[24];
   int n = hand_results(res, 0);
   analysis_options opt = analysis_options_default();
@@ -805,12 +766,10 @@ static void test_combining_rule(void **state) {
 static void test_errors(void **state) {
   (void)state;
   char dir[64], a1[128], a2[128], a3[128], out[128];
-  make_dir(dir, sizeof dir, "errors");
-  snprintf(a1, sizeof a1, "%s/one.h5", dir);
+  cs_spec *spec = scratch(dir, a1, "errors", "one.h5", HAND_SPEC);
   snprintf(a2, sizeof a2, "%s/other.h5", dir);
   snprintf(a3, sizeof a3, "%s/empty.h5", dir);
   snprintf(out, sizeof out, "%s/report", dir);
-  cs_spec *spec = spec_from(HAND_SPEC);
   cs_spec *other = spec_from(POWER_SPEC);
   cs_cell_result res[24];
   int n = hand_results(res, 0);

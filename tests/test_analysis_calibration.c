@@ -67,17 +67,13 @@ static void grid_open(grid *G, const char *text) {
   G->cfg = calloc((size_t)G->n, sizeof *G->cfg);
   for (int64_t id = 0; id < G->n; id++) {
     assert_ok(spec_cell_config(spec, id, &G->cfg[id]));
-    cs_cell_result *r = &G->res[id];
-    r->cell_id = id;
-    r->status = CELL_DONE;
-    r->depth = G->cfg[id].depth;
-    r->curv = calloc((size_t)r->depth, sizeof *r->curv);
+    G->res[id] = make_result(id, G->cfg[id].depth, 0.0);
   }
   spec_free(spec);
 }
 
 static void grid_close(grid *G) {
-  for (int64_t i = 0; i < G->n; i++) result_free(&G->res[i]);
+  free_results(G->res, G->n);
   free(G->res), free(G->cfg);
 }
 

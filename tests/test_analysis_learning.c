@@ -83,34 +83,29 @@ static void exp_t_interval(const double *v, double *lo, double *hi) {
   *lo = exp(m - half), *hi = exp(m + half);
 }
 
-static void make(cs_cell_result *res, int S, const double *ungated, const double *gated) {
+/* The 2 · N_X · S cells of curves ungated and gated over S seeds (SPEC4: 6, SPEC1: 1). */
+static cs_cell_result *make(cs_cell_result *res, int S, const double *ungated, const double *gated) {
   for (int a = 0; a < 2; a++)
     for (int i = 0; i < N_X; i++)
       for (int s = 0; s < S; s++) {
-        cs_cell_result *r = &res[(a * N_X + i) * S + s];
-        memset(r, 0, sizeof *r);
-        r->cell_id = (a * N_X + i) * S + s;
-        r->status = CELL_DONE;
-        r->test_acc = r->train_acc = (a ? gated : ungated)[i] + (S > 1 ? OFFSET[s] : 0.0);
-        r->depth = 1;
-        r->curv = calloc(1, sizeof *r->curv);
-        r->curv[0].n_points = 8;
+        int id = (a * N_X + i) * S + s;
+        res[id] = make_result(id, 1, (a ? gated : ungated)[i] + (S > 1 ? OFFSET[s] : 0.0));
+        res[id].curv[0].n_points = 8;
       }
+  return res;
 }
 
-static char *run(const char *spec, cs_cell_result *res, int n, double target, char *dir, size_t len) {
+/* The cells of make(res, S, ...) analysed with target (NAN: the default) into a fresh dir[64];
+ * path[300]: its samples_to_target.csv. Returns index.md's text. */
+static char *run(cs_cell_result *res, int S, double target, char *dir, char *path) {
   analysis_options opt = analysis_options_default();
   opt.render = 0;
   opt.target_acc = target;
-  char *md = analyse_results(spec, res, n, &opt, "analysis_learning", dir, len);
-  char path[300];
-  snprintf(path, sizeof path, "%s/report/learning_curve_circles.gp", dir);
+  char *md = analyse_results(S > 1 ? SPEC4 : SPEC1, res, 2 * N_X * S, &opt, "analysis_learning", dir, 64);
+  snprintf(path, 300, "%s/report/learning_curve_circles.gp", dir);
   assert_true(file_exists(path));
+  snprintf(path, 300, "%s/report/samples_to_target.csv", dir);
   return md;
-}
-
-static void free_all(cs_cell_result *res, int n) {
-  for (int i = 0; i < n; i++) result_free(&res[i]);
 }
 
 /* gated g = (0.70, 0.90, 0.98, 1.00), ungated u = (0.50, 0.60, 0.80, 0.96): target 0.95 (95% of
@@ -120,10 +115,8 @@ static void test_gated_fewer(void **state) {
   const double u[N_X] = {0.50, 0.60, 0.80, 0.96}, g[N_X] = {0.70, 0.90, 0.98, 1.00};
   enum { N = 2 * N_X * 6 };
   cs_cell_result res[N];
-  make(res, 6, u, g);
   char dir[64], path[300];
-  char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
+  char *md = run(make(res, 6, u, g), 6, NAN, dir, path);
   assert_close(csv_number(path, "gated,circles,", "target_acc"), 0.95, 1e-12);
   assert_close(csv_number(path, "gated,circles,", "best_acc"), 1.0, 1e-12);
   assert_close(csv_number(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
@@ -153,12 +146,8 @@ static void test_gated_fewer(void **state) {
   assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
   assert_int_equal(find_check(&V, "sample-efficiency", "verdict", 1)->decision, ANALYSIS_SUPPORTED);
   analysis_checks_free(&V);
-  char *v = csv_field(path, "gated,circles,", "verdict");
-  assert_string_equal(v, "yes");
-  free(v);
-  v = csv_field(path, "ungated,circles,", "verdict");
-  assert_string_equal(v, "n/a");
-  free(v);
+  assert_csv_text(path, "gated,circles,", "verdict", "yes");
+  assert_csv_text(path, "ungated,circles,", "verdict", "n/a");
   /* learning_curve.csv: the mean over seeds is the curve itself */
   snprintf(path, sizeof path, "%s/report/learning_curve.csv", dir);
   assert_close(csv_number(path, "gated,circles,nonlinear,1,all,128,", "acc_mean"), 0.90, 1e-12);
@@ -167,11 +156,9 @@ static void test_gated_fewer(void **state) {
   assert_has(md, "ratio ungated/gated 2.484");
   free(md);
   snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
-  v = csv_field(path, "sample-efficiency,verdict,", "decision");
-  assert_string_equal(v, "supported");
-  free(v);
+  assert_csv_text(path, "sample-efficiency,verdict,", "decision", "supported");
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 /* The curves cross: gated (0.80, 0.86, 0.88, 0.90) leads at small sizes and plateaus;
@@ -183,15 +170,11 @@ static void test_curves_cross(void **state) {
   const double u[N_X] = {0.60, 0.80, 0.96, 1.00}, g[N_X] = {0.80, 0.86, 0.88, 0.90};
   enum { N = 2 * N_X * 6 };
   cs_cell_result res[N];
-  make(res, 6, u, g);
   char dir[64], path[300];
-  char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
+  char *md = run(make(res, 6, u, g), 6, NAN, dir, path);
   assert_close(csv_number(path, "ungated,circles,", "samples"), 128 * pow(2, 0.9375), 1e-6);
   assert_true(isinf(csv_number(path, "gated,circles,", "samples")));
-  char *v = csv_field(path, "gated,circles,", "reached");
-  assert_string_equal(v, "no");
-  free(v);
+  assert_csv_text(path, "gated,circles,", "reached", "no");
   assert_close(csv_number(path, "gated,circles,", "ratio_ungated_over_arch"), 0.0, 0);
   /* per seed: gated censored at 1024, ungated ln 2 (7 + (0.15 − δ)/0.16): log ratio < 0 */
   double lr[6], lo, hi;
@@ -199,23 +182,16 @@ static void test_curves_cross(void **state) {
   exp_t_interval(lr, &lo, &hi);
   assert_close(csv_number(path, "gated,circles,", "ratio_ci_high"), hi, 1e-12);
   assert_true(hi < 1);
-  v = csv_field(path, "gated,circles,", "verdict");
-  assert_string_equal(v, "no");
-  free(v);
+  assert_csv_text(path, "gated,circles,", "verdict", "no");
   assert_has(md, "gated not reached (> 512)");
   free(md);
   snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
-  v = csv_field(path, "sample-efficiency,verdict,", "decision");
-  assert_string_equal(v, "not supported");
-  free(v);
+  assert_csv_text(path, "sample-efficiency,verdict,", "decision", "not supported");
   assert_close(csv_number(path, "sample-efficiency,circles;depth 1;all;gated,", "p_raw"), 2.0 / 64, 0.0);
   remove_tree(dir);
 
-  md = run(SPEC4, res, N, 0.85, dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
-  v = csv_field(path, "gated,circles,", "target_source");
-  assert_string_equal(v, "given");
-  free(v);
+  md = run(res, 6, 0.85, dir, path);
+  assert_csv_text(path, "gated,circles,", "target_source", "given");
   assert_close(csv_number(path, "gated,circles,", "samples"), 64 * pow(2, 5.0 / 6.0), 1e-6);
   assert_close(csv_number(path, "ungated,circles,", "samples"), 128 * pow(2, 0.3125), 1e-6);
   /* per seed log2 ratio 1 − (0.05 − δ)(1/0.06 − 1/0.16) > 0 */
@@ -227,11 +203,9 @@ static void test_curves_cross(void **state) {
   assert_has(md, "the target accuracy is given by `--target-acc`");
   free(md);
   snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
-  v = csv_field(path, "sample-efficiency,verdict,", "decision");
-  assert_string_equal(v, "supported");
-  free(v);
+  assert_csv_text(path, "sample-efficiency,verdict,", "decision", "supported");
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 /* One seed: point estimates, no interval, and the section says why there is no verdict. */
@@ -240,15 +214,11 @@ static void test_one_seed(void **state) {
   const double u[N_X] = {0.50, 0.60, 0.80, 0.96}, g[N_X] = {0.70, 0.90, 0.98, 1.00};
   enum { N = 2 * N_X };
   cs_cell_result res[N];
-  make(res, 1, u, g);
   char dir[64], path[300];
-  char *md = run(SPEC1, res, N, NAN, dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/report/samples_to_target.csv", dir);
+  char *md = run(make(res, 1, u, g), 1, NAN, dir, path);
   assert_close(csv_number(path, "gated,circles,", "samples"), 128 * pow(2, 0.625), 1e-6);
   assert_true(isnan(csv_number(path, "gated,circles,", "samples_ci_low")));
-  char *v = csv_field(path, "gated,circles,", "verdict");
-  assert_string_equal(v, "too few");
-  free(v);
+  assert_csv_text(path, "gated,circles,", "verdict", "too few");
   assert_has(md, "(one seed: no interval, so no verdict)");
   free(md);
   analysis_checks V = verdicts_of(SPEC1, res, N, NULL);
@@ -258,7 +228,7 @@ static void test_one_seed(void **state) {
   assert_int_equal(c->needs, 6); /* two-sided: 2 · 2^−6 < 0.05 */
   analysis_checks_free(&V);
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 /* test_gated_fewer's sweep written as two shard archives (cells split by
@@ -272,16 +242,15 @@ static void test_archives(void **state) {
   const double u[N_X] = {0.50, 0.60, 0.80, 0.96}, g[N_X] = {0.70, 0.90, 0.98, 0.99};
   enum { N = 2 * N_X * 6 };
   cs_cell_result res[N];
-  make(res, 6, u, g);
-  char dir[64];
-  char *md = run(SPEC4, res, N, NAN, dir, sizeof dir);
+  char dir[64], path[300];
+  char *md = run(make(res, 6, u, g), 6, NAN, dir, path);
   free(md);
   char out[2][160];
   analyse_shards_and_merge(SPEC4, res, N, dir, out);
   const char *tables[3] = {"learning_curve.csv", "samples_to_target.csv", "verdicts.csv"};
   assert_same_tables(dir, out, tables, 3);
   remove_tree(dir);
-  free_all(res, N);
+  free_results(res, N);
 }
 
 int main(void) {

@@ -130,13 +130,9 @@ static void make_results(cs_cell_result *res, gated_case gc, ungated_case uc, in
   for (int a = 0; a < N_ARCH; a++)
     for (int d = 0; d < N_DEPTH; d++)
       for (int s = 0; s < N_SEED; s++) {
-        cs_cell_result *r = &res[(a * N_DEPTH + d) * N_SEED + s];
-        memset(r, 0, sizeof *r);
-        r->cell_id = (a * N_DEPTH + d) * N_SEED + s;
-        r->status = CELL_DONE;
-        r->test_acc = r->train_acc = 0.8 + 0.1 * a;
-        r->depth = DEPTHS[d];
-        r->curv = calloc((size_t)r->depth, sizeof *r->curv);
+        int64_t id = (a * N_DEPTH + d) * N_SEED + s;
+        cs_cell_result *r = &res[id];
+        *r = make_result(id, DEPTHS[d], 0.8 + 0.1 * a);
         for (int l = 1; l <= r->depth; l++) {
           geom_stats *g = &r->curv[l - 1];
           g->n_points = N_PTS;
@@ -147,10 +143,6 @@ static void make_results(cs_cell_result *res, gated_case gc, ungated_case uc, in
         }
         if (points && a == 1) fill_points(r);
       }
-}
-
-static void free_results(cs_cell_result *res) {
-  for (int i = 0; i < N_CELLS; i++) result_free(&res[i]);
 }
 
 /* Analyse in memory into a fresh directory; returns index.md's text. */
@@ -253,10 +245,8 @@ static void test_claim4_kt_only(void **state) {
   /* verdicts.csv carries the same numbers as the structs */
   snprintf(path, sizeof path, "%s/report/verdicts.csv", dir);
   assert_close(csv_number(path, "4,gated;circles;all;across-depths;Kt,", "p_adj"), 2.0 / 128, 0.0);
-  char *dec = csv_field(path, "4,verdict,", "decision");
-  assert_string_equal(dec, "not supported");
-  free(dec);
-  free_results(res);
+  assert_csv_text(path, "4,verdict,", "decision", "not supported");
+  free_results(res, N_CELLS);
   remove_tree(dir);
 }
 
@@ -297,7 +287,7 @@ static void test_claim4_supported(void **state) {
   /* K̃ = K̂ here: no anisotropy change */
   assert_close(csv_number(path, "gated,circles,", "dlogKt_depth"), log(4.0), 1e-12);
   assert_close(csv_number(path, "gated,circles,", "daniso_eff_depth"), 0.0, 1e-12);
-  free_results(res);
+  free_results(res, N_CELLS);
   remove_tree(dir);
 }
 
@@ -324,7 +314,7 @@ static void test_claim4_neither(void **state) {
   assert_int_equal(v->n, 3);
   assert_int_equal(v->needs, 7);
   analysis_checks_free(&V);
-  free_results(res);
+  free_results(res, N_CELLS);
 }
 
 /* Claim 1: all ungated skeleton points flat → holds, no caution. */
@@ -345,7 +335,7 @@ static void test_claim1_flat(void **state) {
                  "points), degenerate 0\n");
   assert_null(strstr(c1, "**Caution**"));
   free(c1), free(md);
-  free_results(res);
+  free_results(res, N_CELLS);
   remove_tree(dir);
 }
 
@@ -369,7 +359,7 @@ static void test_claim1_curved(void **state) {
   assert_close(csv_number(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_max"), 0.25, 0.0);
   assert_close(csv_number(path, "ungated,circles,nonlinear,2,all,1,2,", "curved_frac_mean"), 0.25 / 7,
                1e-15);
-  free_results(res);
+  free_results(res, N_CELLS);
   remove_tree(dir);
 }
 
@@ -396,7 +386,7 @@ static void test_claim1_unresolved(void **state) {
   assert_close(csv_number(path, "ungated,circles,nonlinear,4,", "unresolved_frac_mean"), 0.009, 1e-15);
   assert_close(csv_number(path, "ungated,circles,nonlinear,4,", "unresolved_share"), 0.018, 1e-15);
   free(c1), free(md);
-  free_results(res);
+  free_results(res, N_CELLS);
   remove_tree(dir);
 }
 
@@ -428,7 +418,7 @@ static void test_hist_classified(void **state) {
   assert_has(md, "points classified flat or curved only (unresolved and degenerate ones excluded)");
   assert_has(md, "### hist_Kh_circles");
   free(md);
-  free_results(res);
+  free_results(res, N_CELLS);
   remove_tree(dir);
 }
 

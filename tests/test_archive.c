@@ -130,12 +130,10 @@ enum { WITH_POINTS = 1, WITH_PARAMS = 2 };
  *   logdet_g, H_norm at [l-1][i] = 10 f + l + i/8 + cell;
  *   params: embed/W 3×2, embed/b 1×3, layer0/Wq 3×3, readout/b 1×2 with
  *   v[t][i] = t + i/2 + cell. salt shifts train_loss (merge conflicts). */
-static cs_cell_result make_result(int64_t cell, int depth, cs_cell_status status, int flags,
-                                  double salt) {
-  cs_cell_result r;
-  memset(&r, 0, sizeof r);
+static cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int flags,
+                                   double salt) {
+  cs_cell_result r = make_result(cell, depth, 0.0);
   double c = (double)cell;
-  r.cell_id = cell;
   r.status = status;
   r.rank = (int)(cell % 4);
   r.attempts = status == CELL_FAILED ? 2 : 1;
@@ -155,8 +153,6 @@ static cs_cell_result make_result(int64_t cell, int depth, cs_cell_status status
     r.curve[e - 1].train_acc = 0.125 * (e - 1);
     r.curve[e - 1].test_acc = 0.0625 * (e - 1) + c / 1024;
   }
-  r.depth = depth;
-  r.curv = depth ? calloc((size_t)depth, sizeof *r.curv) : NULL;
   for (int l = 1; l <= depth; l++) {
     r.curv[l - 1].n_points = 16;
     for (int k = 0; k < N_STATS; k++) *stats_field(&r.curv[l - 1], k) = 100 * c + l + k / 32.0 - 3;
@@ -264,34 +260,23 @@ static void assert_pending(const cs_cell_result *r, int64_t cell) {
   assert_int_equal(r->n_tensors, 0);
 }
 
-static void free_results(cs_cell_result *res, int64_t n) {
-  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
-  free(res);
-}
-
 static cs_archive *open_ok(const char *path, const cs_spec *spec, cs_archive_mode mode,
                            const unsigned char *mask) {
   cs_archive *a = NULL;
-  int rc = archive_open_write(path, spec, mode, mask, &a);
-  if (rc) print_error("archive_open_write: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_open_write(path, spec, mode, mask, &a));
   assert_non_null(a);
   return a;
 }
 
 static void write_ok(cs_archive *a, const cs_cell_result *r) {
-  int rc = archive_write_result(a, r);
-  if (rc) print_error("archive_write_result: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_write_result(a, r));
 }
 
-static void close_ok(cs_archive *a) { assert_int_equal(archive_close(a), CS_OK); }
+static void close_ok(cs_archive *a) { assert_ok(archive_close(a)); }
 
 static cs_cell_result *read_ok(const char *path, int64_t *n) {
   cs_cell_result *res = NULL;
-  int rc = archive_read_results(path, &res, n);
-  if (rc) print_error("archive_read_results: %s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_read_results(path, &res, n));
   return res;
 }
 
@@ -314,7 +299,7 @@ static cs_run_info make_run(const char *start, int ranks) {
  * v[0..4] (sink_mass, max_attn, massive_act, value_drain, resid_peak) at
  * prefix 1 and v + 1/8 at prefix 2 for the ratios. */
 static cs_cell_result lm_result(int64_t cell, const double v[5]) {
-  cs_cell_result r = make_result(cell, 2, CELL_DONE, 0, 0);
+  cs_cell_result r = known_result(cell, 2, CELL_DONE, 0, 0);
   for (int l = 0; l < 2; l++) {
     geom_stats *g = &r.curv[l];
     g->sink_mass = v[0], g->max_attn = v[1];
@@ -345,8 +330,8 @@ static void test_lm_token_columns(void **state) {
   assert_same_result(&res[2], &w[1]);
   assert_true(res[0].curv[1].massive_act == 37.625 && res[0].curv[1].value_drain == 0.15625);
   assert_true(isnan(res[2].curv[0].massive_act) && isnan(res[2].curv[1].resid_peak));
-  free_results(res, n);
-  for (int i = 0; i < 2; i++) result_free(&w[i]);
+  free_results(res, n), free(res);
+  free_results(w, 2);
   // damage: each a refusal naming the file, the cell, the prefix and why
   static const struct {
     double v[5];
@@ -382,7 +367,7 @@ static void test_lm_token_columns(void **state) {
   close_ok(a);
   result_free(&r);
   res = read_ok(p, &n);
-  free_results(res, n);
+  free_results(res, n), free(res);
   spec_free(mem);
   spec_free(spec);
 }
@@ -392,18 +377,17 @@ static void test_lm_token_columns(void **state) {
 
 static void test_round_trip(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "rt");
-  snprintf(path, sizeof path, "%s/sub/rt.h5", dir);  // sub/ does not exist yet: created
+  // its directory sub/ does not exist yet: created
+  cs_spec *spec = scratch(dir, path, "rt", "sub/rt.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   assert_int_equal(spec_cell_count(spec), 8);
 
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-01-02T03:04:05Z", 3);
-  assert_int_equal(archive_begin_run(a, &run), CS_OK);
-  cs_cell_result w[3] = {make_result(0, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
-                         make_result(3, 0, CELL_FAILED, 0, 0),
-                         make_result(5, 2, CELL_DIVERGED, WITH_POINTS, 0)};
+  assert_ok(archive_begin_run(a, &run));
+  cs_cell_result w[3] = {known_result(0, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
+                         known_result(3, 0, CELL_FAILED, 0, 0),
+                         known_result(5, 2, CELL_DIVERGED, WITH_POINTS, 0)};
   for (int i = 0; i < 3; i++) write_ok(a, &w[i]);
   assert_int_equal(archive_cell_status(a, 0), CELL_DONE);
   assert_int_equal(archive_cell_status(a, 3), CELL_FAILED);
@@ -417,7 +401,7 @@ static void test_round_trip(void **state) {
   assert_int_equal(div, 1);
   snprintf(run.end, sizeof run.end, "2026-01-02T04:00:00Z");
   run.cells_run = 3;
-  assert_int_equal(archive_end_run(a, &run), CS_OK);
+  assert_ok(archive_end_run(a, &run));
   close_ok(a);
   assert_true(file_exists(journal));  // cells still pending: the journal stays
 
@@ -430,11 +414,11 @@ static void test_round_trip(void **state) {
     if (k >= 0) assert_same_result(&res[c], &w[k]);
     else assert_pending(&res[c], c);
   }
-  free_results(res, n);
+  free_results(res, n), free(res);
 
   // summary and spec
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_string_equal(s.name, "demo-small");
   assert_string_equal(s.spec_sha256, spec_sha256(spec));
   assert_string_equal(s.software_version, CS_VERSION);
@@ -450,11 +434,11 @@ static void test_round_trip(void **state) {
   assert_int_equal(s.max_ranks, 3);
   assert_string_equal(s.last_run_end, "2026-01-02T04:00:00Z");
   char *text = NULL;
-  assert_int_equal(archive_read_spec(path, &text), CS_OK);
+  assert_ok(archive_read_spec(path, &text));
   assert_string_equal(text, spec_text(spec));
   free(text);
 
-  for (int i = 0; i < 3; i++) result_free(&w[i]);
+  free_results(w, 3);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -486,11 +470,10 @@ static void compound_names(const char *path, const char *dset, char *out, size_t
 
 static void test_schema_columns(void **state) {
   char dir[64], path[128], got[4096];
-  make_dir(dir, sizeof dir, "schema");
-  snprintf(path, sizeof path, "%s/schema.h5", dir);
   // extra axes of all three kinds: real lr, int width, string norm
-  cs_spec *spec = spec_from("[sweep]\nname = axes\n[grid]\nlr = 1e-3, 3e-3\nwidth = 8, 16\n"
-                            "norm = none, pre\nseed = 0..1\n");
+  cs_spec *spec = scratch(dir, path, "schema", "schema.h5",
+                          "[sweep]\nname = axes\n[grid]\nlr = 1e-3, 3e-3\nwidth = 8, 16\n"
+                          "norm = none, pre\nseed = 0..1\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   close_ok(a);
   compound_names(path, "cells", got, sizeof got);
@@ -572,11 +555,9 @@ static void assert_filters(hid_t f, const char *name, int want) {
 
 static void test_filters(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "filters");
-  snprintf(path, sizeof path, "%s/f.h5", dir);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
+  cs_spec *spec = scratch(dir, path, "filters", "f.h5", NULL);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r = make_result(2, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
+  cs_cell_result r = known_result(2, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   write_ok(a, &r);
   close_ok(a);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -638,12 +619,10 @@ static void test_filters(void **state) {
 
 static void test_resume_and_journal_removal(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "resume");
-  snprintf(path, sizeof path, "%s/r.h5", dir);
+  cs_spec *spec = scratch(dir, path, "resume", "r.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[8];
-  for (int c = 0; c < 8; c++) r[c] = make_result(c, 1 + c % 2, CELL_DONE, 0, 0);
+  for (int c = 0; c < 8; c++) r[c] = known_result(c, 1 + c % 2, CELL_DONE, 0, 0);
 
   // RESUME of a missing file creates it
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
@@ -668,7 +647,7 @@ static void test_resume_and_journal_removal(void **state) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(n, 8);
   for (int c = 0; c < 8; c++) assert_same_result(&res[c], &r[c]);
-  free_results(res, n);
+  free_results(res, n), free(res);
   // a resume of the finished archive changes nothing and leaves no journal
   char before[65], after[65];
   file_hash(path, before);
@@ -680,7 +659,7 @@ static void test_resume_and_journal_removal(void **state) {
   assert_string_equal(before, after);
   assert_false(file_exists(journal));
 
-  for (int c = 0; c < 8; c++) result_free(&r[c]);
+  free_results(r, 8);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -710,12 +689,10 @@ static void crash_child(const char *path, const cs_spec *spec, const cs_cell_res
 
 static void test_journal_replay_after_kill(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "replay");
-  snprintf(path, sizeof path, "%s/j.h5", dir);
+  cs_spec *spec = scratch(dir, path, "replay", "j.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r0 = make_result(0, 1, CELL_DONE, WITH_PARAMS, 0);
-  cs_cell_result r6 = make_result(6, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
+  cs_cell_result r0 = known_result(0, 1, CELL_DONE, WITH_PARAMS, 0);
+  cs_cell_result r6 = known_result(6, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   crash_child(path, spec, &r0, 1, &r6);
   assert_true(file_exists(journal));
 
@@ -724,7 +701,7 @@ static void test_journal_replay_after_kill(void **state) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(res[0].status, CELL_DONE);
   assert_pending(&res[6], 6);
-  free_results(res, n);
+  free_results(res, n), free(res);
   // the resume applies the journal: cell 6 is done, exactly as reported
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
   assert_int_equal(archive_cell_status(a, 6), CELL_DONE);
@@ -732,9 +709,9 @@ static void test_journal_replay_after_kill(void **state) {
   res = read_ok(path, &n);
   assert_same_result(&res[0], &r0);
   assert_same_result(&res[6], &r6);
-  free_results(res, n);
+  free_results(res, n), free(res);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_int_equal(s.runs, 1);   // the begin_run of the killed process, once
   assert_int_equal(s.done, 2);
 
@@ -746,18 +723,16 @@ static void test_journal_replay_after_kill(void **state) {
 
 static void test_torn_and_corrupt_journal(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "torn");
-  snprintf(path, sizeof path, "%s/t.h5", dir);
+  cs_spec *spec = scratch(dir, path, "torn", "t.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r1 = make_result(1, 1, CELL_DONE, 0, 0), r2 = make_result(2, 2, CELL_DONE, 0, 0);
-  cs_cell_result r3 = make_result(3, 2, CELL_DONE, 0, 0);
+  cs_cell_result r1 = known_result(1, 1, CELL_DONE, 0, 0), r2 = known_result(2, 2, CELL_DONE, 0, 0);
+  cs_cell_result r3 = known_result(3, 2, CELL_DONE, 0, 0);
 
   // torn tail: record of cell 2 cut short
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  assert_int_equal(archive_test_journal_only(a, &r1), CS_OK);
+  assert_ok(archive_test_journal_only(a, &r1));
   long good = file_size(journal);
-  assert_int_equal(archive_test_journal_only(a, &r2), CS_OK);
+  assert_ok(archive_test_journal_only(a, &r2));
   long full = file_size(journal);
   close_ok(a);  // unapplied records: the journal stays
   assert_int_equal(file_size(journal), full);
@@ -768,7 +743,7 @@ static void test_torn_and_corrupt_journal(void **state) {
   assert_int_equal(file_size(journal), good);                 // the torn tail is cut away
 
   // bad checksum: flip one payload byte of the last record (cell 3)
-  assert_int_equal(archive_test_journal_only(a, &r3), CS_OK);
+  assert_ok(archive_test_journal_only(a, &r3));
   long end3 = file_size(journal);
   close_ok(a);
   FILE *f = fopen(journal, "r+b");
@@ -789,7 +764,7 @@ static void test_torn_and_corrupt_journal(void **state) {
   assert_same_result(&res[1], &r1);
   assert_pending(&res[2], 2);
   assert_pending(&res[3], 3);
-  free_results(res, n);
+  free_results(res, n), free(res);
   result_free(&r1), result_free(&r2), result_free(&r3);
   spec_free(spec);
   remove_tree(dir);
@@ -797,19 +772,17 @@ static void test_torn_and_corrupt_journal(void **state) {
 
 static void test_damaged_file_rebuilt(void **state) {
   char dir[64], path[128], journal[160], aside[4096];
-  make_dir(dir, sizeof dir, "damaged");
-  snprintf(path, sizeof path, "%s/d.h5", dir);
+  cs_spec *spec = scratch(dir, path, "damaged", "d.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r[3] = {make_result(0, 1, CELL_DONE, 0, 0),
-                         make_result(1, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
-                         make_result(4, 0, CELL_FAILED, 0, 0)};
+  cs_cell_result r[3] = {known_result(0, 1, CELL_DONE, 0, 0),
+                         known_result(1, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
+                         known_result(4, 0, CELL_FAILED, 0, 0)};
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-03-03T00:00:00Z", 4);
-  assert_int_equal(archive_begin_run(a, &run), CS_OK);
+  assert_ok(archive_begin_run(a, &run));
   for (int i = 0; i < 3; i++) write_ok(a, &r[i]);
   snprintf(run.end, sizeof run.end, "2026-03-03T01:00:00Z");
-  assert_int_equal(archive_end_run(a, &run), CS_OK);
+  assert_ok(archive_end_run(a, &run));
   close_ok(a);
 
   // cut the HDF5 file to half
@@ -840,14 +813,14 @@ static void test_damaged_file_rebuilt(void **state) {
   assert_same_result(&res[1], &r[1]);
   assert_same_result(&res[4], &r[2]);
   assert_pending(&res[2], 2);
-  free_results(res, n);
+  free_results(res, n), free(res);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_int_equal(s.runs, 1);
   assert_int_equal(s.max_ranks, 4);
   assert_string_equal(s.last_run_end, "2026-03-03T01:00:00Z");
 
-  for (int i = 0; i < 3; i++) result_free(&r[i]);
+  free_results(r, 3);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -857,10 +830,8 @@ static void test_damaged_file_rebuilt(void **state) {
  * is written again keeps only its new rows. */
 static void test_interrupted_write_and_rewrite(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "orphan");
-  snprintf(path, sizeof path, "%s/o.h5", dir);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
-  cs_cell_result r0 = make_result(0, 2, CELL_DONE, 0, 0);
+  cs_spec *spec = scratch(dir, path, "orphan", "o.h5", NULL);
+  cs_cell_result r0 = known_result(0, 2, CELL_DONE, 0, 0);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   write_ok(a, &r0);
   close_ok(a);
@@ -886,13 +857,13 @@ static void test_interrupted_write_and_rewrite(void **state) {
   cs_cell_result *res = read_ok(path, &n);
   assert_same_result(&res[0], &r0);
   assert_pending(&res[3], 3);
-  free_results(res, n);
+  free_results(res, n), free(res);
   // the writer cuts them, then writes cell 3 with its own 3 rows
   a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
-  cs_cell_result r3 = make_result(3, 1, CELL_FAILED, 0, 0);
+  cs_cell_result r3 = known_result(3, 1, CELL_FAILED, 0, 0);
   write_ok(a, &r3);
   // a retry of failed cell 3 that succeeds: the failed rows are replaced
-  cs_cell_result r3b = make_result(3, 2, CELL_DONE, WITH_POINTS, 0);
+  cs_cell_result r3b = known_result(3, 2, CELL_DONE, WITH_POINTS, 0);
   write_ok(a, &r3b);
   close_ok(a);
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -909,7 +880,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
   res = read_ok(path, &n);
   assert_same_result(&res[0], &r0);
   assert_same_result(&res[3], &r3b);
-  free_results(res, n);
+  free_results(res, n), free(res);
 
   result_free(&r0), result_free(&r3), result_free(&r3b);
   spec_free(spec);
@@ -928,10 +899,9 @@ static double now_s(void);
 
 static void kill_trials(int group) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, group ? "killg" : "kill");
-  snprintf(path, sizeof path, "%s/k.h5", dir);
-  cs_spec *spec = spec_from("[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
-                            "depth = 1..4\nseed = 0..24\n");
+  cs_spec *spec = scratch(dir, path, group ? "killg" : "kill", "k.h5",
+                          "[sweep]\nname = kill\n[grid]\narch = ungated, gated\n"
+                          "depth = 1..4\nseed = 0..24\n");
   const int ncells = 200, trials = 24;
   unsigned char *reported = calloc(ncells, 1);
   assert_non_null(reported);
@@ -951,7 +921,7 @@ static void kill_trials(int group) {
       int64_t n_added = 0, n_durable = 0;
       for (int c = 0; c < ncells; c++) {
         if (archive_cell_status(a, c) == CELL_DONE) continue;
-        cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+        cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
         if (!group) {
           if (archive_write_result(a, &r)) _exit(4);
           int32_t id = c;
@@ -1007,7 +977,7 @@ static void kill_trials(int group) {
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
   for (int c = 0; c < ncells; c++) {
     if (archive_cell_status(a, c) == CELL_DONE) continue;
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     write_ok(a, &r);
     result_free(&r);
   }
@@ -1016,11 +986,11 @@ static void kill_trials(int group) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(n, ncells);
   for (int c = 0; c < ncells; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     assert_same_result(&res[c], &r);
     result_free(&r);
   }
-  free_results(res, n);
+  free_results(res, n), free(res);
   int nrep = 0;
   for (int c = 0; c < ncells; c++) nrep += reported[c];
   print_message("kill test%s: %d trials, %d cells reported done before a kill\n",
@@ -1043,30 +1013,29 @@ static void test_kill_group_commit(void **state) { kill_trials(1); }
 static void add_results(cs_archive *a, int from, int to, int64_t *durable) {
   *durable = 0;
   for (int c = from; c < to; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
-    assert_int_equal(archive_add_result(a, &r), CS_OK);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    assert_ok(archive_add_result(a, &r));
     result_free(&r);
   }
   int64_t d = 0;
-  assert_int_equal(archive_commit(a, 1, &d), CS_OK);
+  assert_ok(archive_commit(a, 1, &d));
   *durable += d;
-  assert_int_equal(archive_commit(a, 1, &d), CS_OK);  // nothing new
+  assert_ok(archive_commit(a, 1, &d));  // nothing new
   assert_int_equal(d, 0);
   for (int c = from; c < to; c++) assert_int_equal(archive_cell_status(a, c), CELL_DONE);
 }
 
 static int64_t file_done(const char *path) {
   cs_archive_summary sm;
-  assert_int_equal(archive_summary(path, &sm), CS_OK);
+  assert_ok(archive_summary(path, &sm));
   return sm.done;
 }
 
 static void test_group_commit_batches(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "batch");
-  snprintf(path, sizeof path, "%s/b.h5", dir);
-  cs_spec *spec = spec_from("[sweep]\nname = batch\n[grid]\narch = ungated, gated\n"
-                            "depth = 1..4\nseed = 0..4\n");
+  cs_spec *spec = scratch(dir, path, "batch", "b.h5",
+                          "[sweep]\nname = batch\n[grid]\narch = ungated, gated\n"
+                          "depth = 1..4\nseed = 0..4\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   int64_t durable;
   add_results(a, 0, 10, &durable);
@@ -1078,7 +1047,7 @@ static void test_group_commit_batches(void **state) {
   // all five or none of them, never a part
   int64_t shown = file_done(path);
   assert_true(shown == 10 || shown == 15);
-  assert_int_equal(archive_flush(a), CS_OK);
+  assert_ok(archive_flush(a));
   assert_int_equal(file_done(path), 15);
   // a batch is written by the first commit a second after the last one at the latest
   add_results(a, 15, 20, &durable);
@@ -1086,17 +1055,17 @@ static void test_group_commit_batches(void **state) {
   assert_true(shown == 15 || shown == 20);
   usleep(1100000);
   int64_t d;
-  assert_int_equal(archive_commit(a, 0, &d), CS_OK);
+  assert_ok(archive_commit(a, 0, &d));
   assert_int_equal(d, 0);
   assert_int_equal(file_done(path), 20);
   int64_t n;
   cs_cell_result *res = read_ok(path, &n);
   for (int c = 0; c < 20; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     assert_same_result(&res[c], &r);
     result_free(&r);
   }
-  free_results(res, n);
+  free_results(res, n), free(res);
   close_ok(a);
   spec_free(spec);
   remove_tree(dir);
@@ -1204,7 +1173,7 @@ static void test_bad_inputs(void **state) {
   // 7. a different spec, exact message
   snprintf(p, sizeof p, "%s/spec.h5", dir);
   a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r = make_result(1, 1, CELL_DONE, 0, 0);
+  cs_cell_result r = known_result(1, 1, CELL_DONE, 0, 0);
   write_ok(a, &r);
   close_ok(a);  // pending cells: the journal stays
   file_hash(p, h);
@@ -1228,7 +1197,7 @@ static void test_bad_inputs(void **state) {
   expect_refusal(open_fails(p, spec, ARCHIVE_RESUME, NULL), CS_ERR_INPUT, p, "another curvsweep process",
                  NULL, NULL, 0);
   // 10. results the archive cannot hold
-  cs_cell_result bad = make_result(2, 1, CELL_PENDING, 0, 0);
+  cs_cell_result bad = known_result(2, 1, CELL_PENDING, 0, 0);
   expect_refusal(archive_write_result(a, &bad), CS_ERR_INPUT, p, "must be done, failed or diverged",
                  NULL, NULL, 0);
   result_free(&bad);
@@ -1247,8 +1216,8 @@ static void test_bad_inputs(void **state) {
   // 12. a journal of another spec where the archive is missing
   snprintf(p, sizeof p, "%s/lost.h5", dir);
   a = open_ok(p, other, ARCHIVE_CREATE, NULL);
-  cs_cell_result ro = make_result(1, 1, CELL_DONE, 0, 0);
-  assert_int_equal(archive_test_journal_only(a, &ro), CS_OK);
+  cs_cell_result ro = known_result(1, 1, CELL_DONE, 0, 0);
+  assert_ok(archive_test_journal_only(a, &ro));
   close_ok(a);
   assert_int_equal(unlink(p), 0);
   char jp[300], jh[65], jh2[65];
@@ -1278,13 +1247,11 @@ static void test_bad_inputs(void **state) {
 
 static void test_overwrite(void **state) {
   char dir[64], path[128], journal[160];
-  make_dir(dir, sizeof dir, "over");
-  snprintf(path, sizeof path, "%s/o.h5", dir);
+  cs_spec *spec = scratch(dir, path, "over", "o.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_spec *other = spec_from(OTHER_SPEC);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r = make_result(1, 1, CELL_DONE, 0, 0);
+  cs_cell_result r = known_result(1, 1, CELL_DONE, 0, 0);
   write_ok(a, &r);
   close_ok(a);
   assert_true(file_exists(journal));
@@ -1298,7 +1265,7 @@ static void test_overwrite(void **state) {
   close_ok(a);
   assert_false(file_exists(journal));
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_string_equal(s.spec_sha256, spec_sha256(other));
   assert_int_equal(s.cells, 4);
   assert_int_equal(s.done, 0);
@@ -1308,7 +1275,7 @@ static void test_overwrite(void **state) {
   // a failed overwrite keeps the old file and its journal: a directory
   // squatting on the temporary name makes the new file impossible
   a = open_ok(path, other, ARCHIVE_RESUME, NULL);
-  cs_cell_result r2 = make_result(2, 1, CELL_DONE, 0, 0);
+  cs_cell_result r2 = known_result(2, 1, CELL_DONE, 0, 0);
   write_ok(a, &r2);
   close_ok(a);
   char tmp[200], h[65], hj[65], h2[65], hj2[65];
@@ -1349,7 +1316,7 @@ static void test_shards_and_merge(void **state) {
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[8];
   for (int c = 0; c < 8; c++)
-    r[c] = make_result(c, 1 + c % 2, c == 5 ? CELL_FAILED : CELL_DONE, c == 2 ? WITH_POINTS | WITH_PARAMS : 0, 0);
+    r[c] = known_result(c, 1 + c % 2, c == 5 ? CELL_FAILED : CELL_DONE, c == 2 ? WITH_POINTS | WITH_PARAMS : 0, 0);
   unsigned char even[8], odd[8];
   for (int c = 0; c < 8; c++) even[c] = c % 2 == 0, odd[c] = c % 2 == 1;
 
@@ -1357,8 +1324,8 @@ static void test_shards_and_merge(void **state) {
   cs_archive *a = open_ok(pa, spec, ARCHIVE_CREATE, even), *b = open_ok(pb, spec, ARCHIVE_CREATE, odd);
   cs_archive *all = open_ok(pall, spec, ARCHIVE_CREATE, NULL);
   cs_run_info ra = make_run("2026-04-01T00:00:00Z", 2), rb = make_run("2026-04-01T00:00:01Z", 5);
-  assert_int_equal(archive_begin_run(a, &ra), CS_OK);
-  assert_int_equal(archive_begin_run(b, &rb), CS_OK);
+  assert_ok(archive_begin_run(a, &ra));
+  assert_ok(archive_begin_run(b, &rb));
   for (int c = 0; c < 7; c++) {
     write_ok(c % 2 ? b : a, &r[c]);
     write_ok(all, &r[c]);
@@ -1380,23 +1347,21 @@ static void test_shards_and_merge(void **state) {
   cs_cell_result *res = read_ok(pa, &n);
   assert_int_equal(n, 4);
   for (int i = 0; i < 4; i++) assert_same_result(&res[i], &r[2 * i]);
-  free_results(res, n);
+  free_results(res, n), free(res);
 
   // merge == writing every cell into one archive
   const char *inputs[2] = {pa, pb};
-  int rc = archive_merge(pm, inputs, 2, 0, 0, NULL);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(archive_merge(pm, inputs, 2, 0, 0, NULL));
   int64_t nm, na;
   cs_cell_result *merged = read_ok(pm, &nm), *single = read_ok(pall, &na);
   assert_int_equal(nm, 8);
   assert_int_equal(na, 8);
   for (int c = 0; c < 8; c++) assert_same_result(&merged[c], &single[c]);
   assert_pending(&merged[7], 7);
-  free_results(merged, nm);
-  free_results(single, na);
+  free_results(merged, nm), free(merged);
+  free_results(single, na), free(single);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(pm, &s), CS_OK);
+  assert_ok(archive_summary(pm, &s));
   assert_int_equal(s.runs, 2);  // /runs concatenated
   assert_int_equal(s.max_ranks, 5);
   assert_int_equal(s.done, 6);
@@ -1410,15 +1375,15 @@ static void test_shards_and_merge(void **state) {
   snprintf(mj, sizeof mj, "%s.journal", pm);
   assert_false(file_exists(mj));
   cs_archive *m = open_ok(pm, spec, ARCHIVE_RESUME, NULL);
-  assert_int_equal(archive_test_journal_only(m, &r[7]), CS_OK);
+  assert_ok(archive_test_journal_only(m, &r[7]));
   close_ok(m);
   m = open_ok(pm, spec, ARCHIVE_RESUME, NULL);  // dirty: rebuilt from the journal
   close_ok(m);
   assert_int_equal(count_prefixed(dir, "merged.h5.damaged-", NULL, 0), 1);
   merged = read_ok(pm, &nm);
   for (int c = 0; c < 8; c++) assert_same_result(&merged[c], &r[c]);
-  free_results(merged, nm);
-  assert_int_equal(archive_summary(pm, &s), CS_OK);
+  free_results(merged, nm), free(merged);
+  assert_ok(archive_summary(pm, &s));
   assert_int_equal(s.runs, 2);
   assert_int_equal(s.done, 7);
   assert_false(file_exists(mj));  // nothing pending: the journal is gone
@@ -1427,7 +1392,7 @@ static void test_shards_and_merge(void **state) {
   const char *agree[2] = {pa, pall};
   char pm2[160];
   snprintf(pm2, sizeof pm2, "%s/merged2.h5", dir);
-  assert_int_equal(archive_merge(pm2, agree, 2, 0, 0, NULL), CS_OK);
+  assert_ok(archive_merge(pm2, agree, 2, 0, 0, NULL));
 
   // refusals, each leaving the output untouched
   char hm[65];
@@ -1435,7 +1400,7 @@ static void test_shards_and_merge(void **state) {
   expect_refusal(archive_merge(pm, inputs, 2, 0, 0, NULL), CS_ERR_INPUT, pm, "already exists", pm, hm, 0);
   // a cell done in two inputs with different values (cell 2, another train_loss)
   cs_archive *c = open_ok(pc, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r2x = make_result(2, 1, CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
+  cs_cell_result r2x = known_result(2, 1, CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
   write_ok(c, &r2x);
   close_ok(c);
   const char *conflict[2] = {pa, pc};
@@ -1467,7 +1432,7 @@ static void test_shards_and_merge(void **state) {
   char pd[160];
   snprintf(pd, sizeof pd, "%s/d.h5", dir);
   c = open_ok(pd, spec, ARCHIVE_CREATE, odd);
-  assert_int_equal(archive_test_journal_only(c, &r[1]), CS_OK);
+  assert_ok(archive_test_journal_only(c, &r[1]));
   close_ok(c);
   const char *killed[2] = {pa, pd};
   expect_refusal(archive_merge(pm, killed, 2, 1, 0, NULL), CS_ERR_INPUT, pd, "interrupted during a write", pm, hm, 0);
@@ -1484,11 +1449,11 @@ static void test_shards_and_merge(void **state) {
   assert_int_equal(n, 4);
   assert_same_result(&res[0], &r[1]);
   for (int i = 1; i < 4; i++) assert_pending(&res[i], 2 * i + 1);
-  free_results(res, n);
-  assert_int_equal(archive_merge(pm, killed, 2, 1, 0, NULL), CS_OK);
+  free_results(res, n), free(res);
+  assert_ok(archive_merge(pm, killed, 2, 1, 0, NULL));
 
   result_free(&r2x);
-  for (int i = 0; i < 8; i++) result_free(&r[i]);
+  free_results(r, 8);
   spec_free(other);
   spec_free(spec);
   remove_tree(dir);
@@ -1505,16 +1470,15 @@ static double now_s(void) {
 
 static void test_write_cost(void **state) {
   char dir[64], path[128];
-  make_dir(dir, sizeof dir, "cost");
-  snprintf(path, sizeof path, "%s/c.h5", dir);
   // 400 cells; 100 small results (depth 4, 3 curve points)
-  cs_spec *spec = spec_from("[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
-                            "depth = 1..4\nseed = 0..49\n");
+  cs_spec *spec = scratch(dir, path, "cost", "c.h5",
+                          "[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
+                          "depth = 1..4\nseed = 0..49\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   const int N = 100;
   double worst = 0, total = 0;
   for (int i = 0; i < N; i++) {
-    cs_cell_result r = make_result(i * 4, 4, CELL_DONE, 0, 0);
+    cs_cell_result r = known_result(i * 4, 4, CELL_DONE, 0, 0);
     double t0 = now_s();
     write_ok(a, &r);
     double dt = now_s() - t0;
@@ -1529,7 +1493,7 @@ static void test_write_cost(void **state) {
   // the target is < 20 ms; the bound leaves room for a slow CI disk
   assert_true(mean_ms < 60.0);
   cs_archive_summary s;
-  assert_int_equal(archive_summary(path, &s), CS_OK);
+  assert_ok(archive_summary(path, &s));
   assert_int_equal(s.done, N);
   spec_free(spec);
   remove_tree(dir);
@@ -1547,7 +1511,7 @@ static int demo_archive(const char *path) {
   cs_run_info run = make_run("2026-05-01T00:00:00Z", 2);
   if (archive_begin_run(a, &run)) goto fail;
   for (int c = 0; c < 7; c++) {
-    cs_cell_result r = make_result(c, 1 + c % 2, c == 6 ? CELL_FAILED : CELL_DONE,
+    cs_cell_result r = known_result(c, 1 + c % 2, c == 6 ? CELL_FAILED : CELL_DONE,
                                    c == 1 ? WITH_POINTS | WITH_PARAMS : 0, 0);
     int rc = archive_write_result(a, &r);
     result_free(&r);

@@ -47,8 +47,7 @@ static void field_cell_make(field_cell *fc, cs_task_kind task, int N) {
   assert_ok(task_generate(task, 2, c->test_points, c->seed, SPLIT_TEST, 0.0, &fc->test));
   assert_ok(model_create(c, NULL, &fc->model));
   assert_ok(train_model(fc->model, c, &fc->train, &fc->test, NULL, &fc->res));
-  int rc = cell_measure_curvature(fc->model, c, 0, &fc->res);
-  if (rc) fail_msg("cell_measure_curvature: %s", cs_error_message());
+  assert_ok(cell_measure_curvature(fc->model, c, 0, &fc->res));
 }
 
 static void field_cell_free(field_cell *fc) {

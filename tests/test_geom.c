@@ -39,6 +39,13 @@ static void check_rel(double got, double want, double rtol, const char *what) {
   check_close(got, want, rtol * fabs(want), what);
 }
 
+/* The statistics of n points (geom_stats_compute, m = 2, no box points). */
+static geom_stats stats_of(int n, const geom_point *pts) {
+  geom_stats st;
+  assert_ok(geom_stats_compute(n, pts, 0, NULL, 0.0, 2, &st));
+  return st;
+}
+
 /* A jet of standard normal entries: rows × d values from its own stream. */
 static void random_jet(int d, int m, uint64_t seed, double *jet) {
   rng_stream s = rng_stream_make(seed, "test_geom", m, "jet");
@@ -475,8 +482,7 @@ static void test_degenerate(void **state) {
   for (int i = 0; i < d; i++) jet[2 * d + i] = -jet[d + i];
   pts[3] = point_of(d, m, jet, 1.0);
   pts[4] = pts[3];
-  geom_stats st;
-  assert_ok(geom_stats_compute(5, pts, 0, NULL, 0.0, 2, &st));
+  geom_stats st = stats_of(5, pts);
   assert_int_equal(st.n_points, 5);
   check_rel(st.degenerate_frac, 0.4, 1e-15, "degenerate_frac");
   check_rel(st.K_mean, 0.25, 1e-10, "K_mean over the non-degenerate sphere points");
@@ -534,8 +540,7 @@ static void test_stats_hand(void **state) {
   pts[8] = DEGENERATE_POINT;
   pts[9] = fake_point(1e6, 1e6, 1.0);
   pts[9].cls = GEOM_UNRESOLVED;
-  geom_stats st;
-  assert_ok(geom_stats_compute(10, pts, 0, NULL, 0.0, 2, &st));
+  geom_stats st = stats_of(10, pts);
   assert_int_equal(st.n_points, 10);
   check_rel(st.degenerate_frac, 0.1, 1e-15, "degenerate_frac");
   check_rel(st.unresolved_frac, 0.1, 1e-15, "unresolved_frac");
@@ -575,7 +580,7 @@ static void test_stats_hand(void **state) {
   geom_point five[5];
   const double K5[5] = {10, -2, 0, 7, 1};  // sorted −2 0 1 7 10
   for (int i = 0; i < 5; i++) five[i] = fake_point(K5[i], K5[i], 1.0);
-  assert_ok(geom_stats_compute(5, five, 0, NULL, 0.0, 2, &st));
+  st = stats_of(5, five);
   check_rel(st.K_median, 1.0, 1e-15, "median of 5");
   check_rel(st.K_q05, -2.0 + 0.2 * 2.0, 1e-14, "q05 of 5");
   check_rel(st.K_q95, 7.0 + 0.8 * 3.0, 1e-14, "q95 of 5");
@@ -584,7 +589,7 @@ static void test_stats_hand(void **state) {
   assert_true(isnan(st.intK));  // n_box = 0
 
   // one point: mean is the point, the standard error is unknown
-  assert_ok(geom_stats_compute(1, five, 0, NULL, 0.0, 2, &st));
+  st = stats_of(1, five);
   check_rel(st.K_mean, 10.0, 0, "single point mean");
   check_rel(st.K_q05, 10.0, 0, "single point q05");
   assert_true(isnan(st.S_se));
@@ -595,13 +600,12 @@ static void test_stats_monte_carlo_se(void **state) {
   // equal S, MC errors 0.5 each: sample spread 0, se = √(Σ se²)/n = √0.5/2
   geom_point pts[2] = {fake_point(1, 1, 1), fake_point(1, 1, 1)};
   pts[0].S_se = pts[1].S_se = 0.5;
-  geom_stats st;
-  assert_ok(geom_stats_compute(2, pts, 0, NULL, 0.0, 2, &st));
+  geom_stats st = stats_of(2, pts);
   check_rel(st.S_se, sqrt(0.5) / 2.0, 1e-15, "MC-dominated se");
   // spread dominates: S = 2, 10 (s² = 32) with se 0.5: √(32/2) = 4
   pts[1] = fake_point(5, 5, 1);
   pts[1].S_se = 0.5;
-  assert_ok(geom_stats_compute(2, pts, 0, NULL, 0.0, 2, &st));
+  st = stats_of(2, pts);
   check_rel(st.S_se, 4.0, 1e-15, "spread-dominated se");
 }
 

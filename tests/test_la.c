@@ -11,6 +11,7 @@
 
 #include "curvsweep/la.h"
 #include "curvsweep/rng.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ static void check_product(char ta, char tb, int m, int n, int k, double alpha, d
   la_mat A = la_cols(la_view(NULL, ar, lda, lda, a), 1, ac);
   la_mat B = la_cols(la_view(NULL, br, ldb, ldb, b), 2, bc);
   la_mat Cm = la_cols(la_view(NULL, m, ldc, ldc, c), 4, n);
-  assert_int_equal(la_gemm(ta, tb, alpha, A, B, beta, Cm), 0);
+  assert_ok(la_gemm(ta, tb, alpha, A, B, beta, Cm));
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) {
       double ref = 0.0, mag = 0.0;

@@ -13,6 +13,7 @@
 #include "curvsweep/error.h"
 #include "curvsweep/spec.h"
 #include "curvsweep/sweep.h"
+#include "fixtures.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,10 +55,9 @@ static void test_seconds_and_naive(void **state) {
 static void test_same_model_as_dry_run(void **state) {
   (void)state;
   cs_spec *spec;
-  assert_int_equal(spec_load_string("[grid]\narch = gated, ungated\ndepth = 1..4\nseed = 0..2\n"
-                                    "[model]\nwidth = 8\n[train]\nepochs = 5\n",
-                                    "eta.ini", &spec),
-                   CS_OK);
+  assert_ok(spec_load_string("[grid]\narch = gated, ungated\ndepth = 1..4\nseed = 0..2\n"
+                             "[model]\nwidth = 8\n[train]\nepochs = 5\n",
+                             "eta.ini", &spec));
   int64_t n = spec_cell_count(spec);
   double *cost = calloc((size_t)n, sizeof *cost);
   int64_t *queue = calloc((size_t)n, sizeof *queue);
@@ -65,7 +65,7 @@ static void test_same_model_as_dry_run(void **state) {
   assert_non_null(queue);
   for (int64_t i = 0; i < n; i++) {
     cs_config c;
-    assert_int_equal(spec_cell_config(spec, i, &c), CS_OK);
+    assert_ok(spec_cell_config(spec, i, &c));
     cost[i] = sweep_cell_cost(&c);
     queue[i] = i;
   }
@@ -79,7 +79,7 @@ static void test_same_model_as_dry_run(void **state) {
     }
   for (int teams = 1; teams <= 5; teams++) {
     sweep_plan_summary p;
-    assert_int_equal(sweep_plan(spec, NULL, NULL, teams, &p), CS_OK);
+    assert_ok(sweep_plan(spec, NULL, NULL, teams, &p));
     double eta = sweep_eta_flops(cost, NULL, 0, queue, n, teams);
     assert_true(fabs(eta - p.makespan) <= 1e-12 * p.makespan);
   }

@@ -21,8 +21,14 @@
 static cs_cell_result run(cs_config c, int save_points, int save_params) {
   cs_cell_result r;
   cell_options opt = {save_points, save_params};
-  int rc = cell_run(&c, 0, &opt, NULL, NULL, &r);
-  if (rc) fail_msg("cell_run: %s", cs_error_message());
+  assert_ok(cell_run(&c, 0, &opt, NULL, NULL, &r));
+  return r;
+}
+
+/* The cell of c (no points or parameters saved), which ends with status want. */
+static cs_cell_result run_as(cs_config c, cs_cell_status want) {
+  cs_cell_result r = run(c, 0, 0);
+  assert_int_equal(r.status, want);
   return r;
 }
 
@@ -33,8 +39,7 @@ static void test_every_arch_learns_linear(void **state) {
   for (int a = 0; a < ARCH_COUNT; a++) {
     cs_config c = config_default();
     c.arch = (cs_arch)a, c.task = TASK_LINEAR, c.depth = 2, c.width = 16, c.points = 16;
-    cs_cell_result r = run(c, 0, 0);
-    assert_int_equal(r.status, CELL_DONE);
+    cs_cell_result r = run_as(c, CELL_DONE);
     if (!(r.test_acc >= 0.97)) fail_msg("%s on linear: test acc %.4f", config_arch_name(c.arch), r.test_acc);
     assert_int_equal(r.n_curve, 10); /* eval every 10 of 100 epochs */
     assert_int_equal(r.curve[9].epoch, 100);
@@ -47,8 +52,7 @@ static void test_mlp_learns_circles(void **state) {
   (void)state;
   cs_config c = config_default();
   c.arch = ARCH_MLP, c.task = TASK_CIRCLES, c.depth = 2, c.width = 16, c.points = 16;
-  cs_cell_result r = run(c, 0, 0);
-  assert_int_equal(r.status, CELL_DONE);
+  cs_cell_result r = run_as(c, CELL_DONE);
   if (!(r.test_acc >= 0.95)) fail_msg("mlp on circles: test acc %.4f", r.test_acc);
   result_free(&r);
 }
@@ -84,8 +88,7 @@ static void test_divergence_is_a_status(void **state) {
   (void)state;
   cs_config c = config_default();
   c.arch = ARCH_GATED, c.task = TASK_CIRCLES, c.epochs = 5, c.lr = 1e200, c.points = 8;
-  cs_cell_result r = run(c, 0, 0);
-  assert_int_equal(r.status, CELL_DIVERGED);
+  cs_cell_result r = run_as(c, CELL_DIVERGED);
   assert_non_null(strstr(r.message, "non-finite"));
   result_free(&r);
 }
@@ -214,13 +217,13 @@ static void test_adam_matches_textbook(void **state) {
   c.train_points = 64, c.test_points = 16, c.batch = 0, c.eval_every = 3;
   c.lr = 0.01, c.weight_decay = 0.05;
   cs_dataset tr, te;
-  assert_int_equal(task_generate(c.task, c.input_dim, c.train_points, c.seed, SPLIT_TRAIN, 0, &tr), 0);
-  assert_int_equal(task_generate(c.task, c.input_dim, c.test_points, c.seed, SPLIT_TEST, 0, &te), 0);
+  assert_ok(task_generate(c.task, c.input_dim, c.train_points, c.seed, SPLIT_TRAIN, 0, &tr));
+  assert_ok(task_generate(c.task, c.input_dim, c.test_points, c.seed, SPLIT_TEST, 0, &te));
   cs_model *A, *B;
-  assert_int_equal(model_create(&c, NULL, &A), 0);
-  assert_int_equal(model_create(&c, NULL, &B), 0);
+  assert_ok(model_create(&c, NULL, &A));
+  assert_ok(model_create(&c, NULL, &B));
   cs_cell_result res = {0};
-  assert_int_equal(train_model(A, &c, &tr, &te, NULL, &res), 0);
+  assert_ok(train_model(A, &c, &tr, &te, NULL, &res));
   result_free(&res);
   int64_t np = model_param_count(B);
   long double *m = calloc((size_t)np, sizeof *m), *v = calloc((size_t)np, sizeof *v);
@@ -233,12 +236,12 @@ static void test_adam_matches_textbook(void **state) {
     memset(decays + (view.v - th), dec, (size_t)view.rows * view.cols);
   }
   cs_acts *acts;
-  assert_int_equal(model_acts_create(B, tr.n, 0, &acts), 0);
+  assert_ok(model_acts_create(B, tr.n, 0, &acts));
   for (int t = 1; t <= c.epochs; t++) {
     memset(g, 0, sizeof(double) * (size_t)np);
-    assert_int_equal(model_forward(B, acts, tr.n, tr.x), 0);
+    assert_ok(model_forward(B, acts, tr.n, tr.x));
     model_loss(acts, tr.n, tr.y, NULL);
-    assert_int_equal(model_backward(B, acts, tr.n, tr.x), 0);
+    assert_ok(model_backward(B, acts, tr.n, tr.x));
     long double c1 = 1.0L - powl(0.9L, t), c2 = 1.0L - powl(0.999L, t);
     for (int64_t i = 0; i < np; i++) {
       m[i] = 0.9L * m[i] + 0.1L * g[i];
@@ -257,7 +260,7 @@ static void test_adam_matches_textbook(void **state) {
   /* and it moved: each entry's first step is about lr in size */
   model_free(A);
   cs_model *C0;
-  assert_int_equal(model_create(&c, NULL, &C0), 0);
+  assert_ok(model_create(&c, NULL, &C0));
   double moved = 0.0;
   for (int64_t i = 0; i < np; i++) moved = fmax(moved, fabs(model_params(C0)[i] - th[i]));
   assert_true(moved > 0.5 * c.lr);

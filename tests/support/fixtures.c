@@ -31,6 +31,21 @@ void fixture_check_ok(int rc, const char *expr, const char *file, int line) {
   _fail(file, line);
 }
 
+cs_cell_result make_result(int64_t id, int depth, double acc) {
+  cs_cell_result r;
+  memset(&r, 0, sizeof r);
+  r.cell_id = id;
+  r.status = CELL_DONE;
+  r.train_acc = r.test_acc = acc;
+  r.depth = depth;
+  r.curv = depth ? calloc((size_t)depth, sizeof *r.curv) : NULL;
+  return r;
+}
+
+void free_results(cs_cell_result *res, int64_t n) {
+  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
+}
+
 void make_dir(char *buf, size_t len, const char *tag) {
   snprintf(buf, len, "test_%s_XXXXXX", tag);
   assert_non_null(mkdtemp(buf));
@@ -54,6 +69,12 @@ void remove_tree(const char *dir) {
   rmdir(dir);
 }
 
+cs_spec *scratch(char *dir, char *path, const char *tag, const char *name, const char *text) {
+  make_dir(dir, 64, tag);
+  snprintf(path, 128, "%s/%s", dir, name);
+  return text ? spec_from(text) : load_spec("tests/specs/demo-small.ini");
+}
+
 int file_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
@@ -75,9 +96,7 @@ char *read_text(const char *path) {
 
 cs_spec *spec_from(const char *text) {
   cs_spec *s = NULL;
-  int rc = spec_load_string(text, "inline.ini", &s);
-  if (rc) print_error("%s\n", cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  assert_ok(spec_load_string(text, "inline.ini", &s));
   return s;
 }
 
@@ -88,8 +107,8 @@ cs_spec *load_spec(const char *rel) {
   snprintf(path, sizeof path, "%s/%s", dir, rel);
   cs_spec *s = NULL;
   int rc = spec_load_file(path, &s);
-  if (rc) print_error("%s: %s\n", path, cs_error_message());
-  assert_int_equal(rc, CS_OK);
+  if (rc) print_error("%s:\n", path);
+  assert_ok(rc);
   return s;
 }
 
@@ -165,6 +184,13 @@ double csv_number(const char *path, const char *prefix, const char *col) {
   double v = strtod(s, NULL);
   free(s);
   return v;
+}
+
+void fixture_check_csv_text(const char *path, const char *prefix, const char *col, const char *want,
+                            const char *file, int line) {
+  char *v = csv_field(path, prefix, col);
+  _assert_string_equal(v, want, file, line);
+  free(v);
 }
 
 void write_shards_and_merge(const cs_spec *spec, const cs_cell_result *res, int64_t n,

@@ -30,6 +30,11 @@ void fixture_check_has(const char *text, const char *want, const char *file, int
  * (the report's fields hold no commas, so no quoting). */
 char *csv_field(const char *path, const char *prefix, const char *col);
 double csv_number(const char *path, const char *prefix, const char *col);
+/* That field (csv_field) equals want. */
+void fixture_check_csv_text(const char *path, const char *prefix, const char *col, const char *want,
+                            const char *file, int line);
+#define assert_csv_text(path, prefix, col, want) \
+  fixture_check_csv_text((path), (prefix), (col), (want), __FILE__, __LINE__)
 
 /* The one check (verdict 0) or verdict (1) of claim with this scope among
  * v (analysis_verdicts_results); fails the test unless exactly one. */
@@ -40,9 +45,19 @@ const analysis_check *find_check(const analysis_checks *v, const char *claim, co
 analysis_checks verdicts_of(const char *spec, const cs_cell_result *res, int64_t n,
                             const analysis_options *opt);
 
+/* A done result of cell id with depth prefixes (curv: depth zeroed
+ * entries, NULL at depth 0) and train and test accuracy acc, every other
+ * field zero; the tests fill in what they need. free_results: result_free
+ * of res[0..n) (not res itself). */
+cs_cell_result make_result(int64_t id, int depth, double acc);
+void free_results(cs_cell_result *res, int64_t n);
+
 /* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
 void make_dir(char *buf, size_t len, const char *tag);
 void remove_tree(const char *dir); /* rm -r, no error if it is gone */
+/* make_dir(tag) into dir[64] and path[128] = dir/name; returns the spec of
+ * text (NULL: tests/specs/demo-small.ini). */
+cs_spec *scratch(char *dir, char *path, const char *tag, const char *name, const char *text);
 int file_exists(const char *path);
 char *read_text(const char *path); /* whole file, NUL-terminated; free() it */
 
