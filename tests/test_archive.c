@@ -2,7 +2,7 @@
  * schema (column names, filters), resume, journal replay after a simulated
  * crash, torn and corrupt journal records, rebuild of a damaged file,
  * interrupted-write repair, a catalogue of bad inputs (code, message, file
- * bytes unchanged), merge of shards, and the cost of one durable write.
+ * bytes unchanged), merge of shards, and 100 durable writes read back bit for bit.
  *
  * Run with CS_ARCHIVE_WRITE_DEMO=PATH it instead writes the demo archive
  * that tests/archive_h5py_check.py reads (see demo_archive below). */
@@ -895,8 +895,6 @@ static void test_interrupted_write_and_rewrite(void **state) {
  * closes, creation). */
 /* group: results added with archive_add_result and committed unforced
  * (the sweep's group commit), reported once archive_commit says durable. */
-static double now_s(void);
-
 static void kill_trials(int group) {
   char dir[64], path[128];
   cs_spec *spec = scratch(dir, path, group ? "killg" : "kill", "k.h5",
@@ -1460,41 +1458,37 @@ static void test_shards_and_merge(void **state) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* cost of a durable write                                                    */
+/* durable writes, one at a time                                              */
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static void test_write_cost(void **state) {
+/* 100 results written one by one with archive_write_result (each durable
+ * when the call returns, docs/ARCHIVE.md "Write protocol") read back bit for
+ * bit after the close. What such a write costs is measured by
+ * bench/archive.c ("synced 1"; bench/RESULTS.md), not asserted here: a
+ * timed test would measure the machine it runs on. */
+static void test_durable_writes(void **state) {
   char dir[64], path[128];
   // 400 cells; 100 small results (depth 4, 3 curve points)
-  cs_spec *spec = scratch(dir, path, "cost", "c.h5",
+  cs_spec *spec = scratch(dir, path, "durable", "c.h5",
                           "[sweep]\nname = cost\n[grid]\narch = ungated, gated\n"
                           "depth = 1..4\nseed = 0..49\n");
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
-  const int N = 100;
-  double worst = 0, total = 0;
+  enum { N = 100 };
+  cs_cell_result w[N];
   for (int i = 0; i < N; i++) {
-    cs_cell_result r = known_result(i * 4, 4, CELL_DONE, 0, 0);
-    double t0 = now_s();
-    write_ok(a, &r);
-    double dt = now_s() - t0;
-    total += dt;
-    if (dt > worst) worst = dt;
-    result_free(&r);
+    w[i] = known_result(i * 4, 4, CELL_DONE, 0, 0);
+    write_ok(a, &w[i]);
   }
   close_ok(a);
-  double mean_ms = 1e3 * total / N;
-  print_message("archive_write_result: mean %.2f ms, worst %.2f ms over %d results\n", mean_ms,
-                1e3 * worst, N);
-  // the target is < 20 ms; the bound leaves room for a slow CI disk
-  assert_true(mean_ms < 60.0);
+  int64_t n = 0;
+  cs_cell_result *res = read_ok(path, &n);
+  assert_int_equal(n, 400); // every cell of the grid, by cell id
+  for (int i = 0; i < N; i++) assert_same_result(&res[i * 4], &w[i]);
+  free_results(res, n), free(res);
+  free_results(w, N);
   cs_archive_summary s;
   assert_ok(archive_summary(path, &s));
   assert_int_equal(s.done, N);
+  assert_int_equal(s.pending, 400 - N);
   spec_free(spec);
   remove_tree(dir);
 }
@@ -1546,7 +1540,7 @@ int main(void) {
       cmocka_unit_test(test_bad_inputs),
       cmocka_unit_test(test_overwrite),
       cmocka_unit_test(test_shards_and_merge),
-      cmocka_unit_test(test_write_cost),
+      cmocka_unit_test(test_durable_writes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,14 @@ foreach(src ${CS_SH_TESTS})
   add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 900)
 endforeach()
+# The sweep under the sanitizers (tests/sanitize/sweep.sh): only in the
+# CS_SANITIZE build, where scripts/test.sh runs it beside the other
+# sanitized tests.
+if(CS_SANITIZE)
+  add_test(NAME sanitize_sweep COMMAND bash ${PROJECT_SOURCE_DIR}/tests/sanitize/sweep.sh
+           WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+  set_tests_properties(sanitize_sweep PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 900)
+endif()
 # The hostile-archive corpus (tests/sh_hostile.sh, docs/SECURITY.md
 # "Archives"): ~30 crafted archives x 6 commands, each bounded by 10 s; the
 # sanitizer pass of scripts/test.sh runs it too, several times slower.
@@ -61,3 +69,8 @@ foreach(long sh_corruption:400 sh_slurm:150 sh_sweep:125 sh_lock_race:115 sh_bad
     set_tests_properties(${name} PROPERTIES COST ${cost})
   endif()
 endforeach()
+# Under the sanitizers the hostile corpus is the long one (its ~190 commands
+# each pay a sanitized start): it starts first there.
+if(CS_SANITIZE AND TEST sh_hostile)
+  set_tests_properties(sh_hostile PROPERTIES COST 1000)
+endif()
