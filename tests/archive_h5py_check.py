@@ -7,7 +7,7 @@ CS_ARCHIVE_WRITE_DEMO set (tests/test_archive.c, demo_archive): spec
 tests/specs/demo-small.ini; cells 0..5 done, 6 failed, 7 pending; depth 1
 for even cells, 2 for odd; cell 1 carries /points and /params. The
 expected numbers are recomputed here from the formulas documented at
-known_result in tests/test_archive.c."""
+known_result in tests/support/archive_fixtures.c."""
 import math
 import os
 import sys

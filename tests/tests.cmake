@@ -6,7 +6,8 @@ set(CS_MPIEXEC mpiexec --oversubscribe --bind-to none)
 set(CS_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;CS_SOURCE_DIR=${PROJECT_SOURCE_DIR};CS_BUILD_DIR=${PROJECT_BINARY_DIR};CS_BIN=${PROJECT_BINARY_DIR}/curvsweep")
 
 # What the cmocka tests share (tests/support/fixtures.h).
-add_library(cs_test_support STATIC ${PROJECT_SOURCE_DIR}/tests/support/fixtures.c)
+add_library(cs_test_support STATIC ${PROJECT_SOURCE_DIR}/tests/support/fixtures.c
+            ${PROJECT_SOURCE_DIR}/tests/support/archive_fixtures.c)
 target_include_directories(cs_test_support PUBLIC ${PROJECT_SOURCE_DIR}/tests/support)
 target_link_libraries(cs_test_support PUBLIC curvsweep_core PkgConfig::CMOCKA)
 

@@ -1,5 +1,6 @@
-/* archive_test.h — fault injection for tests (tests/test_archive.c), kept
- * out of the public header include/curvsweep/archive.h. */
+/* archive_test.h — fault injection for tests (tests/test_archive_*.c,
+ * tests/test_fields.c), kept out of the public header
+ * include/curvsweep/archive.h. */
 #ifndef CURVSWEEP_ARCHIVE_TEST_H
 #define CURVSWEEP_ARCHIVE_TEST_H
 
