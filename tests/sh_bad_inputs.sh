@@ -35,6 +35,15 @@ expect self-mlp 2 "selfmlp.ini:4: \[model\] family: self has no mlp block" -- "$
 printf '[grid]\ngate = g1, g7\n' > gate.ini
 expect bad-gate 2 "gate.ini:2: \[grid\] gate: unknown value 'g7'" -- "$bin" run gate.ini -o x.h5
 [[ ! -e x.h5 ]] && ok || bad "a bad spec created an archive"
+# a run started on its own checks its spec before MPI starts, and a dry run
+# needs no MPI (docs/SWEEP.md, "Starting"): with an MPI that cannot start
+# (no such point-to-point component) both still answer, while a real run
+# fails in MPI_Init
+without_mpi() { OMPI_MCA_pml=nonexistent "$@"; }
+expect bad-spec-before-mpi 2 "w0.ini:2: \[model\] width" -- without_mpi "$bin" run w0.ini -o x.h5
+without_mpi "$bin" run "$small" --dry-run -o x.h5 >out.txt 2>err.txt && grep -q "^grid  *12 cells" out.txt &&
+  ok || { bad "dry run without MPI"; cat out.txt err.txt; }
+without_mpi "$bin" run "$small" -o x.h5 >out.txt 2>&1 && bad "a run started although MPI cannot" || ok
 
 # command line
 expect shard-range 2 "--shard needs I/N" -- "$bin" run "$small" -o x.h5 --shard 3/3
