@@ -296,23 +296,23 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
                   "-o path", path);
   if (!rc) rc = archive_make_parent_dirs(path);
   if (!rc) rc = archive_journal_lock(a, &created);
-  if (rc) goto fail;
   // look again now that this process is the only writer: another one may
   // have created, finished or removed things since the looks above
-  exists = cs_file_exists(path), jexists = !created;
-  if (mode == ARCHIVE_CREATE && (exists || jexists)) {
+  if (!rc) exists = cs_file_exists(path), jexists = !created;
+  if (!rc && mode == ARCHIVE_CREATE && (exists || jexists))
     rc = cs_error(CS_ERR_INPUT, "%s was created by another curvsweep process while this one "
                   "started: run the same spec again to resume it, or use another -o path", path);
-    goto fail;
-  }
 
-  if (mode == ARCHIVE_RESUME && (exists || jexists)) {
+  int resume = mode == ARCHIVE_RESUME && (exists || jexists), changing = 0;
+  if (!rc && resume) {
     // read the journal (untouched until everything checks out)
     rc = archive_journal_scan_fd(a->journal_fd, a->journal_path, &scan);
     if (!rc && exists) rc = archive_resume_existing(a, spec, mask, &scan, created);
     else if (!rc) rc = archive_journal_check_spec(a, &scan);
     if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan, 0);  // journal without archive
-    if (rc) goto fail;
+  }
+  if (!rc && resume) {
+    changing = 1;
     if (!scan.header_ok || strcmp(scan.sha, a->spec_sha256) != 0) {
       // no usable header (or an empty journal of another spec): start afresh
       rc = archive_journal_reset(a, !archive_any_finished(a));
@@ -325,23 +325,19 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
       a->journal_records = scan.n;
       a->journal_covers = scan.covers;
     }
-  } else {
+  } else if (!rc) {
     // create or overwrite: a complete new file replaces the path atomically
+    changing = 1;
     rc = archive_create_fresh(a, spec, mask);
   }
   archive_scan_free(&scan);
   if (rc) {
-    // past the point of changes: keep the journal if it may hold results
-    archive_journal_abandon(a, created && a->journal_records == 0);
+    // a journal this process created goes, unless past the point of
+    // changes it may hold results
+    archive_journal_abandon(a, created && (!changing || a->journal_records == 0));
     archive_free(a);
-    return rc;
+  } else {
+    *out = a;
   }
-  *out = a;
-  return CS_OK;
-
-fail:
-  archive_scan_free(&scan);
-  archive_journal_abandon(a, created);
-  archive_free(a);
   return rc;
 }
