@@ -108,13 +108,7 @@ int archive_points_create(hid_t file, const cs_archive *a, const cs_spec *spec, 
 /* ---- staging ---- */
 
 static int archive_points_grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return CS_OK;
-  size_t c = *cap ? *cap : 1024;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
-  if (!q) return cs_error(CS_ERR_NOMEM, "out of memory staging per-point arrays");
-  *p = q, *cap = c;
-  return CS_OK;
+  return archive_grow_buffer(p, cap, need, size, 1024, "staging per-point arrays");
 }
 
 /* Memory of at least bytes for staging, in whole huge pages, advised to be
