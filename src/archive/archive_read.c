@@ -449,11 +449,11 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   free(R.count), free(R.start), free(R.filled);
   if (rc) {
     archive_results_free(R.res, R.n);
-    return rc;
+  } else {
+    *results = R.res;
+    *n_out = R.n;
   }
-  *results = R.res;
-  *n_out = R.n;
-  return CS_OK;
+  return rc;
 }
 
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n) {

@@ -70,12 +70,10 @@ int archive_new(const char *path, cs_archive **out) {
   a->run_row = -1;
   a->path = cs_strdup_printf("%s", path);
   a->journal_path = cs_strdup_printf("%s.journal", path);
-  if (!a->path || !a->journal_path) {
-    archive_free(a);
-    return cs_error(CS_ERR_NOMEM, "out of memory");
-  }
-  *out = a;
-  return CS_OK;
+  int rc = !a->path || !a->journal_path ? cs_error(CS_ERR_NOMEM, "out of memory") : CS_OK;
+  if (rc) archive_free(a);
+  else *out = a;
+  return rc;
 }
 
 /* Rows of a new archive: the cells selected by mask, ascending. */

@@ -398,12 +398,9 @@ int spec_map_begin(const cs_spec *from, const cs_spec *to, spec_cell_map **out) 
   else memset(&t, 0, sizeof t);
   if (!rc) rc = canon_map_build(m, &f, &t);
   canon_spec_free(&f), canon_spec_free(&t);
-  if (rc) {
-    spec_map_free(m);
-    return rc;
-  }
-  *out = m;
-  return CS_OK;
+  if (rc) spec_map_free(m);
+  else *out = m;
+  return rc;
 }
 
 int64_t spec_map_cell(const spec_cell_map *m, int64_t id) {
