@@ -342,13 +342,28 @@ qkv_view qkv_of(const cs_model *M, const qkv_cache *c) {
   return v;
 }
 
-qkv_grad qkv_grad_of(const cs_model *M, double *dqkvz, double *dgated) {
+qkv_grad qkv_grad_of(const cs_model *M, const qkv_grads *g) {
   int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
-  qkv_grad g = {dqkvz, dqkvz + d, dqkvz + 2 * d, ldq, ldq, ldq};
-  if (col == 0) g.q = dgated, g.ldq = d;
-  if (col == d) g.k = dgated, g.ldk = d;
-  if (col == 2 * d) g.v = dgated, g.ldv = d;
-  return g;
+  qkv_grad r = {g->dqkvz, g->dqkvz + d, g->dqkvz + 2 * d, ldq, ldq, ldq};
+  if (col == 0) r.q = g->dgated, r.ldq = d;
+  if (col == d) r.k = g->dgated, r.ldk = d;
+  if (col == 2 * d) r.v = g->dgated, r.ldv = d;
+  return r;
+}
+
+int qkv_grads_alloc(const cs_model *M, qkv_grads *g, int64_t rows) {
+  int64_t d = M->d;
+  int rc = CS_CALLOC(g->dx_a, rows * d);
+  if (!rc) rc = CS_CALLOC(g->dx_b, rows * d);
+  if (!rc) rc = CS_CALLOC(g->da, rows * d);
+  if (!rc) rc = CS_CALLOC(g->du, rows * d);
+  if (!rc) rc = CS_CALLOC(g->dgated, rows * d);
+  if (!rc) rc = CS_CALLOC(g->dqkvz, rows * (3 * d + M->n_gate));
+  return rc;
+}
+
+void qkv_grads_free(qkv_grads *g) {
+  free(g->dx_a), free(g->dx_b), free(g->da), free(g->du), free(g->dgated), free(g->dqkvz);
 }
 
 int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
@@ -366,11 +381,11 @@ int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, 
 }
 
 int qkv_backward(cs_model *M, int N, const double *a, const qkv_cache *c, int64_t Wq, int64_t bg,
-                 double *dqkvz, const double *dgated, double *da) {
-  double *W = M->params, *Gr = M->grads;
+                 const qkv_grads *g, double *da) {
+  double *W = M->params, *Gr = M->grads, *dqkvz = g->dqkvz;
   int d = M->d, ng = M->n_gate, ldq = 3 * d + ng, col = qkv_gated_col(M);
   /* g2, g3, g4: gated = G ⊙ pre:  dpre into the tensor's columns, dZ */
-  if (col >= 0) gate_backward(M, N, dgated, c->pre, c->g, dqkvz + col, ldq, dqkvz + 3 * d, ldq);
+  if (col >= 0) gate_backward(M, N, g->dgated, c->pre, c->g, dqkvz + col, ldq, dqkvz + 3 * d, ldq);
   /* dW += dQKVZᵀ A (one product);  db_g += Σ dZ;  dA = dQKVZ [W_q; W_k; W_v; W_g] */
   la_mat dm = VIEW(M, N, ldq, ldq, dqkvz);
   CS_CHECK(la_gemm('T', 'N', 1.0, dm, VIEW(M, N, d, d, (double *)a), 1.0,
@@ -381,10 +396,24 @@ int qkv_backward(cs_model *M, int N, const double *a, const qkv_cache *c, int64_
   return la_gemm('N', 'N', 1.0, dm, VIEW(M, ldq, d, d, W + Wq), 0.0, VIEW(M, N, d, d, da));
 }
 
-attn_out qkv_attn_out(const cs_model *M, const qkv_cache *c, int64_t Wo, int64_t bo, int64_t bg) {
+/* The output sublayer over the caches: Z the last columns of [Q | K | V | Z]. */
+static attn_out qkv_attn_out(const cs_model *M, const qkv_cache *c, int64_t Wo, int64_t bo,
+                             int64_t bg) {
   int d = M->d;
   return (attn_out){c->qkvz + 3 * d, 3 * d + M->n_gate, c->g, c->o, c->gated, c->pre,
                     Wo, bo, bg, M->cfg.gate};
+}
+
+int qkv_out_forward(const cs_model *M, const jet_shape *js, int N, const qkv_cache *c, int64_t Wo,
+                    int64_t bo, int64_t bg, double *Y) {
+  attn_out ao = qkv_attn_out(M, c, Wo, bo, bg);
+  return attn_out_forward(M, js, N, &ao, Y);
+}
+
+int qkv_out_backward(cs_model *M, int N, const qkv_cache *c, int64_t Wo, int64_t bo, int64_t bg,
+                     const double *dY, const qkv_grads *g, const double **dO) {
+  attn_out ao = qkv_attn_out(M, c, Wo, bo, bg);
+  return attn_out_backward(M, N, &ao, dY, g->dgated, g->du, g->dqkvz + 3 * M->d, dO);
 }
 
 /* ------------------------------------------------------ readout, loss */

@@ -112,26 +112,41 @@ typedef struct {
   int ldq, ldk, ldv;
 } qkv_view;
 qkv_view qkv_of(const cs_model *M, const qkv_cache *c);
-/* Where the attention's backward writes dQ, dK and dV: columns of dqkvz
- * (ld ldq), the gated one's to dgated (ld d). */
+/* The backward buffers of the attention blocks of a token family, rows
+ * value rows each: dx_a, dx_b the gradients of the residual stream at a
+ * block's output and input (swapped block by block), da of the sublayer
+ * input, du and dgated the output sublayer's scratch (all × d), dqkvz the
+ * gradient of [Q | K | V | Z] (× ldq). */
+typedef struct {
+  double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz;
+} qkv_grads;
+int qkv_grads_alloc(const cs_model *M, qkv_grads *g, int64_t rows);
+void qkv_grads_free(qkv_grads *g);
+/* Where the attention's backward writes dQ, dK and dV: columns of
+ * g->dqkvz (ld ldq), the gated one's to g->dgated (ld d). */
 typedef struct {
   double *q, *k, *v;
   int ldq, ldk, ldv;
 } qkv_grad;
-qkv_grad qkv_grad_of(const cs_model *M, double *dqkvz, double *dgated);
+qkv_grad qkv_grad_of(const cs_model *M, const qkv_grads *g);
 /* Forward on N jet points: A (R × d) -> c->qkvz, and c->pre, c->g,
  * c->gated under g2..g4. Wq (the (3d + n_gate) × d block [W_q; W_k; W_v;
  * W_g]) and bg are offsets into M->params. */
 int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
                 int64_t bg, qkv_cache *c);
-/* Backward on values, N rows, with dqkvz (N × ldq) holding dQ, dK, dV and
- * dZ (dZ from attn_out_backward) and dgated the gradient of c->gated
+/* Backward on values, N rows, with g->dqkvz holding dQ, dK, dV and dZ
+ * (dZ from qkv_out_backward) and g->dgated the gradient of c->gated
  * (g2..g4): the gate's dpre, dZ added in, then dW += dQKVZᵀ A;
  * db_g += Σ dZ;  da = dQKVZ [W_q; W_k; W_v; W_g] (N × d, overwritten). */
 int qkv_backward(cs_model *M, int N, const double *a, const qkv_cache *c, int64_t Wq, int64_t bg,
-                 double *dqkvz, const double *dgated, double *da);
-/* The output sublayer (attn_out) over these caches, the gate at cfg.gate. */
-attn_out qkv_attn_out(const cs_model *M, const qkv_cache *c, int64_t Wo, int64_t bo, int64_t bg);
+                 const qkv_grads *g, double *da);
+/* The output sublayer (attn_out) over these caches, the gate at cfg.gate:
+ * forward on N jet points into Y (R × d); backward on values, N rows:
+ * dW_o, db_o accumulated, dZ into g->dqkvz, *dO the gradient of c->o. */
+int qkv_out_forward(const cs_model *M, const jet_shape *js, int N, const qkv_cache *c, int64_t Wo,
+                    int64_t bo, int64_t bg, double *Y);
+int qkv_out_backward(cs_model *M, int N, const qkv_cache *c, int64_t Wo, int64_t bo, int64_t bg,
+                     const double *dY, const qkv_grads *g, const double **dO);
 
 /* The readout, every family's last tensors: readout/W (n_classes × d) and
  * readout/b; sets M->n_classes and M->n_logits (= n_classes: a family

@@ -166,12 +166,7 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
     if (!rc) rc = cache_alloc(M, S, &S->jet, (int64_t)A->max_points * js->C);
     ALLOC(S->jtmp, 2 * (int64_t)A->max_points * js->C);
   } else {
-    ALLOC(S->dx_a, NT * d);
-    ALLOC(S->dx_b, NT * d);
-    ALLOC(S->da, NT * d);
-    ALLOC(S->du, NT * d);
-    ALLOC(S->dgated, NT * d);
-    ALLOC(S->dqkvz, NT * S->ldq);
+    if (!rc) rc = qkv_grads_alloc(M, &S->gr, NT);
     ALLOC(S->dmid, NT * d);
     ALLOC(S->dff, NT * (S->f ? S->f : 1));
     ALLOC(S->dff2, NT * (S->f ? S->f : 1));
@@ -190,7 +185,7 @@ static void lm_acts_free(void *fam) {
   cache_free(&S->jet);
   ln_cache_free(&S->lnf);
   free(S->x), free(S->cache), free(S->tmp), free(S->jtmp);
-  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dqkvz);
+  qkv_grads_free(&S->gr);
   free(S->dmid), free(S->dff), free(S->dff2);
   free(S);
 }
@@ -383,8 +378,7 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     CS_CHECK(rc);
   }
   /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h);  mid = h + Y (linear: every jet row) */
-  attn_out ao = qkv_attn_out(M, at, P->Wo, P->bo, P->bg);
-  CS_CHECK(attn_out_forward(M, js, np, &ao, c->mid));
+  CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
   add_into(R * d, hin, c->mid);
   /* the MLP sublayer, or hout = mid */
   if (S->f)

@@ -122,8 +122,8 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   gelu_backward_values((int64_t)NT * f, c->u, c->phi, S->dff, S->dff2);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
-                           S->da, 0.0));
-  layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->da, G + P->mlp_ln_g, G + P->mlp_ln_b,
+                           S->gr.da, 0.0));
+  layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->gr.da, G + P->mlp_ln_g, G + P->mlp_ln_b,
                      dmid);
   add_into((int64_t)NT * d, dout, dmid);
   return CS_OK;
@@ -144,12 +144,11 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
     dmid = S->dmid;
   }
   /* mid = X + Y, Y = O W_oᵀ + b_o gated at g1 or g5 (layers.h): dO, and dZ beside dQKV */
-  attn_out ao = qkv_attn_out(M, at, P->Wo, P->bo, P->bg);
   const double *dO;
-  CS_CHECK(attn_out_backward(M, NT, &ao, dmid, S->dgated, S->du, S->dqkvz + 3 * d, &dO));
+  CS_CHECK(qkv_out_backward(M, NT, at, P->Wo, P->bo, P->bg, dmid, &S->gr, &dO));
   /* attention; a gated Q, K or V sends its gradient to dgated first */
   qkv_view a = qkv_of(M, at);
-  qkv_grad g = qkv_grad_of(M, S->dqkvz, S->dgated);
+  qkv_grad g = qkv_grad_of(M, &S->gr);
   LA_PROF_BEGIN(t0);
   int rc = attention_backward(N, S->T, M->H, M->dh, at->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
                               g.q, g.ldq, g.k, g.ldk, g.v, g.ldv);
@@ -157,8 +156,8 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
   CS_CHECK(rc);
   /* [Q|K|V|Z] = LN_1(X) [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h): dA;
    * dX = dmid + LN_1'(dA) */
-  CS_CHECK(qkv_backward(M, NT, at->ln.a, at, P->Wq, P->bg, S->dqkvz, S->dgated, S->da));
-  layernorm_backward(M, NT, &at->ln, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+  CS_CHECK(qkv_backward(M, NT, at->ln.a, at, P->Wq, P->bg, &S->gr, S->gr.da));
+  layernorm_backward(M, NT, &at->ln, W + P->ln_g, S->gr.da, Gr + P->ln_g, Gr + P->ln_b, dX);
   add_into((int64_t)NT * d, dmid, dX);
   return CS_OK;
 }
@@ -171,9 +170,9 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   double *W = M->params, *G = M->grads;
   /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r;  final LN */
   CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
-                           G + M->readout_W, G + M->readout_b, S->da, 0.0));
-  double *dXn = S->dx_a, *dX = S->dx_b;
-  layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->da, G + Y->lnf_g, G + Y->lnf_b, dXn);
+                           G + M->readout_W, G + M->readout_b, S->gr.da, 0.0));
+  double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
+  layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dXn);
   for (int l = M->L - 1; l >= 0; l--) {
     CS_CHECK(block_backward(M, S, N, l, dXn, dX));
     double *t = dXn;

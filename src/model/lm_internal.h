@@ -65,7 +65,8 @@ typedef struct {
   lm_cache jet;        /* the jet pass's caches, N·C rows */
   double *jtmp;        /* 2·N·C */
   /* backward (values) */
-  double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz, *dmid, *dff, *dff2;
+  qkv_grads gr;                /* NT rows (layers.h) */
+  double *dmid, *dff, *dff2;   /* NT × d, NT × f, NT × f */
 } lm_acts;
 
 /* ---- lm_products.c ---- */

@@ -56,8 +56,9 @@ typedef struct {
   double **x;              /* L + 1 token activations, NTC × d */
   qkv_cache *cache;        /* L: per-layer caches (layers.h), rows NTC = N·T·C */
   double *tmp;             /* 2·NTC: LayerNorm scratch */
-  /* backward (values, NT rows) */
-  double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dh;
+  /* backward (values, NT rows; dh N rows) */
+  qkv_grads gr;
+  double *dp, *dh;
 } self_acts;
 
 /* ------------------------------------------------------------ layout */
@@ -125,13 +126,8 @@ static int self_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
     rc = qkv_cache_alloc(M, &S->cache[l], R, S->T, M->cfg.norm == NORM_PRE);
   ALLOC(S->tmp, 2 * R);
   if (jet_order == 0) {
-    ALLOC(S->dx_a, NT * d);
-    ALLOC(S->dx_b, NT * d);
-    ALLOC(S->da, NT * d);
-    ALLOC(S->du, NT * d);
-    ALLOC(S->dgated, NT * d);
+    if (!rc) rc = qkv_grads_alloc(M, &S->gr, NT);
     ALLOC(S->dp, NT * HT);
-    ALLOC(S->dqkvz, NT * S->ldq);
     ALLOC(S->dh, (int64_t)A->max_points * d);
   }
 #undef ALLOC
@@ -146,8 +142,8 @@ static void self_acts_free(void *fam) {
   if (S->cache)
     for (int l = 0; l < S->L; l++) qkv_cache_free(&S->cache[l]);
   free(S->x), free(S->cache), free(S->tmp);
-  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dp);
-  free(S->dqkvz), free(S->dh);
+  qkv_grads_free(&S->gr);
+  free(S->dp), free(S->dh);
   free(S);
 }
 
@@ -353,8 +349,7 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   values_forward(js, T, N, H, dh, c->p, v.v, v.ldv, c->o);
   LA_PROF_END(t3, LA_PROF_TOKENS);
   /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h) */
-  attn_out ao = qkv_attn_out(M, c, P->Wo, P->bo, P->bg);
-  CS_CHECK(attn_out_forward(M, js, NT, &ao, Xn));
+  CS_CHECK(qkv_out_forward(M, js, NT, c, P->Wo, P->bo, P->bg, Xn));
   /* residual X' = X + Y: linear, all jet rows */
   LA_PROF_BEGIN(t1);
   if (M->cfg.residual) add_into(R * d, X, Xn);
@@ -448,22 +443,21 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   int d = M->d, NT = N * S->T;
   const double *a = M->cfg.norm == NORM_PRE ? c->ln.a : X;
   /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h): dO, and dZ beside dQKV */
-  attn_out ao = qkv_attn_out(M, c, P->Wo, P->bo, P->bg);
   const double *dO;
-  CS_CHECK(attn_out_backward(M, NT, &ao, dXn, S->dgated, S->du, S->dqkvz + 3 * d, &dO));
+  CS_CHECK(qkv_out_backward(M, NT, c, P->Wo, P->bo, P->bg, dXn, &S->gr, &dO));
   /* attention; the gradient of a gated Q, K or V goes to dgated first */
   qkv_view v = qkv_of(M, c);
-  qkv_grad g = qkv_grad_of(M, S->dqkvz, S->dgated);
+  qkv_grad g = qkv_grad_of(M, &S->gr);
   LA_PROF_BEGIN(t0);
   attention_backward(S, N, M->H, M->dh, c->p, dO, v.q, v.ldq, v.k, v.ldk, v.v, v.ldv, S->dp, g.q,
                      g.ldq, g.k, g.ldk, g.v, g.ldv);
   LA_PROF_END(t0, LA_PROF_TOKENS);
   /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h): dA */
-  double *dA = M->cfg.norm == NORM_PRE ? S->da : dX;
-  CS_CHECK(qkv_backward(M, NT, a, c, P->Wq, P->bg, S->dqkvz, S->dgated, dA));
+  double *dA = M->cfg.norm == NORM_PRE ? S->gr.da : dX;
+  CS_CHECK(qkv_backward(M, NT, a, c, P->Wq, P->bg, &S->gr, dA));
   LA_PROF_BEGIN(t2);
   if (M->cfg.norm == NORM_PRE)
-    layernorm_backward(M, NT, &c->ln, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+    layernorm_backward(M, NT, &c->ln, W + P->ln_g, S->gr.da, Gr + P->ln_g, Gr + P->ln_b, dX);
   if (M->cfg.residual) add_into((int64_t)NT * d, dXn, dX);
   LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
@@ -477,7 +471,7 @@ static int self_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   /* readout on the last CLS row: dW_r += dlogitsᵀ h_L;  dh_L = dlogits W_r */
   CS_CHECK(readout_backward(M, N, A->h[M->L], A->dlogits, S->dh));
   /* only the CLS row of X_L reaches the loss */
-  double *dXn = S->dx_a, *dX = S->dx_b;
+  double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
   memset(dXn, 0, sizeof(double) * (size_t)N * T * d);
   for (int p = 0; p < N; p++)
     memcpy(dXn + (int64_t)p * T * d, S->dh + (int64_t)p * d, sizeof(double) * d);
