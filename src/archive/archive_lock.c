@@ -202,7 +202,8 @@ static int archive_flock_once(const char *path, int exclusive, int *fd_out, stru
     err = errno;
     if (err == EWOULDBLOCK || err == EAGAIN || err == EINTR) got = 0;
     else if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS) got = 2;
-    else got = -1, *code = cs_error(CS_ERR_IO, "cannot lock the archive %s: %s", path, strerror(err));
+    else
+      got = -1, *code = cs_error(CS_ERR_IO, "cannot lock the archive %s: %s", path, strerror(err));
   } else if (fstat(fd, st) != 0 || stat(path, &now) != 0 || now.st_dev != st->st_dev ||
              now.st_ino != st->st_ino) {
     // the locked file must still be the one at the path (a rebuild renames a

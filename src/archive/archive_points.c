@@ -461,9 +461,9 @@ int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned k
     }
     archive_points_set(r, k, own);
   }
-  int rc = short_of_memory ? cs_error(CS_ERR_NOMEM, "out of memory reading /points of cell %" PRId64,
-                                      r->cell_id)
-                           : CS_OK;
+  int rc = CS_OK;
+  if (short_of_memory)
+    rc = cs_error(CS_ERR_NOMEM, "out of memory reading /points of cell %" PRId64, r->cell_id);
   if (rc) archive_points_free(r);
   return rc;
 }

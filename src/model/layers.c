@@ -333,22 +333,13 @@ static int qkv_gated_col(const cs_model *M) {
   return gp == GATE_G4 ? 0 : gp == GATE_G3 ? M->d : gp == GATE_G2 ? 2 * M->d : -1;
 }
 
-qkv_view qkv_of(const cs_model *M, const qkv_cache *c) {
+qkv_view qkv_split(const cs_model *M, double *qkvz, double *gated) {
   int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
-  qkv_view v = {c->qkvz, c->qkvz + d, c->qkvz + 2 * d, ldq, ldq, ldq};
-  if (col == 0) v.q = c->gated, v.ldq = d;
-  if (col == d) v.k = c->gated, v.ldk = d;
-  if (col == 2 * d) v.v = c->gated, v.ldv = d;
+  qkv_view v = {qkvz, qkvz + d, qkvz + 2 * d, ldq, ldq, ldq};
+  if (col == 0) v.q = gated, v.ldq = d;
+  if (col == d) v.k = gated, v.ldk = d;
+  if (col == 2 * d) v.v = gated, v.ldv = d;
   return v;
-}
-
-qkv_grad qkv_grad_of(const cs_model *M, const qkv_grads *g) {
-  int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
-  qkv_grad r = {g->dqkvz, g->dqkvz + d, g->dqkvz + 2 * d, ldq, ldq, ldq};
-  if (col == 0) r.q = g->dgated, r.ldq = d;
-  if (col == d) r.k = g->dgated, r.ldk = d;
-  if (col == 2 * d) r.v = g->dgated, r.ldv = d;
-  return r;
 }
 
 int qkv_grads_alloc(const cs_model *M, qkv_grads *g, int64_t rows) {

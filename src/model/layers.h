@@ -105,13 +105,15 @@ typedef struct {
  * caller's qkv_cache_free releases what was made. */
 int qkv_cache_alloc(const cs_model *M, qkv_cache *c, int64_t rows, int T, int ln);
 void qkv_cache_free(qkv_cache *c);
-/* Q, K and V as the attention reads them: the one a g2, g3 or g4 gate
- * multiplies is c->gated (ld d), the others columns of c->qkvz (ld ldq). */
+/* Q, K and V in [Q | K | V | Z] (qkvz, ld ldq), the one a g2, g3 or g4
+ * gate multiplies replaced by gated (ld d): as the attention reads them
+ * (c->qkvz, c->gated), or where its backward writes their gradients
+ * (g->dqkvz, g->dgated). */
 typedef struct {
-  const double *q, *k, *v;
+  double *q, *k, *v;
   int ldq, ldk, ldv;
 } qkv_view;
-qkv_view qkv_of(const cs_model *M, const qkv_cache *c);
+qkv_view qkv_split(const cs_model *M, double *qkvz, double *gated);
 /* The backward buffers of the attention blocks of a token family, rows
  * value rows each: dx_a, dx_b the gradients of the residual stream at a
  * block's output and input (swapped block by block), da of the sublayer
@@ -122,13 +124,6 @@ typedef struct {
 } qkv_grads;
 int qkv_grads_alloc(const cs_model *M, qkv_grads *g, int64_t rows);
 void qkv_grads_free(qkv_grads *g);
-/* Where the attention's backward writes dQ, dK and dV: columns of
- * g->dqkvz (ld ldq), the gated one's to g->dgated (ld d). */
-typedef struct {
-  double *q, *k, *v;
-  int ldq, ldk, ldv;
-} qkv_grad;
-qkv_grad qkv_grad_of(const cs_model *M, const qkv_grads *g);
 /* Forward on N jet points: A (R × d) -> c->qkvz, and c->pre, c->g,
  * c->gated under g2..g4. Wq (the (3d + n_gate) × d block [W_q; W_k; W_v;
  * W_g]) and bg are offsets into M->params. */

@@ -365,9 +365,9 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
   /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
   layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &at->ln, tmp);
   CS_CHECK(qkv_forward(M, js, np, at->ln.a, P->Wq, P->bg, at));
-  qkv_view a = qkv_of(M, at);
+  qkv_view a = qkv_split(M, at->qkvz, at->gated);
   if (jets) { /* the last query against the earlier keys and values (values) */
-    qkv_view e = qkv_of(M, &S->cache[l].at);
+    qkv_view e = qkv_split(M, S->cache[l].at.qkvz, S->cache[l].at.gated);
     attention_jets(M, js, S->T, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv,
                    at->p, at->o);
   } else {

@@ -147,8 +147,8 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
   const double *dO;
   CS_CHECK(qkv_out_backward(M, NT, at, P->Wo, P->bo, P->bg, dmid, &S->gr, &dO));
   /* attention; a gated Q, K or V sends its gradient to dgated first */
-  qkv_view a = qkv_of(M, at);
-  qkv_grad g = qkv_grad_of(M, &S->gr);
+  qkv_view a = qkv_split(M, at->qkvz, at->gated);
+  qkv_view g = qkv_split(M, S->gr.dqkvz, S->gr.dgated);
   LA_PROF_BEGIN(t0);
   int rc = attention_backward(N, S->T, M->H, M->dh, at->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
                               g.q, g.ldq, g.k, g.ldk, g.v, g.ldv);
@@ -227,7 +227,8 @@ void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, doubl
                         double *norm_h, double *norm_v) {
   const lm_acts *S = A->fam;
   int d = M->d, T = S->T;
-  qkv_view qkv = qkv_of(M, &S->cache[l].at); /* the values the block mixes */
+  const qkv_cache *at = &S->cache[l].at;
+  qkv_view qkv = qkv_split(M, at->qkvz, at->gated); /* the values the block mixes */
   const double *H = S->x[l + 1], *V = qkv.v;
   int ldv = qkv.ldv;
   for (int64_t r = 0; r < (int64_t)N * T; r++) {

@@ -337,7 +337,7 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
   }
   /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
   CS_CHECK(qkv_forward(M, js, NT, a, P->Wq, P->bg, c));
-  qkv_view v = qkv_of(M, c);
+  qkv_view v = qkv_split(M, c->qkvz, c->gated);
   /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
   LA_PROF_BEGIN(t2);
   scores_forward(js, T, N, H, dh, 1.0 / sqrt((double)dh), v.q, v.ldq, v.k, v.ldk, c->p);
@@ -446,8 +446,8 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   const double *dO;
   CS_CHECK(qkv_out_backward(M, NT, c, P->Wo, P->bo, P->bg, dXn, &S->gr, &dO));
   /* attention; the gradient of a gated Q, K or V goes to dgated first */
-  qkv_view v = qkv_of(M, c);
-  qkv_grad g = qkv_grad_of(M, &S->gr);
+  qkv_view v = qkv_split(M, c->qkvz, c->gated);
+  qkv_view g = qkv_split(M, S->gr.dqkvz, S->gr.dgated);
   LA_PROF_BEGIN(t0);
   attention_backward(S, N, M->H, M->dh, c->p, dO, v.q, v.ldq, v.k, v.ldk, v.v, v.ldv, S->dp, g.q,
                      g.ldq, g.k, g.ldk, g.v, g.ldv);
