@@ -60,16 +60,24 @@ static void archive_journal_header_make(archive_journal_header *h, const char *s
   h->crc = archive_crc32(0, h, offsetof(archive_journal_header, crc));
 }
 
-static int archive_write_all(int fd, const void *p, size_t n) {
-  const unsigned char *b = p;
+/* n bytes at p written to fd (writing) or read from it, in full: short
+ * counts resumed, EINTR retried; -1 on an error or the end of the file. */
+static int archive_transfer_all(int fd, void *p, size_t n, int writing) {
+  unsigned char *b = p;
   while (n > 0) {
-    ssize_t k = write(fd, b, n);
+    ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
     b += k, n -= (size_t)k;
   }
   return 0;
 }
+
+static int archive_write_all(int fd, const void *p, size_t n) {
+  return archive_transfer_all(fd, (void *)p, n, 1);
+}
+
+static int archive_read_all(int fd, void *p, size_t n) { return archive_transfer_all(fd, p, n, 0); }
 
 /* Header and payload of a record in one system call (short writes resumed). */
 static int archive_writev_all(int fd, struct iovec iov[2]) {
@@ -85,16 +93,6 @@ static int archive_writev_all(int fd, struct iovec iov[2]) {
   return 0;
 }
 
-static int archive_read_all(int fd, void *p, size_t n) {
-  unsigned char *b = p;
-  while (n > 0) {
-    ssize_t k = read(fd, b, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    b += k, n -= (size_t)k;
-  }
-  return 0;
-}
 
 /* Append one record (synced when asked); on failure the file is cut back
  * so no torn record can hide later ones. *payload_at (may be NULL): where
