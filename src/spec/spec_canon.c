@@ -43,49 +43,6 @@ typedef struct {
   const cs_sweep_settings *sweep;
 } canon_spec;
 
-/* The value of a fixed key in the base config or sweep settings (the
- * inverse of spec_apply_value; team grid: i = P, r = Q). */
-static key_value canon_fixed_value(const cs_config *c, const cs_sweep_settings *sw, int key) {
-  key_value v = {0, 0.0};
-  switch (key) {
-    case K_SAVE_PARAMS: v.i = sw->save_params; break;
-    case K_SAVE_POINTS: v.i = sw->save_points; break;
-    case K_MAX_RETRIES: v.i = sw->max_retries; break;
-    case K_ARCH: v.i = c->arch; break;
-    case K_DEPTH: v.i = c->depth; break;
-    case K_TASK: v.i = c->task; break;
-    case K_SEED: v.i = c->seed; break;
-    case K_INPUT_DIM: v.i = c->input_dim; break;
-    case K_TRAIN_POINTS: v.i = c->train_points; break;
-    case K_TEST_POINTS: v.i = c->test_points; break;
-    case K_LABEL_NOISE: v.r = c->label_noise; break;
-    case K_VOCAB: v.i = c->vocab; break;
-    case K_SEQ_LEN: v.i = c->seq_len; break;
-    case K_FAMILY: v.i = c->family; break;
-    case K_GATE: v.i = c->gate; break;
-    case K_WIDTH: v.i = c->width; break;
-    case K_SLOTS: v.i = c->slots; break;
-    case K_HEADS: v.i = c->heads; break;
-    case K_RESIDUAL: v.i = c->residual; break;
-    case K_NORM: v.i = c->norm; break;
-    case K_MLP_RATIO: v.i = c->mlp_ratio; break;
-    case K_EPOCHS: v.i = c->epochs; break;
-    case K_BATCH: v.i = c->batch; break;
-    case K_LR: v.r = c->lr; break;
-    case K_SCHEDULE: v.i = c->schedule; break;
-    case K_WEIGHT_DECAY: v.r = c->weight_decay; break;
-    case K_EVAL_EVERY: v.i = c->eval_every; break;
-    case K_POINTS: v.i = c->points; break;
-    case K_SIGMA: v.r = c->sigma; break;
-    case K_EXACT_DIM_MAX: v.i = c->exact_dim_max; break;
-    case K_FIELD: v.i = c->field; break;
-    case K_TEAM_GRID: v.i = c->team_p, v.r = c->team_q; break;
-    case K_TEAM_BLOCK: v.i = c->team_block; break;
-    default: break;  /* name, output: strings, compared as such */
-  }
-  return v;
-}
-
 static void canon_spec_free(canon_spec *c) {
   for (int k = 0; k < K_COUNT; k++) free(c->k[k].v);
   memset(c, 0, sizeof *c);
@@ -109,7 +66,7 @@ static int canon_spec_of(const cs_spec *spec, canon_spec *c) {
     if (c->k[key].v) continue;
     CS_CHECK(CS_CALLOC(c->k[key].v, 1));
     c->k[key].n = 1;
-    c->k[key].v[0] = canon_fixed_value(&spec->base, &spec->sweep, key);
+    c->k[key].v[0] = spec_value_of(&spec->base, &spec->sweep, key);
   }
   return CS_OK;
 }

@@ -155,8 +155,12 @@ int spec_enum_count(enum_table t);
 const char *spec_enum_name(enum_table t, int i);
 /* "what one value of key may be", into buf */
 const char *spec_key_allowed(int key, char *buf, size_t len);
-/* Write one value of key into a cell config or the sweep settings. */
+/* Write one value of key into a cell config or the sweep settings (name,
+ * output and the team grid are applied where they are parsed). */
 void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v);
+/* Its inverse: the value of key in c or sw (team grid: i = P, r = Q; name
+ * and output, strings: 0). */
+key_value spec_value_of(const cs_config *c, const cs_sweep_settings *sw, int key);
 /* The closest candidate when it is close enough to be a likely typo, else NULL. */
 const char *spec_suggest(const char *word, const char *const *cands, int n);
 /* "; did you mean X?" or "" */

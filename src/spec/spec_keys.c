@@ -144,42 +144,79 @@ const char *spec_key_info(int i, const char **section, const char **name, int *a
   return spec_key_allowed(i, buf, len);
 }
 
-void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v) {
+/* Where the value of key lives in a config c or the sweep settings sw, and
+ * its C type: kind 'i' an int or an enum (the same size: checked below),
+ * 'l' the int64_t seed, 'r' a double; kind 0 for the keys that are not one
+ * field (name, output: strings; team grid: two ints, set where parsed). */
+typedef struct {
+  void *at;
+  char kind;
+} key_field;
+
+_Static_assert(sizeof(cs_arch) == sizeof(int) && sizeof(cs_task_kind) == sizeof(int) &&
+                   sizeof(cs_family) == sizeof(int) && sizeof(cs_gate_pos) == sizeof(int) &&
+                   sizeof(cs_norm) == sizeof(int) && sizeof(cs_schedule) == sizeof(int),
+               "an enum key is read and written as an int");
+
+static key_field spec_key_field(cs_config *c, cs_sweep_settings *sw, int key) {
+#define INT(f) ((key_field){(void *)&(f), 'i'})
+#define I64(f) ((key_field){&(f), 'l'})
+#define REAL(f) ((key_field){&(f), 'r'})
   switch (key) {
-    case K_SAVE_PARAMS: sw->save_params = (int)v.i; break;
-    case K_SAVE_POINTS: sw->save_points = (int)v.i; break;
-    case K_MAX_RETRIES: sw->max_retries = (int)v.i; break;
-    case K_ARCH: c->arch = (cs_arch)v.i; break;
-    case K_DEPTH: c->depth = (int)v.i; break;
-    case K_TASK: c->task = (cs_task_kind)v.i; break;
-    case K_SEED: c->seed = v.i; break;
-    case K_INPUT_DIM: c->input_dim = (int)v.i; break;
-    case K_TRAIN_POINTS: c->train_points = (int)v.i; break;
-    case K_TEST_POINTS: c->test_points = (int)v.i; break;
-    case K_LABEL_NOISE: c->label_noise = v.r; break;
-    case K_VOCAB: c->vocab = (int)v.i; break;
-    case K_SEQ_LEN: c->seq_len = (int)v.i; break;
-    case K_MLP_RATIO: c->mlp_ratio = (int)v.i; break;
-    case K_FAMILY: c->family = (cs_family)v.i; break;
-    case K_GATE: c->gate = (cs_gate_pos)v.i; break;
-    case K_WIDTH: c->width = (int)v.i; break;
-    case K_SLOTS: c->slots = (int)v.i; break;
-    case K_HEADS: c->heads = (int)v.i; break;
-    case K_RESIDUAL: c->residual = (int)v.i; break;
-    case K_NORM: c->norm = (cs_norm)v.i; break;
-    case K_EPOCHS: c->epochs = (int)v.i; break;
-    case K_BATCH: c->batch = (int)v.i; break;
-    case K_LR: c->lr = v.r; break;
-    case K_SCHEDULE: c->schedule = (cs_schedule)v.i; break;
-    case K_WEIGHT_DECAY: c->weight_decay = v.r; break;
-    case K_EVAL_EVERY: c->eval_every = (int)v.i; break;
-    case K_POINTS: c->points = (int)v.i; break;
-    case K_SIGMA: c->sigma = v.r; break;
-    case K_EXACT_DIM_MAX: c->exact_dim_max = (int)v.i; break;
-    case K_FIELD: c->field = (int)v.i; break;
-    case K_TEAM_BLOCK: c->team_block = (int)v.i; break;
-    default: break;  /* name, output, team grid are applied where parsed */
+    case K_SAVE_PARAMS: return INT(sw->save_params);
+    case K_SAVE_POINTS: return INT(sw->save_points);
+    case K_MAX_RETRIES: return INT(sw->max_retries);
+    case K_ARCH: return INT(c->arch);
+    case K_DEPTH: return INT(c->depth);
+    case K_TASK: return INT(c->task);
+    case K_SEED: return I64(c->seed);
+    case K_INPUT_DIM: return INT(c->input_dim);
+    case K_TRAIN_POINTS: return INT(c->train_points);
+    case K_TEST_POINTS: return INT(c->test_points);
+    case K_LABEL_NOISE: return REAL(c->label_noise);
+    case K_VOCAB: return INT(c->vocab);
+    case K_SEQ_LEN: return INT(c->seq_len);
+    case K_MLP_RATIO: return INT(c->mlp_ratio);
+    case K_FAMILY: return INT(c->family);
+    case K_GATE: return INT(c->gate);
+    case K_WIDTH: return INT(c->width);
+    case K_SLOTS: return INT(c->slots);
+    case K_HEADS: return INT(c->heads);
+    case K_RESIDUAL: return INT(c->residual);
+    case K_NORM: return INT(c->norm);
+    case K_EPOCHS: return INT(c->epochs);
+    case K_BATCH: return INT(c->batch);
+    case K_LR: return REAL(c->lr);
+    case K_SCHEDULE: return INT(c->schedule);
+    case K_WEIGHT_DECAY: return REAL(c->weight_decay);
+    case K_EVAL_EVERY: return INT(c->eval_every);
+    case K_POINTS: return INT(c->points);
+    case K_SIGMA: return REAL(c->sigma);
+    case K_EXACT_DIM_MAX: return INT(c->exact_dim_max);
+    case K_FIELD: return INT(c->field);
+    case K_TEAM_BLOCK: return INT(c->team_block);
+    default: return (key_field){NULL, 0};
   }
+#undef INT
+#undef I64
+#undef REAL
+}
+
+void spec_apply_value(cs_config *c, cs_sweep_settings *sw, int key, key_value v) {
+  key_field f = spec_key_field(c, sw, key);
+  if (f.kind == 'i') *(int *)f.at = (int)v.i;
+  else if (f.kind == 'l') *(int64_t *)f.at = v.i;
+  else if (f.kind == 'r') *(double *)f.at = v.r;
+}
+
+key_value spec_value_of(const cs_config *c, const cs_sweep_settings *sw, int key) {
+  key_value v = {0, 0.0};
+  key_field f = spec_key_field((cs_config *)c, (cs_sweep_settings *)sw, key);
+  if (f.kind == 'i') v.i = *(const int *)f.at;
+  else if (f.kind == 'l') v.i = *(const int64_t *)f.at;
+  else if (f.kind == 'r') v.r = *(const double *)f.at;
+  else if (key == K_TEAM_GRID) v.i = c->team_p, v.r = c->team_q;
+  return v;
 }
 /* ------------------------------------------------------------------------ */
 /* "Did you mean": optimal-string-alignment edit distance, case-insensitive   */
