@@ -237,8 +237,8 @@ static int run_parse(int argc, char **argv, int rank, run_args_t *a) {
 static int run_spec(int rank, const cs_spec *spec, const run_args_t *a) {
   const char *archive = a->out ? a->out : spec_sweep(spec)->output;
   if (a->dry) {
-    int world = 1;
-    if (MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) world = 1;
+    int world = 1, rc = la_mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world), "MPI_Comm_size");
+    if (rc) return rank ? EXIT_RUNTIME : cli_fail(rc);
     return rank == 0 ? cli_dry_run(spec, archive, a->si, a->sn, a->ranks > 0 ? a->ranks : world)
                      : EXIT_OK;
   }
@@ -252,8 +252,8 @@ static int run_spec(int rank, const cs_spec *spec, const run_args_t *a) {
   sigaction(SIGUSR1, &sa, NULL);
 
   progress_state ps = {isatty(STDERR_FILENO), 0, 1, a->synthetic_mean_s > 0};
-  int mrc = MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
-  if (mrc != MPI_SUCCESS) return rank ? EXIT_RUNTIME : cli_fail(la_mpi_error(mrc, "MPI_Comm_size"));
+  int mrc = la_mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks), "MPI_Comm_size");
+  if (mrc) return rank ? EXIT_RUNTIME : cli_fail(mrc);
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
@@ -285,8 +285,7 @@ static int run_mpi_init(int *argc, char ***argv, int *rank, int *started) {
   }
   *started = 1;
   int rc = la_comm_errors_return(MPI_COMM_WORLD);
-  int mrc = rc ? MPI_SUCCESS : MPI_Comm_rank(MPI_COMM_WORLD, rank);
-  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_rank");
+  if (!rc) rc = la_mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, rank), "MPI_Comm_rank");
   return rc ? cli_fail(rc) : EXIT_OK;
 }
 
