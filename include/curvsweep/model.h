@@ -1,7 +1,9 @@
 /* model.h — gated and ungated attention models (docs/MODELS.md): the
- * memory family below, and the self family (family = self: feature tokens
+ * memory family below, the self family (family = self: feature tokens
  * with a CLS token, self-attention over tokens, the gate at g1..g5; the
- * representation h_l is the CLS row, with the same layout).
+ * representation h_l is the CLS row, with the same layout) and the lm
+ * family (family = lm: a decoder-only transformer over token sequences,
+ * its own calls at the end of this header).
  *
  *   h_0     = W_e x + b_e                                   embedding
  *   a       = h_l  or  LayerNorm(h_l)                        (norm = pre)
@@ -64,7 +66,8 @@ int model_acts_capacity(const cs_acts *acts);  /* max_points */
 int model_forward(const cs_model *model, cs_acts *acts, int n, const double *x);
 /* h_l (l = 0..L) after the last forward: (n·C) × width rows. */
 const double *model_layer_output(const cs_acts *acts, int l);
-/* n × 2 logits after a value forward. */
+/* The logits after a value forward: n × the model's logits per point (2
+ * classes for the point tasks; T·V for an lm sequence). */
 const double *model_logits(const cs_acts *acts);
 
 /* Mean softmax cross-entropy of the last forward against labels y, and the
@@ -78,8 +81,9 @@ int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
  * every prefix l = 1..L, from a value forward on n points x (n × m):
  * sink_mass[l-1] the mean attention weight non-CLS queries put on token 0
  * (the CLS token), max_attn[l-1] the mean of their largest attention
- * weight, both averaged over queries, heads and points. NaN for the memory
- * family (no attention over tokens). */
+ * weight, both averaged over queries, heads and points. NaN for a family
+ * without that statistic (the memory family: no attention over tokens; the
+ * lm family's is model_attention_sink_tokens). */
 int model_attention_sink(const cs_model *model, int n, const double *x, double *sink_mass,
                          double *max_attn);
 

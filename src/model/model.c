@@ -1,8 +1,9 @@
 /* model.c — the model of any family (model.h): its parameters and
  * workspace, and the dispatch of every operation to the family of the
  * config through the family table below (model_internal.h). The families
- * themselves are memory_attn.c and self_attn.c; their shared layers are
- * layers.c (docs/ARCHITECTURE.md, "A new model family").
+ * themselves are memory_attn.c, self_attn.c and lm_attn.c (with
+ * lm_backward.c, lm_products.c); their shared layers are layers.c
+ * (docs/ARCHITECTURE.md, "A new model family").
  *
  * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
  * m input dim, d width, n slots, H heads. */
@@ -16,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The family table: one row per cs_family (config.h), the operations
+/* The family table: one row per cs_family (config.h, whose family table
+ * in config.c holds the family's name and what it accepts), the operations
  * defined at the end of the family's file. */
 extern const model_family_ops memory_family_ops; /* memory_attn.c */
 extern const model_family_ops self_family_ops;   /* self_attn.c */
@@ -37,9 +39,11 @@ static const model_family_ops *family_ops(cs_family f) {
 /* The sizes a config implies, checked before anything is laid out or
  * allocated: the spec check refuses such cells first (docs/SPEC.md,
  * "Sizes"); this keeps a config built elsewhere from wrapping the int64
- * arithmetic below. Every layer of either family holds at most
- * 6 d² + (2 slots + 2 input_dim + 8) d parameters, the embedding and the
- * readout fewer than one layer. */
+ * arithmetic below. Every layer of the memory and self families holds at
+ * most 6 d² + (2 slots + 2 input_dim + 8) d parameters, the embedding and
+ * the readout fewer than one layer; the lm family's MLP, embeddings and
+ * vocabulary readout can exceed that bound, and the spec's estimate
+ * (docs/SPEC.md, "Sizes") is what bounds them. */
 static int model_size_check(const cs_config *c) {
   int64_t d = c->width, dd, layer, lin, all, bytes;
   int over = __builtin_mul_overflow(d, d, &dd) || __builtin_mul_overflow(dd, (int64_t)6, &layer) ||
