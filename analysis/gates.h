@@ -13,6 +13,11 @@
 #define CURVSWEEP_ANALYSIS_GATES_H
 
 #include "data.h"
+#include "writers.h"
+
+#include <stdio.h>
+
+#define ANALYSIS_GATES_NAME "gate positions"
 
 /* The per-cell quantities of a row, each over seeds. */
 typedef enum {
@@ -55,7 +60,7 @@ typedef struct {
   double p, mean_a, mean_b;
 } analysis_gate_test;
 
-typedef struct analysis_gates {
+typedef struct {
   int n_base, n_unit, n_row;
   analysis_gate_base *base;
   int *plot_t, *plot_r;                  /* [base]: where plots.c's loop writes its figure; -1: none */
@@ -70,5 +75,18 @@ typedef struct analysis_gates {
 
 /* The value of quantity q of a done cell at its last layer (NaN: missing). */
 double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q);
+
+/* Its row of the section table: gates.csv. */
+int analysis_compute_gates(analysis_data *D);
+int analysis_gate_checks(analysis_data *D);
+int analysis_gate_verdicts(analysis_data *D);
+int analysis_write_gates_table(const analysis_data *D, const char *dir);
+int analysis_md_gates(FILE *f, const analysis_data *D);
+void analysis_list_gates_tables(FILE *f, const analysis_data *D);
+void analysis_gates_free(analysis_data *D);
+extern const struct analysis_section_about ANALYSIS_GATES_ABOUT;
+/* plots_gates.c — gates_*: per base regime, one column of panels per task. */
+int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
+                        analysis_plot *P, int *made);
 
 #endif

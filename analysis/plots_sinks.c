@@ -5,6 +5,8 @@
  * activation (bottom, log axis) against the layer, one line per gate
  * position with 95% t intervals over seeds as error bars, the ungated
  * profile repeated in grey in every gated column (sinks.c). */
+#include "sinks.h"
+
 #include "compute.h"
 #include "plots.h"
 #include "sections.h"

@@ -5,13 +5,17 @@
  * plots.c, index.c, columns.c, load.c) read the table. */
 #include "sections.h"
 
+#include "gates.h"
+#include "learning.h"
+#include "sinks.h"
+
 #include <string.h>
 
 const analysis_section ANALYSIS_SECTIONS[] = {
-    {"sample efficiency", &ANALYSIS_LEARNING_ABOUT, analysis_compute_learning, analysis_lc_checks,
+    {ANALYSIS_LEARNING_NAME, &ANALYSIS_LEARNING_ABOUT, analysis_compute_learning, analysis_lc_checks,
      analysis_lc_verdicts, analysis_write_learning_tables, analysis_md_learning,
      analysis_list_learning_tables, analysis_plot_learning, analysis_learning_free},
-    {"gate positions", &ANALYSIS_GATES_ABOUT, analysis_compute_gates, analysis_gate_checks,
+    {ANALYSIS_GATES_NAME, &ANALYSIS_GATES_ABOUT, analysis_compute_gates, analysis_gate_checks,
      analysis_gate_verdicts, analysis_write_gates_table, analysis_md_gates, analysis_list_gates_tables,
      analysis_plot_gates, analysis_gates_free},
     {ANALYSIS_SINKS_NAME, &ANALYSIS_SINKS_ABOUT, analysis_compute_sinks, analysis_sink_checks,

@@ -6,6 +6,9 @@
  * checks before Holm and verdicts after it (compute.c), write_tables
  * (csv.c), plot for every (task, regime) after the core figures (plots.c),
  * write_md and list_tables for index.md (index.c), free (load.c).
+ * A section declares its row's functions and its `about` (through the
+ * struct tag analysis_section_about) in a header of its own, which only
+ * sections.c includes: the drivers see the table, never a section.
  * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
 #ifndef CURVSWEEP_ANALYSIS_SECTIONS_H
 #define CURVSWEEP_ANALYSIS_SECTIONS_H
@@ -43,7 +46,7 @@ typedef struct {
  * by a {NULL} entry: its claims, in the order of index.md and verdicts.csv;
  * its tables (analyze --help); the meanings of its tables' columns. Read
  * by index.c, csv.c and columns.c, so a section lists them only here. */
-typedef struct {
+typedef struct analysis_section_about {
   const analysis_claim_info *claims;
   const analysis_table_info *tables;
   const analysis_column_rule *columns;
@@ -79,35 +82,5 @@ const void *analysis_section_get(const analysis_data *D, const char *name);
 int analysis_claim_rank(const char *claim, const analysis_claim_info **info);
 /* Claims 1–4 (claims.c), ended by {NULL}. */
 extern const analysis_claim_info ANALYSIS_CORE_CLAIMS[];
-
-/* learning.c (plots_learning.c) — sample efficiency: learning curves,
- * samples to a target accuracy; learning_curve.csv, samples_to_target.csv. */
-int analysis_compute_learning(analysis_data *D);
-int analysis_lc_checks(analysis_data *D);
-int analysis_lc_verdicts(analysis_data *D);
-int analysis_write_learning_tables(const analysis_data *D, const char *dir);
-int analysis_md_learning(FILE *f, const analysis_data *D);
-void analysis_list_learning_tables(FILE *f, const analysis_data *D);
-int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
-                           analysis_plot *P, int *made);
-void analysis_learning_free(analysis_data *D);
-extern const analysis_section_about ANALYSIS_LEARNING_ABOUT;
-
-/* gates.c (plots_gates.c, gates.h) — gate positions of the self family; gates.csv. */
-int analysis_compute_gates(analysis_data *D);
-int analysis_gate_checks(analysis_data *D);
-int analysis_gate_verdicts(analysis_data *D);
-int analysis_write_gates_table(const analysis_data *D, const char *dir);
-int analysis_md_gates(FILE *f, const analysis_data *D);
-void analysis_list_gates_tables(FILE *f, const analysis_data *D);
-int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
-                        analysis_plot *P, int *made);
-void analysis_gates_free(analysis_data *D);
-extern const analysis_section_about ANALYSIS_GATES_ABOUT;
-
-/* sinks.c (plots_sinks.c, sinks.h) — do gates remove the attention sink?
- * (lm family); sinks.csv. */
-#include "sinks.h"
-extern const analysis_section_about ANALYSIS_SINKS_ABOUT;
 
 #endif

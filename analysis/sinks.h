@@ -101,6 +101,7 @@ int analysis_write_sinks_table(const analysis_data *D, const char *dir);
 int analysis_md_sinks(FILE *f, const analysis_data *D);
 void analysis_list_sinks_tables(FILE *f, const analysis_data *D);
 void analysis_sinks_free(analysis_data *D);
+extern const struct analysis_section_about ANALYSIS_SINKS_ABOUT;
 /* plots_sinks.c — sinks_*: per base and task the profile over layers. */
 int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made);
