@@ -31,8 +31,10 @@ typedef struct {
 
 /* The per-cell statistics the report uses (analysis_cell_value), named by
  * their geom_stats fields (analysis/README.md, "Measures"). The classified
- * ones (AV_KH_ABS and after) exist only in archives whose prefix rows carry
- * the point classification (analysis_stats_classified); elsewhere they are NaN. */
+ * ones (AV_KH_ABS to AV_DEGENERATE) exist only in archives whose prefix rows
+ * carry the point classification (analysis_stats_classified); elsewhere they
+ * are NaN. The attention statistics after them are NaN where the archive
+ * has none (docs/MODELS.md). */
 typedef enum {
   AV_K_ABS = 0,   /* K_absmean: mean |K|, raw (1/length²) */
   AV_KT_ABS,      /* Kt_absmean: mean |K̃|, K̃ = K·tr(g)/m */
@@ -47,6 +49,11 @@ typedef enum {
   AV_FLAT,        /* flat_frac */
   AV_CURVED,      /* curved_frac */
   AV_DEGENERATE,  /* degenerate_frac */
+  AV_SINK_MASS,   /* sink_mass: attention on the first token, mean over heads */
+  AV_MAX_ATTN,    /* max_attn: the largest attention weight */
+  AV_MASSIVE_ACT, /* massive_act: max |h| / median |h| */
+  AV_VALUE_DRAIN, /* value_drain: ‖v_first‖ / median ‖v_t‖ */
+  AV_RESID_PEAK,  /* resid_peak: ‖h_first‖ / median ‖h_t‖ */
   AV_COUNT
 } analysis_value;
 

@@ -32,18 +32,10 @@ static analysis_gates *analysis_gates_of(const analysis_data *D) {
 static const char *const GQ_NAME[GQ_COUNT] = {"acc", "Kh", "Kt", "sink_mass", "max_attn"};
 
 double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q) {
-  if (!c) return NAN;
-  switch (q) {
-    case GQ_ACC: return c->test_acc;
-    case GQ_KH: return analysis_cell_value(c, 0, AV_KH_ABS);
-    case GQ_KT: return analysis_cell_value(c, 0, AV_KT_ABS);
-    case GQ_SINK:
-    case GQ_MAXATTN:
-      if (c->depth < 1 || !c->curv) return NAN;
-      return q == GQ_SINK ? c->curv[c->depth - 1].sink_mass : c->curv[c->depth - 1].max_attn;
-    case GQ_COUNT: break;
-  }
-  return NAN;
+  static const analysis_value AV[GQ_COUNT] = {[GQ_KH] = AV_KH_ABS, [GQ_KT] = AV_KT_ABS,
+                                              [GQ_SINK] = AV_SINK_MASS, [GQ_MAXATTN] = AV_MAX_ATTN};
+  if (!c || q >= GQ_COUNT) return NAN;
+  return q == GQ_ACC ? c->test_acc : analysis_cell_value(c, 0, AV[q]);
 }
 
 /* ---- units and rows ---- */

@@ -36,17 +36,9 @@ static const char *const SV_CLAIM[SV_COUNT] = {"sink-share", "sink-massive", "si
 #define SINK_G1_CLAIM "sink-g1"
 
 double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k) {
-  if (!c || l < 0 || l >= c->depth || !c->curv) return NAN;
-  const geom_stats *g = &c->curv[l];
-  switch (k) {
-    case SQ_SHARE: return g->sink_mass;
-    case SQ_HEADMAX: return g->max_attn;
-    case SQ_MASSIVE: return g->massive_act;
-    case SQ_DRAIN: return g->value_drain;
-    case SQ_PEAK: return g->resid_peak;
-    case SQ_COUNT: break;
-  }
-  return NAN;
+  static const analysis_value AV[SQ_COUNT] = {AV_SINK_MASS, AV_MAX_ATTN, AV_MASSIVE_ACT, AV_VALUE_DRAIN,
+                                              AV_RESID_PEAK};
+  return l < 0 || k >= SQ_COUNT ? NAN : analysis_cell_value(c, l + 1, AV[k]);
 }
 
 double analysis_sink_verdict_value(const cs_cell_result *c, analysis_sink_v v) {
