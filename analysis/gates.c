@@ -234,7 +234,7 @@ static int analysis_gates_pipeline(analysis_data *D, double *scratch) {
   return CS_OK;
 }
 
-int analysis_compute_gates(analysis_data *D) {
+int analysis_gates_compute(analysis_data *D) {
   if (spec_find_axis(D->spec, "gate") < 0) return CS_OK;
   analysis_gates *G;
   CS_CHECK(CS_CALLOC(G, 1));
@@ -322,7 +322,7 @@ static int analysis_gate_checks_run(analysis_data *D, double *v) {
   return analysis_gate_check(D, "gate-ov-qk", NULL, "g1 g2 vs g3 g4", v);
 }
 
-int analysis_gate_checks(analysis_data *D) {
+int analysis_gates_checks(analysis_data *D) {
   return analysis_gates_of(D) ? analysis_with_seed_scratch(D, analysis_gate_checks_run) : CS_OK;
 }
 
@@ -330,7 +330,7 @@ int analysis_gate_checks(analysis_data *D) {
 /* G1 best: every g1-vs-q check ahead after Holm (supported), some q ahead of
  * g1 after Holm (not supported), else inconclusive; the sink and the (g1,
  * g2)-vs-(g3, g4) verdicts: one per check, read the same way. */
-int analysis_gate_verdicts(analysis_data *D) {
+int analysis_gates_verdicts(analysis_data *D) {
   if (!analysis_gates_of(D)) return CS_OK;
   analysis_check *v;
   int n1 = 0, behind = 0, few = 0, ahead = 0;
@@ -373,7 +373,7 @@ static void analysis_gate_key(FILE *f, const analysis_data *D, const analysis_ga
   fprintf(f, ",%s,%s", B->name, R->pos < 0 ? "-" : config_gate_name(B->gate[R->pos]));
 }
 
-int analysis_write_gates_table(const analysis_data *D, const char *dir) {
+int analysis_gates_write_tables(const analysis_data *D, const char *dir) {
   const analysis_gates *G = analysis_gates_of(D);
   if (!G) return CS_OK;
   int ax_gate = spec_find_axis(D->spec, "gate"), ua = analysis_find_arch(D, ARCH_UNGATED);
@@ -421,7 +421,7 @@ int analysis_write_gates_table(const analysis_data *D, const char *dir) {
 
 /* ---- index.md ---- */
 
-void analysis_list_gates_tables(FILE *f, const analysis_data *D) {
+void analysis_gates_list_tables(FILE *f, const analysis_data *D) {
   if (analysis_gates_of(D))
     fprintf(f, "- [gates.csv](gates.csv): per (arch, task, depth, regime, gate): accuracy, mean |K̂|, "
                "mean |K̃|, sink_mass, max_attn over seeds, ranks, paired differences against ungated "
@@ -543,7 +543,7 @@ static void analysis_md_gate_ovqk(FILE *f, const analysis_data *D, const analysi
   fprintf(f, ".\n");
 }
 
-int analysis_md_gates(FILE *f, const analysis_data *D) {
+int analysis_gates_write_md(FILE *f, const analysis_data *D) {
   const analysis_gates *G = analysis_gates_of(D);
   if (!G) return CS_OK;
   fprintf(f, "## Where should the gate sit? (gate positions)\n\n");
@@ -613,4 +613,4 @@ static const analysis_column_rule GATES_COLUMNS[] = {
     {NULL, NULL, NULL},
 };
 
-const analysis_section_about ANALYSIS_GATES_ABOUT = {GATES_CLAIMS, GATES_TABLES, GATES_COLUMNS};
+const analysis_section_about analysis_gates_about = {GATES_CLAIMS, GATES_TABLES, GATES_COLUMNS};

@@ -13,7 +13,7 @@
 #define CURVSWEEP_ANALYSIS_GATES_H
 
 #include "data.h"
-#include "writers.h"
+#include "sections.h"
 
 #include <stdio.h>
 
@@ -76,17 +76,8 @@ typedef struct {
 /* The value of quantity q of a done cell at its last layer (NaN: missing). */
 double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q);
 
-/* Its row of the section table: gates.csv. */
-int analysis_compute_gates(analysis_data *D);
-int analysis_gate_checks(analysis_data *D);
-int analysis_gate_verdicts(analysis_data *D);
-int analysis_write_gates_table(const analysis_data *D, const char *dir);
-int analysis_md_gates(FILE *f, const analysis_data *D);
-void analysis_list_gates_tables(FILE *f, const analysis_data *D);
-void analysis_gates_free(analysis_data *D);
-extern const struct analysis_section_about ANALYSIS_GATES_ABOUT;
-/* plots_gates.c — gates_*: per base regime, one column of panels per task. */
-int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
-                        analysis_plot *P, int *made);
+/* Its row of the section table (gates.csv); its figure, analysis_gates_plot, is
+ * plots_gates.c (gates_*: per base regime, one column of panels per task). */
+ANALYSIS_SECTION_DECLARE(gates);
 
 #endif

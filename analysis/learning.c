@@ -232,7 +232,7 @@ static int analysis_learning_pipeline(const analysis_data *D, analysis_learning 
   return CS_OK;
 }
 
-int analysis_compute_learning(analysis_data *D) {
+int analysis_learning_compute(analysis_data *D) {
   int ax_train = spec_find_axis(D->spec, "train_points");
   if (ax_train < 0) return CS_OK;
   void **slot = analysis_section_state(D, ANALYSIS_LEARNING_NAME);
@@ -265,7 +265,7 @@ static void analysis_lc_scope(const analysis_data *D, const analysis_lcurve *c, 
            config_arch_name(D->arch[a]));
 }
 
-int analysis_lc_checks(analysis_data *D) {
+int analysis_learning_checks(analysis_data *D) {
   const analysis_learning *L = analysis_learning_of(D);
   int u = analysis_find_arch(D, ARCH_UNGATED);
   if (u < 0 || !L || L->n_lc == 0) return CS_OK;
@@ -294,7 +294,7 @@ int analysis_lc_checks(analysis_data *D) {
  * scale; the verdict: supported when some comparison is (gated needs
  * significantly fewer) and none goes the other way significantly, not
  * supported when none is supported, inconclusive when both happen. */
-int analysis_lc_verdicts(analysis_data *D) {
+int analysis_learning_verdicts(analysis_data *D) {
   int any = 0, rev = 0;
   for (int i = 0; i < D->checks.n; i++) {
     analysis_check *c = &D->checks.c[i];
@@ -400,7 +400,7 @@ static void analysis_write_samples(FILE *f, const analysis_data *D, const analys
   }
 }
 
-int analysis_write_learning_tables(const analysis_data *D, const char *dir) {
+int analysis_learning_write_tables(const analysis_data *D, const char *dir) {
   const analysis_learning *L = analysis_learning_of(D);
   if (!L || L->n_lc == 0) return CS_OK;
   static const char *names[2] = {"learning_curve.csv", "samples_to_target.csv"};
@@ -415,7 +415,7 @@ int analysis_write_learning_tables(const analysis_data *D, const char *dir) {
   return CS_OK;
 }
 
-void analysis_list_learning_tables(FILE *f, const analysis_data *D) {
+void analysis_learning_list_tables(FILE *f, const analysis_data *D) {
   const analysis_learning *L = analysis_learning_of(D);
   if (L && L->n_lc > 0)
     fprintf(f, "- [learning_curve.csv](learning_curve.csv): per (arch, task, depth, regime, "
@@ -488,7 +488,7 @@ static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const an
   fprintf(f, ".\n");
 }
 
-int analysis_md_learning(FILE *f, const analysis_data *D) {
+int analysis_learning_write_md(FILE *f, const analysis_data *D) {
   const analysis_learning *L = analysis_learning_of(D);
   if (!L) return CS_OK;
   fprintf(f, "## Is gating more sample-efficient? (learning curves)\n\n");
@@ -562,4 +562,4 @@ static const analysis_column_rule LEARNING_COLUMNS[] = {
     {NULL, NULL, NULL},
 };
 
-const analysis_section_about ANALYSIS_LEARNING_ABOUT = {LEARNING_CLAIMS, LEARNING_TABLES, LEARNING_COLUMNS};
+const analysis_section_about analysis_learning_about = {LEARNING_CLAIMS, LEARNING_TABLES, LEARNING_COLUMNS};

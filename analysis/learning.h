@@ -7,7 +7,7 @@
 #define CURVSWEEP_ANALYSIS_LEARNING_H
 
 #include "data.h"
-#include "writers.h"
+#include "sections.h"
 
 #include <stdio.h>
 
@@ -52,17 +52,9 @@ typedef struct {
  * NaN without data (*where = -1); else *where = 1. */
 double analysis_samples_to_target(int n, const int *x, const double *y, double target, int *where);
 
-/* Its row of the section table: learning_curve.csv, samples_to_target.csv. */
-int analysis_compute_learning(analysis_data *D);
-int analysis_lc_checks(analysis_data *D);
-int analysis_lc_verdicts(analysis_data *D);
-int analysis_write_learning_tables(const analysis_data *D, const char *dir);
-int analysis_md_learning(FILE *f, const analysis_data *D);
-void analysis_list_learning_tables(FILE *f, const analysis_data *D);
-void analysis_learning_free(analysis_data *D);
-extern const struct analysis_section_about ANALYSIS_LEARNING_ABOUT;
-/* plots_learning.c — learning_curve_*: per task and base regime, one panel per depth. */
-int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
-                           analysis_plot *P, int *made);
+/* Its row of the section table (learning_curve.csv, samples_to_target.csv);
+ * its figure, analysis_learning_plot, is plots_learning.c (learning_curve_*:
+ * per task and base regime, one panel per depth). */
+ANALYSIS_SECTION_DECLARE(learning);
 
 #endif

@@ -6,9 +6,10 @@
  * checks before Holm and verdicts after it (compute.c), write_tables
  * (csv.c), plot for every (task, regime) after the core figures (plots.c),
  * write_md and list_tables for index.md (index.c), free (load.c).
- * A section declares its row's functions and its `about` (through the
- * struct tag analysis_section_about) in a header of its own, which only
- * sections.c includes: the drivers see the table, never a section.
+ * A section s declares its row in a header of its own with
+ * ANALYSIS_SECTION_DECLARE(s), and sections.c, the only file that includes
+ * the sections' headers, lists it with ANALYSIS_SECTION_ROW: the drivers
+ * see the table, never a section.
  * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
 #ifndef CURVSWEEP_ANALYSIS_SECTIONS_H
 #define CURVSWEEP_ANALYSIS_SECTIONS_H
@@ -46,7 +47,7 @@ typedef struct {
  * by a {NULL} entry: its claims, in the order of index.md and verdicts.csv;
  * its tables (analyze --help); the meanings of its tables' columns. Read
  * by index.c, csv.c and columns.c, so a section lists them only here. */
-typedef struct analysis_section_about {
+typedef struct {
   const analysis_claim_info *claims;
   const analysis_table_info *tables;
   const analysis_column_rule *columns;
@@ -64,6 +65,27 @@ typedef struct {
   analysis_plot_writer plot;
   void (*free)(analysis_data *D);
 } analysis_section;
+
+/* The row of section s: its functions analysis_<s>_compute … _free (the
+ * fields above, in order) and its analysis_<s>_about; declared by the
+ * section's header, listed in the table by sections.c. */
+#define ANALYSIS_SECTION_DECLARE(s)                                                             \
+  int analysis_##s##_compute(analysis_data *D);                                                \
+  int analysis_##s##_checks(analysis_data *D);                                                 \
+  int analysis_##s##_verdicts(analysis_data *D);                                               \
+  int analysis_##s##_write_tables(const analysis_data *D, const char *dir);                    \
+  int analysis_##s##_write_md(FILE *f, const analysis_data *D);                                \
+  void analysis_##s##_list_tables(FILE *f, const analysis_data *D);                            \
+  int analysis_##s##_plot(const analysis_data *D, int t, int r, const char *dir, int variant, \
+                          analysis_plot *P, int *made);                                       \
+  void analysis_##s##_free(analysis_data *D);                                                  \
+  extern const analysis_section_about analysis_##s##_about
+#define ANALYSIS_SECTION_ROW(name, s)                                                            \
+  {                                                                                             \
+    name, &analysis_##s##_about, analysis_##s##_compute, analysis_##s##_checks,                 \
+        analysis_##s##_verdicts, analysis_##s##_write_tables, analysis_##s##_write_md,          \
+        analysis_##s##_list_tables, analysis_##s##_plot, analysis_##s##_free                    \
+  }
 
 extern const analysis_section ANALYSIS_SECTIONS[];
 extern const int ANALYSIS_N_SECTIONS;

@@ -269,7 +269,7 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
   return CS_OK;
 }
 
-int analysis_compute_sinks(analysis_data *D) {
+int analysis_sinks_compute(analysis_data *D) {
   int any = 0;
   for (int r = 0; r < D->n_regime && !any; r++) any = analysis_sink_regime_lm(D, r);
   if (!any) return CS_OK;
@@ -349,14 +349,14 @@ static int analysis_sink_checks_run(analysis_data *D, double *v) {
   return CS_OK;
 }
 
-int analysis_sink_checks(analysis_data *D) {
+int analysis_sinks_checks(analysis_data *D) {
   return analysis_sinks_of(D) ? analysis_with_seed_scratch(D, analysis_sink_checks_run) : CS_OK;
 }
 
 /* One verdict row per check, its two-sided reading (checks.c): supported
  * when the gate lowers the quantity (ungated − gated > 0, p_adj < α), not
  * supported when it raises it significantly, else inconclusive or too few. */
-int analysis_sink_verdicts(analysis_data *D) {
+int analysis_sinks_verdicts(analysis_data *D) {
   if (!analysis_sinks_of(D)) return CS_OK;
   int n = D->checks.n;
   for (int i = 0; i < n; i++) {
@@ -371,7 +371,7 @@ int analysis_sink_verdicts(analysis_data *D) {
 
 /* ---- sinks.csv ---- */
 
-int analysis_write_sinks_table(const analysis_data *D, const char *dir) {
+int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
   const analysis_sinks *S = analysis_sinks_of(D);
   if (!S) return CS_OK;
   analysis_file o;
@@ -403,7 +403,7 @@ int analysis_write_sinks_table(const analysis_data *D, const char *dir) {
 
 /* ---- index.md ---- */
 
-void analysis_list_sinks_tables(FILE *f, const analysis_data *D) {
+void analysis_sinks_list_tables(FILE *f, const analysis_data *D) {
   if (analysis_sinks_of(D))
     fprintf(f, "- [sinks.csv](sinks.csv): per (arch, task, depth, regime, gate, layer) of the lm family: "
                "first-token share, its largest head, massive activation, value drain, residual peak "
@@ -508,7 +508,7 @@ static void analysis_md_sink_verdicts(FILE *f, const analysis_data *D) {
     }
 }
 
-int analysis_md_sinks(FILE *f, const analysis_data *D) {
+int analysis_sinks_write_md(FILE *f, const analysis_data *D) {
   const analysis_sinks *S = analysis_sinks_of(D);
   if (!S) return CS_OK;
   fprintf(f, "## Do gates remove the attention sink?\n\n");
@@ -587,4 +587,4 @@ static const analysis_column_rule SINKS_COLUMNS[] = {
     {NULL, NULL, NULL},
 };
 
-const analysis_section_about ANALYSIS_SINKS_ABOUT = {SINKS_CLAIMS, SINKS_TABLES, SINKS_COLUMNS};
+const analysis_section_about analysis_sinks_about = {SINKS_CLAIMS, SINKS_TABLES, SINKS_COLUMNS};
