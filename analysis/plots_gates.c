@@ -4,8 +4,9 @@
  * (bottom, log axis) against the gate position (ungated, g1 … g5), one line
  * per (gated arch, depth) with 95% t intervals over seeds as error bars,
  * the archs that ignore the gate as points at "ungated" (gates.c). */
-#include "compute.h"
 #include "gates.h"
+
+#include "compute.h"
 #include "plots.h"
 #include "sections.h"
 
@@ -98,11 +99,11 @@ static void analysis_gate_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 }
 
 /* gates_*: written for (t, r) when they are the base's first (task, regime) with a done cell. */
-int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_gates_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;
-  const analysis_gates *G = D->gates;
+  const analysis_gates *G = analysis_section_get(D, ANALYSIS_GATES_NAME);
   if (!G) return CS_OK;
   int base = -1;
   for (int b = 0; b < G->n_base; b++)

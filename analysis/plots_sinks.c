@@ -5,6 +5,8 @@
  * activation (bottom, log axis) against the layer, one line per gate
  * position with 95% t intervals over seeds as error bars, the ungated
  * profile repeated in grey in every gated column (sinks.c). */
+#include "sinks.h"
+
 #include "compute.h"
 #include "plots.h"
 #include "sections.h"
@@ -143,7 +145,7 @@ static void analysis_sink_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 
 /* sinks_*: for (t, r) when r is the first regime of its base with a done
  * cell of task t; the deepest depth with a unit there. */
-int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_sinks_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;
