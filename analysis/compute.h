@@ -41,6 +41,5 @@ void analysis_diff_stats(const double *diff, int n, analysis_diff *out);
  * component of axis skip, and that name made safe for file names. */
 void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
                           size_t tlen);
-static inline int analysis_is_gated(cs_arch a) { return a == ARCH_GATED || a == ARCH_GATED_HEADWISE; }
 
 #endif

@@ -154,11 +154,11 @@ static int analysis_gate_units(const analysis_data *D, analysis_gates *G, double
           int first = G->n_row;
           for (int k = 0; k < B->n_pos; k++) {
             if (!analysis_gate_group_done(D, a, t, d, B->regime[k])) continue;
-            int pos = analysis_is_gated(D->arch[a]) ? k : -1;
+            int pos = config_arch_gated(D->arch[a]) ? k : -1;
             analysis_gate_row_fill(D, G, u, a, pos, B->regime[k], scratch, &G->row[G->n_row++]);
             if (pos < 0) break; /* the gate is ignored: one row */
           }
-          if (analysis_is_gated(D->arch[a])) analysis_gate_ranks(&G->row[first], G->n_row - first);
+          if (config_arch_gated(D->arch[a])) analysis_gate_ranks(&G->row[first], G->n_row - first);
         }
         U->n_rows = G->n_row - U->row0;
       }
@@ -202,7 +202,7 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
     int k1 = analysis_gate_pos(B, GATE_G1);
     if (B->family != FAMILY_SELF) continue;
     for (int a = 0; a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a])) continue;
+      if (!config_arch_gated(D->arch[a])) continue;
       for (int s = 0; s < D->n_seed; s++) {
         double acc[GATE_COUNT];
         for (int g = 0; g < GATE_COUNT; g++) acc[g] = analysis_gate_acc(D, G, U, a, (cs_gate_pos)g, s);
@@ -266,7 +266,7 @@ static void analysis_gate_seed_values(const analysis_data *D, const analysis_gat
       const analysis_gate_base *B = &G->base[U->base];
       if (B->family != FAMILY_SELF) continue;
       for (int a = 0; a < D->n_arch; a++) {
-        if (!analysis_is_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
+        if (!config_arch_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
         double x = NAN;
         if (which == 0) {
           x = analysis_gate_acc(D, G, U, a, GATE_G1, s) - analysis_gate_acc(D, G, U, a, (cs_gate_pos)q, s);
@@ -314,7 +314,7 @@ static int analysis_gate_checks_run(analysis_data *D, double *v) {
   }
   if (G->has_sink)
     for (int a = 0; a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a])) continue;
+      if (!config_arch_gated(D->arch[a])) continue;
       analysis_gate_seed_values(D, G, 1, (int)D->arch[a], v);
       CS_CHECK(analysis_gate_check(D, "gate-sink", "gate-sink", config_arch_name(D->arch[a]), v));
     }
@@ -496,7 +496,7 @@ static void analysis_md_gate_sink(FILE *f, const analysis_data *D, const analysi
   int any = 0;
   for (int a = 0; a < D->n_arch; a++) {
     cs_arch arch = D->arch[a];
-    if (!analysis_is_gated(arch)) continue;
+    if (!config_arch_gated(arch)) continue;
     const analysis_gate_test *T = &G->sink[arch];
     const analysis_check *c = analysis_check_find(D, "gate-sink", config_arch_name(arch));
     any++;

@@ -276,7 +276,7 @@ int analysis_learning_checks(analysis_data *D) {
     const analysis_lcurve *c = &L->lc[i];
     if (c->n_x < 2 || !isfinite(c->target) || c->reached[u] < 0) continue;
     for (int a = 0; !rc && a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+      if (!config_arch_gated(D->arch[a]) || c->reached[a] < 0) continue;
       analysis_lc_seed_log_ratios(D, c, u, a, v, y);
       char scope[320];
       analysis_lc_scope(D, c, a, scope, sizeof scope);
@@ -475,7 +475,7 @@ static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const an
   }
   int any = 0;
   for (int a = 0; a < D->n_arch; a++) {
-    if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+    if (!config_arch_gated(D->arch[a]) || c->reached[a] < 0) continue;
     const char *v = analysis_lc_verdict(D, c, a);
     fprintf(f, "%sratio ungated/%s %s %s per seed (geometric mean; %s on the mean curves) → **%s**",
             any++ ? "; " : "", config_arch_name(D->arch[a]), F4(analysis_lc_ratio_gmean(D, c, a)),

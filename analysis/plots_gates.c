@@ -64,11 +64,11 @@ static void analysis_gate_panel(FILE *f, const analysis_gate_plot *Q, const char
   const char *sep = "plot ";
   for (int b = 0; b < Q->n_block; b++) {
     if (Q->task[b] != t || !(kh ? Q->valid_kh[b] : Q->valid_acc[b])) continue;
-    int gated = analysis_is_gated(D->arch[Q->arch[b]]);
+    int gated = config_arch_gated(D->arch[Q->arch[b]]);
     fprintf(f, "%s'%s' index %d using 1:%d:%d:%d with %s lc rgb '%s' lw 1.5 dt %d pt %d ps 1.1 "
                "title '%s, depth %d'",
             sep, dat, b, kh ? 5 : 2, kh ? 6 : 3, kh ? 7 : 4, gated ? "yerrorlines" : "yerrorbars",
-            analysis_arch_color(D->arch[Q->arch[b]]), 1 + Q->depth[b] % 5, 5 + 2 * (Q->depth[b] % 6),
+            config_arch_color(D->arch[Q->arch[b]]), 1 + Q->depth[b] % 5, 5 + 2 * (Q->depth[b] % 6),
             config_arch_name(D->arch[Q->arch[b]]), D->depth[Q->depth[b]]);
     sep = ", \\\n     ";
   }

@@ -74,7 +74,7 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
       if (c->reached[a] >= 1 && isfinite(c->samples[a].estimate))
         fprintf(f, "set arrow %d from %.10g, graph 0 to %.10g, first %.10g nohead dt 3 lw 2 lc rgb '%s'\n",
                 k++, c->samples[a].estimate, c->samples[a].estimate, c->target,
-                analysis_arch_color(D->arch[a]));
+                config_arch_color(D->arch[a]));
     analysis_gp_band_plot_at(f, dat, Q->block0[i], Q->nb[i], Q->archs[i], Q->valid[i], 2, 3, 4, 0,
                              "no accuracy values");
     fprintf(f, "unset arrow\n");

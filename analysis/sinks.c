@@ -145,7 +145,7 @@ static int analysis_sink_units(const analysis_data *D, analysis_sinks *S, double
           else free(R->q), free(R->vs_u);
         }
         for (int a = 0; a < D->n_arch; a++) {
-          if (!analysis_is_gated(D->arch[a])) continue;
+          if (!config_arch_gated(D->arch[a])) continue;
           for (int k = 0; k < B->n_pos; k++) {
             if (D->group[analysis_gidx(D, a, t, d, B->regime[k])].n_done == 0) continue;
             analysis_sink_row *R = &S->row[S->n_row++];
@@ -337,14 +337,14 @@ static int analysis_sink_checks_run(analysis_data *D, double *v) {
   const analysis_sinks *S = analysis_sinks_of(D);
   for (int q = 0; q < SV_COUNT; q++)
     for (int a = 0; a < D->n_arch; a++)
-      for (int g = 0; g < GATE_COUNT && analysis_is_gated(D->arch[a]); g++)
+      for (int g = 0; g < GATE_COUNT && config_arch_gated(D->arch[a]); g++)
         CS_CHECK(analysis_sink_check(D, S, SV_CLAIM[q], a, (cs_gate_pos)g, (analysis_sink_v)q,
                                      ANALYSIS_TWO_SIDED, v));
   /* the primary hypothesis, stated before any data (Qiu et al.): G1 lowers
    * the first-token share; one-sided, its own Holm family over the gated
    * archs (analysis/README.md, "Attention sinks") */
   for (int a = 0; a < D->n_arch; a++)
-    if (analysis_is_gated(D->arch[a]))
+    if (config_arch_gated(D->arch[a]))
       CS_CHECK(analysis_sink_check(D, S, SINK_G1_CLAIM, a, GATE_G1, SV_SHARE, ANALYSIS_GREATER, v));
   return CS_OK;
 }
@@ -469,7 +469,7 @@ static const char *analysis_sink_word(analysis_decision r) {
 static void analysis_md_sink_g1(FILE *f, const analysis_data *D, const analysis_sinks *S) {
   int any = 0;
   for (int a = 0; a < D->n_arch; a++) {
-    if (!analysis_is_gated(D->arch[a])) continue;
+    if (!config_arch_gated(D->arch[a])) continue;
     char scope[64];
     snprintf(scope, sizeof scope, "%s g1", config_arch_name(D->arch[a]));
     const analysis_check *c = analysis_check_find(D, SINK_G1_CLAIM, scope);
