@@ -399,24 +399,22 @@ static void test_durable_writes(void **state) {
 static int demo_archive(const char *path) {
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_archive *a = NULL;
-  if (archive_open_write(path, spec, ARCHIVE_OVERWRITE, NULL, &a)) goto fail;
   cs_run_info run = make_run("2026-05-01T00:00:00Z", 2);
-  if (archive_begin_run(a, &run)) goto fail;
-  for (int c = 0; c < 7; c++) {
+  int rc = archive_open_write(path, spec, ARCHIVE_OVERWRITE, NULL, &a);
+  if (!rc) rc = archive_begin_run(a, &run);
+  for (int c = 0; !rc && c < 7; c++) {
     cs_cell_result r = known_result(c, 1 + c % 2, c == 6 ? CELL_FAILED : CELL_DONE,
                                    c == 1 ? WITH_POINTS | WITH_PARAMS : 0, 0);
-    int rc = archive_write_result(a, &r);
+    rc = archive_write_result(a, &r);
     result_free(&r);
-    if (rc) goto fail;
   }
   snprintf(run.end, sizeof run.end, "2026-05-01T00:10:00Z");
   run.cells_run = 7;
-  if (archive_end_run(a, &run) || archive_close(a)) goto fail;
+  if (!rc) rc = archive_end_run(a, &run);
+  if (!rc) rc = archive_close(a);
+  if (rc) fprintf(stderr, "demo archive: %s\n", cs_error_message());
   spec_free(spec);
-  return 0;
-fail:
-  fprintf(stderr, "demo archive: %s\n", cs_error_message());
-  return 1;
+  return rc ? 1 : 0;
 }
 
 int main(void) {

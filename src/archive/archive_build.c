@@ -107,12 +107,9 @@ int archive_build_begin(const char *path, const cs_spec *spec, const unsigned ch
   CS_CHECK(CS_CALLOC(b, 1));
   b->file = b->ds_curv = b->ds_curves = b->mt_curv = b->mt_curves = H5I_INVALID_HID;
   int rc = archive_build_setup(b, path, spec, mask, overwrite);
-  if (rc) {
-    archive_build_abort(b);
-    return rc;
-  }
-  *out = b;
-  return CS_OK;
+  if (rc) archive_build_abort(b);
+  else *out = b;
+  return rc;
 }
 
 /* Append the buffered /curvature or /curves rows. */

@@ -146,10 +146,8 @@ static int archive_apply_staged(cs_archive *a, int defer) {
   rc = archive_journal_set_dirty(a, 1, 0);
   if (!rc && fdatasync(a->journal_fd) != 0)
     rc = cs_error(CS_ERR_IO, "cannot sync the journal %s: %s", a->journal_path, strerror(errno));
-  if (rc) {
-    archive_file_unlock(&lock_fd);
-    return rc;
-  }
+  if (rc) archive_file_unlock(&lock_fd);  // nothing written: the journal does not cover it
+  CS_CHECK(rc);
   a->unsynced = 0;
   hid_t file;
   rc = archive_h5_session_open_locked(a, &lock_fd, &file);

@@ -274,18 +274,15 @@ static int archive_temp_reserve(const cs_archive *a, int dfd, const char *tmp, c
 static int archive_temp_seal(int dfd, const char *name, const char *tmp) {
   int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int rc = cs_error(CS_ERR_IO, "cannot open %s to sync it: %s", tmp, strerror(errno));
-    if (fd >= 0) close(fd);
-    return rc;
-  }
   int rc = CS_OK;
-  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+  if (fd < 0 || fstat(fd, &st) != 0)
+    rc = cs_error(CS_ERR_IO, "cannot open %s to sync it: %s", tmp, strerror(errno));
+  else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
     rc = cs_error(CS_ERR_IO, "%s was replaced while it was written (not the regular file this "
                   "process created)", tmp);
   else if (fchmod(fd, st.st_mode & 0644) != 0 || fsync(fd) != 0)
     rc = cs_error(CS_ERR_IO, "cannot sync %s: %s", tmp, strerror(errno));
-  close(fd);
+  if (fd >= 0) close(fd);
   return rc;
 }
 
@@ -300,12 +297,9 @@ static int archive_create_temp_at(const cs_archive *a, const cs_spec *spec, int 
   if (!rc) rc = archive_temp_seal(dfd, name, tmp);
   if (rc && made) unlinkat(dfd, name, 0);
   free(name);
-  if (rc) {
-    free(tmp);
-    return rc;
-  }
-  *tmp_out = tmp;
-  return CS_OK;
+  if (rc) free(tmp);
+  else *tmp_out = tmp;
+  return rc;
 }
 
 /* Build the archive under a temporary name beside path, sync it, and hand

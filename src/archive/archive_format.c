@@ -182,10 +182,8 @@ hid_t archive_table_xfer(void) {
   if (!tconv || !bkg) return H5P_DEFAULT;
   hid_t x = H5Pcreate(H5P_DATASET_XFER);
   if (x < 0) return H5P_DEFAULT;
-  if (H5Pset_buffer(x, ARCHIVE_TCONV_BYTES, tconv, bkg) < 0) {
-    H5Pclose(x);
-    return H5P_DEFAULT;
-  }
+  if (H5Pset_buffer(x, ARCHIVE_TCONV_BYTES, tconv, bkg) < 0) archive_h5_close_id(&x, H5Pclose);
+  if (x < 0) return H5P_DEFAULT;
   archive_xfer_id = x;
   return x;
 }

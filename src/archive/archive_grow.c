@@ -20,26 +20,22 @@
 static int archive_keep_old(const char *path, char **kept) {
   char stamp[32];
   cs_utc_now(stamp, sizeof stamp, 1);
-  for (int k = 0; k < 1000; k++) {
+  int rc = CS_OK;
+  *kept = NULL;
+  for (int k = 0; k < 1000 && !rc && !*kept; k++) {
     char *name = k ? cs_strdup_printf("%s.before-grow-%s-%d", path, stamp, k)
                    : cs_strdup_printf("%s.before-grow-%s", path, stamp);
-    if (!name) return cs_error(CS_ERR_NOMEM, "out of memory");
-    if (link(path, name) == 0) {
-      cs_fsync_dir(path);
-      *kept = name;
-      return CS_OK;
-    }
-    int err = errno;
-    if (err != EEXIST) {
-      int rc = cs_error(CS_ERR_IO, "cannot keep the archive %s as %s before growing it: %s", path,
-                        name, strerror(err));
-      free(name);
-      return rc;
-    }
+    if (!name) rc = cs_error(CS_ERR_NOMEM, "out of memory");
+    else if (link(path, name) == 0) *kept = name, name = NULL, cs_fsync_dir(path);
+    else if (errno != EEXIST)
+      rc = cs_error(CS_ERR_IO, "cannot keep the archive %s as %s before growing it: %s", path,
+                    name, strerror(errno));
     free(name);
   }
-  return cs_error(CS_ERR_IO, "cannot keep the archive %s before growing it: too many names taken",
+  if (!rc && !*kept)
+    rc = cs_error(CS_ERR_IO, "cannot keep the archive %s before growing it: too many names taken",
                   path);
+  return rc;
 }
 
 /* The journal, read back against the file: every result it records is
@@ -110,24 +106,24 @@ int archive_grow_if_needed(const char *path, const cs_spec *spec, const unsigned
   cs_spec_relation rel = SPEC_SAME;
   int rc = spec_compare(rd.spec, spec, NULL, NULL, &rel);
   if (!rc && rel == SPEC_DIFFERS) rc = archive_identity_refusal(path, rd.spec, spec);
-  if (rc || rel == SPEC_SAME) {
-    archive_reader_close(&rd);
-    return rc;
-  }
   // grows: the cells the archive lists are the ones its own resume selects
-  cs_spec *old_spec = rd.spec;
+  int grows = !rc && rel != SPEC_SAME;
+  cs_spec *old_spec = NULL;
   unsigned char *old_mask = NULL, *all = NULL;
-  rd.spec = NULL;
-  rd.a->spec = NULL;
-  rc = CS_CALLOC(old_mask, spec_cell_count(old_spec) ? spec_cell_count(old_spec) : 1);
-  for (int64_t r = 0; !rc && r < rd.a->n_rows; r++) old_mask[rd.a->row_cell[r]] = 1;
+  if (grows) {
+    old_spec = rd.spec;
+    rd.spec = NULL;
+    rd.a->spec = NULL;
+    rc = CS_CALLOC(old_mask, spec_cell_count(old_spec) ? spec_cell_count(old_spec) : 1);
+  }
+  for (int64_t r = 0; grows && !rc && r < rd.a->n_rows; r++) old_mask[rd.a->row_cell[r]] = 1;
   archive_reader_close(&rd);
-  if (!rc && !mask) {  // every cell of the new spec
+  if (grows && !rc && !mask) {  // every cell of the new spec
     rc = CS_CALLOC(all, spec_cell_count(spec));
     if (!rc) memset(all, 1, (size_t)spec_cell_count(spec));
     mask = all;
   }
-  if (!rc) rc = archive_grow(path, old_spec, old_mask, spec, mask);
+  if (grows && !rc) rc = archive_grow(path, old_spec, old_mask, spec, mask);
   free(old_mask), free(all);
   spec_free(old_spec);
   return rc;

@@ -116,14 +116,10 @@ hid_t archive_h5_open(const char *path, unsigned flags) {
 /* A new file only (H5F_ACC_EXCL: O_CREAT | O_EXCL, so never through a
  * symbolic link or over a file already there; docs/SECURITY.md). */
 hid_t archive_h5_create(const char *path) {
-  hid_t fapl = archive_fapl();
-  if (fapl < 0) return fapl;
-  if (H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
-    H5Pclose(fapl);
-    return H5I_INVALID_HID;
-  }
-  hid_t f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-  H5Pclose(fapl);
+  hid_t fapl = archive_fapl(), f = H5I_INVALID_HID;
+  if (fapl >= 0 && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) >= 0)
+    f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  archive_h5_close_id(&fapl, H5Pclose);
   return f;
 }
 
@@ -139,12 +135,10 @@ hid_t archive_str_type(size_t n) {
 /* Dataset creation: chunked, shuffle (+ deflate when asked) + Fletcher32. */
 hid_t archive_dcpl(int rank, const hsize_t *chunk, int deflate) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  if (dcpl < 0) return dcpl;
-  if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
-      (deflate && H5Pset_deflate(dcpl, ARCHIVE_DEFLATE_LEVEL) < 0) || H5Pset_fletcher32(dcpl) < 0) {
-    H5Pclose(dcpl);
-    return H5I_INVALID_HID;
-  }
+  if (dcpl >= 0 && (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+                    (deflate && H5Pset_deflate(dcpl, ARCHIVE_DEFLATE_LEVEL) < 0) ||
+                    H5Pset_fletcher32(dcpl) < 0))
+    archive_h5_close_id(&dcpl, H5Pclose);
   return dcpl;
 }
 
@@ -212,13 +206,13 @@ int archive_attr_open_one(hid_t obj, const char *name, H5T_class_t cls, size_t m
   else if (size == 0 || size > max_bytes) *why = "of an impossible size";
   else ok = 1;
   archive_h5_close_id(&space, H5Sclose);
-  if (!ok) {
+  if (ok) {
+    *why = NULL;
+  } else {
     archive_h5_close_id(ftype, H5Tclose);
     archive_h5_close_id(attr, H5Aclose);
-    return -1;
   }
-  *why = NULL;
-  return 0;
+  return ok ? 0 : -1;
 }
 
 /* Attributes are untrusted (docs/SECURITY.md, "Archives"): one value

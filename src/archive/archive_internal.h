@@ -237,6 +237,10 @@ herr_t archive_h5_fclose(hid_t file);
 int archive_lock_journal(const char *journal_path, const char *archive_path, int *fd, int *created);
 
 /* ======== archive_rows.c ======== */
+/* Grow *p (*cap elements of size bytes allocated) to hold need: doubling
+ * from first; CS_ERR_NOMEM "out of memory <what>" when it cannot. */
+int archive_grow_buffer(void **p, size_t *cap, size_t need, size_t size, size_t first,
+                        const char *what);
 /* Row of a cell in a->row_cell (binary search), -1 when not listed. */
 int64_t archive_find_row(const cs_archive *a, int64_t cell_id);
 int archive_alloc_rows(cs_archive *a, int64_t n);

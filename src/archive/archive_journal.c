@@ -348,6 +348,24 @@ int archive_window_end(cs_archive *a) {
   return archive_journal_set_dirty(a, 0, 0);
 }
 
+/* last[row] = the index of the last result record of each row of the
+ * archive (-1: none); a record of a cell the archive does not list is a
+ * refusal. */
+static int journal_last_results(const cs_archive *a, const archive_journal_scan *s,
+                                int64_t *last) {
+  for (int64_t r = 0; r < a->n_rows; r++) last[r] = -1;
+  for (int64_t i = 0; i < s->n; i++) {
+    if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
+    int64_t row = archive_find_row(a, s->recs[i].cell_id);
+    if (row < 0)
+      return cs_error(CS_ERR_INPUT, "%s: the journal %s holds cell %" PRId64 ", which the archive "
+                      "does not list: is this journal from another shard's archive?", a->path,
+                      a->journal_path, s->recs[i].cell_id);
+    last[row] = i;
+  }
+  return CS_OK;
+}
+
 /* Apply the scanned journal to the open file. rebuilt: the file was just
  * created from the spec (every /runs record is appended in order). Results:
  * the last record of each cell wins and is applied unless the file already
@@ -362,21 +380,10 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
   int rc = CS_OK;
   if (needed) *needed = 0;
   if (s->n == 0) return CS_OK;
-  CS_CHECK(CS_CALLOC(last, a->n_rows));
-  if ((rc = CS_CALLOC(todo, s->n))) goto done;
-  for (int64_t r = 0; r < a->n_rows; r++) last[r] = -1;
-  for (int64_t i = 0; i < s->n; i++) {
-    if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
-    int64_t row = archive_find_row(a, s->recs[i].cell_id);
-    if (row < 0) {
-      rc = cs_error(CS_ERR_INPUT, "%s: the journal %s holds cell %" PRId64 ", which the archive "
-                    "does not list: is this journal from another shard's archive?", a->path,
-                    a->journal_path, s->recs[i].cell_id);
-      goto done;
-    }
-    last[row] = i;
-  }
-  if ((rc = CS_CALLOC(run_map, 2 * s->n))) goto done;  // pairs (journal row, file row)
+  if (!rc) rc = CS_CALLOC(last, a->n_rows);
+  if (!rc) rc = CS_CALLOC(todo, s->n);
+  if (!rc) rc = CS_CALLOC(run_map, 2 * s->n);  // pairs (journal row, file row)
+  if (!rc) rc = journal_last_results(a, s, last);
   for (int64_t i = 0; i < s->n && !rc; i++) {
     const archive_record_ref *ref = &s->recs[i];
     unsigned char *buf = NULL;
@@ -429,7 +436,6 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
     }
   }
   if (!rc && n_todo > 0) rc = archive_journal_apply_refs(a, file, todo, n_todo);
-done:
   free(todo);
   free(last);
   free(run_map);

@@ -93,12 +93,12 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
                     DESCRIPTIVE[k], why);
   if (rc) {
     archive_h5_fclose(f);
-    return rc;
+  } else {
+    meta->version = (int)version;
+    *cls = ARCHIVE_PROBE_OK;
+    *file = f;
   }
-  meta->version = (int)version;
-  *cls = ARCHIVE_PROBE_OK;
-  *file = f;
-  return CS_OK;
+  return rc;
 }
 
 /* Check rows [start, start + k) of /cells (in buf) and keep their cell
@@ -208,18 +208,16 @@ int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path,
   H5Tinsert(mt, "cell_id", 0, H5T_NATIVE_INT64);
   int bad = archive_table_io(ds, mt, (hsize_t)committed, k, ids, 0) < 0;
   H5Tclose(mt);
-  if (bad) {
-    free(ids);
-    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s", path, name);
-  }
+  int rc = bad ? archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s", path, name)
+               : CS_OK;
   int finished = 1;
-  for (hsize_t i = 0; i < k && finished; i++) {
+  for (hsize_t i = 0; !rc && i < k && finished; i++) {
     int64_t r = archive_find_row(a, ids[i]);
     finished = r >= 0 && a->row_status[r] != CELL_PENDING;
   }
   free(ids);
-  *valid = finished ? n : (hsize_t)committed;
-  return CS_OK;
+  if (!rc) *valid = finished ? n : (hsize_t)committed;
+  return rc;
 }
 
 int archive_check_replaceable(const char *path) {

@@ -190,34 +190,28 @@ static void archive_gate_lower(void) {
  * flock is not supported here (nothing locked). */
 static int archive_flock_once(const char *path, int exclusive, int *fd_out, struct stat *st,
                               int *code) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC), got = 1, err = 0;
+  struct stat now;
   if (fd < 0) {
     *code = cs_error(errno == ENOENT ? CS_ERR_INPUT : CS_ERR_IO, "cannot open the archive %s: %s",
                      path, strerror(errno));
-    return -1;
+    got = -1;
+  } else if (!exclusive && archive_gate_up(fd)) {
+    got = 0;
+  } else if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    err = errno;
+    if (err == EWOULDBLOCK || err == EAGAIN || err == EINTR) got = 0;
+    else if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS) got = 2;
+    else got = -1, *code = cs_error(CS_ERR_IO, "cannot lock the archive %s: %s", path, strerror(err));
+  } else if (fstat(fd, st) != 0 || stat(path, &now) != 0 || now.st_dev != st->st_dev ||
+             now.st_ino != st->st_ino) {
+    // the locked file must still be the one at the path (a rebuild renames a
+    // new file into place; a reader of the old one would wait on nothing)
+    got = 0;
   }
-  if (!exclusive && archive_gate_up(fd)) {
-    close(fd);
-    return 0;
-  }
-  if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
-    int err = errno;
-    close(fd);
-    if (err == EWOULDBLOCK || err == EAGAIN || err == EINTR) return 0;
-    if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS) return 2;
-    *code = cs_error(CS_ERR_IO, "cannot lock the archive %s: %s", path, strerror(err));
-    return -1;
-  }
-  // the locked file must still be the one at the path (a rebuild renames a
-  // new file into place; a reader of the old one would wait on nothing)
-  struct stat now;
-  if (fstat(fd, st) != 0 || stat(path, &now) != 0 || now.st_dev != st->st_dev ||
-      now.st_ino != st->st_ino) {
-    close(fd);
-    return 0;
-  }
-  *fd_out = fd;
-  return 1;
+  if (got == 1) *fd_out = fd;
+  else if (fd >= 0) close(fd);
+  return got;
 }
 
 static double archive_lock_wait_override = -1; /* archive_test_lock_wait */
@@ -247,15 +241,18 @@ int archive_file_lock(const char *path, int exclusive, double wait_s, int *fd_ou
     if (got == 1) {
       if (exclusive) archive_gate_lower();
       archive_held_setup();
-      for (int k = 0; k < ARCHIVE_HELD_MAX; k++)
-        if (archive_held[k].fd < 0) {
-          archive_held[k] = (archive_held_lock){fd, H5I_INVALID_HID, st.st_dev, st.st_ino, exclusive};
-          *fd_out = fd;
-          return CS_OK;
-        }
-      close(fd);
-      return cs_error(CS_ERR_INTERNAL, "%s: more than %d archives open at once", path,
-                      ARCHIVE_HELD_MAX);
+      int k = 0;
+      while (k < ARCHIVE_HELD_MAX && archive_held[k].fd >= 0) k++;
+      int rc = k < ARCHIVE_HELD_MAX ? CS_OK
+                                    : cs_error(CS_ERR_INTERNAL, "%s: more than %d archives open "
+                                               "at once", path, ARCHIVE_HELD_MAX);
+      if (rc) {
+        close(fd);
+      } else {
+        archive_held[k] = (archive_held_lock){fd, H5I_INVALID_HID, st.st_dev, st.st_ino, exclusive};
+        *fd_out = fd;
+      }
+      return rc;
     }
     if (exclusive) archive_gate_raise(path);  // no new readers until this writer has written
     double waited = cs_monotonic_seconds() - t0;

@@ -56,15 +56,13 @@ static int archive_merge_check_output(const archive_merge_state *s) {
                     "output path", s->out);
   if (out_exists) CS_CHECK(archive_check_replaceable(s->out));
   char *out_journal = cs_strdup_printf("%s.journal", s->out);
-  int stale_journal = out_journal && cs_file_exists(out_journal);
-  if (stale_journal && !s->overwrite) {
-    int rc = cs_error(CS_ERR_INPUT, "%s does not exist but a journal %s does (an earlier run): "
-                      "resume that run, move the journal away, or use --overwrite", s->out,
-                      out_journal);
-    free(out_journal);
-    return rc;
-  }
+  int stale_journal = out_journal && cs_file_exists(out_journal), rc = CS_OK;
+  if (stale_journal && !s->overwrite)
+    rc = cs_error(CS_ERR_INPUT, "%s does not exist but a journal %s does (an earlier run): "
+                  "resume that run, move the journal away, or use --overwrite", s->out,
+                  out_journal);
   free(out_journal);
+  CS_CHECK(rc);
   char out_real[PATH_MAX], in_real[PATH_MAX];
   for (int i = 0; i < s->n_inputs && out_exists; i++)
     if (realpath(s->out, out_real) && realpath(s->inputs[i], in_real) && !strcmp(out_real, in_real))
@@ -145,24 +143,26 @@ static int archive_merge_choose_spec(archive_merge_state *s, const cs_spec *give
     return CS_OK;
   }
   s->spec = s->in_spec[0];
-  for (int i = 1; i < s->n_inputs; i++) {
+  int rc = CS_OK;
+  for (int i = 1; i < s->n_inputs && !rc; i++) {
     if (!strcmp(spec_canonical_sha256(s->in_spec[i]), spec_canonical_sha256(s->spec))) continue;
     char *text = NULL, *source = cs_strdup_printf("the union of the specs of %s..%s",
                                                         s->inputs[0], s->inputs[i]);
     cs_spec *u = NULL;
-    int rc = source ? spec_union_text(s->spec, s->in_spec[i], &text)
-                    : cs_error(CS_ERR_NOMEM, "out of memory");
+    rc = source ? spec_union_text(s->spec, s->in_spec[i], &text)
+                : cs_error(CS_ERR_NOMEM, "out of memory");
     if (!rc) rc = spec_load_string(text, source, &u);
     free(source);
     if (rc) {
       free(text);
-      return cs_error_context(rc, "merge: ");
+      rc = cs_error_context(rc, "merge: ");
+    } else {
+      if (s->own_spec) spec_free(s->spec);
+      free(s->text);
+      s->spec = u, s->text = text, s->own_spec = 1;
     }
-    if (s->own_spec) spec_free(s->spec);
-    free(s->text);
-    s->spec = u, s->text = text, s->own_spec = 1;
   }
-  return CS_OK;
+  return rc;
 }
 
 /* Pass 1, input i: its listed cells (as the output's) and statuses decide

@@ -47,23 +47,21 @@ static int archive_set_aside(const char *path, char **aside_out) {
   char stamp[32];
   cs_utc_now(stamp, sizeof stamp, 1);
   char *aside = NULL;
-  for (int k = 0; k < 1000; k++) {
+  int rc = CS_OK;
+  for (int k = 0; k < 1000 && !rc; k++) {
     free(aside);
     aside = k ? cs_strdup_printf("%s.damaged-%s-%d", path, stamp, k)
               : cs_strdup_printf("%s.damaged-%s", path, stamp);
-    if (!aside) return cs_error(CS_ERR_NOMEM, "out of memory");
-    if (!cs_file_exists(aside)) break;
+    if (!aside) rc = cs_error(CS_ERR_NOMEM, "out of memory");
+    else if (!cs_file_exists(aside)) break;
   }
-  if (rename(path, aside) != 0) {
-    int rc = cs_error(CS_ERR_IO, "cannot set the damaged archive %s aside as %s: %s", path, aside,
-                      strerror(errno));
-    free(aside);
-    return rc;
-  }
-  cs_fsync_dir(path);
-  if (aside_out) *aside_out = aside;
+  if (!rc && rename(path, aside) != 0)
+    rc = cs_error(CS_ERR_IO, "cannot set the damaged archive %s aside as %s: %s", path, aside,
+                  strerror(errno));
+  if (!rc) cs_fsync_dir(path);
+  if (!rc && aside_out) *aside_out = aside;
   else free(aside);
-  return CS_OK;
+  return rc;
 }
 
 /* Rebuild from spec + journal: a complete new file listing the mask's
@@ -80,16 +78,16 @@ int archive_rebuild(cs_archive *a, const cs_spec *spec, const unsigned char *mas
   // the rows the old file listed (when it could be read) stay listed
   for (int64_t r = 0; keep_rows && r < a->n_rows; r++)
     if (a->row_cell[r] >= 0 && a->row_cell[r] < nc) sel[a->row_cell[r]] = 1;
-  for (int64_t i = 0; i < s->n; i++) {
+  int rc = CS_OK;
+  for (int64_t i = 0; i < s->n && !rc; i++) {
     if (s->recs[i].kind != ARCHIVE_REC_RESULT) continue;
-    if (s->recs[i].cell_id < 0 || s->recs[i].cell_id >= nc) {
-      free(sel);
-      return cs_error(CS_ERR_INPUT, "%s: journal record of cell %" PRId64 " outside the spec's 0..%"
-                      PRId64, a->journal_path, s->recs[i].cell_id, nc - 1);
-    }
-    sel[s->recs[i].cell_id] = 1;
+    if (s->recs[i].cell_id < 0 || s->recs[i].cell_id >= nc)
+      rc = cs_error(CS_ERR_INPUT, "%s: journal record of cell %" PRId64 " outside the spec's 0..%"
+                    PRId64, a->journal_path, s->recs[i].cell_id, nc - 1);
+    else
+      sel[s->recs[i].cell_id] = 1;
   }
-  int rc = archive_rows_from_mask(a, spec, sel);
+  if (!rc) rc = archive_rows_from_mask(a, spec, sel);
   free(sel);
   CS_CHECK(rc);
   // the new file, complete, under a temp name
@@ -193,18 +191,16 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   hid_t file;
   archive_meta meta;
   archive_probe_class cls;
-  int rc = archive_probe(a->path, H5F_ACC_RDONLY, &file, &meta, &cls);
-  if (!rc && strcmp(meta.identity, a->spec_sha256) != 0) {
-    archive_h5_fclose(file);
-    return archive_sha_mismatch(a->path, spec);
-  }
-  // the structure: /cells rows, /runs
+  int rc = archive_probe(a->path, H5F_ACC_RDONLY, &file, &meta, &cls), mismatch = 0;
   if (!rc) {
-    rc = archive_load_rows(a, file, a->path);
-    if (!rc) rc = archive_read_n_runs(a, file);
+    mismatch = strcmp(meta.identity, a->spec_sha256) != 0;
+    // the structure: /cells rows, /runs
+    if (!mismatch) rc = archive_load_rows(a, file, a->path);
+    if (!mismatch && !rc) rc = archive_read_n_runs(a, file);
     if (rc) cls = ARCHIVE_PROBE_UNREADABLE;
     archive_h5_fclose(file);
   }
+  if (mismatch) return archive_sha_mismatch(a->path, spec);
   int covers = !journal_created && s->header_ok && s->covers && !strcmp(s->sha, a->spec_sha256);
   if (rc) {
     if (cls == ARCHIVE_PROBE_UNREADABLE && covers) {
@@ -296,23 +292,23 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
                   "-o path", path);
   if (!rc) rc = archive_make_parent_dirs(path);
   if (!rc) rc = archive_journal_lock(a, &created);
-  if (rc) goto fail;
   // look again now that this process is the only writer: another one may
   // have created, finished or removed things since the looks above
-  exists = cs_file_exists(path), jexists = !created;
-  if (mode == ARCHIVE_CREATE && (exists || jexists)) {
+  if (!rc) exists = cs_file_exists(path), jexists = !created;
+  if (!rc && mode == ARCHIVE_CREATE && (exists || jexists))
     rc = cs_error(CS_ERR_INPUT, "%s was created by another curvsweep process while this one "
                   "started: run the same spec again to resume it, or use another -o path", path);
-    goto fail;
-  }
 
-  if (mode == ARCHIVE_RESUME && (exists || jexists)) {
+  int resume = mode == ARCHIVE_RESUME && (exists || jexists), changing = 0;
+  if (!rc && resume) {
     // read the journal (untouched until everything checks out)
     rc = archive_journal_scan_fd(a->journal_fd, a->journal_path, &scan);
     if (!rc && exists) rc = archive_resume_existing(a, spec, mask, &scan, created);
     else if (!rc) rc = archive_journal_check_spec(a, &scan);
     if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan, 0);  // journal without archive
-    if (rc) goto fail;
+  }
+  if (!rc && resume) {
+    changing = 1;
     if (!scan.header_ok || strcmp(scan.sha, a->spec_sha256) != 0) {
       // no usable header (or an empty journal of another spec): start afresh
       rc = archive_journal_reset(a, !archive_any_finished(a));
@@ -325,23 +321,19 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
       a->journal_records = scan.n;
       a->journal_covers = scan.covers;
     }
-  } else {
+  } else if (!rc) {
     // create or overwrite: a complete new file replaces the path atomically
+    changing = 1;
     rc = archive_create_fresh(a, spec, mask);
   }
   archive_scan_free(&scan);
   if (rc) {
-    // past the point of changes: keep the journal if it may hold results
-    archive_journal_abandon(a, created && a->journal_records == 0);
+    // a journal this process created goes, unless past the point of
+    // changes it may hold results
+    archive_journal_abandon(a, created && (!changing || a->journal_records == 0));
     archive_free(a);
-    return rc;
+  } else {
+    *out = a;
   }
-  *out = a;
-  return CS_OK;
-
-fail:
-  archive_scan_free(&scan);
-  archive_journal_abandon(a, created);
-  archive_free(a);
   return rc;
 }

@@ -108,13 +108,7 @@ int archive_points_create(hid_t file, const cs_archive *a, const cs_spec *spec, 
 /* ---- staging ---- */
 
 static int archive_points_grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return CS_OK;
-  size_t c = *cap ? *cap : 1024;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
-  if (!q) return cs_error(CS_ERR_NOMEM, "out of memory staging per-point arrays");
-  *p = q, *cap = c;
-  return CS_OK;
+  return archive_grow_buffer(p, cap, need, size, 1024, "staging per-point arrays");
 }
 
 /* Memory of at least bytes for staging, in whole huge pages, advised to be
@@ -238,13 +232,9 @@ static int archive_points_index_read(hid_t file, const cs_archive *a, const char
                           ARCHIVE_POINTS_INDEX);
   archive_h5_close_id(&ds, H5Dclose);
   H5Tclose(mt);
-  if (rc) {
-    free(*rows);
-    *rows = NULL;
-    return rc;
-  }
-  *n = (int64_t)valid;
-  return CS_OK;
+  if (rc) free(*rows), *rows = NULL;
+  else *n = (int64_t)valid;
+  return rc;
 }
 
 /* One /points array read a block at a time: a request [off, off + n) is
@@ -471,11 +461,11 @@ int archive_points_take(cs_cell_result *r, const cs_cell_result *pts, unsigned k
     }
     archive_points_set(r, k, own);
   }
-  if (short_of_memory) {
-    archive_points_free(r);
-    return cs_error(CS_ERR_NOMEM, "out of memory reading /points of cell %" PRId64, r->cell_id);
-  }
-  return CS_OK;
+  int rc = short_of_memory ? cs_error(CS_ERR_NOMEM, "out of memory reading /points of cell %" PRId64,
+                                      r->cell_id)
+                           : CS_OK;
+  if (rc) archive_points_free(r);
+  return rc;
 }
 
 int archive_points_read_cell(hid_t file, const char *path, const cs_spec *spec,

@@ -449,11 +449,11 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   free(R.count), free(R.start), free(R.filled);
   if (rc) {
     archive_results_free(R.res, R.n);
-    return rc;
+  } else {
+    *results = R.res;
+    *n_out = R.n;
   }
-  *results = R.res;
-  *n_out = R.n;
-  return CS_OK;
+  return rc;
 }
 
 int archive_read_results(const char *path, cs_cell_result **results, int64_t *n) {
@@ -507,49 +507,60 @@ static int archive_same_rows(const archive_reader *rd, const char *path, const c
   return CS_OK;
 }
 
-int archive_read_points_of(const char *path, cs_cell_result *res, int64_t n,
-                           const unsigned char *want, unsigned keep){
-  ARCHIVE_QUIET;
+/* Reads one part of a wanted, finished cell into r (the drivers below). */
+typedef int (*archive_part_fn)(archive_reader *rd, const char *path, cs_cell_result *r);
+
+/* The driver of archive_read_{points,fields,params}_of: open path, check
+ * that it still has the /cells rows res (n) was read from, and read the
+ * part of every wanted cell that is not pending, cell by cell with one,
+ * or (format 4 on, when all is given) in one pass over the file with all. */
+static int archive_read_parts_of(const char *path, cs_cell_result *res, int64_t n,
+                                 const unsigned char *want, archive_part_fn one,
+                                 archive_points_fn all, void *ctx) {
   archive_reader rd;
   CS_CHECK(archive_reader_open(path, &rd));
-  int rc = archive_same_rows(&rd, path, res, n);
-  archive_points_wanted W = {res, want, keep, path};
-  if (!rc && rd.meta.version >= 4)
-    rc = archive_points_each(rd.file, rd.a, path, archive_points_take_wanted, &W);
-  for (int64_t i = 0; !rc && rd.meta.version < 4 && i < n; i++)
-    if (want[i] && res[i].status != CELL_PENDING) rc = archive_read_points(rd.file, path, &res[i]);
+  int rc = archive_same_rows(&rd, path, res, n), whole = all && rd.meta.version >= 4;
+  if (!rc && whole) rc = archive_points_each(rd.file, rd.a, path, all, ctx);
+  for (int64_t i = 0; !rc && !whole && i < n; i++)
+    if (want[i] && res[i].status != CELL_PENDING) rc = one(&rd, path, &res[i]);
   archive_reader_close(&rd);
   return rc;
 }
 
+/* The points of one cell (formats before 4). */
+static int archive_part_points(archive_reader *rd, const char *path, cs_cell_result *r) {
+  return archive_read_points(rd->file, path, r);
+}
+
+/* The fields of one cell: as many as its /cells row says. */
+static int archive_part_fields(archive_reader *rd, const char *path, cs_cell_result *r) {
+  int field_n;
+  CS_CHECK(archive_reader_field_n(rd, r->cell_id, &field_n));
+  return archive_read_fields(rd->file, path, field_n, r);
+}
+
+/* The parameters of one cell, unless r holds them already. */
+static int archive_part_params(archive_reader *rd, const char *path, cs_cell_result *r) {
+  return r->n_tensors == 0 ? archive_read_params(rd->file, path, r) : CS_OK;
+}
+
+int archive_read_points_of(const char *path, cs_cell_result *res, int64_t n,
+                           const unsigned char *want, unsigned keep){
+  ARCHIVE_QUIET;
+  archive_points_wanted W = {res, want, keep, path};
+  return archive_read_parts_of(path, res, n, want, archive_part_points,
+                               archive_points_take_wanted, &W);
+}
 
 int archive_read_fields_of(const char *path, cs_cell_result *res, int64_t n,
                            const unsigned char *want){
   ARCHIVE_QUIET;
-  archive_reader rd;
-  CS_CHECK(archive_reader_open(path, &rd));
-  int rc = archive_same_rows(&rd, path, res, n);
-  for (int64_t i = 0; !rc && i < n; i++) {
-    int field_n;
-    if (!want[i] || res[i].status == CELL_PENDING) continue;
-    rc = archive_reader_field_n(&rd, res[i].cell_id, &field_n);
-    if (!rc) rc = archive_read_fields(rd.file, path, field_n, &res[i]);
-  }
-  archive_reader_close(&rd);
-  return rc;
+  return archive_read_parts_of(path, res, n, want, archive_part_fields, NULL, NULL);
 }
-
 
 int archive_read_params_of(const char *path, cs_cell_result *res, int64_t n,
                            const unsigned char *want){
   ARCHIVE_QUIET;
-  archive_reader rd;
-  CS_CHECK(archive_reader_open(path, &rd));
-  int rc = archive_same_rows(&rd, path, res, n);
-  for (int64_t i = 0; !rc && i < n; i++)
-    if (want[i] && res[i].status != CELL_PENDING && res[i].n_tensors == 0)
-      rc = archive_read_params(rd.file, path, &res[i]);
-  archive_reader_close(&rd);
-  return rc;
+  return archive_read_parts_of(path, res, n, want, archive_part_params, NULL, NULL);
 }
 

@@ -2,13 +2,25 @@
  * archive_internal.h): a cell's row found by binary search over ascending
  * cell ids, each row's status, attempts and selection, the rows of a new
  * archive from a mask, and what archive_cell_status and archive_counts
- * report of them. No HDF5 here: the rows are read by archive_load.c and
- * written by archive_write.c. */
+ * report of them, and the doubling growth of the module's in-memory
+ * buffers (archive_grow_buffer). No HDF5 here: the rows are read by
+ * archive_load.c and written by archive_write.c. */
 #include "archive_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int archive_grow_buffer(void **p, size_t *cap, size_t need, size_t size, size_t first,
+                        const char *what) {
+  if (need <= *cap) return CS_OK;
+  size_t c = *cap ? *cap : first;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, c * size);
+  if (!q) return cs_error(CS_ERR_NOMEM, "out of memory %s", what);
+  *p = q, *cap = c;
+  return CS_OK;
+}
 
 int64_t archive_find_row(const cs_archive *a, int64_t cell_id) {
   int64_t lo = 0, hi = a->n_rows - 1;
@@ -58,12 +70,10 @@ int archive_new(const char *path, cs_archive **out) {
   a->run_row = -1;
   a->path = cs_strdup_printf("%s", path);
   a->journal_path = cs_strdup_printf("%s.journal", path);
-  if (!a->path || !a->journal_path) {
-    archive_free(a);
-    return cs_error(CS_ERR_NOMEM, "out of memory");
-  }
-  *out = a;
-  return CS_OK;
+  int rc = !a->path || !a->journal_path ? cs_error(CS_ERR_NOMEM, "out of memory") : CS_OK;
+  if (rc) archive_free(a);
+  else *out = a;
+  return rc;
 }
 
 /* Rows of a new archive: the cells selected by mask, ascending. */

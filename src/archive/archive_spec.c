@@ -98,21 +98,20 @@ int archive_spec_verify(hid_t file, const char *path, const char *sha, char iden
   char *text = NULL, got[65];
   CS_CHECK(archive_spec_read(file, path, &text));
   spec_sha256_hex(text, strlen(text), got);
-  if (strcmp(got, sha) != 0) {
-    free(text);
-    return cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 attribute: "
-                    "the archive is damaged (the text hashes to %.12s…, the attribute says %.12s…)",
-                    path, got, sha);
-  }
+  int rc = CS_OK;
+  if (strcmp(got, sha) != 0)
+    rc = cs_error(CS_ERR_INPUT, "archive %s: /spec text does not match its spec_sha256 attribute: "
+                  "the archive is damaged (the text hashes to %.12s…, the attribute says %.12s…)",
+                  path, got, sha);
   // the identity: the canonical resolved spec, by this build (older
   // archives have no spec_canonical_sha256; docs/ARCHIVE.md, "Identity")
   cs_spec *spec = NULL;
-  int rc = spec_load_string(text, path, &spec);
+  if (!rc && spec_load_string(text, path, &spec) != CS_OK)
+    rc = cs_error_context(CS_ERR_INPUT, "archive %s: its /spec does not load: ", path);
+  if (!rc) cs_copy_str(identity, 65, spec_canonical_sha256(spec));
   free(text);
-  if (rc) return cs_error_context(CS_ERR_INPUT, "archive %s: its /spec does not load: ", path);
-  cs_copy_str(identity, 65, spec_canonical_sha256(spec));
   spec_free(spec);
-  return CS_OK;
+  return rc;
 }
 
 /* The keys that differ, "[model] width: 16 → 32; seed: [grid] 0..3 →

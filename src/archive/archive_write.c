@@ -176,15 +176,8 @@ static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cel
   return rc;
 }
 
-/* Grow *p (n_have used, *cap allocated elements of size bytes) to hold more. */
 static int archive_grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return CS_OK;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * size);
-  if (!q) return cs_error(CS_ERR_NOMEM, "out of memory batching archive rows");
-  *p = q, *cap = c;
-  return CS_OK;
+  return archive_grow_buffer(p, cap, need, size, 64, "batching archive rows");
 }
 
 void archive_batch_free(archive_batch *b) {

@@ -34,13 +34,23 @@ int jet_shape_init(jet_shape *s, int m, int order) {
   int p = 0;
   for (int a = 0; a < m; a++)
     for (int b = a; b < m; b++, p++) s->pa[p] = a, s->pb[p] = b;
+  /* the Leibniz pairs of each row (jet.h) */
+  CS_CHECK(CS_CALLOC(s->pairs, s->C));
+  s->pairs[0] = (jet_pairs){1, {0}, {0}};
+  for (int a = 1; a <= m; a++) s->pairs[a] = (jet_pairs){2, {a, 0}, {0, a}};
+  for (int q = 0; q < P; q++) {
+    int r = 1 + m + q, a = 1 + s->pa[q], b = 1 + s->pb[q];
+    s->pairs[r] = (jet_pairs){4, {r, a, b, 0}, {0, b, a, r}};
+  }
   return CS_OK;
 }
 
 void jet_shape_free(jet_shape *s) {
   free(s->pa);
   free(s->pb);
+  free(s->pairs);
   s->pa = s->pb = NULL;
+  s->pairs = NULL;
 }
 
 /* f, f', f'' of the elementary functions at t. */

@@ -28,10 +28,20 @@ double log(double);
 double erfc(double);
 #endif
 
+/* The Leibniz pairs of one jet row r: row r of the product of two jets u
+ * and v is Σ_{e < n} u[r1[e]] v[r2[e]], with the pairs
+ *   value (0,0);  ∂_a (a,0) (0,a);  ∂_ab (ab,0) (a,b) (b,a) (0,ab)
+ * (the bilinear token products of the self and lm families). */
+#define JET_PAIRS_MAX 4
+typedef struct {
+  int n, r1[JET_PAIRS_MAX], r2[JET_PAIRS_MAX];
+} jet_pairs;
+
 typedef struct {
   int m;      /* input dimension */
   int C;      /* rows per point: 1 (values only) or 1 + m + m(m+1)/2 */
   int *pa, *pb; /* pair p -> (a, b), P entries (NULL when C = 1) */
+  jet_pairs *pairs; /* C entries: the Leibniz pairs of each row (NULL when C = 1) */
 } jet_shape;
 
 /* JET_GELU: the exact GELU t Φ(t), Φ the standard normal CDF (lm family). */

@@ -14,7 +14,19 @@
 #include "curvsweep/simd.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------- caches */
+
+int ln_cache_alloc(ln_cache *c, int64_t rows, int d) {
+  int rc = CS_CALLOC(c->xhat, rows * d);
+  if (!rc) rc = CS_CALLOC(c->rstd, rows);
+  if (!rc) rc = CS_CALLOC(c->a, rows * d);
+  return rc;
+}
+
+void ln_cache_free(ln_cache *c) { free(c->xhat), free(c->rstd), free(c->a); }
 
 /* ------------------------------------------------------------- copies */
 
@@ -255,7 +267,7 @@ int attn_out_forward(const cs_model *M, const jet_shape *js, int N, const attn_o
                      double *Y) {
   const double *W = M->params;
   int d = M->d, ng = M->n_gate;
-  cs_gate_pos gp = M->cfg.gate;
+  cs_gate_pos gp = a->gate;
   /* g1: U = G ⊙ O, else U = O */
   const double *U = a->o;
   if (ng && gp == GATE_G1) {
@@ -275,7 +287,7 @@ int attn_out_forward(const cs_model *M, const jet_shape *js, int N, const attn_o
 int attn_out_backward(cs_model *M, int N, const attn_out *a, const double *dY, double *dgated,
                       double *du, double *dz, const double **dO) {
   int d = M->d, ng = M->n_gate;
-  cs_gate_pos gp = M->cfg.gate;
+  cs_gate_pos gp = a->gate;
   /* g5: Y = G ⊙ pre:  dpre = dY ⊙ G into dgated, dZ */
   if (ng && gp == GATE_G5) {
     gate_backward(M, N, dY, a->pre, a->g, dgated, d, dz, a->ldz);
@@ -292,6 +304,116 @@ int attn_out_backward(cs_model *M, int N, const attn_out *a, const double *dY, d
     *dO = dgated;
   }
   return CS_OK;
+}
+
+/* ------------------------------------- attention input of token families */
+
+int qkv_cache_alloc(const cs_model *M, qkv_cache *c, int64_t rows, int T, int ln) {
+  int64_t d = M->d, ng = M->n_gate;
+  int rc = ln ? ln_cache_alloc(&c->ln, rows, M->d) : CS_OK;
+  if (!rc) rc = CS_CALLOC(c->qkvz, rows * (3 * d + ng));
+  if (!rc) rc = CS_CALLOC(c->p, rows * M->H * T);
+  if (!rc) rc = CS_CALLOC(c->o, rows * d);
+  if (!rc && ng) rc = CS_CALLOC(c->g, rows * ng);
+  if (!rc && ng) rc = CS_CALLOC(c->pre, rows * d);
+  if (!rc && ng) rc = CS_CALLOC(c->gated, rows * d);
+  return rc;
+}
+
+void qkv_cache_free(qkv_cache *c) {
+  ln_cache_free(&c->ln);
+  free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
+}
+
+/* The column offset in [Q | K | V | Z] of the tensor a g2, g3 or g4 gate
+ * multiplies; -1 when no gate sits there. */
+static int qkv_gated_col(const cs_model *M) {
+  cs_gate_pos gp = M->cfg.gate;
+  if (!M->n_gate) return -1;
+  return gp == GATE_G4 ? 0 : gp == GATE_G3 ? M->d : gp == GATE_G2 ? 2 * M->d : -1;
+}
+
+qkv_view qkv_of(const cs_model *M, const qkv_cache *c) {
+  int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
+  qkv_view v = {c->qkvz, c->qkvz + d, c->qkvz + 2 * d, ldq, ldq, ldq};
+  if (col == 0) v.q = c->gated, v.ldq = d;
+  if (col == d) v.k = c->gated, v.ldk = d;
+  if (col == 2 * d) v.v = c->gated, v.ldv = d;
+  return v;
+}
+
+qkv_grad qkv_grad_of(const cs_model *M, const qkv_grads *g) {
+  int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
+  qkv_grad r = {g->dqkvz, g->dqkvz + d, g->dqkvz + 2 * d, ldq, ldq, ldq};
+  if (col == 0) r.q = g->dgated, r.ldq = d;
+  if (col == d) r.k = g->dgated, r.ldk = d;
+  if (col == 2 * d) r.v = g->dgated, r.ldv = d;
+  return r;
+}
+
+int qkv_grads_alloc(const cs_model *M, qkv_grads *g, int64_t rows) {
+  int64_t d = M->d;
+  int rc = CS_CALLOC(g->dx_a, rows * d);
+  if (!rc) rc = CS_CALLOC(g->dx_b, rows * d);
+  if (!rc) rc = CS_CALLOC(g->da, rows * d);
+  if (!rc) rc = CS_CALLOC(g->du, rows * d);
+  if (!rc) rc = CS_CALLOC(g->dgated, rows * d);
+  if (!rc) rc = CS_CALLOC(g->dqkvz, rows * (3 * d + M->n_gate));
+  return rc;
+}
+
+void qkv_grads_free(qkv_grads *g) {
+  free(g->dx_a), free(g->dx_b), free(g->da), free(g->du), free(g->dgated), free(g->dqkvz);
+}
+
+int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
+                int64_t bg, qkv_cache *c) {
+  const double *W = M->params;
+  int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
+  /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
+  CS_CHECK(linear_forward(M, js, N, d, ldq, a, W + Wq, NULL, c->qkvz));
+  /* g2, g3, g4: pre = the gated tensor's columns;  gated = G ⊙ pre */
+  if (col >= 0) {
+    copy_cols((int64_t)N * js->C, d, c->qkvz + col, ldq, c->pre, d);
+    gate_forward(M, js, N, c->qkvz + 3 * d, ldq, W + bg, c->g, c->pre, c->gated);
+  }
+  return CS_OK;
+}
+
+int qkv_backward(cs_model *M, int N, const double *a, const qkv_cache *c, int64_t Wq, int64_t bg,
+                 const qkv_grads *g, double *da) {
+  double *W = M->params, *Gr = M->grads, *dqkvz = g->dqkvz;
+  int d = M->d, ng = M->n_gate, ldq = 3 * d + ng, col = qkv_gated_col(M);
+  /* g2, g3, g4: gated = G ⊙ pre:  dpre into the tensor's columns, dZ */
+  if (col >= 0) gate_backward(M, N, g->dgated, c->pre, c->g, dqkvz + col, ldq, dqkvz + 3 * d, ldq);
+  /* dW += dQKVZᵀ A (one product);  db_g += Σ dZ;  dA = dQKVZ [W_q; W_k; W_v; W_g] */
+  la_mat dm = VIEW(M, N, ldq, ldq, dqkvz);
+  CS_CHECK(la_gemm('T', 'N', 1.0, dm, VIEW(M, N, d, d, (double *)a), 1.0,
+                   VIEW(M, ldq, d, d, Gr + Wq)));
+  LA_PROF_BEGIN(t0);
+  if (ng) la_sum_rows(la_cols(dm, 3 * d, ng), Gr + bg);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  return la_gemm('N', 'N', 1.0, dm, VIEW(M, ldq, d, d, W + Wq), 0.0, VIEW(M, N, d, d, da));
+}
+
+/* The output sublayer over the caches: Z the last columns of [Q | K | V | Z]. */
+static attn_out qkv_attn_out(const cs_model *M, const qkv_cache *c, int64_t Wo, int64_t bo,
+                             int64_t bg) {
+  int d = M->d;
+  return (attn_out){c->qkvz + 3 * d, 3 * d + M->n_gate, c->g, c->o, c->gated, c->pre,
+                    Wo, bo, bg, M->cfg.gate};
+}
+
+int qkv_out_forward(const cs_model *M, const jet_shape *js, int N, const qkv_cache *c, int64_t Wo,
+                    int64_t bo, int64_t bg, double *Y) {
+  attn_out ao = qkv_attn_out(M, c, Wo, bo, bg);
+  return attn_out_forward(M, js, N, &ao, Y);
+}
+
+int qkv_out_backward(cs_model *M, int N, const qkv_cache *c, int64_t Wo, int64_t bo, int64_t bg,
+                     const double *dY, const qkv_grads *g, const double **dO) {
+  attn_out ao = qkv_attn_out(M, c, Wo, bo, bg);
+  return attn_out_backward(M, N, &ao, dY, g->dgated, g->du, g->dqkvz + 3 * M->d, dO);
 }
 
 /* ------------------------------------------------------ readout, loss */

@@ -19,6 +19,11 @@ typedef struct {
   double *xhat, *rstd, *a;
 } ln_cache;
 
+/* The caches of R rows, allocated zeroed (CS_ERR_NOMEM on failure; the
+ * caller's ln_cache_free releases what was made), and their release. */
+int ln_cache_alloc(ln_cache *c, int64_t rows, int d);
+void ln_cache_free(ln_cache *c);
+
 /* dst[r, 0:w] = src[r, 0:w] for rows rows; lds, ldd the row strides. */
 void copy_cols(int64_t rows, int w, const double *src, int lds, double *dst, int ldd);
 /* y += x, n entries (residuals, gradient sums). */
@@ -74,6 +79,7 @@ typedef struct {
   int ldz;
   double *g, *o, *gated, *pre;
   int64_t Wo, bo, bg;
+  cs_gate_pos gate; /* g1 or g5 (other positions: no gate here) */
 } attn_out;
 /* Forward on N jet points: Y R × d (the caches in *a filled). */
 int attn_out_forward(const cs_model *M, const jet_shape *js, int N, const attn_out *a,
@@ -83,6 +89,64 @@ int attn_out_forward(const cs_model *M, const jet_shape *js, int N, const attn_o
  * dgated under g1). dgated, du N × d scratch. */
 int attn_out_backward(cs_model *M, int N, const attn_out *a, const double *dY, double *dgated,
                       double *du, double *dz, const double **dO);
+
+/* The attention input sublayer of the token families (self, lm;
+ * docs/MODELS.md), on R rows of the sublayer input A:
+ *   [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ      one product, ldq = 3d + n_gate
+ *   G = σ(Z + b_g);  g2: V ← G ⊙ V   g3: K ← G ⊙ K   g4: Q ← G ⊙ Q
+ * and what the attention after it leaves for the output sublayer. Shapes:
+ * qkvz R × ldq; g R × n_gate; pre, gated R × d (the gated tensor before and
+ * after the gate); p R × H·T (attention weights); o R × d (P V). */
+typedef struct {
+  ln_cache ln; /* the LayerNorm in front (when the family has one) */
+  double *qkvz, *g, *pre, *gated, *p, *o;
+} qkv_cache;
+/* Its arrays for rows rows and T tokens (ln: with the LayerNorm's); the
+ * caller's qkv_cache_free releases what was made. */
+int qkv_cache_alloc(const cs_model *M, qkv_cache *c, int64_t rows, int T, int ln);
+void qkv_cache_free(qkv_cache *c);
+/* Q, K and V as the attention reads them: the one a g2, g3 or g4 gate
+ * multiplies is c->gated (ld d), the others columns of c->qkvz (ld ldq). */
+typedef struct {
+  const double *q, *k, *v;
+  int ldq, ldk, ldv;
+} qkv_view;
+qkv_view qkv_of(const cs_model *M, const qkv_cache *c);
+/* The backward buffers of the attention blocks of a token family, rows
+ * value rows each: dx_a, dx_b the gradients of the residual stream at a
+ * block's output and input (swapped block by block), da of the sublayer
+ * input, du and dgated the output sublayer's scratch (all × d), dqkvz the
+ * gradient of [Q | K | V | Z] (× ldq). */
+typedef struct {
+  double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz;
+} qkv_grads;
+int qkv_grads_alloc(const cs_model *M, qkv_grads *g, int64_t rows);
+void qkv_grads_free(qkv_grads *g);
+/* Where the attention's backward writes dQ, dK and dV: columns of
+ * g->dqkvz (ld ldq), the gated one's to g->dgated (ld d). */
+typedef struct {
+  double *q, *k, *v;
+  int ldq, ldk, ldv;
+} qkv_grad;
+qkv_grad qkv_grad_of(const cs_model *M, const qkv_grads *g);
+/* Forward on N jet points: A (R × d) -> c->qkvz, and c->pre, c->g,
+ * c->gated under g2..g4. Wq (the (3d + n_gate) × d block [W_q; W_k; W_v;
+ * W_g]) and bg are offsets into M->params. */
+int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
+                int64_t bg, qkv_cache *c);
+/* Backward on values, N rows, with g->dqkvz holding dQ, dK, dV and dZ
+ * (dZ from qkv_out_backward) and g->dgated the gradient of c->gated
+ * (g2..g4): the gate's dpre, dZ added in, then dW += dQKVZᵀ A;
+ * db_g += Σ dZ;  da = dQKVZ [W_q; W_k; W_v; W_g] (N × d, overwritten). */
+int qkv_backward(cs_model *M, int N, const double *a, const qkv_cache *c, int64_t Wq, int64_t bg,
+                 const qkv_grads *g, double *da);
+/* The output sublayer (attn_out) over these caches, the gate at cfg.gate:
+ * forward on N jet points into Y (R × d); backward on values, N rows:
+ * dW_o, db_o accumulated, dZ into g->dqkvz, *dO the gradient of c->o. */
+int qkv_out_forward(const cs_model *M, const jet_shape *js, int N, const qkv_cache *c, int64_t Wo,
+                    int64_t bo, int64_t bg, double *Y);
+int qkv_out_backward(cs_model *M, int N, const qkv_cache *c, int64_t Wo, int64_t bo, int64_t bg,
+                     const double *dY, const qkv_grads *g, const double **dO);
 
 /* The readout, every family's last tensors: readout/W (n_classes × d) and
  * readout/b; sets M->n_classes and M->n_logits (= n_classes: a family

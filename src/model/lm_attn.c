@@ -126,53 +126,15 @@ static double lm_flops_per_point(const cs_config *c) {
 
 /* --------------------------------------------------------- workspace */
 
-/* The Leibniz pairs (r1, r2) of jet row r: value (0,0); ∂_a (a,0) (0,a);
- * ∂_ab (ab,0) (a,b) (b,a) (0,ab). */
-static void lm_pairs(const jet_shape *js, lm_acts *S) {
-  int m = js->m;
-  S->npairs[0] = 1, S->r1[0][0] = 0, S->r2[0][0] = 0;
-  for (int a = 0; a < m; a++) {
-    S->npairs[1 + a] = 2;
-    S->r1[1 + a][0] = 1 + a, S->r2[1 + a][0] = 0;
-    S->r1[1 + a][1] = 0, S->r2[1 + a][1] = 1 + a;
-  }
-  for (int q = 0; q < js->C - 1 - m; q++) {
-    int r = 1 + m + q, a = 1 + js->pa[q], b = 1 + js->pb[q];
-    S->npairs[r] = 4;
-    S->r1[r][0] = r, S->r2[r][0] = 0;
-    S->r1[r][1] = a, S->r2[r][1] = b;
-    S->r1[r][2] = b, S->r2[r][2] = a;
-    S->r1[r][3] = 0, S->r2[r][3] = r;
-  }
-}
-
 #define ALLOC(p, count) \
   if (!rc) rc = CS_CALLOC(p, count)
 
-static int ln_alloc(ln_cache *c, int64_t rows, int d) {
-  int rc = CS_OK;
-  ALLOC(c->xhat, rows * d);
-  ALLOC(c->rstd, rows);
-  ALLOC(c->a, rows * d);
-  return rc;
-}
-
-static void ln_free(ln_cache *c) { free(c->xhat), free(c->rstd), free(c->a); }
-
 /* One block's caches for rows rows (lm_cache). */
 static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t rows) {
-  int d = M->d, HT = M->H * S->T, rc = ln_alloc(&c->ln1, rows, d);
-  ALLOC(c->qkvz, rows * S->ldq);
-  ALLOC(c->p, rows * HT);
-  ALLOC(c->o, rows * d);
+  int d = M->d, rc = qkv_cache_alloc(M, &c->at, rows, S->T, 1);
   ALLOC(c->mid, rows * d);
-  if (S->ng) {
-    ALLOC(c->g, rows * S->ng);
-    ALLOC(c->pre, rows * d);
-    ALLOC(c->gated, rows * d);
-  }
   if (S->f) {
-    if (!rc) rc = ln_alloc(&c->ln2, rows, d);
+    if (!rc) rc = ln_cache_alloc(&c->ln2, rows, d);
     ALLOC(c->u, rows * S->f);
     ALLOC(c->act, rows * S->f);
     ALLOC(c->phi, rows * S->f);
@@ -181,8 +143,7 @@ static int cache_alloc(const cs_model *M, const lm_acts *S, lm_cache *c, int64_t
 }
 
 static void cache_free(lm_cache *c) {
-  ln_free(&c->ln1), ln_free(&c->ln2);
-  free(c->qkvz), free(c->g), free(c->pre), free(c->gated), free(c->p), free(c->o);
+  qkv_cache_free(&c->at), ln_cache_free(&c->ln2);
   free(c->mid), free(c->u), free(c->act), free(c->phi);
 }
 
@@ -198,23 +159,14 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   ALLOC(S->cache, M->L);
   for (int l = 0; !rc && l <= M->L; l++) ALLOC(S->x[l], NT * d);
   for (int l = 0; !rc && l < M->L; l++) rc = cache_alloc(M, S, &S->cache[l], NT);
-  if (!rc) rc = ln_alloc(&S->lnf, NT, (int)d);
+  if (!rc) rc = ln_cache_alloc(&S->lnf, NT, (int)d);
   ALLOC(S->tmp, 2 * NT);
   if (jet_order > 0) {
     const jet_shape *js = &A->js;
-    ALLOC(S->npairs, js->C);
-    ALLOC(S->r1, js->C);
-    ALLOC(S->r2, js->C);
-    if (!rc) lm_pairs(js, S);
     if (!rc) rc = cache_alloc(M, S, &S->jet, (int64_t)A->max_points * js->C);
     ALLOC(S->jtmp, 2 * (int64_t)A->max_points * js->C);
   } else {
-    ALLOC(S->dx_a, NT * d);
-    ALLOC(S->dx_b, NT * d);
-    ALLOC(S->da, NT * d);
-    ALLOC(S->du, NT * d);
-    ALLOC(S->dgated, NT * d);
-    ALLOC(S->dqkvz, NT * S->ldq);
+    if (!rc) rc = qkv_grads_alloc(M, &S->gr, NT);
     ALLOC(S->dmid, NT * d);
     ALLOC(S->dff, NT * (S->f ? S->f : 1));
     ALLOC(S->dff2, NT * (S->f ? S->f : 1));
@@ -231,10 +183,9 @@ static void lm_acts_free(void *fam) {
   if (S->cache)
     for (int l = 0; l < S->L; l++) cache_free(&S->cache[l]);
   cache_free(&S->jet);
-  ln_free(&S->lnf);
-  free(S->x), free(S->cache), free(S->tmp), free(S->jtmp), free(S->npairs), free(S->r1);
-  free(S->r2);
-  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dqkvz);
+  ln_cache_free(&S->lnf);
+  free(S->x), free(S->cache), free(S->tmp), free(S->jtmp);
+  qkv_grads_free(&S->gr);
   free(S->dmid), free(S->dff), free(S->dff2);
   free(S);
 }
@@ -350,11 +301,11 @@ static void gather_last(int N, int T, int d, const double *X, double *h) {
  *   O[(p,r), j] = Σ_{(r1,r2)} Σ_s P[(p,r1), j·T + s] V'[s][r2]
  * Qj, Kj, Vj (ld ldqj, ldkj, ldvj) N·C rows; K, V (ld ldk, ldv) NT value
  * rows; Pj N·C × H·T; Oj N·C × d. */
-static void attention_jets(const cs_model *M, const jet_shape *js, const lm_acts *S, int N,
+static void attention_jets(const cs_model *M, const jet_shape *js, int T, int N,
                            const double *Qj, int ldqj, const double *Kj, int ldkj,
                            const double *Vj, int ldvj, const double *K, int ldk,
                            const double *V, int ldv, double *Pj, double *Oj) {
-  int T = S->T, H = M->H, dh = M->dh, d = M->d, C = js->C, HT = H * T, last = T - 1;
+  int H = M->H, dh = M->dh, d = M->d, C = js->C, HT = H * T, last = T - 1;
   double scale = 1.0 / sqrt((double)dh);
   for (int p = 0; p < N; p++)
     for (int r = 0; r < C; r++)
@@ -368,9 +319,10 @@ static void attention_jets(const cs_model *M, const jet_shape *js, const lm_acts
           w[s] = scale * acc;
         }
         double acc = 0.0;
-        for (int e = 0; e < S->npairs[r]; e++) {
-          const double *q1 = Qj + ((int64_t)p * C + S->r1[r][e]) * ldqj + j * dh;
-          const double *k2 = Kj + ((int64_t)p * C + S->r2[r][e]) * ldkj + j * dh;
+        const jet_pairs *pr = &js->pairs[r];
+        for (int e = 0; e < pr->n; e++) {
+          const double *q1 = Qj + ((int64_t)p * C + pr->r1[e]) * ldqj + j * dh;
+          const double *k2 = Kj + ((int64_t)p * C + pr->r2[e]) * ldkj + j * dh;
           for (int i = 0; i < dh; i++) acc += q1[i] * k2[i];
         }
         w[last] = scale * acc;
@@ -386,9 +338,10 @@ static void attention_jets(const cs_model *M, const jet_shape *js, const lm_acts
           const double *v = V + ((int64_t)p * T + s) * ldv + j * dh;
           for (int i = 0; i < dh; i++) o[i] += w[s] * v[i];
         }
-        for (int e = 0; e < S->npairs[r]; e++) {
-          double w1 = Pj[((int64_t)p * C + S->r1[r][e]) * HT + j * T + last];
-          const double *v2 = Vj + ((int64_t)p * C + S->r2[r][e]) * ldvj + j * dh;
+        const jet_pairs *pr = &js->pairs[r];
+        for (int e = 0; e < pr->n; e++) {
+          double w1 = Pj[((int64_t)p * C + pr->r1[e]) * HT + j * T + last];
+          const double *v2 = Vj + ((int64_t)p * C + pr->r2[e]) * ldvj + j * dh;
           for (int i = 0; i < dh; i++) o[i] += w1 * v2[i];
         }
       }
@@ -404,35 +357,28 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
                          const double *hin, double *hout) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const double *W = M->params;
-  int jets = js->C > 1, d = M->d, ldq = S->ldq, np = jets ? N : N * S->T;
+  int jets = js->C > 1, d = M->d, np = jets ? N : N * S->T;
   int64_t R = (int64_t)np * js->C;
   lm_cache *c = jets ? &S->jet : &S->cache[l];
+  qkv_cache *at = &c->at;
   double *tmp = jets ? S->jtmp : S->tmp;
-  cs_gate_pos gp = M->cfg.gate;
-  /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ */
-  layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &c->ln1, tmp);
-  CS_CHECK(linear_forward(M, js, np, d, ldq, c->ln1.a, W + P->Wq, NULL, c->qkvz));
-  /* g2, g3, g4: the gate on V, K or Q */
-  if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
-    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
-    gate_forward(M, js, np, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
-  }
-  lm_qkv a = lm_qkv_of(M, c->qkvz, ldq, c->gated);
+  /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
+  layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &at->ln, tmp);
+  CS_CHECK(qkv_forward(M, js, np, at->ln.a, P->Wq, P->bg, at));
+  qkv_view a = qkv_of(M, at);
   if (jets) { /* the last query against the earlier keys and values (values) */
-    const lm_cache *cv = &S->cache[l];
-    lm_qkv e = lm_qkv_of(M, cv->qkvz, ldq, cv->gated);
-    attention_jets(M, js, S, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv, c->p,
-                   c->o);
+    qkv_view e = qkv_of(M, &S->cache[l].at);
+    attention_jets(M, js, S->T, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv,
+                   at->p, at->o);
   } else {
     LA_PROF_BEGIN(t0);
-    int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, c->p, c->o);
+    int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, at->p,
+                              at->o);
     LA_PROF_END(t0, LA_PROF_TOKENS);
     CS_CHECK(rc);
   }
   /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h);  mid = h + Y (linear: every jet row) */
-  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
-  CS_CHECK(attn_out_forward(M, js, np, &ao, c->mid));
+  CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
   add_into(R * d, hin, c->mid);
   /* the MLP sublayer, or hout = mid */
   if (S->f)

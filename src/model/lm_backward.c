@@ -122,8 +122,8 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   gelu_backward_values((int64_t)NT * f, c->u, c->phi, S->dff, S->dff2);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
-                           S->da, 0.0));
-  layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->da, G + P->mlp_ln_g, G + P->mlp_ln_b,
+                           S->gr.da, 0.0));
+  layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->gr.da, G + P->mlp_ln_g, G + P->mlp_ln_b,
                      dmid);
   add_into((int64_t)NT * d, dout, dmid);
   return CS_OK;
@@ -134,47 +134,30 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
 static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *dXn, double *dX) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const lm_cache *c = &S->cache[l];
+  const qkv_cache *at = &c->at;
   double *W = M->params, *Gr = M->grads;
-  int d = M->d, ng = S->ng, ldq = S->ldq, NT = N * S->T;
-  cs_gate_pos gp = M->cfg.gate;
-  double *dz = S->dqkvz + 3 * d;
+  int d = M->d, NT = N * S->T;
   /* the MLP sublayer: dmid = dXn + its path */
   const double *dmid = dXn;
   if (S->f) {
     CS_CHECK(mlp_backward_lm(M, S, NT, P, c, dXn, S->dmid));
     dmid = S->dmid;
   }
-  /* mid = X + Y, Y = O W_oᵀ + b_o gated at g1 or g5 (layers.h): dO */
-  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
+  /* mid = X + Y, Y = O W_oᵀ + b_o gated at g1 or g5 (layers.h): dO, and dZ beside dQKV */
   const double *dO;
-  CS_CHECK(attn_out_backward(M, NT, &ao, dmid, S->dgated, S->du, dz, &dO));
+  CS_CHECK(qkv_out_backward(M, NT, at, P->Wo, P->bo, P->bg, dmid, &S->gr, &dO));
   /* attention; a gated Q, K or V sends its gradient to dgated first */
-  int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
-  lm_qkv a = lm_qkv_of(M, c->qkvz, ldq, c->gated);
-  double *dq[3] = {S->dqkvz, S->dqkvz + d, S->dqkvz + 2 * d}; /* dQ, dK, dV */
-  int ldd[3] = {ldq, ldq, ldq};
-  if (g_qkv) {
-    int i = gp == GATE_G4 ? 0 : gp == GATE_G3 ? 1 : 2;
-    dq[i] = S->dgated, ldd[i] = d;
-  }
+  qkv_view a = qkv_of(M, at);
+  qkv_grad g = qkv_grad_of(M, &S->gr);
   LA_PROF_BEGIN(t0);
-  int rc = attention_backward(N, S->T, M->H, M->dh, c->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
-                              dq[0], ldd[0], dq[1], ldd[1], dq[2], ldd[2]);
+  int rc = attention_backward(N, S->T, M->H, M->dh, at->p, dO, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
+                              g.q, g.ldq, g.k, g.ldk, g.v, g.ldv);
   LA_PROF_END(t0, LA_PROF_TOKENS);
   CS_CHECK(rc);
-  if (g_qkv) {
-    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
-  }
-  /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ (+ b_g):  dW += dQKVZᵀ A;  db_g += Σ dZ;
-   * dA = dQKVZ [W_q; W_k; W_v; W_g];  dX = dmid + LN_1'(dA) */
-  la_mat dqkvz = VIEW(M, NT, ldq, ldq, S->dqkvz);
-  CS_CHECK(la_gemm('T', 'N', 1.0, dqkvz, VIEW(M, NT, d, d, c->ln1.a), 1.0,
-                   VIEW(M, ldq, d, d, Gr + P->Wq)));
-  if (ng) la_sum_rows(la_cols(dqkvz, 3 * d, ng), Gr + P->bg);
-  CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
-                   VIEW(M, NT, d, d, S->da)));
-  layernorm_backward(M, NT, &c->ln1, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+  /* [Q|K|V|Z] = LN_1(X) [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h): dA;
+   * dX = dmid + LN_1'(dA) */
+  CS_CHECK(qkv_backward(M, NT, at->ln.a, at, P->Wq, P->bg, &S->gr, S->gr.da));
+  layernorm_backward(M, NT, &at->ln, W + P->ln_g, S->gr.da, Gr + P->ln_g, Gr + P->ln_b, dX);
   add_into((int64_t)NT * d, dmid, dX);
   return CS_OK;
 }
@@ -187,9 +170,9 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   double *W = M->params, *G = M->grads;
   /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r;  final LN */
   CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
-                           G + M->readout_W, G + M->readout_b, S->da, 0.0));
-  double *dXn = S->dx_a, *dX = S->dx_b;
-  layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->da, G + Y->lnf_g, G + Y->lnf_b, dXn);
+                           G + M->readout_W, G + M->readout_b, S->gr.da, 0.0));
+  double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
+  layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dXn);
   for (int l = M->L - 1; l >= 0; l--) {
     CS_CHECK(block_backward(M, S, N, l, dXn, dX));
     double *t = dXn;
@@ -215,7 +198,7 @@ double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
   int H = M->H, T = S->T, HT = H * T;
   for (int l = 0; l < M->L; l++)
     for (int j = 0; j < H; j++) {
-      const double *P = S->cache[l].p;
+      const double *P = S->cache[l].at.p;
       double acc = 0.0;
       for (int p = 0; p < N; p++)
         for (int t = 1; t < T; t++) acc += P[((int64_t)p * T + t) * HT + j * T];
@@ -228,7 +211,7 @@ double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, doubl
   // P: (N·T) × (H·T) of block l, row p·T + t, column j·T + s
   const lm_acts *S = A->fam;
   int H = M->H, T = S->T, HT = H * T;
-  const double *P = S->cache[l].p;
+  const double *P = S->cache[l].at.p;
   for (int p = 0; p < N; p++)
     for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++) {
@@ -243,11 +226,10 @@ double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, doubl
 void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
                         double *norm_h, double *norm_v) {
   const lm_acts *S = A->fam;
-  const lm_cache *c = &S->cache[l];
   int d = M->d, T = S->T;
-  int g2 = S->ng && M->cfg.gate == GATE_G2; /* the values the block mixes */
-  const double *H = S->x[l + 1], *V = g2 ? c->gated : c->qkvz + 2 * d;
-  int ldv = g2 ? d : S->ldq;
+  qkv_view qkv = qkv_of(M, &S->cache[l].at); /* the values the block mixes */
+  const double *H = S->x[l + 1], *V = qkv.v;
+  int ldv = qkv.ldv;
   for (int64_t r = 0; r < (int64_t)N * T; r++) {
     double hh = 0.0, vv = 0.0;
     for (int k = 0; k < d; k++) {

@@ -26,8 +26,6 @@
 #include "layers.h"
 #include "model_internal.h"
 
-#define LM_PAIRS_MAX 4
-
 /* Offsets of one block's tensors (-1 when absent); [W_q; W_k; W_v; W_g]
  * is one ldq × d block at Wq. */
 typedef struct {
@@ -47,35 +45,14 @@ typedef struct {
 /* One block's caches: NT value rows (the value pass), or N·C rows of the
  * last position (the jet pass: one set, reused by every block). */
 typedef struct {
-  ln_cache ln1;        /* LN_1 of the block input */
-  double *qkvz;        /* rows × ldq: Q | K | V | Z before any gate */
-  double *g;           /* rows × ng: G */
-  double *pre, *gated; /* rows × d: the gated tensor before and after the gate */
-  double *p;           /* rows × H·T: attention weights, 0 for keys s > t */
-  double *o;           /* rows × d: P V */
+  qkv_cache at;        /* LN_1 of the block input (at.ln), [Q | K | V | Z], the
+                          gate, the attention weights (0 for keys s > t) and
+                          P V (layers.h) */
   double *mid;         /* rows × d: h + Y, the MLP sublayer's input */
   ln_cache ln2;        /* LN_2 of mid */
   double *u, *act;     /* rows × f: MLP pre-activation and GELU of it */
   double *phi;         /* rows × f: Φ(u) of the value pass (the GELU's backward) */
 } lm_cache;
-
-/* Q, K and V in a block's [Q | K | V | Z] (ld ldq), the one a g2, g3 or
- * g4 gate multiplies replaced by the gate's output (ld d). */
-typedef struct {
-  const double *q, *k, *v;
-  int ldq, ldk, ldv;
-} lm_qkv;
-
-static inline lm_qkv lm_qkv_of(const cs_model *M, const double *qkvz, int ldq,
-                               const double *gated) {
-  int d = M->d, g = M->n_gate > 0;
-  cs_gate_pos gp = M->cfg.gate;
-  lm_qkv r = {qkvz, qkvz + d, qkvz + 2 * d, ldq, ldq, ldq};
-  if (g && gp == GATE_G4) r.q = gated, r.ldq = d;
-  if (g && gp == GATE_G3) r.k = gated, r.ldk = d;
-  if (g && gp == GATE_G2) r.v = gated, r.ldv = d;
-  return r;
-}
 
 /* The family's workspace (A->fam). */
 typedef struct {
@@ -85,11 +62,11 @@ typedef struct {
   ln_cache lnf;        /* final LN, NT × d */
   double *tmp;         /* 2·NT: LayerNorm scratch */
   /* jets of the last position (jet_order 2) */
-  int *npairs, (*r1)[LM_PAIRS_MAX], (*r2)[LM_PAIRS_MAX]; /* the Leibniz pairs of each jet row */
   lm_cache jet;        /* the jet pass's caches, N·C rows */
   double *jtmp;        /* 2·N·C */
   /* backward (values) */
-  double *dx_a, *dx_b, *da, *du, *dgated, *dqkvz, *dmid, *dff, *dff2;
+  qkv_grads gr;                /* NT rows (layers.h) */
+  double *dmid, *dff, *dff2;   /* NT × d, NT × f, NT × f */
 } lm_acts;
 
 /* ---- lm_products.c ---- */

@@ -7,9 +7,11 @@
  *
  * One code path for values (C = 1: training, evaluation) and second-order
  * jets (C > 1: the geometry): every product is a la_gemm over all N·C
- * rows, the nonlinear pieces go through the jet rules (jet.h). The
- * backward (values only) runs the gate and the softmax backward as
- * element-wise passes compiled for the CPU's vector width (simd.h).
+ * rows, the nonlinear pieces go through the jet rules (jet.h). The gate
+ * and the output map are the attention output sublayer of layers.h, the
+ * gate at g1 (the memory family has no other position). The backward
+ * (values only) runs the softmax backward as an element-wise pass
+ * compiled for the CPU's vector width (simd.h).
  *
  * Notation: N points, C jet rows per point, R = N·C rows, d width, n slots,
  * H heads, dh = d/H, n_gate = d (gated), H (gated-headwise) or 0. */
@@ -66,43 +68,6 @@ static inline int score_ld(const cs_model *M) { return (M->n_gate + M->H * M->n 
 
 /* ------------------------------------------- value-path element-wise */
 
-/* The gate backward on values, one pass per row r. du, o N × d;
- * g N × n_gate; do N × d and dz (N × n_gate, ld ldz) written;
- * db_g accumulated (the rows in order, as a column sum of dz would):
- *   n_gate = d:  do = du ⊙ g;  dz = du ⊙ o ⊙ g(1 − g)
- *   n_gate = H:  do_j = du_j g_j;  dz_j = ⟨du_j, o_j⟩ g_j(1 − g_j) */
-CS_VECTOR_CLONES static void gate_backward_values(int N, int H, int dh, int ng,
-                                                  const double *restrict du,
-                                                  const double *restrict g,
-                                                  const double *restrict o, double *restrict dob,
-                                                  double *restrict dz, int ldz,
-                                                  double *restrict dbg) {
-  int d = H * dh;
-  for (int r = 0; r < N; r++) {
-    const double *dur = du + (int64_t)r * d, *orow = o + (int64_t)r * d;
-    double *dor = dob + (int64_t)r * d, *dzr = dz + (int64_t)r * ldz;
-    if (ng == d) {
-      const double *gr = g + (int64_t)r * d;
-      for (int k = 0; k < d; k++) {
-        double gk = gr[k];
-        dzr[k] = dur[k] * orow[k] * gk * (1.0 - gk);
-        dor[k] = dur[k] * gk;
-        dbg[k] += dzr[k];
-      }
-    } else {
-      for (int j = 0; j < H; j++) {
-        double gj = g[(int64_t)r * H + j], acc = 0.0;
-        for (int k = 0; k < dh; k++) {
-          acc += dur[j * dh + k] * orow[j * dh + k];
-          dor[j * dh + k] = dur[j * dh + k] * gj;
-        }
-        dzr[j] = acc * gj * (1.0 - gj);
-        dbg[j] += dzr[j];
-      }
-    }
-  }
-}
-
 /* Softmax backward on values, per group of n: ds = α ⊙ (dα − ⟨α, dα⟩), in
  * place in dα. Inlined twice by softmax_backward_values, once with n = 3
  * (the default slot count) as a constant the compiler unrolls; the same
@@ -141,6 +106,12 @@ static int score_map_forward(const cs_model *M, const mem_layer *P, double *pw) 
   return CS_OK;
 }
 
+/* The output sublayer of block P (layers.h): y = u W_oᵀ + b_o with u = o,
+ * or (gated) σ(z + b_g) ⊙ o, z the first n_gate columns of [z | s]. */
+static attn_out mem_attn_out(const cs_model *M, const mem_layer *P, const mem_cache *c) {
+  return (attn_out){c->sz, score_ld(M), c->g, c->o, c->u, NULL, P->Wo, P->bo, P->bg, GATE_G1};
+}
+
 /* Memory attention (+ gate) forward on jets, a R × d -> y R × d:
  *   [z | s] = a [W_g; P]ᵀ                       R × (n_gate + H·n), one product
  *             (rows of ld score_ld: each row starts on a line)
@@ -149,7 +120,7 @@ static int score_map_forward(const cs_model *M, const mem_layer *P, double *pw) 
  *   o_j = α_j U_j                               R × dh  (linear in α)
  *   gated:          u = σ(z + b_g) ⊙ o          (unary + Leibniz)
  *   gated-headwise: u_j = σ(z_j + b_{g,j}) o_j  (group product)
- *   y = u W_oᵀ + b_o */
+ *   y = u W_oᵀ + b_o                            (the last three: attn_out_forward) */
 static int attn_forward(const cs_model *M, const jet_shape *js, int N, const mem_layer *P,
                         const double *a, mem_cache *c, double *y) {
   const double *W = M->params;
@@ -168,39 +139,14 @@ static int attn_forward(const cs_model *M, const jet_shape *js, int N, const mem
   for (int j = 0; j < H; j++)
     CS_CHECK(la_gemm('N', 'N', 1.0, la_cols(alpha, j * n, n), la_cols(U, j * dh, dh), 0.0,
                      la_cols(o, j * dh, dh)));
-  const double *u = c->o;
-  if (ng) {
-    LA_PROF_BEGIN(t1);
-    const double *bg = W + P->bg;
-    if (js->C == 1 && ng == d) {
-      /* g = σ(z + b_g), u = g ⊙ o: one pass, z read where the product left it */
-      jet_sigmoid_gate_values(N, d, c->sz, lds, bg, c->g, c->o, c->u);
-    } else {
-      /* g ← z (+ b_g on value rows), gathered into its own R × n_gate array */
-      for (int r = 0, k = 0; r < R; r++, k = k + 1 == js->C ? 0 : k + 1) { /* k = r mod C */
-        const double *zr = c->sz + (int64_t)r * lds;
-        double *gr = c->g + (int64_t)r * ng;
-        if (k == 0)
-          for (int j = 0; j < ng; j++) gr[j] = zr[j] + bg[j];
-        else
-          memcpy(gr, zr, sizeof(double) * (size_t)ng);
-      }
-      /* g = σ(g);  u = g ⊙ o (gated) or u_j = g_j o_j (headwise) */
-      jet_unary(js, JET_SIGMOID, N, ng, c->g, c->g);
-      if (ng == d)
-        jet_mul(js, N, d, c->g, c->o, c->u);
-      else
-        jet_mul_group(js, N, H, dh, c->o, c->g, c->u);
-    }
-    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    u = c->u;
-  }
-  return linear_forward(M, js, N, d, d, u, W + P->Wo, W + P->bo, y);
+  /* y = u W_oᵀ + b_o, u = o or the gated o (layers.h) */
+  attn_out ao = mem_attn_out(M, P, c);
+  return attn_out_forward(M, js, N, &ao, y);
 }
 
 /* Attention backward on values. dy N × d -> da N × d (overwritten).
  *   y = u W_oᵀ + b_o:  dW_o += dyᵀ u;  db_o += Σ dy;  du = dy W_o
- *   gate:              do, dz, db_g (gate_backward_values)
+ *   gate:              do, dz (attn_out_backward);  db_g += Σ dz
  *   o_j = α_j U_j:     dα_j = do_j U_jᵀ;  dU_j += α_jᵀ do_j
  *   softmax:           ds = α ⊙ (dα − ⟨α, dα⟩)
  *   [z | s] = a [W_g; P]ᵀ:  d[W_g; P] = [dz | ds]ᵀ a;  da = [dz | ds] [W_g; P]
@@ -212,17 +158,18 @@ static int attn_backward(cs_model *M, mem_acts *S, int N, const mem_layer *P, co
   double *W = M->params, *G = M->grads;
   int d = M->d, n = M->n, H = M->H, dh = M->dh, Hn = H * n, ng = M->n_gate;
   int lds = score_ld(M);
-  CS_CHECK(linear_backward(M, N, d, d, ng ? c->u : c->o, W + P->Wo, dy, G + P->Wo, G + P->bo,
-                           S->du, 0.0));
-  double *dob = S->du; /* dL/do */
+  /* the output sublayer: dL/do, and dz in the first n_gate columns of dsz */
+  attn_out ao = mem_attn_out(M, P, c);
+  const double *dob;
+  CS_CHECK(attn_out_backward(M, N, &ao, dy, S->dob, S->du, S->dsz, &dob));
+  la_mat dsz = VIEW(M, N, ng + Hn, lds, S->dsz);
   if (ng) {
     LA_PROF_BEGIN(t0);
-    gate_backward_values(N, H, dh, ng, S->du, c->g, c->o, S->dob, S->dsz, lds, G + P->bg);
+    la_sum_rows(la_cols(dsz, 0, ng), G + P->bg);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-    dob = S->dob;
   }
   la_mat alpha = VIEW(M, N, Hn, Hn, c->alpha), dalpha = VIEW(M, N, Hn, Hn, S->dalpha);
-  la_mat dO = VIEW(M, N, d, d, dob);
+  la_mat dO = VIEW(M, N, d, d, (double *)dob);
   la_mat U = VIEW(M, n, d, d, W + P->U), dU = VIEW(M, n, d, d, G + P->U);
   for (int j = 0; j < H; j++) {
     CS_CHECK(la_gemm('N', 'T', 1.0, la_cols(dO, j * dh, dh), la_cols(U, j * dh, dh), 0.0,
@@ -234,7 +181,6 @@ static int attn_backward(cs_model *M, mem_acts *S, int N, const mem_layer *P, co
   softmax_backward_values((long)N * H, n, c->alpha, S->dalpha);
   copy_cols(N, Hn, S->dalpha, Hn, S->dsz + ng, lds); /* ds beside dz */
   LA_PROF_END(t1, LA_PROF_SOFTMAX);
-  la_mat dsz = VIEW(M, N, ng + Hn, lds, S->dsz);
   CS_CHECK(la_gemm('T', 'N', 1.0, dsz, VIEW(M, N, d, d, (double *)a), 0.0,
                    VIEW(M, ng + Hn, d, d, S->dpw)));
   if (ng) {
@@ -317,7 +263,8 @@ static void memory_acts_free(void *fam) {
   if (S->cache)
     for (int l = 0; l < S->L; l++) {
       mem_cache *c = &S->cache[l];
-      free(c->ln.xhat), free(c->ln.rstd), free(c->ln.a), free(c->sz), free(c->pw);
+      ln_cache_free(&c->ln);
+      free(c->sz), free(c->pw);
       free(c->alpha), free(c->o), free(c->g), free(c->u), free(c->t);
     }
   free(S->cache), free(S->xjet);
@@ -341,11 +288,7 @@ static int memory_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   ALLOC(S->cache, M->L);
   for (int l = 0; !rc && l < M->L; l++) {
     mem_cache *c = &S->cache[l];
-    if (M->cfg.norm == NORM_PRE) {
-      ALLOC(c->ln.xhat, R * d);
-      ALLOC(c->ln.rstd, R);
-      ALLOC(c->ln.a, R * d);
-    }
+    if (!rc && M->cfg.norm == NORM_PRE) rc = ln_cache_alloc(&c->ln, R, (int)d);
     if (!Y->attention) {
       ALLOC(c->t, R * d);
     } else {

@@ -16,10 +16,13 @@
  *                  forward on values and on jets of the last position;
  *                  lm_backward.c its loss and backward
  *   layers.c       the layer toolbox the families share (layers.h): linear,
- *                  LayerNorm, embedding, mlp, readout, loss, residual
+ *                  LayerNorm, embedding, mlp, the gate, the attention
+ *                  output sublayer (g1, g5), the token families' attention
+ *                  input [Q | K | V | Z] (g2..g4), readout, loss, residual
  *   tensors.c      the parameter table: tensors appended by a family's
  *                  layout, their initialisation, views by index and name
- *   jet.c          the chain rules of second-order jets (jet.h)
+ *   jet.c          the chain rules of second-order jets and the Leibniz
+ *                  pairs of their rows (jet.h)
  *
  * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
  * m input dim, d width, n slots, H heads, dh = d/H head dim. A weight W

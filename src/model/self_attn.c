@@ -38,8 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_PAIRS_MAX 4
-
 /* Offsets of one layer's tensors in the parameter array (-1 when absent);
  * [W_q; W_k; W_v; W_g] is one (3d + ng) × d block at Wq. */
 typedef struct {
@@ -52,26 +50,15 @@ typedef struct {
   self_layer layer[]; /* L */
 } self_layout;
 
-/* Per-layer caches, rows NTC = N·T·C. */
-typedef struct {
-  ln_cache ln;             /* LayerNorm (norm = pre) */
-  double *qkvz;            /* NTC × (3d + ng): Q | K | V | Z before any gate */
-  double *g;               /* NTC × ng: G = σ(Z + b_g) */
-  double *pre, *gated;     /* NTC × d: the gated tensor before and after the gate */
-  double *p;               /* NTC × H·T: attention weights */
-  double *o;               /* NTC × d: P V */
-} self_cache;
-
 /* The family's workspace (A->fam). */
 typedef struct {
   int T, ng, ldq, L;       /* tokens, gate width, 3d + ng, layers */
-  int *npairs;             /* C: Leibniz pairs of each jet row */
-  int (*r1)[N_PAIRS_MAX], (*r2)[N_PAIRS_MAX]; /* C × N_PAIRS_MAX: the pairs (r1, r2) */
   double **x;              /* L + 1 token activations, NTC × d */
-  self_cache *cache;       /* L */
+  qkv_cache *cache;        /* L: per-layer caches (layers.h), rows NTC = N·T·C */
   double *tmp;             /* 2·NTC: LayerNorm scratch */
-  /* backward (values, NT rows) */
-  double *dx_a, *dx_b, *da, *du, *dgated, *dp, *dqkvz, *dh;
+  /* backward (values, NT rows; dh N rows) */
+  qkv_grads gr;
+  double *dp, *dh;
 } self_acts;
 
 /* ------------------------------------------------------------ layout */
@@ -119,26 +106,6 @@ static double self_flops_per_point(const cs_config *c) {
 
 /* --------------------------------------------------------- workspace */
 
-/* The Leibniz pairs of jet row r (see the top of the file). */
-static void self_pairs(const jet_shape *js, self_acts *S) {
-  int m = js->m;
-  S->npairs[0] = 1, S->r1[0][0] = 0, S->r2[0][0] = 0;
-  for (int a = 0; a < m && js->C > 1; a++) {
-    int r = 1 + a;
-    S->npairs[r] = 2;
-    S->r1[r][0] = r, S->r2[r][0] = 0;
-    S->r1[r][1] = 0, S->r2[r][1] = r;
-  }
-  for (int q = 0; js->C > 1 && q < js->C - 1 - m; q++) {
-    int r = 1 + m + q, a = 1 + js->pa[q], b = 1 + js->pb[q];
-    S->npairs[r] = 4;
-    S->r1[r][0] = r, S->r2[r][0] = 0;
-    S->r1[r][1] = a, S->r2[r][1] = b;
-    S->r1[r][2] = b, S->r2[r][2] = a;
-    S->r1[r][3] = 0, S->r2[r][3] = r;
-  }
-}
-
 static int self_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   const jet_shape *js = &A->js;
   self_acts *S;
@@ -152,38 +119,15 @@ static int self_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   int rc = CS_OK;
 #define ALLOC(p, count) \
   if (!rc) rc = CS_CALLOC(p, count)
-  ALLOC(S->npairs, js->C);
-  ALLOC(S->r1, js->C);
-  ALLOC(S->r2, js->C);
-  if (!rc) self_pairs(js, S);
   ALLOC(S->x, M->L + 1);
   ALLOC(S->cache, M->L);
   for (int l = 0; !rc && l <= M->L; l++) ALLOC(S->x[l], R * d);
-  for (int l = 0; !rc && l < M->L; l++) {
-    self_cache *c = &S->cache[l];
-    if (M->cfg.norm == NORM_PRE) {
-      ALLOC(c->ln.xhat, R * d);
-      ALLOC(c->ln.rstd, R);
-      ALLOC(c->ln.a, R * d);
-    }
-    ALLOC(c->qkvz, R * S->ldq);
-    ALLOC(c->p, R * HT);
-    ALLOC(c->o, R * d);
-    if (S->ng) {
-      ALLOC(c->g, R * S->ng);
-      ALLOC(c->pre, R * d);
-      ALLOC(c->gated, R * d);
-    }
-  }
+  for (int l = 0; !rc && l < M->L; l++)
+    rc = qkv_cache_alloc(M, &S->cache[l], R, S->T, M->cfg.norm == NORM_PRE);
   ALLOC(S->tmp, 2 * R);
   if (jet_order == 0) {
-    ALLOC(S->dx_a, NT * d);
-    ALLOC(S->dx_b, NT * d);
-    ALLOC(S->da, NT * d);
-    ALLOC(S->du, NT * d);
-    ALLOC(S->dgated, NT * d);
+    if (!rc) rc = qkv_grads_alloc(M, &S->gr, NT);
     ALLOC(S->dp, NT * HT);
-    ALLOC(S->dqkvz, NT * S->ldq);
     ALLOC(S->dh, (int64_t)A->max_points * d);
   }
 #undef ALLOC
@@ -196,14 +140,10 @@ static void self_acts_free(void *fam) {
   if (S->x)
     for (int l = 0; l <= S->L; l++) free(S->x[l]);
   if (S->cache)
-    for (int l = 0; l < S->L; l++) {
-      self_cache *c = &S->cache[l];
-      free(c->ln.xhat), free(c->ln.rstd), free(c->ln.a), free(c->qkvz), free(c->g), free(c->pre);
-      free(c->gated), free(c->p), free(c->o);
-    }
-  free(S->x), free(S->cache), free(S->tmp), free(S->npairs), free(S->r1), free(S->r2);
-  free(S->dx_a), free(S->dx_b), free(S->da), free(S->du), free(S->dgated), free(S->dp);
-  free(S->dqkvz), free(S->dh);
+    for (int l = 0; l < S->L; l++) qkv_cache_free(&S->cache[l]);
+  free(S->x), free(S->cache), free(S->tmp);
+  qkv_grads_free(&S->gr);
+  free(S->dp), free(S->dh);
   free(S);
 }
 
@@ -326,9 +266,9 @@ CS_VECTOR_CLONES static void values_values(int N, int T, int H, int dh, const do
 /* Scores on jets, per point p, head j, query t, key s, jet row r:
  *   S[(p,t,r), j·T + s] = scale Σ_{(r1,r2) ∈ pairs(r)} ⟨Q[(p,t,r1), head j], K[(p,s,r2), head j]⟩
  * Q (ld ldq), K (ld ldk) hold d columns; out NTC × H·T. */
-static void scores_forward(const self_acts *S, int C, int N, int H, int dh, double scale,
+static void scores_forward(const jet_shape *js, int T, int N, int H, int dh, double scale,
                            const double *Q, int ldq, const double *K, int ldk, double *out) {
-  int T = S->T, HT = H * T;
+  int C = js->C, HT = H * T;
   if (C == 1) {
     scores_values(N, T, H, dh, scale, Q, ldq, K, ldk, out);
     return;
@@ -340,9 +280,10 @@ static void scores_forward(const self_acts *S, int C, int N, int H, int dh, doub
         for (int j = 0; j < H; j++)
           for (int s = 0; s < T; s++) {
             double acc = 0.0;
-            for (int e = 0; e < S->npairs[r]; e++) {
-              const double *q = Q + ((int64_t)(p * T + t) * C + S->r1[r][e]) * ldq + j * dh;
-              const double *k = K + ((int64_t)(p * T + s) * C + S->r2[r][e]) * ldk + j * dh;
+            const jet_pairs *pr = &js->pairs[r];
+            for (int e = 0; e < pr->n; e++) {
+              const double *q = Q + ((int64_t)(p * T + t) * C + pr->r1[e]) * ldq + j * dh;
+              const double *k = K + ((int64_t)(p * T + s) * C + pr->r2[e]) * ldk + j * dh;
               for (int i = 0; i < dh; i++) acc += q[i] * k[i];
             }
             orow[j * T + s] = scale * acc;
@@ -353,9 +294,9 @@ static void scores_forward(const self_acts *S, int C, int N, int H, int dh, doub
 /* O = P V on jets, per point p, head j, query t, jet row r:
  *   O[(p,t,r), j·dh + i] = Σ_{(r1,r2) ∈ pairs(r)} Σ_s P[(p,t,r1), j·T + s] V[(p,s,r2), j·dh + i]
  * P NTC × H·T, V (ld ldv), out NTC × d. */
-static void values_forward(const self_acts *S, int C, int N, int H, int dh, const double *P,
+static void values_forward(const jet_shape *js, int T, int N, int H, int dh, const double *P,
                            const double *V, int ldv, double *out) {
-  int T = S->T, HT = H * T, d = H * dh;
+  int C = js->C, HT = H * T, d = H * dh;
   if (C == 1) {
     values_values(N, T, H, dh, P, V, ldv, out);
     return;
@@ -365,10 +306,11 @@ static void values_forward(const self_acts *S, int C, int N, int H, int dh, cons
       for (int r = 0; r < C; r++) {
         double *orow = out + ((int64_t)(p * T + t) * C + r) * d;
         memset(orow, 0, sizeof(double) * d);
-        for (int e = 0; e < S->npairs[r]; e++) {
-          const double *prow = P + ((int64_t)(p * T + t) * C + S->r1[r][e]) * HT;
+        const jet_pairs *pr = &js->pairs[r];
+        for (int e = 0; e < pr->n; e++) {
+          const double *prow = P + ((int64_t)(p * T + t) * C + pr->r1[e]) * HT;
           for (int s = 0; s < T; s++) {
-            const double *v = V + ((int64_t)(p * T + s) * C + S->r2[r][e]) * ldv;
+            const double *v = V + ((int64_t)(p * T + s) * C + pr->r2[e]) * ldv;
             for (int j = 0; j < H; j++) {
               double w = prow[j * T + s];
               for (int i = 0; i < dh; i++) orow[j * dh + i] += w * v[j * dh + i];
@@ -383,10 +325,9 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
                          const double *X, double *Xn) {
   const self_layer *P = &((const self_layout *)M->layout)->layer[l];
   const double *W = M->params;
-  self_cache *c = &S->cache[l];
-  int d = M->d, H = M->H, dh = M->dh, T = S->T, C = js->C, NT = N * T, ldq = S->ldq;
-  int64_t R = (int64_t)NT * C;
-  cs_gate_pos gp = M->cfg.gate;
+  qkv_cache *c = &S->cache[l];
+  int d = M->d, H = M->H, dh = M->dh, T = S->T, NT = N * T;
+  int64_t R = (int64_t)NT * js->C;
   const double *a = X;
   if (M->cfg.norm == NORM_PRE) {
     LA_PROF_BEGIN(t4);
@@ -394,32 +335,21 @@ static int layer_forward(const cs_model *M, const jet_shape *js, self_acts *S, i
     LA_PROF_END(t4, LA_PROF_ELEMENTWISE);
     a = c->ln.a;
   }
-  /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
-  CS_CHECK(linear_forward(M, js, NT, d, ldq, a, W + P->Wq, NULL, c->qkvz));
-  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
-  int ldqq = ldq, ldk = ldq, ldv = ldq;
-  /* g2, g3, g4: the gate on V, K or Q before the attention */
-  if (S->ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4)) {
-    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    copy_cols(R, d, c->qkvz + off, ldq, c->pre, d);
-    gate_forward(M, js, NT, c->qkvz + 3 * d, ldq, W + P->bg, c->g, c->pre, c->gated);
-    if (gp == GATE_G4) Q = c->gated, ldqq = d;
-    if (gp == GATE_G3) K = c->gated, ldk = d;
-    if (gp == GATE_G2) V = c->gated, ldv = d;
-  }
+  /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
+  CS_CHECK(qkv_forward(M, js, NT, a, P->Wq, P->bg, c));
+  qkv_view v = qkv_of(M, c);
   /* P_j = softmax_rows(Q_j K_jᵀ/√dh);  O_j = P_j V_j */
   LA_PROF_BEGIN(t2);
-  scores_forward(S, C, N, H, dh, 1.0 / sqrt((double)dh), Q, ldqq, K, ldk, c->p);
+  scores_forward(js, T, N, H, dh, 1.0 / sqrt((double)dh), v.q, v.ldq, v.k, v.ldk, c->p);
   LA_PROF_END(t2, LA_PROF_TOKENS);
   LA_PROF_BEGIN(t0);
   jet_softmax_groups(js, NT, H, T, c->p);
   LA_PROF_END(t0, LA_PROF_SOFTMAX);
   LA_PROF_BEGIN(t3);
-  values_forward(S, C, N, H, dh, c->p, V, ldv, c->o);
+  values_forward(js, T, N, H, dh, c->p, v.v, v.ldv, c->o);
   LA_PROF_END(t3, LA_PROF_TOKENS);
   /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h) */
-  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
-  CS_CHECK(attn_out_forward(M, js, NT, &ao, Xn));
+  CS_CHECK(qkv_out_forward(M, js, NT, c, P->Wo, P->bo, P->bg, Xn));
   /* residual X' = X + Y: linear, all jet rows */
   LA_PROF_BEGIN(t1);
   if (M->cfg.residual) add_into(R * d, X, Xn);
@@ -508,47 +438,26 @@ CS_VECTOR_CLONES static void attention_backward(const self_acts *S, int N, int H
 static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double *X,
                           const double *dXn, double *dX) {
   const self_layer *P = &((const self_layout *)M->layout)->layer[l];
-  const self_cache *c = &S->cache[l];
+  const qkv_cache *c = &S->cache[l];
   double *W = M->params, *Gr = M->grads;
-  int d = M->d, H = M->H, dh = M->dh, ng = S->ng, ldq = S->ldq, NT = N * S->T;
-  cs_gate_pos gp = M->cfg.gate;
+  int d = M->d, NT = N * S->T;
   const double *a = M->cfg.norm == NORM_PRE ? c->ln.a : X;
-  double *dz = S->dqkvz + 3 * d;
-  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h): dO */
-  attn_out ao = {c->qkvz + 3 * d, ldq, c->g, c->o, c->gated, c->pre, P->Wo, P->bo, P->bg};
+  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h): dO, and dZ beside dQKV */
   const double *dO;
-  CS_CHECK(attn_out_backward(M, NT, &ao, dXn, S->dgated, S->du, dz, &dO));
+  CS_CHECK(qkv_out_backward(M, NT, c, P->Wo, P->bo, P->bg, dXn, &S->gr, &dO));
   /* attention; the gradient of a gated Q, K or V goes to dgated first */
-  int g_qkv = ng && (gp == GATE_G2 || gp == GATE_G3 || gp == GATE_G4);
-  const double *Q = c->qkvz, *K = c->qkvz + d, *V = c->qkvz + 2 * d;
-  int ldqq = ldq, ldk = ldq, ldv = ldq;
-  double *dQ = S->dqkvz, *dK = S->dqkvz + d, *dV = S->dqkvz + 2 * d;
-  int lddq = ldq, lddk = ldq, lddv = ldq;
-  if (g_qkv && gp == GATE_G4) Q = c->gated, ldqq = d, dQ = S->dgated, lddq = d;
-  if (g_qkv && gp == GATE_G3) K = c->gated, ldk = d, dK = S->dgated, lddk = d;
-  if (g_qkv && gp == GATE_G2) V = c->gated, ldv = d, dV = S->dgated, lddv = d;
+  qkv_view v = qkv_of(M, c);
+  qkv_grad g = qkv_grad_of(M, &S->gr);
   LA_PROF_BEGIN(t0);
-  attention_backward(S, N, H, dh, c->p, dO, Q, ldqq, K, ldk, V, ldv, S->dp, dQ, lddq, dK, lddk,
-                     dV, lddv);
+  attention_backward(S, N, M->H, M->dh, c->p, dO, v.q, v.ldq, v.k, v.ldk, v.v, v.ldv, S->dp, g.q,
+                     g.ldq, g.k, g.ldk, g.v, g.ldv);
   LA_PROF_END(t0, LA_PROF_TOKENS);
-  if (g_qkv) {
-    int off = gp == GATE_G4 ? 0 : gp == GATE_G3 ? d : 2 * d;
-    gate_backward(M, NT, S->dgated, c->pre, c->g, S->dqkvz + off, ldq, dz, ldq);
-  }
-  /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ (+ b_g):  dW += dQKVZᵀ A (one
-   * product);  db_g += Σ dZ;  dA = dQKVZ [W_q; W_k; W_v; W_g] */
-  la_mat dqkvz = VIEW(M, NT, ldq, ldq, S->dqkvz);
-  CS_CHECK(la_gemm('T', 'N', 1.0, dqkvz, VIEW(M, NT, d, d, (double *)a), 1.0,
-                   VIEW(M, ldq, d, d, Gr + P->Wq)));
-  LA_PROF_BEGIN(t1);
-  if (ng) la_sum_rows(la_cols(dqkvz, 3 * d, ng), Gr + P->bg);
-  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-  double *dA = M->cfg.norm == NORM_PRE ? S->da : dX;
-  CS_CHECK(la_gemm('N', 'N', 1.0, dqkvz, VIEW(M, ldq, d, d, W + P->Wq), 0.0,
-                   VIEW(M, NT, d, d, dA)));
+  /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h): dA */
+  double *dA = M->cfg.norm == NORM_PRE ? S->gr.da : dX;
+  CS_CHECK(qkv_backward(M, NT, a, c, P->Wq, P->bg, &S->gr, dA));
   LA_PROF_BEGIN(t2);
   if (M->cfg.norm == NORM_PRE)
-    layernorm_backward(M, NT, &c->ln, W + P->ln_g, S->da, Gr + P->ln_g, Gr + P->ln_b, dX);
+    layernorm_backward(M, NT, &c->ln, W + P->ln_g, S->gr.da, Gr + P->ln_g, Gr + P->ln_b, dX);
   if (M->cfg.residual) add_into((int64_t)NT * d, dXn, dX);
   LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
@@ -562,7 +471,7 @@ static int self_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   /* readout on the last CLS row: dW_r += dlogitsᵀ h_L;  dh_L = dlogits W_r */
   CS_CHECK(readout_backward(M, N, A->h[M->L], A->dlogits, S->dh));
   /* only the CLS row of X_L reaches the loss */
-  double *dXn = S->dx_a, *dX = S->dx_b;
+  double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
   memset(dXn, 0, sizeof(double) * (size_t)N * T * d);
   for (int p = 0; p < N; p++)
     memcpy(dXn + (int64_t)p * T * d, S->dh + (int64_t)p * d, sizeof(double) * d);

@@ -34,19 +34,12 @@ void spec_free(cs_spec *spec) {
   free(spec);
 }
 
-/* Parse text (len bytes) named source into a new spec; x (NULL: none) adds
- * error collection and the line map of overrides (spec_override.c). */
-int spec_load_bytes(const char *text, size_t len, const char *source, const spec_parse_extras *x,
-                    cs_spec **out) {
-  *out = NULL;
-  cs_spec *spec;
-  CS_CHECK(CS_CALLOC(spec, 1));
-  int rc = CS_CALLOC(spec->text, len + 1);
-  if (rc == CS_OK) rc = CS_CALLOC(spec->source, strlen(source) + 1);
-  if (rc != CS_OK) {
-    spec_free(spec);
-    return rc;
-  }
+/* Parse text (len bytes) named source into spec (zeroed; the caller
+ * releases it on failure); x as in spec_load_bytes. */
+static int spec_parse(cs_spec *spec, const char *text, size_t len, const char *source,
+                      const spec_parse_extras *x) {
+  CS_CHECK(CS_CALLOC(spec->text, len + 1));
+  CS_CHECK(CS_CALLOC(spec->source, strlen(source) + 1));
   // keep the text exactly as read, and its fingerprint
   memcpy(spec->text, text, len);
   spec->text_len = len;
@@ -70,11 +63,9 @@ int spec_load_bytes(const char *text, size_t len, const char *source, const spec
     st.origin = x->origin, st.norigin = x->norigin, st.overrides = x->overrides;
   }
   int r = ini_parse_stream(spec_reader, &st, spec_handler, &st);
-  if (r < 0) {
-    spec_free(spec);
-    return cs_error(r == -2 ? CS_ERR_NOMEM : CS_ERR_INTERNAL, "%s: libinih failed (%d)",
-                    source, r);
-  }
+  if (r < 0)
+    return cs_error(r == -2 ? CS_ERR_NOMEM : CS_ERR_INTERNAL, "%s: libinih failed (%d)", source,
+                    r);
   if (r > 0 && (st.err_line == 0 || r < st.err_line)) {
     // a line inih could not read: a header without ']' or a line without '='
     char whole[80];
@@ -88,19 +79,22 @@ int spec_load_bytes(const char *text, size_t len, const char *source, const spec
   }
   // constraints between keys, over every combination of axis values
   if (!st.err_line) spec_check_grid(&st);
-  if (st.err_code) {
-    spec_free(spec);
-    return st.err_code;
-  }
-
+  CS_CHECK(st.err_code);
   spec_number_cells(spec);
-  int crc = spec_canon_compute(spec);
-  if (crc) {
-    spec_free(spec);
-    return crc;
-  }
-  *out = spec;
-  return CS_OK;
+  return spec_canon_compute(spec);
+}
+
+/* Parse text (len bytes) named source into a new spec; x (NULL: none) adds
+ * error collection and the line map of overrides (spec_override.c). */
+int spec_load_bytes(const char *text, size_t len, const char *source, const spec_parse_extras *x,
+                    cs_spec **out) {
+  *out = NULL;
+  cs_spec *spec;
+  CS_CHECK(CS_CALLOC(spec, 1));
+  int rc = spec_parse(spec, text, len, source, x);
+  if (rc) spec_free(spec);
+  else *out = spec;
+  return rc;
 }
 
 int spec_load_string(const char *text, const char *source, cs_spec **out) {
@@ -112,21 +106,9 @@ int spec_load_string(const char *text, const char *source, cs_spec **out) {
 
 #define SPEC_MAX_BYTES (16u << 20)
 
-int spec_read_file(const char *path, char **text, size_t *text_len) {
-  *text = NULL;
-  if (!path) return cs_error(CS_ERR_INTERNAL, "spec_load_file: path is NULL");
-  // a directory, FIFO, socket or device is never a spec (and a FIFO must
-  // not block the open)
-  const char *why;
-  int fd = cs_open_regular(path, O_RDONLY, 0, NULL, &why);
-  if (fd < 0)
-    return cs_error(CS_ERR_INPUT, "%s: cannot %s spec: %s", path, fd == -1 ? "open" : "read", why);
-  FILE *f = fdopen(fd, "rb");
-  if (!f) {
-    int err = errno;
-    close(fd);
-    return cs_error(CS_ERR_NOMEM, "%s: cannot open spec: %s", path, strerror(err));
-  }
+/* The whole of f (the spec file path), at most SPEC_MAX_BYTES, into *text
+ * (and its length in *text_len); NULL and 0 on failure. */
+static int spec_read_stream(FILE *f, const char *path, char **text, size_t *text_len) {
   // read the whole file, growing the buffer
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
@@ -151,13 +133,30 @@ int spec_read_file(const char *path, char **text, size_t *text_len) {
     if (got == 0) break;
   }
   int read_error = !rc && ferror(f) ? errno : 0;
-  fclose(f);
   if (read_error)
     rc = cs_error(CS_ERR_INPUT, "%s: cannot read spec: %s", path, strerror(read_error));
   if (rc) free(buf), buf = NULL, len = 0;
   *text = buf, *text_len = len;
   return rc;
 }
+
+int spec_read_file(const char *path, char **text, size_t *text_len) {
+  *text = NULL;
+  if (!path) return cs_error(CS_ERR_INTERNAL, "spec_load_file: path is NULL");
+  // a directory, FIFO, socket or device is never a spec (and a FIFO must
+  // not block the open)
+  const char *why;
+  int fd = cs_open_regular(path, O_RDONLY, 0, NULL, &why);
+  if (fd < 0)
+    return cs_error(CS_ERR_INPUT, "%s: cannot %s spec: %s", path, fd == -1 ? "open" : "read", why);
+  FILE *f = fdopen(fd, "rb");
+  int rc = f ? spec_read_stream(f, path, text, text_len)
+             : cs_error(CS_ERR_NOMEM, "%s: cannot open spec: %s", path, strerror(errno));
+  if (f) fclose(f);
+  else close(fd);
+  return rc;
+}
+
 
 /* ------------------------------------------------------------------------ */
 /* Accessors                                                                  */

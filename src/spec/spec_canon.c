@@ -398,12 +398,9 @@ int spec_map_begin(const cs_spec *from, const cs_spec *to, spec_cell_map **out) 
   else memset(&t, 0, sizeof t);
   if (!rc) rc = canon_map_build(m, &f, &t);
   canon_spec_free(&f), canon_spec_free(&t);
-  if (rc) {
-    spec_map_free(m);
-    return rc;
-  }
-  *out = m;
-  return CS_OK;
+  if (rc) spec_map_free(m);
+  else *out = m;
+  return rc;
 }
 
 int64_t spec_map_cell(const spec_cell_map *m, int64_t id) {
@@ -433,6 +430,21 @@ static int canon_union_key(canon_spec *u, const canon_spec *a, const canon_spec 
   return rc;
 }
 
+/* The refusal of a merge of specs a and b (files sa, sb) that differ in
+ * key outside [grid]: each side's values, at most 63 characters. */
+static int canon_differs(const canon_spec *a, const canon_spec *b, int key, const char *sa,
+                         const char *sb) {
+  canon_buf x = {0}, y = {0};
+  canon_put_values(&x, key, &a->k[key]);
+  canon_put_values(&y, key, &b->k[key]);
+  int rc = cs_error(CS_ERR_INPUT, "%s and %s were written by different specs ([%s] %s %.63s and "
+                    "%.63s), not only in [grid] values: merge only parts of one sweep", sa, sb,
+                    SPEC_SECTION_NAMES[SPEC_KEYS[key].section], SPEC_KEYS[key].name,
+                    x.s ? x.s : "?", y.s ? y.s : "?");
+  free(x.s), free(y.s);
+  return rc;
+}
+
 static int canon_union(canon_spec *u, const canon_spec *a, const canon_spec *b, const char *sa,
                        const char *sb) {
   memset(u, 0, sizeof *u);
@@ -448,18 +460,7 @@ static int canon_union(canon_spec *u, const canon_spec *a, const canon_spec *b, 
     int grid = a->k[key].axis || b->k[key].axis || SPEC_KEYS[key].section == SEC_GRID;
     int subset = 0, same = 0;
     CS_CHECK(canon_key_subset(a, b, key, &subset, &same));
-    if (!grid && !same && !canon_excluded(key)) {
-      char va[64] = "", vb[64] = "";
-      canon_buf x = {0}, y = {0};
-      canon_put_values(&x, key, &a->k[key]);
-      canon_put_values(&y, key, &b->k[key]);
-      snprintf(va, sizeof va, "%s", x.s ? x.s : "?");
-      snprintf(vb, sizeof vb, "%s", y.s ? y.s : "?");
-      free(x.s), free(y.s);
-      return cs_error(CS_ERR_INPUT, "%s and %s were written by different specs ([%s] %s %s and "
-                      "%s), not only in [grid] values: merge only parts of one sweep", sa, sb,
-                      SPEC_SECTION_NAMES[SPEC_KEYS[key].section], SPEC_KEYS[key].name, va, vb);
-    }
+    if (!grid && !same && !canon_excluded(key)) return canon_differs(a, b, key, sa, sb);
     CS_CHECK(canon_union_key(u, a, b, key));
     u->k[key].axis = u->k[key].n > 1;
   }

@@ -233,24 +233,21 @@ static int spec_load_overridden(const char *text, size_t len, const char *source
   if (!ov) return cs_error(CS_ERR_NOMEM, "out of memory for %d --set overrides", n);
   // a malformed override is an error of its own; when errors are collected
   // the others are still applied and checked
-  int kept = 0, first = CS_OK;
-  for (int j = 0; j < n; j++) {
-    int rc = spec_override_split(opt->sets[j], &ov[kept]);
-    if (rc == CS_OK) {
+  int kept = 0, first = CS_OK, rc = CS_OK;
+  for (int j = 0; j < n && !rc; j++) {
+    int orc = spec_override_split(opt->sets[j], &ov[kept]);
+    if (orc == CS_OK) {
       kept++;
       continue;
     }
-    if (!first) first = rc;
-    if (!x.on_error) {
-      free(ov);
-      return rc;
-    }
-    x.on_error(x.ctx, cs_error_message());
+    if (!first) first = orc;
+    if (x.on_error) x.on_error(x.ctx, cs_error_message());
+    else rc = orc;
   }
   char *t = NULL;
   size_t tlen = 0;
   int *origin = NULL, lines = 0;
-  int rc = spec_override_apply(text, len, ov, kept, &t, &tlen, &origin, &lines);
+  if (!rc) rc = spec_override_apply(text, len, ov, kept, &t, &tlen, &origin, &lines);
   if (!rc) {
     x.origin = origin, x.norigin = lines, x.overrides = ov;
     rc = spec_load_bytes(t, tlen, source, &x, out);
