@@ -29,6 +29,7 @@
 
 #include "curvsweep/config.h"
 #include "curvsweep/la.h"
+#include "curvsweep/size.h"
 #include "curvsweep/tensor.h"
 
 #include <stdint.h>
@@ -142,5 +143,11 @@ int model_extreme_tokens(const cs_model *model, int n, const cs_token_batch *bat
 /* Nominal floating-point operations of one forward pass per point (the
  * products only), for cost estimates and benchmarks. */
 double model_forward_flops_per_point(const cs_config *cfg);
+
+/* The memory estimate of a cell of config cfg (docs/SPEC.md, "Sizes"), in
+ * bytes by part (size.h's CELL_MEM_*), from the family's own terms; *over
+ * is set when a part passes 2^64 - 1. The spec's cell_memory for a run
+ * (spec_load_options); model_create refuses a config past CELL_MAX_BYTES. */
+void model_cell_memory(const cs_config *cfg, uint64_t part[CELL_MEM_PARTS], int *over);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "curvsweep/clock.h"
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
 #include "curvsweep/sweep.h"
 
 #include <math.h>
@@ -295,7 +296,7 @@ static int run_singleton(int *argc, char ***argv, run_args_t *a, int *mpi_starte
   cs_spec *spec = NULL;
   int rank = 0, status = run_parse(*argc, *argv, 0, a);
   if (status == EXIT_OK) {
-    spec_load_options lo = {a->sets, a->nsets, NULL, NULL};
+    spec_load_options lo = {a->sets, a->nsets, NULL, NULL, model_cell_memory};
     int rc = spec_load_file_opts(a->spec_path, &lo, &spec);
     if (rc) status = cli_fail(rc);
   }
@@ -324,7 +325,7 @@ static int run_launched(int *argc, char ***argv, run_args_t *a, int *mpi_started
   int rank = 0, status = run_mpi_init(argc, argv, &rank, mpi_started);
   if (status == EXIT_OK) status = run_parse(*argc, *argv, rank, a);
   if (status == EXIT_OK) {
-    spec_load_options lo = {a->sets, a->nsets, NULL, NULL};
+    spec_load_options lo = {a->sets, a->nsets, NULL, NULL, model_cell_memory};
     int rc = sweep_load_spec(MPI_COMM_WORLD, a->spec_path, &lo, &spec);
     if (rc) status = rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
   }
