@@ -258,7 +258,7 @@ int analysis_md_claim1(FILE *f, const analysis_data *D) {
           int skel = D->regime[r].skeleton;
           for (int l = 0; p && l < D->depth[d]; l++) {
             if (a == u && !skel && isfinite(p[l].Kt.mean)) ungated_other[n_o++] = p[l].Kt.mean;
-            if (analysis_is_gated(D->arch[a]) && skel && isfinite(p[l].Kt.mean))
+            if (config_arch_gated(D->arch[a]) && skel && isfinite(p[l].Kt.mean))
               gated_skel[n_g++] = p[l].Kt.mean;
           }
         }

@@ -229,7 +229,7 @@ static int analysis_claim4_checks(analysis_data *D, double *v) {
     for (int t = 0; !rc && t < D->n_task; t++)
       for (int r = 0; !rc && r < D->n_regime; r++) {
         const analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
-        int gated = analysis_is_gated(D->arch[a]);
+        int gated = config_arch_gated(D->arch[a]);
         if (!A->present || (!gated && D->regime[r].skeleton && analysis_ungated_flat(D, t, r))) continue;
         for (int prefix = 0; !rc && prefix < 2; prefix++)
           for (int m = 0; !rc && m < C4M_COUNT; m++) {
@@ -280,7 +280,7 @@ void analysis_c4_decomp(const analysis_data *D, int a, int t, int r, int prefix,
 static int analysis_claims_checks_run(analysis_data *D, double *v) {
   int rc = CS_OK, u = analysis_find_arch(D, ARCH_UNGATED);
   for (int g = 0; !rc && u >= 0 && g < D->n_arch; g++)
-    for (int hat = 0; !rc && hat < 2 && analysis_is_gated(D->arch[g]); hat++)
+    for (int hat = 0; !rc && hat < 2 && config_arch_gated(D->arch[g]); hat++)
       rc = analysis_claim2_check(D, g, u, hat, v);
   if (!rc) rc = analysis_claim3_checks(D, v);
   if (!rc) rc = analysis_claim4_checks(D, v);

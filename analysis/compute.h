@@ -41,16 +41,5 @@ void analysis_diff_stats(const double *diff, int n, analysis_diff *out);
  * component of axis skip, and that name made safe for file names. */
 void analysis_regime_base(const analysis_data *D, int r, int skip, char *name, size_t len, char *tag,
                           size_t tlen);
-static inline int analysis_is_gated(cs_arch a) { return a == ARCH_GATED || a == ARCH_GATED_HEADWISE; }
-
-/* learning.c (a section, sections.h) — training points at which the curve (x[i], y[i]) (x ascending, NaN y: no
- * data) first reaches target, by monotone interpolation: y replaced by its
- * running maximum, log x interpolated linearly between the last point below
- * the target and the first at or above it. x[first finite] when the first
- * point already reaches it (*where = 2), +inf when none does (*where = 0),
- * NaN without data (*where = -1); else *where = 1. */
-double analysis_samples_to_target(int n, const int *x, const double *y, double target, int *where);
-/* The verdict of gated arch a on learning curve c: "yes", "no", "too few" or "inconclusive". */
-const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a);
 
 #endif

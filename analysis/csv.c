@@ -241,7 +241,8 @@ int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
 /* The core's tables (this file), before the sections' and verdicts.csv. */
 static const analysis_table_info CORE_TABLES[] = {
     {"summary.csv", "",
-     "per (arch, task, depth, regime): seeds, test accuracy, last-layer curvature over seeds"},
+     "per (arch, task, depth, regime): seeds, test accuracy, last-layer curvature (mean |K|, "
+     "|K̃|, K̃, ∫K dA, log det g) over seeds"},
     {"prefix.csv", "", "the same curvature statistics after every layer l of every model"},
     {"amplification.csv", "",
      "per (arch, task, regime): slopes of curvature against log depth and log prefix"},

@@ -31,8 +31,10 @@ typedef struct {
 
 /* The per-cell statistics the report uses (analysis_cell_value), named by
  * their geom_stats fields (analysis/README.md, "Measures"). The classified
- * ones (AV_KH_ABS and after) exist only in archives whose prefix rows carry
- * the point classification (analysis_stats_classified); elsewhere they are NaN. */
+ * ones (AV_KH_ABS to AV_DEGENERATE) exist only in archives whose prefix rows
+ * carry the point classification (analysis_stats_classified); elsewhere they
+ * are NaN. The attention statistics after them are NaN where the archive
+ * has none (docs/MODELS.md). */
 typedef enum {
   AV_K_ABS = 0,   /* K_absmean: mean |K|, raw (1/length²) */
   AV_KT_ABS,      /* Kt_absmean: mean |K̃|, K̃ = K·tr(g)/m */
@@ -47,6 +49,11 @@ typedef enum {
   AV_FLAT,        /* flat_frac */
   AV_CURVED,      /* curved_frac */
   AV_DEGENERATE,  /* degenerate_frac */
+  AV_SINK_MASS,   /* sink_mass: attention on the first token, mean over heads */
+  AV_MAX_ATTN,    /* max_attn: the largest attention weight */
+  AV_MASSIVE_ACT, /* massive_act: max |h| / median |h| */
+  AV_VALUE_DRAIN, /* value_drain: ‖v_first‖ / median ‖v_t‖ */
+  AV_RESID_PEAK,  /* resid_peak: ‖h_first‖ / median ‖h_t‖ */
   AV_COUNT
 } analysis_value;
 
@@ -105,30 +112,6 @@ typedef struct {
   analysis_diff acc, K, Kt, Kh;
 } analysis_gap;
 
-/* One learning curve (analysis/README.md, "Sample efficiency"): the cells of
- * one (task, depth, base regime) across the values of the train_points axis,
- * where the base regime is the regime without its train_points component.
- * Index arrays by arch a (0..n_arch-1) and train_points value i (0..n_x-1). */
-typedef struct {
-  int t, d;
-  char base[ANALYSIS_NAME_LEN];     /* "residual=no" or "all" */
-  char file_tag[ANALYSIS_NAME_LEN]; /* base made safe for file names */
-  int64_t cell_id;                  /* a representative cell (its base regime values) */
-  int n_x;
-  int *x, *regime;                  /* (n_x) train_points ascending; the regime of each */
-  int n_seeds;                      /* seeds with a done cell somewhere in the curve */
-  double best_acc;                  /* best mean test accuracy of any arch at any x */
-  double target;                    /* the target accuracy */
-  int target_given;                 /* 1: --target-acc; 0: 95% of best_acc */
-  analysis_ci *acc;                 /* [a·n_x + i] test accuracy over seeds */
-  analysis_boot *samples;           /* [a] training points to reach the target (inf: not reached) */
-  int *reached;                     /* [a] 1 within the grid, 2 at the smallest x already, 0 not, -1 no data */
-  analysis_boot *ratio;             /* [a] samples(ungated) / samples(a), bootstrap paired by seed */
-} analysis_lcurve;
-
-/* Share of the best mean accuracy that is the default target. */
-#define ANALYSIS_TARGET_SHARE 0.95
-
 /* The regimes of one base: those whose values differ only in the gate
  * (gates.c, sinks.c; analysis_gate_group_add, values.c), their gate values ascending. */
 typedef struct {
@@ -183,14 +166,8 @@ typedef struct {
   int has_point_class;       /* some such cell also carries pt_class */
   int borrowed;              /* results_per_path not owned (analysis_run_results) */
   analysis_options opt;
-  /* sample efficiency (learning.c): only when the spec has a train_points axis */
-  int ax_train;              /* the train_points axis, or -1 */
-  int n_lc;
-  analysis_lcurve *lc;
-  /* gate positions (gates.c, gates.h): only when the spec has a gate axis */
-  struct analysis_gates *gates;
-  /* the state of the sections that keep theirs by name (sections.h,
-   * analysis_section_state): a new section needs no field here */
+  /* the state of every section of the section table, found by its name
+   * (sections.h, analysis_section_state): a section needs no field here */
   analysis_section_slot section_state[ANALYSIS_MAX_SECTIONS];
   /* the checks and verdicts of every claim (checks.c; verdicts.csv) */
   analysis_checks checks;

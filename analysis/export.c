@@ -51,63 +51,78 @@ static void put_config(FILE *f, const cs_spec *spec, int64_t id) {
   }
 }
 
-static int write_cells(const char *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n) {
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, "cells.csv"));
-  put_config_header(o.f, spec);
-  fputs(",status,rank,attempts,wall_s,train_loss,train_acc,test_acc,n_params,message\n", o.f);
-  for (int64_t i = 0; i < n; i++) {
-    put_config(o.f, spec, r[i].cell_id);
-    fprintf(o.f, ",%s,%d,%d", result_status_name(r[i].status), r[i].rank, r[i].attempts);
-    put_double(o.f, r[i].wall_s);
-    put_double(o.f, r[i].train_loss);
-    put_double(o.f, r[i].train_acc);
-    put_double(o.f, r[i].test_acc);
-    fprintf(o.f, ",%lld", (long long)r[i].n_params);
-    put_text(o.f, r[i].message);
-    fputc('\n', o.f);
-  }
-  return analysis_file_commit(&o);
+/* One exported table: its file, its columns after the cell's, how many
+ * rows a cell has (0: none) and the values of its row k. */
+typedef struct {
+  const char *file;
+  void (*header)(FILE *f);
+  int (*rows)(const cs_cell_result *c);
+  void (*row)(FILE *f, const cs_cell_result *c, int k);
+} export_table;
+
+/* cells.csv: one row per cell of the archive's committed rows. */
+static void cells_header(FILE *f) {
+  fputs(",status,rank,attempts,wall_s,train_loss,train_acc,test_acc,n_params,message", f);
+}
+static int cells_rows(const cs_cell_result *c) {
+  (void)c;
+  return 1;
+}
+static void cells_row(FILE *f, const cs_cell_result *c, int k) {
+  (void)k;
+  fprintf(f, ",%s,%d,%d", result_status_name(c->status), c->rank, c->attempts);
+  put_double(f, c->wall_s);
+  put_double(f, c->train_loss);
+  put_double(f, c->train_acc);
+  put_double(f, c->test_acc);
+  fprintf(f, ",%lld", (long long)c->n_params);
+  put_text(f, c->message);
 }
 
-static int write_curvature(const char *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n) {
+/* curvature.csv: one row per prefix of a done cell. */
+static void curvature_header(FILE *f) {
+  fputs(",prefix,n_points", f);
+  for (int k = 0; k < GEOM_STATS_N_FIELDS; k++) fprintf(f, ",%s", GEOM_STATS_FIELDS[k].name);
+}
+static int curvature_rows(const cs_cell_result *c) { return c->status == CELL_DONE ? c->depth : 0; }
+static void curvature_row(FILE *f, const cs_cell_result *c, int l) {
+  const geom_stats *st = &c->curv[l];
+  fprintf(f, ",%d,%d", l + 1, st->n_points);
+  for (int k = 0; k < GEOM_STATS_N_FIELDS; k++)
+    put_double(f, *(const double *)((const char *)st + GEOM_STATS_FIELDS[k].offset));
+}
+
+/* curves.csv: one row per evaluated epoch of a finished cell. */
+static void curves_header(FILE *f) { fputs(",epoch,train_loss,train_acc,test_acc", f); }
+static int curves_rows(const cs_cell_result *c) { return c->status == CELL_PENDING ? 0 : c->n_curve; }
+static void curves_row(FILE *f, const cs_cell_result *c, int e) {
+  const cs_curve_point *p = &c->curve[e];
+  fprintf(f, ",%d", p->epoch);
+  put_double(f, p->train_loss);
+  put_double(f, p->train_acc);
+  put_double(f, p->test_acc);
+}
+
+static const export_table EXPORT_TABLES[] = {
+    {"cells.csv", cells_header, cells_rows, cells_row},
+    {"curvature.csv", curvature_header, curvature_rows, curvature_row},
+    {"curves.csv", curves_header, curves_rows, curves_row},
+};
+
+/* Table T of the n results: each row the cell's id and axis values, then its own. */
+static int write_table(const char *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n,
+                       const export_table *T) {
   analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, "curvature.csv"));
+  CS_CHECK(analysis_file_open(&o, dir, T->file));
   put_config_header(o.f, spec);
-  fputs(",prefix,n_points", o.f);
-  for (int k = 0; k < GEOM_STATS_N_FIELDS; k++) fprintf(o.f, ",%s", GEOM_STATS_FIELDS[k].name);
+  T->header(o.f);
   fputc('\n', o.f);
-  for (int64_t i = 0; i < n; i++) {
-    if (r[i].status != CELL_DONE) continue;
-    for (int l = 0; l < r[i].depth; l++) {
-      const geom_stats *st = &r[i].curv[l];
+  for (int64_t i = 0; i < n; i++)
+    for (int k = 0; k < T->rows(&r[i]); k++) {
       put_config(o.f, spec, r[i].cell_id);
-      fprintf(o.f, ",%d,%d", l + 1, st->n_points);
-      for (int k = 0; k < GEOM_STATS_N_FIELDS; k++)
-        put_double(o.f, *(const double *)((const char *)st + GEOM_STATS_FIELDS[k].offset));
+      T->row(o.f, &r[i], k);
       fputc('\n', o.f);
     }
-  }
-  return analysis_file_commit(&o);
-}
-
-static int write_curves(const char *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n) {
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, "curves.csv"));
-  put_config_header(o.f, spec);
-  fputs(",epoch,train_loss,train_acc,test_acc\n", o.f);
-  for (int64_t i = 0; i < n; i++) {
-    if (r[i].status == CELL_PENDING) continue;
-    for (int e = 0; e < r[i].n_curve; e++) {
-      const cs_curve_point *c = &r[i].curve[e];
-      put_config(o.f, spec, r[i].cell_id);
-      fprintf(o.f, ",%d", c->epoch);
-      put_double(o.f, c->train_loss);
-      put_double(o.f, c->train_acc);
-      put_double(o.f, c->test_acc);
-      fputc('\n', o.f);
-    }
-  }
   return analysis_file_commit(&o);
 }
 
@@ -128,9 +143,8 @@ int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells) 
       rc = cs_error(CS_ERR_INPUT, "%s: /cells row %lld has cell_id %lld outside its spec's %lld cells",
                     archive, (long long)i, (long long)r[i].cell_id, (long long)spec_cell_count(spec));
   if (!rc) rc = cs_mkdir_p(dir);
-  if (!rc) rc = write_cells(dir, spec, r, n);
-  if (!rc) rc = write_curvature(dir, spec, r, n);
-  if (!rc) rc = write_curves(dir, spec, r, n);
+  for (size_t t = 0; !rc && t < sizeof EXPORT_TABLES / sizeof *EXPORT_TABLES; t++)
+    rc = write_table(dir, spec, r, n, &EXPORT_TABLES[t]);
   if (!rc) *n_cells = n;
   for (int64_t i = 0; i < n; i++) result_free(&r[i]);
   free(r);

@@ -24,21 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The section's state, or NULL (no gate axis). */
+static analysis_gates *analysis_gates_of(const analysis_data *D) {
+  return (analysis_gates *)analysis_section_get(D, ANALYSIS_GATES_NAME);
+}
+
 static const char *const GQ_NAME[GQ_COUNT] = {"acc", "Kh", "Kt", "sink_mass", "max_attn"};
 
 double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q) {
-  if (!c) return NAN;
-  switch (q) {
-    case GQ_ACC: return c->test_acc;
-    case GQ_KH: return analysis_cell_value(c, 0, AV_KH_ABS);
-    case GQ_KT: return analysis_cell_value(c, 0, AV_KT_ABS);
-    case GQ_SINK:
-    case GQ_MAXATTN:
-      if (c->depth < 1 || !c->curv) return NAN;
-      return q == GQ_SINK ? c->curv[c->depth - 1].sink_mass : c->curv[c->depth - 1].max_attn;
-    case GQ_COUNT: break;
-  }
-  return NAN;
+  static const analysis_value AV[GQ_COUNT] = {[GQ_KH] = AV_KH_ABS, [GQ_KT] = AV_KT_ABS,
+                                              [GQ_SINK] = AV_SINK_MASS, [GQ_MAXATTN] = AV_MAX_ATTN};
+  if (!c || q >= GQ_COUNT) return NAN;
+  return q == GQ_ACC ? c->test_acc : analysis_cell_value(c, 0, AV[q]);
 }
 
 /* ---- units and rows ---- */
@@ -157,11 +154,11 @@ static int analysis_gate_units(const analysis_data *D, analysis_gates *G, double
           int first = G->n_row;
           for (int k = 0; k < B->n_pos; k++) {
             if (!analysis_gate_group_done(D, a, t, d, B->regime[k])) continue;
-            int pos = analysis_is_gated(D->arch[a]) ? k : -1;
+            int pos = config_arch_gated(D->arch[a]) ? k : -1;
             analysis_gate_row_fill(D, G, u, a, pos, B->regime[k], scratch, &G->row[G->n_row++]);
             if (pos < 0) break; /* the gate is ignored: one row */
           }
-          if (analysis_is_gated(D->arch[a])) analysis_gate_ranks(&G->row[first], G->n_row - first);
+          if (config_arch_gated(D->arch[a])) analysis_gate_ranks(&G->row[first], G->n_row - first);
         }
         U->n_rows = G->n_row - U->row0;
       }
@@ -205,7 +202,7 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
     int k1 = analysis_gate_pos(B, GATE_G1);
     if (B->family != FAMILY_SELF) continue;
     for (int a = 0; a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a])) continue;
+      if (!config_arch_gated(D->arch[a])) continue;
       for (int s = 0; s < D->n_seed; s++) {
         double acc[GATE_COUNT];
         for (int g = 0; g < GATE_COUNT; g++) acc[g] = analysis_gate_acc(D, G, U, a, (cs_gate_pos)g, s);
@@ -227,7 +224,7 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
 }
 
 static int analysis_gates_pipeline(analysis_data *D, double *scratch) {
-  analysis_gates *G = D->gates;
+  analysis_gates *G = analysis_gates_of(D);
   int ax_gate = spec_find_axis(D->spec, "gate");
   G->axis_len = spec_axis_length(D->spec, ax_gate);
   CS_CHECK(analysis_gate_bases(D, ax_gate, G));
@@ -237,18 +234,20 @@ static int analysis_gates_pipeline(analysis_data *D, double *scratch) {
   return CS_OK;
 }
 
-int analysis_compute_gates(analysis_data *D) {
+int analysis_gates_compute(analysis_data *D) {
   if (spec_find_axis(D->spec, "gate") < 0) return CS_OK;
-  CS_CHECK(CS_CALLOC(D->gates, 1));
+  analysis_gates *G;
+  CS_CHECK(CS_CALLOC(G, 1));
+  *analysis_section_state(D, ANALYSIS_GATES_NAME) = G;
   return analysis_with_seed_scratch(D, analysis_gates_pipeline);
 }
 
 void analysis_gates_free(analysis_data *D) {
-  if (!D->gates) return;
-  free(D->gates->base), free(D->gates->plot_t), free(D->gates->plot_r);
-  free(D->gates->unit), free(D->gates->row);
-  free(D->gates);
-  D->gates = NULL;
+  void **slot = analysis_section_state(D, ANALYSIS_GATES_NAME);
+  analysis_gates *G = slot ? *slot : NULL;
+  if (!G) return;
+  free(G->base), free(G->plot_t), free(G->plot_r), free(G->unit), free(G->row), free(G);
+  *slot = NULL;
 }
 
 /* ---- the checks and verdicts (verdicts.csv) ---- */
@@ -267,7 +266,7 @@ static void analysis_gate_seed_values(const analysis_data *D, const analysis_gat
       const analysis_gate_base *B = &G->base[U->base];
       if (B->family != FAMILY_SELF) continue;
       for (int a = 0; a < D->n_arch; a++) {
-        if (!analysis_is_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
+        if (!config_arch_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
         double x = NAN;
         if (which == 0) {
           x = analysis_gate_acc(D, G, U, a, GATE_G1, s) - analysis_gate_acc(D, G, U, a, (cs_gate_pos)q, s);
@@ -303,7 +302,7 @@ static int analysis_gate_check(analysis_data *D, const char *claim, const char *
 }
 
 static int analysis_gate_checks_run(analysis_data *D, double *v) {
-  analysis_gates *G = D->gates;
+  const analysis_gates *G = analysis_gates_of(D);
   int n_self = 0;
   for (int b = 0; b < G->n_base; b++) n_self += G->base[b].family == FAMILY_SELF;
   if (G->axis_len < 2 || n_self == 0) return CS_OK;
@@ -315,7 +314,7 @@ static int analysis_gate_checks_run(analysis_data *D, double *v) {
   }
   if (G->has_sink)
     for (int a = 0; a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a])) continue;
+      if (!config_arch_gated(D->arch[a])) continue;
       analysis_gate_seed_values(D, G, 1, (int)D->arch[a], v);
       CS_CHECK(analysis_gate_check(D, "gate-sink", "gate-sink", config_arch_name(D->arch[a]), v));
     }
@@ -323,16 +322,16 @@ static int analysis_gate_checks_run(analysis_data *D, double *v) {
   return analysis_gate_check(D, "gate-ov-qk", NULL, "g1 g2 vs g3 g4", v);
 }
 
-int analysis_gate_checks(analysis_data *D) {
-  return D->gates ? analysis_with_seed_scratch(D, analysis_gate_checks_run) : CS_OK;
+int analysis_gates_checks(analysis_data *D) {
+  return analysis_gates_of(D) ? analysis_with_seed_scratch(D, analysis_gate_checks_run) : CS_OK;
 }
 
 
 /* G1 best: every g1-vs-q check ahead after Holm (supported), some q ahead of
  * g1 after Holm (not supported), else inconclusive; the sink and the (g1,
  * g2)-vs-(g3, g4) verdicts: one per check, read the same way. */
-int analysis_gate_verdicts(analysis_data *D) {
-  if (!D->gates) return CS_OK;
+int analysis_gates_verdicts(analysis_data *D) {
+  if (!analysis_gates_of(D)) return CS_OK;
   analysis_check *v;
   int n1 = 0, behind = 0, few = 0, ahead = 0;
   for (int i = 0; i < D->checks.n; i++) {
@@ -374,8 +373,8 @@ static void analysis_gate_key(FILE *f, const analysis_data *D, const analysis_ga
   fprintf(f, ",%s,%s", B->name, R->pos < 0 ? "-" : config_gate_name(B->gate[R->pos]));
 }
 
-int analysis_write_gates_table(const analysis_data *D, const char *dir) {
-  const analysis_gates *G = D->gates;
+int analysis_gates_write_tables(const analysis_data *D, const char *dir) {
+  const analysis_gates *G = analysis_gates_of(D);
   if (!G) return CS_OK;
   int ax_gate = spec_find_axis(D->spec, "gate"), ua = analysis_find_arch(D, ARCH_UNGATED);
   analysis_file o;
@@ -422,8 +421,8 @@ int analysis_write_gates_table(const analysis_data *D, const char *dir) {
 
 /* ---- index.md ---- */
 
-void analysis_list_gates_tables(FILE *f, const analysis_data *D) {
-  if (D->gates)
+void analysis_gates_list_tables(FILE *f, const analysis_data *D) {
+  if (analysis_gates_of(D))
     fprintf(f, "- [gates.csv](gates.csv): per (arch, task, depth, regime, gate): accuracy, mean |K̂|, "
                "mean |K̃|, sink_mass, max_attn over seeds, ranks, paired differences against ungated "
                "and g1\n");
@@ -497,7 +496,7 @@ static void analysis_md_gate_sink(FILE *f, const analysis_data *D, const analysi
   int any = 0;
   for (int a = 0; a < D->n_arch; a++) {
     cs_arch arch = D->arch[a];
-    if (!analysis_is_gated(arch)) continue;
+    if (!config_arch_gated(arch)) continue;
     const analysis_gate_test *T = &G->sink[arch];
     const analysis_check *c = analysis_check_find(D, "gate-sink", config_arch_name(arch));
     any++;
@@ -544,8 +543,8 @@ static void analysis_md_gate_ovqk(FILE *f, const analysis_data *D, const analysi
   fprintf(f, ".\n");
 }
 
-int analysis_md_gates(FILE *f, const analysis_data *D) {
-  const analysis_gates *G = D->gates;
+int analysis_gates_write_md(FILE *f, const analysis_data *D) {
+  const analysis_gates *G = analysis_gates_of(D);
   if (!G) return CS_OK;
   fprintf(f, "## Where should the gate sit? (gate positions)\n\n");
   fprintf(f, "Per task, depth, regime (without the gate) and arch, each gate position's test accuracy, "
@@ -614,4 +613,4 @@ static const analysis_column_rule GATES_COLUMNS[] = {
     {NULL, NULL, NULL},
 };
 
-const analysis_section_about ANALYSIS_GATES_ABOUT = {GATES_CLAIMS, GATES_TABLES, GATES_COLUMNS};
+const analysis_section_about analysis_gates_about = {GATES_CLAIMS, GATES_TABLES, GATES_COLUMNS};

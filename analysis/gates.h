@@ -13,6 +13,11 @@
 #define CURVSWEEP_ANALYSIS_GATES_H
 
 #include "data.h"
+#include "sections.h"
+
+#include <stdio.h>
+
+#define ANALYSIS_GATES_NAME "gate positions"
 
 /* The per-cell quantities of a row, each over seeds. */
 typedef enum {
@@ -55,7 +60,7 @@ typedef struct {
   double p, mean_a, mean_b;
 } analysis_gate_test;
 
-typedef struct analysis_gates {
+typedef struct {
   int n_base, n_unit, n_row;
   analysis_gate_base *base;
   int *plot_t, *plot_r;                  /* [base]: where plots.c's loop writes its figure; -1: none */
@@ -70,5 +75,9 @@ typedef struct analysis_gates {
 
 /* The value of quantity q of a done cell at its last layer (NaN: missing). */
 double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q);
+
+/* Its row of the section table (gates.csv); its figure, analysis_gates_plot, is
+ * plots_gates.c (gates_*: per base regime, one column of panels per task). */
+ANALYSIS_SECTION_DECLARE(gates);
 
 #endif

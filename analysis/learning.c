@@ -10,6 +10,8 @@
  * the log scale, a two-sided sign-flip test per comparison, Holm over them
  * (checks.c). Also its tables (learning_curve.csv, samples_to_target.csv)
  * and its section of index.md; a row of the section table (sections.c). */
+#include "learning.h"
+
 #include "checks.h"
 #include "compute.h"
 #include "output.h"
@@ -24,6 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The section's state, or NULL (no train_points axis). */
+static const analysis_learning *analysis_learning_of(const analysis_data *D) {
+  return analysis_section_get(D, ANALYSIS_LEARNING_NAME);
+}
 
 double analysis_samples_to_target(int n, const int *x, const double *y, double target, int *where) {
   int prev = -1;      /* the last finite point, below the target */
@@ -167,18 +174,18 @@ static int analysis_cmp_lc_key(const void *pa, const void *pb) {
 }
 
 /* One curve per (task, depth, base regime) with a done cell: its sizes and regimes. */
-static int analysis_lc_build(analysis_data *D, analysis_lc_key *keys) {
+static int analysis_lc_build(const analysis_data *D, analysis_learning *L, analysis_lc_key *keys) {
   int R = D->n_regime;
   for (int r = 0; r < R; r++) {
     keys[r].r = r;
     keys[r].x = D->regime[r].cfg.train_points;
-    analysis_regime_base(D, r, D->ax_train, keys[r].base, sizeof keys[r].base, keys[r].tag,
+    analysis_regime_base(D, r, L->ax_train, keys[r].base, sizeof keys[r].base, keys[r].tag,
                          sizeof keys[r].tag);
   }
   qsort(keys, R, sizeof *keys, analysis_cmp_lc_key);
   int n_base = 0;
   for (int r = 0; r < R; r++) n_base += r == 0 || strcmp(keys[r].base, keys[r - 1].base) != 0;
-  CS_CHECK(CS_CALLOC(D->lc, (size_t)D->n_task * D->n_depth * n_base));
+  CS_CHECK(CS_CALLOC(L->lc, (size_t)D->n_task * D->n_depth * n_base));
   for (int t = 0; t < D->n_task; t++)
     for (int d = 0; d < D->n_depth; d++)
       for (int r0 = 0; r0 < R;) {
@@ -188,7 +195,7 @@ static int analysis_lc_build(analysis_data *D, analysis_lc_key *keys) {
         for (int k = r0; k < r1; k++)
           for (int a = 0; a < D->n_arch; a++) any |= D->group[analysis_gidx(D, a, t, d, keys[k].r)].n_done > 0;
         if (any) {
-          analysis_lcurve *c = &D->lc[D->n_lc++];
+          analysis_lcurve *c = &L->lc[L->n_lc++];
           c->t = t, c->d = d, c->n_x = r1 - r0;
           snprintf(c->base, sizeof c->base, "%s", keys[r0].base);
           snprintf(c->file_tag, sizeof c->file_tag, "%s", keys[r0].tag);
@@ -206,36 +213,49 @@ static int analysis_lc_build(analysis_data *D, analysis_lc_key *keys) {
   return CS_OK;
 }
 
-static int analysis_learning_pipeline(analysis_data *D, analysis_lc_key **keys, analysis_lc_work *W) {
-  CS_CHECK(CS_CALLOC(*keys, D->n_regime));
-  CS_CHECK(analysis_lc_build(D, *keys));
+/* The longest curve's sizes (at least 1): the length of the per-size scratch. */
+static int analysis_lc_max_x(const analysis_learning *L) {
   int max_x = 1;
-  for (int i = 0; i < D->n_lc; i++)
-    if (D->lc[i].n_x > max_x) max_x = D->lc[i].n_x;
+  for (int i = 0; i < L->n_lc; i++)
+    if (L->lc[i].n_x > max_x) max_x = L->lc[i].n_x;
+  return max_x;
+}
+
+static int analysis_learning_pipeline(const analysis_data *D, analysis_learning *L, analysis_lc_key **keys,
+                                      analysis_lc_work *W) {
+  CS_CHECK(CS_CALLOC(*keys, D->n_regime));
+  CS_CHECK(analysis_lc_build(D, L, *keys));
   CS_CHECK(CS_CALLOC(W->ssel, D->n_seed));
   CS_CHECK(CS_CALLOC(W->col, D->n_seed));
-  CS_CHECK(CS_CALLOC(W->y, max_x));
-  for (int i = 0; i < D->n_lc; i++) CS_CHECK(analysis_lc_estimate(D, &D->lc[i], W));
+  CS_CHECK(CS_CALLOC(W->y, analysis_lc_max_x(L)));
+  for (int i = 0; i < L->n_lc; i++) CS_CHECK(analysis_lc_estimate(D, &L->lc[i], W));
   return CS_OK;
 }
 
-int analysis_compute_learning(analysis_data *D) {
-  D->ax_train = spec_find_axis(D->spec, "train_points");
-  if (D->ax_train < 0) return CS_OK;
+int analysis_learning_compute(analysis_data *D) {
+  int ax_train = spec_find_axis(D->spec, "train_points");
+  if (ax_train < 0) return CS_OK;
+  void **slot = analysis_section_state(D, ANALYSIS_LEARNING_NAME);
+  analysis_learning *L = NULL;
   analysis_lc_key *keys = NULL;
   analysis_lc_work W = {0};
-  int rc = analysis_learning_pipeline(D, &keys, &W);
+  int rc = CS_CALLOC(L, 1);
+  if (!rc) *slot = L, L->ax_train = ax_train;
+  if (!rc) rc = analysis_learning_pipeline(D, L, &keys, &W);
   free(keys), free(W.ssel), free(W.col), free(W.y);
   return rc;
 }
 
 void analysis_learning_free(analysis_data *D) {
-  for (int i = 0; i < D->n_lc; i++) {
-    analysis_lcurve *c = &D->lc[i];
+  void **slot = analysis_section_state(D, ANALYSIS_LEARNING_NAME);
+  analysis_learning *L = slot ? *slot : NULL;
+  if (!L) return;
+  for (int i = 0; i < L->n_lc; i++) {
+    analysis_lcurve *c = &L->lc[i];
     free(c->x), free(c->regime), free(c->acc), free(c->samples), free(c->reached), free(c->ratio);
   }
-  free(D->lc);
-  D->lc = NULL, D->n_lc = 0;
+  free(L->lc), free(L);
+  *slot = NULL;
 }
 
 /* ---- the checks and the verdict (verdicts.csv) ---- */
@@ -245,19 +265,18 @@ static void analysis_lc_scope(const analysis_data *D, const analysis_lcurve *c, 
            config_arch_name(D->arch[a]));
 }
 
-int analysis_lc_checks(analysis_data *D) {
-  int u = analysis_find_arch(D, ARCH_UNGATED), maxx = 1;
-  if (u < 0 || D->n_lc == 0) return CS_OK;
-  for (int i = 0; i < D->n_lc; i++)
-    if (D->lc[i].n_x > maxx) maxx = D->lc[i].n_x;
-  double *v, *y;
-  CS_CHECK(CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1));
-  int rc = CS_CALLOC(y, maxx);
-  for (int i = 0; !rc && i < D->n_lc; i++) {
-    analysis_lcurve *c = &D->lc[i];
+int analysis_learning_checks(analysis_data *D) {
+  const analysis_learning *L = analysis_learning_of(D);
+  int u = analysis_find_arch(D, ARCH_UNGATED);
+  if (u < 0 || !L || L->n_lc == 0) return CS_OK;
+  double *v = NULL, *y = NULL;
+  int rc = CS_CALLOC(v, D->n_seed > 0 ? D->n_seed : 1);
+  if (!rc) rc = CS_CALLOC(y, analysis_lc_max_x(L));
+  for (int i = 0; !rc && i < L->n_lc; i++) {
+    const analysis_lcurve *c = &L->lc[i];
     if (c->n_x < 2 || !isfinite(c->target) || c->reached[u] < 0) continue;
     for (int a = 0; !rc && a < D->n_arch; a++) {
-      if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+      if (!config_arch_gated(D->arch[a]) || c->reached[a] < 0) continue;
       analysis_lc_seed_log_ratios(D, c, u, a, v, y);
       char scope[320];
       analysis_lc_scope(D, c, a, scope, sizeof scope);
@@ -275,7 +294,7 @@ int analysis_lc_checks(analysis_data *D) {
  * scale; the verdict: supported when some comparison is (gated needs
  * significantly fewer) and none goes the other way significantly, not
  * supported when none is supported, inconclusive when both happen. */
-int analysis_lc_verdicts(analysis_data *D) {
+int analysis_learning_verdicts(analysis_data *D) {
   int any = 0, rev = 0;
   for (int i = 0; i < D->checks.n; i++) {
     analysis_check *c = &D->checks.c[i];
@@ -301,7 +320,8 @@ static double analysis_lc_ratio_gmean(const analysis_data *D, const analysis_lcu
   return k ? k->effect : NAN;
 }
 
-const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a) {
+/* The verdict of gated arch a on learning curve c: "yes", "no", "too few" or "inconclusive". */
+static const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c, int a) {
   char scope[320];
   analysis_lc_scope(D, c, a, scope, sizeof scope);
   const analysis_check *k = analysis_check_find(D, "sample-efficiency", scope);
@@ -315,18 +335,19 @@ const char *analysis_lc_verdict(const analysis_data *D, const analysis_lcurve *c
 
 /* The key columns of a learning-curve row: arch, task, boundary, depth, the
  * regime axes other than train_points and the base regime name. */
-static void analysis_csv_lc_key_header(FILE *f, const analysis_data *D) {
+static void analysis_csv_lc_key_header(FILE *f, const analysis_data *D, const analysis_learning *L) {
   fprintf(f, "arch,task,boundary,depth");
   for (int k = 0; k < D->n_other; k++)
-    if (D->other_axis[k] != D->ax_train) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
+    if (D->other_axis[k] != L->ax_train) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
   fprintf(f, ",regime");
 }
 
-static void analysis_csv_lc_key(FILE *f, const analysis_data *D, const analysis_lcurve *c, int a) {
+static void analysis_csv_lc_key(FILE *f, const analysis_data *D, const analysis_learning *L,
+                                const analysis_lcurve *c, int a) {
   fprintf(f, "%s,%s,%s,%d", config_arch_name(D->arch[a]), config_task_name(D->task[c->t]),
           task_boundary(D->task[c->t]), D->depth[c->d]);
   for (int k = 0; k < D->n_other; k++) {
-    if (D->other_axis[k] == D->ax_train) continue;
+    if (D->other_axis[k] == L->ax_train) continue;
     char val[128];
     spec_axis_value_text(D->spec, D->other_axis[k], c->cell_id, val, sizeof val);
     fprintf(f, ",%s", val);
@@ -335,18 +356,18 @@ static void analysis_csv_lc_key(FILE *f, const analysis_data *D, const analysis_
 }
 
 /* learning_curve.csv: accuracy per (arch, curve, train_points). */
-static void analysis_write_learning_curve(FILE *f, const analysis_data *D) {
-  analysis_csv_lc_key_header(f, D);
+static void analysis_write_learning_curve(FILE *f, const analysis_data *D, const analysis_learning *L) {
+  analysis_csv_lc_key_header(f, D, L);
   fprintf(f, ",train_points,n_seeds");
   analysis_csv_ci_header(f, "acc");
   fprintf(f, "\n");
-  for (int i = 0; i < D->n_lc; i++) {
-    const analysis_lcurve *c = &D->lc[i];
+  for (int i = 0; i < L->n_lc; i++) {
+    const analysis_lcurve *c = &L->lc[i];
     for (int a = 0; a < D->n_arch; a++)
       for (int k = 0; k < c->n_x; k++) {
         const analysis_ci *ci = &c->acc[(size_t)a * c->n_x + k];
         if (ci->n == 0) continue;
-        analysis_csv_lc_key(f, D, c, a);
+        analysis_csv_lc_key(f, D, L, c, a);
         fprintf(f, ",%d,%d", c->x[k], ci->n);
         analysis_csv_ci(f, ci);
         fprintf(f, "\n");
@@ -355,18 +376,18 @@ static void analysis_write_learning_curve(FILE *f, const analysis_data *D) {
 }
 
 /* samples_to_target.csv: per (arch, curve) the samples to reach the target and the ratio. */
-static void analysis_write_samples(FILE *f, const analysis_data *D) {
+static void analysis_write_samples(FILE *f, const analysis_data *D, const analysis_learning *L) {
   static const char *const REACHED[] = {"no", "yes", "at_smallest"};
-  analysis_csv_lc_key_header(f, D);
+  analysis_csv_lc_key_header(f, D, L);
   fprintf(f, ",n_sizes,train_points_min,train_points_max,n_seeds,best_acc,target_acc,target_source,"
              "reached,samples,samples_ci_low,samples_ci_high,ratio_ungated_over_arch,ratio_ci_low,"
              "ratio_ci_high,ratio_seed_gmean,verdict\n");
   int u = analysis_find_arch(D, ARCH_UNGATED);
-  for (int i = 0; i < D->n_lc; i++) {
-    const analysis_lcurve *c = &D->lc[i];
+  for (int i = 0; i < L->n_lc; i++) {
+    const analysis_lcurve *c = &L->lc[i];
     for (int a = 0; a < D->n_arch; a++) {
       if (c->reached[a] < 0) continue;
-      analysis_csv_lc_key(f, D, c, a);
+      analysis_csv_lc_key(f, D, L, c, a);
       fprintf(f, ",%d,%d,%d,%d", c->n_x, c->x[0], c->x[c->n_x - 1], c->n_seeds);
       analysis_csv_num(f, c->best_acc);
       analysis_csv_num(f, c->target);
@@ -379,21 +400,24 @@ static void analysis_write_samples(FILE *f, const analysis_data *D) {
   }
 }
 
-int analysis_write_learning_tables(const analysis_data *D, const char *dir) {
-  if (D->n_lc == 0) return CS_OK;
+int analysis_learning_write_tables(const analysis_data *D, const char *dir) {
+  const analysis_learning *L = analysis_learning_of(D);
+  if (!L || L->n_lc == 0) return CS_OK;
   static const char *names[2] = {"learning_curve.csv", "samples_to_target.csv"};
-  void (*writers[2])(FILE *, const analysis_data *) = {analysis_write_learning_curve, analysis_write_samples};
+  void (*writers[2])(FILE *, const analysis_data *, const analysis_learning *) = {
+      analysis_write_learning_curve, analysis_write_samples};
   for (int i = 0; i < 2; i++) {
     analysis_file o;
     CS_CHECK(analysis_file_open(&o, dir, names[i]));
-    writers[i](o.f, D);
+    writers[i](o.f, D, L);
     CS_CHECK(analysis_file_commit(&o));
   }
   return CS_OK;
 }
 
-void analysis_list_learning_tables(FILE *f, const analysis_data *D) {
-  if (D->n_lc > 0)
+void analysis_learning_list_tables(FILE *f, const analysis_data *D) {
+  const analysis_learning *L = analysis_learning_of(D);
+  if (L && L->n_lc > 0)
     fprintf(f, "- [learning_curve.csv](learning_curve.csv): per (arch, task, depth, regime, "
                "train_points): test accuracy over seeds\n"
                "- [samples_to_target.csv](samples_to_target.csv): per (arch, task, depth, regime): "
@@ -451,7 +475,7 @@ static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const an
   }
   int any = 0;
   for (int a = 0; a < D->n_arch; a++) {
-    if (!analysis_is_gated(D->arch[a]) || c->reached[a] < 0) continue;
+    if (!config_arch_gated(D->arch[a]) || c->reached[a] < 0) continue;
     const char *v = analysis_lc_verdict(D, c, a);
     fprintf(f, "%sratio ungated/%s %s %s per seed (geometric mean; %s on the mean curves) → **%s**",
             any++ ? "; " : "", config_arch_name(D->arch[a]), F4(analysis_lc_ratio_gmean(D, c, a)),
@@ -464,10 +488,11 @@ static void analysis_md_learning_curve(FILE *f, const analysis_data *D, const an
   fprintf(f, ".\n");
 }
 
-int analysis_md_learning(FILE *f, const analysis_data *D) {
-  if (D->ax_train < 0) return CS_OK;
+int analysis_learning_write_md(FILE *f, const analysis_data *D) {
+  const analysis_learning *L = analysis_learning_of(D);
+  if (!L) return CS_OK;
   fprintf(f, "## Is gating more sample-efficient? (learning curves)\n\n");
-  int len = spec_axis_length(D->spec, D->ax_train);
+  int len = spec_axis_length(D->spec, L->ax_train);
   fprintf(f, "Test accuracy against the number of training points (the `train_points` axis, %d "
              "value%s) per arch: [learning_curve.csv](learning_curve.csv). Per curve (task, depth, "
              "regime without train_points) the target accuracy is %s; the training points an arch "
@@ -483,7 +508,7 @@ int analysis_md_learning(FILE *f, const analysis_data *D) {
           isfinite(D->opt.target_acc) ? "given by `--target-acc`" : "95% of the best mean accuracy any arch reaches on it",
           D->opt.alpha);
   int n[3] = {0, 0, 0};
-  for (int i = 0; i < D->n_lc; i++) analysis_md_learning_curve(f, D, &D->lc[i], n);
+  for (int i = 0; i < L->n_lc; i++) analysis_md_learning_curve(f, D, &L->lc[i], n);
   const analysis_check *V = analysis_check_find(D, "sample-efficiency", "verdict");
   char b1[96], b2[160];
   if (!V)
@@ -537,4 +562,4 @@ static const analysis_column_rule LEARNING_COLUMNS[] = {
     {NULL, NULL, NULL},
 };
 
-const analysis_section_about ANALYSIS_LEARNING_ABOUT = {LEARNING_CLAIMS, LEARNING_TABLES, LEARNING_COLUMNS};
+const analysis_section_about analysis_learning_about = {LEARNING_CLAIMS, LEARNING_TABLES, LEARNING_COLUMNS};

@@ -367,7 +367,7 @@ static void analysis_hist_gp(FILE *f, void *ctx, const analysis_plot *P, const c
   for (int a = 0; a < D->n_arch; a++) {
     if (!H->present[a]) continue;
     fprintf(f, "%s'%s' using 1:%d with histeps lw 2 lc rgb '%s' title '%s (depth %d)'",
-            first ? "" : ", \\\n     ", dat, col++, analysis_arch_color(D->arch[a]),
+            first ? "" : ", \\\n     ", dat, col++, config_arch_color(D->arch[a]),
             config_arch_name(D->arch[a]), H->depth_of[a]);
     first = 0;
   }

@@ -8,8 +8,6 @@
 
 #include <stdio.h>
 
-/* The colour of an arch's lines and bands. */
-const char *analysis_arch_color(cs_arch a);
 /* " %.10g", or " NaN" (gnuplot's missing value) for a non-finite v. */
 void analysis_dat_num(FILE *f, double v);
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear

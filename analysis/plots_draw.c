@@ -13,16 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *analysis_arch_color(cs_arch a) {
-  switch (a) {
-    case ARCH_UNGATED: return "#1f77b4";
-    case ARCH_GATED: return "#d62728";
-    case ARCH_GATED_HEADWISE: return "#ff7f0e";
-    case ARCH_MLP: return "#2ca02c";
-    default: return "#7f7f7f";
-  }
-}
-
 /* Numbers in .dat files: %.10g, NaN for anything not finite (gnuplot's missing value). */
 void analysis_dat_num(FILE *f, double v) {
   if (isfinite(v))
@@ -89,7 +79,7 @@ void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks
   int first = 1;
   for (int b = 0; b < n_blocks; b++) {
     if (!valid[b]) continue;
-    const char *col = analysis_arch_color(archs[b]);
+    const char *col = config_arch_color(archs[b]);
     fprintf(f,
             "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
             "noborder notitle, \\\n"

@@ -4,8 +4,9 @@
  * (bottom, log axis) against the gate position (ungated, g1 … g5), one line
  * per (gated arch, depth) with 95% t intervals over seeds as error bars,
  * the archs that ignore the gate as points at "ungated" (gates.c). */
-#include "compute.h"
 #include "gates.h"
+
+#include "compute.h"
 #include "plots.h"
 #include "sections.h"
 
@@ -63,11 +64,11 @@ static void analysis_gate_panel(FILE *f, const analysis_gate_plot *Q, const char
   const char *sep = "plot ";
   for (int b = 0; b < Q->n_block; b++) {
     if (Q->task[b] != t || !(kh ? Q->valid_kh[b] : Q->valid_acc[b])) continue;
-    int gated = analysis_is_gated(D->arch[Q->arch[b]]);
+    int gated = config_arch_gated(D->arch[Q->arch[b]]);
     fprintf(f, "%s'%s' index %d using 1:%d:%d:%d with %s lc rgb '%s' lw 1.5 dt %d pt %d ps 1.1 "
                "title '%s, depth %d'",
             sep, dat, b, kh ? 5 : 2, kh ? 6 : 3, kh ? 7 : 4, gated ? "yerrorlines" : "yerrorbars",
-            analysis_arch_color(D->arch[Q->arch[b]]), 1 + Q->depth[b] % 5, 5 + 2 * (Q->depth[b] % 6),
+            config_arch_color(D->arch[Q->arch[b]]), 1 + Q->depth[b] % 5, 5 + 2 * (Q->depth[b] % 6),
             config_arch_name(D->arch[Q->arch[b]]), D->depth[Q->depth[b]]);
     sep = ", \\\n     ";
   }
@@ -98,11 +99,11 @@ static void analysis_gate_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 }
 
 /* gates_*: written for (t, r) when they are the base's first (task, regime) with a done cell. */
-int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_gates_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;
-  const analysis_gates *G = D->gates;
+  const analysis_gates *G = analysis_section_get(D, ANALYSIS_GATES_NAME);
   if (!G) return CS_OK;
   int base = -1;
   for (int b = 0; b < G->n_base; b++)

@@ -4,6 +4,8 @@
  * number of training points on a log axis, one line per arch with its 95% t
  * band over seeds, the target accuracy as a dashed line and each arch's
  * interpolated sample count as a marker on it (learning.c). */
+#include "learning.h"
+
 #include "compute.h"
 #include "plots.h"
 #include "sections.h"
@@ -72,7 +74,7 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
       if (c->reached[a] >= 1 && isfinite(c->samples[a].estimate))
         fprintf(f, "set arrow %d from %.10g, graph 0 to %.10g, first %.10g nohead dt 3 lw 2 lc rgb '%s'\n",
                 k++, c->samples[a].estimate, c->samples[a].estimate, c->target,
-                analysis_arch_color(D->arch[a]));
+                config_arch_color(D->arch[a]));
     analysis_gp_band_plot_at(f, dat, Q->block0[i], Q->nb[i], Q->archs[i], Q->valid[i], 2, 3, 4, 0,
                              "no accuracy values");
     fprintf(f, "unset arrow\n");
@@ -82,15 +84,16 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
 
 /* learning_curve_*: written for (t, r) when r is the smallest-size regime of
  * some learning curve of task t (one figure per base regime, panels per depth). */
-int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_learning_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
                            analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;
   analysis_lc_plot *Q;
   CS_CHECK(CS_CALLOC(Q, 1));
   Q->D = D, Q->t = t, Q->r = r;
-  for (int i = 0; i < D->n_lc && Q->n_curve < 64; i++)
-    if (D->lc[i].t == t && D->lc[i].regime[0] == r) Q->curve[Q->n_curve++] = &D->lc[i];
+  const analysis_learning *L = analysis_section_get(D, ANALYSIS_LEARNING_NAME);
+  for (int i = 0; L && i < L->n_lc && Q->n_curve < 64; i++)
+    if (L->lc[i].t == t && L->lc[i].regime[0] == r) Q->curve[Q->n_curve++] = &L->lc[i];
   int rc = CS_OK;
   if (Q->n_curve > 0) {
     const analysis_lcurve *c = Q->curve[0];

@@ -5,6 +5,8 @@
  * activation (bottom, log axis) against the layer, one line per gate
  * position with 95% t intervals over seeds as error bars, the ungated
  * profile repeated in grey in every gated column (sinks.c). */
+#include "sinks.h"
+
 #include "compute.h"
 #include "plots.h"
 #include "sections.h"
@@ -107,7 +109,7 @@ static void analysis_sink_panel(FILE *f, const analysis_sink_plot *Q, const char
     else
       fprintf(f, "%s'%s' index %d using 1:%d:%d:%d with yerrorlines lc rgb '%s' lw 1.5 dt %d pt %d "
                  "title '%s'", sep, dat, b, massive ? 5 : 2, massive ? 6 : 3, massive ? 7 : 4,
-              analysis_arch_color(D->arch[R->a]), ungated ? 1 : 1 + R->pos % 5, ungated ? 7 : 5 + 2 * R->pos,
+              config_arch_color(D->arch[R->a]), ungated ? 1 : 1 + R->pos % 5, ungated ? 7 : 5 + 2 * R->pos,
               ungated ? "ungated" : config_gate_name(S->base[S->unit[R->unit].base].gate[R->pos]));
     sep = ", \\\n     ";
   }
@@ -122,7 +124,7 @@ static void analysis_sink_gp(FILE *f, void *ctx, const analysis_plot *P, const c
   const analysis_data *D = Q->D;
   int cols = 0, arch[ARCH_COUNT];
   for (int a = 0; a < D->n_arch; a++)
-    if (D->arch[a] == ARCH_UNGATED || analysis_is_gated(D->arch[a])) arch[cols++] = a;
+    if (D->arch[a] == ARCH_UNGATED || config_arch_gated(D->arch[a])) arch[cols++] = a;
   int rows = Q->maps ? 3 : 2;
   analysis_gp_header(f, P->name, P->caption, 520 * cols + 80, 450 * rows);
   fprintf(f, "set xrange [0.5:%d.5]\nset xtics 1\nset xlabel 'layer'\n", D->depth[Q->d]);
@@ -143,7 +145,7 @@ static void analysis_sink_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 
 /* sinks_*: for (t, r) when r is the first regime of its base with a done
  * cell of task t; the deepest depth with a unit there. */
-int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_sinks_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;

@@ -5,18 +5,16 @@
  * plots.c, index.c, columns.c, load.c) read the table. */
 #include "sections.h"
 
+#include "gates.h"
+#include "learning.h"
+#include "sinks.h"
+
 #include <string.h>
 
 const analysis_section ANALYSIS_SECTIONS[] = {
-    {"sample efficiency", &ANALYSIS_LEARNING_ABOUT, analysis_compute_learning, analysis_lc_checks,
-     analysis_lc_verdicts, analysis_write_learning_tables, analysis_md_learning,
-     analysis_list_learning_tables, analysis_plot_learning, analysis_learning_free},
-    {"gate positions", &ANALYSIS_GATES_ABOUT, analysis_compute_gates, analysis_gate_checks,
-     analysis_gate_verdicts, analysis_write_gates_table, analysis_md_gates, analysis_list_gates_tables,
-     analysis_plot_gates, analysis_gates_free},
-    {ANALYSIS_SINKS_NAME, &ANALYSIS_SINKS_ABOUT, analysis_compute_sinks, analysis_sink_checks,
-     analysis_sink_verdicts, analysis_write_sinks_table, analysis_md_sinks, analysis_list_sinks_tables,
-     analysis_plot_sinks, analysis_sinks_free},
+    ANALYSIS_SECTION_ROW(ANALYSIS_LEARNING_NAME, learning),
+    ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
+    ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);

@@ -6,6 +6,10 @@
  * checks before Holm and verdicts after it (compute.c), write_tables
  * (csv.c), plot for every (task, regime) after the core figures (plots.c),
  * write_md and list_tables for index.md (index.c), free (load.c).
+ * A section s declares its row in a header of its own with
+ * ANALYSIS_SECTION_DECLARE(s), and sections.c, the only file that includes
+ * the sections' headers, lists it with ANALYSIS_SECTION_ROW: the drivers
+ * see the table, never a section.
  * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
 #ifndef CURVSWEEP_ANALYSIS_SECTIONS_H
 #define CURVSWEEP_ANALYSIS_SECTIONS_H
@@ -62,6 +66,27 @@ typedef struct {
   void (*free)(analysis_data *D);
 } analysis_section;
 
+/* The row of section s: its functions analysis_<s>_compute … _free (the
+ * fields above, in order) and its analysis_<s>_about; declared by the
+ * section's header, listed in the table by sections.c. */
+#define ANALYSIS_SECTION_DECLARE(s)                                                             \
+  int analysis_##s##_compute(analysis_data *D);                                                \
+  int analysis_##s##_checks(analysis_data *D);                                                 \
+  int analysis_##s##_verdicts(analysis_data *D);                                               \
+  int analysis_##s##_write_tables(const analysis_data *D, const char *dir);                    \
+  int analysis_##s##_write_md(FILE *f, const analysis_data *D);                                \
+  void analysis_##s##_list_tables(FILE *f, const analysis_data *D);                            \
+  int analysis_##s##_plot(const analysis_data *D, int t, int r, const char *dir, int variant, \
+                          analysis_plot *P, int *made);                                       \
+  void analysis_##s##_free(analysis_data *D);                                                  \
+  extern const analysis_section_about analysis_##s##_about
+#define ANALYSIS_SECTION_ROW(name, s)                                                            \
+  {                                                                                             \
+    name, &analysis_##s##_about, analysis_##s##_compute, analysis_##s##_checks,                 \
+        analysis_##s##_verdicts, analysis_##s##_write_tables, analysis_##s##_write_md,          \
+        analysis_##s##_list_tables, analysis_##s##_plot, analysis_##s##_free                    \
+  }
+
 extern const analysis_section ANALYSIS_SECTIONS[];
 extern const int ANALYSIS_N_SECTIONS;
 
@@ -79,35 +104,5 @@ const void *analysis_section_get(const analysis_data *D, const char *name);
 int analysis_claim_rank(const char *claim, const analysis_claim_info **info);
 /* Claims 1–4 (claims.c), ended by {NULL}. */
 extern const analysis_claim_info ANALYSIS_CORE_CLAIMS[];
-
-/* learning.c (plots_learning.c) — sample efficiency: learning curves,
- * samples to a target accuracy; learning_curve.csv, samples_to_target.csv. */
-int analysis_compute_learning(analysis_data *D);
-int analysis_lc_checks(analysis_data *D);
-int analysis_lc_verdicts(analysis_data *D);
-int analysis_write_learning_tables(const analysis_data *D, const char *dir);
-int analysis_md_learning(FILE *f, const analysis_data *D);
-void analysis_list_learning_tables(FILE *f, const analysis_data *D);
-int analysis_plot_learning(const analysis_data *D, int t, int r, const char *dir, int variant,
-                           analysis_plot *P, int *made);
-void analysis_learning_free(analysis_data *D);
-extern const analysis_section_about ANALYSIS_LEARNING_ABOUT;
-
-/* gates.c (plots_gates.c, gates.h) — gate positions of the self family; gates.csv. */
-int analysis_compute_gates(analysis_data *D);
-int analysis_gate_checks(analysis_data *D);
-int analysis_gate_verdicts(analysis_data *D);
-int analysis_write_gates_table(const analysis_data *D, const char *dir);
-int analysis_md_gates(FILE *f, const analysis_data *D);
-void analysis_list_gates_tables(FILE *f, const analysis_data *D);
-int analysis_plot_gates(const analysis_data *D, int t, int r, const char *dir, int variant,
-                        analysis_plot *P, int *made);
-void analysis_gates_free(analysis_data *D);
-extern const analysis_section_about ANALYSIS_GATES_ABOUT;
-
-/* sinks.c (plots_sinks.c, sinks.h) — do gates remove the attention sink?
- * (lm family); sinks.csv. */
-#include "sinks.h"
-extern const analysis_section_about ANALYSIS_SINKS_ABOUT;
 
 #endif

@@ -36,17 +36,9 @@ static const char *const SV_CLAIM[SV_COUNT] = {"sink-share", "sink-massive", "si
 #define SINK_G1_CLAIM "sink-g1"
 
 double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k) {
-  if (!c || l < 0 || l >= c->depth || !c->curv) return NAN;
-  const geom_stats *g = &c->curv[l];
-  switch (k) {
-    case SQ_SHARE: return g->sink_mass;
-    case SQ_HEADMAX: return g->max_attn;
-    case SQ_MASSIVE: return g->massive_act;
-    case SQ_DRAIN: return g->value_drain;
-    case SQ_PEAK: return g->resid_peak;
-    case SQ_COUNT: break;
-  }
-  return NAN;
+  static const analysis_value AV[SQ_COUNT] = {AV_SINK_MASS, AV_MAX_ATTN, AV_MASSIVE_ACT, AV_VALUE_DRAIN,
+                                              AV_RESID_PEAK};
+  return l < 0 || k >= SQ_COUNT ? NAN : analysis_cell_value(c, l + 1, AV[k]);
 }
 
 double analysis_sink_verdict_value(const cs_cell_result *c, analysis_sink_v v) {
@@ -153,7 +145,7 @@ static int analysis_sink_units(const analysis_data *D, analysis_sinks *S, double
           else free(R->q), free(R->vs_u);
         }
         for (int a = 0; a < D->n_arch; a++) {
-          if (!analysis_is_gated(D->arch[a])) continue;
+          if (!config_arch_gated(D->arch[a])) continue;
           for (int k = 0; k < B->n_pos; k++) {
             if (D->group[analysis_gidx(D, a, t, d, B->regime[k])].n_done == 0) continue;
             analysis_sink_row *R = &S->row[S->n_row++];
@@ -277,7 +269,7 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
   return CS_OK;
 }
 
-int analysis_compute_sinks(analysis_data *D) {
+int analysis_sinks_compute(analysis_data *D) {
   int any = 0;
   for (int r = 0; r < D->n_regime && !any; r++) any = analysis_sink_regime_lm(D, r);
   if (!any) return CS_OK;
@@ -345,26 +337,26 @@ static int analysis_sink_checks_run(analysis_data *D, double *v) {
   const analysis_sinks *S = analysis_sinks_of(D);
   for (int q = 0; q < SV_COUNT; q++)
     for (int a = 0; a < D->n_arch; a++)
-      for (int g = 0; g < GATE_COUNT && analysis_is_gated(D->arch[a]); g++)
+      for (int g = 0; g < GATE_COUNT && config_arch_gated(D->arch[a]); g++)
         CS_CHECK(analysis_sink_check(D, S, SV_CLAIM[q], a, (cs_gate_pos)g, (analysis_sink_v)q,
                                      ANALYSIS_TWO_SIDED, v));
   /* the primary hypothesis, stated before any data (Qiu et al.): G1 lowers
    * the first-token share; one-sided, its own Holm family over the gated
    * archs (analysis/README.md, "Attention sinks") */
   for (int a = 0; a < D->n_arch; a++)
-    if (analysis_is_gated(D->arch[a]))
+    if (config_arch_gated(D->arch[a]))
       CS_CHECK(analysis_sink_check(D, S, SINK_G1_CLAIM, a, GATE_G1, SV_SHARE, ANALYSIS_GREATER, v));
   return CS_OK;
 }
 
-int analysis_sink_checks(analysis_data *D) {
+int analysis_sinks_checks(analysis_data *D) {
   return analysis_sinks_of(D) ? analysis_with_seed_scratch(D, analysis_sink_checks_run) : CS_OK;
 }
 
 /* One verdict row per check, its two-sided reading (checks.c): supported
  * when the gate lowers the quantity (ungated − gated > 0, p_adj < α), not
  * supported when it raises it significantly, else inconclusive or too few. */
-int analysis_sink_verdicts(analysis_data *D) {
+int analysis_sinks_verdicts(analysis_data *D) {
   if (!analysis_sinks_of(D)) return CS_OK;
   int n = D->checks.n;
   for (int i = 0; i < n; i++) {
@@ -379,7 +371,7 @@ int analysis_sink_verdicts(analysis_data *D) {
 
 /* ---- sinks.csv ---- */
 
-int analysis_write_sinks_table(const analysis_data *D, const char *dir) {
+int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
   const analysis_sinks *S = analysis_sinks_of(D);
   if (!S) return CS_OK;
   analysis_file o;
@@ -411,7 +403,7 @@ int analysis_write_sinks_table(const analysis_data *D, const char *dir) {
 
 /* ---- index.md ---- */
 
-void analysis_list_sinks_tables(FILE *f, const analysis_data *D) {
+void analysis_sinks_list_tables(FILE *f, const analysis_data *D) {
   if (analysis_sinks_of(D))
     fprintf(f, "- [sinks.csv](sinks.csv): per (arch, task, depth, regime, gate, layer) of the lm family: "
                "first-token share, its largest head, massive activation, value drain, residual peak "
@@ -477,7 +469,7 @@ static const char *analysis_sink_word(analysis_decision r) {
 static void analysis_md_sink_g1(FILE *f, const analysis_data *D, const analysis_sinks *S) {
   int any = 0;
   for (int a = 0; a < D->n_arch; a++) {
-    if (!analysis_is_gated(D->arch[a])) continue;
+    if (!config_arch_gated(D->arch[a])) continue;
     char scope[64];
     snprintf(scope, sizeof scope, "%s g1", config_arch_name(D->arch[a]));
     const analysis_check *c = analysis_check_find(D, SINK_G1_CLAIM, scope);
@@ -516,7 +508,7 @@ static void analysis_md_sink_verdicts(FILE *f, const analysis_data *D) {
     }
 }
 
-int analysis_md_sinks(FILE *f, const analysis_data *D) {
+int analysis_sinks_write_md(FILE *f, const analysis_data *D) {
   const analysis_sinks *S = analysis_sinks_of(D);
   if (!S) return CS_OK;
   fprintf(f, "## Do gates remove the attention sink?\n\n");
@@ -595,4 +587,4 @@ static const analysis_column_rule SINKS_COLUMNS[] = {
     {NULL, NULL, NULL},
 };
 
-const analysis_section_about ANALYSIS_SINKS_ABOUT = {SINKS_CLAIMS, SINKS_TABLES, SINKS_COLUMNS};
+const analysis_section_about analysis_sinks_about = {SINKS_CLAIMS, SINKS_TABLES, SINKS_COLUMNS};

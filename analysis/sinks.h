@@ -13,7 +13,7 @@
 #define CURVSWEEP_ANALYSIS_SINKS_H
 
 #include "data.h"
-#include "writers.h"
+#include "sections.h"
 
 #include <stdio.h>
 
@@ -94,15 +94,8 @@ const cs_cell_result *analysis_sink_ungated(const analysis_data *D, const analys
 #define ANALYSIS_QIU_UNGATED 0.467
 #define ANALYSIS_QIU_G1 0.048
 
-int analysis_compute_sinks(analysis_data *D);
-int analysis_sink_checks(analysis_data *D);
-int analysis_sink_verdicts(analysis_data *D);
-int analysis_write_sinks_table(const analysis_data *D, const char *dir);
-int analysis_md_sinks(FILE *f, const analysis_data *D);
-void analysis_list_sinks_tables(FILE *f, const analysis_data *D);
-void analysis_sinks_free(analysis_data *D);
-/* plots_sinks.c — sinks_*: per base and task the profile over layers. */
-int analysis_plot_sinks(const analysis_data *D, int t, int r, const char *dir, int variant,
-                        analysis_plot *P, int *made);
+/* Its row of the section table (sinks.csv); its figure, analysis_sinks_plot,
+ * is plots_sinks.c (sinks_*: per base and task the profile over layers). */
+ANALYSIS_SECTION_DECLARE(sinks);
 
 #endif

@@ -147,6 +147,42 @@ static void analysis_group_means(int G, int S, const double *yT, const int *fin,
   }
 }
 
+/* The scratch of one bootstrap: G values each of lx, fy, sum, cnt; S of
+ * draw; S × G of yT, fin; B of reps. */
+typedef struct {
+  double *lx, *fy, *sum, *yT, *reps;
+  int *cnt, *draw, *fin;
+} analysis_boot_work;
+
+/* The estimate and its replicates on allocated scratch W. */
+static void analysis_bootstrap_fill(int G, int S, const double *x, const double *y, int log_y, int B,
+                                    double level, rng_stream *rng, const analysis_boot_work *W,
+                                    analysis_boot *out) {
+  for (int g = 0; g < G; g++) W->lx[g] = x[g] > 0 ? log(x[g]) : NAN;
+  for (int g = 0; g < G; g++)
+    for (int s = 0; s < S; s++) {
+      double v = y[(size_t)g * S + s];
+      W->fin[(size_t)s * G + g] = isfinite(v) != 0;
+      W->yT[(size_t)s * G + g] = isfinite(v) ? v : 0.0;
+    }
+  analysis_group_means(G, S, W->yT, W->fin, log_y, NULL, W->sum, W->cnt, W->fy);
+  out->estimate = analysis_ls_slope(W->lx, W->fy, G, NULL);
+  if (S < 2 || !isfinite(out->estimate)) return;
+  int nv = 0;
+  for (int b = 0; b < B; b++) {
+    rng_below_fill(rng, S, S, W->draw);
+    analysis_group_means(G, S, W->yT, W->fin, log_y, W->draw, W->sum, W->cnt, W->fy);
+    double slope = analysis_ls_slope(W->lx, W->fy, G, NULL);
+    if (isfinite(slope)) W->reps[nv++] = slope;
+  }
+  out->n_valid = nv;
+  if (nv > 0 && 2 * nv >= B) {
+    qsort(W->reps, nv, sizeof *W->reps, cs_compare_doubles);
+    out->lo = cs_quantile_sorted(W->reps, nv, 0.5 * (1.0 - level));
+    out->hi = cs_quantile_sorted(W->reps, nv, 0.5 * (1.0 + level));
+  }
+}
+
 /* Point estimate on every seed; replicate b: seeds drawn with replacement
  * (one draw shared by all groups), slope of f(ȳ) vs log x; percentile interval. */
 int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int log_y, int B,
@@ -154,42 +190,16 @@ int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int
   out->estimate = out->lo = out->hi = NAN;
   out->n_valid = 0;
   if (G < 1 || S < 1) return CS_OK;
-  double *lx = NULL, *fy = NULL, *reps = NULL, *yT = NULL, *sum = NULL;
-  int *draw = NULL, *cnt = NULL, *fin = NULL;
-  int rc = CS_CALLOC(lx, G);
-  if (!rc) rc = CS_CALLOC(fy, G);
-  if (!rc) rc = CS_CALLOC(sum, G);
-  if (!rc) rc = CS_CALLOC(cnt, G);
-  if (!rc) rc = CS_CALLOC(draw, S);
-  if (!rc) rc = CS_CALLOC(yT, (size_t)S * G);
-  if (!rc) rc = CS_CALLOC(fin, (size_t)S * G);
-  if (!rc) rc = CS_CALLOC(reps, B > 0 ? B : 1);
-  if (rc) goto done;
-  for (int g = 0; g < G; g++) lx[g] = x[g] > 0 ? log(x[g]) : NAN;
-  for (int g = 0; g < G; g++)
-    for (int s = 0; s < S; s++) {
-      double v = y[(size_t)g * S + s];
-      fin[(size_t)s * G + g] = isfinite(v) != 0;
-      yT[(size_t)s * G + g] = isfinite(v) ? v : 0.0;
-    }
-  analysis_group_means(G, S, yT, fin, log_y, NULL, sum, cnt, fy);
-  out->estimate = analysis_ls_slope(lx, fy, G, NULL);
-  if (S >= 2 && isfinite(out->estimate)) {
-    int nv = 0;
-    for (int b = 0; b < B; b++) {
-      rng_below_fill(rng, S, S, draw);
-      analysis_group_means(G, S, yT, fin, log_y, draw, sum, cnt, fy);
-      double slope = analysis_ls_slope(lx, fy, G, NULL);
-      if (isfinite(slope)) reps[nv++] = slope;
-    }
-    out->n_valid = nv;
-    if (nv > 0 && 2 * nv >= B) {
-      qsort(reps, nv, sizeof *reps, cs_compare_doubles);
-      out->lo = cs_quantile_sorted(reps, nv, 0.5 * (1.0 - level));
-      out->hi = cs_quantile_sorted(reps, nv, 0.5 * (1.0 + level));
-    }
-  }
-done:
-  free(lx), free(fy), free(sum), free(cnt), free(draw), free(yT), free(fin), free(reps);
+  analysis_boot_work W = {0};
+  int rc = CS_CALLOC(W.lx, G);
+  if (!rc) rc = CS_CALLOC(W.fy, G);
+  if (!rc) rc = CS_CALLOC(W.sum, G);
+  if (!rc) rc = CS_CALLOC(W.cnt, G);
+  if (!rc) rc = CS_CALLOC(W.draw, S);
+  if (!rc) rc = CS_CALLOC(W.yT, (size_t)S * G);
+  if (!rc) rc = CS_CALLOC(W.fin, (size_t)S * G);
+  if (!rc) rc = CS_CALLOC(W.reps, B > 0 ? B : 1);
+  if (!rc) analysis_bootstrap_fill(G, S, x, y, log_y, B, level, rng, &W, out);
+  free(W.lx), free(W.fy), free(W.sum), free(W.cnt), free(W.draw), free(W.yT), free(W.fin), free(W.reps);
   return rc;
 }

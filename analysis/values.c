@@ -29,7 +29,7 @@ double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value w
   int l = prefix > 0 ? prefix : r->depth;
   if (l > r->depth) return NAN;
   const geom_stats *g = &r->curv[l - 1];
-  if (which >= AV_KH_ABS && !analysis_stats_classified(g)) return NAN;
+  if (which >= AV_KH_ABS && which <= AV_DEGENERATE && !analysis_stats_classified(g)) return NAN;
   switch (which) {
     case AV_K_ABS: return g->K_absmean;
     case AV_KT_ABS: return g->Kt_absmean;
@@ -44,6 +44,11 @@ double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value w
     case AV_FLAT: return g->flat_frac;
     case AV_CURVED: return g->curved_frac;
     case AV_DEGENERATE: return g->degenerate_frac;
+    case AV_SINK_MASS: return g->sink_mass;
+    case AV_MAX_ATTN: return g->max_attn;
+    case AV_MASSIVE_ACT: return g->massive_act;
+    case AV_VALUE_DRAIN: return g->value_drain;
+    case AV_RESID_PEAK: return g->resid_peak;
     case AV_COUNT: break;
   }
   return NAN;

@@ -76,7 +76,7 @@ static int analysis_md_claim2(FILE *f, const analysis_data *D) {
   fprintf(f, "### Claim 2 — gating makes the representation curved\n\n");
   int u = analysis_find_arch(D, ARCH_UNGATED), any = 0;
   for (int g = 0; g < D->n_arch; g++) {
-    if (!analysis_is_gated(D->arch[g]) || u < 0) continue;
+    if (!config_arch_gated(D->arch[g]) || u < 0) continue;
     any = 1;
     CS_CHECK(analysis_md_claim2_arch(f, D, g, u, 0));
     CS_CHECK(analysis_md_claim2_arch(f, D, g, u, 1));

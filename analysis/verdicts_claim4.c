@@ -214,7 +214,7 @@ typedef struct {
 
 static void analysis_c4_tally(const analysis_data *D, int a, int r, const analysis_amp *A,
                               analysis_c4 v, analysis_c4_counts *n) {
-  if (!analysis_is_gated(D->arch[a])) return;
+  if (!config_arch_gated(D->arch[a])) return;
   n->rows++;
   n->testable += v != C4_NOT_TESTABLE;
   n->sup += v == C4_SUPPORTED, n->sup_skel += v == C4_SUPPORTED && D->regime[r].skeleton;
@@ -242,7 +242,7 @@ void analysis_md_claim4(FILE *f, const analysis_data *D) {
   int order[ARCH_COUNT], no = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int a = 0; a < D->n_arch; a++)
-      if ((pass == 0) == analysis_is_gated(D->arch[a])) order[no++] = a;
+      if ((pass == 0) == config_arch_gated(D->arch[a])) order[no++] = a;
   // the verdict table (part 0), then the descriptive slopes and the
   // decomposition behind it (part 1)
   static const char *const HEAD[2] = {

@@ -49,4 +49,26 @@ with h5py.File(sys.argv[2], "r") as f:
         assert np.array_equal(r[:, 10], g["class"][l]), "class"
 PY
 check train-save-points-values 0 $?
+# analyze --help wraps its table list (generated from the report's tables)
+# at 88 display columns, not bytes: a multibyte character (K̃ is three bytes,
+# one column) neither breaks a line early nor shifts the text's column
+"$bin" analyze --help >"$tmp/o" 2>&1; check analyze-help 0 $? "^Tables (CSV)" "$tmp/o"
+/usr/bin/python3 - "$tmp/o" <<'PY'
+import re, sys, unicodedata
+text = open(sys.argv[1], encoding="utf-8").read()
+block = text.split("Tables (CSV), each with when it is written if not always:\n")[1].split("\nAlso:")[0]
+lines = block.split("\n")
+def cols(s):  # display columns: a combining mark takes none
+    return sum(0 if unicodedata.combining(c) else 1 for c in s)
+assert any(ord(c) > 127 for c in block), "no multibyte character in the table list: nothing tested"
+for i, l in enumerate(lines):
+    assert cols(l) <= 88, "longer than 88 columns: %r" % l
+    m = re.match(r"^(  \S+ +)\S", l)
+    lead = m.group(1) if m else re.match(r"^ *", l).group(0)
+    assert len(lead) == 25, "text not at column 25: %r" % l
+    if i + 1 < len(lines) and not re.match(r"^  \S", lines[i + 1]):
+        word = lines[i + 1].split()[0]
+        assert cols(l) + 1 + cols(word) > 88, "broken early: %r, then %r" % (l, word)
+PY
+check analyze-help-wrap 0 $?
 finish

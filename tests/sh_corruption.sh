@@ -14,30 +14,23 @@
 #     dataset when a byte inside a /points chunk is flipped.
 # A crash (signal) or a hang (timeout) is a failure too: it is no clear error.
 # Any SILENT outcome fails the test. Flips: CS_CORRUPT_FLIPS in total
-# (default 500: four fifths on A, one fifth on B), seed CS_CORRUPT_SEED;
+# (default 500: four fifths on A, one fifth on B), made all at once by
+# tests/support/flip_bytes.py with seed CS_CORRUPT_SEED (B: the seed + 1);
 # CS_CORRUPT_KEEP=DIR keeps a copy of every file that gave a SILENT outcome.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 export CS_GNUPLOT=/nonexistent # plots are not compared: skip rendering them
 
-flips=${CS_CORRUPT_FLIPS:-500}
-RANDOM=${CS_CORRUPT_SEED:-17}
+flips=${CS_CORRUPT_FLIPS:-500} seed=${CS_CORRUPT_SEED:-17}
 n_fin=$((flips * 4 / 5)) n_int=$((flips - flips * 4 / 5))
 tiny="$src/tests/specs/corrupt-tiny.ini"
 kill_spec="$src/tests/specs/corrupt-kill.ini"
-rnd() { echo $(( (RANDOM << 15 | RANDOM) % $1 )); } # 0..n-1, n < 2^30
-
-# flip FILE I N: xor one byte of FILE with a nonzero mask; byte in the I-th of
-# N equal slices of the file, so the flips cover the whole file
-flip() {
-  local size off old new lo hi
-  size=$(stat -c %s "$1")
-  lo=$(( $2 * size / $3 )) hi=$(( ($2 + 1) * size / $3 ))
-  (( hi > lo )) || hi=$((lo + 1))
-  off=$(( lo + $(rnd $((hi - lo))) ))
-  old=$(od -An -tu1 -j "$off" -N1 "$1" | tr -d ' ')
-  new=$(( old ^ (1 + $(rnd 255)) ))
-  printf '%b' "$(printf '\\%03o' "$new")" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
-  echo "$off"
+# flips SRC N SEED PREFIX: PREFIX-I (I < N) is SRC with one byte flipped in
+# the I-th of N equal slices of it; the array offsets[I] says which byte
+flips() {
+  local i off
+  offsets=()
+  while read -r i off; do offsets[i]=$off; done < <(/usr/bin/python3 "$src/tests/support/flip_bytes.py" "$@")
+  (( ${#offsets[@]} == $2 )) && ok || bad "flip_bytes.py made ${#offsets[@]} of $2 copies of $1"
 }
 
 # info + analyze of ARCHIVE into directory OUT: rc (max of both) on stdout
@@ -64,9 +57,10 @@ read -r rc1 rc2 < <(observe x.h5 obs); mv obs ref
 [[ $rc1 -eq 0 && $rc2 -eq 0 ]] && ok || { bad "reference info/analyze exit $rc1/$rc2"; cat ref/*.err; }
 grep -q "4 done" ref/info.txt && ok || bad "reference archive not finished"
 refused=0 identical=0 silent=0
+flips fin.h5 "$n_fin" "$seed" fin-flip
 for ((i = 0; i < n_fin; i++)); do
-  cp fin.h5 x.h5
-  off=$(flip x.h5 "$i" "$n_fin")
+  mv "fin-flip-$i" x.h5
+  off=${offsets[i]}
   read -r rc1 rc2 < <(observe x.h5 obs)
   timeout 60 "$bin" info --check x.h5 >obs/check.txt 2>&1; rc3=$?
   # info --check agrees: damage that makes info or analyze refuse is named
@@ -128,9 +122,10 @@ cp int.h5 y.h5; cp int.h5.journal y.h5.journal
 # resumes that exit 0 are compared with the reference afterwards, all in one
 # python process (tests/archive_compare.py --each)
 refused=0 recovered=0 silent=0 resumed=()
+flips int.h5 "$n_int" $((seed + 1)) int-flip
 for ((i = 0; i < n_int; i++)); do
-  rm -f y.h5*; cp int.h5 y.h5; cp int.h5.journal y.h5.journal
-  off=$(flip y.h5 "$i" "$n_int")
+  rm -f y.h5*; mv "int-flip-$i" y.h5; cp int.h5.journal y.h5.journal
+  off=${offsets[i]}
   cp y.h5 "flipped-$off.h5"
   timeout 120 "$bin" run "$kill_spec" -o y.h5 >resume.out 2>resume.err; rc=$?
   if crashed "$rc"; then

@@ -65,44 +65,30 @@ static double acc_of(const scenario *S, const cs_config *c) {
   return 0.80 + S->bonus[c->gate] + off;
 }
 
-/* Every cell of spec, done, with the scenario's values at every layer. */
-static cs_cell_result *make(const char *text, const scenario *S, int64_t *n_out) {
-  cs_spec *spec = spec_from(text);
-  int64_t n = spec_cell_count(spec);
-  cs_cell_result *res = calloc((size_t)n, sizeof *res);
-  for (int64_t id = 0; id < n; id++) {
-    cs_config c;
-    assert_ok(spec_cell_config(spec, id, &c));
-    cs_cell_result *r = &res[id];
-    r->cell_id = id;
-    r->status = CELL_DONE;
-    r->test_acc = r->train_acc = acc_of(S, &c);
-    r->train_loss = 0.3;
-    r->n_params = 100;
-    r->depth = c.depth;
-    r->curv = calloc((size_t)c.depth, sizeof *r->curv);
-    for (int l = 0; l < c.depth; l++) {
-      geom_stats *g = &r->curv[l];
-      double kh = c.arch == ARCH_UNGATED ? 0.25 : KH[c.gate];
-      g->n_points = 16;
-      g->curved_frac = 1.0; /* classified: the four fractions add up to 1 */
-      g->Kh_absmean = g->Kh_mean = kh * (l + 1);
-      g->Kt_absmean = g->Kt_mean = 10 * kh * (l + 1);
-      g->K_absmean = g->K_mean = kh;
-      g->S_se = NAN;
-      double sink = c.arch == ARCH_UNGATED ? S->sink_u : c.gate == GATE_G1 ? S->sink_g1 : S->sink_other;
-      g->sink_mass = sink + 0.01 * (double)c.seed;
-      g->max_attn = 0.5 + g->sink_mass / 2;
-    }
+/* A cell with the scenario's values at every layer (make_spec_results). */
+static void fill(const void *ctx, const cs_config *c, cs_cell_result *r) {
+  const scenario *S = ctx;
+  r->test_acc = r->train_acc = acc_of(S, c);
+  r->train_loss = 0.3;
+  r->n_params = 100;
+  for (int l = 0; l < c->depth; l++) {
+    geom_stats *g = &r->curv[l];
+    double kh = c->arch == ARCH_UNGATED ? 0.25 : KH[c->gate];
+    g->n_points = 16;
+    g->curved_frac = 1.0; /* classified: the four fractions add up to 1 */
+    g->Kh_absmean = g->Kh_mean = kh * (l + 1);
+    g->Kt_absmean = g->Kt_mean = 10 * kh * (l + 1);
+    g->K_absmean = g->K_mean = kh;
+    g->S_se = NAN;
+    double sink = c->arch == ARCH_UNGATED ? S->sink_u : c->gate == GATE_G1 ? S->sink_g1 : S->sink_other;
+    g->sink_mass = sink + 0.01 * (double)c->seed;
+    g->max_attn = 0.5 + g->sink_mass / 2;
   }
-  spec_free(spec);
-  *n_out = n;
-  return res;
 }
 
-static void free_all(cs_cell_result *res, int64_t n) {
-  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
-  free(res);
+/* Every cell of spec, done, with the scenario's values. */
+static cs_cell_result *make(const char *text, const scenario *S, int64_t *n_out) {
+  return make_spec_results(text, fill, S, n_out);
 }
 
 /* Analyse in memory into DIR/report; index.md's text. */
@@ -140,7 +126,7 @@ static void report_open(gate_report *r, const char *spec, const scenario *S) {
 static void report_close(gate_report *r) {
   free(r->sec), free(r->md);
   remove_tree(r->dir);
-  free_all(r->res, r->n);
+  free_result_array(r->res, r->n);
 }
 
 static const scenario G1_BEST = {{0.10, 0.06, 0.02, 0.03, 0.05}, 0, 0.45, 0.05, 0.30};
@@ -150,7 +136,7 @@ static analysis_checks verdicts(const char *spec, const scenario *S) {
   int64_t n;
   cs_cell_result *res = make(spec, S, &n);
   analysis_checks V = verdicts_of(spec, res, n, NULL);
-  free_all(res, n);
+  free_result_array(res, n);
   return V;
 }
 
@@ -321,7 +307,7 @@ static void test_archives(void **state) {
   const char *tables[2] = {"gates.csv", "verdicts.csv"};
   assert_same_tables(dir, out, tables, 2);
   remove_tree(dir);
-  free_all(res, n);
+  free_result_array(res, n);
 }
 
 int main(void) {

@@ -56,52 +56,38 @@ static void values(const cs_config *c, int l, double *share, double *massive, do
   }
 }
 
-/* Every cell of spec, done; ratios NaN when old (format_version 4). */
-static cs_cell_result *make(const char *text, int old, int64_t *n_out) {
-  cs_spec *spec = spec_from(text);
-  int64_t n = spec_cell_count(spec);
-  cs_cell_result *res = calloc((size_t)n, sizeof *res);
-  for (int64_t id = 0; id < n; id++) {
-    cs_config c;
-    assert_ok(spec_cell_config(spec, id, &c));
-    cs_cell_result *r = &res[id];
-    r->cell_id = id;
-    r->status = CELL_DONE;
-    r->test_acc = r->train_acc = 0.4;
-    r->train_loss = 1.0;
-    r->n_params = 100;
-    r->depth = c.depth;
-    r->curv = calloc((size_t)c.depth, sizeof *r->curv);
-    for (int l = 0; l < c.depth; l++) {
-      geom_stats *g = &r->curv[l];
-      g->n_points = 16;
-      g->curved_frac = 1.0;
-      g->K_absmean = g->Kt_absmean = g->Kh_absmean = 1.0;
-      g->S_se = NAN;
-      double share, massive, drain;
-      values(&c, l, &share, &massive, &drain);
-      g->sink_mass = share;
-      g->max_attn = share + 0.1;
-      g->massive_act = old ? NAN : massive;
-      g->value_drain = old ? NAN : drain;
-      g->resid_peak = old ? NAN : 3.0;
-    }
+/* A cell with its values at every block; *ctx: old, the ratios NaN (format_version 4). */
+static void fill(const void *ctx, const cs_config *c, cs_cell_result *r) {
+  int old = *(const int *)ctx;
+  r->test_acc = r->train_acc = 0.4;
+  r->train_loss = 1.0;
+  r->n_params = 100;
+  for (int l = 0; l < c->depth; l++) {
+    geom_stats *g = &r->curv[l];
+    g->n_points = 16;
+    g->curved_frac = 1.0;
+    g->K_absmean = g->Kt_absmean = g->Kh_absmean = 1.0;
+    g->S_se = NAN;
+    double share, massive, drain;
+    values(c, l, &share, &massive, &drain);
+    g->sink_mass = share;
+    g->max_attn = share + 0.1;
+    g->massive_act = old ? NAN : massive;
+    g->value_drain = old ? NAN : drain;
+    g->resid_peak = old ? NAN : 3.0;
   }
-  spec_free(spec);
-  *n_out = n;
-  return res;
 }
 
-static void free_all(cs_cell_result *res, int64_t n) {
-  for (int64_t i = 0; i < n; i++) result_free(&res[i]);
-  free(res);
+/* Every cell of spec, done. */
+static cs_cell_result *make(const char *text, int old, int64_t *n_out) {
+  return make_spec_results(text, fill, &old, n_out);
 }
 
 static analysis_checks verdicts(const char *spec, int old) {
   int64_t n;
   cs_cell_result *res = make(spec, old, &n);
   analysis_checks V = verdicts_of(spec, res, n, NULL);
-  free_all(res, n);
+  free_result_array(res, n);
   return V;
 }
 
@@ -122,12 +108,7 @@ static void test_verdicts_known_answer(void **state) {
     snprintf(g2, sizeof g2, "%s g2", archs[a]);
     /* share at the strongest layer: ungated 0.60 + 0.01 s, g1 max(0.20, 0.05 + 0.01 s) = 0.20 */
     const analysis_check *c = find_check(&V, "sink-share", g1, 1);
-    assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
-    assert_int_equal(c->n, 8);
-    assert_close(c->effect, 0.435, 1e-12);
-    assert_close(c->p_raw, 2.0 / 256, 1e-15);
-    assert_close(c->p_adj, 4 * 2.0 / 256, 1e-15);
-    assert_int_equal(c->family_size, 4);
+    assert_check(c, ANALYSIS_SUPPORTED, 8, 0.435, 2.0 / 256, 4 * 2.0 / 256, 4);
     assert_true(c->effect_lo > 0 && c->effect_lo < 0.435 && c->effect_hi > 0.435);
     assert_true(isfinite(c->dz) && c->dz > 0);
     assert_string_equal(c->test, "sign-flip exact two-sided");
@@ -147,15 +128,11 @@ static void test_verdicts_known_answer(void **state) {
     assert_close(c->effect, 0.0, 1e-12);
     assert_close(c->p_raw, 1.0, 1e-12);
     c = find_check(&V, "sink-massive", g2, 1);
-    assert_int_not_equal(c->decision, ANALYSIS_SUPPORTED);    /* the primary G1 test: the same differences, one-sided, Holm over the
+    assert_int_not_equal(c->decision, ANALYSIS_SUPPORTED);
+    /* the primary G1 test: the same differences, one-sided, Holm over the
      * two gated archs: p = 1/2^8, adjusted 2/2^8 */
     c = find_check(&V, "sink-g1", g1, 1);
-    assert_int_equal(c->decision, ANALYSIS_SUPPORTED);
-    assert_int_equal(c->n, 8);
-    assert_close(c->effect, 0.435, 1e-12);
-    assert_close(c->p_raw, 1.0 / 256, 1e-15);
-    assert_close(c->p_adj, 2 * 1.0 / 256, 1e-15);
-    assert_int_equal(c->family_size, 2);
+    assert_check(c, ANALYSIS_SUPPORTED, 8, 0.435, 1.0 / 256, 2 * 1.0 / 256, 2);
     assert_non_null(strstr(c->test, "one-sided"));
   }
   /* one check and one verdict per (quantity, arch, gate) */
@@ -265,7 +242,7 @@ static void test_report(void **state) {
   assert_claims_contiguous(path);
   free(md);
   remove_tree(dir);
-  free_all(res, n);
+  free_result_array(res, n);
 }
 
 /* Ratios not stored (format_version 4): said so, the share still tested. */
@@ -288,7 +265,7 @@ static void test_old_archive_ratios_missing(void **state) {
   free(f);
   free(md);
   remove_tree(dir);
-  free_all(res, n);
+  free_result_array(res, n);
 }
 
 /* No lm cell: no section, no sink verdicts. */
@@ -309,7 +286,7 @@ static void test_no_lm_no_section(void **state) {
   analysis_checks_free(&V);
   free(md);
   remove_tree(dir);
-  free_all(res, n);
+  free_result_array(res, n);
 }
 
 int main(void) {

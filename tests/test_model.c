@@ -322,6 +322,60 @@ static void test_every_family_builds(void **state) {
     }
 }
 
+/* The memory estimate's parameter term (docs/SPEC.md, "Sizes": 48 bytes a
+ * parameter) is each family's own formula; the layout counts the tensors
+ * it lays out: the two agree for every family, arch, norm and, in the lm
+ * family, with and without the MLP. */
+static void test_memory_estimate_counts_parameters(void **state) {
+  (void)state;
+  int checked = 0;
+  for (int f = 0; f < FAMILY_COUNT; f++)
+    for (int a = 0; a < ARCH_COUNT; a++)
+      for (int k = 0; k < 2; k++)
+        for (int ratio = 0; ratio <= 4; ratio += 4) {
+          cs_config c = small_config((cs_arch)a, 1, k ? NORM_PRE : NORM_NONE, 2);
+          c.family = (cs_family)f;
+          c.vocab = 5, c.seq_len = 6, c.mlp_ratio = ratio;
+          if (!config_family_allows_arch(c.family, c.arch)) continue;
+          cs_model *M = NULL;
+          assert_ok(model_create(&c, NULL, &M));
+          uint64_t part[CELL_MEM_PARTS];
+          int over = 0;
+          model_cell_memory(&c, part, &over);
+          assert_false(over);
+          if (part[CELL_MEM_PARAMS] != 48 * (uint64_t)model_param_count(M))
+            fail_msg("family %s, arch %s, norm %d, mlp_ratio %d: the estimate counts %llu "
+                     "parameters, the layout %lld", config_family_name(c.family),
+                     config_arch_name(c.arch), k, ratio,
+                     (unsigned long long)(part[CELL_MEM_PARAMS] / 48),
+                     (long long)model_param_count(M));
+          for (int p = 0; p < CELL_MEM_PARTS; p++) assert_true(part[p] > 0);
+          model_free(M);
+          checked++;
+        }
+  assert_true(checked >= 2 * 2 * (ARCH_COUNT + 1));
+}
+
+/* A config past the memory bound is refused before anything is allocated,
+ * whichever family (a spec read from an archive is not sized at load). */
+static void test_create_refuses_oversized(void **state) {
+  (void)state;
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    cs_config c = small_config(ARCH_UNGATED, 1, NORM_PRE, 2);
+    c.family = (cs_family)f;
+    c.vocab = 5, c.seq_len = 6;
+    c.width = 200000; /* 4 × 10^10 parameters and more: past 64 GiB in every family */
+    cs_model *M = (cs_model *)0x1;
+    cs_error_clear();
+    assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
+    assert_null(M);
+    assert_non_null(strstr(cs_error_message(), "allowed: at most 64 GiB per cell"));
+    c.width = 2147443568, c.slots = 80159; /* the estimate passes 2^64 */
+    assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
+    assert_non_null(strstr(cs_error_message(), "overflows 64 bits"));
+  }
+}
+
 /* ---- the memory family's forward against the textbook layer ---- */
 
 static const double *tensor_of(cs_model *M, const char *name) {
@@ -455,6 +509,8 @@ int main(void) {
       cmocka_unit_test(test_shared_tensors_identical_across_archs),
       cmocka_unit_test(test_parameter_counts),
       cmocka_unit_test(test_every_family_builds),
+      cmocka_unit_test(test_memory_estimate_counts_parameters),
+      cmocka_unit_test(test_create_refuses_oversized),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
 #include "curvsweep/spec.h"
 #include "fixtures.h"
 
@@ -601,19 +602,42 @@ static void test_output_length(void **state) {
   expect_bad(text, "bad.ini:2: line is 199 characters long (without comments); allowed: at most 198");
 }
 
+/* Loads that size every cell with the model's estimate, as `run`, `check`
+ * and `train` do (spec_load_options.cell_memory; docs/SPEC.md, "Sizes"). */
+static int load_sized(const char *text, const char *source, cs_spec **out) {
+  spec_load_options opt = {NULL, 0, NULL, NULL, model_cell_memory};
+  return spec_load_string_opts(text, source, &opt, out);
+}
+
+static cs_spec *load_ok_sized(const char *text) {
+  cs_spec *s = NULL;
+  assert_ok(load_sized(text, "good.ini", &s));
+  assert_non_null(s);
+  assert_true(spec_max_cell_bytes(s) > 0);
+  return s;
+}
+
+static void expect_bad_sized(const char *text, const char *message) {
+  cs_spec *s = (cs_spec *)0x1;
+  cs_error_clear();
+  assert_int_equal(load_sized(text, "bad.ini", &s), CS_ERR_INPUT);
+  assert_null(s);
+  assert_string_equal(cs_error_message(), message);
+}
+
 /* Sizes derived from a spec are computed with overflow checks and bounded
  * (docs/SPEC.md, "Sizes"): a cell whose memory estimate passes 64 GiB is
  * refused at load, naming the key, before any work. */
 static void test_cell_memory(void **state) {
   // 41 bytes: n_params wrapped int64 and model_init_tensor wrote past the
   // heap (issue 28); --dry-run accepted it
-  expect_bad("[model]\nwidth = 2147443568\nslots = 80159\n",
+  expect_bad_sized("[model]\nwidth = 2147443568\nslots = 80159\n",
              "bad.ini:2: [model] width: 2147443568 makes a cell need over 16 EiB of memory, most of "
              "it for parameters (parameters over 16 EiB, training activations 8.6e+04 GiB, "
              "curvature jets 8.6e+04 GiB, datasets 0.188 MiB, results 0.0121 MiB); allowed: at "
              "most 64 GiB per cell (docs/SPEC.md, \"Sizes\")");
   // the largest value of an axis is named, on the axis's line
-  expect_bad("[grid]\nwidth = 16, 50000\n",
+  expect_bad_sized("[grid]\nwidth = 16, 50000\n",
              "bad.ini:2: [grid] width: 50000 makes a cell need 339 GiB of memory, most of it for "
              "parameters (parameters 335 GiB, training activations 2 GiB, curvature jets 2 GiB, "
              "datasets 0.188 MiB, results 0.0121 MiB); allowed: at most 64 GiB per cell "
@@ -621,28 +645,33 @@ static void test_cell_memory(void **state) {
   // slots alone: the per-layer key and score blocks
   cs_error_clear();
   cs_spec *s = (cs_spec *)0x1;
-  assert_int_equal(spec_load_string("[model]\nslots = 2147483647\n", "bad.ini", &s), CS_ERR_INPUT);
+  assert_int_equal(load_sized("[model]\nslots = 2147483647\n", "bad.ini", &s), CS_ERR_INPUT);
   assert_null(s);
   assert_non_null(strstr(cs_error_message(), "bad.ini:2: [model] slots: 2147483647 makes a cell need"));
   // full-batch training on a large set: the batch key is named
-  assert_int_equal(spec_load_string("[task]\ntrain_points = 2000000000\n[train]\nbatch = 0\n",
+  assert_int_equal(load_sized("[task]\ntrain_points = 2000000000\n[train]\nbatch = 0\n",
                                     "bad.ini", &s), CS_ERR_INPUT);
   assert_non_null(strstr(cs_error_message(), "bad.ini:4: [train] batch: 0 makes a cell need"));
   assert_non_null(strstr(cs_error_message(), "most of it for training activations"));
   // a learning curve of 2^31 rows
-  assert_int_equal(spec_load_string("[train]\nepochs = 2147483647\neval_every = 1\n", "bad.ini", &s),
+  assert_int_equal(load_sized("[train]\nepochs = 2147483647\neval_every = 1\n", "bad.ini", &s),
                    CS_ERR_INPUT);
   assert_non_null(strstr(cs_error_message(), "bad.ini:2: [train] epochs: 2147483647 makes a cell"));
   // every task dimension of the self family: jets of 65 tokens × 2145 rows
-  assert_int_equal(spec_load_string("[grid]\nfamily = self\ntask = linear\n[task]\ninput_dim = 64\n"
+  assert_int_equal(load_sized("[grid]\nfamily = self\ntask = linear\n[task]\ninput_dim = 64\n"
                                     "[curvature]\npoints = 256\n[model]\nwidth = 64\n", "bad.ini", &s),
                    CS_ERR_INPUT);
   assert_non_null(strstr(cs_error_message(), "bad.ini:7: [curvature] points: 256 makes a cell need"));
   // honest large cells stay accepted
-  s = load_ok("[grid]\nwidth = 16, 1024\ndepth = 1..64\narch = ungated, gated, mlp\n"
+  s = load_ok_sized("[grid]\nwidth = 16, 1024\ndepth = 1..64\narch = ungated, gated, mlp\n"
               "[model]\nslots = 64\nnorm = pre\n");
   spec_free(s);
-  s = load_ok("[grid]\nfamily = self\ntask = linear\n[task]\ninput_dim = 16\n");
+  s = load_ok_sized("[grid]\nfamily = self\ntask = linear\n[task]\ninput_dim = 16\n");
+  spec_free(s);
+  // loaded without the estimate (a spec read from an archive) nothing is
+  // sized; model_create refuses such a cell instead (test_model)
+  s = load_ok("[model]\nwidth = 2147443568\nslots = 80159\n");
+  assert_int_equal(spec_max_cell_bytes(s), 0);
   spec_free(s);
 }
 

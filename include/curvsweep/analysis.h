@@ -2,11 +2,12 @@
  * (analysis/README.md).
  *
  * An archive (or several archives of one spec, merged on the fly) is read
- * through archive.h only; the report is a directory of CSV tables
- * (summary.csv, prefix.csv, amplification.csv, gap.csv), gnuplot scripts with
- * their data files and the PNGs they render, and an index.md whose verdicts on
- * the four claims are computed from the tables. Column meanings and the
- * verdict rules are in analysis/README.md.
+ * through archive.h only; the report is a directory of CSV tables (the
+ * core's, each optional section's and verdicts.csv: analysis_report_table
+ * below), gnuplot scripts with their data files and the PNGs they render,
+ * COLUMNS.md, and an index.md whose verdicts on the four claims and on each
+ * section's are computed from the tables. Column meanings and the verdict
+ * rules are in analysis/README.md.
  *
  * The statistics helpers (Student-t quantile, mean and t interval, least
  * squares slope, paired bootstrap of a log-log slope, sign test, median

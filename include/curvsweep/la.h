@@ -16,15 +16,17 @@
 
 /* The one MPI error policy (docs/ARCHITECTURE.md, "Errors"): every
  * communicator curvsweep creates returns errors (MPI_ERRORS_RETURN) instead
- * of aborting the job, and every MPI call is checked with CS_MPI, which
- * records the call and MPI's own message and returns CS_ERR_MPI. la is the
- * lowest module that links MPI, so the policy lives here. */
-int la_mpi_error(int code, const char *call);
-#define CS_MPI(call)                                                        \
-  do {                                                                      \
-    int cs_mpi_rc_ = (call);                                                \
-    if (cs_mpi_rc_ != MPI_SUCCESS) return la_mpi_error(cs_mpi_rc_, #call); \
-  } while (0)
+ * of aborting the job, and every MPI call is checked: with CS_MPI(call),
+ * which returns at a failure, or inside a chain of steps (the cleanup idiom
+ * of error.h) with `if (!rc) rc = la_mpi_check(call, "what");`. Both record
+ * the call and MPI's own message and give CS_ERR_MPI. la is the lowest
+ * module that links MPI, so the policy lives here. */
+/* CS_OK when code is MPI_SUCCESS; otherwise records "CALL failed: MPI's
+ * message" and returns CS_ERR_MPI. (A communicator freed while releasing
+ * resources is the one call left unchecked: its failure has no one to
+ * report to.) */
+int la_mpi_check(int code, const char *call);
+#define CS_MPI(call) CS_CHECK(la_mpi_check((call), #call))
 /* Set MPI_ERRORS_RETURN on comm (a communicator the caller created). */
 int la_comm_errors_return(MPI_Comm comm);
 

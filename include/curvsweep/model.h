@@ -1,7 +1,9 @@
 /* model.h — gated and ungated attention models (docs/MODELS.md): the
- * memory family below, and the self family (family = self: feature tokens
+ * memory family below, the self family (family = self: feature tokens
  * with a CLS token, self-attention over tokens, the gate at g1..g5; the
- * representation h_l is the CLS row, with the same layout).
+ * representation h_l is the CLS row, with the same layout) and the lm
+ * family (family = lm: a decoder-only transformer over token sequences,
+ * its own calls at the end of this header).
  *
  *   h_0     = W_e x + b_e                                   embedding
  *   a       = h_l  or  LayerNorm(h_l)                        (norm = pre)
@@ -27,6 +29,7 @@
 
 #include "curvsweep/config.h"
 #include "curvsweep/la.h"
+#include "curvsweep/size.h"
 #include "curvsweep/tensor.h"
 
 #include <stdint.h>
@@ -64,7 +67,8 @@ int model_acts_capacity(const cs_acts *acts);  /* max_points */
 int model_forward(const cs_model *model, cs_acts *acts, int n, const double *x);
 /* h_l (l = 0..L) after the last forward: (n·C) × width rows. */
 const double *model_layer_output(const cs_acts *acts, int l);
-/* n × 2 logits after a value forward. */
+/* The logits after a value forward: n × the model's logits per point (2
+ * classes for the point tasks; T·V for an lm sequence). */
 const double *model_logits(const cs_acts *acts);
 
 /* Mean softmax cross-entropy of the last forward against labels y, and the
@@ -78,8 +82,9 @@ int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
  * every prefix l = 1..L, from a value forward on n points x (n × m):
  * sink_mass[l-1] the mean attention weight non-CLS queries put on token 0
  * (the CLS token), max_attn[l-1] the mean of their largest attention
- * weight, both averaged over queries, heads and points. NaN for the memory
- * family (no attention over tokens). */
+ * weight, both averaged over queries, heads and points. NaN for a family
+ * without that statistic (the memory family: no attention over tokens; the
+ * lm family's is model_attention_sink_tokens). */
 int model_attention_sink(const cs_model *model, int n, const double *x, double *sink_mass,
                          double *max_attn);
 
@@ -138,5 +143,11 @@ int model_extreme_tokens(const cs_model *model, int n, const cs_token_batch *bat
 /* Nominal floating-point operations of one forward pass per point (the
  * products only), for cost estimates and benchmarks. */
 double model_forward_flops_per_point(const cs_config *cfg);
+
+/* The memory estimate of a cell of config cfg (docs/SPEC.md, "Sizes"), in
+ * bytes by part (size.h's CELL_MEM_*), from the family's own terms; *over
+ * is set when a part passes 2^64 - 1. The spec's cell_memory for a run
+ * (spec_load_options); model_create refuses a config past CELL_MAX_BYTES. */
+void model_cell_memory(const cs_config *cfg, uint64_t part[CELL_MEM_PARTS], int *over);
 
 #endif

@@ -8,6 +8,7 @@
 #define CURVSWEEP_SPEC_H
 
 #include "curvsweep/config.h"
+#include "curvsweep/size.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,9 +55,10 @@ double spec_axis_value_number(const cs_spec *spec, int axis, int64_t cell_id);
 /* Additions to the contract above. */
 /* Largest grid accepted (cells); larger grids are refused at load. */
 #define SPEC_MAX_CELLS 10000000
-/* Largest memory estimate of one cell accepted (bytes: 64 GiB); a spec with
- * a larger cell is refused at load, naming the key (docs/SPEC.md, "Sizes"). */
-#define SPEC_MAX_CELL_BYTES ((uint64_t)64 << 30)
+/* Largest memory estimate of one cell accepted (bytes: 64 GiB, size.h); a
+ * spec loaded with a cell_memory estimate (spec_load_options) and a larger
+ * cell is refused at load, naming the key (docs/SPEC.md, "Sizes"). */
+#define SPEC_MAX_CELL_BYTES CELL_MAX_BYTES
 /* Index of the axis named name (e.g. "arch"), or -1 when no axis has it. */
 int spec_find_axis(const cs_spec *spec, const char *name);
 /* Position (0 .. length-1) of a cell's value within an axis; -1 when axis or
@@ -81,15 +83,25 @@ const char *spec_key_info(int i, const char **section, const char **name, int *a
  * the text is the file's, unchanged. With on_error, every error of the spec
  * is passed to it (one message each) and the first error's code returned;
  * without it the first error ends the load, as spec_load_file. */
+/* With cell_memory (the model's model_cell_memory: the spec module sits below
+ * the model families that know their sizes), every cell's memory estimate
+ * is checked (docs/SPEC.md, "Sizes") and spec_max_cell_bytes set; a spec
+ * loaded without it (from an archive, to read results) is not sized, and
+ * model_create refuses a cell past the same bound. */
+typedef void (*spec_cell_memory_fn)(const cs_config *c, uint64_t part[CELL_MEM_PARTS], int *over);
 typedef struct {
   const char *const *sets;
   int nsets;
   void (*on_error)(void *ctx, const char *message);
   void *ctx;
+  spec_cell_memory_fn cell_memory;
 } spec_load_options;
 int spec_load_file_opts(const char *path, const spec_load_options *opt, cs_spec **out);
+/* The same for a spec held as text (source names it in messages). */
+int spec_load_string_opts(const char *text, const char *source, const spec_load_options *opt,
+                          cs_spec **out);
 /* The largest memory estimate of a cell of the grid, in bytes (docs/SPEC.md,
- * "Sizes"). */
+ * "Sizes"); 0 when the spec was loaded without a cell_memory estimate. */
 uint64_t spec_max_cell_bytes(const cs_spec *spec);
 
 /* SHA-256 of bytes as 64 hex characters + NUL. */

@@ -41,19 +41,38 @@ static const char *ANALYZE_HELP_END =
     "gnuplot's message printed) or the report directory cannot be written (the default\n"
     "one lies next to the first archive: use -o); 2 bad arguments or archives.\n";
 
+/* The display columns of the n bytes of UTF-8 text s: one per code point
+ * (the first byte of each), none for a combining mark (the accents of K̃
+ * and K̂); the help has no double-width characters. */
+static int analyze_help_columns(const char *s, size_t n) {
+  int cols = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char b = (unsigned char)s[i];
+    if ((b & 0xC0) == 0x80) continue; /* a continuation byte */
+    /* U+0300..U+036F, the combining diacritical marks: 0xCC 0x80 .. 0xCD 0xAF */
+    int combining = i + 1 < n && (b == 0xCC || (b == 0xCD && (unsigned char)s[i + 1] <= 0xAF));
+    cols += !combining;
+  }
+  return cols;
+}
+
 /* One table of the help: "  file  (when) about", the text wrapped at
- * column 88 under its first column. */
+ * column 88 (display columns, not bytes) under its first column. */
 static void analyze_help_table(const analysis_table_info *t) {
   enum { INDENT = 25, WIDTH = 88 };
   char text[512];
   snprintf(text, sizeof text, "%s%s%s%s", t->when[0] ? "(" : "", t->when, t->when[0] ? ") " : "", t->about);
-  int col = printf("  %-*s", INDENT - 3, t->file) + 1;
-  putchar(' ');
+  int col = 2 + analyze_help_columns(t->file, strlen(t->file));
+  printf("  %s", t->file);
+  do col += putchar(' ') != EOF;
+  while (col < INDENT);
   for (const char *w = text; *w;) {
     size_t len = strcspn(w, " ");
-    if (col > INDENT && col + (int)len > WIDTH) col = printf("\n%*s", INDENT, "") - 1;
+    int width = analyze_help_columns(w, len);
+    if (col > INDENT && col + 1 + width > WIDTH) col = printf("\n%*s", INDENT, "") - 1;
     else if (col > INDENT) col += putchar(' ') != EOF;
-    col += (int)fwrite(w, 1, len, stdout);
+    fwrite(w, 1, len, stdout);
+    col += width;
     w += len;
     while (*w == ' ') w++;
   }

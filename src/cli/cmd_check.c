@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
 #include "curvsweep/sweep.h"
 
 #include <stdio.h>
@@ -73,7 +74,7 @@ int cmd_check(int argc, char **argv) {
   }
   int errors = 0;
   cs_spec *spec = NULL;
-  spec_load_options lo = {sets, nsets, check_error, &errors};
+  spec_load_options lo = {sets, nsets, check_error, &errors, model_cell_memory};
   int rc = spec_load_file_opts(spec_path, &lo, &spec);
   free(sets);
   if (rc && errors == 0) return cli_fail(rc);  // the file itself (missing, unreadable)

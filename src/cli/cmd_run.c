@@ -4,6 +4,7 @@
 
 #include "curvsweep/clock.h"
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
 #include "curvsweep/sweep.h"
 
 #include <math.h>
@@ -237,8 +238,8 @@ static int run_parse(int argc, char **argv, int rank, run_args_t *a) {
 static int run_spec(int rank, const cs_spec *spec, const run_args_t *a) {
   const char *archive = a->out ? a->out : spec_sweep(spec)->output;
   if (a->dry) {
-    int world = 1;
-    if (MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) world = 1;
+    int world = 1, rc = la_mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world), "MPI_Comm_size");
+    if (rc) return rank ? EXIT_RUNTIME : cli_fail(rc);
     return rank == 0 ? cli_dry_run(spec, archive, a->si, a->sn, a->ranks > 0 ? a->ranks : world)
                      : EXIT_OK;
   }
@@ -252,8 +253,8 @@ static int run_spec(int rank, const cs_spec *spec, const run_args_t *a) {
   sigaction(SIGUSR1, &sa, NULL);
 
   progress_state ps = {isatty(STDERR_FILENO), 0, 1, a->synthetic_mean_s > 0};
-  int mrc = MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks);
-  if (mrc != MPI_SUCCESS) return rank ? EXIT_RUNTIME : cli_fail(la_mpi_error(mrc, "MPI_Comm_size"));
+  int mrc = la_mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &ps.ranks), "MPI_Comm_size");
+  if (mrc) return rank ? EXIT_RUNTIME : cli_fail(mrc);
   sweep_options opt;
   memset(&opt, 0, sizeof opt);
   opt.archive_path = archive;
@@ -285,8 +286,7 @@ static int run_mpi_init(int *argc, char ***argv, int *rank, int *started) {
   }
   *started = 1;
   int rc = la_comm_errors_return(MPI_COMM_WORLD);
-  int mrc = rc ? MPI_SUCCESS : MPI_Comm_rank(MPI_COMM_WORLD, rank);
-  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Comm_rank");
+  if (!rc) rc = la_mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, rank), "MPI_Comm_rank");
   return rc ? cli_fail(rc) : EXIT_OK;
 }
 
@@ -296,7 +296,7 @@ static int run_singleton(int *argc, char ***argv, run_args_t *a, int *mpi_starte
   cs_spec *spec = NULL;
   int rank = 0, status = run_parse(*argc, *argv, 0, a);
   if (status == EXIT_OK) {
-    spec_load_options lo = {a->sets, a->nsets, NULL, NULL};
+    spec_load_options lo = {a->sets, a->nsets, NULL, NULL, model_cell_memory};
     int rc = spec_load_file_opts(a->spec_path, &lo, &spec);
     if (rc) status = cli_fail(rc);
   }
@@ -305,9 +305,12 @@ static int run_singleton(int *argc, char ***argv, run_args_t *a, int *mpi_starte
                          a->ranks > 0 ? a->ranks : 1);
   else if (status == EXIT_OK) {
     // Open MPI starts a singleton without its runtime daemon (no
-    // MPI_Comm_spawn, which curvsweep never calls): half a second less per
-    // start (docs/SWEEP.md, "Starting"); a value the user set wins
+    // MPI_Comm_spawn, which curvsweep never calls) and with its ob1
+    // point-to-point layer named instead of probing the network layers
+    // (cm, ucx, psm) a world of one never uses: 0.5 s less per start
+    // (docs/SWEEP.md, "Starting"); a value the user set wins
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    setenv("OMPI_MCA_pml", "ob1", 0);
     if ((status = run_mpi_init(argc, argv, &rank, mpi_started)) == EXIT_OK)
       status = run_spec(rank, spec, a);
   }
@@ -322,7 +325,7 @@ static int run_launched(int *argc, char ***argv, run_args_t *a, int *mpi_started
   int rank = 0, status = run_mpi_init(argc, argv, &rank, mpi_started);
   if (status == EXIT_OK) status = run_parse(*argc, *argv, rank, a);
   if (status == EXIT_OK) {
-    spec_load_options lo = {a->sets, a->nsets, NULL, NULL};
+    spec_load_options lo = {a->sets, a->nsets, NULL, NULL, model_cell_memory};
     int rc = sweep_load_spec(MPI_COMM_WORLD, a->spec_path, &lo, &spec);
     if (rc) status = rank ? (rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME) : cli_fail(rc);
   }

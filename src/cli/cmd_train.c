@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
 #include "curvsweep/result.h"
 #include "curvsweep/cell.h"
 
@@ -99,7 +100,7 @@ int cmd_train(int argc, char **argv) {
   if (cell < 0) return free(sets), cli_usage_error("train", "missing --cell ID");
 
   cs_spec *spec;
-  spec_load_options lo = {sets, nsets, NULL, NULL};
+  spec_load_options lo = {sets, nsets, NULL, NULL, model_cell_memory};
   int rc = spec_load_file_opts(spec_path, &lo, &spec);
   free(sets);
   if (rc) return cli_fail(rc);

@@ -60,11 +60,8 @@ int la_team_create(MPI_Comm comm, int p, int q, int nb, la_team **out) {
     rc = CS_CALLOC(t->counts, size);
   }
   if (!rc) rc = CS_CALLOC(t->displs, size);
-  if (!rc) {
-    int mrc = MPI_Comm_dup(comm, &t->comm);
-    if (mrc != MPI_SUCCESS)
-      t->comm = MPI_COMM_NULL, rc = la_mpi_error(mrc, "MPI_Comm_dup of the team");
-  }
+  if (!rc && (rc = la_mpi_check(MPI_Comm_dup(comm, &t->comm), "MPI_Comm_dup of the team")))
+    t->comm = MPI_COMM_NULL;
   if (!rc) rc = la_comm_errors_return(t->comm);
   if (!rc) {
     t->size = size; /* from here la_team_free exits the BLACS grid */
@@ -101,7 +98,8 @@ int la_team_size(const la_team *t) { return t ? t->size : 1; }
 int la_team_rank(const la_team *t) { return t ? t->rank : 0; }
 MPI_Comm la_team_comm(const la_team *t) { return t->comm; }
 
-int la_mpi_error(int code, const char *call) {
+int la_mpi_check(int code, const char *call) {
+  if (code == MPI_SUCCESS) return CS_OK;
   char msg[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", code);
@@ -214,9 +212,9 @@ static int la_gemm_pblas(const la_team *t, char ta, char tb, double alpha, la_ma
       rc = CS_CALLOC(all, total);
       if (!rc) {
         int lld = Cd.lr > 1 ? Cd.lr : 1;
-        if (MPI_Allgatherv(Cd.loc, lld * Cd.lc, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE,
-                           t->comm) != MPI_SUCCESS)
-          rc = cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
+        rc = la_mpi_check(MPI_Allgatherv(Cd.loc, lld * Cd.lc, MPI_DOUBLE, all, counts, displs,
+                                         MPI_DOUBLE, t->comm),
+                          "MPI_Allgatherv of a team product");
         for (int r = 0; !rc && r < t->size; r++)
           gather_piece(t, c, n, m, all + displs[r], r / t->q, r % t->q);
       }
@@ -271,9 +269,7 @@ static int la_gemm_rows(const la_team *t, char ta, char tb, double alpha, la_mat
     counts[r] = (a1 - a0) * n;
     displs[r] = a0 * n;
   }
-  if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, c.v, counts, displs, MPI_DOUBLE, t->comm) !=
-      MPI_SUCCESS)
-    return cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
+  CS_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, c.v, counts, displs, MPI_DOUBLE, t->comm));
   return CS_OK;
 }
 
@@ -310,9 +306,9 @@ static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_m
     for (int i = r0; i < r1; i++)
       memcpy(mine + (int64_t)(i - r0) * (c1 - c0), c.v + (int64_t)i * c.ld + c0,
              sizeof(double) * (size_t)(c1 - c0));
-    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, t->comm) !=
-        MPI_SUCCESS)
-      rc = cs_error(CS_ERR_MPI, "team all-gather of a %dx%d product failed", m, n);
+    rc = la_mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE,
+                                     t->comm),
+                      "MPI_Allgatherv of a team product");
     for (int r = 0; !rc && r < t->size; r++) {
       if (r == t->rank) continue;
       int a0, a1, b0, b1;

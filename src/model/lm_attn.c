@@ -430,6 +430,40 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   return CS_OK;
 }
 
+/* The memory-estimate terms (docs/SPEC.md, "Sizes"; model_family_ops): per
+ * block ln, W_q W_k W_v W_o, W_g b_g, b_o and the MLP's ln, W_1 b_1 W_2 b_2;
+ * token and position embeddings and the vocabulary readout; per sequence
+ * (T positions) a value workspace and the backward buffers; jets in chunks
+ * of at most 8192 positions (src/train/cell.c) through the value workspace,
+ * then C rows of the last position; tokens and masks as data. */
+static void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over) {
+  uint64_t d = (uint64_t)c->width, L = (uint64_t)c->depth, V = (uint64_t)c->vocab;
+  uint64_t T = (uint64_t)c->seq_len, H = (uint64_t)c->heads, f = SIZE_MUL((uint64_t)c->mlp_ratio, d);
+  uint64_t train = (uint64_t)c->train_points, test = (uint64_t)c->test_points;
+  uint64_t pts = (uint64_t)c->points, chunk, C;
+  // ln, W_q W_k W_v W_o, W_g b_g, b_o; mlp: ln, W_1 b_1 W_2 b_2
+  uint64_t layer = SIZE_ADD(SIZE_ADD(SIZE_MUL(3, d), SIZE_MUL(4, SIZE_MUL(d, d))),
+                            SIZE_ADD(SIZE_MUL(ng, d), ng));
+  if (f) layer = SIZE_ADD(layer, SIZE_ADD(SIZE_ADD(SIZE_MUL(3, d), f), SIZE_MUL(2, SIZE_MUL(f, d))));
+  uint64_t embed = SIZE_MUL(SIZE_ADD(SIZE_ADD(V, 1), T), d);
+  t->params = SIZE_ADD(SIZE_ADD(embed, SIZE_MUL(L, layer)), SIZE_ADD(SIZE_MUL(SIZE_ADD(V, 2), d), V));
+  // per position: ln_1, qkvz, gate, pre, gated, p, o, mid (+ ln_2, u, act)
+  uint64_t ldq = SIZE_ADD(SIZE_MUL(3, d), ng), HT = SIZE_MUL(H, T);
+  uint64_t row = SIZE_ADD(SIZE_ADD(SIZE_ADD(SIZE_MUL(6, d), 1), SIZE_ADD(ldq, ng)),
+                          SIZE_ADD(HT, SIZE_MUL(2, d)));
+  if (f) row = SIZE_ADD(row, SIZE_ADD(SIZE_ADD(SIZE_MUL(2, d), 1), SIZE_MUL(2, f)));
+  // residual streams, final LN, scratch, logits; backward buffers
+  uint64_t pos = SIZE_ADD(SIZE_ADD(SIZE_MUL(L + 1, d), SIZE_MUL(L, row)),
+                          SIZE_ADD(SIZE_ADD(SIZE_MUL(2, d), 3), SIZE_MUL(2, V)));
+  pos = SIZE_ADD(pos, SIZE_ADD(SIZE_ADD(SIZE_MUL(7, d), HT), SIZE_ADD(ldq, SIZE_MUL(2, f))));
+  t->row = SIZE_MUL(T, pos);
+  sizes_chunk(c, &chunk, &C);
+  uint64_t lchunk = 8192 / T < chunk ? (8192 / T ? 8192 / T : 1) : chunk;
+  uint64_t jrow = SIZE_ADD(SIZE_ADD(SIZE_MUL(12, d), SIZE_MUL(2, ng)), SIZE_ADD(SIZE_ADD(HT, SIZE_MUL(2, f)), 4));
+  t->jets = SIZE_MUL(8, SIZE_ADD(SIZE_MUL(t->row, lchunk), SIZE_MUL(SIZE_MUL(lchunk, C), jrow)));
+  t->data = SIZE_MUL(5, SIZE_MUL(SIZE_ADD(SIZE_ADD(train, test), pts), T));
+}
+
 const model_family_ops lm_family_ops = {
     .layout = lm_layout_create,
     .acts_create = lm_acts_create,
@@ -438,5 +472,9 @@ const model_family_ops lm_family_ops = {
     .loss = lm_loss,
     .backward = lm_backward,
     .flops_per_point = lm_flops_per_point,
-    .token_stats = NULL, /* model_attention_sink_tokens reads lm_sink_sums instead */
+    .token_stats = NULL, /* its sequence statistics are the three below */
+    .memory = lm_memory,
+    .sink_sums = lm_sink_sums,
+    .attn_map_sums = lm_attn_map_sums,
+    .extreme_collect = lm_extreme_collect,
 };

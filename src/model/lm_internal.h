@@ -101,4 +101,20 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct);
 /* Backward of the last value forward and lm_loss (the family's backward op). */
 int lm_backward(cs_model *M, cs_acts *A, int N, const double *x);
 
+/* The lm family's sequence statistics (its row's sink_sums, attn_map_sums
+ * and extreme_collect, model_family_ops). The first-token share after a
+ * value forward of N sequences (lm_backward.c): sum[l·H + j] += the attention weights head j of layer l
+ * puts on BOS from the query positions t ≥ 1 of every sequence; returns
+ * the number of (sequence, query) terms added per (l, j). */
+double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
+/* After the same forward: map[t·T + s] += the attention weight query t
+ * puts on key s in block l, summed over heads and the N sequences
+ * (lm_backward.c); returns the terms added per entry (N·H). */
+double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, double *map);
+/* After the same forward, block l's residual stream h (after the block)
+ * and values v (after a g2 gate) at the N·T positions, row p·T + t:
+ * abs_h (N·T × d) |h|, norm_h (N·T) ‖h‖, norm_v (N·T) ‖v‖ (lm_backward.c). */
+void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
+                        double *norm_h, double *norm_v);
+
 #endif

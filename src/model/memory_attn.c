@@ -386,6 +386,28 @@ static int memory_backward(cs_model *M, cs_acts *A, int N, const double *x) {
                          NULL, 0.0);
 }
 
+/* The memory-estimate terms (docs/SPEC.md, "Sizes"; model_family_ops):
+ * per layer W_q, K, U, W_o, b_o, W_g, b_g (or an MLP block's W_1, b_1, W_2,
+ * b_2) and LayerNorm's gains; per activation row the layer outputs, the
+ * scores, weights, o, gate and u of each head, and the caches. */
+static void memory_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over) {
+  uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
+  uint64_t H = (uint64_t)c->heads, L = (uint64_t)c->depth, dd = SIZE_MUL(d, d);
+  uint64_t layer = c->norm == NORM_PRE ? SIZE_MUL(2, d) : 0;
+  if (c->arch == ARCH_MLP)  // W1, b1, W2, b2
+    layer = SIZE_ADD(layer, SIZE_ADD(SIZE_MUL(2, dd), SIZE_MUL(2, d)));
+  else  // Wq, K, U, Wo, bo, Wg, bg
+    layer = SIZE_ADD(layer, SIZE_ADD(SIZE_ADD(SIZE_MUL(2, dd), SIZE_MUL(SIZE_MUL(2, n), d)),
+                                     SIZE_ADD(d, SIZE_ADD(SIZE_MUL(ng, d), ng))));
+  uint64_t embed = SIZE_ADD(SIZE_MUL(m, d), d);
+  t->params = SIZE_ADD(SIZE_ADD(embed, SIZE_MUL(L, layer)), SIZE_ADD(SIZE_MUL(2, d), 2));
+  uint64_t row = c->norm == NORM_PRE ? SIZE_ADD(SIZE_MUL(2, d), 1) : 0;
+  uint64_t hn = SIZE_MUL(H, n);  // scores, weights, o, gate, u
+  row = SIZE_ADD(row, SIZE_ADD(SIZE_ADD(SIZE_MUL(2, hn), SIZE_MUL(2, ng)), SIZE_ADD(SIZE_MUL(2, d), 8)));
+  t->row = SIZE_ADD(sizes_point_base(c, over), SIZE_MUL(L, row));
+  sizes_points(c, t->row, t, over);
+}
+
 const model_family_ops memory_family_ops = {
     .layout = memory_layout,
     .acts_create = memory_acts_create,
@@ -395,4 +417,5 @@ const model_family_ops memory_family_ops = {
     .backward = memory_backward,
     .flops_per_point = memory_flops_per_point,
     .token_stats = NULL,
+    .memory = memory_memory,
 };

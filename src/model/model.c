@@ -1,8 +1,9 @@
 /* model.c — the model of any family (model.h): its parameters and
  * workspace, and the dispatch of every operation to the family of the
  * config through the family table below (model_internal.h). The families
- * themselves are memory_attn.c and self_attn.c; their shared layers are
- * layers.c (docs/ARCHITECTURE.md, "A new model family").
+ * themselves are memory_attn.c, self_attn.c and lm_attn.c (with
+ * lm_backward.c, lm_products.c); their shared layers are layers.c
+ * (docs/ARCHITECTURE.md, "A new model family").
  *
  * Notation: N points, C jet rows per point (1 in training), R = N·C rows,
  * m input dim, d width, n slots, H heads. */
@@ -16,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The family table: one row per cs_family (config.h), the operations
+/* The family table: one row per cs_family (config.h, whose family table
+ * in config.c holds the family's name and what it accepts), the operations
  * defined at the end of the family's file. */
 extern const model_family_ops memory_family_ops; /* memory_attn.c */
 extern const model_family_ops self_family_ops;   /* self_attn.c */
@@ -34,23 +36,58 @@ static const model_family_ops *family_ops(cs_family f) {
 
 /* ---------------------------------------------------------- parameters */
 
-/* The sizes a config implies, checked before anything is laid out or
- * allocated: the spec check refuses such cells first (docs/SPEC.md,
- * "Sizes"); this keeps a config built elsewhere from wrapping the int64
- * arithmetic below. Every layer of either family holds at most
- * 6 d² + (2 slots + 2 input_dim + 8) d parameters, the embedding and the
- * readout fewer than one layer. */
+/* ------------------------------------------------------ memory estimate */
+
+/* The estimate of docs/SPEC.md, "Sizes" (model.h): the family's terms (its
+ * memory op), then what every family adds the same way. */
+void model_cell_memory(const cs_config *c, uint64_t part[CELL_MEM_PARTS], int *over) {
+  for (int p = 0; p < CELL_MEM_PARTS; p++) part[p] = 0;
+  const model_family_ops *ops = family_ops(c->family);
+  if (!ops) {
+    *over = 1;  // no such family: never sized as fitting
+    for (int p = 0; p < CELL_MEM_PARTS; p++) part[p] = UINT64_MAX;
+    return;
+  }
+  uint64_t m = (uint64_t)c->input_dim, L = (uint64_t)c->depth, N = (uint64_t)c->field;
+  uint64_t ng = (uint64_t)config_arch_gate_width(c->arch, c->width, c->heads);
+  uint64_t train = (uint64_t)c->train_points, pts = (uint64_t)c->points;
+  uint64_t batch = c->batch == 0 || (uint64_t)c->batch > train ? train : (uint64_t)c->batch;
+  model_memory_terms t = {0, 0, 0, 0};
+  ops->memory(c, ng, &t, over);
+  // parameters, gradients, two Adam moments, the decay mask, a saved copy
+  part[CELL_MEM_PARAMS] = SIZE_MUL(48, t.params);
+  // a training batch forward and backward, and the evaluation passes
+  part[CELL_MEM_TRAIN] = SIZE_MUL(8, SIZE_MUL(t.row, SIZE_ADD(SIZE_MUL(2, batch), 256)));
+  part[CELL_MEM_JETS] = t.jets;
+  part[CELL_MEM_DATA] = t.data;
+  // per-point values, the curvature field, the learning curve
+  uint64_t curve = (uint64_t)c->epochs / (uint64_t)c->eval_every + 1;
+  part[CELL_MEM_RESULTS] =
+      SIZE_MUL(8, SIZE_ADD(SIZE_ADD(SIZE_MUL(SIZE_MUL(L, pts), 8 + m), SIZE_MUL(pts, m)),
+                           SIZE_ADD(SIZE_MUL(SIZE_MUL(L, SIZE_MUL(N, N)), 9), SIZE_MUL(curve, 4))));
+}
+
+/* ---------------------------------------------------------- parameters */
+
+/* The cell's memory estimate, checked before anything is laid out or
+ * allocated: a spec loaded for a run refuses such cells first, naming the
+ * key (docs/SPEC.md, "Sizes"); this bounds a config built from anywhere
+ * else (an archive's spec, a test) the same way, so the int64 arithmetic of
+ * the layouts cannot wrap. */
 static int model_size_check(const cs_config *c) {
-  int64_t d = c->width, dd, layer, lin, all, bytes;
-  int over = __builtin_mul_overflow(d, d, &dd) || __builtin_mul_overflow(dd, (int64_t)6, &layer) ||
-             __builtin_mul_overflow(2 * (int64_t)c->slots + 2 * (int64_t)c->input_dim + 8, d, &lin) ||
-             __builtin_add_overflow(layer, lin, &layer) ||
-             __builtin_mul_overflow(layer, (int64_t)c->depth + 1, &all) ||
-             __builtin_mul_overflow(all, (int64_t)sizeof(double), &bytes);
+  uint64_t part[CELL_MEM_PARTS], total = 0;
+  int over = 0;
+  model_cell_memory(c, part, &over);
+  for (int p = 0; p < CELL_MEM_PARTS; p++) total = cs_size_add(total, part[p], &over);
   if (over)
-    return cs_error(CS_ERR_INPUT, "model: width %d, slots %d, input_dim %d, depth %d: the parameter "
-                    "count overflows 64 bits (docs/SPEC.md, \"Sizes\")", c->width, c->slots,
-                    c->input_dim, c->depth);
+    return cs_error(CS_ERR_INPUT, "model: width %d, slots %d, heads %d, input_dim %d, depth %d: "
+                    "the memory estimate of a cell overflows 64 bits (docs/SPEC.md, \"Sizes\")",
+                    c->width, c->slots, c->heads, c->input_dim, c->depth);
+  if (total > CELL_MAX_BYTES)
+    return cs_error(CS_ERR_INPUT, "model: width %d, slots %d, heads %d, input_dim %d, depth %d: a "
+                    "cell would need %.3g GiB of memory; allowed: at most %d GiB per cell "
+                    "(docs/SPEC.md, \"Sizes\")", c->width, c->slots, c->heads, c->input_dim,
+                    c->depth, (double)total / (double)(1u << 30), (int)(CELL_MAX_BYTES >> 30));
   return CS_OK;
 }
 
@@ -219,14 +256,14 @@ int model_attention_sink(const cs_model *M, int n, const double *x, double *sink
   return rc;
 }
 
-/* The lm family's first-token share (model.h): value forwards over chunks
- * of at most 64 sequences, per-head sums over the chunks (lm_sink_sums),
- * then the mean over heads and the largest per-head mean. */
+/* A token family's first-token share (model.h): value forwards over chunks
+ * of at most 64 sequences, per-head sums over the chunks (the family's
+ * sink_sums), then the mean over heads and the largest per-head mean. */
 int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *batch,
                                 double *sink_mass, double *max_attn) {
   int L = M->L, H = M->H, T = batch->T;
   for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
-  if (!config_family_tokens(M->cfg.family) || n < 1) return CS_OK;
+  if (!M->ops->sink_sums || n < 1) return CS_OK;
   int chunk = n < 64 ? n : 64;
   cs_acts *A;
   CS_CHECK(model_acts_create(M, chunk, 0, &A));
@@ -237,7 +274,7 @@ int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *
     cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
     model_acts_bind_tokens(A, &b);
     rc = model_forward(M, A, cnt, NULL);
-    if (!rc) terms += lm_sink_sums(M, A, cnt, sum);
+    if (!rc) terms += M->ops->sink_sums(M, A, cnt, sum);
   }
   for (int l = 0; l < L && !rc; l++) {
     double mean = 0.0, mx = -INFINITY;
@@ -254,12 +291,13 @@ int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *
   return rc;
 }
 
-/* The lm family's attention map (model.h): value forwards over chunks of
- * at most 64 sequences, the weights summed (lm_attn_map_sums), then the mean. */
+/* A token family's attention map (model.h): value forwards over chunks of
+ * at most 64 sequences, the weights summed (the family's attn_map_sums),
+ * then the mean. */
 int model_attention_map_tokens(const cs_model *M, int n, const cs_token_batch *batch, int layer,
                                double *map) {
   int T = batch->T;
-  if (!config_family_tokens(M->cfg.family) || layer < 0 || layer >= M->L || n < 1)
+  if (!M->ops->attn_map_sums || layer < 0 || layer >= M->L || n < 1)
     return cs_error(CS_ERR_INPUT, "model_attention_map_tokens: needs an lm model, a layer in 0..%d "
                     "and sequences (layer %d, n = %d)", M->L - 1, layer, n);
   memset(map, 0, sizeof(double) * (size_t)T * T);
@@ -273,21 +311,21 @@ int model_attention_map_tokens(const cs_model *M, int n, const cs_token_batch *b
     cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
     model_acts_bind_tokens(A, &b);
     rc = model_forward(M, A, cnt, NULL);
-    if (!rc) terms += lm_attn_map_sums(M, A, cnt, layer, map);
+    if (!rc) terms += M->ops->attn_map_sums(M, A, cnt, layer, map);
   }
   for (int64_t i = 0; i < (int64_t)T * T && !rc; i++) map[i] /= terms;
   model_acts_free(A);
   return rc;
 }
 
-/* The lm family's extreme-token statistics (model.h): value forwards over
+/* A token family's extreme-token statistics (model.h): value forwards over
  * chunks of at most 64 sequences, every block's |h|, ‖h_t‖ and ‖v_t‖
- * gathered (lm_extreme_collect), then the ratios with pooled medians
+ * gathered (the family's extreme_collect), then the ratios with pooled medians
  * (cs_quantile_sorted at 1/2). */
 int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, double *out) {
   int L = M->L, d = M->d, T = batch->T;
   for (int i = 0; i < L * MODEL_EXTREME_COUNT; i++) out[i] = NAN;
-  if (!config_family_tokens(M->cfg.family) || n < 1) return CS_OK;
+  if (!M->ops->extreme_collect || n < 1) return CS_OK;
   int chunk = n < 64 ? n : 64;
   int64_t NT = (int64_t)n * T;
   cs_acts *A;
@@ -302,8 +340,9 @@ int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, 
     model_acts_bind_tokens(A, &b);
     rc = model_forward(M, A, cnt, NULL);
     for (int l = 0; l < L && !rc; l++)
-      lm_extreme_collect(M, A, cnt, l, abs_h + (int64_t)l * NT * d + (int64_t)p0 * T * d,
-                         nh + (int64_t)l * NT + (int64_t)p0 * T, nv + (int64_t)l * NT + (int64_t)p0 * T);
+      M->ops->extreme_collect(M, A, cnt, l, abs_h + (int64_t)l * NT * d + (int64_t)p0 * T * d,
+                              nh + (int64_t)l * NT + (int64_t)p0 * T,
+                              nv + (int64_t)l * NT + (int64_t)p0 * T);
   }
   /* per block: BOS norms apart (their mean), the rest sorted for medians */
   for (int l = 0; l < L && !rc; l++) {

@@ -1,7 +1,7 @@
 /* model_internal.h — what the files of src/model share (not a public header).
  *
  * The files, each using only those below it (docs/ARCHITECTURE.md; the
- * build rejects a call cycle between them, cmake/cycles.cmake):
+ * build rejects a call cycle between them, cmake/check_cycles.cmake):
  *
  *   model.c        parameters and workspace of any family, the family
  *                  table and the dispatch of model.h through it
@@ -14,11 +14,14 @@
  *   lm_attn.c      the lm family: decoder-only causal transformer over
  *                  token sequences (gates g1..g5, optional GELU MLP),
  *                  forward on values and on jets of the last position;
- *                  lm_backward.c its loss and backward
+ *                  lm_backward.c its loss, backward and sequence
+ *                  statistics, lm_products.c its per-head products
  *   layers.c       the layer toolbox the families share (layers.h): linear,
  *                  LayerNorm, embedding, mlp, the gate, the attention
  *                  output sublayer (g1, g5), the token families' attention
  *                  input [Q | K | V | Z] (g2..g4), readout, loss, residual
+ *   sizes.c        the memory-estimate terms the families on points share
+ *                  (docs/SPEC.md, "Sizes")
  *   tensors.c      the parameter table: tensors appended by a family's
  *                  layout, their initialisation, views by index and name
  *   jet.c          the chain rules of second-order jets and the Leibniz
@@ -40,6 +43,14 @@
 #define MAX_TENSORS 512
 
 typedef struct model_family_ops model_family_ops;
+
+/* A family's terms of a cell's memory estimate (docs/SPEC.md, "Sizes";
+ * model_cell_memory adds the rest): doubles of the parameters and of one
+ * activation row over every layer, bytes of the curvature jets of one
+ * chunk and of the training and test data. */
+typedef struct {
+  uint64_t params, row, jets, data;
+} model_memory_terms;
 
 typedef enum { INIT_NORMAL, INIT_ZEROS, INIT_ONES } init_kind;
 
@@ -121,22 +132,34 @@ struct model_family_ops {
    * sum[k·L + l] and the number of samples into count[k·L + l]
    * (k a model_stat). NULL: the family has none (NaN in the results). */
   void (*token_stats)(const cs_model *M, const cs_acts *A, int N, double *sum, double *count);
+  /* The family's terms of the memory estimate of a cell of config c (gate
+   * width ng), with size.h's checked arithmetic (*over on overflow);
+   * families on points take their jets and data from sizes_points. */
+  void (*memory)(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over);
+  /* The sequence statistics of a token family after a value forward of N
+   * sequences (model.c's sink share, attention map and extreme tokens;
+   * NULL for families on points). sink_sums: sum[l·H + j] += the weight
+   * head j of layer l puts on BOS from the queries t ≥ 1, returns the terms
+   * added per (l, j). attn_map_sums: map[t·T + s] += the weight query t
+   * puts on key s in block l, over heads and sequences, returns the terms
+   * per entry. extreme_collect: block l's residual stream h and values v at
+   * the N·T positions, row p·T + t: abs_h (N·T × d) |h|, norm_h ‖h‖,
+   * norm_v ‖v‖. */
+  double (*sink_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
+  double (*attn_map_sums)(const cs_model *M, const cs_acts *A, int N, int l, double *map);
+  void (*extreme_collect)(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
+                          double *norm_h, double *norm_v);
 };
 
-/* The lm family's first-token share after a value forward of N sequences
- * (lm_backward.c): sum[l·H + j] += the attention weights head j of layer l
- * puts on BOS from the query positions t ≥ 1 of every sequence; returns
- * the number of (sequence, query) terms added per (l, j). */
-double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
-/* After the same forward: map[t·T + s] += the attention weight query t
- * puts on key s in block l, summed over heads and the N sequences
- * (lm_backward.c); returns the terms added per entry (N·H). */
-double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, double *map);
-/* After the same forward, block l's residual stream h (after the block)
- * and values v (after a g2 gate) at the N·T positions, row p·T + t:
- * abs_h (N·T × d) |h|, norm_h (N·T) ‖h‖, norm_v (N·T) ‖v‖ (lm_backward.c). */
-void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
-                        double *norm_h, double *norm_v);
+/* sizes.c: the memory estimate's terms every family on points shares: the
+ * doubles of a row's input, embedding, readout and scratch (base); and the
+ * jets of one curvature chunk of points and of the field grid through
+ * activation rows of row doubles, and the datasets (t->jets, t->data). */
+uint64_t sizes_point_base(const cs_config *c, int *over);
+void sizes_points(const cs_config *c, uint64_t row, model_memory_terms *t, int *over);
+/* sizes.c: the points of one curvature chunk (*chunk) and the jet
+ * coefficients of a point (*C: value, gradient, Hessian). */
+void sizes_chunk(const cs_config *c, uint64_t *chunk, uint64_t *C);
 
 #define VIEW(M, r, c, ld, p) la_view((M)->team, (r), (c), (ld), (p))
 

@@ -525,6 +525,24 @@ static void self_token_stats(const cs_model *M, const cs_acts *A, int N, double 
   }
 }
 
+/* The memory-estimate terms (docs/SPEC.md, "Sizes"; model_family_ops): per
+ * layer [W_q; W_k; W_v; W_g], W_o, b_o, b_g and LayerNorm's gains, two
+ * embedding matrices of the m feature tokens; per activation row (T = m + 1
+ * tokens) every token's layer outputs, qkvz, p, o, gate, pre and gated. */
+static void self_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over) {
+  uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, H = (uint64_t)c->heads;
+  uint64_t L = (uint64_t)c->depth, T = m + 1, dd = SIZE_MUL(d, d);
+  uint64_t layer = c->norm == NORM_PRE ? SIZE_MUL(2, d) : 0;
+  layer = SIZE_ADD(layer, SIZE_ADD(SIZE_ADD(SIZE_MUL(4, dd), SIZE_MUL(ng, d)), SIZE_ADD(d, ng)));
+  uint64_t embed = SIZE_ADD(SIZE_MUL(2 * m, d), d);
+  t->params = SIZE_ADD(SIZE_ADD(embed, SIZE_MUL(L, layer)), SIZE_ADD(SIZE_MUL(2, d), 2));
+  uint64_t row = c->norm == NORM_PRE ? SIZE_ADD(SIZE_MUL(2, d), 1) : 0;
+  row = SIZE_ADD(row, SIZE_ADD(SIZE_ADD(SIZE_MUL(6, d), SIZE_MUL(2, ng)), SIZE_MUL(H, T)));
+  t->row = SIZE_ADD(sizes_point_base(c, over),
+                    SIZE_MUL(T, SIZE_ADD(SIZE_ADD(SIZE_MUL(L + 1, d), SIZE_MUL(L, row)), 2)));
+  sizes_points(c, t->row, t, over);
+}
+
 const model_family_ops self_family_ops = {
     .layout = self_layout_create,
     .acts_create = self_acts_create,
@@ -534,4 +552,5 @@ const model_family_ops self_family_ops = {
     .backward = self_backward,
     .flops_per_point = self_flops_per_point,
     .token_stats = self_token_stats,
+    .memory = self_memory,
 };

@@ -61,6 +61,7 @@ static int spec_parse(cs_spec *spec, const char *text, size_t len, const char *s
   if (x) {
     st.on_error = x->on_error, st.on_error_ctx = x->ctx;
     st.origin = x->origin, st.norigin = x->norigin, st.overrides = x->overrides;
+    st.cell_memory = x->cell_memory;
   }
   int r = ini_parse_stream(spec_reader, &st, spec_handler, &st);
   if (r < 0)

@@ -171,129 +171,10 @@ static int check_field_dim(parse_state *st, int64_t field, int64_t dim) {
 /* ------------------------------------------------------------------------ */
 /* A cell's memory (docs/SPEC.md, "Sizes")                                    */
 
-/* Checked size arithmetic: a result past 2^64 - 1 saturates and sets *over,
- * and everything computed from it stays saturated. */
-static uint64_t size_mul(uint64_t a, uint64_t b, int *over) {
-  uint64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    *over = 1;
-    return UINT64_MAX;
-  }
-  return r;
-}
-
-static uint64_t size_add(uint64_t a, uint64_t b, int *over) {
-  uint64_t r;
-  if (__builtin_add_overflow(a, b, &r)) {
-    *over = 1;
-    return UINT64_MAX;
-  }
-  return r;
-}
-
-#define MUL(a, b) size_mul((a), (b), over)
-#define ADD(a, b) size_add((a), (b), over)
-
-/* The parts of a cell's memory estimate, in bytes. */
-enum { PART_PARAMS, PART_TRAIN, PART_JETS, PART_DATA, PART_RESULTS, PART_COUNT };
-static const char *const PART_NAMES[PART_COUNT] = {"parameters", "training activations",
-                                                   "curvature jets", "datasets",
-                                                   "results"};
-
-/* The lm family (lm_attn.c): parameters, or the doubles per sequence of
- * a value workspace (training adds its backward buffers). */
-static uint64_t lm_params(const cs_config *c, uint64_t ng, int *over) {
-  uint64_t d = (uint64_t)c->width, L = (uint64_t)c->depth, V = (uint64_t)c->vocab;
-  uint64_t T = (uint64_t)c->seq_len, f = MUL((uint64_t)c->mlp_ratio, d);
-  // ln, W_q W_k W_v W_o, W_g b_g, b_o; mlp: ln, W_1 b_1 W_2 b_2
-  uint64_t layer = ADD(ADD(MUL(3, d), MUL(4, MUL(d, d))), ADD(MUL(ng, d), ng));
-  if (f) layer = ADD(layer, ADD(ADD(MUL(3, d), f), MUL(2, MUL(f, d))));
-  uint64_t embed = MUL(ADD(ADD(V, 1), T), d);
-  return ADD(ADD(embed, MUL(L, layer)), ADD(MUL(ADD(V, 2), d), V));
-}
-
-static uint64_t lm_row_doubles(const cs_config *c, uint64_t ng, int *over) {
-  uint64_t d = (uint64_t)c->width, L = (uint64_t)c->depth, V = (uint64_t)c->vocab;
-  uint64_t T = (uint64_t)c->seq_len, H = (uint64_t)c->heads, f = MUL((uint64_t)c->mlp_ratio, d);
-  uint64_t ldq = ADD(MUL(3, d), ng), HT = MUL(H, T);
-  // per position: ln_1, qkvz, gate, pre, gated, p, o, mid (+ ln_2, u, act)
-  uint64_t layer = ADD(ADD(ADD(MUL(6, d), 1), ADD(ldq, ng)), ADD(HT, MUL(2, d)));
-  if (f) layer = ADD(layer, ADD(ADD(MUL(2, d), 1), MUL(2, f)));
-  // residual streams, final LN, scratch, logits; backward buffers
-  uint64_t pos = ADD(ADD(MUL(L + 1, d), MUL(L, layer)), ADD(ADD(MUL(2, d), 3), MUL(2, V)));
-  pos = ADD(pos, ADD(ADD(MUL(7, d), HT), ADD(ldq, MUL(2, f))));
-  return MUL(T, pos);
-}
-
-/* Doubles of the parameters of c (model.c, self_attn.c: every tensor). */
-static uint64_t cell_params(const cs_config *c, uint64_t ng, int *over) {
-  if (c->family == FAMILY_LM) return lm_params(c, ng, over);
-  uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
-  uint64_t L = (uint64_t)c->depth, dd = MUL(d, d);
-  uint64_t layer = c->norm == NORM_PRE ? MUL(2, d) : 0;
-  if (c->family == FAMILY_SELF)  // [W_q; W_k; W_v; W_g], W_o, b_o, b_g
-    layer = ADD(layer, ADD(ADD(MUL(4, dd), MUL(ng, d)), ADD(d, ng)));
-  else if (c->arch == ARCH_MLP)  // W1, b1, W2, b2
-    layer = ADD(layer, ADD(MUL(2, dd), MUL(2, d)));
-  else  // Wq, K, U, Wo, bo, Wg, bg
-    layer = ADD(layer, ADD(ADD(MUL(2, dd), MUL(MUL(2, n), d)), ADD(d, ADD(MUL(ng, d), ng))));
-  uint64_t embed = ADD(MUL(c->family == FAMILY_SELF ? 2 * m : m, d), d);
-  return ADD(ADD(embed, MUL(L, layer)), ADD(MUL(2, d), 2));
-}
-
-/* Doubles per activation row over every layer (model_acts_create and
- * self_attn_acts_create, rounded up): layer outputs, caches, scratch. */
-static uint64_t cell_row_doubles(const cs_config *c, uint64_t ng, int *over) {
-  if (c->family == FAMILY_LM) return lm_row_doubles(c, ng, over);
-  uint64_t m = (uint64_t)c->input_dim, d = (uint64_t)c->width, n = (uint64_t)c->slots;
-  uint64_t H = (uint64_t)c->heads, L = (uint64_t)c->depth, T = m + 1;
-  uint64_t base = ADD(ADD(MUL(L + 1, d), m), ADD(d, MUL(2, H)));
-  uint64_t layer = c->norm == NORM_PRE ? ADD(MUL(2, d), 1) : 0;
-  if (c->family == FAMILY_SELF) {  // per token: qkvz, p, o, gate, pre, gated
-    layer = ADD(layer, ADD(ADD(MUL(6, d), MUL(2, ng)), MUL(H, T)));
-    return ADD(base, MUL(T, ADD(ADD(MUL(L + 1, d), MUL(L, layer)), 2)));
-  }
-  uint64_t hn = MUL(H, n);  // scores, weights, o, gate, u
-  layer = ADD(layer, ADD(ADD(MUL(2, hn), MUL(2, ng)), ADD(MUL(2, d), 8)));
-  return ADD(base, MUL(L, layer));
-}
-
-/* The estimate of docs/SPEC.md, "Sizes": every part in bytes. */
-static void cell_bytes(const cs_config *c, uint64_t part[PART_COUNT], int *over) {
-  uint64_t m = (uint64_t)c->input_dim, L = (uint64_t)c->depth, N = (uint64_t)c->field;
-  uint64_t ng = c->arch == ARCH_GATED ? (uint64_t)c->width
-                : c->arch == ARCH_GATED_HEADWISE ? (uint64_t)c->heads : 0;
-  uint64_t train = (uint64_t)c->train_points, test = (uint64_t)c->test_points;
-  uint64_t batch = c->batch == 0 || (uint64_t)c->batch > train ? train : (uint64_t)c->batch;
-  uint64_t pts = (uint64_t)c->points, chunk = pts < 256 ? pts : 256;
-  uint64_t C = 1 + m + m * (m + 1) / 2, row = cell_row_doubles(c, ng, over);
-  // parameters, gradients, two Adam moments, the decay mask, a saved copy
-  part[PART_PARAMS] = MUL(48, cell_params(c, ng, over));
-  // a training batch forward and backward, and the evaluation passes
-  part[PART_TRAIN] = MUL(8, MUL(row, ADD(MUL(2, batch), 256)));
-  // second-order jets of a chunk of points, and of the field grid
-  uint64_t jet_rows = MUL(chunk, C);
-  if (N) jet_rows = ADD(jet_rows, MUL(MUL(N, N) < 256 ? MUL(N, N) : 256, 6));
-  part[PART_JETS] = MUL(8, MUL(row, jet_rows));
-  part[PART_DATA] = MUL(16, MUL(ADD(train, test), m + 1));
-  if (c->family == FAMILY_LM) {
-    // jets: chunks of at most 8192 positions (src/train/cell.c) through the
-    // value workspace, then C rows of the last position; tokens and masks
-    uint64_t T = (uint64_t)c->seq_len, d = (uint64_t)c->width;
-    uint64_t HT = MUL((uint64_t)c->heads, T), f = MUL((uint64_t)c->mlp_ratio, d);
-    uint64_t lchunk = 8192 / T < chunk ? (8192 / T ? 8192 / T : 1) : chunk;
-    uint64_t jrow = ADD(ADD(MUL(12, d), MUL(2, ng)), ADD(ADD(HT, MUL(2, f)), 4));
-    part[PART_JETS] = MUL(8, ADD(MUL(row, lchunk), MUL(MUL(lchunk, C), jrow)));
-    part[PART_DATA] = MUL(5, MUL(ADD(ADD(train, test), pts), T));
-  }
-  // per-point values, the curvature field, the learning curve
-  uint64_t curve = (uint64_t)c->epochs / (uint64_t)c->eval_every + 1;
-  part[PART_RESULTS] = MUL(8, ADD(ADD(MUL(MUL(L, pts), 8 + m), MUL(pts, m)),
-                                  ADD(MUL(MUL(L, MUL(N, N)), 9), MUL(curve, 4))));
-}
-
-#undef MUL
-#undef ADD
+/* The parts of a cell's memory estimate (size.h's CELL_MEM_*, computed by
+ * the model's families: spec_load_options.cell_memory). */
+static const char *const PART_NAMES[CELL_MEM_PARTS] = {"parameters", "training activations",
+                                                       "curvature jets", "datasets", "results"};
 
 /* The largest value a key takes over the grid (the base value when it is
  * not an axis). */
@@ -308,14 +189,14 @@ static int64_t key_max(const cs_spec *spec, int key, int64_t base) {
 
 /* The keys a part grows with, most telling first: the message names the
  * first one the spec wrote. */
-static const int PART_KEYS[PART_COUNT][10] = {
-    [PART_PARAMS] = {K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH, K_INPUT_DIM, K_VOCAB, K_MLP_RATIO, -1},
-    [PART_TRAIN] = {K_BATCH, K_TRAIN_POINTS, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_INPUT_DIM,
+static const int PART_KEYS[CELL_MEM_PARTS][10] = {
+    [CELL_MEM_PARAMS] = {K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH, K_INPUT_DIM, K_VOCAB, K_MLP_RATIO, -1},
+    [CELL_MEM_TRAIN] = {K_BATCH, K_TRAIN_POINTS, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_INPUT_DIM,
                     K_SEQ_LEN, K_VOCAB, -1},
-    [PART_JETS] = {K_POINTS, K_INPUT_DIM, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_FIELD, K_SEQ_LEN,
+    [CELL_MEM_JETS] = {K_POINTS, K_INPUT_DIM, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_FIELD, K_SEQ_LEN,
                    -1},
-    [PART_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, K_SEQ_LEN, -1},
-    [PART_RESULTS] = {K_POINTS, K_FIELD, K_EPOCHS, K_EVAL_EVERY, K_DEPTH, K_INPUT_DIM, -1},
+    [CELL_MEM_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, K_SEQ_LEN, -1},
+    [CELL_MEM_RESULTS] = {K_POINTS, K_FIELD, K_EPOCHS, K_EVAL_EVERY, K_DEPTH, K_INPUT_DIM, -1},
 };
 
 static void bytes_text(uint64_t b, int over, char *buf, size_t len) {
@@ -324,10 +205,10 @@ static void bytes_text(uint64_t b, int over, char *buf, size_t len) {
   else snprintf(buf, len, "%.3g MiB", (double)b / (double)(1u << 20));
 }
 
-static int memory_error(parse_state *st, const uint64_t part[PART_COUNT], int over) {
+static int memory_error(parse_state *st, const uint64_t part[CELL_MEM_PARTS], int over) {
   int worst = 0;
   uint64_t total = 0;
-  for (int p = 0; p < PART_COUNT; p++) {
+  for (int p = 0; p < CELL_MEM_PARTS; p++) {
     if (part[p] > part[worst]) worst = p;
     if (__builtin_add_overflow(total, part[p], &total)) over = 1, total = UINT64_MAX;
   }
@@ -340,7 +221,7 @@ static int memory_error(parse_state *st, const uint64_t part[PART_COUNT], int ov
   line = key_line(st, key, &section);
   if (!line) section = SPEC_KEYS[key].section;
   char text[5][48], all[48], value[32];
-  for (int p = 0; p < PART_COUNT; p++) bytes_text(part[p], part[p] == UINT64_MAX, text[p], 48);
+  for (int p = 0; p < CELL_MEM_PARTS; p++) bytes_text(part[p], part[p] == UINT64_MAX, text[p], 48);
   bytes_text(total, over, all, sizeof all);
   const cs_config *b = &st->spec->base;
   const int64_t base[K_COUNT] = {[K_WIDTH] = b->width, [K_SLOTS] = b->slots, [K_HEADS] = b->heads,
@@ -359,12 +240,14 @@ static int memory_error(parse_state *st, const uint64_t part[PART_COUNT], int ov
                        (int)(SPEC_MAX_CELL_BYTES >> 30));
 }
 
-/* Every cell's memory estimate within SPEC_MAX_CELL_BYTES. The estimate
- * grows with every integer key, so the cell of the grid with each integer
- * axis at its largest value is the largest for given family, arch and norm
- * (the grid is a Cartesian product: that cell is in it); those three are
- * tried in every combination the grid has. */
+/* Every cell's memory estimate (st->cell_memory, the model's) within
+ * SPEC_MAX_CELL_BYTES. The estimate grows with every integer key, so the
+ * cell of the grid with each integer axis at its largest value is the
+ * largest for given family, arch and norm (the grid is a Cartesian product:
+ * that cell is in it); those three are tried in every combination the grid
+ * has. Without an estimate nothing is sized. */
 static int check_cell_memory(parse_state *st) {
+  if (!st->cell_memory) return CS_OK;
   const cs_spec *spec = st->spec;
   cs_config c = spec->base;
   c.width = (int)key_max(spec, K_WIDTH, c.width), c.slots = (int)key_max(spec, K_SLOTS, c.slots);
@@ -394,10 +277,10 @@ static int check_cell_memory(parse_state *st) {
       for (int64_t k = 0; k < norm.n; k++) {
         c.family = (cs_family)fam.v[f], c.arch = (cs_arch)arch.v[a], c.norm = (cs_norm)norm.v[k];
         if (!config_family_allows_arch(c.family, c.arch)) continue;  // refused above
-        uint64_t part[PART_COUNT], total = 0;
+        uint64_t part[CELL_MEM_PARTS], total = 0;
         int over = 0;
-        cell_bytes(&c, part, &over);
-        for (int p = 0; p < PART_COUNT; p++)
+        st->cell_memory(&c, part, &over);
+        for (int p = 0; p < CELL_MEM_PARTS; p++)
           if (__builtin_add_overflow(total, part[p], &total)) over = 1;
         if (over || total > SPEC_MAX_CELL_BYTES) return memory_error(st, part, over);
         if (total > st->spec->max_cell_bytes) st->spec->max_cell_bytes = total;

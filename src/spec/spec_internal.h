@@ -117,6 +117,7 @@ typedef struct {
   const int *origin;
   int norigin;
   const struct spec_override *overrides;
+  spec_cell_memory_fn cell_memory; /* NULL: cells are not sized (spec_load_options) */
 } parse_state;
 
 /* ---- spec.c ---- */
@@ -128,6 +129,7 @@ typedef struct {
   const int *origin;
   int norigin;
   const struct spec_override *overrides;
+  spec_cell_memory_fn cell_memory;
 } spec_parse_extras;
 /* The bytes of the spec file at path (*text: free() it). */
 int spec_read_file(const char *path, char **text, size_t *text_len);

@@ -226,7 +226,8 @@ int spec_override_apply(const char *text, size_t len, const spec_override *ov, i
  * collected (opt may be NULL). */
 static int spec_load_overridden(const char *text, size_t len, const char *source,
                                 const spec_load_options *opt, cs_spec **out) {
-  spec_parse_extras x = {opt ? opt->on_error : NULL, opt ? opt->ctx : NULL, NULL, 0, NULL};
+  spec_parse_extras x = {opt ? opt->on_error : NULL, opt ? opt->ctx : NULL, NULL, 0, NULL,
+                         opt ? opt->cell_memory : NULL};
   int n = opt ? opt->nsets : 0;
   if (n <= 0) return spec_load_bytes(text, len, source, &x, out);
   spec_override *ov = calloc((size_t)n, sizeof *ov);
@@ -274,4 +275,11 @@ int spec_load_file_opts(const char *path, const spec_load_options *opt, cs_spec 
   int rc = spec_load_overridden(text, len, path, opt, out);
   free(text);
   return rc;
+}
+
+int spec_load_string_opts(const char *text, const char *source, const spec_load_options *opt,
+                          cs_spec **out) {
+  if (!out || !text) return cs_error(CS_ERR_INTERNAL, "spec_load_string_opts: out or text is NULL");
+  *out = NULL;
+  return spec_load_overridden(text, strlen(text), source ? source : "<string>", opt, out);
 }

@@ -315,10 +315,9 @@ static int master_serve_messages(master *M) {
       unsigned char *buf = NULL;
       cs_cell_result r;
       int rc = cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1);
-      if (!rc) {
-        int mrc = MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE);
-        if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Recv of a result");
-      }
+      if (!rc)
+        rc = la_mpi_check(MPI_Recv(buf, len, MPI_BYTE, w, TAG_RESULT, M->comm, MPI_STATUS_IGNORE),
+                          "MPI_Recv of a result");
       if (!rc) rc = result_unpack(buf, (size_t)len, &r);
       free(buf);
       CS_CHECK(rc);
@@ -449,9 +448,11 @@ static int master_shutdown(master *M) {
     unsigned char *buf = NULL;
     int arc = cs_calloc_bytes((void **)&buf, len > 0 ? (size_t)len : 1, 1);
     if (arc) return arc; /* cannot drain: the caller reports it with its own error */
-    int mrc = MPI_Recv(buf, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, M->comm, MPI_STATUS_IGNORE);
+    arc = la_mpi_check(MPI_Recv(buf, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, M->comm,
+                                MPI_STATUS_IGNORE),
+                       "MPI_Recv while stopping the workers");
     free(buf);
-    if (mrc != MPI_SUCCESS) return la_mpi_error(mrc, "MPI_Recv while stopping the workers");
+    CS_CHECK(arc);
     M->busy[st.MPI_SOURCE] = W_STOPPED; /* it has our STOP next */
   }
 }
@@ -508,9 +509,9 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
     rc = result_pack(&r, &buf, &len);
     result_free(&r);
     CS_CHECK(rc);
-    rc = MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_RESULT, comm);
+    rc = la_mpi_check(MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_RESULT, comm), "MPI_Send of a result");
     free(buf);
-    if (rc != MPI_SUCCESS) return la_mpi_error(rc, "MPI_Send of a result");
+    CS_CHECK(rc);
   }
 }
 
@@ -527,24 +528,22 @@ static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len
   int rc = rank == 0 ? cs_calloc_bytes((void **)&all, (size_t)size, MPI_MAX_PROCESSOR_NAME) : CS_OK;
   CS_MPI(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
   if (rc) return rank == 0 ? rc : cs_error(rc, "rank 0 is out of memory gathering host names");
-  rc = MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
-                  comm);
-  if (rc != MPI_SUCCESS) {
-    free(all);
-    return la_mpi_error(rc, "MPI_Gather of the host names");
-  }
-  if (rank != 0) return CS_OK;
-  out[0] = '\0';
-  for (int r = 0; r < size; r++) {
-    const char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
-    int seen = 0;
-    for (int q = 0; q < r && !seen; q++) seen = !strcmp(h, all + (size_t)q * MPI_MAX_PROCESSOR_NAME);
-    if (seen) continue;
-    if (out[0] && strlen(out) + 1 < len) strcat(out, ",");
-    strncat(out, h, len - strlen(out) - 1);
+  rc = la_mpi_check(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
+                               MPI_CHAR, 0, comm),
+                    "MPI_Gather of the host names");
+  if (!rc && rank == 0) {
+    out[0] = '\0';
+    for (int r = 0; r < size; r++) {
+      const char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+      int seen = 0;
+      for (int q = 0; q < r && !seen; q++) seen = !strcmp(h, all + (size_t)q * MPI_MAX_PROCESSOR_NAME);
+      if (seen) continue;
+      if (out[0] && strlen(out) + 1 < len) strcat(out, ",");
+      strncat(out, h, len - strlen(out) - 1);
+    }
   }
   free(all);
-  return CS_OK;
+  return rc;
 }
 
 static int master_setup(master *M, MPI_Comm comm, int size, const cs_spec *spec,

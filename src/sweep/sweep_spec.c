@@ -21,19 +21,20 @@ int sweep_load_spec(MPI_Comm comm, const char *path, const spec_load_options *op
     if (!rc) len = (long)strlen(spec_text(*spec));
   }
   long head[2] = {rc, len};
-  int mrc = MPI_Bcast(head, 2, MPI_LONG, 0, comm);
-  if (mrc == MPI_SUCCESS && head[0] != CS_OK)
-    return rank == 0 ? rc : cs_error((int)head[0], "rank 0 could not read the spec %s", path);
+  int brc = la_mpi_check(MPI_Bcast(head, 2, MPI_LONG, 0, comm), "MPI_Bcast of the spec");
+  if (brc)
+    rc = brc;
+  else if (head[0] != CS_OK && rank != 0)
+    rc = cs_error((int)head[0], "rank 0 could not read the spec %s", path);
   // pass 2: the text itself (with any overrides written in), parsed again
   // on the other ranks
   char *text = NULL;
-  if (mrc == MPI_SUCCESS && (rc = cs_calloc_bytes((void **)&text, (size_t)head[1] + 1, 1)) == CS_OK) {
-    if (rank == 0) memcpy(text, spec_text(*spec), (size_t)head[1] + 1);
-    mrc = MPI_Bcast(text, (int)head[1] + 1, MPI_CHAR, 0, comm);
-    if (mrc == MPI_SUCCESS && rank != 0) rc = spec_load_string(text, path, spec);
-  }
+  if (!rc) rc = cs_calloc_bytes((void **)&text, (size_t)head[1] + 1, 1);
+  if (!rc && rank == 0) memcpy(text, spec_text(*spec), (size_t)head[1] + 1);
+  if (!rc)
+    rc = la_mpi_check(MPI_Bcast(text, (int)head[1] + 1, MPI_CHAR, 0, comm), "MPI_Bcast of the spec");
+  if (!rc && rank != 0) rc = spec_load_string(text, path, spec);
   free(text);
-  if (mrc != MPI_SUCCESS) rc = la_mpi_error(mrc, "MPI_Bcast of the spec");
   if (rc && rank == 0) { /* the other ranks never got a spec of their own */
     spec_free(*spec);
     *spec = NULL;

@@ -31,6 +31,18 @@ void fixture_check_ok(int rc, const char *expr, const char *file, int line) {
   _fail(file, line);
 }
 
+void fixture_check_check(const analysis_check *c, analysis_decision decision, int n, double effect,
+                         double p_raw, double p_adj, int family_size, const char *file, int line) {
+  if (c->decision == decision && c->n == n && fabs(c->effect - effect) <= 1e-12 &&
+      fabs(c->p_raw - p_raw) <= 1e-15 && fabs(c->p_adj - p_adj) <= 1e-15 && c->family_size == family_size)
+    return;
+  print_error("ERROR: check %s (%s): decision %d n %d effect %.17g p %.17g adjusted %.17g family %d; "
+              "wanted %d, %d, %.17g, %.17g, %.17g, %d\n",
+              c->claim, c->scope, (int)c->decision, c->n, c->effect, c->p_raw, c->p_adj, c->family_size,
+              (int)decision, n, effect, p_raw, p_adj, family_size);
+  _fail(file, line);
+}
+
 cs_cell_result make_result(int64_t id, int depth, double acc) {
   cs_cell_result r;
   memset(&r, 0, sizeof r);
@@ -44,6 +56,27 @@ cs_cell_result make_result(int64_t id, int depth, double acc) {
 
 void free_results(cs_cell_result *res, int64_t n) {
   for (int64_t i = 0; i < n; i++) result_free(&res[i]);
+}
+
+cs_cell_result *make_spec_results(const char *text, fixture_fill fill, const void *ctx, int64_t *n_out) {
+  cs_spec *spec = spec_from(text);
+  int64_t n = spec_cell_count(spec);
+  cs_cell_result *res = calloc((size_t)n, sizeof *res);
+  assert_non_null(res);
+  for (int64_t id = 0; id < n; id++) {
+    cs_config c;
+    assert_ok(spec_cell_config(spec, id, &c));
+    res[id] = make_result(id, c.depth, 0.0);
+    fill(ctx, &c, &res[id]);
+  }
+  spec_free(spec);
+  *n_out = n;
+  return res;
+}
+
+void free_result_array(cs_cell_result *res, int64_t n) {
+  free_results(res, n);
+  free(res);
 }
 
 void make_dir(char *buf, size_t len, const char *tag) {

@@ -44,6 +44,12 @@ const analysis_check *find_check(const analysis_checks *v, const char *claim, co
  * files); opt NULL: the defaults. Fails the test on error. */
 analysis_checks verdicts_of(const char *spec, const cs_cell_result *res, int64_t n,
                             const analysis_options *opt);
+/* Check c has this decision, n, effect (to 1e-12), raw and adjusted p (to
+ * 1e-15) and family size. */
+void fixture_check_check(const analysis_check *c, analysis_decision decision, int n, double effect,
+                         double p_raw, double p_adj, int family_size, const char *file, int line);
+#define assert_check(c, decision, n, effect, p_raw, p_adj, family_size) \
+  fixture_check_check((c), (decision), (n), (effect), (p_raw), (p_adj), (family_size), __FILE__, __LINE__)
 
 /* A done result of cell id with depth prefixes (curv: depth zeroed
  * entries, NULL at depth 0) and train and test accuracy acc, every other
@@ -51,6 +57,12 @@ analysis_checks verdicts_of(const char *spec, const cs_cell_result *res, int64_t
  * of res[0..n) (not res itself). */
 cs_cell_result make_result(int64_t id, int depth, double acc);
 void free_results(cs_cell_result *res, int64_t n);
+/* Every cell of the spec text, done: make_result(id, its depth, 0), then
+ * fill(ctx, its settings, the result) sets what the test needs. The n
+ * results into *n_out; free_result_array releases them and the array. */
+typedef void (*fixture_fill)(const void *ctx, const cs_config *c, cs_cell_result *r);
+cs_cell_result *make_spec_results(const char *text, fixture_fill fill, const void *ctx, int64_t *n_out);
+void free_result_array(cs_cell_result *res, int64_t n);
 
 /* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
 void make_dir(char *buf, size_t len, const char *tag);
