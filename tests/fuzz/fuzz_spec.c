@@ -2,9 +2,12 @@
  * docs/SPEC.md): the input is a spec text. A spec that loads must answer
  * every query the sweep makes of it (cell count, the config of the first and
  * last cells, every axis value of them) without a sanitizer report; one that
- * does not load must leave an error message. tests/fuzz/README.md. */
+ * does not load must leave an error message. Loaded as `run` loads it, every
+ * cell sized by the model's estimate (spec_load_options.cell_memory).
+ * tests/fuzz/README.md. */
 #include "curvsweep/config.h"
 #include "curvsweep/error.h"
+#include "curvsweep/model.h"
 #include "curvsweep/spec.h"
 
 #include <stdint.h>
@@ -30,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data, size);
   text[size] = '\0';
   cs_spec *spec = NULL;
-  int rc = spec_load_string(text, "fuzz.ini", &spec);
+  spec_load_options opt = {NULL, 0, NULL, NULL, model_cell_memory};
+  int rc = spec_load_string_opts(text, "fuzz.ini", &opt, &spec);
   if (rc != CS_OK) {
     free(text);
     if (!cs_error_message()[0]) abort();  // a refusal always says why
