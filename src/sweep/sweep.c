@@ -364,6 +364,38 @@ static int master_between_steps(void *ctx) {
   return rc;
 }
 
+/* Rank 0's own cell, trained between serving the workers (master_between_steps),
+ * then accepted like a worker's result. An interrupt stops the sweep; an error
+ * inside the cell is recorded as failed and the sweep goes on; an error of the
+ * serving (M->error) ends the sweep with its message. */
+static int master_own_cell(master *M, const cell_options *copt, train_hooks hooks) {
+  int64_t id = M->queue[M->q_head++];
+  cs_cell_result r;
+  M->own = id;
+  int rc = team_run_cell(M->tc, M->spec, id, copt, hooks, &r);
+  M->own = -1;
+  if (M->error) {
+    rc = cs_error(M->error, "%s", M->error_text);
+  } else if (rc == CS_ERR_INTERRUPTED) {
+    M->stopping = 1;
+    rc = CS_OK;
+  } else {
+    if (rc) {
+      result_free(&r);
+      memset(&r, 0, sizeof r);
+      r.cell_id = id;
+      r.status = CELL_FAILED;
+      snprintf(r.message, sizeof r.message, "%s", cs_error_message());
+    }
+    r.rank = 0;
+    double t = cs_monotonic_seconds();
+    rc = master_accept(M, &r);
+    M->serve_s += cs_monotonic_seconds() - t;
+  }
+  result_free(&r);
+  return rc;
+}
+
 static int master_loop(master *M) {
   cell_options copt = {spec_sweep(M->spec)->save_points, spec_sweep(M->spec)->save_params};
   train_hooks hooks = {master_between_steps, M};
@@ -372,34 +404,7 @@ static int master_loop(master *M) {
     if (M->stopping) CS_CHECK(master_begin_stop(M));
     CS_CHECK(master_serve(M));
     if (!M->stopping && M->q_head < M->q_len) {
-      /* rank 0's own cell */
-      int64_t id = M->queue[M->q_head++];
-      cs_cell_result r;
-      M->own = id;
-      int rc = team_run_cell(M->tc, M->spec, id, &copt, hooks, &r);
-      M->own = -1;
-      if (M->error) {
-        result_free(&r);
-        return cs_error(M->error, "%s", M->error_text);
-      }
-      if (rc == CS_ERR_INTERRUPTED) {
-        result_free(&r);
-        M->stopping = 1;
-        continue;
-      }
-      if (rc) { /* an error inside the cell: recorded as failed, the sweep goes on */
-        result_free(&r);
-        memset(&r, 0, sizeof r);
-        r.cell_id = id;
-        r.status = CELL_FAILED;
-        snprintf(r.message, sizeof r.message, "%s", cs_error_message());
-      }
-      r.rank = 0;
-      double t = cs_monotonic_seconds();
-      rc = master_accept(M, &r);
-      M->serve_s += cs_monotonic_seconds() - t;
-      result_free(&r);
-      CS_CHECK(rc);
+      CS_CHECK(master_own_cell(M, &copt, hooks));
       continue;
     }
     if (M->outstanding == 0) break;
