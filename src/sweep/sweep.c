@@ -364,6 +364,16 @@ static int master_between_steps(void *ctx) {
   return rc;
 }
 
+/* An error inside cell id (not a failure of the sweep): r becomes the
+ * record of a failed cell with the error's message, and the sweep goes on. */
+static void result_failed(cs_cell_result *r, int64_t id) {
+  result_free(r);
+  memset(r, 0, sizeof *r);
+  r->cell_id = id;
+  r->status = CELL_FAILED;
+  snprintf(r->message, sizeof r->message, "%s", cs_error_message());
+}
+
 /* Rank 0's own cell, trained between serving the workers (master_between_steps),
  * then accepted like a worker's result. An interrupt stops the sweep; an error
  * inside the cell is recorded as failed and the sweep goes on; an error of the
@@ -380,13 +390,7 @@ static int master_own_cell(master *M, const cell_options *copt, train_hooks hook
     M->stopping = 1;
     rc = CS_OK;
   } else {
-    if (rc) {
-      result_free(&r);
-      memset(&r, 0, sizeof r);
-      r.cell_id = id;
-      r.status = CELL_FAILED;
-      snprintf(r.message, sizeof r.message, "%s", cs_error_message());
-    }
+    if (rc) result_failed(&r, id);
     r.rank = 0;
     double t = cs_monotonic_seconds();
     rc = master_accept(M, &r);
@@ -501,13 +505,7 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
       CS_MPI(MPI_Send(&id, 1, MPI_INT64_T, 0, TAG_ABORTED, comm));
       continue; /* rank 0 answers with STOP */
     }
-    if (rc) {
-      result_free(&r);
-      memset(&r, 0, sizeof r);
-      r.cell_id = id;
-      r.status = CELL_FAILED;
-      snprintf(r.message, sizeof r.message, "%s", cs_error_message());
-    }
+    if (rc) result_failed(&r, id);
     r.rank = rank;
     unsigned char *buf;
     size_t len;
@@ -531,11 +529,15 @@ static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len
   /* rank 0's buffer for every name: every rank learns whether it exists
    * before the gather (a NULL receive buffer would be written through) */
   int rc = rank == 0 ? cs_calloc_bytes((void **)&all, (size_t)size, MPI_MAX_PROCESSOR_NAME) : CS_OK;
-  CS_MPI(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
-  if (rc) return rank == 0 ? rc : cs_error(rc, "rank 0 is out of memory gathering host names");
-  rc = la_mpi_check(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
-                               MPI_CHAR, 0, comm),
-                    "MPI_Gather of the host names");
+  int brc = la_mpi_check(MPI_Bcast(&rc, 1, MPI_INT, 0, comm), "MPI_Bcast(&rc, 1, MPI_INT, 0, comm)");
+  if (brc)
+    rc = brc;
+  else if (rc && rank != 0)
+    rc = cs_error(rc, "rank 0 is out of memory gathering host names");
+  if (!rc)
+    rc = la_mpi_check(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
+                                 MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm),
+                      "MPI_Gather of the host names");
   if (!rc && rank == 0) {
     out[0] = '\0';
     for (int r = 0; r < size; r++) {
