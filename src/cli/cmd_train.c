@@ -140,7 +140,8 @@ int cmd_train(int argc, char **argv) {
       if (i + 1 >= argc)
         status = cli_usage_error("train", "--cell needs a cell number");
       else if ((cell = cli_parse_count(argv[++i])) < 0)
-        status = cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)", argv[i]);
+        status = cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)",
+                                 argv[i]);
     } else if (strcmp(argv[i], "--save-points") == 0) {
       save_points = 1;
     } else if (argv[i][0] == '-') {

@@ -529,7 +529,8 @@ static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len
   /* rank 0's buffer for every name: every rank learns whether it exists
    * before the gather (a NULL receive buffer would be written through) */
   int rc = rank == 0 ? cs_calloc_bytes((void **)&all, (size_t)size, MPI_MAX_PROCESSOR_NAME) : CS_OK;
-  int brc = la_mpi_check(MPI_Bcast(&rc, 1, MPI_INT, 0, comm), "MPI_Bcast(&rc, 1, MPI_INT, 0, comm)");
+  int brc = la_mpi_check(MPI_Bcast(&rc, 1, MPI_INT, 0, comm),
+                         "MPI_Bcast(&rc, 1, MPI_INT, 0, comm)"); /* CS_MPI's message */
   if (brc)
     rc = brc;
   else if (rc && rank != 0)
