@@ -110,6 +110,53 @@ static int analyze_number(int argc, char **argv, int i, double lo, double hi, in
                          i + 1 < argc ? argv[i + 1] : "", i + 1 < argc ? "'" : "");
 }
 
+/* The report directory next to the first archive (analysis_default_dir) into
+ * buf, refused up front when it cannot be written; an exit status. */
+static int analyze_default_dir(const char *archive, char *buf, size_t len) {
+  int rc = analysis_default_dir(archive, buf, len);
+  if (rc) return cli_fail(rc);
+  // the default lies next to the archive, which may be read-only (a
+  // shared or archived results directory): say so before any work
+  const char *why = NULL;
+  if (!analyze_dir_writable(buf, &why)) {
+    cli_print(stderr, "curvsweep analyze: cannot write the report next to the archive, in %s: "
+              "%s; give a writable directory with -o DIR\n", buf, why);
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+/* The report of the n archives into dir, and its summary lines; an exit status. */
+static int analyze_report(const char **paths, int n, const char *dir, const analysis_options *opt) {
+  // one archive that is a shard, or a partial merge, holds part of its
+  // sweep: the report says so (docs/ARCHIVE.md, "Merge")
+  cs_archive_summary sum;
+  if (n == 1 && archive_summary(paths[0], &sum) == CS_OK && sum.grid_cells > sum.cells)
+    cli_print(stderr, "curvsweep analyze: warning: %s is %s%s: it holds %lld of the sweep's %lld "
+              "cells, and the report only those\n", paths[0],
+              sum.partial ? "a partial merge" : sum.shard[0] ? "shard " : "a part of its sweep",
+              sum.partial ? "" : sum.shard, (long long)sum.cells, (long long)sum.grid_cells);
+  cs_error_clear();
+  analysis_outcome out;
+  int rc = analysis_run(paths, n, dir, opt, &out);
+  if (rc) return cli_fail(rc);
+  for (int i = 0; i < out.n_warnings; i++)
+    cli_print(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
+  printf("analysed %lld of %lld cells done (%lld failed, %lld diverged, %lld pending); "
+         "%d of %d plots rendered\n",
+         (long long)out.done, (long long)out.cells_total, (long long)out.failed,
+         (long long)out.diverged, (long long)out.pending, out.plots_written, out.plots_scripted);
+  cli_print(stdout, "report: %s/index.md\n", dir);
+  // a plot gnuplot failed on is a failed run, with gnuplot's own message
+  // (the report is written; `gnuplot NAME.gp` in DIR re-renders a plot)
+  if (out.plots_failed) {
+    cli_print(stderr, "curvsweep analyze: %d plot%s failed; %s\n", out.plots_failed,
+              out.plots_failed > 1 ? "s" : "", out.plot_error);
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
 int cmd_analyze(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(ANALYZE_HELP, stdout);
@@ -127,65 +174,42 @@ int cmd_analyze(int argc, char **argv) {
     fprintf(stderr, "curvsweep analyze: out of memory\n");
     return EXIT_RUNTIME;
   }
-  int n = 0;
-  for (int i = 1; i < argc; i++) {
+  int n = 0, status = EXIT_OK;
+  for (int i = 1; i < argc && status == EXIT_OK; i++) {
     if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-      if (i + 1 >= argc) {
-        free(paths);
-        return cli_usage_error("analyze", "-o needs a directory");
-      }
-      dir = argv[++i];
+      if (i + 1 >= argc)
+        status = cli_usage_error("analyze", "-o needs a directory");
+      else
+        dir = argv[++i];
     } else if (strcmp(argv[i], "--target-acc") == 0 || strcmp(argv[i], "--alpha") == 0 ||
                strcmp(argv[i], "--margin") == 0) {
       int ta = argv[i][2] == 't', al = argv[i][2] == 'a';
       double *v = ta ? &target_acc : al ? &alpha : &margin;
-      int rc = analyze_number(argc, argv, i, 0.0, ta ? 1.0 : al ? 0.5 : 1.0, ta,
+      status = analyze_number(argc, argv, i, 0.0, ta ? 1.0 : al ? 0.5 : 1.0, ta,
                               ta ? "a test accuracy in (0, 1]"
                               : al ? "a family-wise error rate in (0, 0.5)"
                                    : "an accuracy margin in (0, 1)",
                               v);
-      if (rc) {
-        free(paths);
-        return rc;
-      }
       i++;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      free(paths);
-      return cli_usage_error("analyze", "unknown option '%s'", argv[i]);
+      status = cli_usage_error("analyze", "unknown option '%s'", argv[i]);
     } else {
       paths[n++] = argv[i];
     }
   }
-  if (n == 0) {
-    free(paths);
-    return cli_usage_error("analyze", "missing ARCHIVE");
-  }
+  if (status == EXIT_OK && n == 0) status = cli_usage_error("analyze", "missing ARCHIVE");
   char default_dir[4096];
-  if (!dir) {
-    int rc = analysis_default_dir(paths[0], default_dir, sizeof default_dir);
-    if (rc) {
-      free(paths);
-      return cli_fail(rc);
-    }
+  if (status == EXIT_OK && !dir) {
+    status = analyze_default_dir(paths[0], default_dir, sizeof default_dir);
     dir = default_dir;
-    // the default lies next to the archive, which may be read-only (a
-    // shared or archived results directory): say so before any work
-    const char *why = NULL;
-    if (!analyze_dir_writable(dir, &why)) {
-      cli_print(stderr, "curvsweep analyze: cannot write the report next to the archive, in %s: "
-                "%s; give a writable directory with -o DIR\n", dir, why);
-      free(paths);
-      return EXIT_RUNTIME;
-    }
   }
   // a report directory that is a file is bad input (exit 2), refused
   // before any archive is read
   struct stat st;
-  if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+  if (status == EXIT_OK && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
     cli_print(stderr, "curvsweep analyze: the report directory %s exists and is not a directory: "
               "use -o with a new path or an existing directory\n", dir);
-    free(paths);
-    return EXIT_USAGE;
+    status = EXIT_USAGE;
   }
   analysis_options opt = analysis_options_default();
   const char *gnuplot = getenv("CS_GNUPLOT");
@@ -193,32 +217,7 @@ int cmd_analyze(int argc, char **argv) {
   opt.target_acc = target_acc;
   opt.alpha = alpha;
   opt.margin = margin;
-  // one archive that is a shard, or a partial merge, holds part of its
-  // sweep: the report says so (docs/ARCHIVE.md, "Merge")
-  cs_archive_summary sum;
-  if (n == 1 && archive_summary(paths[0], &sum) == CS_OK && sum.grid_cells > sum.cells)
-    cli_print(stderr, "curvsweep analyze: warning: %s is %s%s: it holds %lld of the sweep's %lld "
-              "cells, and the report only those\n", paths[0],
-              sum.partial ? "a partial merge" : sum.shard[0] ? "shard " : "a part of its sweep",
-              sum.partial ? "" : sum.shard, (long long)sum.cells, (long long)sum.grid_cells);
-  cs_error_clear();
-  analysis_outcome out;
-  int rc = analysis_run(paths, n, dir, &opt, &out);
+  if (status == EXIT_OK) status = analyze_report(paths, n, dir, &opt);
   free(paths);
-  if (rc) return cli_fail(rc);
-  for (int i = 0; i < out.n_warnings; i++)
-    cli_print(stderr, "curvsweep analyze: warning: %s\n", out.warnings[i]);
-  printf("analysed %lld of %lld cells done (%lld failed, %lld diverged, %lld pending); "
-         "%d of %d plots rendered\n",
-         (long long)out.done, (long long)out.cells_total, (long long)out.failed,
-         (long long)out.diverged, (long long)out.pending, out.plots_written, out.plots_scripted);
-  cli_print(stdout, "report: %s/index.md\n", dir);
-  // a plot gnuplot failed on is a failed run, with gnuplot's own message
-  // (the report is written; `gnuplot NAME.gp` in DIR re-renders a plot)
-  if (out.plots_failed) {
-    cli_print(stderr, "curvsweep analyze: %d plot%s failed; %s\n", out.plots_failed,
-              out.plots_failed > 1 ? "s" : "", out.plot_error);
-    return EXIT_RUNTIME;
-  }
-  return EXIT_OK;
+  return status;
 }

@@ -48,6 +48,24 @@ static void check_families(const cs_spec *spec, char *buf, size_t len) {
   }
 }
 
+/* The one-line summary of a spec that loaded without errors; an exit status. */
+static int check_report(const char *spec_path, const cs_spec *spec) {
+  sweep_plan_summary p;
+  int rc = sweep_plan(spec, NULL, NULL, 1, &p);
+  if (rc) return cli_fail(rc);
+  char axes[512] = "", families[256];
+  size_t used = 0;
+  for (int a = 0; a < spec_axis_count(spec) && used < sizeof axes; a++)
+    used += (size_t)snprintf(axes + used, sizeof axes - used, "%s%s[%d]", a ? " x " : " = ",
+                             spec_axis_name(spec, a), spec_axis_length(spec, a));
+  check_families(spec, families, sizeof families);
+  double mib = (double)spec_max_cell_bytes(spec) / (1024.0 * 1024.0);
+  cli_print(stdout, "%s: ok: %lld cells%s; family %s; largest cell about %.3g MiB of memory; "
+            "about %.3g GFLOP in all (run --dry-run for the wall time)\n",
+            spec_path, (long long)spec_cell_count(spec), axes, families, mib, p.cost / 1e9);
+  return EXIT_OK;
+}
+
 int cmd_check(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(CHECK_HELP, stdout);
@@ -68,37 +86,19 @@ int cmd_check(int argc, char **argv) {
       status = cli_usage_error("check", "unexpected argument '%s'", argv[i]);
   }
   if (status == EXIT_OK && !spec_path) status = cli_usage_error("check", "missing SPEC.ini");
-  if (status != EXIT_OK) {
-    free(sets);
-    return status;
-  }
-  int errors = 0;
+  int errors = 0, rc = CS_OK;
   cs_spec *spec = NULL;
   spec_load_options lo = {sets, nsets, check_error, &errors, model_cell_memory};
-  int rc = spec_load_file_opts(spec_path, &lo, &spec);
+  if (status == EXIT_OK) rc = spec_load_file_opts(spec_path, &lo, &spec);
   free(sets);
-  if (rc && errors == 0) return cli_fail(rc);  // the file itself (missing, unreadable)
-  if (rc) {
+  if (rc && errors == 0) {
+    status = cli_fail(rc);  // the file itself (missing, unreadable)
+  } else if (rc) {
     cli_print(stderr, "curvsweep check: %d error%s in %s%s\n", errors, errors > 1 ? "s" : "",
               spec_path, nsets ? " with its --set overrides" : "");
-    return rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
+    status = rc == CS_ERR_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
   }
-  sweep_plan_summary p;
-  rc = sweep_plan(spec, NULL, NULL, 1, &p);
-  if (rc) {
-    spec_free(spec);
-    return cli_fail(rc);
-  }
-  char axes[512] = "", families[256];
-  size_t used = 0;
-  for (int a = 0; a < spec_axis_count(spec) && used < sizeof axes; a++)
-    used += (size_t)snprintf(axes + used, sizeof axes - used, "%s%s[%d]", a ? " x " : " = ",
-                             spec_axis_name(spec, a), spec_axis_length(spec, a));
-  check_families(spec, families, sizeof families);
-  double mib = (double)spec_max_cell_bytes(spec) / (1024.0 * 1024.0);
-  cli_print(stdout, "%s: ok: %lld cells%s; family %s; largest cell about %.3g MiB of memory; "
-            "about %.3g GFLOP in all (run --dry-run for the wall time)\n",
-            spec_path, (long long)spec_cell_count(spec), axes, families, mib, p.cost / 1e9);
+  if (status == EXIT_OK) status = check_report(spec_path, spec);
   spec_free(spec);
-  return EXIT_OK;
+  return status;
 }

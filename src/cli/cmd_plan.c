@@ -112,24 +112,21 @@ static void plan_print_cost(long long ranks, const sweep_plan_summary *p, int te
          p->makespan / PLAN_FLOPS_PER_S, ranks, ranks > 1 ? "s" : "", teams, teams > 1 ? "s" : "", T);
 }
 
-int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long long ranks) {
+/* The plan of cli_dry_run, its shard mask and finished cells in the caller's
+ * mask and finished (n cells each). */
+static int plan_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long long ranks,
+                        unsigned char *mask, unsigned char *finished) {
   int64_t n = spec_cell_count(spec);
-  unsigned char *mask = calloc((size_t)n, 1), *finished = calloc((size_t)n, 1);
-  int rc = mask && finished ? sweep_shard_mask(spec, si, sn, mask)
-                            : cs_error(CS_ERR_NOMEM, "out of memory for %lld cells", (long long)n);
   char why[512] = "";
   int other = 0;
-  if (!rc) rc = plan_finished(spec, archive, finished, &other, why, sizeof why);
+  CS_CHECK(sweep_shard_mask(spec, si, sn, mask));
+  CS_CHECK(plan_finished(spec, archive, finished, &other, why, sizeof why));
   cs_config c0;
-  if (!rc) rc = spec_cell_config(spec, 0, &c0);
-  int T = rc ? 1 : c0.team_p * c0.team_q;
+  CS_CHECK(spec_cell_config(spec, 0, &c0));
+  int T = c0.team_p * c0.team_q;
   int teams = (int)(ranks / T > 0 ? ranks / T : 1);
   sweep_plan_summary p;
-  if (!rc) rc = sweep_plan(spec, mask, other ? NULL : finished, teams, &p);
-  if (rc) {
-    free(mask), free(finished);
-    return cli_fail(rc);
-  }
+  CS_CHECK(sweep_plan(spec, mask, other ? NULL : finished, teams, &p));
   int max_width = 0, max_field = 0;
   double field_cost = 0;
   for (int64_t c = 0; c < n; c++) {
@@ -173,6 +170,14 @@ int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long l
     printf("\n");
     shown++;
   }
+  return CS_OK;
+}
+
+int cli_dry_run(const cs_spec *spec, const char *archive, int si, int sn, long long ranks) {
+  int64_t n = spec_cell_count(spec);
+  unsigned char *mask = calloc((size_t)n, 1), *finished = calloc((size_t)n, 1);
+  int rc = mask && finished ? plan_dry_run(spec, archive, si, sn, ranks, mask, finished)
+                            : cs_error(CS_ERR_NOMEM, "out of memory for %lld cells", (long long)n);
   free(mask), free(finished);
-  return EXIT_OK;
+  return rc ? cli_fail(rc) : EXIT_OK;
 }

@@ -68,6 +68,61 @@ static void print_points(const cs_cell_result *r) {
     }
 }
 
+/* The spec's cell (its id checked against the spec's count) into *cfg, and the
+ * header line naming its axis values; an exit status. */
+static int train_cell_config(const char *spec_path, const char **sets, int nsets, long long cell,
+                             cs_config *cfg) {
+  cs_spec *spec;
+  spec_load_options lo = {sets, nsets, NULL, NULL, model_cell_memory};
+  int rc = spec_load_file_opts(spec_path, &lo, &spec);
+  if (rc) return cli_fail(rc);
+  int64_t count = spec_cell_count(spec);
+  int status = EXIT_OK;
+  if (cell >= count)
+    status = cli_usage_error("train", "--cell %lld is out of range: %s has %lld cells (0 .. %lld)",
+                             cell, spec_path, (long long)count, (long long)count - 1);
+  if (status == EXIT_OK && (rc = spec_cell_config(spec, cell, cfg))) status = cli_fail(rc);
+  if (status == EXIT_OK) {
+    printf("cell %lld of %lld:", cell, (long long)count);
+    printf(" arch=%s depth=%d task=%s seed=%lld", config_arch_name(cfg->arch), cfg->depth,
+           config_task_name(cfg->task), (long long)cfg->seed);
+    for (int a = 0; a < spec_axis_count(spec); a++) {
+      const char *name = spec_axis_name(spec, a);
+      if (!strcmp(name, "arch") || !strcmp(name, "depth") || !strcmp(name, "task") ||
+          !strcmp(name, "seed"))
+        continue;
+      char buf[128];
+      spec_axis_value_text(spec, a, cell, buf, sizeof buf);
+      printf(" %s=%s", name, buf);
+    }
+    printf("\n");
+  }
+  spec_free(spec);
+  return status;
+}
+
+/* Train the cell and print its outcome; an exit status. */
+static int train_run_print(const cs_config *cfg, long long cell, int save_points) {
+  cs_cell_result res;
+  cell_options opt = {save_points, 0};
+  int rc = cell_run(cfg, cell, &opt, NULL, NULL, &res);
+  if (!rc) {
+    printf("status %s%s%s\n", result_status_name(res.status), res.message[0] ? ": " : "",
+           res.message);
+    printf("train_loss %.6f  train_acc %.4f  test_acc %.4f  params %lld  wall %.3f s\n",
+           res.train_loss, res.train_acc, res.test_acc, (long long)res.n_params, res.wall_s);
+  }
+  if (!rc && res.status == CELL_DONE) {
+    printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
+           cfg->points, cfg->sigma);
+    cli_print_curvature_table(res.depth, res.curv);
+    if (res.fd_pred) print_field(&res);
+    if (save_points) print_points(&res);
+  }
+  result_free(&res);
+  return rc ? cli_fail(rc) : EXIT_OK;
+}
+
 int cmd_train(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(TRAIN_HELP, stdout);
@@ -75,79 +130,33 @@ int cmd_train(int argc, char **argv) {
   }
   const char *spec_path = NULL;
   long long cell = -1;
-  int save_points = 0, nsets = 0, took;
+  int save_points = 0, nsets = 0, took, status = EXIT_OK;
   const char **sets = calloc((size_t)argc + 1, sizeof *sets);
   if (!sets) return cli_fail(cs_error(CS_ERR_NOMEM, "out of memory for the arguments"));
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc && status == EXIT_OK; i++) {
     if ((took = cli_take_set("train", argc, argv, &i, sets, &nsets, 1)) != 0) {
-      if (took < 0) return free(sets), EXIT_USAGE;
+      if (took < 0) status = EXIT_USAGE;
     } else if (strcmp(argv[i], "--cell") == 0) {
-      if (i + 1 >= argc) return free(sets), cli_usage_error("train", "--cell needs a cell number");
-      cell = cli_parse_count(argv[++i]);
-      if (cell < 0)
-        return free(sets), cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)", argv[i]);
+      if (i + 1 >= argc)
+        status = cli_usage_error("train", "--cell needs a cell number");
+      else if ((cell = cli_parse_count(argv[++i])) < 0)
+        status = cli_usage_error("train", "--cell '%s' is not a cell number (0, 1, 2, ...)",
+                                 argv[i]);
     } else if (strcmp(argv[i], "--save-points") == 0) {
       save_points = 1;
     } else if (argv[i][0] == '-') {
-      return free(sets), cli_usage_error("train", "unknown option '%s'", argv[i]);
+      status = cli_usage_error("train", "unknown option '%s'", argv[i]);
     } else if (!spec_path) {
       spec_path = argv[i];
     } else {
-      return free(sets), cli_usage_error("train", "unexpected argument '%s'", argv[i]);
+      status = cli_usage_error("train", "unexpected argument '%s'", argv[i]);
     }
   }
-  if (!spec_path) return free(sets), cli_usage_error("train", "missing SPEC.ini");
-  if (cell < 0) return free(sets), cli_usage_error("train", "missing --cell ID");
-
-  cs_spec *spec;
-  spec_load_options lo = {sets, nsets, NULL, NULL, model_cell_memory};
-  int rc = spec_load_file_opts(spec_path, &lo, &spec);
-  free(sets);
-  if (rc) return cli_fail(rc);
-  int64_t count = spec_cell_count(spec);
-  if (cell >= count) {
-    spec_free(spec);
-    return cli_usage_error("train", "--cell %lld is out of range: %s has %lld cells (0 .. %lld)",
-                           cell, spec_path, (long long)count, (long long)count - 1);
-  }
+  if (status == EXIT_OK && !spec_path) status = cli_usage_error("train", "missing SPEC.ini");
+  if (status == EXIT_OK && cell < 0) status = cli_usage_error("train", "missing --cell ID");
   cs_config cfg;
-  rc = spec_cell_config(spec, cell, &cfg);
-  if (rc) {
-    spec_free(spec);
-    return cli_fail(rc);
-  }
-  printf("cell %lld of %lld:", cell, (long long)count);
-  printf(" arch=%s depth=%d task=%s seed=%lld", config_arch_name(cfg.arch), cfg.depth,
-         config_task_name(cfg.task), (long long)cfg.seed);
-  for (int a = 0; a < spec_axis_count(spec); a++) {
-    const char *name = spec_axis_name(spec, a);
-    if (!strcmp(name, "arch") || !strcmp(name, "depth") || !strcmp(name, "task") ||
-        !strcmp(name, "seed"))
-      continue;
-    char buf[128];
-    spec_axis_value_text(spec, a, cell, buf, sizeof buf);
-    printf(" %s=%s", name, buf);
-  }
-  printf("\n");
-  spec_free(spec);
-
-  cs_cell_result res;
-  cell_options opt = {save_points, 0};
-  rc = cell_run(&cfg, cell, &opt, NULL, NULL, &res);
-  if (rc) {
-    result_free(&res);
-    return cli_fail(rc);
-  }
-  printf("status %s%s%s\n", result_status_name(res.status), res.message[0] ? ": " : "", res.message);
-  printf("train_loss %.6f  train_acc %.4f  test_acc %.4f  params %lld  wall %.3f s\n",
-         res.train_loss, res.train_acc, res.test_acc, (long long)res.n_params, res.wall_s);
-  if (res.status == CELL_DONE) {
-    printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
-           cfg.points, cfg.sigma);
-    cli_print_curvature_table(res.depth, res.curv);
-    if (res.fd_pred) print_field(&res);
-    if (save_points) print_points(&res);
-  }
-  result_free(&res);
-  return EXIT_OK;
+  if (status == EXIT_OK) status = train_cell_config(spec_path, sets, nsets, cell, &cfg);
+  free(sets);
+  if (status == EXIT_OK) status = train_run_print(&cfg, cell, save_points);
+  return status;
 }

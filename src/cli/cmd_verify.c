@@ -20,20 +20,17 @@ int cmd_verify(int argc, char **argv) {
   }
   if (argc > 1) return cli_usage_error("verify", "unexpected argument '%s'", argv[1]);
   verify_table t = {0};
-  int rc = verify_all(&t);
-  if (rc) {
-    verify_table_free(&t);
-    return cli_fail(rc);
+  int rc = verify_all(&t), failed = 0;
+  if (!rc) {
+    printf("%-60s %14s %14s %10s  %s\n", "check", "value", "expected", "tol", "result");
+    for (int i = 0; i < t.n; i++) {
+      const verify_check *r = &t.rows[i];
+      printf("%-60s %14.6e %14.6e %10.1e  %s\n", r->check, r->value, r->expected, r->tol,
+             r->pass ? "pass" : "FAIL");
+      failed += !r->pass;
+    }
+    printf("\nverify: %d of %d checks passed\n", t.n - failed, t.n);
   }
-  int failed = 0;
-  printf("%-60s %14s %14s %10s  %s\n", "check", "value", "expected", "tol", "result");
-  for (int i = 0; i < t.n; i++) {
-    const verify_check *r = &t.rows[i];
-    printf("%-60s %14.6e %14.6e %10.1e  %s\n", r->check, r->value, r->expected, r->tol,
-           r->pass ? "pass" : "FAIL");
-    failed += !r->pass;
-  }
-  printf("\nverify: %d of %d checks passed\n", t.n - failed, t.n);
   verify_table_free(&t);
-  return failed ? EXIT_RUNTIME : EXIT_OK;
+  return rc ? cli_fail(rc) : failed ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -44,21 +44,21 @@ int la_qr_thin(int n, int k, const double *a, double *q, double *r) {
     tau = heap;
   }
   double *work = tau + k;
-  int lwork = k, info = 0;
+  int lwork = k, info = 0, rc = CS_OK;
   memcpy(q, a, sizeof(double) * (size_t)n * (size_t)k);
   dgeqrf_(&n, &k, q, &n, tau, work, &lwork, &info);
-  if (info != 0) {
-    free(heap);
-    return cs_error(CS_ERR_INTERNAL, "dgeqrf failed (info = %d) for a %d x %d matrix", info, n, k);
-  }
-  // R: the upper triangle of the factored storage, zeros below
-  for (int j = 0; j < k; j++)
-    for (int i = 0; i < k; i++) r[i + (size_t)j * k] = i <= j ? q[i + (size_t)j * n] : 0.0;
-  dorgqr_(&n, &k, &k, q, &n, tau, work, &lwork, &info);
-  free(heap);
   if (info != 0)
-    return cs_error(CS_ERR_INTERNAL, "dorgqr failed (info = %d) for a %d x %d matrix", info, n, k);
-  return CS_OK;
+    rc = cs_error(CS_ERR_INTERNAL, "dgeqrf failed (info = %d) for a %d x %d matrix", info, n, k);
+  if (!rc) {
+    // R: the upper triangle of the factored storage, zeros below
+    for (int j = 0; j < k; j++)
+      for (int i = 0; i < k; i++) r[i + (size_t)j * k] = i <= j ? q[i + (size_t)j * n] : 0.0;
+    dorgqr_(&n, &k, &k, q, &n, tau, work, &lwork, &info);
+    if (info != 0)
+      rc = cs_error(CS_ERR_INTERNAL, "dorgqr failed (info = %d) for a %d x %d matrix", info, n, k);
+  }
+  free(heap);
+  return rc;
 }
 
 /* Singular values, descending.

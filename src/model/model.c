@@ -119,13 +119,10 @@ int model_create(const cs_config *cfg, const la_team *team, cs_model **out) {
   int rc = ops->layout(M);
   if (!rc) rc = CS_CALLOC(M->params, M->n_params);
   if (!rc) rc = CS_CALLOC(M->grads, M->n_params);
-  if (rc) {
-    model_free(M);
-    return rc;
-  }
-  model_init_tensors(M);
+  if (!rc) model_init_tensors(M);
+  if (rc) model_free(M), M = NULL;
   *out = M;
-  return CS_OK;
+  return rc;
 }
 
 void model_free(cs_model *M) {
@@ -235,13 +232,9 @@ int model_attention_sink(const cs_model *M, int n, const double *x, double *sink
   int chunk = n < 256 ? n : 256;
   cs_acts *A;
   CS_CHECK(model_acts_create(M, chunk, 0, &A));
-  double *sum, *count;
+  double *sum = NULL, *count = NULL;
   int rc = CS_CALLOC(sum, 2 * MODEL_STAT_COUNT * (int64_t)L);
-  if (rc) {
-    model_acts_free(A);
-    return rc;
-  }
-  count = sum + MODEL_STAT_COUNT * L;
+  if (!rc) count = sum + MODEL_STAT_COUNT * L;
   for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
     int cnt = n - p0 < chunk ? n - p0 : chunk;
     rc = model_forward(M, A, cnt, x + (int64_t)p0 * M->m);

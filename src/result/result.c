@@ -168,11 +168,11 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
   }
   if (rc) {
     free(w.buf);
-    return rc;
+  } else {
+    *buf = w.buf;
+    *len = w.len;
   }
-  *buf = w.buf;
-  *len = w.len;
-  return CS_OK;
+  return rc;
 }
 
 static int unpack(reader *r, cs_cell_result *res) {

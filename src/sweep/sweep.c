@@ -364,6 +364,42 @@ static int master_between_steps(void *ctx) {
   return rc;
 }
 
+/* An error inside cell id (not a failure of the sweep): r becomes the
+ * record of a failed cell with the error's message, and the sweep goes on. */
+static void result_failed(cs_cell_result *r, int64_t id) {
+  result_free(r);
+  memset(r, 0, sizeof *r);
+  r->cell_id = id;
+  r->status = CELL_FAILED;
+  snprintf(r->message, sizeof r->message, "%s", cs_error_message());
+}
+
+/* Rank 0's own cell, trained between serving the workers (master_between_steps),
+ * then accepted like a worker's result. An interrupt stops the sweep; an error
+ * inside the cell is recorded as failed and the sweep goes on; an error of the
+ * serving (M->error) ends the sweep with its message. */
+static int master_own_cell(master *M, const cell_options *copt, train_hooks hooks) {
+  int64_t id = M->queue[M->q_head++];
+  cs_cell_result r;
+  M->own = id;
+  int rc = team_run_cell(M->tc, M->spec, id, copt, hooks, &r);
+  M->own = -1;
+  if (M->error) {
+    rc = cs_error(M->error, "%s", M->error_text);
+  } else if (rc == CS_ERR_INTERRUPTED) {
+    M->stopping = 1;
+    rc = CS_OK;
+  } else {
+    if (rc) result_failed(&r, id);
+    r.rank = 0;
+    double t = cs_monotonic_seconds();
+    rc = master_accept(M, &r);
+    M->serve_s += cs_monotonic_seconds() - t;
+  }
+  result_free(&r);
+  return rc;
+}
+
 static int master_loop(master *M) {
   cell_options copt = {spec_sweep(M->spec)->save_points, spec_sweep(M->spec)->save_params};
   train_hooks hooks = {master_between_steps, M};
@@ -372,34 +408,7 @@ static int master_loop(master *M) {
     if (M->stopping) CS_CHECK(master_begin_stop(M));
     CS_CHECK(master_serve(M));
     if (!M->stopping && M->q_head < M->q_len) {
-      /* rank 0's own cell */
-      int64_t id = M->queue[M->q_head++];
-      cs_cell_result r;
-      M->own = id;
-      int rc = team_run_cell(M->tc, M->spec, id, &copt, hooks, &r);
-      M->own = -1;
-      if (M->error) {
-        result_free(&r);
-        return cs_error(M->error, "%s", M->error_text);
-      }
-      if (rc == CS_ERR_INTERRUPTED) {
-        result_free(&r);
-        M->stopping = 1;
-        continue;
-      }
-      if (rc) { /* an error inside the cell: recorded as failed, the sweep goes on */
-        result_free(&r);
-        memset(&r, 0, sizeof r);
-        r.cell_id = id;
-        r.status = CELL_FAILED;
-        snprintf(r.message, sizeof r.message, "%s", cs_error_message());
-      }
-      r.rank = 0;
-      double t = cs_monotonic_seconds();
-      rc = master_accept(M, &r);
-      M->serve_s += cs_monotonic_seconds() - t;
-      result_free(&r);
-      CS_CHECK(rc);
+      CS_CHECK(master_own_cell(M, &copt, hooks));
       continue;
     }
     if (M->outstanding == 0) break;
@@ -496,13 +505,7 @@ static int worker_loop(MPI_Comm comm, const cs_spec *spec, volatile sig_atomic_t
       CS_MPI(MPI_Send(&id, 1, MPI_INT64_T, 0, TAG_ABORTED, comm));
       continue; /* rank 0 answers with STOP */
     }
-    if (rc) {
-      result_free(&r);
-      memset(&r, 0, sizeof r);
-      r.cell_id = id;
-      r.status = CELL_FAILED;
-      snprintf(r.message, sizeof r.message, "%s", cs_error_message());
-    }
+    if (rc) result_failed(&r, id);
     r.rank = rank;
     unsigned char *buf;
     size_t len;
@@ -526,11 +529,16 @@ static int gather_hosts(MPI_Comm comm, int rank, int size, char *out, size_t len
   /* rank 0's buffer for every name: every rank learns whether it exists
    * before the gather (a NULL receive buffer would be written through) */
   int rc = rank == 0 ? cs_calloc_bytes((void **)&all, (size_t)size, MPI_MAX_PROCESSOR_NAME) : CS_OK;
-  CS_MPI(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
-  if (rc) return rank == 0 ? rc : cs_error(rc, "rank 0 is out of memory gathering host names");
-  rc = la_mpi_check(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
-                               MPI_CHAR, 0, comm),
-                    "MPI_Gather of the host names");
+  int brc = la_mpi_check(MPI_Bcast(&rc, 1, MPI_INT, 0, comm),
+                         "MPI_Bcast(&rc, 1, MPI_INT, 0, comm)"); /* CS_MPI's message */
+  if (brc)
+    rc = brc;
+  else if (rc && rank != 0)
+    rc = cs_error(rc, "rank 0 is out of memory gathering host names");
+  if (!rc)
+    rc = la_mpi_check(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
+                                 MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm),
+                      "MPI_Gather of the host names");
   if (!rc && rank == 0) {
     out[0] = '\0';
     for (int r = 0; r < size; r++) {

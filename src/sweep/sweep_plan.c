@@ -41,18 +41,16 @@ int sweep_sorted_cells(const cs_spec *spec, cell_cost **out) {
   int64_t n = spec_cell_count(spec);
   cell_cost *cc;
   CS_CHECK(CS_CALLOC(cc, n));
-  for (int64_t i = 0; i < n; i++) {
+  int rc = CS_OK;
+  for (int64_t i = 0; i < n && !rc; i++) {
     cs_config cfg;
-    int rc = spec_cell_config(spec, i, &cfg);
-    if (rc) {
-      free(cc);
-      return rc;
-    }
-    cc[i] = (cell_cost){i, sweep_cell_cost(&cfg)};
+    rc = spec_cell_config(spec, i, &cfg);
+    if (!rc) cc[i] = (cell_cost){i, sweep_cell_cost(&cfg)};
   }
-  qsort(cc, (size_t)n, sizeof *cc, cmp_cost_desc);
+  if (!rc) qsort(cc, (size_t)n, sizeof *cc, cmp_cost_desc);
+  if (rc) free(cc), cc = NULL;
   *out = cc;
-  return CS_OK;
+  return rc;
 }
 
 int sweep_shard_mask(const cs_spec *spec, int index, int count, unsigned char *mask) {
@@ -99,29 +97,21 @@ int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned ch
   *out = (sweep_plan_summary){0};
   cell_cost *cc;
   CS_CHECK(sweep_sorted_cells(spec, &cc));
-  double *load;
+  double *load = NULL;
   int rc = CS_CALLOC(load, teams);
-  if (rc) {
-    free(cc);
-    return rc;
-  }
   // the cells to run; those that copy a gate-independent twin's result
   // cost nothing (sweep_reuse.c)
   int64_t n = spec_cell_count(spec);
   unsigned char *todo = NULL;
   sweep_reuse *R = NULL;
-  rc = CS_CALLOC(todo, n);
+  if (!rc) rc = CS_CALLOC(todo, n);
   for (int64_t id = 0; !rc && id < n; id++)
     todo[id] = (!mask || mask[id]) && !(finished && finished[id]);
   if (!rc) rc = sweep_reuse_create(spec, todo, &R);
   free(todo);
-  if (rc) {
-    free(load), free(cc);
-    return rc;
-  }
   // longest first, each cell to the team that frees up first: the team
   // loads are a min-heap, its root the next free team
-  for (int64_t k = 0; k < n; k++) {
+  for (int64_t k = 0; !rc && k < n; k++) {
     int64_t id = cc[k].id;
     if (mask && !mask[id]) continue;
     out->cells++;
@@ -136,11 +126,11 @@ int sweep_plan(const cs_spec *spec, const unsigned char *mask, const unsigned ch
     if (cc[k].cost > out->longest) out->longest = cc[k].cost;
     plan_assign(load, teams, cc[k].cost);
   }
-  out->makespan = plan_makespan(load, teams);
+  if (!rc) out->makespan = plan_makespan(load, teams);
   sweep_reuse_free(R);
   free(load);
   free(cc);
-  return CS_OK;
+  return rc;
 }
 
 double sweep_eta_flops(const double *cost, const int64_t *inflight, int n_inflight,

@@ -46,12 +46,9 @@ int sweep_reuse_create(const cs_spec *spec, const unsigned char *todo, sweep_reu
       }
     }
   }
-  if (rc) {
-    sweep_reuse_free(R);
-    return rc;
-  }
+  if (rc) sweep_reuse_free(R), R = NULL;
   *out = R;
-  return CS_OK;
+  return rc;
 }
 
 void sweep_reuse_free(sweep_reuse *R) {

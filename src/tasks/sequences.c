@@ -69,13 +69,9 @@ static int generate_bb(int64_t seed, cs_split split, int V, int T, int n, int *t
   CS_CHECK(CS_CALLOC(order, 2 * (int64_t)V));
   place = order + V; /* place[token] = its index in the order */
   int rc = task_bb_structure(seed, V, order, triggers);
-  if (rc) {
-    free(order);
-    return rc;
-  }
-  for (int i = 0; i < V; i++) place[order[i]] = i;
+  for (int i = 0; i < V && !rc; i++) place[order[i]] = i;
   rng_stream s = seq_stream(TASK_BIGRAM_BACKCOPY, seed, split, "seq");
-  for (int p = 0; p < n; p++) {
+  for (int p = 0; p < n && !rc; p++) {
     int *x = tok + (int64_t)p * T;
     unsigned char *sc = scored + (int64_t)p * T;
     x[0] = V;
@@ -91,7 +87,7 @@ static int generate_bb(int64_t seed, cs_split split, int V, int T, int n, int *t
     }
   }
   free(order);
-  return CS_OK;
+  return rc;
 }
 
 /* n AR sequences of T ≥ 5 tokens: tok n × T, scored n × T (zeroed). */
@@ -134,17 +130,16 @@ int task_generate_sequences(cs_task_kind kind, int V, int T, int n, int64_t seed
   if (n < 0) return cs_error(CS_ERR_INPUT, "task %s: %d sequences must be >= 0", name, n);
   if (split < SPLIT_TRAIN || split > SPLIT_EVAL)
     return cs_error(CS_ERR_INPUT, "task %s: unknown split %d", name, (int)split);
-  int *tok;
-  unsigned char *scored;
-  CS_CHECK(CS_CALLOC(tok, (int64_t)n * T + 1));
-  int rc = CS_CALLOC(scored, (int64_t)n * T + 1);
+  int *tok = NULL;
+  unsigned char *scored = NULL;
+  int rc = CS_CALLOC(tok, (int64_t)n * T + 1);
+  if (!rc) rc = CS_CALLOC(scored, (int64_t)n * T + 1);
   if (!rc)
     rc = kind == TASK_BIGRAM_BACKCOPY ? generate_bb(seed, split, V, T, n, tok, scored)
                                       : generate_ar(seed, split, V, T, n, tok, scored);
-  if (rc) {
+  if (rc)
     free(tok), free(scored);
-    return rc;
-  }
-  *out = (cs_dataset){.n = n, .T = T, .vocab = V, .tokens = tok, .scored = scored};
-  return CS_OK;
+  else
+    *out = (cs_dataset){.n = n, .T = T, .vocab = V, .tokens = tok, .scored = scored};
+  return rc;
 }

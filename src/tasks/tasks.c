@@ -142,18 +142,14 @@ static int generate_linear(int64_t seed, rng_stream *s, int n, int m, double *x,
   double *w;
   CS_CHECK(CS_CALLOC(w, m));
   int rc = task_direction(TASK_LINEAR, seed, m, w);
-  if (rc != CS_OK) {
-    free(w);
-    return rc;
-  }
-  fill_uniform_cube(s, n, m, x);
-  for (int i = 0; i < n; i++) {
+  if (!rc) fill_uniform_cube(s, n, m, x);
+  for (int i = 0; i < n && !rc; i++) {
     double dot = 0.0;
     for (int j = 0; j < m; j++) dot += w[j] * x[(size_t)i * m + j];
     y[i] = dot > 0.0;
   }
   free(w);
-  return CS_OK;
+  return rc;
 }
 
 /* blobs: y_i = i % 2, x_i = (2 y_i - 1) μ + 0.5 z, z truncated isotropic normal. */
@@ -161,17 +157,13 @@ static int generate_blobs(int64_t seed, rng_stream *s, int n, int m, double *x, 
   double *mu;
   CS_CHECK(CS_CALLOC(mu, m));
   int rc = task_direction(TASK_BLOBS, seed, m, mu);
-  if (rc != CS_OK) {
-    free(mu);
-    return rc;
-  }
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && !rc; i++) {
     y[i] = i % 2;
     double sign = y[i] ? 1.0 : -1.0;
     for (int j = 0; j < m; j++) x[(size_t)i * m + j] = sign * mu[j] + BLOB_SD * truncated_normal(s);
   }
   free(mu);
-  return CS_OK;
+  return rc;
 }
 
 /* xor: y = [x_1 x_2 > 0], remaining coordinates uniform and irrelevant. */
@@ -255,32 +247,28 @@ int task_generate(cs_task_kind kind, int m, int n, int64_t seed, cs_split split,
   if ((size_t)n > SIZE_MAX / sizeof(double) / (size_t)m)
     return cs_error(CS_ERR_INPUT, "task %s: n = %d points of dimension %d is too large", name, n, m);
 
-  double *x;
-  int *y;
-  CS_CHECK(CS_CALLOC(x, (size_t)n * (size_t)m));
-  int rc = CS_CALLOC(y, n);
-  if (rc != CS_OK) {
-    free(x);
-    return rc;
-  }
+  double *x = NULL;
+  int *y = NULL;
+  int rc = CS_CALLOC(x, (size_t)n * (size_t)m);
+  if (!rc) rc = CS_CALLOC(y, n);
   rng_stream s = task_stream(kind, seed, split, "x");
-  switch (kind) {
-    case TASK_LINEAR: rc = generate_linear(seed, &s, n, m, x, y); break;
-    case TASK_BLOBS: rc = generate_blobs(seed, &s, n, m, x, y); break;
-    case TASK_XOR: generate_xor(&s, n, m, x, y); break;
-    case TASK_CIRCLES: rc = generate_circles(&s, n, m, x, y); break;
-    case TASK_SPIRAL: generate_spiral(&s, n, x, y); break;
-    case TASK_CHECKER: generate_checker(&s, n, x, y); break;
-    default: rc = cs_error(CS_ERR_INTERNAL, "task %s has no generator", name);
+  if (!rc) {
+    switch (kind) {
+      case TASK_LINEAR: rc = generate_linear(seed, &s, n, m, x, y); break;
+      case TASK_BLOBS: rc = generate_blobs(seed, &s, n, m, x, y); break;
+      case TASK_XOR: generate_xor(&s, n, m, x, y); break;
+      case TASK_CIRCLES: rc = generate_circles(&s, n, m, x, y); break;
+      case TASK_SPIRAL: generate_spiral(&s, n, x, y); break;
+      case TASK_CHECKER: generate_checker(&s, n, x, y); break;
+      default: rc = cs_error(CS_ERR_INTERNAL, "task %s has no generator", name);
+    }
   }
-  if (rc == CS_OK) rc = flip_labels(kind, seed, split, n, label_noise, y);
-  if (rc != CS_OK) {
-    free(x);
-    free(y);
-    return rc;
-  }
-  *out = (cs_dataset){.n = n, .m = m, .x = x, .y = y};
-  return CS_OK;
+  if (!rc) rc = flip_labels(kind, seed, split, n, label_noise, y);
+  if (rc)
+    free(x), free(y);
+  else
+    *out = (cs_dataset){.n = n, .m = m, .x = x, .y = y};
+  return rc;
 }
 
 void task_dataset_free(cs_dataset *d) {

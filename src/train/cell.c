@@ -156,19 +156,13 @@ static int curvature_points(const cs_model *M, cs_acts *work, const cs_config *c
   int L = model_depth(M);
   cs_acts *A = work; /* one jet workspace for every pass */
   if (!A) CS_CHECK(model_acts_create(M, n < CURVATURE_CHUNK ? n : CURVATURE_CHUNK, 2, &A));
-  if (model_acts_jet_rows(A) != geom_jet_rows(cfg->input_dim)) {
-    if (!work) model_acts_free(A);
-    return cs_error(CS_ERR_INTERNAL, "cell_curvature_points: the workspace holds no jets");
-  }
-  int *index = NULL, k = 0;
-  int rc = measure_points_once(M, A, cfg, n, x, tok, NULL, stream_name, out);
+  int rc = CS_OK, *index = NULL, k = 0;
+  if (model_acts_jet_rows(A) != geom_jet_rows(cfg->input_dim))
+    rc = cs_error(CS_ERR_INTERNAL, "cell_curvature_points: the workspace holds no jets");
+  if (!rc) rc = measure_points_once(M, A, cfg, n, x, tok, NULL, stream_name, out);
   if (!rc) rc = CS_CALLOC(index, n);
-  if (rc) {
-    if (!work) model_acts_free(A);
-    return rc;
-  }
   int stride = measure_check_stride(n);
-  for (int p = 0; p < n; p++) {
+  for (int p = 0; p < n && !rc; p++) {
     int pick = p % stride == 0;
     for (int l = 0; l < L && !pick; l++) pick = geom_point_doubtful(&out[(int64_t)l * n + p]);
     if (pick) index[k++] = p;

@@ -124,20 +124,17 @@ static int self_model(cs_arch arch, cs_gate_pos gate, int depth, int heads, int 
   c.seed = (int64_t)seed;
   CS_CHECK(model_create(&c, NULL, out));
   randomise(*out, seed);
-  for (int l = 0; zero_qk && l < depth; l++)
-    for (int k = 0; k < 2; k++) {
+  int rc = CS_OK;
+  for (int l = 0; zero_qk && l < depth && !rc; l++)
+    for (int k = 0; k < 2 && !rc; k++) {
       char name[32];
       cs_tensor W;
       snprintf(name, sizeof name, "layer%d/%s", l, k ? "Wk" : "Wq");
-      int rc = model_find_tensor(*out, name, &W);
-      if (rc) {
-        model_free(*out);
-        *out = NULL;
-        return rc;
-      }
-      memset(W.v, 0, sizeof(double) * W.rows * W.cols);
+      rc = model_find_tensor(*out, name, &W);
+      if (!rc) memset(W.v, 0, sizeof(double) * W.rows * W.cols);
     }
-  return CS_OK;
+  if (rc) model_free(*out), *out = NULL;
+  return rc;
 }
 
 /* The jets of h_L (the CLS row) at the AFFINE_POINTS points of seed:
@@ -288,18 +285,16 @@ int verify_positive_gated_point(int64_t *seed_out, double x_out[2], double *Kt_g
   double x[AFFINE_POINTS * 2];
   geom_point gp[AFFINE_POINTS], up[AFFINE_POINTS];
   for (uint64_t seed = 0; seed < 100; seed++) {
-    cs_model *G, *U;
+    cs_model *G = NULL, *U = NULL;
     cs_config cg = affine_config(ARCH_GATED, 2, 1, seed), cu = affine_config(ARCH_UNGATED, 2, 1, seed);
-    CS_CHECK(model_create(&cg, NULL, &G));
-    int rc = model_create(&cu, NULL, &U);
-    if (rc) {
-      model_free(G);
-      return rc;
+    int rc = model_create(&cg, NULL, &G);
+    if (!rc) rc = model_create(&cu, NULL, &U);
+    if (!rc) {
+      randomise(G, seed);
+      randomise(U, seed);
+      random_points(seed, AFFINE_POINTS, 2, x);
+      rc = curvature_at(G, 2, AFFINE_POINTS, x, gp, NULL);
     }
-    randomise(G, seed);
-    randomise(U, seed);
-    random_points(seed, AFFINE_POINTS, 2, x);
-    rc = curvature_at(G, 2, AFFINE_POINTS, x, gp, NULL);
     if (!rc) rc = curvature_at(U, 2, AFFINE_POINTS, x, up, NULL);
     model_free(G);
     model_free(U);
@@ -356,21 +351,18 @@ int verify_saturated_flatness(double key_scale, double *max_abs_Kt, double *min_
   CS_CHECK(model_create(&c, NULL, &M));
   randomise(M, 11);
   /* scale the slot keys: scores grow, the softmax saturates at most points */
-  for (int l = 0; l < c.depth; l++) {
+  int rc = CS_OK;
+  for (int l = 0; l < c.depth && !rc; l++) {
     char name[32];
     cs_tensor K;
     snprintf(name, sizeof name, "layer%d/K", l);
-    int rc = model_find_tensor(M, name, &K);
-    if (rc) {
-      model_free(M);
-      return rc;
-    }
-    for (int i = 0; i < K.rows * K.cols; i++) K.v[i] *= key_scale;
+    rc = model_find_tensor(M, name, &K);
+    for (int i = 0; !rc && i < K.rows * K.cols; i++) K.v[i] *= key_scale;
   }
   double x[AFFINE_POINTS * 2];
   geom_point pts[AFFINE_POINTS];
   random_points(11, AFFINE_POINTS, 2, x);
-  int rc = curvature_at(M, 2, AFFINE_POINTS, x, pts, NULL);
+  if (!rc) rc = curvature_at(M, 2, AFFINE_POINTS, x, pts, NULL);
   model_free(M);
   CS_CHECK(rc);
   double mk = 0.0, ml = INFINITY;
