@@ -131,16 +131,12 @@ static void analysis_check_decide(const analysis_data *D, analysis_check *c) {
  * check's decision. A check without a family is a family of one. */
 int analysis_checks_adjust(analysis_data *D) {
   analysis_checks *v = &D->checks;
-  double *p, *adj;
-  int *mem;
-  CS_CHECK(CS_CALLOC(p, v->n + 1));
-  int rc = CS_CALLOC(adj, v->n + 1);
+  double *p = NULL, *adj = NULL;
+  int *mem = NULL;
+  int rc = CS_CALLOC(p, v->n + 1);
+  if (!rc) rc = CS_CALLOC(adj, v->n + 1);
   if (!rc) rc = CS_CALLOC(mem, v->n + 1);
-  if (rc) {
-    free(p), free(adj);
-    return rc;
-  }
-  for (int i = 0; i < v->n; i++) {
+  for (int i = 0; !rc && i < v->n; i++) {
     analysis_check *c = &v->c[i];
     if (c->verdict || c->family_size) continue; /* done (a verdict, or adjusted already) */
     int k = 0;

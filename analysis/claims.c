@@ -83,14 +83,10 @@ static int analysis_claim3_checks(analysis_data *D, double *v) {
   int g = analysis_find_arch(D, ARCH_GATED), u = analysis_find_arch(D, ARCH_UNGATED);
   if (g < 0 || u < 0) return CS_OK;
   for (int lin = 0; lin < 2; lin++) {
-    double *pool;
-    int *cnt;
-    CS_CHECK(CS_CALLOC(pool, D->n_seed));
-    if (CS_CALLOC(cnt, D->n_seed)) {
-      free(pool);
-      return CS_ERR_NOMEM;
-    }
-    int rows = 0, rc = CS_OK;
+    double *pool = NULL;
+    int *cnt = NULL;
+    int rows = 0, rc = CS_CALLOC(pool, D->n_seed);
+    if (!rc) rc = CS_CALLOC(cnt, D->n_seed);
     for (int i = 0; !rc && i < D->n_gap; i++) {
       const analysis_gap *G = &D->gap[i];
       if (G->arch != g || (strcmp(task_boundary(D->task[G->task]), "linear") == 0) != lin) continue;
@@ -218,13 +214,9 @@ static int analysis_claim4_checks(analysis_data *D, double *v) {
   int maxx = D->n_depth;
   for (int d = 0; d < D->n_depth; d++)
     if (D->depth[d] > maxx) maxx = D->depth[d];
-  double *x, *y;
-  CS_CHECK(CS_CALLOC(x, maxx));
-  if (CS_CALLOC(y, maxx)) {
-    free(x);
-    return CS_ERR_NOMEM;
-  }
-  int rc = CS_OK;
+  double *x = NULL, *y = NULL;
+  int rc = CS_CALLOC(x, maxx);
+  if (!rc) rc = CS_CALLOC(y, maxx);
   for (int a = 0; !rc && a < D->n_arch; a++)
     for (int t = 0; !rc && t < D->n_task; t++)
       for (int r = 0; !rc && r < D->n_regime; r++) {

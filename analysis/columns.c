@@ -152,21 +152,10 @@ static void column_cell_end(FILE *f, const char *meaning) {
   fputs(" |\n", f);
 }
 
-/* The columns of table (its header line in dir) as a Markdown table. */
-static int columns_of(FILE *f, const analysis_data *D, const char *dir, const char *table,
-                      int *undescribed) {
-  char path[4096 + 64];
-  snprintf(path, sizeof path, "%s/%s", dir, table);
-  FILE *t = fopen(path, "r");
-  if (!t) return cs_error(CS_ERR_IO, "%s: cannot read it back for COLUMNS.md", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n = getline(&line, &cap, t);
-  fclose(t);
-  if (n <= 0) {
-    free(line);
-    return cs_error(CS_ERR_IO, "%s: no header line for COLUMNS.md", path);
-  }
+/* The columns of the header line (comma-separated, cut in place) of table
+ * as a Markdown table. */
+static void columns_table(FILE *f, const analysis_data *D, const char *table, char *line,
+                          int *undescribed) {
   line[strcspn(line, "\r\n")] = '\0';
   fprintf(f, "## %s\n\n| column | meaning |\n|---|---|\n", table);
   // consecutive columns with one meaning (x_mean, x_ci_low, x_ci_high)
@@ -191,8 +180,23 @@ static int columns_of(FILE *f, const analysis_data *D, const char *dir, const ch
   }
   if (prev) column_cell_end(f, prev);
   fprintf(f, "\n");
+}
+
+/* The columns of table (its header line in dir) as a Markdown table. */
+static int columns_of(FILE *f, const analysis_data *D, const char *dir, const char *table,
+                      int *undescribed) {
+  char path[4096 + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, table);
+  FILE *t = fopen(path, "r");
+  if (!t) return cs_error(CS_ERR_IO, "%s: cannot read it back for COLUMNS.md", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n = getline(&line, &cap, t);
+  fclose(t);
+  int rc = n > 0 ? CS_OK : cs_error(CS_ERR_IO, "%s: no header line for COLUMNS.md", path);
+  if (!rc) columns_table(f, D, table, line, undescribed);
   free(line);
-  return CS_OK;
+  return rc;
 }
 
 int analysis_write_columns(const analysis_data *D, const char *dir, const char *const *tables,

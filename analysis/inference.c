@@ -23,56 +23,60 @@ static int analysis_perm_hit(double t, double obs, double tol, analysis_side sid
   return 0;
 }
 
+/* The exact sign-flip p-value of the k values v (observed sum obs): every
+ * pattern of signs, in Gray-code order (pattern g flips one sign of
+ * pattern g − 1). */
+static int signflip_exact(const double *v, int k, double obs, double tol, analysis_side side,
+                          double *p) {
+  int *sg;
+  CS_CHECK(CS_CALLOC(sg, k));
+  double t = obs;
+  uint64_t hits = analysis_perm_hit(t, obs, tol, side), total = (uint64_t)1 << k;
+  for (int i = 0; i < k; i++) sg[i] = 1;
+  for (uint64_t g = 1; g < total; g++) {
+    int j = __builtin_ctzll(g);
+    t -= 2.0 * sg[j] * v[j];
+    sg[j] = -sg[j];
+    hits += analysis_perm_hit(t, obs, tol, side);
+  }
+  free(sg);
+  *p = (double)hits / (double)total;
+  return CS_OK;
+}
+
+/* The Monte Carlo sign-flip p-value (ANALYSIS_MC_DRAWS random patterns,
+ * the observed one counted) and its standard error. */
+static void signflip_mc(const double *v, int k, double obs, double tol, analysis_side side,
+                        rng_stream *rng, analysis_perm *out) {
+  rng_stream local = rng_stream_make(0, "analysis:signflip", 0, "default");
+  if (!rng) rng = &local;
+  uint64_t hits = 0;
+  for (int b = 0; b < ANALYSIS_MC_DRAWS; b++) {
+    double t = 0;
+    for (int i = 0; i < k; i += 64) {
+      uint64_t bits = rng_next_u64(rng);
+      for (int j = i; j < k && j < i + 64; j++) t += ((bits >> (j - i)) & 1) ? v[j] : -v[j];
+    }
+    hits += analysis_perm_hit(t, obs, tol, side);
+  }
+  out->p = (1.0 + (double)hits) / (1.0 + ANALYSIS_MC_DRAWS);
+  out->mc_se = sqrt(out->p * (1.0 - out->p) / ANALYSIS_MC_DRAWS);
+}
+
 int analysis_signflip(const double *d, int n, analysis_side side, rng_stream *rng, analysis_perm *out) {
   out->n = 0, out->p = NAN, out->mc_se = 0.0;
   double *v;
   CS_CHECK(CS_CALLOC(v, n > 0 ? n : 1));
-  int k = 0;
+  int k = 0, rc = CS_OK;
   double obs = 0, scale = 0;
   for (int i = 0; i < n; i++)
     if (isfinite(d[i])) v[k++] = d[i], obs += d[i], scale += fabs(d[i]);
   out->n = k;
-  if (k == 0) {
-    free(v);
-    return CS_OK;
-  }
   double tol = 1e-12 * scale;
-  if (k <= ANALYSIS_EXACT_MAX) {
-    /* Gray code: pattern g flips one sign of pattern g − 1 */
-    double t = obs;
-    uint64_t hits = analysis_perm_hit(t, obs, tol, side), total = (uint64_t)1 << k;
-    int *sg;
-    int rc = CS_CALLOC(sg, k);
-    if (rc) {
-      free(v);
-      return rc;
-    }
-    for (int i = 0; i < k; i++) sg[i] = 1;
-    for (uint64_t g = 1; g < total; g++) {
-      int j = __builtin_ctzll(g);
-      t -= 2.0 * sg[j] * v[j];
-      sg[j] = -sg[j];
-      hits += analysis_perm_hit(t, obs, tol, side);
-    }
-    free(sg);
-    out->p = (double)hits / (double)total;
-  } else {
-    rng_stream local = rng_stream_make(0, "analysis:signflip", 0, "default");
-    if (!rng) rng = &local;
-    uint64_t hits = 0;
-    for (int b = 0; b < ANALYSIS_MC_DRAWS; b++) {
-      double t = 0;
-      for (int i = 0; i < k; i += 64) {
-        uint64_t bits = rng_next_u64(rng);
-        for (int j = i; j < k && j < i + 64; j++) t += ((bits >> (j - i)) & 1) ? v[j] : -v[j];
-      }
-      hits += analysis_perm_hit(t, obs, tol, side);
-    }
-    out->p = (1.0 + (double)hits) / (1.0 + ANALYSIS_MC_DRAWS);
-    out->mc_se = sqrt(out->p * (1.0 - out->p) / ANALYSIS_MC_DRAWS);
-  }
+  if (k > 0 && k <= ANALYSIS_EXACT_MAX) rc = signflip_exact(v, k, obs, tol, side, &out->p);
+  else if (k > 0) signflip_mc(v, k, obs, tol, side, rng, out);
   free(v);
-  return CS_OK;
+  return rc;
 }
 
 /* Index sort of p[] (finite first, ascending) through a context-free key. */

@@ -39,24 +39,18 @@ int analysis_file_open(analysis_file *o, const char *dir, const char *name) {
   o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (o->dirfd < 0) return cs_error(CS_ERR_IO, "%s: cannot write: %s", o->tmp, strerror(errno));
   const char *why;
-  int fd = cs_create_fresh_at(o->dirfd, o->tmp_name, 0644, &why);
-  if (fd < 0) {
-    int rc = cs_error(fd == -2 ? CS_ERR_INPUT : CS_ERR_IO, "%s: cannot write: %s%s", o->tmp, why,
-                      fd == -2 ? " (curvsweep never writes through one: docs/SECURITY.md); "
-                                 "remove it"
-                               : "");
-    analysis_file_close_dir(o);
-    return rc;
-  }
-  o->f = fdopen(fd, "w");
-  if (!o->f) {
-    int rc = cs_error(CS_ERR_IO, "%s: cannot write: %s", o->tmp, strerror(errno));
-    close(fd);
-    unlinkat(o->dirfd, o->tmp_name, 0);
-    analysis_file_close_dir(o);
-    return rc;
-  }
-  return CS_OK;
+  int fd = cs_create_fresh_at(o->dirfd, o->tmp_name, 0644, &why), rc = CS_OK;
+  if (fd < 0)
+    rc = cs_error(fd == -2 ? CS_ERR_INPUT : CS_ERR_IO, "%s: cannot write: %s%s", o->tmp, why,
+                  fd == -2 ? " (curvsweep never writes through one: docs/SECURITY.md); "
+                             "remove it"
+                           : "");
+  if (!rc && !(o->f = fdopen(fd, "w")))
+    rc = cs_error(CS_ERR_IO, "%s: cannot write: %s", o->tmp, strerror(errno));
+  // on failure: the temporary file (if made) and the directory go
+  if (rc && fd >= 0) close(fd), unlinkat(o->dirfd, o->tmp_name, 0);
+  if (rc) analysis_file_close_dir(o);
+  return rc;
 }
 
 int analysis_file_commit(analysis_file *o) {

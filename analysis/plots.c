@@ -578,6 +578,28 @@ static void analysis_tail_line(const char *text, size_t n, char *buf, size_t len
   while (used > 0 && buf[used - 1] == ' ') buf[--used] = '\0';
 }
 
+/* Read fd to its end (so that the writer never blocks on a full pipe),
+ * keeping the last cap bytes in out: their count. */
+static size_t analysis_read_tail(int fd, char *out, size_t cap) {
+  size_t n = 0;
+  for (;;) {
+    char chunk[512];
+    ssize_t got = read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (n + (size_t)got > cap) {
+      size_t drop = n + (size_t)got - cap;
+      if (drop > n) drop = n;
+      memmove(out, out + drop, n - drop);
+      n -= drop;
+    }
+    size_t keep = (size_t)got < cap ? (size_t)got : cap;
+    memcpy(out + n, chunk + (size_t)got - keep, keep);
+    n += keep;
+  }
+  return n;
+}
+
 /* Run `gnuplot NAME.gp` in dir. Returns 1 when it exited 0 and NAME.png
  * exists and is not empty; otherwise why into why (gnuplot's own output,
  * e.g. `"x.gp" line 3: undefined variable`, and its exit status). */
@@ -588,13 +610,8 @@ static int analysis_render(const char *gnuplot, const char *dir, const char *nam
   snprintf(png, sizeof png, "%s/%s.png", dir, name);
   unlink(png); /* a stale figure must not pass for a fresh one */
   snprintf(why, why_len, "could not be started");
-  int fds[2];
-  if (pipe(fds) != 0) return 0;
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]), close(fds[1]);
-    return 0;
-  }
+  int fds[2] = {-1, -1};
+  pid_t pid = pipe(fds) == 0 ? fork() : -1;
   if (pid == 0) {
     close(fds[0]);
     int in = open("/dev/null", O_RDONLY);
@@ -609,27 +626,12 @@ static int analysis_render(const char *gnuplot, const char *dir, const char *nam
     dprintf(2, "cannot run %s: %s\n", gnuplot, strerror(errno));
     _exit(127);
   }
-  close(fds[1]);
-  // keep the end of the output (the error is gnuplot's last words); read
-  // to the end so that the child never blocks on a full pipe
+  if (fds[1] >= 0) close(fds[1]);
+  // keep the end of the output (the error is gnuplot's last words)
   char out[2048];
-  size_t n = 0;
-  for (;;) {
-    char chunk[512];
-    ssize_t got = read(fds[0], chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    if (n + (size_t)got > sizeof out) {
-      size_t drop = n + (size_t)got - sizeof out;
-      if (drop > n) drop = n;
-      memmove(out, out + drop, n - drop);
-      n -= drop;
-    }
-    size_t keep = (size_t)got < sizeof out ? (size_t)got : sizeof out;
-    memcpy(out + n, chunk + (size_t)got - keep, keep);
-    n += keep;
-  }
-  close(fds[0]);
+  size_t n = pid > 0 ? analysis_read_tail(fds[0], out, sizeof out) : 0;
+  if (fds[0] >= 0) close(fds[0]);
+  if (pid < 0) return 0;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return 0;

@@ -179,20 +179,21 @@ static int analysis_sink_model(const analysis_data *D, const cs_cell_result *c, 
   CS_CHECK(spec_cell_config(D->spec, c->cell_id, cfg));
   cs_model *m;
   CS_CHECK(model_create(cfg, NULL, &m));
-  for (int i = 0; i < model_tensor_count(m); i++) {
+  int missing = 0;
+  for (int i = 0; i < model_tensor_count(m) && !missing; i++) {
     cs_tensor v;
     model_tensor(m, i, &v, NULL);
     int k = 0;
     while (k < c->n_tensors && strcmp(c->tensors[k].name, v.name)) k++;
-    if (k == c->n_tensors || c->tensors[k].rows != v.rows || c->tensors[k].cols != v.cols) {
+    missing = k == c->n_tensors || c->tensors[k].rows != v.rows || c->tensors[k].cols != v.cols;
+    if (missing)
       snprintf(why, len, "cell %lld has no stored tensor %s of %d x %d (run with save_params = yes)",
                (long long)c->cell_id, v.name, v.rows, v.cols);
-      model_free(m);
-      return CS_OK;
-    }
-    memcpy(v.v, c->tensors[k].v, sizeof(double) * (size_t)v.rows * v.cols);
+    else
+      memcpy(v.v, c->tensors[k].v, sizeof(double) * (size_t)v.rows * v.cols);
   }
-  *M = m;
+  if (missing) model_free(m);
+  else *M = m;
   return CS_OK;
 }
 

@@ -42,17 +42,16 @@ static int analysis_md_claim2_arch(FILE *f, const analysis_data *D, int g, int u
         if (vu > 0) ratio[nr++] = vg / vu;
       }
   const char *name = config_arch_name(D->arch[g]), *sym = hat ? "K̂" : "K̃";
+  analysis_ci med;
+  double cover;
+  int rc = n ? analysis_median_ci(ratio, nr, ANALYSIS_LEVEL, &med, &cover) : CS_OK;
+  free(ratio);
+  CS_CHECK(rc);
   if (n == 0) {
     if (!hat)
       fprintf(f, "- %s: no (task, depth, regime) with both %s and ungated done.\n", name, name);
-    free(ratio);
     return CS_OK;
   }
-  analysis_ci med;
-  double cover;
-  int rc = analysis_median_ci(ratio, nr, ANALYSIS_LEVEL, &med, &cover);
-  free(ratio);
-  CS_CHECK(rc);
   fprintf(f, "- %s: mean |%s| (last layer, summary.csv `%s_absmean_mean`) above ungated on **%d of "
              "%d** (task, depth, regime) rows; median ratio %s/ungated **%s** [%s, %s] "
              "(order-statistic interval over rows, coverage %s; rows share seeds, so this is "

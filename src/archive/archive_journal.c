@@ -250,13 +250,11 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
 static int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
                                         unsigned char **buf) {
   *buf = NULL;
-  CS_CHECK(cs_calloc_bytes((void **)buf, ref->length ? ref->length : 1, 1));
-  if (pread(fd, *buf, ref->length, ref->offset) != (ssize_t)ref->length) {
-    free(*buf);
-    *buf = NULL;
-    return cs_error(CS_ERR_IO, "cannot read the journal %s: %s", jpath, strerror(errno));
-  }
-  return CS_OK;
+  int rc = cs_calloc_bytes((void **)buf, ref->length ? ref->length : 1, 1);
+  if (!rc && pread(fd, *buf, ref->length, ref->offset) != (ssize_t)ref->length)
+    rc = cs_error(CS_ERR_IO, "cannot read the journal %s: %s", jpath, strerror(errno));
+  if (rc) free(*buf), *buf = NULL;
+  return rc;
 }
 
 int archive_journal_result(cs_archive *a, const cs_cell_result *r, int sync) {

@@ -70,13 +70,9 @@ int archive_read_table(archive_reader *rd, const char *name, hid_t mtype, void *
   if (!rc && archive_table_io(ds, mtype, 0, valid, *rows, 0) < 0)
     rc = archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read /%s", rd->a->path, name);
   H5Dclose(ds);
-  if (rc) {
-    free(*rows);
-    *rows = NULL;
-    return rc;
-  }
-  *n = valid;
-  return CS_OK;
+  if (rc) free(*rows), *rows = NULL;
+  else *n = valid;
+  return rc;
 }
 
 /* A table read a block of rows at a time (memory: one block, never the

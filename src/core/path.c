@@ -99,6 +99,25 @@ static const char *cs_file_kind(const struct stat *st) {
                                  : "not a regular file (a device or other special file)";
 }
 
+/* fd is open on a file: keep it if it is a regular file (and, with owned,
+ * this user's), clearing O_NONBLOCK unless keep_nonblock: fd; otherwise it
+ * is closed: -1 (fstat failed: why its error, errno kept) or -2 (why: what
+ * the file is, or whose). */
+static int cs_fd_regular(int fd, struct stat *st, int owned, int keep_nonblock, const char **why) {
+  int r = fd, err = 0;
+  if (fstat(fd, st) != 0) err = errno, *why = strerror(err), r = -1;
+  else if (!S_ISREG(st->st_mode)) *why = cs_file_kind(st), r = -2;
+  else if (owned && st->st_uid != geteuid()) *why = "owned by another user", r = -2;
+  if (r < 0) {
+    close(fd);
+  } else {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && !keep_nonblock) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  }
+  if (err) errno = err;
+  return r;
+}
+
 int cs_open_regular(const char *path, int flags, int mode, struct stat *st, const char **why) {
   struct stat own;
   if (!st) st = &own;
@@ -107,21 +126,7 @@ int cs_open_regular(const char *path, int flags, int mode, struct stat *st, cons
     *why = strerror(errno);
     return -1;
   }
-  if (fstat(fd, st) != 0) {
-    int err = errno;
-    close(fd);
-    *why = strerror(err);
-    errno = err;
-    return -1;
-  }
-  if (!S_ISREG(st->st_mode)) {
-    close(fd);
-    *why = cs_file_kind(st);
-    return -2;
-  }
-  int fl = fcntl(fd, F_GETFL);
-  if (fl >= 0 && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-  return fd;
+  return cs_fd_regular(fd, st, 0, flags & O_NONBLOCK, why);
 }
 
 int cs_dir_open(const char *path, int *dirfd, const char **base, const char **why) {
@@ -173,25 +178,6 @@ int cs_create_fresh_at(int dirfd, const char *name, int mode, const char **why) 
   return -1;
 }
 
-/* fd is open on a file: refuse it unless it is a regular file of this user. */
-static int cs_owned_check(int fd, struct stat *st, const char **why) {
-  if (fstat(fd, st) != 0) {
-    int err = errno;
-    close(fd);
-    *why = strerror(err);
-    errno = err;
-    return -1;
-  }
-  if (!S_ISREG(st->st_mode) || st->st_uid != geteuid()) {
-    close(fd);
-    *why = !S_ISREG(st->st_mode) ? cs_file_kind(st) : "owned by another user";
-    return -2;
-  }
-  int fl = fcntl(fd, F_GETFL);
-  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-  return fd;
-}
-
 int cs_open_owned_at(int dirfd, const char *name, int mode, struct stat *st, int *created,
                      const char **why) {
   struct stat own;
@@ -201,7 +187,7 @@ int cs_open_owned_at(int dirfd, const char *name, int mode, struct stat *st, int
   // between the two is looked at again
   for (int attempt = 0; attempt < 100; attempt++) {
     int fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) return cs_owned_check(fd, st, why);
+    if (fd >= 0) return cs_fd_regular(fd, st, 1, 0, why);
     if (errno == ELOOP) {
       *why = "a symbolic link";
       return -2;
@@ -210,7 +196,7 @@ int cs_open_owned_at(int dirfd, const char *name, int mode, struct stat *st, int
     fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
     if (fd >= 0) {
       *created = 1;
-      return cs_owned_check(fd, st, why);
+      return cs_fd_regular(fd, st, 1, 0, why);
     }
     if (errno != EEXIST) break;
   }
