@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build, shellcheck every shell script, run every test
 # (unit, MPI at 1-4 ranks, end to end).
-# Meanwhile, at the lowest priority, build again with AddressSanitizer +
-# UndefinedBehaviorSanitizer (-DCS_SANITIZE=ON, in ${CS_BUILD_DIR}-sanitize)
-# and with libFuzzer (clang); then run the archive, spec,
+# Then build again with AddressSanitizer + UndefinedBehaviorSanitizer
+# (-DCS_SANITIZE=ON, in ${CS_BUILD_DIR}-sanitize) and run the archive, spec,
 # analysis, command-line, bad-input and hostile-archive tests and a sweep at 1-3 ranks
 # (tests/sanitize/sweep.sh) under them; any sanitizer report fails the run.
 # CS_SANITIZE_TESTS=0 leaves the sanitizer pass out. Last, the libFuzzer
@@ -46,41 +45,15 @@ if ! (cd "$root" && shellcheck -x "${scripts[@]}"); then
   status=1
 fi
 
-# The sanitizer and fuzz builds (below) are made while the tests run, at
-# the lowest priority: they take the cycles the tests leave idle (the Slurm
-# test waits on its scheduler, others on sleeping cells) instead of
-# lengthening the run. Their output is shown only if they fail.
-san=${build%/}-sanitize fz=${build%/}-fuzz
-cc=$(command -v clang-14 || command -v clang || true)
-side_builds() {
-  if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
-    cmake -S "$root" -B "$san" -DCS_SANITIZE=ON &&
-      # only what the sanitized tests below run (the other tests and the
-      # benches stay unbuilt there: a third of the build)
-      cmake --build "$san" -j "$(nproc)" --target curvsweep test_archive test_archive_resume \
-        test_archive_inputs test_spec test_analysis || return 1
-  fi
-  if [[ "${CS_FUZZ_TESTS:-1}" == 1 && -n "$cc" ]]; then
-    CC=$cc cmake -S "$root" -B "$fz" -DCS_FUZZ=ON &&
-      cmake --build "$fz" -j "$(nproc)" --target fuzz_spec fuzz_journal fuzz_archive || return 1
-  fi
-}
-side_log=$(mktemp)
-(renice -n 19 -p "$BASHPID" >/dev/null && side_builds) >"$side_log" 2>&1 &
-side_pid=$!
-
 (cd "$build" && ctest --output-on-failure -j 2 "$@") || status=1
 
-side_ok=1
-if ! wait "$side_pid"; then
-  echo "FAIL: the sanitizer or fuzz build:"
-  tail -n 60 "$side_log"
-  side_ok=0 status=1
-fi
-rm -f "$side_log"
-
-if [[ "${CS_SANITIZE_TESTS:-1}" == 1 && $side_ok == 1 ]]; then
-  echo "== sanitized tests ($san, built beside the tests above) =="
+if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
+  san=${build%/}-sanitize
+  echo "== sanitizer build ($san) =="
+  cmake -S "$root" -B "$san" -DCS_SANITIZE=ON >/dev/null
+  # only what the sanitized tests below run (the other tests and the benches
+  # stay unbuilt there: a third of the build)
+  cmake --build "$san" -j "$(nproc)" --target curvsweep test_archive test_archive_resume test_archive_inputs test_spec test_analysis >/dev/null
   reports=$(mktemp -d)
   # Reports go to files (a test that expects a failing exit status must not
   # hide one). halt_on_error: the first error ends the process; UBSan is built
@@ -117,11 +90,15 @@ fi
 # CS_FUZZ_SECONDS (20) on a copy of its seed corpus; a crash, leak, sanitizer
 # report or timeout fails the run (the input is kept in the fuzz build dir).
 # Skipped with a message without clang; CS_FUZZ_TESTS=0 leaves it out.
-if [[ "${CS_FUZZ_TESTS:-1}" == 1 && $side_ok == 1 ]]; then
+if [[ "${CS_FUZZ_TESTS:-1}" == 1 ]]; then
+  cc=$(command -v clang-14 || command -v clang || true)
   if [[ -z "$cc" ]]; then
     echo "== fuzz: SKIPPED: no clang (the libFuzzer harnesses of tests/fuzz need it) =="
   else
-    echo "== fuzz ($fz, built beside the tests above) =="
+    fz=${build%/}-fuzz
+    echo "== fuzz build ($fz) =="
+    CC=$cc cmake -S "$root" -B "$fz" -DCS_FUZZ=ON >/dev/null
+    cmake --build "$fz" -j "$(nproc)" --target fuzz_spec fuzz_journal fuzz_archive >/dev/null
     work=$(mktemp -d)
     # the three harnesses at once (each bounded by its own time, so they end
     # together), then their verdicts in order
