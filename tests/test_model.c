@@ -374,6 +374,15 @@ static void test_create_refuses_oversized(void **state) {
     assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
     assert_non_null(strstr(cs_error_message(), "overflows 64 bits"));
   }
+  // a config built in code, not from a spec: no division by its zeros
+  cs_config c = small_config(ARCH_GATED, 1, NORM_PRE, 2);
+  c.eval_every = 0;
+  cs_model *M = NULL;
+  assert_ok(model_create(&c, NULL, &M));
+  model_free(M);
+  c.family = FAMILY_LM, c.vocab = 5, c.seq_len = 0;
+  assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
+  assert_non_null(strstr(cs_error_message(), "invalid shape"));
 }
 
 /* ---- the memory family's forward against the textbook layer ---- */

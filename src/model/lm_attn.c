@@ -458,7 +458,8 @@ static void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, in
   pos = SIZE_ADD(pos, SIZE_ADD(SIZE_ADD(SIZE_MUL(7, d), HT), SIZE_ADD(ldq, SIZE_MUL(2, f))));
   t->row = SIZE_MUL(T, pos);
   sizes_chunk(c, &chunk, &C);
-  uint64_t lchunk = 8192 / T < chunk ? (8192 / T ? 8192 / T : 1) : chunk;
+  // (T = 0 only in a config not from a spec: the layout refuses it after)
+  uint64_t lchunk = T == 0 ? chunk : 8192 / T < chunk ? (8192 / T ? 8192 / T : 1) : chunk;
   uint64_t jrow = SIZE_ADD(SIZE_ADD(SIZE_MUL(12, d), SIZE_MUL(2, ng)), SIZE_ADD(SIZE_ADD(HT, SIZE_MUL(2, f)), 4));
   t->jets = SIZE_MUL(8, SIZE_ADD(SIZE_MUL(t->row, lchunk), SIZE_MUL(SIZE_MUL(lchunk, C), jrow)));
   t->data = SIZE_MUL(5, SIZE_MUL(SIZE_ADD(SIZE_ADD(train, test), pts), T));

@@ -61,7 +61,8 @@ void model_cell_memory(const cs_config *c, uint64_t part[CELL_MEM_PARTS], int *o
   part[CELL_MEM_JETS] = t.jets;
   part[CELL_MEM_DATA] = t.data;
   // per-point values, the curvature field, the learning curve
-  uint64_t curve = (uint64_t)c->epochs / (uint64_t)c->eval_every + 1;
+  uint64_t every = c->eval_every > 0 ? (uint64_t)c->eval_every : 1; /* a spec has >= 1 */
+  uint64_t curve = (uint64_t)c->epochs / every + 1;
   part[CELL_MEM_RESULTS] =
       SIZE_MUL(8, SIZE_ADD(SIZE_ADD(SIZE_MUL(SIZE_MUL(L, pts), 8 + m), SIZE_MUL(pts, m)),
                            SIZE_ADD(SIZE_MUL(SIZE_MUL(L, SIZE_MUL(N, N)), 9), SIZE_MUL(curve, 4))));
