@@ -2,6 +2,16 @@
 # End-to-end checks of the command line: exit statuses, messages, train output.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 "$bin" --version >"$tmp/o" 2>&1; check version 0 $? "curvsweep 0" "$tmp/o"
+# one BLAS thread per process unless the user chose (docs/SWEEP.md, "Threads"):
+# without the default, OpenBLAS would take one thread per core
+env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OMP_NUM_THREADS "$bin" --version >"$tmp/o" 2>&1
+check blas-threads-default 0 $? "^BLAS: OpenBLAS, kernel .*, 1 thread per process$" "$tmp/o"
+if (($(nproc) >= 2)); then
+  env -u GOTO_NUM_THREADS -u OMP_NUM_THREADS OPENBLAS_NUM_THREADS=2 "$bin" --version >"$tmp/o" 2>&1
+  check blas-threads-chosen 0 $? "^BLAS: .*, 2 threads per process$" "$tmp/o"
+  env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS OMP_NUM_THREADS=2 "$bin" --version >"$tmp/o" 2>&1
+  check blas-threads-omp 0 $? "^BLAS: .*, 2 threads per process$" "$tmp/o"
+fi
 "$bin" --help >"$tmp/o" 2>&1; check help 0 $? "usage: curvsweep COMMAND" "$tmp/o"
 "$bin" >"$tmp/o" 2>&1; check no-command 2 $? "usage" "$tmp/o"
 "$bin" frobnicate >"$tmp/o" 2>&1; check unknown-command 2 $? "unknown command 'frobnicate'" "$tmp/o"

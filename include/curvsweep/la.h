@@ -81,6 +81,10 @@ uint64_t la_flop_count(void);
 void la_flop_reset(void);
 /* Name of the BLAS kernel set in use (e.g. "SkylakeX", "Haswell"). */
 const char *la_blas_kernel(void);
+/* Threads of the BLAS calls of this process: set (n >= 1) and read. The
+ * command line sets one unless the user chose (docs/SWEEP.md, "Threads"). */
+void la_blas_set_threads(int n);
+int la_blas_threads(void);
 
 /* Where training time goes (bench/train_cell). Only a library compiled
  * with CS_PROFILE (the curvsweep_core_prof target, linked by the bench

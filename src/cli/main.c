@@ -143,13 +143,30 @@ void cli_print_curvature_table(int depth, const geom_stats *c) {
   }
 }
 
+/* One BLAS thread per process unless the user chose a number: parallelism
+ * comes from MPI ranks and teams, and OpenBLAS's own threads would compete
+ * with them for the cores (docs/SWEEP.md, "Threads"). The variables are
+ * OpenBLAS's own (OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS). */
+static void cli_blas_threads_default(void) {
+  static const char *const CHOSEN[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                       "OMP_NUM_THREADS"};
+  for (size_t i = 0; i < sizeof CHOSEN / sizeof CHOSEN[0]; i++) {
+    const char *v = getenv(CHOSEN[i]);
+    if (v && *v) return;
+  }
+  la_blas_set_threads(1);
+}
+
 int main(int argc, char **argv) {
+  cli_blas_threads_default();
   if (argc < 2) {
     print_usage(stderr);
     return EXIT_USAGE;
   }
   if (strcmp(argv[1], "--version") == 0) {
-    printf("curvsweep %s\n", CS_VERSION);
+    int threads = la_blas_threads();
+    printf("curvsweep %s\nBLAS: OpenBLAS, kernel %s, %d thread%s per process\n", CS_VERSION,
+           la_blas_kernel(), threads, threads == 1 ? "" : "s");
     return EXIT_OK;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -113,4 +113,11 @@ uint64_t la_flop_count(void) { return la_flops; }
 /* OpenBLAS's own name for the kernel set it chose (openblas_get_corename). */
 extern char *openblas_get_corename(void);
 const char *la_blas_kernel(void) { return openblas_get_corename(); }
+
+/* OpenBLAS's thread count for the BLAS calls of this process
+ * (openblas_set_num_threads / openblas_get_num_threads). */
+extern void openblas_set_num_threads(int n);
+extern int openblas_get_num_threads(void);
+void la_blas_set_threads(int n) { openblas_set_num_threads(n > 0 ? n : 1); }
+int la_blas_threads(void) { return openblas_get_num_threads(); }
 void la_flop_reset(void) { la_flops = 0; }
