@@ -98,6 +98,11 @@ static void ref_linear(const ref_ctx *c, int in, int out, const dual *x, const c
   }
 }
 
+/* When set, ref_sequence writes each block's gate values here:
+ * ref_gates[l][t][k] for the d channels (a headwise gate repeated over its
+ * head's channels). */
+static long double (*ref_gates)[TT][DMAX];
+
 /* The textbook lm of docs/MODELS.md on one sequence tok (T), probe offset
  * x (m = 2, or NULL): hl[l][k] the last position's residual stream after
  * block l (l = 0: the embedding), logits T × V, attn[l][j][t][s] the
@@ -131,6 +136,8 @@ static void ref_sequence(const ref_ctx *c, const cs_config *cfg, const int *tok,
         snprintf(n1, sizeof n1, "layer%d/Wg", l), snprintf(n2, sizeof n2, "layer%d/bg", l);
         ref_linear(c, d, ng, A[t], n1, n2, z);
         for (int k = 0; k < d; k++) G[t][k] = dsigmoid(z[headwise ? k / dh : k]);
+        if (ref_gates)
+          for (int k = 0; k < d; k++) ref_gates[l][t][k] = G[t][k].v;
         for (int k = 0; k < d; k++) {
           if (gp == GATE_G2) Vv[t][k] = dmul(G[t][k], Vv[t][k]);
           if (gp == GATE_G3) K[t][k] = dmul(G[t][k], K[t][k]);
@@ -520,6 +527,51 @@ static void test_sink_share_matches_reference(void **state) {
   fixture_free(&F);
 }
 
+/* The gate magnitudes (model_gate_means_tokens) of every gated case
+ * against the long-double reference's gate values: the mean over channels,
+ * sequences and positions t ≥ 1, and at BOS; an ungated model is refused. */
+static void test_gate_means_match_reference(void **state) {
+  (void)state;
+  int checked = 0;
+  for (int i = 0; i < NCASES; i++) {
+    lm_fixture F;
+    fixture_make(&F, case_config(i), 0);
+    int L = F.cfg.depth, d = F.cfg.width;
+    double later[8], bos[8];
+    int rc = model_gate_means_tokens(F.M, NSEQ, &(cs_token_batch){TT, F.tok, F.sc}, later, bos);
+    if (!config_arch_gated(F.cfg.arch)) {
+      assert_int_equal(rc, CS_ERR_INPUT);
+      fixture_free(&F);
+      continue;
+    }
+    assert_ok(rc);
+    static long double gates[8][TT][DMAX];
+    long double sum_later[8] = {0}, sum_bos[8] = {0};
+    ref_ctx c = {F.M, NULL};
+    ref_gates = gates;
+    for (int p = 0; p < NSEQ; p++) {
+      dual hl[8][DMAX], rl[TT][VV];
+      static long double attn[8][4][TT][TT];
+      ref_sequence(&c, &F.cfg, F.tok + p * TT, NULL, NULL, hl, rl, attn);
+      for (int l = 0; l < L; l++)
+        for (int t = 0; t < TT; t++)
+          for (int k = 0; k < d; k++) {
+            if (t == 0) sum_bos[l] += gates[l][t][k] / (NSEQ * d);
+            else sum_later[l] += gates[l][t][k] / ((long double)NSEQ * (TT - 1) * d);
+          }
+    }
+    ref_gates = NULL;
+    for (int l = 0; l < L; l++) {
+      assert_close(later[l], (double)sum_later[l], 1e-12);
+      assert_close(bos[l], (double)sum_bos[l], 1e-12);
+      assert_true(later[l] > 0 && later[l] < 1 && bos[l] > 0 && bos[l] < 1);
+    }
+    checked++;
+    fixture_free(&F);
+  }
+  assert_int_equal(checked, NCASES - 3); /* the three ungated cases refused */
+}
+
 /* The extreme-token statistics on a hand-made model: blocks that add
  * nothing (W_o = b_o = 0), no positions, W_v = I, so h_1 = E[tok] and
  * v = LN(E[tok]); BOS = (8, −8, 8, −8), token j = (j+1)(1, −1, 1, −1).
@@ -647,6 +699,7 @@ int main(void) {
       cmocka_unit_test(test_jets_vs_finite_differences),
       cmocka_unit_test(test_jets_first_rows_match_reference),
       cmocka_unit_test(test_sink_share_matches_reference),
+      cmocka_unit_test(test_gate_means_match_reference),
       cmocka_unit_test(test_extreme_tokens_hand_computed),
       cmocka_unit_test(test_bigram_backcopy_properties),
       cmocka_unit_test(test_associative_recall_properties),

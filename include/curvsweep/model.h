@@ -122,6 +122,15 @@ int model_attention_sink_tokens(const cs_model *model, int n, const cs_token_bat
 int model_attention_map_tokens(const cs_model *model, int n, const cs_token_batch *batch, int layer,
                                double *map);
 
+/* The gate magnitudes of a gated lm model at every block l = 1..L, from
+ * value forwards over n sequences (docs/MODELS.md): later[l-1] the mean
+ * gate value σ over the gate's channels (or heads), sequences and the
+ * positions t ≥ 1; bos[l-1] the same at BOS (t = 0). Where a gate is
+ * nearly closed, the attention pattern it follows barely affects the loss.
+ * CS_ERR_INPUT for an ungated model or another family. */
+int model_gate_means_tokens(const cs_model *model, int n, const cs_token_batch *batch, double *later,
+                            double *bos);
+
 /* The lm family's other extreme-token statistics (docs/MODELS.md) after
  * every block l = 1..L, over n sequences (value forwards), into
  * out[(l-1)·MODEL_EXTREME_COUNT + k]:

@@ -477,5 +477,6 @@ const model_family_ops lm_family_ops = {
     .memory = lm_memory,
     .sink_sums = lm_sink_sums,
     .attn_map_sums = lm_attn_map_sums,
+    .gate_sums = lm_gate_sums,
     .extreme_collect = lm_extreme_collect,
 };

@@ -221,6 +221,27 @@ double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, doubl
   return (double)N * H;
 }
 
+double lm_gate_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
+  // G: (N·T) × n_gate of block l, row p·T + t (at.g: σ of the gate's input, any position g1..g5)
+  const lm_acts *S = A->fam;
+  int ng = M->n_gate, T = S->T;
+  for (int l = 0; l < M->L; l++) {
+    const double *G = S->cache[l].at.g;
+    double later = 0.0, bos = 0.0;
+    for (int p = 0; p < N; p++)
+      for (int t = 0; t < T; t++) {
+        const double *g = G + ((int64_t)p * T + t) * ng;
+        double acc = 0.0;
+        for (int j = 0; j < ng; j++) acc += g[j];
+        if (t == 0) bos += acc;
+        else later += acc;
+      }
+    sum[2 * l] += later;
+    sum[2 * l + 1] += bos;
+  }
+  return (double)N * (T - 1) * ng;
+}
+
 /* ----------------------------------------------- extreme-token statistics */
 
 void lm_extreme_collect(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,

@@ -111,6 +111,11 @@ double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
  * puts on key s in block l, summed over heads and the N sequences
  * (lm_backward.c); returns the terms added per entry (N·H). */
 double lm_attn_map_sums(const cs_model *M, const cs_acts *A, int N, int l, double *map);
+/* After the same forward of a gated model: sum[2l] += the gate values of
+ * block l at the positions t ≥ 1, sum[2l + 1] += those at BOS, over the
+ * gate's n_gate channels and the N sequences (lm_backward.c); returns the
+ * terms added to sum[2l] (N·(T − 1)·n_gate). */
+double lm_gate_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
 /* After the same forward, block l's residual stream h (after the block)
  * and values v (after a g2 gate) at the N·T positions, row p·T + t:
  * abs_h (N·T × d) |h|, norm_h (N·T) ‖h‖, norm_v (N·T) ‖v‖ (lm_backward.c). */

@@ -312,6 +312,37 @@ int model_attention_map_tokens(const cs_model *M, int n, const cs_token_batch *b
   return rc;
 }
 
+/* A token family's gate magnitudes (model.h): value forwards over chunks
+ * of at most 64 sequences, the gate values summed (the family's gate_sums),
+ * then the means. */
+int model_gate_means_tokens(const cs_model *M, int n, const cs_token_batch *batch, double *later,
+                            double *bos) {
+  int L = M->L, T = batch->T;
+  if (!M->ops->gate_sums || M->n_gate == 0 || n < 1 || T < 2)
+    return cs_error(CS_ERR_INPUT, "model_gate_means_tokens: needs a gated lm model and sequences of "
+                    "at least 2 tokens (n = %d, T = %d, gate width %d)", n, T, M->n_gate);
+  double *sum;
+  CS_CHECK(CS_CALLOC(sum, 2 * (size_t)L));
+  int chunk = n < 64 ? n : 64;
+  cs_acts *A = NULL;
+  int rc = model_acts_create(M, chunk, 0, &A);
+  double terms = 0.0;
+  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
+    int cnt = n - p0 < chunk ? n - p0 : chunk;
+    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+    model_acts_bind_tokens(A, &b);
+    rc = model_forward(M, A, cnt, NULL);
+    if (!rc) terms += M->ops->gate_sums(M, A, cnt, sum);
+  }
+  for (int l = 0; l < L && !rc; l++) {
+    later[l] = sum[2 * l] / terms;
+    bos[l] = sum[2 * l + 1] / ((double)n * M->n_gate);
+  }
+  free(sum);
+  model_acts_free(A);
+  return rc;
+}
+
 /* A token family's extreme-token statistics (model.h): value forwards over
  * chunks of at most 64 sequences, every block's |h|, ‖h_t‖ and ‖v_t‖
  * gathered (the family's extreme_collect), then the ratios with pooled medians

@@ -147,6 +147,11 @@ struct model_family_ops {
    * norm_v ‖v‖. */
   double (*sink_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
   double (*attn_map_sums)(const cs_model *M, const cs_acts *A, int N, int l, double *map);
+  /* gate_sums: sum[2l] += the gate values σ at the query positions t ≥ 1,
+   * sum[2l + 1] += those at BOS (t = 0), over the gate's channels (or
+   * heads) and the N sequences; returns the terms added to sum[2l]
+   * (those of sum[2l + 1] are N·n_gate). Called only for a gated model. */
+  double (*gate_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
   void (*extreme_collect)(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
                           double *norm_h, double *norm_v);
 };
