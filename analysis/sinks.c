@@ -197,9 +197,32 @@ static int analysis_sink_model(const analysis_data *D, const cs_cell_result *c, 
   return CS_OK;
 }
 
+/* The first ANALYSIS_SINK_MAP_SEQ held-out sequences of config cfg (split
+ * eval: those the cell's statistics were measured on). */
+static int analysis_sink_eval_seqs(const cs_config *cfg, cs_dataset *ev) {
+  memset(ev, 0, sizeof *ev);
+  return task_generate_sequences(cfg->task, cfg->vocab, cfg->seq_len, ANALYSIS_SINK_MAP_SEQ, cfg->seed,
+                                 SPLIT_EVAL, ev);
+}
+
+/* The stored parameters of cell c read into it when it holds none and its
+ * archive is on disk (*loaded 1: the caller releases them). */
+static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, int *loaded) {
+  *loaded = 0;
+  int64_t i;
+  int p = analysis_sink_path_of(D, c, &i);
+  if (p < 0 || D->borrowed || c->n_tensors > 0) return CS_OK;
+  unsigned char *want;
+  CS_CHECK(CS_CALLOC(want, D->n_per_path[p]));
+  want[i] = 1;
+  int rc = archive_read_params_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want);
+  free(want);
+  *loaded = rc == CS_OK;
+  return rc;
+}
+
 /* Map m of cell c: its block of largest share, mean over heads and the
- * first ANALYSIS_SINK_MAP_SEQ held-out sequences (split eval: those the
- * cell's statistics were measured on). */
+ * held-out sequences (analysis_sink_eval_seqs). */
 static int analysis_sink_map_fill(const analysis_data *D, const cs_cell_result *c, analysis_sink_map *m) {
   cs_config cfg;
   cs_model *M;
@@ -210,9 +233,8 @@ static int analysis_sink_map_fill(const analysis_data *D, const cs_cell_result *
     if (c->curv[l].sink_mass > c->curv[m->layer].sink_mass) m->layer = l;
   m->share = c->curv[m->layer].sink_mass;
   cs_dataset ev;
-  memset(&ev, 0, sizeof ev);
   m->T = cfg.seq_len, m->n_seq = ANALYSIS_SINK_MAP_SEQ;
-  int rc = task_generate_sequences(cfg.task, cfg.vocab, cfg.seq_len, m->n_seq, cfg.seed, SPLIT_EVAL, &ev);
+  int rc = analysis_sink_eval_seqs(&cfg, &ev);
   if (!rc) rc = CS_CALLOC(m->map, (size_t)m->T * m->T);
   if (!rc)
     rc = model_attention_map_tokens(M, m->n_seq, &(cs_token_batch){m->T, ev.tokens, ev.scored}, m->layer,
@@ -255,19 +277,80 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
     if (a < 0 || !analysis_sink_pick(D, S, a, m)) continue;
     S->n_map++;
     const cs_cell_result *c = analysis_sink_cell(D, S, &S->row[m->row], m->seed_index);
-    int64_t i;
-    int p = analysis_sink_path_of(D, c, &i);
-    if (p >= 0 && !D->borrowed && c->n_tensors == 0) { /* its /params, that cell only */
-      unsigned char *want;
-      CS_CHECK(CS_CALLOC(want, D->n_per_path[p]));
-      want[i] = 1;
-      int rc = archive_read_params_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want);
-      free(want);
-      CS_CHECK(rc);
-    }
+    int loaded; /* its /params, that cell only: kept for the figure */
+    CS_CHECK(analysis_sink_params(D, c, &loaded));
     CS_CHECK(analysis_sink_map_fill(D, c, m));
   }
   return CS_OK;
+}
+
+/* ---- gate magnitudes, from /params at analyze time ---- */
+
+/* The gate means of done gated cell c per layer (model_gate_means_tokens
+ * on the held-out sequences) into later and bos; NaN and why set when it
+ * has no stored parameters. Parameters read here are released after. */
+static int analysis_sink_gate_cell(analysis_data *D, const cs_cell_result *c, double *later, double *bos,
+                                   char *why, size_t len) {
+  for (int l = 0; l < c->depth; l++) later[l] = bos[l] = NAN;
+  int loaded;
+  CS_CHECK(analysis_sink_params(D, c, &loaded));
+  cs_config cfg;
+  cs_model *M = NULL;
+  int rc = analysis_sink_model(D, c, &cfg, &M, why, len);
+  if (!rc && M) {
+    cs_dataset ev;
+    rc = analysis_sink_eval_seqs(&cfg, &ev);
+    if (!rc)
+      rc = model_gate_means_tokens(M, ANALYSIS_SINK_MAP_SEQ, &(cs_token_batch){cfg.seq_len, ev.tokens, ev.scored},
+                                   later, bos);
+    task_dataset_free(&ev);
+  }
+  model_free(M);
+  if (loaded) result_free_tensors((cs_cell_result *)c);
+  return rc;
+}
+
+/* Gated row R: per layer the mean gate value at t ≥ 1 and at BOS over seeds
+ * (x: 2 · n_seed · L scratch). */
+static int analysis_sink_gate_row(analysis_data *D, const analysis_sinks *S, analysis_sink_row *R, double *x) {
+  int L = R->L, n = D->n_seed;
+  CS_CHECK(CS_CALLOC(R->gate, 2 * (size_t)L));
+  double *later = x, *bos = x + (size_t)n * L;
+  for (int s = 0; s < n; s++) {
+    const cs_cell_result *c = analysis_sink_cell(D, S, R, s);
+    char why[sizeof R->gate_why] = "";
+    for (int l = 0; l < L; l++) later[s * L + l] = bos[s * L + l] = NAN;
+    if (!c || c->depth != L) continue;
+    CS_CHECK(analysis_sink_gate_cell(D, c, later + s * L, bos + s * L, why, sizeof why));
+    if (isfinite(later[s * L])) R->n_gate++;
+    else if (!R->gate_why[0]) snprintf(R->gate_why, sizeof R->gate_why, "%s", why);
+  }
+  double *col;
+  CS_CHECK(CS_CALLOC(col, n ? n : 1));
+  for (int l = 0; l < L; l++)
+    for (int k = 0; k < 2; k++) {
+      for (int s = 0; s < n; s++) col[s] = (k ? bos : later)[s * L + l];
+      analysis_mean_ci(col, n, ANALYSIS_LEVEL, &R->gate[2 * l + k]);
+      analysis_ci_clip01(&R->gate[2 * l + k]);
+    }
+  free(col);
+  return CS_OK;
+}
+
+static int analysis_sink_gates(analysis_data *D, analysis_sinks *S) {
+  int Lmax = 0;
+  for (int i = 0; i < S->n_row; i++) Lmax = S->row[i].L > Lmax ? S->row[i].L : Lmax;
+  double *x;
+  CS_CHECK(CS_CALLOC(x, 2 * (size_t)(D->n_seed ? D->n_seed : 1) * (Lmax ? Lmax : 1)));
+  int rc = CS_OK;
+  for (int i = 0; i < S->n_row && !rc; i++) {
+    analysis_sink_row *R = &S->row[i];
+    if (R->pos < 0) continue;
+    rc = analysis_sink_gate_row(D, S, R, x);
+    S->n_gated += R->n_seeds, S->n_gate += R->n_gate;
+  }
+  free(x);
+  return rc;
 }
 
 int analysis_sinks_compute(analysis_data *D) {
@@ -283,6 +366,7 @@ int analysis_sinks_compute(analysis_data *D) {
   int rc = analysis_sink_bases(D, spec_find_axis(D->spec, "gate"), S);
   if (!rc) rc = analysis_sink_units(D, S, x);
   free(x);
+  if (!rc && S->n_unit > 0) rc = analysis_sink_gates(D, S);
   if (!rc && S->n_unit > 0) rc = analysis_sink_maps(D, S);
   if (!rc && S->n_unit == 0) analysis_sinks_free(D); /* no done lm cell: no section */
   return rc;
@@ -292,7 +376,7 @@ void analysis_sinks_free(analysis_data *D) {
   void **slot = analysis_section_state(D, ANALYSIS_SINKS_NAME);
   analysis_sinks *S = slot ? *slot : NULL;
   if (!S) return;
-  for (int i = 0; i < S->n_row; i++) free(S->row[i].q), free(S->row[i].vs_u);
+  for (int i = 0; i < S->n_row; i++) free(S->row[i].q), free(S->row[i].vs_u), free(S->row[i].gate);
   for (int k = 0; k < S->n_map; k++) free(S->map[k].map);
   free(S->base), free(S->unit), free(S->row), free(S);
   *slot = NULL;
@@ -378,8 +462,11 @@ int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
   analysis_file o;
   CS_CHECK(analysis_file_open(&o, dir, "sinks.csv"));
   FILE *f = o.f;
-  fprintf(f, "arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs");
+  const analysis_ci none = {.mean = NAN, .lo = NAN, .hi = NAN}; /* the ungated rows' gate columns */
+  fprintf(f, "arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,n_gate");
   for (int k = 0; k < SQ_COUNT; k++) analysis_csv_ci_header(f, SQ_NAME[k]);
+  analysis_csv_ci_header(f, "gatevalue");
+  analysis_csv_ci_header(f, "gatebos");
   for (int k = 0; k < SQ_COUNT; k++) {
     const char *n = SQ_NAME[k];
     fprintf(f, ",d%s_mean,d%s_ci_low,d%s_ci_high,d%s_npos,d%s_nneg,d%s_sign_p,d%s_dz,d%s_dz_low,d%s_dz_high",
@@ -391,10 +478,11 @@ int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
     const analysis_sink_unit *U = &S->unit[R->unit];
     const analysis_sink_base *B = &S->base[U->base];
     for (int l = 0; l < R->L; l++) {
-      fprintf(f, "%s,%s,%d,%s,%s,%d,%d,%d,%d", config_arch_name(D->arch[R->a]), config_task_name(D->task[U->t]),
+      fprintf(f, "%s,%s,%d,%s,%s,%d,%d,%d,%d,%d", config_arch_name(D->arch[R->a]), config_task_name(D->task[U->t]),
               D->depth[U->d], B->name, R->pos < 0 ? "-" : config_gate_name(B->gate[R->pos]), l + 1,
-              R->n_seeds, R->n_measured, R->n_pairs);
+              R->n_seeds, R->n_measured, R->n_pairs, R->n_gate);
       for (int k = 0; k < SQ_COUNT; k++) analysis_csv_ci(f, &R->q[l * SQ_COUNT + k]);
+      for (int k = 0; k < 2; k++) analysis_csv_ci(f, R->gate ? &R->gate[2 * l + k] : &none);
       for (int k = 0; k < SQ_COUNT; k++) analysis_csv_diff(f, &R->vs_u[l * SQ_COUNT + k]);
       fprintf(f, "\n");
     }
@@ -407,8 +495,8 @@ int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
 void analysis_sinks_list_tables(FILE *f, const analysis_data *D) {
   if (analysis_sinks_of(D))
     fprintf(f, "- [sinks.csv](sinks.csv): per (arch, task, depth, regime, gate, layer) of the lm family: "
-               "first-token share, its largest head, massive activation, value drain, residual peak "
-               "over seeds and their differences from ungated paired by seed\n");
+               "first-token share, its largest head, gate value, massive activation, value drain, residual "
+               "peak over seeds and their differences from ungated paired by seed\n");
 }
 
 static const char *analysis_sink_diff_text(char *buf, size_t len, const analysis_diff *d) {
@@ -418,10 +506,21 @@ static const char *analysis_sink_diff_text(char *buf, size_t len, const analysis
   return buf;
 }
 
+/* Row R's gate cell at layer l: the mean at t ≥ 1 with its interval, then
+ * the mean at BOS; "–" for the ungated row, "n/a" when no cell's were measured. */
+static void analysis_sink_gate_text(char *buf, size_t len, const analysis_sink_row *R, int l) {
+  char ci[96];
+  if (R->pos < 0) snprintf(buf, len, "–");
+  else if (R->n_gate == 0) snprintf(buf, len, "n/a");
+  else
+    snprintf(buf, len, "%s / %s", analysis_ci_text(ci, sizeof ci, &R->gate[2 * l]), F4(R->gate[2 * l + 1].mean));
+}
+
 static void analysis_md_sink_table(FILE *f, const analysis_data *D, const analysis_sinks *S) {
   fprintf(f, "| task | depth | regime | arch | gate | layer | seeds | first-token share | largest head | "
-             "massive activation | value drain | residual peak | Δshare vs ungated | Δmassive vs ungated | "
-             "Δdrain vs ungated |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "gate value t ≥ 1 / at BOS | massive activation | value drain | residual peak | Δshare vs ungated | "
+             "Δmassive vs ungated | Δdrain vs ungated |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < S->n_row; i++) {
     const analysis_sink_row *R = &S->row[i];
     const analysis_sink_unit *U = &S->unit[R->unit];
@@ -431,11 +530,12 @@ static void analysis_md_sink_table(FILE *f, const analysis_data *D, const analys
     for (int l = 0; l < R->L; l++) {
       const analysis_ci *q = &R->q[l * SQ_COUNT];
       const analysis_diff *v = &R->vs_u[l * SQ_COUNT];
-      char b[5][96], e[3][128];
-      fprintf(f, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+      char b[5][96], e[3][128], g[200];
+      analysis_sink_gate_text(g, sizeof g, R, l);
+      fprintf(f, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
               config_task_name(D->task[U->t]), D->depth[U->d], nm, config_arch_name(D->arch[R->a]),
               R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), l + 1, R->n_seeds,
-              analysis_ci_text(b[0], 96, &q[SQ_SHARE]), F4(q[SQ_HEADMAX].mean),
+              analysis_ci_text(b[0], 96, &q[SQ_SHARE]), F4(q[SQ_HEADMAX].mean), g,
               analysis_ci_text(b[2], 96, &q[SQ_MASSIVE]), analysis_ci_text(b[3], 96, &q[SQ_DRAIN]),
               F4(q[SQ_PEAK].mean), analysis_sink_diff_text(e[0], 128, &v[SQ_SHARE]),
               analysis_sink_diff_text(e[1], 128, &v[SQ_MASSIVE]), analysis_sink_diff_text(e[2], 128, &v[SQ_DRAIN]));
@@ -533,6 +633,18 @@ int analysis_sinks_write_md(FILE *f, const analysis_data *D) {
                "one; those values read as missing and enter no mean or test.\n\n",
             S->n_cells - S->n_measured, S->n_cells);
   if (D->n_seed < 2) fprintf(f, "Only one seed: no intervals, and too few seeds for any verdict.\n\n");
+  fprintf(f, "Gate value: the mean of the gate σ over its channels (or heads) and %d held-out sequences, at "
+             "the positions t ≥ 1 (with its interval over seeds) and at BOS, run forward from each gated "
+             "cell's /params. Read each share beside its layer's gate value: behind a nearly closed gate on "
+             "the attention's output (g1, g5) the attention pattern hardly reaches the loss, and a g2 gate "
+             "nearly closed at BOS empties what attention on BOS brings.\n\n",
+          ANALYSIS_SINK_MAP_SEQ);
+  if (S->n_gate < S->n_gated) {
+    const char *why = "";
+    for (int i = 0; i < S->n_row && !*why; i++) why = S->row[i].gate_why;
+    fprintf(f, "%d of the %d gated cells have no gate value: %s.\n\n", S->n_gated - S->n_gate, S->n_gated,
+            *why ? why : "their parameters could not be read");
+  }
   analysis_md_sink_table(f, D, S);
   for (int k = 0; k < S->n_map; k++) {
     const analysis_sink_map *m = &S->map[k];
@@ -564,8 +676,8 @@ static const analysis_claim_info SINKS_CLAIMS[] = {
 
 static const analysis_table_info SINKS_TABLES[] = {
     {"sinks.csv", "the lm family",
-     "per (arch, task, depth, regime, gate, layer): first-token share, massive activation, value "
-     "drain, residual peak over seeds, differences from ungated"},
+     "per (arch, task, depth, regime, gate, layer): first-token share, gate value, massive activation, "
+     "value drain, residual peak over seeds, differences from ungated"},
     {NULL, NULL, NULL},
 };
 
@@ -576,6 +688,12 @@ static const analysis_column_rule SINKS_COLUMNS[] = {
     {"sinks.csv", "n_measured", "done cells with massive_act, value_drain, resid_peak stored "
                                 "(format_version 5)"},
     {"sinks.csv", "n_pairs", "seeds with this cell and the ungated cell (0 on the ungated row)"},
+    {"sinks.csv", "n_gate", "done cells whose gate values were measured from their /params (0 on the "
+                            "ungated row, and without save_params = yes)"},
+    {"sinks.csv", "gatevalue_*", "the mean gate value σ over the gate's channels (or heads), held-out "
+                                 "sequences and positions t ≥ 1, from each cell's /params at analyze time "
+                                 "(`nan` on the ungated row)" ANALYSIS_COLUMN_CI},
+    {"sinks.csv", "gatebos_*", "the same at BOS (t = 0)" ANALYSIS_COLUMN_CI},
     {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
                              "positions t ≥ 1 and held-out sequences (sink_mass)" ANALYSIS_COLUMN_CI},
     {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" ANALYSIS_COLUMN_CI},

@@ -47,6 +47,12 @@ typedef struct {
   int n_pairs;     /* seeds with this and the ungated cell done */
   analysis_ci *q;  /* [l·SQ_COUNT + k], over seeds */
   analysis_diff *vs_u; /* [l·SQ_COUNT + k]: this − ungated, paired by seed (gated rows) */
+  /* the gate magnitudes (gated rows), from each cell's /params at analyze
+   * time: gate[2l] the mean gate value at the positions t ≥ 1, gate[2l + 1]
+   * at BOS, over seeds (model_gate_means_tokens) */
+  analysis_ci *gate;
+  int n_gate;          /* cells whose gates were measured */
+  char gate_why[160];  /* why a done cell's were not (the first such cell; "" when none) */
 } analysis_sink_row;
 
 typedef struct {
@@ -78,6 +84,7 @@ typedef struct {
   analysis_sink_unit *unit;
   analysis_sink_row *row;
   int n_cells, n_measured; /* done lm cells; with the ratios */
+  int n_gated, n_gate;     /* done gated lm cells; with gate magnitudes */
   int n_map;
   analysis_sink_map map[ARCH_COUNT]; /* ungated, then each gated arch (at g1 when present) */
 } analysis_sinks;

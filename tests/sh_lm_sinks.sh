@@ -62,9 +62,31 @@ if "$bin" analyze lm.h5 -o rep >an.txt 2>an.err; then ok; else bad "analyze"; ca
 grep -q "^## Do gates remove the attention sink?" rep/index.md && ok || bad "index.md: no sinks section"
 grep -q "G1 against Qiu et al. (gated): first-token share" rep/index.md && ok || bad "index.md: no G1 line"
 grep -q "Attention map (gated-headwise): cell [0-9]*, block" rep/index.md && ok || bad "index.md: no attention map"
-head -1 rep/sinks.csv | grep -q "^arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,share_mean,.*,massive_mean,.*,drain_mean,.*,peak_mean,.*,dshare_mean," &&
+head -1 rep/sinks.csv | grep -q "^arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,n_gate,share_mean,.*,massive_mean,.*,drain_mean,.*,peak_mean,.*,gatevalue_mean,.*,gatebos_mean,.*,dshare_mean," &&
   ok || { bad "sinks.csv header"; head -1 rep/sinks.csv; }
 [[ $(grep -c "^gated,bigram-backcopy,2,all,g1," rep/sinks.csv) -eq 2 ]] && ok || bad "sinks.csv: two layers of gated g1"
+# the gate values (from /params): measured for both seeds of every gated row, in (0, 1), their
+# interval around the mean; none on the ungated rows; the table's column
+if $PY - rep/sinks.csv <<'PY'; then ok; else bad "sinks.csv: gate values"; fi
+import sys, csv, math
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 10, len(rows)  # ungated + 4 gated (arch, gate) rows, 2 layers each
+for r in rows:
+    g = [float(r[k]) for k in ("gatevalue_mean", "gatevalue_ci_low", "gatevalue_ci_high", "gatebos_mean")]
+    if r["arch"] == "ungated":
+        assert r["n_gate"] == "0" and all(math.isnan(x) for x in g), r
+    else:
+        assert r["n_gate"] == "2", r
+        assert 0 < g[0] < 1 and 0 < g[3] < 1 and g[1] <= g[0] <= g[2], r
+PY
+grep -q "^| bigram-backcopy | 2 | all | gated | g1 | 1 | 2 | [^|]* | [^|]* | 0\.[0-9]* \[[^]]*\] / 0\.[0-9]* |" rep/index.md &&
+  ok || bad "index.md: no gate value beside the share"
+# without /params no gate value, and the report says why
+if "$bin" run lm.ini -o nop.h5 --set sweep.save_params=no >nop.txt 2>&1 &&
+   "$bin" analyze nop.h5 -o repn >/dev/null 2>&1 &&
+   grep -q "^8 of the 8 gated cells have no gate value: cell [0-9]* has no stored tensor .*(run with save_params = yes)" repn/index.md &&
+   grep -q "^| bigram-backcopy | 2 | all | gated | g1 | 1 | 2 | [^|]* | [^|]* | n/a |" repn/index.md; then ok
+else bad "no /params: gate values n/a with the reason"; cat nop.txt; grep -n "gate value" repn/index.md; fi
 [[ $(grep -cE "^sink-(share|massive|drain)," rep/verdicts.csv) -eq 24 ]] && ok || bad "verdicts.csv: 12 sink checks and 12 verdicts"
 grep -q "index [0-9]* using 1:2:3 with image" rep/sinks_bigram-backcopy.gp && ok || bad "sinks_*.gp: no heat map"
 grep -q "^## sinks.csv" rep/COLUMNS.md && ! grep -q "not described" rep/COLUMNS.md && ok ||

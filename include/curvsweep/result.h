@@ -66,6 +66,7 @@ typedef struct {
 } cs_cell_result;
 
 void result_free(cs_cell_result *r);  /* frees the arrays, keeps the struct */
+void result_free_tensors(cs_cell_result *r); /* frees the trained tensors only */
 
 /* The per-point float64 arrays (L × n_points each) in one fixed order, and
  * their dataset names under /points/<cell_id>/ ("S", "S_err", "S_tilde",

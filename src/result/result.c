@@ -67,11 +67,16 @@ void result_free(cs_cell_result *r) {
   for (int i = 0; i < RESULT_N_FIELD_ARRAYS; i++) free(*fd[i]);
   free(r->fd_class), free(r->fd_pred);
   free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_class);
+  result_free_tensors(r);
+  result_forget_points(r);
+  r->curve = NULL, r->curv = NULL;
+  r->n_curve = r->depth = r->n_points = r->field_n = 0;
+}
+
+void result_free_tensors(cs_cell_result *r) {
   for (int i = 0; i < r->n_tensors; i++) free(r->tensors[i].v);
   free(r->tensors);
-  result_forget_points(r);
-  r->curve = NULL, r->curv = NULL, r->tensors = NULL;
-  r->n_curve = r->depth = r->n_points = r->n_tensors = r->field_n = 0;
+  r->tensors = NULL, r->n_tensors = 0;
 }
 
 typedef struct {
