@@ -17,12 +17,17 @@ typedef struct {
   int path;
 } analysis_entry;
 
-/* Order by cell id; for the same cell a done result first, then the earlier archive. */
+/* Order by cell id; for the same cell a done result first, then the one
+ * whose archive stores more statistics columns (a newer format_version:
+ * its values of the columns the older lacks are kept), then the earlier
+ * archive. */
 static int analysis_cmp_entry(const void *pa, const void *pb) {
   const analysis_entry *a = pa, *b = pb;
   if (a->r->cell_id != b->r->cell_id) return a->r->cell_id < b->r->cell_id ? -1 : 1;
   int ra = archive_status_rank(a->r->status), rb = archive_status_rank(b->r->status);
   if (ra != rb) return rb - ra;
+  int la = __builtin_popcountll(a->r->stats_absent), lb = __builtin_popcountll(b->r->stats_absent);
+  if (la != lb) return la - lb;
   return a->path - b->path;
 }
 

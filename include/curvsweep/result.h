@@ -40,6 +40,10 @@ typedef struct {
 
   int depth;           /* L; curv has L entries, curv[l-1] is prefix l */
   geom_stats *curv;
+  /* bit k: field k of GEOM_STATS_FIELDS is not stored by the archive this
+   * result was read from (a column an older format_version lacks, read as
+   * NaN); 0 for a result computed here */
+  uint64_t stats_absent;
 
   /* optional (save_points): n_points evaluation inputs and L × n_points values
    * (NaN at degenerate points; pt_class says which points those are) */

@@ -23,7 +23,8 @@ int archive_status_rank(cs_cell_status s) {
 }
 
 /* The science values of two results agree bitwise (NaN equal to NaN of
- * the same bits). wall_s, rank and attempts describe the run and may
+ * the same bits), the statistics columns one side's archive does not store
+ * (stats_absent: an older format_version) left out. wall_s, rank and attempts describe the run and may
  * differ between two runs of one deterministic cell. Also the read-back
  * comparison of a verified close (archive_journal_verify). */
 int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
@@ -38,10 +39,11 @@ int archive_same_values(const cs_cell_result *x, const cs_cell_result *y) {
     double a3[3] = {p->train_loss, p->train_acc, p->test_acc}, b3[3] = {q->train_loss, q->train_acc, q->test_acc};
     if (p->epoch != q->epoch || !archive_same_doubles(a3, b3, 3)) return 0;
   }
+  uint64_t absent = x->stats_absent | y->stats_absent; /* columns one side's archive lacks */
   for (int l = 0; l < x->depth; l++) {
     if (x->curv[l].n_points != y->curv[l].n_points) return 0;
     for (size_t k = 0; k < ARCHIVE_N_STATS_FIELDS; k++)
-      if (memcmp((const char *)&x->curv[l] + ARCHIVE_STATS_FIELDS[k].offset,
+      if (!(absent >> k & 1) && memcmp((const char *)&x->curv[l] + ARCHIVE_STATS_FIELDS[k].offset,
                  (const char *)&y->curv[l] + ARCHIVE_STATS_FIELDS[k].offset, sizeof(double)))
         return 0;
   }

@@ -163,6 +163,19 @@ static void archive_fill_absent_columns(hid_t ds, hid_t mtype, hsize_t n, void *
   H5Tclose(ftype);
 }
 
+_Static_assert(ARCHIVE_N_STATS_FIELDS <= 64, "stats_absent holds a bit per statistics field");
+
+uint64_t archive_stats_absent(hid_t file) {
+  hid_t ds = H5Dopen2(file, "curvature", H5P_DEFAULT), ftype = ds >= 0 ? H5Dget_type(ds) : -1;
+  uint64_t absent = 0;
+  for (size_t k = 0; ftype >= 0 && k < ARCHIVE_N_STATS_FIELDS; k++)
+    if (H5Tget_member_index(ftype, ARCHIVE_STATS_FIELDS[k].name) < 0) absent |= (uint64_t)1 << k;
+  if (ftype >= 0) H5Tclose(ftype);
+  if (ds >= 0) H5Dclose(ds);
+  else archive_h5_note();
+  return absent;
+}
+
 /* The dataset transfer of table reads and writes: one type-conversion and
  * one background buffer for the process, set once (H5Pset_buffer). By
  * default HDF5 allocates both afresh for every H5Dread and H5Dwrite that

@@ -252,6 +252,12 @@ int archive_new(const char *path, cs_archive **out);
 int archive_rows_from_mask(cs_archive *a, const cs_spec *spec, const unsigned char *mask);
 
 /* ======== archive_compare.c ======== */
+/* The statistics fields (bit k: ARCHIVE_STATS_FIELDS[k]) the /curvature
+ * table of an open archive lacks: columns of a later format_version, read
+ * as NaN (cs_cell_result.stats_absent). 0 when the table cannot be opened
+ * (its read then fails on its own). */
+uint64_t archive_stats_absent(hid_t file);
+
 /* (archive_status_rank and archive_same_values: archive.h) The fields of x
  * and y agree bitwise (both absent counts as agreeing). */
 int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);

@@ -45,6 +45,8 @@ typedef struct {
   int64_t *kept_of;         /* cell -> index into kept, -1: none */
   cs_archive_builder *b;    /* the output */
   cs_archive **rows;        /* (n_inputs) each input's /cells rows, from pass 1 to pass 2 */
+  uint64_t *absent;         /* (n_inputs) the statistics columns it lacks (archive_stats_absent) */
+  int *order;               /* (n_inputs) the order inputs are scanned and applied in */
 } archive_merge_state;
 
 /* The output: refuse to clobber it, a stale journal beside it, or an output
@@ -118,10 +120,12 @@ static int archive_merge_open_inputs(archive_merge_state *s) {
   CS_CHECK(CS_CALLOC(s->in_spec, s->n_inputs));
   CS_CHECK(CS_CALLOC(s->map, s->n_inputs));
   CS_CHECK(CS_CALLOC(s->shards, s->n_inputs));
+  CS_CHECK(CS_CALLOC(s->absent, s->n_inputs));
   for (int i = 0; i < s->n_inputs; i++) {
     archive_reader rd;
     CS_CHECK(archive_check_not_interrupted(s->inputs[i]));
     CS_CHECK(archive_reader_open(s->inputs[i], &rd));
+    s->absent[i] = archive_stats_absent(rd.file);
     int rc = archive_merge_read_shards(s, i, &rd);
     s->in_spec[i] = rd.spec;  // kept: the input's cells as the output's
     rd.spec = NULL;
@@ -166,8 +170,8 @@ static int archive_merge_choose_spec(archive_merge_state *s, const cs_spec *give
 }
 
 /* Pass 1, input i: its listed cells (as the output's) and statuses decide
- * the chosen input of each cell (archive_status_rank, the first input on a
- * tie). */
+ * the chosen input of each cell (archive_status_rank, the first input in
+ * archive_merge_order on a tie). */
 static int archive_merge_scan_input(archive_merge_state *s, int i) {
   const cs_archive *a = s->rows[i];
   int64_t nc = spec_cell_count(s->spec), nin = spec_cell_count(s->in_spec[i]);
@@ -228,8 +232,22 @@ static void archive_merge_describe(archive_merge_state *s, char *missing_text, s
   cs_copy_str(r->missing_shards, sizeof r->missing_shards, missing_text);
 }
 
+/* The order of the inputs: those that store more statistics columns first
+ * (the given order among equals), so that of a cell done in an older and a
+ * newer archive the newer's result, with the columns the older lacks, is
+ * the one chosen (the first of highest status) and written. */
+static int archive_merge_order(archive_merge_state *s) {
+  CS_CHECK(CS_CALLOC(s->order, s->n_inputs));
+  int n = 0;
+  for (int lacking = 0; lacking <= 64; lacking++)
+    for (int i = 0; i < s->n_inputs; i++)
+      if (__builtin_popcountll(s->absent[i]) == lacking) s->order[n++] = i;
+  return CS_OK;
+}
+
 static int archive_merge_scan_inputs(archive_merge_state *s, const cs_spec *given) {
   CS_CHECK(archive_merge_open_inputs(s));
+  CS_CHECK(archive_merge_order(s));
   CS_CHECK(archive_merge_choose_spec(s, given));
   int64_t nc = spec_cell_count(s->spec);
   CS_CHECK(CS_CALLOC(s->listed, nc));
@@ -238,7 +256,7 @@ static int archive_merge_scan_inputs(archive_merge_state *s, const cs_spec *give
   CS_CHECK(CS_CALLOC(s->pick_rank, nc));
   CS_CHECK(CS_CALLOC(s->kept_of, nc));
   for (int64_t c = 0; c < nc; c++) s->pick_in[c] = -1, s->kept_of[c] = -1;
-  for (int i = 0; i < s->n_inputs; i++) CS_CHECK(archive_merge_scan_input(s, i));
+  for (int j = 0; j < s->n_inputs; j++) CS_CHECK(archive_merge_scan_input(s, s->order[j]));
   for (int64_t c = 0; c < nc; c++) {
     if (s->more && s->more[c]) s->listed[c] = 1;
     s->listed_n += s->listed[c];
@@ -370,7 +388,8 @@ static int archive_merge_apply_input(archive_merge_state *s, int i, archive_read
  * temporary name (s->tmp). */
 static int archive_merge_write(archive_merge_state *s) {
   CS_CHECK(archive_build_begin(s->out, s->spec, s->listed, s->overwrite, &s->b));
-  for (int i = 0; i < s->n_inputs; i++) {
+  for (int j = 0; j < s->n_inputs; j++) {
+    int i = s->order[j];
     archive_reader rd;
     cs_archive *rows = s->rows[i];
     s->rows[i] = NULL;
@@ -429,7 +448,7 @@ static void archive_merge_free(archive_merge_state *s) {
     if (s->map) spec_map_free(s->map[i]);
     if (s->shards) free(s->shards[i]);
   }
-  free(s->rows), free(s->in_spec), free(s->map), free(s->shards);
+  free(s->rows), free(s->in_spec), free(s->map), free(s->shards), free(s->absent), free(s->order);
 }
 
 int archive_merge(const char *out, const char *const *inputs, int n_inputs,

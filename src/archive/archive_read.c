@@ -436,6 +436,10 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   int rc = CS_CALLOC(R.res, R.n ? R.n : 1);
   if (!rc) rc = CS_CALLOC(R.count, R.n ? R.n : 1);
   if (!rc) rc = archive_results_read_tables(&R);
+  if (!rc) {
+    uint64_t absent = archive_stats_absent(rd->file);
+    for (int64_t i = 0; i < R.n; i++) R.res[i].stats_absent = absent;
+  }
   // format_version 4: every cell's /points a block of each array at a time
   if (!rc && !(flags & ARCHIVE_READ_NO_GROUPS) && rd->meta.version >= 4) {
     rc = archive_points_each(rd->file, rd->a, rd->a->path, archive_results_take_points, &R);
