@@ -558,15 +558,24 @@ int analysis_gates_write_md(FILE *f, const analysis_data *D) {
              "(one value per seed: its mean difference over them; two-sided sign-flip test, Holm "
              "within each verdict, α = %g; rules: analysis/README.md, \"Gate positions\").\n\n",
           D->opt.alpha);
-  int n_self = 0;
-  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].family == FAMILY_SELF;
+  int n_self = 0, n_memory = 0, n_lm = 0;
+  for (int b = 0; b < G->n_base; b++) {
+    n_self += G->base[b].family == FAMILY_SELF;
+    n_memory += G->base[b].family == FAMILY_MEMORY;
+    n_lm += G->base[b].family == FAMILY_LM;
+  }
   if (G->axis_len < 2) {
     fprintf(f, "The gate axis has one value: there is nothing to rank and no verdict.\n\n");
     return CS_OK;
   }
   if (n_self == 0) {
-    fprintf(f, "The memory family ignores the gate (docs/MODELS.md): every position is the same model, "
-               "so there is nothing to rank and no verdict.\n\n");
+    if (n_memory)
+      fprintf(f, "The memory family ignores the gate (docs/MODELS.md): every position is the same model, "
+                 "so there is nothing to rank and no verdict.\n\n");
+    if (n_lm)
+      fprintf(f, "These verdicts are the self family's, and these archives hold none of its cells. The lm "
+                 "family's gate positions are compared with ungated in \"Do gates remove the attention "
+                 "sink?\" below.\n\n");
     return CS_OK;
   }
   if (D->n_seed < 2)

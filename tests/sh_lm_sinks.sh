@@ -60,6 +60,10 @@ assert np.all(c["massive_act"] >= 1) and np.all(c["value_drain"] > 0) and np.all
 PY
 if "$bin" analyze lm.h5 -o rep >an.txt 2>an.err; then ok; else bad "analyze"; cat an.err; fi
 grep -q "^## Do gates remove the attention sink?" rep/index.md && ok || bad "index.md: no sinks section"
+# the gate-position section of an lm-only sweep points to the sink section (its verdicts are the
+# self family's), and does not call these cells the memory family's
+grep -q "^These verdicts are the self family's, and these archives hold none of its cells. The lm family's" rep/index.md &&
+  ! grep -q "memory family ignores the gate" rep/index.md && ok || bad "index.md: gate-position text of an lm sweep"
 grep -q "G1 against Qiu et al. (gated): first-token share" rep/index.md && ok || bad "index.md: no G1 line"
 grep -q "Attention map (gated-headwise): cell [0-9]*, block" rep/index.md && ok || bad "index.md: no attention map"
 head -1 rep/sinks.csv | grep -q "^arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,n_gate,share_mean,.*,massive_mean,.*,drain_mean,.*,peak_mean,.*,gatevalue_mean,.*,gatebos_mean,.*,dshare_mean," &&
