@@ -135,6 +135,15 @@ journal_agrees torn.h5 o && ok || bad "info, a torn journal"
 cp held.h5 fifo.h5; mkfifo fifo.h5.journal
 timeout 30 "$bin" info fifo.h5 >o 2>&1
 check "info, a FIFO for a journal" 0 $? "^journal   fifo.h5.journal: 0 bytes, not a regular file (a FIFO); a run refuses it" o
+cp held.h5 dirty.h5; cp held.h5.journal dirty.h5.journal
+printf '\001' | dd of=dirty.h5.journal bs=1 seek=108 conv=notrunc status=none # the dirty flag (docs/ARCHIVE.md, "Journal")
+"$bin" info dirty.h5 >o 2>&1
+check "info, a dirty journal" 0 $? "record(s), [0-9]* cell(s) not in the archive yet; dirty (a write on the archive was under way)$" o
+grep -q "it writes what the journal holds, repairing the archive from it, and runs only the cells not done" o && ok || { bad "info, a dirty journal: no repair said"; cat o; }
+cp np1.h5 other.h5; cp held.h5.journal other.h5.journal # sweep-small's archive, sweep-kill's journal
+"$bin" info other.h5 >o 2>&1
+check "info, another spec's journal" 0 $? "; written by another spec than the archive's (a run refuses it: finish that sweep, or move the journal away)$" o
+grep -q "resume with the same command" o && { bad "info advises resuming with another spec's journal"; cat o; } || ok
 cp held.h5.journal lone.h5.journal
 "$bin" info lone.h5 >o 2>&1
 check "info, a journal without its archive" 2 $? "^curvsweep: lone.h5.journal: [0-9]* bytes, [0-9]* result(s)" o

@@ -13,7 +13,11 @@ static const char *INFO_HELP =
     "       curvsweep info --check ARCHIVE\n\n"
     "Print the spec name, grid size, how many cells are done, pending, failed and\n"
     "diverged, the total training time and the ranks used. Works on the archive of\n"
-    "a running sweep (it is written between results).\n\n"
+    "a running sweep (it is written between results). A journal beside the archive\n"
+    "(ARCHIVE.journal: a run is writing it, or one was interrupted) adds two lines:\n"
+    "what it holds that the archive does not yet, whether a process of this machine\n"
+    "holds its lock, and how to resume (docs/ARCHIVE.md, \"A journal beside the\n"
+    "archive\"). The journal's lock is never taken.\n\n"
     "  --check  read every object of the archive (/spec, every /cells, /curvature,\n"
     "           /curves and /runs row, every /points and /params dataset) and print\n"
     "           one line per damaged object naming it; exit 0 when all is intact,\n"
@@ -74,9 +78,39 @@ static int info_check(const char *path) {
   return EXIT_OK;
 }
 
+/* What the journal j holds (line 1 of info_journal); 0 when a run would
+ * refuse it (the line says why, and what to do). */
+static int info_journal_holds(FILE *f, const char *lead, const cs_archive_journal_state *j) {
+  if (j->problem[0]) {
+    cli_print(f, "%s%s: %lld bytes, %s\n", lead, j->path, (long long)j->bytes, j->problem);
+    return 0;
+  }
+  if (!j->header) {
+    cli_print(f, "%s%s: %lld bytes, no record yet\n", lead, j->path, (long long)j->bytes);
+    return 1;
+  }
+  char applied[96] = "";
+  if (j->unapplied > 0)
+    snprintf(applied, sizeof applied, ", %lld cell(s) not in the archive yet",
+             (long long)j->unapplied);
+  else if (j->unapplied == 0)
+    snprintf(applied, sizeof applied, ", all in the archive");
+  // the dirty flag of a run writing now is no news: said when none is seen
+  cli_print(f, "%s%s: %lld bytes, %lld result(s) and %lld /runs record(s)%s%s%s\n", lead, j->path,
+            (long long)j->bytes, (long long)j->results, (long long)j->runs, applied,
+            j->dirty && j->lock != 1 ? "; dirty (a write on the archive was under way)" : "",
+            j->other_spec ? "; written by another spec than the archive's (a run refuses it: "
+                            "finish that sweep, or move the journal away)" : "");
+  if (j->foreign > 0)
+    cli_print(f, "%s%lld result(s) of cells the archive does not list (a run refuses it: is it "
+              "from another shard's archive?)\n", lead, (long long)j->foreign);
+  return !j->other_spec && j->foreign == 0;
+}
+
 /* The journal beside the archive, if one is there (docs/ARCHIVE.md, "A
- * journal beside the archive"): what it holds, then who holds its lock and
- * what to do; each line led by lead, on f. Read without its lock. */
+ * journal beside the archive"): what it holds, then whether a process of
+ * this machine holds its lock and what to do; each line led by lead, on f.
+ * Read without its lock. */
 static void info_journal(FILE *f, const char *lead, const char *path) {
   cs_archive_journal_state j;
   if (archive_journal_state(path, &j) != CS_OK) {  // out of memory: say so, info goes on
@@ -85,26 +119,8 @@ static void info_journal(FILE *f, const char *lead, const char *path) {
     return;
   }
   if (!j.present) return;
-  if (j.problem[0]) {
-    cli_print(f, "%s%s: %lld bytes, %s\n", lead, j.path, (long long)j.bytes, j.problem);
-  } else if (!j.header) {
-    cli_print(f, "%s%s: %lld bytes, no record yet\n", lead, j.path, (long long)j.bytes);
-  } else {
-    char applied[96] = "";
-    if (j.unapplied > 0)
-      snprintf(applied, sizeof applied, ", %lld cell(s) not in the archive yet",
-               (long long)j.unapplied);
-    else if (j.unapplied == 0)
-      snprintf(applied, sizeof applied, ", all in the archive");
-    cli_print(f, "%s%s: %lld bytes, %lld result(s) and %lld /runs record(s)%s%s%s\n", lead,
-              j.path, (long long)j.bytes, (long long)j.results, (long long)j.runs, applied,
-              j.dirty ? "; dirty (a write on the archive was under way)" : "",
-              j.other_spec ? "; written by another spec than the archive's (a run refuses it: "
-                             "finish that sweep, or move the journal away)" : "");
-    if (j.foreign > 0)
-      cli_print(f, "%s%lld result(s) of cells the archive does not list (a run refuses it: is "
-                "it from another shard's archive?)\n", lead, (long long)j.foreign);
-  }
+  int usable = info_journal_holds(f, lead, &j);
+  if (j.problem[0]) return;
   if (j.lock == 1) {
     char pid[32] = "";
     if (j.lock_pid > 0) snprintf(pid, sizeof pid, " (pid %ld)", j.lock_pid);
@@ -112,12 +128,16 @@ static void info_journal(FILE *f, const char *lead, const char *path) {
               "archive\n", lead, pid);
     return;
   }
-  cli_print(f, "%s%s: a run was interrupted, or one on another machine is writing the archive; "
-            "resume with the same command (curvsweep run SPEC -o %s): it writes what the "
-            "journal holds%s and runs only the cells not done\n", lead,
+  char resume[160 + 4096] = "";
+  if (usable)
+    snprintf(resume, sizeof resume, "; resume with the same command (curvsweep run SPEC -o %s): "
+             "it writes what the journal holds%s and runs only the cells not done", path,
+             j.dirty ? ", repairing the archive from it," : "");
+  cli_print(f, "%s%s: a run was interrupted, or one on another machine is writing the "
+            "archive%s\n", lead,
             j.lock == 0 ? "no process of this machine holds its lock"
                         : "whether a process holds its lock cannot be seen (/proc/locks)",
-            path, j.dirty ? ", repairing the archive from it," : "");
+            resume);
 }
 
 int cmd_info(int argc, char **argv) {
