@@ -144,6 +144,14 @@ cp np1.h5 other.h5; cp held.h5.journal other.h5.journal # sweep-small's archive,
 "$bin" info other.h5 >o 2>&1
 check "info, another spec's journal" 0 $? "; written by another spec than the archive's (a run refuses it: finish that sweep, or move the journal away)$" o
 grep -q "resume with the same command" o && { bad "info advises resuming with another spec's journal"; cat o; } || ok
+cp held.h5 link.h5; ln -s held.h5.journal link.h5.journal # never followed (docs/SECURITY.md)
+"$bin" info link.h5 >o 2>&1
+check "info, a symbolic link for a journal" 0 $? "^journal   link.h5.journal: [0-9]* bytes, a symbolic link; a run refuses it" o
+if [[ $(id -u) -eq 0 ]] && id nobody >/dev/null 2>&1; then
+  cp held.h5 owned.h5; cp held.h5.journal owned.h5.journal; chown nobody owned.h5.journal
+  "$bin" info owned.h5 >o 2>&1
+  check "info, another user's journal" 0 $? "^journal   owned.h5.journal: [0-9]* bytes, owned by another user; a run refuses it" o
+fi
 cp held.h5.journal lone.h5.journal
 "$bin" info lone.h5 >o 2>&1
 check "info, a journal without its archive" 2 $? "^curvsweep: lone.h5.journal: [0-9]* bytes, [0-9]* result(s)" o
