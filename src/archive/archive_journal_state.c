@@ -14,6 +14,7 @@
  * before the journal is scanned). */
 #include "archive_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,10 +121,11 @@ int archive_journal_state(const char *path, cs_archive_journal_state *out) {
     journal_state_refused(out, "a symbolic link");
   } else {
     fd = cs_open_regular(jpath, O_RDONLY | O_NOFOLLOW, 0, &st, &why);
-    if (fd == -1) snprintf(out->problem, sizeof out->problem, "cannot be read: %s", why);
+    if (fd == -1 && errno == ENOENT) out->present = 0;  // removed since: the run ended
+    else if (fd == -1) snprintf(out->problem, sizeof out->problem, "cannot be read: %s", why);
     else if (fd == -2) journal_state_refused(out, why);
     else if (st.st_uid != geteuid()) journal_state_refused(out, "owned by another user");
-    out->lock = journal_lock_holder(st.st_dev, st.st_ino, &out->lock_pid);
+    if (out->present) out->lock = journal_lock_holder(st.st_dev, st.st_ino, &out->lock_pid);
   }
   if (fd >= 0 && !out->problem[0]) {
     archive_journal_scan s;
