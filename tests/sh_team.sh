@@ -4,6 +4,7 @@
 # size 4), for 1x2, 2x1 and 2x2 teams; resume and shards work with teams;
 # a rank count that is not a multiple of the team size is refused.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
+source "$src/tests/support/procs.sh"
 export CS_TEAM_FLOP_THRESHOLD=0
 
 mpi 2 "$bin" run "$src/tests/specs/sweep-small.ini" -o ref.h5 2>/dev/null && ok || bad "1x1 reference"
@@ -27,9 +28,7 @@ mpi 4 "$bin" run long.ini -o long-ref.h5 2>/dev/null && ok || bad "long team ref
 mpi 4 "$bin" run long.ini -o long.h5 2>sig.err &
 mpipid=$!
 wait_done long.h5 1 # running, its handlers installed, however loaded the machine
-for p in $(pgrep -f "curvsweep run long.ini"); do
-  tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0" && kill -INT "$p"
-done
+kill -INT "$(rank_pid $mpipid 0)" # rank 0 of this run only (tests/support/procs.sh)
 wait $mpipid; rc=$?
 [[ $rc -ne 0 ]] && grep -q "resume with the same command" sig.err && ok || { bad "interrupt of a team sweep (exit $rc)"; cat sig.err; }
 mpi 4 "$bin" run long.ini -o long.h5 2>/dev/null && ok || bad "resume of a team sweep"

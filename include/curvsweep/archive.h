@@ -116,6 +116,31 @@ typedef struct {
 } cs_archive_summary;
 
 int archive_summary(const char *path, cs_archive_summary *out);
+
+/* The journal beside an archive, as `curvsweep info` reports it
+ * (docs/ARCHIVE.md, "A journal beside the archive"): read without taking
+ * its lock and never changed, so a run starting or running is never in its
+ * way. A journal that cannot be read or used is described in problem, not
+ * an error: only running out of memory is. */
+typedef struct {
+  int present;            /* something is at ARCHIVE.journal */
+  char path[4200];        /* ARCHIVE.journal */
+  char problem[640];      /* why it cannot be read or would be refused ("" when fine) */
+  int64_t bytes;          /* its size */
+  int header;             /* 1: a complete header (0: empty or torn, no record yet) */
+  int64_t results, runs;  /* result records, /runs records (begin, end) up to the first bad one */
+  int64_t unapplied;      /* cells whose last journaled result the archive does not hold
+                             (-1: the archive could not be read) */
+  int64_t foreign;        /* result records of cells the archive does not list */
+  int dirty;              /* its flag: an HDF5 write on the archive may be under way */
+  int other_spec;         /* it holds records of another spec than the archive's */
+  char identity[65];      /* the archive's identity ("" when it could not be read) */
+  int lock;               /* 1: a process of this machine holds its lock (/proc/locks),
+                             0: none is seen there, -1: /proc/locks cannot be read */
+  long lock_pid;          /* that process (0: not shown) */
+} cs_archive_journal_state;
+
+int archive_journal_state(const char *path, cs_archive_journal_state *out);
 /* The /spec text (malloc'ed, NUL-terminated). */
 int archive_read_spec(const char *path, char **text);
 /* All results of an archive (status, metrics, curves, curvature; points and

@@ -314,9 +314,10 @@ int archive_check_token_stats(const char *path, cs_family family, const cs_cell_
       bad = "massive_act below 1, or value_drain or resid_peak negative or infinite";
     if (bad)
       return cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature: done cell %" PRId64
-                      " (family lm) prefix %d: %s (sink_mass %g, max_attn %g, massive_act %g, "
-                      "value_drain %g, resid_peak %g)", path, r->cell_id, l + 1, bad, g->sink_mass,
-                      g->max_attn, ex[0], ex[1], ex[2]);
+                      " (family %s) prefix %d: %s (sink_mass %g, max_attn %g, massive_act %g, "
+                      "value_drain %g, resid_peak %g)", path, r->cell_id,
+                      config_family_name(family), l + 1, bad, g->sink_mass, g->max_attn, ex[0],
+                      ex[1], ex[2]);
   }
   return CS_OK;
 }

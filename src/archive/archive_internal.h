@@ -29,6 +29,7 @@
  *     archive_commit.c   add, group commit, flush, /runs rows, the verified close
  *     archive_build.c    bulk build of a new archive (merge, generators)
  *     archive_check.c    info --check: read every object, name the damaged
+ *     archive_journal_state.c  info: the journal beside an archive, read without its lock
  *     archive_salvage.c  merge --salvage: intact cells into a fresh archive
  *     archive_merge.c    merging shard archives (also for growing)
  *     archive_grow.c     a resume with a spec that grows the archive's, or differs

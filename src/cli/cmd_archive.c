@@ -13,7 +13,11 @@ static const char *INFO_HELP =
     "       curvsweep info --check ARCHIVE\n\n"
     "Print the spec name, grid size, how many cells are done, pending, failed and\n"
     "diverged, the total training time and the ranks used. Works on the archive of\n"
-    "a running sweep (it is written between results).\n\n"
+    "a running sweep (it is written between results). A journal beside the archive\n"
+    "(ARCHIVE.journal: a run is writing it, or one was interrupted) adds two lines:\n"
+    "what it holds that the archive does not yet, whether a process of this machine\n"
+    "holds its lock, and how to resume (docs/ARCHIVE.md, \"A journal beside the\n"
+    "archive\"). The journal's lock is never taken.\n\n"
     "  --check  read every object of the archive (/spec, every /cells, /curvature,\n"
     "           /curves and /runs row, every /points and /params dataset) and print\n"
     "           one line per damaged object naming it; exit 0 when all is intact,\n"
@@ -74,6 +78,68 @@ static int info_check(const char *path) {
   return EXIT_OK;
 }
 
+/* What the journal j holds (line 1 of info_journal); 0 when a run would
+ * refuse it (the line says why, and what to do). */
+static int info_journal_holds(FILE *f, const char *lead, const cs_archive_journal_state *j) {
+  if (j->problem[0]) {
+    cli_print(f, "%s%s: %lld bytes, %s\n", lead, j->path, (long long)j->bytes, j->problem);
+    return 0;
+  }
+  if (!j->header) {
+    cli_print(f, "%s%s: %lld bytes, no record yet\n", lead, j->path, (long long)j->bytes);
+    return 1;
+  }
+  char applied[96] = "";
+  if (j->unapplied > 0)
+    snprintf(applied, sizeof applied, ", %lld cell(s) not in the archive yet",
+             (long long)j->unapplied);
+  else if (j->unapplied == 0)
+    snprintf(applied, sizeof applied, ", all in the archive");
+  // the dirty flag of a run writing now is no news: said when none is seen
+  cli_print(f, "%s%s: %lld bytes, %lld result(s) and %lld /runs record(s)%s%s%s\n", lead, j->path,
+            (long long)j->bytes, (long long)j->results, (long long)j->runs, applied,
+            j->dirty && j->lock != 1 ? "; dirty (a write on the archive was under way)" : "",
+            j->other_spec ? "; written by another spec than the archive's (a run refuses it: "
+                            "finish that sweep, or move the journal away)" : "");
+  if (j->foreign > 0)
+    cli_print(f, "%s%lld result(s) of cells the archive does not list (a run refuses it: is it "
+              "from another shard's archive?)\n", lead, (long long)j->foreign);
+  return !j->other_spec && j->foreign == 0;
+}
+
+/* The journal beside the archive, if one is there (docs/ARCHIVE.md, "A
+ * journal beside the archive"): what it holds, then whether a process of
+ * this machine holds its lock and what to do; each line led by lead, on f.
+ * Read without its lock. */
+static void info_journal(FILE *f, const char *lead, const char *path) {
+  cs_archive_journal_state j;
+  if (archive_journal_state(path, &j) != CS_OK) {  // out of memory: say so, info goes on
+    cli_print(f, "%scannot look at the journal beside %s: %s\n", lead, path, cs_error_message());
+    cs_error_clear();
+    return;
+  }
+  if (!j.present) return;
+  int usable = info_journal_holds(f, lead, &j);
+  if (j.problem[0]) return;
+  if (j.lock == 1) {
+    char pid[32] = "";
+    if (j.lock_pid > 0) snprintf(pid, sizeof pid, " (pid %ld)", j.lock_pid);
+    cli_print(f, "%sits lock is held by a process of this machine%s: a run is writing the "
+              "archive\n", lead, pid);
+    return;
+  }
+  char resume[160 + 4096] = "";
+  if (usable)
+    snprintf(resume, sizeof resume, "; resume with the same command (curvsweep run SPEC -o %s): "
+             "it writes what the journal holds%s and runs only the cells not done", path,
+             j.dirty ? ", repairing the archive from it," : "");
+  cli_print(f, "%s%s: a run was interrupted, or one on another machine is writing the "
+            "archive%s\n", lead,
+            j.lock == 0 ? "no process of this machine holds its lock"
+                        : "whether a process holds its lock cannot be seen (/proc/locks)",
+            resume);
+}
+
 int cmd_info(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(INFO_HELP, stdout);
@@ -83,7 +149,11 @@ int cmd_info(int argc, char **argv) {
   if (argc != 2) return cli_usage_error("info", argc < 2 ? "missing ARCHIVE" : "unexpected argument '%s'", argv[argc - 1]);
   cs_archive_summary s;
   int rc = archive_summary(argv[1], &s);
-  if (rc) return cli_fail(rc);
+  if (rc) {
+    rc = cli_fail(rc);
+    info_journal(stderr, "curvsweep: ", argv[1]);  // a journal may rebuild it
+    return rc;
+  }
   cli_print(stdout, "archive   %s\n", argv[1]);
   cli_print(stdout, "spec      %s (identity %.16s…)\n", s.name, s.identity);
   cli_print(stdout, "created   %s by curvsweep %s\n", s.created, s.software_version);
@@ -101,6 +171,7 @@ int cmd_info(int argc, char **argv) {
   cli_print(stdout, "wall time %.1f s of training in finished cells\n", s.wall_s);
   cli_print(stdout, "runs      %d invocation(s), at most %d ranks%s%s\n", s.runs, s.max_ranks,
          s.last_run_end[0] ? ", last ended " : "", s.last_run_end);
+  info_journal(stdout, "journal   ", argv[1]);
   return EXIT_OK;
 }
 

@@ -98,13 +98,6 @@ int spec_load_bytes(const char *text, size_t len, const char *source, const spec
   return rc;
 }
 
-int spec_load_string(const char *text, const char *source, cs_spec **out) {
-  if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_string: out is NULL");
-  *out = NULL;
-  if (!text) return cs_error(CS_ERR_INTERNAL, "spec_load_string: text is NULL");
-  return spec_load_bytes(text, strlen(text), source ? source : "<string>", NULL, out);
-}
-
 #define SPEC_MAX_BYTES (16u << 20)
 
 /* The whole of f (the spec file path), at most SPEC_MAX_BYTES, into *text

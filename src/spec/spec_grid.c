@@ -125,6 +125,26 @@ static int check_task_dims(parse_state *st, int64_t task, int64_t dim) {
   return task_dim_error(st, (cs_task_kind)task, dim);
 }
 
+/* The names of the families of config's table for which keep(f, arg)
+ * holds, ", "-separated into buf (cap bytes): what a message allows, so a
+ * new family's row is named without a change here. */
+static void family_names(char *buf, size_t cap, int (*keep)(cs_family f, int arg), int arg) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int g = 0; g < FAMILY_COUNT; g++)
+    if (keep((cs_family)g, arg))
+      n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "",
+                            config_family_name((cs_family)g));
+}
+
+static int family_builds_arch(cs_family f, int arch) {
+  return config_family_allows_arch(f, (cs_arch)arch);
+}
+
+static int family_reads_tokens(cs_family f, int tokens) {
+  return config_family_tokens(f) == tokens;
+}
+
 /* The self and lm families have no mlp block (docs/MODELS.md; the family
  * table of config.c): they never meet arch = mlp. Only a written family key
  * can be one of them, so the message names it, with where the arch came
@@ -135,12 +155,9 @@ static int check_family_arch(parse_state *st, int64_t family, int64_t arch) {
   if (config_family_allows_arch(f, a)) return CS_OK;
   // what is allowed, from the config's tables: the families that build
   // this arch, the archs this family builds
-  char fams[128] = "", arcs[128] = "", src[192];
-  size_t nf = 0, na = 0;
-  for (int g = 0; g < FAMILY_COUNT; g++)
-    if (config_family_allows_arch((cs_family)g, a))
-      nf += (size_t)snprintf(fams + nf, nf < sizeof fams ? sizeof fams - nf : 0, "%s%s",
-                             nf ? ", " : "", config_family_name((cs_family)g));
+  char fams[128], arcs[128] = "", src[192];
+  size_t na = 0;
+  family_names(fams, sizeof fams, family_builds_arch, (int)a);
   for (int b = 0; b < ARCH_COUNT; b++)
     if (config_family_allows_arch(f, (cs_arch)b))
       na += (size_t)snprintf(arcs + na, na < sizeof arcs ? sizeof arcs - na : 0, "%s%s",
@@ -290,10 +307,11 @@ static int check_cell_memory(parse_state *st) {
 
 uint64_t spec_max_cell_bytes(const cs_spec *spec) { return spec->max_cell_bytes; }
 
-/* The sequence tasks and the lm family go together (docs/MODELS.md): a
- * family that reads token sequences meets only sequence tasks, and a
- * sequence task only such a family. The message names the written key:
- * the family when it is lm, else the task. */
+/* The sequence tasks and the families that read token sequences (lm; the
+ * family table of config.c) go together (docs/MODELS.md): such a family
+ * meets only sequence tasks, and a sequence task only such a family. The
+ * message names the written key: the family when it reads tokens, else the
+ * task, and allows the token families of the table. */
 static int check_family_tasks(parse_state *st, int64_t family, int64_t task) {
   cs_family f = (cs_family)family;
   cs_task_kind t = (cs_task_kind)task;
@@ -309,12 +327,14 @@ static int check_family_tasks(parse_state *st, int64_t family, int64_t task) {
                          config_family_name(f), task_name(t),
                          key_source(st, K_TASK, src, sizeof src), config_family_name(f));
   }
+  char fams[128];
+  family_names(fams, sizeof fams, family_reads_tokens, 1);
   line = key_line(st, K_TASK, &section);
   return spec_fail_key(st, line, section, "task",
                        "%s is a token-sequence task, but family %s is in the grid (%s); "
-                       "allowed with %s: family = lm",
+                       "allowed with %s: family = %s",
                        task_name(t), config_family_name(f),
-                       key_source(st, K_FAMILY, src, sizeof src), task_name(t));
+                       key_source(st, K_FAMILY, src, sizeof src), task_name(t), fams);
 }
 
 /* Every sequence task of the grid meets only seq_len values it defines

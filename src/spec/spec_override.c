@@ -277,9 +277,16 @@ int spec_load_file_opts(const char *path, const spec_load_options *opt, cs_spec 
   return rc;
 }
 
+/* A spec in a string (source names it in messages; NULL: "<string>"), with
+ * or without options. */
+int spec_load_string(const char *text, const char *source, cs_spec **out) {
+  return spec_load_string_opts(text, source, NULL, out);
+}
+
 int spec_load_string_opts(const char *text, const char *source, const spec_load_options *opt,
                           cs_spec **out) {
-  if (!out || !text) return cs_error(CS_ERR_INTERNAL, "spec_load_string_opts: out or text is NULL");
+  if (!out) return cs_error(CS_ERR_INTERNAL, "spec_load_string: out is NULL");
   *out = NULL;
+  if (!text) return cs_error(CS_ERR_INTERNAL, "spec_load_string: text is NULL");
   return spec_load_overridden(text, strlen(text), source ? source : "<string>", opt, out);
 }
