@@ -145,12 +145,30 @@ fi
 echo "(b) array + merge: $((SECONDS - t0)) s"
 
 # --- (c) interrupt, requeue, preempt, resume -------------------------------
-# sweep-kill with longer training: 24 cells, tens of seconds at 2 ranks
-sed 's/^epochs .*/epochs     = 1000/' "$src/tests/specs/sweep-kill.ini" >slow.ini
-t0=$SECONDS
-mpi 2 "$bin" run slow.ini -o ref-slow.h5 2>ref-slow.err && ok || { bad "direct run of slow.ini"; cat ref-slow.err; }
-echo "(c) uninterrupted direct run: $((SECONDS - t0)) s"
-total=$(done_cells ref-slow.h5)
+# sweep-kill with longer training: 24 cells, about ten seconds at 2 ranks
+# (each interruption below lands with 18 or more cells to go)
+sed 's/^epochs .*/epochs     = 500/' "$src/tests/specs/sweep-kill.ini" >slow.ini
+total=$("$bin" check slow.ini | sed -n 's/.*: ok: \([0-9]*\) cells.*/\1/p')
+[[ $total -eq 24 ]] && ok || bad "curvsweep check slow.ini: ${total:-no} cells (wanted 24)"
+# The uninterrupted reference runs while the job waits for its first
+# requeue (~10 s: slurm-local.sh, cred_expire), a wait it fills; it is
+# waited for before the first comparison.
+ref_pid="" ref_started=""
+ref_start() { # the direct run in the background, once
+  [[ -n $ref_started ]] && return
+  ref_started=$SECONDS
+  # paths under $tmp: the exit trap ends it
+  mpi 2 "$bin" run "$work/slow.ini" -o "$work/ref-slow.h5" >/dev/null 2>ref-slow.err &
+  ref_pid=$!
+}
+ref_done() { # the direct run finished and checked, once
+  ref_start
+  [[ -z $ref_pid ]] && return
+  wait "$ref_pid" && ok || { bad "direct run of slow.ini"; cat ref-slow.err; }
+  ref_pid=""
+  echo "(c) uninterrupted direct run: done $((SECONDS - ref_started)) s after its start"
+  [[ $(done_cells ref-slow.h5) -eq $total ]] && ok || bad "the direct run of slow.ini did not finish all $total cells"
+}
 
 t0=$SECONDS
 j=$(sbatch --parsable -n 2 -o c-%j.out "$src/jobs/sweep.sbatch" slow.ini c.h5)
@@ -165,6 +183,7 @@ if wait_until 120 at_least 2; then
   n1=$(done_cells c.h5)
   if ((n1 < total)); then ok; else bad "(c) the sweep ended before it could be interrupted ($n1 of $total)"; fi
   scancel --signal=USR1 "$j" && ok || bad "(c) scancel --signal=USR1 $j"
+  ref_start
   echo "(c) USR1 after $((SECONDS - t0)) s at $n1/$total cells"
   if wait_until 120 running_restart 1; then ok; else
     bad "(c) job $j was not requeued and restarted after USR1 ($(job_field "$j" JobState), restarts $(job_field "$j" Restarts))"
@@ -193,6 +212,7 @@ if wait_job "$j" 300 && [[ $state == COMPLETED ]]; then ok; else
   bad "(c) sweep job $j: $state"; show_job "$j" "c-$j.out"; daemon_logs
 fi
 echo "(c) interrupted + preempted job done after $((SECONDS - t0)) s"
+ref_done
 cmp_archives ref-slow.h5 c.h5 && ok || bad "(c) the requeued job's archive differs from the uninterrupted run"
 jobs_col=$(runs_field c.h5 slurm_job 2>/dev/null | tr '\n' ' ')
 restarts_col=$(runs_field c.h5 requeue_count 2>/dev/null | tr '\n' ' ')
