@@ -250,39 +250,71 @@ int model_attention_sink(const cs_model *M, int n, const double *x, double *sink
   return rc;
 }
 
-/* A token family's first-token share (model.h): value forwards over chunks
- * of at most 64 sequences, per-head sums over the chunks (the family's
- * sink_sums), then the mean over heads and the largest per-head mean. */
-int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *batch,
-                                double *sink_mass, double *max_attn) {
-  int L = M->L, H = M->H, T = batch->T;
-  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
-  if (!M->ops->sink_sums || n < 1) return CS_OK;
-  int chunk = n < 64 ? n : 64;
+/* Value forwards of a token model over the n sequences of batch, in
+ * chunks of at most 64, with visit(M, A, cnt, p0, ctx) after each: the
+ * chunk of sequences p0 .. p0 + cnt − 1 is in A (the sums and gatherings
+ * of the sequence statistics below). */
+typedef int (*model_chunk_fn)(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx);
+static int model_token_chunks(const cs_model *M, int n, const cs_token_batch *batch,
+                              model_chunk_fn visit, void *ctx) {
+  int T = batch->T, chunk = n < 64 ? n : 64;
   cs_acts *A;
   CS_CHECK(model_acts_create(M, chunk, 0, &A));
-  double *sum, terms = 0.0;
-  int rc = CS_CALLOC(sum, (int64_t)L * H);
+  int rc = CS_OK;
   for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
     int cnt = n - p0 < chunk ? n - p0 : chunk;
     cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
     model_acts_bind_tokens(A, &b);
     rc = model_forward(M, A, cnt, NULL);
-    if (!rc) terms += M->ops->sink_sums(M, A, cnt, sum);
+    if (!rc) rc = visit(M, A, cnt, p0, ctx);
   }
+  model_acts_free(A);
+  return rc;
+}
+
+/* The sums of a statistic over the chunks and the terms added per entry. */
+typedef struct {
+  double *sum, terms;
+  int layer; /* the attention map's block */
+} model_token_sums;
+
+static int model_sink_visit(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx) {
+  (void)p0;
+  model_token_sums *S = ctx;
+  S->terms += M->ops->sink_sums(M, A, cnt, S->sum);
+  return CS_OK;
+}
+
+/* A token family's first-token share (model.h): value forwards over chunks
+ * of at most 64 sequences, per-head sums over the chunks (the family's
+ * sink_sums), then the mean over heads and the largest per-head mean. */
+int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *batch,
+                                double *sink_mass, double *max_attn) {
+  int L = M->L, H = M->H;
+  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
+  if (!M->ops->sink_sums || n < 1) return CS_OK;
+  model_token_sums S = {NULL, 0.0, 0};
+  int rc = CS_CALLOC(S.sum, (int64_t)L * H);
+  if (!rc) rc = model_token_chunks(M, n, batch, model_sink_visit, &S);
   for (int l = 0; l < L && !rc; l++) {
     double mean = 0.0, mx = -INFINITY;
     for (int j = 0; j < H; j++) {
-      double s = sum[(int64_t)l * H + j] / terms;
+      double s = S.sum[(int64_t)l * H + j] / S.terms;
       mean += s / H;
       mx = fmax(mx, s);
     }
     sink_mass[l] = mean;
     max_attn[l] = mx;
   }
-  free(sum);
-  model_acts_free(A);
+  free(S.sum);
   return rc;
+}
+
+static int model_map_visit(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx) {
+  (void)p0;
+  model_token_sums *S = ctx;
+  S->terms += M->ops->attn_map_sums(M, A, cnt, S->layer, S->sum);
+  return CS_OK;
 }
 
 /* A token family's attention map (model.h): value forwards over chunks of
@@ -295,21 +327,17 @@ int model_attention_map_tokens(const cs_model *M, int n, const cs_token_batch *b
     return cs_error(CS_ERR_INPUT, "model_attention_map_tokens: needs an lm model, a layer in 0..%d "
                     "and sequences (layer %d, n = %d)", M->L - 1, layer, n);
   memset(map, 0, sizeof(double) * (size_t)T * T);
-  int chunk = n < 64 ? n : 64;
-  cs_acts *A;
-  CS_CHECK(model_acts_create(M, chunk, 0, &A));
-  double terms = 0.0;
-  int rc = CS_OK;
-  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
-    int cnt = n - p0 < chunk ? n - p0 : chunk;
-    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
-    model_acts_bind_tokens(A, &b);
-    rc = model_forward(M, A, cnt, NULL);
-    if (!rc) terms += M->ops->attn_map_sums(M, A, cnt, layer, map);
-  }
-  for (int64_t i = 0; i < (int64_t)T * T && !rc; i++) map[i] /= terms;
-  model_acts_free(A);
+  model_token_sums S = {map, 0.0, layer};
+  int rc = model_token_chunks(M, n, batch, model_map_visit, &S);
+  for (int64_t i = 0; i < (int64_t)T * T && !rc; i++) map[i] /= S.terms;
   return rc;
+}
+
+static int model_gate_visit(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx) {
+  (void)p0;
+  model_token_sums *S = ctx;
+  S->terms += M->ops->gate_sums(M, A, cnt, S->sum);
+  return CS_OK;
 }
 
 /* A token family's gate magnitudes (model.h): value forwards over chunks
@@ -321,26 +349,32 @@ int model_gate_means_tokens(const cs_model *M, int n, const cs_token_batch *batc
   if (!M->ops->gate_sums || M->n_gate == 0 || n < 1 || T < 2)
     return cs_error(CS_ERR_INPUT, "model_gate_means_tokens: needs a gated lm model and sequences of "
                     "at least 2 tokens (n = %d, T = %d, gate width %d)", n, T, M->n_gate);
-  double *sum;
-  CS_CHECK(CS_CALLOC(sum, 2 * (size_t)L));
-  int chunk = n < 64 ? n : 64;
-  cs_acts *A = NULL;
-  int rc = model_acts_create(M, chunk, 0, &A);
-  double terms = 0.0;
-  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
-    int cnt = n - p0 < chunk ? n - p0 : chunk;
-    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
-    model_acts_bind_tokens(A, &b);
-    rc = model_forward(M, A, cnt, NULL);
-    if (!rc) terms += M->ops->gate_sums(M, A, cnt, sum);
-  }
+  model_token_sums S = {NULL, 0.0, 0};
+  int rc = CS_CALLOC(S.sum, 2 * (size_t)L);
+  if (!rc) rc = model_token_chunks(M, n, batch, model_gate_visit, &S);
   for (int l = 0; l < L && !rc; l++) {
-    later[l] = sum[2 * l] / terms;
-    bos[l] = sum[2 * l + 1] / ((double)n * M->n_gate);
+    later[l] = S.sum[2 * l] / S.terms;
+    bos[l] = S.sum[2 * l + 1] / ((double)n * M->n_gate);
   }
-  free(sum);
-  model_acts_free(A);
+  free(S.sum);
   return rc;
+}
+
+/* Every block's |h|, ‖h_t‖ and ‖v_t‖ of the n sequences (NT = n·T rows). */
+typedef struct {
+  double *abs_h, *nh, *nv;
+  int64_t NT;
+  int T;
+} model_extreme_rows;
+
+static int model_extreme_visit(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx) {
+  model_extreme_rows *E = ctx;
+  int64_t NT = E->NT, d = M->d, T = E->T;
+  for (int l = 0; l < M->L; l++)
+    M->ops->extreme_collect(M, A, cnt, l, E->abs_h + (int64_t)l * NT * d + (int64_t)p0 * T * d,
+                            E->nh + (int64_t)l * NT + (int64_t)p0 * T,
+                            E->nv + (int64_t)l * NT + (int64_t)p0 * T);
+  return CS_OK;
 }
 
 /* A token family's extreme-token statistics (model.h): value forwards over
@@ -351,24 +385,13 @@ int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, 
   int L = M->L, d = M->d, T = batch->T;
   for (int i = 0; i < L * MODEL_EXTREME_COUNT; i++) out[i] = NAN;
   if (!M->ops->extreme_collect || n < 1) return CS_OK;
-  int chunk = n < 64 ? n : 64;
   int64_t NT = (int64_t)n * T;
-  cs_acts *A;
-  CS_CHECK(model_acts_create(M, chunk, 0, &A));
-  double *abs_h = NULL, *nh = NULL, *nv = NULL;
-  int rc = CS_CALLOC(abs_h, NT * d * L);
-  if (!rc) rc = CS_CALLOC(nh, NT * L);
-  if (!rc) rc = CS_CALLOC(nv, NT * L);
-  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
-    int cnt = n - p0 < chunk ? n - p0 : chunk;
-    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
-    model_acts_bind_tokens(A, &b);
-    rc = model_forward(M, A, cnt, NULL);
-    for (int l = 0; l < L && !rc; l++)
-      M->ops->extreme_collect(M, A, cnt, l, abs_h + (int64_t)l * NT * d + (int64_t)p0 * T * d,
-                              nh + (int64_t)l * NT + (int64_t)p0 * T,
-                              nv + (int64_t)l * NT + (int64_t)p0 * T);
-  }
+  model_extreme_rows E = {NULL, NULL, NULL, NT, T};
+  int rc = CS_CALLOC(E.abs_h, NT * d * L);
+  if (!rc) rc = CS_CALLOC(E.nh, NT * L);
+  if (!rc) rc = CS_CALLOC(E.nv, NT * L);
+  if (!rc) rc = model_token_chunks(M, n, batch, model_extreme_visit, &E);
+  double *abs_h = E.abs_h, *nh = E.nh, *nv = E.nv;
   /* per block: BOS norms apart (their mean), the rest sorted for medians */
   for (int l = 0; l < L && !rc; l++) {
     double *ah = abs_h + (int64_t)l * NT * d, *h = nh + (int64_t)l * NT, *v = nv + (int64_t)l * NT;
@@ -388,6 +411,5 @@ int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, 
     o[MODEL_EXTREME_PEAK] = mh / cs_quantile_sorted(h, (int)k, 0.5);
   }
   free(abs_h), free(nh), free(nv);
-  model_acts_free(A);
   return rc;
 }
