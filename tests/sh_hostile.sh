@@ -82,6 +82,21 @@ while read -r case obj kind; do
 done <cases.txt
 [[ $(wc -l <cases.txt) -ge 30 ]] && ok || bad "the corpus has $(wc -l <cases.txt) cases"
 
+# A table whose extent declares 2^40 rows past its committed ones (no
+# write leaves such a tail; cutting it would visit every chunk slot): the
+# resume refuses at once (exit 2 within the bound, naming the table) and
+# leaves the archive byte-identical and no journal behind.
+for t in curvature curves points/index; do
+  a="tail-${t//\//-}.h5"
+  cp base.h5 "$a"
+  /usr/bin/python3 -c 'import sys, h5py; h5py.File(sys.argv[1], "r+")[sys.argv[2]].resize((1 << 40,))' "$a" "$t" ||
+    bad "crafting $a failed"
+  before=$(sha256sum <"$a")
+  expect 2 "$a" "/$t declares 1099511627776 rows" "$bin" run "$spec" -o "$a"
+  [[ $(sha256sum <"$a") == "$before" ]] && ok || bad "$a: a refused resume changed the archive"
+  [[ ! -e "$a.journal" ]] && ok || bad "$a: a refused resume left a journal"
+done
+
 # Untrusted strings (docs/SECURITY.md, "Terminal output", "Exported CSV"):
 # an archive that reads, with an ESC sequence, C1 controls (as UTF-8 and as
 # raw bytes) and an invalid byte in its root attribute `created`, and cell

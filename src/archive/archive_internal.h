@@ -333,6 +333,11 @@ int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
 int archive_dataset_plain(hid_t ds, const char *path, const char *full);
 /* A table's rows were all stored (chunks written), not declared only. */
 int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
+/* The same with up to ARCHIVE_TAIL_CHUNKS chunks declared but not stored:
+ * the unfinished tail an interrupted write may leave, which a resume cuts
+ * (a write grows a table by one batch, far fewer chunks than this). */
+#define ARCHIVE_TAIL_CHUNKS 65536
+int archive_table_check_tail(hid_t ds, hsize_t rows, const char *path, const char *name);
 /* Every link of the file a hard link to an object linked once, every
  * dataset plain: fn (may be NULL: stop at the first) gets each object that
  * is not, with the reason; *hostile: one was found (else a failure is

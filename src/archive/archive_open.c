@@ -23,6 +23,9 @@ static int archive_table_needs_repair(const cs_archive *a, hid_t file, const cha
   hsize_t valid = 0, n = 0;
   int64_t committed = -1;
   int rc = archive_table_valid_rows(a, ds, a->path, name, &valid, &n);
+  // the repair cuts the rows past `valid`, visiting every chunk slot they
+  // declare: a tail no interrupted write leaves is refused before that
+  if (!rc && valid < n) rc = archive_table_check_tail(ds, n, a->path, name);
   archive_attr_read_i64(ds, "committed_rows", &committed, NULL);
   *need = !rc && (valid != n || committed != (int64_t)n);
   H5Dclose(ds);
