@@ -226,10 +226,9 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   int need_repair = 0, need_replay = 0;
   file = archive_h5_open(a->path, H5F_ACC_RDONLY);
   if (file < 0) return archive_h5_error(CS_ERR_IO, "cannot open the archive %s", a->path);
-  rc = archive_table_needs_repair(a, file, "curvature", &need_repair);
-  if (!rc && !need_repair) rc = archive_table_needs_repair(a, file, "curves", &need_repair);
-  if (!rc && !need_repair && meta.version >= 4)
-    rc = archive_table_needs_repair(a, file, ARCHIVE_POINTS_INDEX, &need_repair);
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES && !rc && !need_repair; t++)
+    if (archive_cell_table_in(&ARCHIVE_CELL_TABLES[t], meta.version))
+      rc = archive_table_needs_repair(a, file, ARCHIVE_CELL_TABLES[t].name, &need_repair);
   if (!rc) rc = archive_journal_replay(a, file, s, 0, 1, &need_replay);
   archive_h5_fclose(file);
   if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
@@ -249,9 +248,8 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   CS_CHECK(archive_window_begin(a, 1));
   rc = archive_h5_session_open(a, &file);
   if (!rc) {
-    rc = archive_table_repair(a, file, "curvature");
-    if (!rc) rc = archive_table_repair(a, file, "curves");
-    if (!rc) rc = archive_table_repair(a, file, ARCHIVE_POINTS_INDEX);
+    for (int t = 0; t < ARCHIVE_N_CELL_TABLES && !rc; t++)  // this version has every table
+      rc = archive_table_repair(a, file, ARCHIVE_CELL_TABLES[t].name);
     if (!rc) rc = archive_journal_replay(a, file, s, 0, 0, NULL);
     rc = archive_h5_session_close(a, file, rc);
   }
