@@ -13,8 +13,9 @@
  * ANALYSIS_SECTION_DECLARE(s) when it has them all), and sections.c, the
  * only file that includes the sections' headers, lists its row
  * (ANALYSIS_SECTION_ROW, or the fields it has by name): the drivers see
- * the table, never a section. A section reads its claims' checks by key
- * (analysis_check_keyed, checks.h), never by rebuilding their scopes.
+ * the table, never a section. Claims 1–4 find their checks by the key
+ * they gave each (analysis_check_keyed, checks.h), not by rebuilding their
+ * scopes; the sections after them still look theirs up by scope.
  * Internal to analysis/; docs/ARCHITECTURE.md, "Adding a report section". */
 #ifndef CURVSWEEP_ANALYSIS_SECTIONS_H
 #define CURVSWEEP_ANALYSIS_SECTIONS_H
