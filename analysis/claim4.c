@@ -23,8 +23,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The measures of claim 4's checks, in the order of a direction's table cell. */
+/* The measures of claim 4's checks, in the order of a direction's table
+ * cell: the value tested, its name in a check's scope, its symbol in
+ * index.md. */
 typedef enum { C4M_KH = 0, C4M_INTABSK, C4M_KT, C4M_COUNT } claim4_measure;
+static const struct {
+  analysis_value value;
+  const char *name, *symbol;
+} C4_MEASURES[C4M_COUNT] = {
+    [C4M_KH] = {AV_KH_ABS, "Kh", "K̂"},
+    [C4M_INTABSK] = {AV_INTABSK, "intabsK", "∫\\|K\\| dA"},
+    [C4M_KT] = {AV_KT_ABS, "Kt", "K̃"},
+};
 
 /* The keys of claim 4's checks (analysis_check_keyed): the verdict, then
  * one per (arch a, task t, regime r, direction prefix, measure m). */
@@ -35,15 +45,12 @@ static int claim4_key(const analysis_data *D, int a, int t, int r, int prefix, i
 
 /* ---- the checks and the verdict ---- */
 
-static const analysis_value C4_VALUE[C4M_COUNT] = {AV_KH_ABS, AV_INTABSK, AV_KT_ABS};
-
 /* A check's scope in verdicts.csv (and the key of its sign-flip stream):
  * "arch;task;regime;direction;measure". */
 static void claim4_scope(const analysis_data *D, int a, int t, int r, int prefix, int m, char *buf,
                          size_t len) {
-  static const char *const MEASURE[C4M_COUNT] = {"Kh", "intabsK", "Kt"};
   snprintf(buf, len, "%s;%s;%s;%s;%s", config_arch_name(D->arch[a]), config_task_name(D->task[t]),
-           D->regime[r].name, prefix ? "along-layers" : "across-depths", MEASURE[m]);
+           D->regime[r].name, prefix ? "along-layers" : "across-depths", C4_MEASURES[m].name);
 }
 
 /* Seed s's slope of log value on log depth (prefix 0) or on log layer of
@@ -93,7 +100,8 @@ static int claim4_checks_run(analysis_data *D, double *v) {
             double res = 0;
             int nres = 0, any = 0;
             for (int s = 0; s < D->n_seed; s++) {
-              v[s] = claim4_seed_slope(D, a, t, r, prefix, C4_VALUE[m], s, x, y, &res, &nres);
+              v[s] = claim4_seed_slope(D, a, t, r, prefix, C4_MEASURES[m].value, s, x, y, &res,
+                                       &nres);
               any |= isfinite(v[s]);
             }
             if (!any) continue;
@@ -231,12 +239,11 @@ static void analysis_md_check_cell(FILE *f, const analysis_check *c, const char 
 
 /* The direction's per-seed slope tests, in one table cell ("—" without). */
 static void analysis_md_dir(FILE *f, const analysis_dir *d) {
-  static const char *const SYM[C4M_COUNT] = {"K̂", "∫\\|K\\| dA", "K̃"};
   int any = 0;
   for (int m = 0; m < C4M_COUNT; m++) {
     if (!d->c[m]) continue;
     fprintf(f, "%s", any++ ? "; " : "");
-    analysis_md_check_cell(f, d->c[m], SYM[m]);
+    analysis_md_check_cell(f, d->c[m], C4_MEASURES[m].symbol);
   }
   if (!any) fprintf(f, "—");
 }

@@ -103,19 +103,19 @@ typedef struct {
  * verdicts, its part of index.md, and its about, which
  * ANALYSIS_CLAIM_ABOUT(s, claim, says, heading) defines in its file: one
  * claim (analysis_claim_info), no table, no column. */
-#define ANALYSIS_CLAIM_DECLARE(s)                                   \
-  int analysis_##s##_checks(analysis_data *D);                      \
-  int analysis_##s##_verdicts(analysis_data *D);                    \
-  int analysis_##s##_write_md(FILE *f, const analysis_data *D);     \
+#define ANALYSIS_CLAIM_DECLARE(s)                                                               \
+  int analysis_##s##_checks(analysis_data *D);                                                  \
+  int analysis_##s##_verdicts(analysis_data *D);                                                \
+  int analysis_##s##_write_md(FILE *f, const analysis_data *D);                                 \
   extern const analysis_section_about analysis_##s##_about
-#define ANALYSIS_CLAIM_ROW(label, s)                                                        \
-  {                                                                                        \
-    .name = label, .about = &analysis_##s##_about, .checks = analysis_##s##_checks,         \
-    .verdicts = analysis_##s##_verdicts, .write_md = analysis_##s##_write_md               \
+#define ANALYSIS_CLAIM_ROW(label, s)                                                            \
+  {                                                                                             \
+    .name = label, .about = &analysis_##s##_about, .checks = analysis_##s##_checks,             \
+    .verdicts = analysis_##s##_verdicts, .write_md = analysis_##s##_write_md                    \
   }
-#define ANALYSIS_CLAIM_ABOUT(s, claim, says, heading)                                         \
-  const analysis_section_about analysis_##s##_about = {                                      \
-      (const analysis_claim_info[]){{claim, says, heading}, {NULL, NULL, NULL}},             \
+#define ANALYSIS_CLAIM_ABOUT(s, claim, says, heading)                                           \
+  const analysis_section_about analysis_##s##_about = {                                         \
+      (const analysis_claim_info[]){{claim, says, heading}, {NULL, NULL, NULL}},                \
       ANALYSIS_NO_TABLES, ANALYSIS_NO_COLUMNS}
 
 extern const analysis_section ANALYSIS_SECTIONS[];
