@@ -3,8 +3,9 @@
  * (D->checks), the per-seed test that fills a check, Holm's adjustment
  * over each family and the decisions it implies, the lookup index.md's
  * writers use. verdicts.csv itself is written by csv.c, the driver that
- * runs the checks is compute.c. The claims' own rules are in claims.c and
- * the sections' files; index.md prints from these structs. */
+ * runs the checks is compute.c. The claims' own rules are in their
+ * section files (claim1.c … claim4.c, learning.c, …); index.md prints
+ * from these structs. */
 #include "checks.h"
 
 #include "compute.h"
@@ -59,8 +60,15 @@ int analysis_check_add(analysis_data *D, const char *claim, const char *family, 
   c->p_raw = c->p_adj = NAN;
   c->resolved = NAN;
   c->decision = ANALYSIS_INCONCLUSIVE;
+  c->key = -1;
   *out = c;
   return CS_OK;
+}
+
+const analysis_check *analysis_check_keyed(const analysis_data *D, const char *claim, int key) {
+  for (int i = 0; key >= 0 && i < D->checks.n; i++)
+    if (D->checks.c[i].key == key && strcmp(D->checks.c[i].claim, claim) == 0) return &D->checks.c[i];
+  return NULL;
 }
 
 const analysis_check *analysis_check_find(const analysis_data *D, const char *claim, const char *scope) {

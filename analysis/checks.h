@@ -18,6 +18,10 @@ int analysis_check_add(analysis_data *D, const char *claim, const char *family, 
     __attribute__((format(printf, 6, 7)));
 /* The check of claim with exactly this scope, or NULL. */
 const analysis_check *analysis_check_find(const analysis_data *D, const char *claim, const char *scope);
+/* The first check of claim with this key (set by the claim after adding
+ * it: the check's place in the claim's own grid), or NULL; never a check
+ * of key −1. */
+const analysis_check *analysis_check_keyed(const analysis_data *D, const char *claim, int key);
 
 /* Fill c from the per-seed values d[0..n-1] (NaN: seed left out), oriented
  * so > 0 is the claim: sign-flip test (stream keyed by key), mean with 95% t
@@ -30,11 +34,6 @@ void analysis_check_tost(const analysis_data *D, analysis_check *c, const double
 /* Holm over each family of the checks added so far; every check's p_adj,
  * family_size, adjust, needs and decision. */
 int analysis_checks_adjust(analysis_data *D);
-
-/* Claims 1–4's two steps (claims.c): their checks (before Holm), their
- * verdicts (after); each section's are in its row of sections.h. */
-int analysis_claims_checks(analysis_data *D);
-int analysis_claims_verdicts(analysis_data *D);
 
 /* "p = 0.03, Holm-adjusted 0.12 (family of 4)"; "p = 0.03" without a family. */
 const char *analysis_check_p_text(char *buf, size_t len, const analysis_check *c);

@@ -5,15 +5,14 @@
  * verdicts.csv (a check on every point, no test: unit "row", n the
  * classified (task, depth, prefix) rows, effect the largest curved
  * fraction) and the claim's section of index.md, with each group's
- * degenerate share. */
-#include "checks.h"
+ * degenerate share: a row of the section table (claims.h). */
 #include "claims.h"
+
+#include "checks.h"
 #include "compute.h"
 #include "output.h"
-#include "writers.h"
 
 #include "curvsweep/error.h"
-#include "curvsweep/tasks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -289,7 +288,7 @@ static void claim1_md_bound(FILE *f, const analysis_data *D, double *gated_skel,
   }
 }
 
-int analysis_md_claim1(FILE *f, const analysis_data *D) {
+int analysis_claim1_write_md(FILE *f, const analysis_data *D) {
   fprintf(f, "### Claim 1 — ungated attention is flat in the structured (affine) regime\n\n");
   analysis_classflat C = analysis_ungated_classes(D, -1, -1);
   if (C.rows > 0) {
@@ -307,7 +306,7 @@ int analysis_md_claim1(FILE *f, const analysis_data *D) {
   return rc;
 }
 
-int analysis_claim1_verdict(analysis_data *D) {
+int analysis_claim1_verdicts(analysis_data *D) {
   analysis_check *v;
   analysis_classflat C = analysis_ungated_classes(D, -1, -1);
   if (C.rows > 0) {
@@ -332,3 +331,6 @@ int analysis_claim1_verdict(analysis_data *D) {
                                                      : ANALYSIS_NOT_SUPPORTED;
   return CS_OK;
 }
+
+ANALYSIS_CLAIM_ABOUT(claim1, "1", "ungated attention is flat in the affine skeleton",
+                     "Claim 1 ");

@@ -110,16 +110,33 @@ static int column_rule_matches(const analysis_column_rule *r, const char *table,
   return (!strcmp(r->table, "*") || !strcmp(r->table, table)) && fnmatch(r->pattern, name, 0) == 0;
 }
 
+/* Append "`first`, " or "`first` … `last`, " (a run of numbered claims)
+ * to buf at *used, then forget the run; nothing without one. */
+static void column_claims_run(char *buf, size_t len, size_t *used, const char **first,
+                              const char *last) {
+  if (*first && *used < len)
+    *used += (size_t)snprintf(buf + *used, len - *used, *first == last ? "`%s`, " : "`%s` … `%s`, ",
+                              *first, last);
+  *first = NULL;
+}
+
 /* verdicts.csv's claim column: every claim of analysis_claim_rank's order
- * (sections.h), into buf. */
+ * (sections.h), into buf; a run of numbered claims as its first and last
+ * ("`1` … `4`"). */
 static const char *column_claims(char *buf, size_t len) {
-  const analysis_claim_info *last = ANALYSIS_CORE_CLAIMS;
-  while (last[1].claim) last++;
-  size_t used = (size_t)snprintf(buf, len, "the claim: `%s` … `%s`, ", ANALYSIS_CORE_CLAIMS[0].claim,
-                                 last->claim);
+  size_t used = (size_t)snprintf(buf, len, "the claim: ");
+  const char *first = NULL, *last = NULL;
   for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
-    for (const analysis_claim_info *c = ANALYSIS_SECTIONS[s].about->claims; c->claim && used < len; c++)
-      used += (size_t)snprintf(buf + used, len - used, "`%s`, ", c->claim);
+    for (const analysis_claim_info *c = ANALYSIS_SECTIONS[s].about->claims; c->claim; c++) {
+      if (c->claim[strspn(c->claim, "0123456789")] == '\0') {
+        if (!first) first = c->claim;
+        last = c->claim;
+        continue;
+      }
+      column_claims_run(buf, len, &used, &first, last);
+      if (used < len) used += (size_t)snprintf(buf + used, len - used, "`%s`, ", c->claim);
+    }
+  column_claims_run(buf, len, &used, &first, last);
   if (used < len) snprintf(buf + used, len - used, "…");
   return buf;
 }

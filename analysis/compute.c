@@ -306,14 +306,14 @@ static int analysis_compute_gaps(analysis_data *D) {
   return rc;
 }
 
-/* Every check and verdict: the claims' and each section's checks, Holm over
- * their families, then the verdicts built from them (checks.c). */
+/* Every check and verdict: each section's checks (claims 1–4 first), Holm
+ * over their families, then the verdicts built from them (checks.c). */
 static int analysis_compute_verdicts(analysis_data *D) {
-  CS_CHECK(analysis_claims_checks(D));
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].checks(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    if (ANALYSIS_SECTIONS[s].checks) CS_CHECK(ANALYSIS_SECTIONS[s].checks(D));
   CS_CHECK(analysis_checks_adjust(D));
-  CS_CHECK(analysis_claims_verdicts(D));
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].verdicts(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    if (ANALYSIS_SECTIONS[s].verdicts) CS_CHECK(ANALYSIS_SECTIONS[s].verdicts(D));
   return CS_OK;
 }
 
@@ -325,6 +325,7 @@ int analysis_compute(analysis_data *D) {
   CS_CHECK(rc);
   CS_CHECK(analysis_compute_amp(D));
   CS_CHECK(analysis_compute_gaps(D));
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].compute(D));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    if (ANALYSIS_SECTIONS[s].compute) CS_CHECK(ANALYSIS_SECTIONS[s].compute(D));
   return analysis_compute_verdicts(D);
 }

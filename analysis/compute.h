@@ -21,6 +21,21 @@ int analysis_with_seed_scratch(analysis_data *D, int (*run)(analysis_data *D, do
 /* The CSV name of an amplification quantity: "K", "Kt", "Kh", "intabsK", "logdet", "aniso". */
 const char *analysis_amp_q_name(int q);
 
+/* ---- decomposition.c ---- */
+/* The deepest depth index with a done cell of row (a, t, r), or -1. */
+int analysis_deepest_done(const analysis_data *D, int a, int t, int r);
+/* The decomposition of row (a, t, r) in one direction (prefix 0: across
+ * depths; 1: along the layers of the deepest models): seed means at the
+ * two ends (shallowest/deepest depth, or layer 1/L) of log mean |K̃|, log
+ * mean |K̂| and the effective anisotropy log(mean |K̃| / mean |K̂|), each
+ * over the same cells, so that Δ log K̃ = Δ log K̂ + Δ anisotropy exactly
+ * (analysis/README.md). */
+typedef struct {
+  double kt[2], kh[2], an[2];
+  int n;  /* cells behind each end (the smaller) */
+} analysis_decomp;
+void analysis_amp_decomp(const analysis_data *D, int a, int t, int r, int prefix, analysis_decomp *out);
+
 /* ---- values.c ---- */
 /* 1 when a prefix row carries the point classification: its four fractions
  * are finite and add up to 1 (geom_stats_compute, format_version 2 archives). */

@@ -3,7 +3,6 @@
  * (its row of sections.c) and verdicts.csv. The cells of a row are
  * csv_cells.c's; column meanings: analysis/README.md. */
 #include "checks.h"
-#include "claims.h"
 #include "sections.h"
 #include "compute.h"
 #include "output.h"
@@ -169,10 +168,10 @@ static void analysis_write_amp(FILE *f, const analysis_data *D) {
         analysis_csv_num(f, A->prefix_first[AQ_ANISO]);
         analysis_csv_num(f, A->prefix_last[AQ_ANISO]);
         analysis_csv_num(f, A->Kt_max);
-        /* the decomposition Δ log K̃ = Δ log K̂ + Δ effective anisotropy (claims.c) */
+        /* the decomposition Δ log K̃ = Δ log K̂ + Δ effective anisotropy (decomposition.c) */
         for (int pre = 0; pre < 2; pre++) {
           analysis_decomp x;
-          analysis_c4_decomp(D, a, t, r, pre, &x);
+          analysis_amp_decomp(D, a, t, r, pre, &x);
           analysis_csv_num(f, x.n ? x.kt[1] - x.kt[0] : NAN);
           analysis_csv_num(f, x.n ? x.kh[1] - x.kh[0] : NAN);
           analysis_csv_num(f, x.n ? x.an[1] - x.an[0] : NAN);
@@ -212,7 +211,8 @@ int analysis_write_tables(const analysis_data *D, const char *dir) {
     CS_CHECK(analysis_file_commit(&o));
   }
   /* each section's tables, only when the sweep has its axis (sections.c) */
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) CS_CHECK(ANALYSIS_SECTIONS[s].write_tables(D, dir));
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    if (ANALYSIS_SECTIONS[s].write_tables) CS_CHECK(ANALYSIS_SECTIONS[s].write_tables(D, dir));
   return analysis_write_verdicts_table(D, dir); /* verdicts.csv (checks.c) */
 }
 

@@ -472,7 +472,8 @@ int analysis_load_results(const char *spec_text, const cs_cell_result *results, 
 }
 
 void analysis_data_free(analysis_data *D) {
-  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++) ANALYSIS_SECTIONS[s].free(D);
+  for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)
+    if (ANALYSIS_SECTIONS[s].free) ANALYSIS_SECTIONS[s].free(D);
   analysis_checks_free(&D->checks);
   if (D->prefix) {
     size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;

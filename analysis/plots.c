@@ -684,7 +684,7 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
         int made = 0;
         if (k < ANALYSIS_N_KINDS)
           rc = ANALYSIS_PLOT_KINDS[k].write(D, t, r, dir, ANALYSIS_PLOT_KINDS[k].variant, P, &made);
-        else
+        else if (ANALYSIS_SECTIONS[k - ANALYSIS_N_KINDS].plot)
           rc = ANALYSIS_SECTIONS[k - ANALYSIS_N_KINDS].plot(D, t, r, dir, 0, P, &made);
         if (!made) (*n_plots)--;
       }

@@ -1,7 +1,7 @@
 /* writers.h — the parts of the report, each written into the report
  * directory by one file of analysis/ and called in turn by the driver
  * (report.c): CSV tables (csv.c), figures (plots.c), index.md (index.c)
- * with its verdicts (verdicts.c). Internal to analysis/. */
+ * with every section's part (sections.h). Internal to analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_WRITERS_H
 #define CURVSWEEP_ANALYSIS_WRITERS_H
 
@@ -37,10 +37,6 @@ typedef struct {
 
 int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
                          analysis_outcome *out);
-
-/* verdicts.c — the verdicts on the four claims in index.md, rules in
- * analysis/README.md ("Verdicts in index.md"). */
-int analysis_md_claims(FILE *f, const analysis_data *D);
 
 /* columns.c — DIR/COLUMNS.md: the meaning of every column of the tables
  * (file names in dir, e.g. "summary.csv"), read from their header lines. */

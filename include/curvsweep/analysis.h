@@ -244,6 +244,8 @@ typedef struct {
   analysis_side side; /* the sign-flip test's alternative; effects are oriented so > 0 is the claim */
   int tost;           /* 1: an equivalence check (p is TOST's, effect interval 1 − 2α) */
   double margin;      /* its margin */
+  int key;            /* the claim's own index of the check (−1: none), by which its index.md
+                       * part finds it (analysis_check_keyed); not a column */
 } analysis_check;
 
 typedef struct {

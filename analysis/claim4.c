@@ -1,26 +1,152 @@
-/* verdicts_claim4.c — claim 4's section of index.md, depth amplifies
- * curvature (analysis/README.md, "Verdicts in index.md"), printed from the
- * checks of claims.c: per (arch, task, regime) row and direction the
- * per-seed slope tests of K̂, ∫|K| dA and K̃ after Holm, the descriptive
- * raw-K and log det g slopes of amplification.csv, and the decomposition
- * Δ log K̃ = Δ log K̂ + Δ anisotropy; Supported only when K̂ or ∫|K| dA
- * grows, growth of K̃ alone is anisotropy. */
-#include "checks.h"
+/* claim4.c — claim 4, depth amplifies curvature (analysis/README.md,
+ * "Statistics of the verdicts", "Verdicts in index.md"): per (arch, task,
+ * regime) row, direction (across depths / along the layers of the deepest
+ * models) and measure (K̂, ∫|K| dA; K̃ apart) the seed's least-squares
+ * slope of log value on log depth (or log layer); one-sided sign-flip, Holm
+ * over the gated rows × directions × measures; supported when some check
+ * is after Holm. Its part of index.md reads each row from those checks
+ * after Holm, with the descriptive raw-K and log det g slopes of
+ * amplification.csv and the decomposition Δ log K̃ = Δ log K̂ + Δ
+ * anisotropy (decomposition.c): Supported only when K̂ or ∫|K| dA grows,
+ * growth of K̃ alone is anisotropy. Rows claim 1 finds flat (claims.h) are
+ * left out. A row of the section table (claims.h). */
 #include "claims.h"
+
+#include "checks.h"
 #include "compute.h"
 #include "output.h"
-#include "writers.h"
 
 #include "curvsweep/error.h"
-#include "curvsweep/tasks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The measures of claim 4's checks, in the order of a direction's table
+ * cell: the value tested, its name in a check's scope, its symbol in
+ * index.md. */
+typedef enum { C4M_KH = 0, C4M_INTABSK, C4M_KT, C4M_COUNT } claim4_measure;
+static const struct {
+  analysis_value value;
+  const char *name, *symbol;
+} C4_MEASURES[C4M_COUNT] = {
+    [C4M_KH] = {AV_KH_ABS, "Kh", "K̂"},
+    [C4M_INTABSK] = {AV_INTABSK, "intabsK", "∫\\|K\\| dA"},
+    [C4M_KT] = {AV_KT_ABS, "Kt", "K̃"},
+};
+
+/* The keys of claim 4's checks (analysis_check_keyed): the verdict, then
+ * one per (arch a, task t, regime r, direction prefix, measure m). */
+enum { C4_KEY_VERDICT = 0, C4_KEY_ROW = 1 };
+static int claim4_key(const analysis_data *D, int a, int t, int r, int prefix, int m) {
+  return C4_KEY_ROW + (((a * D->n_task + t) * D->n_regime + r) * 2 + prefix) * C4M_COUNT + m;
+}
+
+/* ---- the checks and the verdict ---- */
+
+/* A check's scope in verdicts.csv (and the key of its sign-flip stream):
+ * "arch;task;regime;direction;measure". */
+static void claim4_scope(const analysis_data *D, int a, int t, int r, int prefix, int m, char *buf,
+                         size_t len) {
+  snprintf(buf, len, "%s;%s;%s;%s;%s", config_arch_name(D->arch[a]), config_task_name(D->task[t]),
+           D->regime[r].name, prefix ? "along-layers" : "across-depths", C4_MEASURES[m].name);
+}
+
+/* Seed s's slope of log value on log depth (prefix 0) or on log layer of
+ * its deepest model (prefix 1); NaN with fewer than two positive values.
+ * *res accumulates the resolved share of the cells used, *nres their count. */
+static double claim4_seed_slope(const analysis_data *D, int a, int t, int r, int prefix,
+                                analysis_value q, int s, double *x, double *y, double *res, int *nres) {
+  int k = 0;
+  if (!prefix) {
+    for (int d = 0; d < D->n_depth; d++) {
+      const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
+      double val = analysis_cell_value(c, 0, q);
+      if (!(val > 0) || !isfinite(val)) continue;
+      x[k] = log((double)D->depth[d]), y[k++] = log(val);
+      double fr = analysis_cell_value(c, 0, AV_FLAT) + analysis_cell_value(c, 0, AV_CURVED);
+      if (isfinite(fr)) *res += fr, (*nres)++;
+    }
+  } else {
+    int d = analysis_deepest_done(D, a, t, r);
+    const cs_cell_result *c = d >= 0 ? D->cell[analysis_cidx(D, a, t, d, r, s)] : NULL;
+    for (int l = 1; c && l <= c->depth; l++) {
+      double val = analysis_cell_value(c, l, q);
+      if (!(val > 0) || !isfinite(val)) continue;
+      x[k] = log((double)l), y[k++] = log(val);
+      double fr = analysis_cell_value(c, l, AV_FLAT) + analysis_cell_value(c, l, AV_CURVED);
+      if (isfinite(fr)) *res += fr, (*nres)++;
+    }
+  }
+  return analysis_ls_slope(x, y, k, NULL);
+}
+
+static int claim4_checks_run(analysis_data *D, double *v) {
+  int maxx = D->n_depth;
+  for (int d = 0; d < D->n_depth; d++)
+    if (D->depth[d] > maxx) maxx = D->depth[d];
+  double *x = NULL, *y = NULL;
+  int rc = CS_CALLOC(x, maxx);
+  if (!rc) rc = CS_CALLOC(y, maxx);
+  for (int a = 0; !rc && a < D->n_arch; a++)
+    for (int t = 0; !rc && t < D->n_task; t++)
+      for (int r = 0; !rc && r < D->n_regime; r++) {
+        const analysis_amp *A = &D->amp[analysis_aidx(D, a, t, r)];
+        int gated = config_arch_gated(D->arch[a]);
+        if (!A->present || (!gated && D->regime[r].skeleton && analysis_ungated_flat(D, t, r))) continue;
+        for (int prefix = 0; !rc && prefix < 2; prefix++)
+          for (int m = 0; !rc && m < C4M_COUNT; m++) {
+            double res = 0;
+            int nres = 0, any = 0;
+            for (int s = 0; s < D->n_seed; s++) {
+              v[s] = claim4_seed_slope(D, a, t, r, prefix, C4_MEASURES[m].value, s, x, y, &res,
+                                       &nres);
+              any |= isfinite(v[s]);
+            }
+            if (!any) continue;
+            char scope[320], fam[32];
+            claim4_scope(D, a, t, r, prefix, m, scope, sizeof scope);
+            snprintf(fam, sizeof fam, "4%s%s", gated ? "" : ":ungated", m == C4M_KT ? ":Kt" : "");
+            analysis_check *c;
+            rc = analysis_check_add(D, "4", fam, 0, &c, "%s", scope);
+            if (!rc) c->key = claim4_key(D, a, t, r, prefix, m);
+            if (!rc) rc = analysis_check_seed(D, c, v, D->n_seed, ANALYSIS_GREATER, scope);
+            if (!rc) c->resolved = nres ? res / nres : NAN;
+          }
+      }
+  free(x), free(y);
+  return rc;
+}
+
+int analysis_claim4_checks(analysis_data *D) { return analysis_with_seed_scratch(D, claim4_checks_run); }
+
+int analysis_claim4_verdicts(analysis_data *D) {
+  analysis_check *v;
+  int has4 = 0;
+  for (int i = 0; i < D->checks.n; i++)
+    has4 |= strcmp(D->checks.c[i].claim, "4") == 0 && strcmp(D->checks.c[i].family, "4") == 0;
+  if (has4) {
+    CS_CHECK(analysis_verdict_from(D, "4", "4", NULL, ANALYSIS_ANY, "verdict", &v));
+    v->key = C4_KEY_VERDICT;
+    return CS_OK;
+  }
+  /* rows, but no K̂ or ∫|K| dA to test (no classification) or no gated row */
+  int rows = 0;
+  for (size_t i = 0; D->amp && i < (size_t)D->n_arch * D->n_task * D->n_regime; i++)
+    rows += D->amp[i].present;
+  if (!rows) return CS_OK;
+  CS_CHECK(analysis_check_add(D, "4", NULL, 1, &v, "verdict"));
+  v->key = C4_KEY_VERDICT;
+  snprintf(v->test, sizeof v->test, "no Kh or intabsK to test");
+  v->decision = ANALYSIS_INCONCLUSIVE;
+  return CS_OK;
+}
+
+/* ---- its part of index.md ---- */
 
 /* The reading of one direction (across depths, or along the layers of the
- * deepest models) from claim 4's checks (claims.c): "up" = the per-seed
+ * deepest models) from claim 4's checks: "up" = the per-seed
  * slope test is supported after Holm; raw K and log det g (shrinkage) from
  * amplification.csv's bootstrap intervals, descriptive only. */
 typedef struct {
@@ -37,9 +163,7 @@ static analysis_dir analysis_dir_read(const analysis_data *D, int a, int t, int 
   analysis_dir d;
   memset(&d, 0, sizeof d);
   for (int m = 0; m < C4M_COUNT; m++) {
-    char scope[320];
-    analysis_c4_scope(D, a, t, r, prefix, m, scope, sizeof scope);
-    d.c[m] = analysis_check_find(D, "4", scope);
+    d.c[m] = analysis_check_keyed(D, "4", claim4_key(D, a, t, r, prefix, m));
     if (d.c[m] && d.c[m]->n < 2) d.c[m] = NULL;
   }
   const analysis_check *kh = d.c[C4M_KH], *ia = d.c[C4M_INTABSK], *kt = d.c[C4M_KT];
@@ -115,12 +239,11 @@ static void analysis_md_check_cell(FILE *f, const analysis_check *c, const char 
 
 /* The direction's per-seed slope tests, in one table cell ("—" without). */
 static void analysis_md_dir(FILE *f, const analysis_dir *d) {
-  static const char *const SYM[C4M_COUNT] = {"K̂", "∫\\|K\\| dA", "K̃"};
   int any = 0;
   for (int m = 0; m < C4M_COUNT; m++) {
     if (!d->c[m]) continue;
     fprintf(f, "%s", any++ ? "; " : "");
-    analysis_md_check_cell(f, d->c[m], SYM[m]);
+    analysis_md_check_cell(f, d->c[m], C4_MEASURES[m].symbol);
   }
   if (!any) fprintf(f, "—");
 }
@@ -189,8 +312,8 @@ static analysis_c4 analysis_md_claim4_row(FILE *f, const analysis_data *D, int a
     return v;
   }
   analysis_decomp xd, xp;
-  analysis_c4_decomp(D, a, t, r, 0, &xd);
-  analysis_c4_decomp(D, a, t, r, 1, &xp);
+  analysis_amp_decomp(D, a, t, r, 0, &xd);
+  analysis_amp_decomp(D, a, t, r, 1, &xp);
   fprintf(f, "| %s | %s | %s | depth %d → %d | %s | %s | %s | %s / %s / %s / %s | %s → %s (AM/GM %s → %s) | ",
           arch, task, regime, A->depth_min, A->depth_max, F4(A->depth[AQ_K].estimate),
           F4(A->depth[AQ_LOGDET].estimate), F4(A->depth[AQ_ANISO].estimate), F4(A->ratio[AQ_KT]),
@@ -222,8 +345,8 @@ static void analysis_c4_tally(const analysis_data *D, int a, int r, const analys
   n->shrink += v == C4_NOT_SUPPORTED && (A->depth[AQ_K].lo > 0 || A->prefix[AQ_K].lo > 0);
 }
 
-void analysis_md_claim4(FILE *f, const analysis_data *D) {
-  const analysis_check *V = analysis_check_find(D, "4", "verdict");
+int analysis_claim4_write_md(FILE *f, const analysis_data *D) {
+  const analysis_check *V = analysis_check_keyed(D, "4", C4_KEY_VERDICT);
   int fam = V && V->n ? V->family_size : 0;
   fprintf(f, "### Claim 4 — depth amplifies curvature (in a structured regime)\n\n"
              "Per seed, the least-squares slope of log mean |K̂| (area-normalised), log ∫|K| dA and "
@@ -310,4 +433,7 @@ void analysis_md_claim4(FILE *f, const analysis_data *D) {
     fprintf(f, "**Not supported by these data**: neither K̂, ∫|K| dA, K̃ nor raw K grows "
                "significantly with depth in any gated row (smallest %s; n = %d seeds).\n\n",
             analysis_check_p_text(b2, sizeof b2, V), V->n);
+  return CS_OK;
 }
+
+ANALYSIS_CLAIM_ABOUT(claim4, "4", "depth amplifies curvature", "Claim 4 ");
