@@ -32,7 +32,7 @@
 /* Per seed s: mean over the (task, depth, regime) rows where both cells are
  * done with finite values of sign(value(g) − value(u)). */
 static int analysis_claim2_check(analysis_data *D, int g, int u, int hat, double *v) {
-  analysis_value q = hat ? AV_KH_ABS : AV_KT_ABS;
+  analysis_measure_id q = hat ? MEASURE_KH_ABS : MEASURE_KT_ABS;
   double res = 0;
   int nres = 0, any = 0;
   for (int s = 0; s < D->n_seed; s++) {
@@ -46,7 +46,7 @@ static int analysis_claim2_check(analysis_data *D, int g, int u, int hat, double
           double a = analysis_cell_value(cg, 0, q), b = analysis_cell_value(cu, 0, q);
           if (!isfinite(a) || !isfinite(b)) continue;
           sum += (a > b) - (a < b), k++;
-          double fr = analysis_cell_value(cg, 0, AV_FLAT) + analysis_cell_value(cg, 0, AV_CURVED);
+          double fr = analysis_cell_value(cg, 0, MEASURE_FLAT) + analysis_cell_value(cg, 0, MEASURE_CURVED);
           if (isfinite(fr)) res += fr, nres++;
         }
     v[s] = k ? sum / k : NAN;
@@ -158,7 +158,7 @@ static int analysis_claim3_verdict(analysis_data *D) {
 
 /* ---- claim 4 ---- */
 
-static const analysis_value C4_VALUE[C4M_COUNT] = {AV_KH_ABS, AV_INTABSK, AV_KT_ABS};
+static const analysis_measure_id C4_VALUE[C4M_COUNT] = {MEASURE_KH_ABS, MEASURE_INTABSK, MEASURE_KT_ABS};
 
 const char *analysis_c4_measure_name(int m) {
   static const char *const N[C4M_COUNT] = {"Kh", "intabsK", "Kt"};
@@ -184,7 +184,7 @@ static int analysis_c4_deepest(const analysis_data *D, int a, int t, int r) {
  * its deepest model (prefix 1); NaN with fewer than two positive values.
  * *res accumulates the resolved share of the cells used, *nres their count. */
 static double analysis_c4_seed_slope(const analysis_data *D, int a, int t, int r, int prefix,
-                                     analysis_value q, int s, double *x, double *y, double *res,
+                                     analysis_measure_id q, int s, double *x, double *y, double *res,
                                      int *nres) {
   int k = 0;
   if (!prefix) {
@@ -193,7 +193,7 @@ static double analysis_c4_seed_slope(const analysis_data *D, int a, int t, int r
       double val = analysis_cell_value(c, 0, q);
       if (!(val > 0) || !isfinite(val)) continue;
       x[k] = log((double)D->depth[d]), y[k++] = log(val);
-      double fr = analysis_cell_value(c, 0, AV_FLAT) + analysis_cell_value(c, 0, AV_CURVED);
+      double fr = analysis_cell_value(c, 0, MEASURE_FLAT) + analysis_cell_value(c, 0, MEASURE_CURVED);
       if (isfinite(fr)) *res += fr, (*nres)++;
     }
   } else {
@@ -203,7 +203,7 @@ static double analysis_c4_seed_slope(const analysis_data *D, int a, int t, int r
       double val = analysis_cell_value(c, l, q);
       if (!(val > 0) || !isfinite(val)) continue;
       x[k] = log((double)l), y[k++] = log(val);
-      double fr = analysis_cell_value(c, l, AV_FLAT) + analysis_cell_value(c, l, AV_CURVED);
+      double fr = analysis_cell_value(c, l, MEASURE_FLAT) + analysis_cell_value(c, l, MEASURE_CURVED);
       if (isfinite(fr)) *res += fr, (*nres)++;
     }
   }
@@ -257,7 +257,7 @@ void analysis_c4_decomp(const analysis_data *D, int a, int t, int r, int prefix,
       int d = prefix ? dlast : e ? dlast : dfirst;
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
       int l = prefix ? (e ? (c ? c->depth : 0) : 1) : 0;
-      double kt = analysis_cell_value(c, l, AV_KT_ABS), kh = analysis_cell_value(c, l, AV_KH_ABS);
+      double kt = analysis_cell_value(c, l, MEASURE_KT_ABS), kh = analysis_cell_value(c, l, MEASURE_KH_ABS);
       if (!(kt > 0) || !(kh > 0) || !isfinite(kt) || !isfinite(kh)) continue;
       skt += log(kt), skh += log(kh), k++;
     }

@@ -51,8 +51,8 @@ static int analysis_gate_dat(FILE *f, void *ctx) {
            * sideways by depth (and arch) so the error bars do not overlap */
           double x = R->pos < 0 ? 0.03 * a : (double)B->gate[R->pos] + 1.0;
           fprintf(f, "%.6g", x + 0.08 * (d - 0.5 * (D->n_depth - 1)));
-          analysis_dat_band(f, &R->q[GQ_ACC], 0, &Q->valid_acc[b]);
-          analysis_dat_band(f, &R->q[GQ_KH], 1, &Q->valid_kh[b]);
+          analysis_dat_band(f, &R->q[MEASURE_ACC], 0, &Q->valid_acc[b]);
+          analysis_dat_band(f, &R->q[MEASURE_KH_ABS], 1, &Q->valid_kh[b]);
           fprintf(f, "\n");
         }
       }

@@ -34,7 +34,8 @@ static int analysis_md_claim2_arch(FILE *f, const analysis_data *D, int g, int u
       for (int r = 0; r < D->n_regime; r++) {
         const analysis_group *G = &D->group[analysis_gidx(D, g, t, d, r)];
         const analysis_group *U = &D->group[analysis_gidx(D, u, t, d, r)];
-        double vg = hat ? G->Kh.mean : G->Kt.mean, vu = hat ? U->Kh.mean : U->Kt.mean;
+        double vg = hat ? G->m[MEASURE_KH_ABS].mean : G->m[MEASURE_KT_ABS].mean,
+               vu = hat ? U->m[MEASURE_KH_ABS].mean : U->m[MEASURE_KT_ABS].mean;
         if (!isfinite(vg) || !isfinite(vu)) continue;
         n++;
         k += vg > vu;
@@ -128,10 +129,10 @@ static void analysis_md_claim3(FILE *f, const analysis_data *D) {
     fprintf(f, "- %s (%s), depth %d, %s: %d pair%s, Δacc %s [%s, %s] (95%% t); Δ mean |K̃| %s, Δ mean "
                "|K̂| %s; ",
             config_task_name(D->task[G->task]), bname[b], D->depth[G->depth], D->regime[G->regime].name,
-            G->n_pairs, G->n_pairs == 1 ? "" : "s", F4(G->acc.ci.mean), F4(G->acc.ci.lo),
-            F4(G->acc.ci.hi), F4(G->Kt.ci.mean), F4(G->Kh.ci.mean));
+            G->n_pairs, G->n_pairs == 1 ? "" : "s", F4(G->d[MEASURE_ACC].ci.mean), F4(G->d[MEASURE_ACC].ci.lo),
+            F4(G->d[MEASURE_ACC].ci.hi), F4(G->d[MEASURE_KT_ABS].ci.mean), F4(G->d[MEASURE_KH_ABS].ci.mean));
     if (c) analysis_md_check(f, c);
-    if (b && (G->acc.ci.lo > 0 || G->acc.ci.hi < 0))
+    if (b && (G->d[MEASURE_ACC].ci.lo > 0 || G->d[MEASURE_ACC].ci.hi < 0))
       fprintf(f, " — **the 95%% interval of this linear row excludes 0**");
     fprintf(f, "\n");
   }
