@@ -627,10 +627,6 @@ static const analysis_table_info GATES_TABLES[] = {
 static const analysis_column_rule GATES_COLUMNS[] = {
     /* gates.csv */
     {"gates.csv", "gate", "the gate position g1 … g5, `-` for an arch that ignores it"},
-    {"gates.csv", "Kh_*", "mean |K̂| of the last layer" ANALYSIS_COLUMN_CI},
-    {"gates.csv", "Kt_*", "mean |K̃| of the last layer" ANALYSIS_COLUMN_CI},
-    {"gates.csv", "sink_mass_*", "mean attention weight of the non-CLS queries on token 0" ANALYSIS_COLUMN_CI},
-    {"gates.csv", "max_attn_*", "mean largest attention weight of the non-CLS queries" ANALYSIS_COLUMN_CI},
     {"gates.csv", "rank_*", "rank of the row's mean among the gate positions of its arch in the unit "
                             "(1: most accurate / most curved)"},
     {"gates.csv", "ungated_*", "the ungated row's mean in the same unit"},

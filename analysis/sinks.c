@@ -714,13 +714,6 @@ static const analysis_column_rule SINKS_COLUMNS[] = {
                                  "sequences and positions t ≥ 1, from each cell's /params at analyze time "
                                  "(`nan` on the ungated row)" ANALYSIS_COLUMN_CI},
     {"sinks.csv", "gatebos_*", "the same at BOS (t = 0)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
-                             "positions t ≥ 1 and held-out sequences (sink_mass)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "massive_*", "massive activation max |h| / median |h| of the residual stream "
-                               "(massive_act)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "drain_*", "value drain ‖v_BOS‖ / median ‖v_t‖ (value_drain)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "peak_*", "residual peak ‖h_BOS‖ / median ‖h_t‖ (resid_peak)" ANALYSIS_COLUMN_CI},
     {"sinks.csv", "d*", "this row − ungated, paired by seed, for share, headmax, massive, drain, "
                         "peak (`nan` on the ungated row)" ANALYSIS_COLUMN_CI ANALYSIS_COLUMN_SIGNS},
     {NULL, NULL, NULL},
