@@ -209,7 +209,7 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
     const analysis_gate_unit *U = &G->unit[i];
     const analysis_gate_base *B = &G->base[U->base];
     int k1 = analysis_gate_pos(B, GATE_G1);
-    if (B->family != FAMILY_SELF) continue;
+    if (!analysis_gates_ranked(B->family)) continue;
     for (int a = 0; a < D->n_arch; a++) {
       if (!config_arch_gated(D->arch[a])) continue;
       for (int s = 0; s < D->n_seed; s++) {
@@ -275,7 +275,7 @@ static void analysis_gate_seed_values(const analysis_data *D, const analysis_gat
     for (int i = 0; i < G->n_unit; i++) {
       const analysis_gate_unit *U = &G->unit[i];
       const analysis_gate_base *B = &G->base[U->base];
-      if (B->family != FAMILY_SELF) continue;
+      if (!analysis_gates_ranked(B->family)) continue;
       for (int a = 0; a < D->n_arch; a++) {
         if (!config_arch_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
         double x = NAN;
@@ -315,7 +315,7 @@ static int analysis_gate_check(analysis_data *D, const char *claim, const char *
 static int analysis_gate_checks_run(analysis_data *D, double *v) {
   const analysis_gates *G = analysis_gates_of(D);
   int n_self = 0;
-  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].family == FAMILY_SELF;
+  for (int b = 0; b < G->n_base; b++) n_self += analysis_gates_ranked(G->base[b].family);
   if (G->axis_len < 2 || n_self == 0) return CS_OK;
   for (int q = GATE_G2; q < GATE_COUNT; q++) {
     analysis_gate_seed_values(D, G, 0, q, v);
@@ -576,24 +576,31 @@ int analysis_gates_write_md(FILE *f, const analysis_data *D) {
              "(one value per seed: its mean difference over them; two-sided sign-flip test, Holm "
              "within each verdict, α = %g; rules: analysis/README.md, \"Gate positions\").\n\n",
           D->opt.alpha);
-  int n_self = 0, n_memory = 0, n_lm = 0;
+  /* the bases by what their family can do (the config family table) */
+  int n_ranked = 0, present[FAMILY_COUNT] = {0};
   for (int b = 0; b < G->n_base; b++) {
-    n_self += G->base[b].family == FAMILY_SELF;
-    n_memory += G->base[b].family == FAMILY_MEMORY;
-    n_lm += G->base[b].family == FAMILY_LM;
+    n_ranked += analysis_gates_ranked(G->base[b].family);
+    if ((int)G->base[b].family >= 0 && G->base[b].family < FAMILY_COUNT) present[G->base[b].family] = 1;
   }
   if (G->axis_len < 2) {
     fprintf(f, "The gate axis has one value: there is nothing to rank and no verdict.\n\n");
     return CS_OK;
   }
-  if (n_self == 0) {
-    if (n_memory)
-      fprintf(f, "The memory family ignores the gate (docs/MODELS.md): every position is the same model, "
-                 "so there is nothing to rank and no verdict.\n\n");
-    if (n_lm)
-      fprintf(f, "These verdicts are the self family's, and these archives hold none of its cells. The lm "
-                 "family's gate positions are compared with ungated in \"Do gates remove the attention "
-                 "sink?\" below.\n\n");
+  if (n_ranked == 0) {
+    const char *ranked = "?"; /* the first family of the table whose positions are ranked */
+    for (int k = FAMILY_COUNT - 1; k >= 0; k--)
+      if (analysis_gates_ranked((cs_family)k)) ranked = config_family_name((cs_family)k);
+    for (int k = 0; k < FAMILY_COUNT; k++) {
+      if (!present[k]) continue;
+      const cs_family_info *F = config_family_info((cs_family)k);
+      if (!F->gate_positions)
+        fprintf(f, "The %s family ignores the gate (docs/MODELS.md): every position is the same model, "
+                   "so there is nothing to rank and no verdict.\n\n", F->name);
+      else if (F->attention_map)
+        fprintf(f, "These verdicts are the %s family's, and these archives hold none of its cells. The %s "
+                   "family's gate positions are compared with ungated in \"Do gates remove the attention "
+                   "sink?\" below.\n\n", ranked, F->name);
+    }
     return CS_OK;
   }
   if (D->n_seed < 2)

@@ -30,8 +30,17 @@ typedef struct {
   analysis_diff vs_g1[ANALYSIS_N_MEASURES]; /* this − the same arch at g1, paired by seed */
 } analysis_gate_row;
 
-/* A base (compute.h); only the self family's use the gate (the memory
- * family ignores it). */
+/* 1 when this section ranks the gate positions of family f: it places its
+ * gate by the gate key and trains on points (the config family table); a
+ * family on token sequences is compared with ungated by the sinks section,
+ * one ignoring the gate key has nothing to rank. */
+static inline int analysis_gates_ranked(cs_family f) {
+  const cs_family_info *F = config_family_info(f);
+  return F->gate_positions && !F->tokens;
+}
+
+/* A base (compute.h); only the bases of a family analysis_gates_ranked
+ * enter the verdicts and the figure. */
 typedef analysis_gate_group analysis_gate_base;
 
 typedef struct {

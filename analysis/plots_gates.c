@@ -107,7 +107,7 @@ int analysis_gates_plot(const analysis_data *D, int t, int r, const char *dir, i
   if (!G) return CS_OK;
   int base = -1;
   for (int b = 0; b < G->n_base; b++)
-    if (G->plot_t[b] == t && G->plot_r[b] == r && G->base[b].family == FAMILY_SELF) base = b;
+    if (G->plot_t[b] == t && G->plot_r[b] == r && analysis_gates_ranked(G->base[b].family)) base = b;
   if (base < 0 || G->axis_len < 2) return CS_OK;
   analysis_gate_plot Q = {.D = D, .G = G, .base = base};
   size_t cap = (size_t)D->n_task * D->n_arch * D->n_depth;

@@ -77,8 +77,11 @@ static analysis_sinks *analysis_sinks_of(const analysis_data *D) {
 
 /* ---- bases, units, rows ---- */
 
+/* 1 when regime r's family is read here: its attention map, gate values and
+ * extreme-token statistics run forward on held-out sequences (the config
+ * family table). */
 static int analysis_sink_regime_lm(const analysis_data *D, int r) {
-  return D->regime[r].cfg.family == FAMILY_LM;
+  return config_family_info(D->regime[r].cfg.family)->attention_map;
 }
 
 /* The lm regimes grouped by their name without the gate, gates ascending. */
