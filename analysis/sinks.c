@@ -231,9 +231,10 @@ static int analysis_sink_eval_seqs(const cs_config *cfg, cs_dataset *ev) {
 }
 
 /* The stored parameters of cell c read into it when it holds none and its
- * archive is on disk (*loaded 1: the caller releases them). */
-static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, int *loaded) {
-  *loaded = 0;
+ * archive is on disk: *loaded the result that holds them, D's own (the
+ * caller releases them with result_free_tensors), else NULL. */
+static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, cs_cell_result **loaded) {
+  *loaded = NULL;
   int64_t i;
   int p = analysis_sink_path_of(D, c, &i);
   if (p < 0 || D->borrowed || c->n_tensors > 0) return CS_OK;
@@ -242,7 +243,7 @@ static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, int *
   want[i] = 1;
   int rc = archive_read_params_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want);
   free(want);
-  *loaded = rc == CS_OK;
+  if (rc == CS_OK) *loaded = &D->results_per_path[p][i];
   return rc;
 }
 
@@ -302,7 +303,7 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
     if (a < 0 || !analysis_sink_pick(D, S, a, m)) continue;
     S->n_map++;
     const cs_cell_result *c = analysis_sink_cell(D, S, &S->row[m->row], m->seed_index);
-    int loaded; /* its /params, that cell only: kept for the figure */
+    cs_cell_result *loaded; /* its /params, that cell only: kept for the figure */
     CS_CHECK(analysis_sink_params(D, c, &loaded));
     CS_CHECK(analysis_sink_map_fill(D, c, m));
   }
@@ -317,7 +318,7 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
 static int analysis_sink_gate_cell(analysis_data *D, const cs_cell_result *c, double *later, double *bos,
                                    char *why, size_t len) {
   for (int l = 0; l < c->depth; l++) later[l] = bos[l] = NAN;
-  int loaded;
+  cs_cell_result *loaded;
   CS_CHECK(analysis_sink_params(D, c, &loaded));
   cs_config cfg;
   cs_model *M = NULL;
@@ -331,7 +332,7 @@ static int analysis_sink_gate_cell(analysis_data *D, const cs_cell_result *c, do
     task_dataset_free(&ev);
   }
   model_free(M);
-  if (loaded) result_free_tensors((cs_cell_result *)c);
+  if (loaded) result_free_tensors(loaded);
   return rc;
 }
 
