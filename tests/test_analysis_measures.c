@@ -19,6 +19,7 @@
 
 #include "fixtures.h"
 
+#include "../analysis/compute.h"
 #include "../analysis/measures.h"
 #include "curvsweep/geom.h"
 
@@ -135,6 +136,16 @@ static void test_column_orders(void **state) {
     }
     assert_string_equal(got, want[u]);
   }
+  /* amplification.csv's quantities (AQ_*, claim 4 reads them by name) are
+   * its measures in order */
+  static const struct {
+    int q;
+    const char *name;
+  } amp[] = {{AQ_K, "K"},           {AQ_KT, "Kt"},         {AQ_KH, "Kh"},
+             {AQ_INTABSK, "intabsK"}, {AQ_LOGDET, "logdet"}, {AQ_ANISO, "aniso"}};
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  assert_int_equal(analysis_measures_of(ANALYSIS_USE_AMP, ids), AQ_COUNT);
+  for (int i = 0; i < AQ_COUNT; i++) assert_string_equal(analysis_amp_q_name(amp[i].q), amp[i].name);
   /* the seed maxima of prefix.csv: Kt_absmean_max, curved_frac_max */
   int n_max = 0;
   for (int m = 0; m < ANALYSIS_N_MEASURES; m++) n_max += !!(ANALYSIS_MEASURES[m].flags & ANALYSIS_MEASURE_SEED_MAX);
