@@ -74,16 +74,16 @@ static analysis_flatness analysis_ungated_flatness(const analysis_data *D, int t
     const analysis_prefix *q = g >= 0 ? D->prefix[analysis_gidx(D, g, t, d, r)] : NULL;
     F.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
     for (int l = 0; l < D->depth[d]; l++) {
-      double v = p[l].Kt_max;
+      double v = p[l].max[MEASURE_KT_ABS];
       if (!isfinite(v)) continue;
       F.rows++;
       if (!(v <= F.max_abs)) F.max_abs = v, F.max_t = t, F.max_d = d, F.max_l = l + 1,
-                             F.max_logdet = p[l].logdet.mean;
+                             F.max_logdet = p[l].m[MEASURE_LOGDET].mean;
       if (v <= ANALYSIS_FLAT_KT) {
         F.abs_flat++;
         continue;
       }
-      double rel = q && q[l].Kt.mean > 0 ? v / q[l].Kt.mean : NAN;
+      double rel = q && q[l].m[MEASURE_KT_ABS].mean > 0 ? v / q[l].m[MEASURE_KT_ABS].mean : NAN;
       if (!(rel <= F.worst_rel)) F.worst_rel = rel;
       if (rel <= ANALYSIS_FLAT_REL) F.rel_flat++;
     }
@@ -149,9 +149,9 @@ static analysis_classflat analysis_ungated_classes(const analysis_data *D, int t
         continue;
       }
       C.rows++;
-      double res = p[l].flat.mean + p[l].curved.mean;
+      double res = p[l].m[MEASURE_FLAT].mean + p[l].m[MEASURE_CURVED].mean;
       if (res > C.resolved) C.resolved = res;
-      double v = p[l].curved_max;
+      double v = p[l].max[MEASURE_CURVED];
       C.curved_rows += v > 0;
       if (!(v <= C.max_curved)) C.max_curved = v, C.max_t = t, C.max_d = d, C.max_l = l + 1;
     }
@@ -196,8 +196,8 @@ static void analysis_md_claim1_classified(FILE *f, const analysis_data *D, const
   while (analysis_skeleton_next(D, u, -1, -1, &it)) {
     const analysis_prefix *p = D->prefix[analysis_gidx(D, u, it.t, it.d, it.r)];
     for (int l = 0; l < D->depth[it.d]; l++) {
-      if (isfinite(p[l].Kt_max) && !(p[l].Kt_max <= kt)) kt = p[l].Kt_max;
-      if (isfinite(p[l].Kh.mean) && !(p[l].Kh.mean <= kh)) kh = p[l].Kh.mean;
+      if (isfinite(p[l].max[MEASURE_KT_ABS]) && !(p[l].max[MEASURE_KT_ABS] <= kt)) kt = p[l].max[MEASURE_KT_ABS];
+      if (isfinite(p[l].m[MEASURE_KH_ABS].mean) && !(p[l].m[MEASURE_KH_ABS].mean <= kh)) kh = p[l].m[MEASURE_KH_ABS].mean;
     }
   }
   fprintf(f, "\nOn both normalisations, for reference: largest mean |K̃| of any ungated skeleton "
@@ -245,9 +245,9 @@ static void claim1_md_bound(FILE *f, const analysis_data *D, double *gated_skel,
           const analysis_prefix *p = D->prefix[analysis_gidx(D, a, t, d, r)];
           int skel = D->regime[r].skeleton;
           for (int l = 0; p && l < D->depth[d]; l++) {
-            if (a == u && !skel && isfinite(p[l].Kt.mean)) ungated_other[n_o++] = p[l].Kt.mean;
-            if (config_arch_gated(D->arch[a]) && skel && isfinite(p[l].Kt.mean))
-              gated_skel[n_g++] = p[l].Kt.mean;
+            if (a == u && !skel && isfinite(p[l].m[MEASURE_KT_ABS].mean)) ungated_other[n_o++] = p[l].m[MEASURE_KT_ABS].mean;
+            if (config_arch_gated(D->arch[a]) && skel && isfinite(p[l].m[MEASURE_KT_ABS].mean))
+              gated_skel[n_g++] = p[l].m[MEASURE_KT_ABS].mean;
           }
         }
   analysis_flatness F = analysis_ungated_flatness(D, -1, -1);

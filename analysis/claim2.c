@@ -29,7 +29,7 @@ static int claim2_arch_key(int g, int hat) { return C2_KEY_ARCH + 2 * g + hat; }
 /* Per seed s: mean over the (task, depth, regime) rows where both cells are
  * done with finite values of sign(value(g) − value(u)). */
 static int claim2_check(analysis_data *D, int g, int u, int hat, double *v) {
-  analysis_value q = hat ? AV_KH_ABS : AV_KT_ABS;
+  analysis_measure_id q = hat ? MEASURE_KH_ABS : MEASURE_KT_ABS;
   double res = 0;
   int nres = 0, any = 0;
   for (int s = 0; s < D->n_seed; s++) {
@@ -43,7 +43,7 @@ static int claim2_check(analysis_data *D, int g, int u, int hat, double *v) {
           double a = analysis_cell_value(cg, 0, q), b = analysis_cell_value(cu, 0, q);
           if (!isfinite(a) || !isfinite(b)) continue;
           sum += (a > b) - (a < b), k++;
-          double fr = analysis_cell_value(cg, 0, AV_FLAT) + analysis_cell_value(cg, 0, AV_CURVED);
+          double fr = analysis_cell_value(cg, 0, MEASURE_FLAT) + analysis_cell_value(cg, 0, MEASURE_CURVED);
           if (isfinite(fr)) res += fr, nres++;
         }
     v[s] = k ? sum / k : NAN;
@@ -113,7 +113,7 @@ static int claim2_md_arch(FILE *f, const analysis_data *D, int g, int u, int hat
       for (int r = 0; r < D->n_regime; r++) {
         const analysis_group *G = &D->group[analysis_gidx(D, g, t, d, r)];
         const analysis_group *U = &D->group[analysis_gidx(D, u, t, d, r)];
-        double vg = hat ? G->Kh.mean : G->Kt.mean, vu = hat ? U->Kh.mean : U->Kt.mean;
+        double vg = hat ? G->m[MEASURE_KH_ABS].mean : G->m[MEASURE_KT_ABS].mean, vu = hat ? U->m[MEASURE_KH_ABS].mean : U->m[MEASURE_KT_ABS].mean;
         if (!isfinite(vg) || !isfinite(vu)) continue;
         n++;
         k += vg > vu;

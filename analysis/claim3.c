@@ -143,10 +143,10 @@ int analysis_claim3_write_md(FILE *f, const analysis_data *D) {
     fprintf(f, "- %s (%s), depth %d, %s: %d pair%s, Δacc %s [%s, %s] (95%% t); Δ mean |K̃| %s, Δ mean "
                "|K̂| %s; ",
             config_task_name(D->task[G->task]), C3_BOUNDARY[b], D->depth[G->depth],
-            D->regime[G->regime].name, G->n_pairs, G->n_pairs == 1 ? "" : "s", F4(G->acc.ci.mean),
-            F4(G->acc.ci.lo), F4(G->acc.ci.hi), F4(G->Kt.ci.mean), F4(G->Kh.ci.mean));
+            D->regime[G->regime].name, G->n_pairs, G->n_pairs == 1 ? "" : "s", F4(G->d[MEASURE_ACC].ci.mean),
+            F4(G->d[MEASURE_ACC].ci.lo), F4(G->d[MEASURE_ACC].ci.hi), F4(G->d[MEASURE_KT_ABS].ci.mean), F4(G->d[MEASURE_KH_ABS].ci.mean));
     if (c) analysis_md_check(f, c);
-    if (b && (G->acc.ci.lo > 0 || G->acc.ci.hi < 0))
+    if (b && (G->d[MEASURE_ACC].ci.lo > 0 || G->d[MEASURE_ACC].ci.hi < 0))
       fprintf(f, " — **the 95%% interval of this linear row excludes 0**");
     fprintf(f, "\n");
   }

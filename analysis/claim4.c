@@ -28,12 +28,12 @@
  * index.md. */
 typedef enum { C4M_KH = 0, C4M_INTABSK, C4M_KT, C4M_COUNT } claim4_measure;
 static const struct {
-  analysis_value value;
+  analysis_measure_id value;
   const char *name, *symbol;
 } C4_MEASURES[C4M_COUNT] = {
-    [C4M_KH] = {AV_KH_ABS, "Kh", "K̂"},
-    [C4M_INTABSK] = {AV_INTABSK, "intabsK", "∫\\|K\\| dA"},
-    [C4M_KT] = {AV_KT_ABS, "Kt", "K̃"},
+    [C4M_KH] = {MEASURE_KH_ABS, "Kh", "K̂"},
+    [C4M_INTABSK] = {MEASURE_INTABSK, "intabsK", "∫\\|K\\| dA"},
+    [C4M_KT] = {MEASURE_KT_ABS, "Kt", "K̃"},
 };
 
 /* The keys of claim 4's checks (analysis_check_keyed): the verdict, then
@@ -57,7 +57,7 @@ static void claim4_scope(const analysis_data *D, int a, int t, int r, int prefix
  * its deepest model (prefix 1); NaN with fewer than two positive values.
  * *res accumulates the resolved share of the cells used, *nres their count. */
 static double claim4_seed_slope(const analysis_data *D, int a, int t, int r, int prefix,
-                                analysis_value q, int s, double *x, double *y, double *res, int *nres) {
+                                analysis_measure_id q, int s, double *x, double *y, double *res, int *nres) {
   int k = 0;
   if (!prefix) {
     for (int d = 0; d < D->n_depth; d++) {
@@ -65,7 +65,7 @@ static double claim4_seed_slope(const analysis_data *D, int a, int t, int r, int
       double val = analysis_cell_value(c, 0, q);
       if (!(val > 0) || !isfinite(val)) continue;
       x[k] = log((double)D->depth[d]), y[k++] = log(val);
-      double fr = analysis_cell_value(c, 0, AV_FLAT) + analysis_cell_value(c, 0, AV_CURVED);
+      double fr = analysis_cell_value(c, 0, MEASURE_FLAT) + analysis_cell_value(c, 0, MEASURE_CURVED);
       if (isfinite(fr)) *res += fr, (*nres)++;
     }
   } else {
@@ -75,7 +75,7 @@ static double claim4_seed_slope(const analysis_data *D, int a, int t, int r, int
       double val = analysis_cell_value(c, l, q);
       if (!(val > 0) || !isfinite(val)) continue;
       x[k] = log((double)l), y[k++] = log(val);
-      double fr = analysis_cell_value(c, l, AV_FLAT) + analysis_cell_value(c, l, AV_CURVED);
+      double fr = analysis_cell_value(c, l, MEASURE_FLAT) + analysis_cell_value(c, l, MEASURE_CURVED);
       if (isfinite(fr)) *res += fr, (*nres)++;
     }
   }

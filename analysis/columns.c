@@ -6,6 +6,7 @@
  * by the first rule of COLUMN_RULES whose table and name pattern (fnmatch)
  * match it, or, for a regime column, as that spec axis. A column no rule
  * describes is listed as such (tests/sh_analyze_status.sh requires none). */
+#include "measures.h"
 #include "output.h"
 #include "sections.h"
 #include "writers.h"
@@ -38,24 +39,13 @@ static const analysis_column_rule COLUMN_RULES[] = {
     {"*", "n_diverged", "cells of the group that diverged"},
     {"*", "prefix", "the layer l = 1..depth after which the representation is measured"},
     {"*", "train_points", "the training-set size (the train_points axis)"},
-    /* summary.csv, prefix.csv: a cell's value of its last layer (prefix.csv:
-     * of layer l), mean over seeds with a t interval */
-    {"*", "acc_*", "test accuracy" CI " (clipped to [0, 1])"},
-    {"*", "K_absmean_*", "mean |K|, the raw Gaussian curvature (units 1/length²)" CI},
+    /* the measure columns of summary.csv, prefix.csv, gap.csv, gates.csv and
+     * sinks.csv: from the measure table (measure_meaning below); these two
+     * the measure table flags ANALYSIS_MEASURE_SEED_MAX */
     {"*", "Kt_absmean_max", "the largest mean |K̃| over the seeds (amplification.csv: of any done "
                             "cell and prefix of the row; claim 1: ≤ 1e-8 is flat to rounding)"},
-    {"*", "Kt_absmean_*", "mean |K̃|, the trace-normalised (scale-free) curvature" CI},
-    {"*", "Kt_mean_*", "mean signed K̃ (positive: on average positively curved)" CI},
-    {"*", "intK_*", "∫K dA over the input plane (input_dim 2)" CI},
-    {"*", "logdet_*", "mean log det g of the pulled-back metric" CI},
-    {"*", "Kh_absmean_*", "mean |K̂|, the area-normalised curvature" CI},
-    {"*", "Kh_mean_*", "mean signed K̂" CI},
-    {"*", "aniso_*", "median anisotropy index log(AM/GM) of g's eigenvalues" CI},
-    {"*", "intabsK_*", "∫|K| dA (input_dim 2)" CI},
-    {"*", "unresolved_frac_*", "fraction of the points whose curvature is unresolved (rounding)" CI},
-    {"*", "flat_frac_*", "fraction of the points classified flat" CI},
     {"*", "curved_frac_max", "the largest curved fraction over the seeds (claim 1)"},
-    {"*", "curved_frac_*", "fraction of the points classified curved" CI},
+    {"*", "acc_*", "test accuracy" CI " (clipped to [0, 1])"},
     {"*", "unresolved_share", "unresolved points / non-degenerate points, pooled over seeds"},
     /* amplification.csv: slopes of y = a + b log x (analysis/README.md) */
     {"amplification.csv", "n_depths", "depths with done cells"},
@@ -85,10 +75,6 @@ static const analysis_column_rule COLUMN_RULES[] = {
     /* gap.csv: arch − ungated, paired by seed */
     {"gap.csv", "comparison", "which arch against ungated, e.g. `gated-ungated`"},
     {"gap.csv", "n_pairs", "seeds with both cells done"},
-    {"gap.csv", "dacc_*", "test accuracy, arch − ungated paired by seed" CI SIGNS},
-    {"gap.csv", "dK_*", "mean |K| of the last layer, arch − ungated" CI SIGNS},
-    {"gap.csv", "dKt_*", "mean |K̃| of the last layer, arch − ungated" CI SIGNS},
-    {"gap.csv", "dKh_*", "mean |K̂| of the last layer, arch − ungated" CI SIGNS},
     /* verdicts.csv */
     {"verdicts.csv", "scope", "what the row covers, fields joined by `;`: `verdict` is the claim's "
                               "verdict, every other row a check behind it"},
@@ -120,6 +106,55 @@ static void column_claims_run(char *buf, size_t len, size_t *used, const char **
   *first = NULL;
 }
 
+/* What a measure's columns are in each use, after the measure's own line
+ * (measures.c): where its value is taken (gap, gates, sinks: with its
+ * /curvature field), then the statistic over seeds. */
+static const struct {
+  const char *where, *stat;
+} USE_NOTE[ANALYSIS_USE_COUNT] = {
+    [ANALYSIS_USE_SUMMARY] = {NULL, CI},
+    [ANALYSIS_USE_PREFIX] = {NULL, CI},
+    [ANALYSIS_USE_GAP] = {"last layer", ", arch − ungated paired by seed" CI SIGNS},
+    [ANALYSIS_USE_GATES] = {"last layer", CI},
+    [ANALYSIS_USE_SINKS] = {"the row's layer", CI},
+};
+
+/* The meaning of column name of table when it is a measure's (measures.c):
+ * <column>_mean, _ci_low, _ci_high of summary.csv, prefix.csv, gates.csv and
+ * sinks.csv, d<column>_* of gap.csv; NULL otherwise. The text is kept per
+ * (use, measure), so that a measure's columns share one row of COLUMNS.md. */
+static const char *measure_meaning(const char *table, const char *name) {
+  static char text[ANALYSIS_USE_COUNT][ANALYSIS_N_MEASURES][1024];
+  for (int u = 0; u < ANALYSIS_USE_COUNT; u++) {
+    if (u == ANALYSIS_USE_AMP || strcmp(ANALYSIS_USE_TABLE[u], table)) continue;
+    for (int m = 0; m < ANALYSIS_N_MEASURES; m++) {
+      const analysis_measure *M = &ANALYSIS_MEASURES[m];
+      const char *col = M->use[u].column;
+      if (!col) continue;
+      char pat[3][128];
+      int n_pat = 3;
+      if (u == ANALYSIS_USE_GAP) {
+        snprintf(pat[0], sizeof pat[0], "d%s_*", col);
+        n_pat = 1;
+      } else {
+        snprintf(pat[0], sizeof pat[0], "%s_mean", col);
+        snprintf(pat[1], sizeof pat[1], "%s_ci_low", col);
+        snprintf(pat[2], sizeof pat[2], "%s_ci_high", col);
+      }
+      int hit = 0;
+      for (int k = 0; k < n_pat; k++) hit |= fnmatch(pat[k], name, 0) == 0;
+      if (!hit) continue;
+      char where[128] = "";
+      if (M->field && USE_NOTE[u].where)
+        snprintf(where, sizeof where, " (`%s`, %s)", M->field, USE_NOTE[u].where);
+      snprintf(text[u][m], sizeof text[u][m], "%s%s%s%s", M->meaning, where, USE_NOTE[u].stat,
+               (M->flags & ANALYSIS_MEASURE_CLIP01) && u != ANALYSIS_USE_GAP ? " (clipped to [0, 1])" : "");
+      return text[u][m];
+    }
+  }
+  return NULL;
+}
+
 /* verdicts.csv's claim column: every claim of analysis_claim_rank's order
  * (sections.h), into buf; a run of numbered claims as its first and last
  * ("`1` … `4`"). */
@@ -146,6 +181,8 @@ static const char *column_claims(char *buf, size_t len) {
 static const char *column_meaning(const analysis_data *D, const char *table, const char *name,
                                   char *buf, size_t len) {
   if (!strcmp(table, "verdicts.csv") && !strcmp(name, "claim")) return column_claims(buf, len);
+  const char *measure = measure_meaning(table, name);
+  if (measure) return measure;
   for (int i = 0; i < N_COLUMN_RULES; i++)
     if (column_rule_matches(&COLUMN_RULES[i], table, name)) return COLUMN_RULES[i].meaning;
   for (int s = 0; s < ANALYSIS_N_SECTIONS; s++)

@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Mean and t interval over the seeds of group (a,t,d,r) of value (prefix, which). */
+/* Mean and t interval over the seeds of group (a,t,d,r) of measure
+ * `which` at prefix l (0: the deepest), clipped to [0, 1] for a proportion. */
 static void analysis_seed_ci(const analysis_data *D, int a, int t, int d, int r, int prefix,
-                             analysis_value which, double *scratch, analysis_ci *out) {
+                             analysis_measure_id which, double *scratch, analysis_ci *out) {
   for (int s = 0; s < D->n_seed; s++)
     scratch[s] = analysis_cell_value(D->cell[analysis_cidx(D, a, t, d, r, s)], prefix, which);
   analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, out);
+  if (ANALYSIS_MEASURES[which].flags & ANALYSIS_MEASURE_CLIP01) analysis_ci_clip01(out);
 }
 
 /* Unresolved points as a share of the non-degenerate ones, pooled over the
@@ -46,59 +48,32 @@ static double analysis_unresolved_share(const analysis_data *D, int a, int t, in
   return k && nondeg > 0 ? unres / nondeg : NAN;
 }
 
-/* The classified statistics (K̂, anisotropy, ∫|K| dA, fractions) of one
- * group or prefix row, over seeds. */
-static void analysis_seed_ci_classified(const analysis_data *D, int a, int t, int d, int r, int l,
-                                        double *scratch, analysis_ci *Kh, analysis_ci *Kh_signed,
-                                        analysis_ci *aniso, analysis_ci *intabsK,
-                                        analysis_ci *unresolved, analysis_ci *flat,
-                                        analysis_ci *curved) {
-  analysis_seed_ci(D, a, t, d, r, l, AV_KH_ABS, scratch, Kh);
-  analysis_seed_ci(D, a, t, d, r, l, AV_KH_MEAN, scratch, Kh_signed);
-  analysis_seed_ci(D, a, t, d, r, l, AV_ANISO, scratch, aniso);
-  analysis_seed_ci(D, a, t, d, r, l, AV_INTABSK, scratch, intabsK);
-  analysis_seed_ci(D, a, t, d, r, l, AV_UNRESOLVED, scratch, unresolved);
-  analysis_seed_ci(D, a, t, d, r, l, AV_FLAT, scratch, flat);
-  analysis_seed_ci(D, a, t, d, r, l, AV_CURVED, scratch, curved);
-}
-
-/* Group (a,t,d,r) at the deepest prefix: accuracy and curvature over seeds. */
+/* Group (a,t,d,r) at the deepest prefix: every measure of summary.csv over seeds. */
 static void analysis_compute_group(analysis_data *D, int a, int t, int d, int r, double *scratch) {
   analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
-  for (int s = 0; s < D->n_seed; s++) {
-    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
-    scratch[s] = c ? c->test_acc : NAN;
-  }
-  analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &g->acc);
-  analysis_ci_clip01(&g->acc);
-  analysis_seed_ci(D, a, t, d, r, 0, AV_K_ABS, scratch, &g->K);
-  analysis_seed_ci(D, a, t, d, r, 0, AV_KT_ABS, scratch, &g->Kt);
-  analysis_seed_ci(D, a, t, d, r, 0, AV_KT_MEAN, scratch, &g->Kt_signed);
-  analysis_seed_ci(D, a, t, d, r, 0, AV_INTK, scratch, &g->intK);
-  analysis_seed_ci(D, a, t, d, r, 0, AV_LOGDET, scratch, &g->logdet);
-  analysis_seed_ci_classified(D, a, t, d, r, 0, scratch, &g->Kh, &g->Kh_signed, &g->aniso,
-                              &g->intabsK, &g->unresolved, &g->flat, &g->curved);
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  int n = analysis_measures_of(ANALYSIS_USE_SUMMARY, ids);
+  for (int k = 0; k < n; k++) analysis_seed_ci(D, a, t, d, r, 0, ids[k], scratch, &g->m[ids[k]]);
   g->unresolved_share = analysis_unresolved_share(D, a, t, d, r, 0, NULL);
 }
 
-/* Prefix l of group (a,t,d,r): curvature over seeds and its seed maxima. */
+/* Prefix l of group (a,t,d,r): every measure of prefix.csv over seeds and
+ * the seed maxima of those flagged ANALYSIS_MEASURE_SEED_MAX. */
 static void analysis_compute_prefix(analysis_data *D, int a, int t, int d, int r, int l,
                                     double *scratch, analysis_prefix *p) {
-  analysis_seed_ci(D, a, t, d, r, l, AV_K_ABS, scratch, &p->K);
-  analysis_seed_ci(D, a, t, d, r, l, AV_KT_ABS, scratch, &p->Kt);
-  analysis_seed_ci(D, a, t, d, r, l, AV_KT_MEAN, scratch, &p->Kt_signed);
-  analysis_seed_ci(D, a, t, d, r, l, AV_LOGDET, scratch, &p->logdet);
-  analysis_seed_ci_classified(D, a, t, d, r, l, scratch, &p->Kh, &p->Kh_signed, &p->aniso,
-                              &p->intabsK, &p->unresolved, &p->flat, &p->curved);
-  p->unresolved_share = analysis_unresolved_share(D, a, t, d, r, l, &p->n_classified);
-  p->Kt_max = p->curved_max = NAN;
-  for (int s = 0; s < D->n_seed; s++) {
-    const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
-    double v = analysis_cell_value(c, l, AV_KT_ABS);
-    if (isfinite(v) && !(v <= p->Kt_max)) p->Kt_max = v;
-    v = analysis_cell_value(c, l, AV_CURVED);
-    if (isfinite(v) && !(v <= p->curved_max)) p->curved_max = v;
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  int n = analysis_measures_of(ANALYSIS_USE_PREFIX, ids);
+  for (int k = 0; k < n; k++) {
+    analysis_measure_id m = ids[k];
+    analysis_seed_ci(D, a, t, d, r, l, m, scratch, &p->m[m]);
+    p->max[m] = NAN;
+    if (!(ANALYSIS_MEASURES[m].flags & ANALYSIS_MEASURE_SEED_MAX)) continue;
+    for (int s = 0; s < D->n_seed; s++) {
+      double v = analysis_cell_value(D->cell[analysis_cidx(D, a, t, d, r, s)], l, m);
+      if (isfinite(v) && !(v <= p->max[m])) p->max[m] = v;
+    }
   }
+  p->unresolved_share = analysis_unresolved_share(D, a, t, d, r, l, &p->n_classified);
 }
 
 /* D->group and, for groups with a done cell, D->prefix (depth entries). */
@@ -143,19 +118,23 @@ static void analysis_end_means(int G, int S, const double *y, double *first, dou
   *first = m[0], *last = m[1];
 }
 
-/* The statistic behind each amplification quantity, its name in the CSV and
- * the bootstrap key, and whether the slope is of its log (positive values). */
-static const struct {
-  analysis_value value;
-  const char *name;
-  int log_y;
-} ANALYSIS_AMP_Q[AQ_COUNT] = {
-    [AQ_K] = {AV_K_ABS, "K", 1},          [AQ_KT] = {AV_KT_ABS, "Kt", 1},
-    [AQ_KH] = {AV_KH_ABS, "Kh", 1},       [AQ_INTABSK] = {AV_INTABSK, "intabsK", 1},
-    [AQ_LOGDET] = {AV_LOGDET, "logdet", 0}, [AQ_ANISO] = {AV_ANISO, "aniso", 0},
-};
+/* The measure behind each amplification quantity: the one of that order in
+ * amplification.csv (measures.c). */
+static analysis_measure_id analysis_amp_measure(int q) {
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  int n = analysis_measures_of(ANALYSIS_USE_AMP, ids);
+  return q < n ? ids[q] : ANALYSIS_N_MEASURES;
+}
 
-const char *analysis_amp_q_name(int q) { return ANALYSIS_AMP_Q[q].name; }
+const char *analysis_amp_q_name(int q) {
+  analysis_measure_id m = analysis_amp_measure(q);
+  return m < ANALYSIS_N_MEASURES ? ANALYSIS_MEASURES[m].use[ANALYSIS_USE_AMP].column : "?";
+}
+
+/* 1 when amplification quantity q is fitted on the log of its seed mean. */
+static int analysis_amp_log(int q) {
+  return (ANALYSIS_MEASURES[analysis_amp_measure(q)].flags & ANALYSIS_MEASURE_LOG_SLOPE) != 0;
+}
 
 /* Slopes, ratios and end values of every quantity over G groups (depths or
  * prefixes) of S seeds; y[q] holds G × S values. */
@@ -164,8 +143,8 @@ static int analysis_amp_fit(const analysis_data *D, int a, int t, int r, const c
                             double *ratio, double *first, double *last) {
   for (int q = 0; q < AQ_COUNT; q++) {
     char what[64];
-    snprintf(what, sizeof what, "%s|%s", ANALYSIS_AMP_Q[q].name, dir);
-    CS_CHECK(analysis_boot_one(D, a, t, r, what, G, S, x, y[q], ANALYSIS_AMP_Q[q].log_y, &boot[q]));
+    snprintf(what, sizeof what, "%s|%s", analysis_amp_q_name(q), dir);
+    CS_CHECK(analysis_boot_one(D, a, t, r, what, G, S, x, y[q], analysis_amp_log(q), &boot[q]));
     analysis_end_means(G, S, y[q], &first[q], &last[q]);
     ratio[q] = G >= 2 ? last[q] / first[q] : NAN;
     if (G < 2) boot[q].lo = boot[q].hi = boot[q].estimate = NAN;
@@ -203,7 +182,7 @@ static void analysis_amp_select(const analysis_data *D, int a, int t, int r, ana
     for (int s = 0; s < D->n_seed; s++) {
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, W->dsel[g], r, s)];
       for (int l = 1; c && l <= c->depth; l++) {
-        double v = analysis_cell_value(c, l, AV_KT_ABS);
+        double v = analysis_cell_value(c, l, MEASURE_KT_ABS);
         if (isfinite(v) && !(v <= A->Kt_max)) A->Kt_max = v;
       }
     }
@@ -216,13 +195,15 @@ static int analysis_amp_fill(const analysis_data *D, int a, int t, int r, const 
                              int across_depths, analysis_amp_work *W) {
   int S = A->n_seeds, G = across_depths ? A->n_depths : A->prefix_depth;
   int deepest = W->dsel[A->n_depths - 1];
+  analysis_measure_id m[AQ_COUNT];
+  for (int q = 0; q < AQ_COUNT; q++) m[q] = analysis_amp_measure(q);
   for (int g = 0; g < G; g++) {
     int d = across_depths ? W->dsel[g] : deepest, l = across_depths ? 0 : g + 1;
     W->x[g] = across_depths ? D->depth[d] : l;
     for (int j = 0; j < S; j++) {
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, W->ssel[j])];
       for (int q = 0; q < AQ_COUNT; q++)
-        W->y[q][(size_t)g * S + j] = analysis_cell_value(c, l, ANALYSIS_AMP_Q[q].value);
+        W->y[q][(size_t)g * S + j] = analysis_cell_value(c, l, m[q]);
     }
   }
   return G;
@@ -267,16 +248,16 @@ static int analysis_compute_amp(analysis_data *D) {
   return rc;
 }
 
+/* Every arch − ungated, paired by seed, for the measures of gap.csv. */
 static int analysis_compute_gaps(analysis_data *D) {
   int u = analysis_find_arch(D, ARCH_UNGATED);
   if (u < 0 || D->n_arch < 2) return CS_OK;
   size_t cap = (size_t)(D->n_arch - 1) * D->n_task * D->n_depth * D->n_regime;
   CS_CHECK(CS_CALLOC(D->gap, cap));
-  double *dacc = NULL, *dK = NULL, *dKt = NULL, *dKh = NULL;
-  int rc = CS_CALLOC(dacc, D->n_seed);
-  if (!rc) rc = CS_CALLOC(dK, D->n_seed);
-  if (!rc) rc = CS_CALLOC(dKt, D->n_seed);
-  if (!rc) rc = CS_CALLOC(dKh, D->n_seed);
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  int nm = analysis_measures_of(ANALYSIS_USE_GAP, ids);
+  double *diff = NULL; /* (nm × n_seed) */
+  int rc = CS_CALLOC(diff, (size_t)nm * (D->n_seed > 0 ? D->n_seed : 1));
   for (int a = 0; !rc && a < D->n_arch; a++) {
     if (a == u) continue;
     for (int t = 0; t < D->n_task; t++)
@@ -287,22 +268,17 @@ static int analysis_compute_gaps(analysis_data *D) {
             const cs_cell_result *cu = D->cell[analysis_cidx(D, u, t, d, r, s)];
             const cs_cell_result *cg = D->cell[analysis_cidx(D, a, t, d, r, s)];
             if (!cu || !cg) continue;
-            dacc[n] = cg->test_acc - cu->test_acc;
-            dK[n] = analysis_cell_value(cg, 0, AV_K_ABS) - analysis_cell_value(cu, 0, AV_K_ABS);
-            dKt[n] = analysis_cell_value(cg, 0, AV_KT_ABS) - analysis_cell_value(cu, 0, AV_KT_ABS);
-            dKh[n] = analysis_cell_value(cg, 0, AV_KH_ABS) - analysis_cell_value(cu, 0, AV_KH_ABS);
+            for (int k = 0; k < nm; k++)
+              diff[(size_t)k * D->n_seed + n] = analysis_cell_value(cg, 0, ids[k]) - analysis_cell_value(cu, 0, ids[k]);
             n++;
           }
           if (n == 0) continue;
           analysis_gap *g = &D->gap[D->n_gap++];
           g->arch = a, g->task = t, g->depth = d, g->regime = r, g->n_pairs = n;
-          analysis_diff_stats(dacc, n, &g->acc);
-          analysis_diff_stats(dK, n, &g->K);
-          analysis_diff_stats(dKt, n, &g->Kt);
-          analysis_diff_stats(dKh, n, &g->Kh);
+          for (int k = 0; k < nm; k++) analysis_diff_stats(diff + (size_t)k * D->n_seed, n, &g->d[ids[k]]);
         }
   }
-  free(dacc), free(dK), free(dKt), free(dKh);
+  free(diff);
   return rc;
 }
 

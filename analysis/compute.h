@@ -37,12 +37,6 @@ typedef struct {
 void analysis_amp_decomp(const analysis_data *D, int a, int t, int r, int prefix, analysis_decomp *out);
 
 /* ---- values.c ---- */
-/* 1 when a prefix row carries the point classification: its four fractions
- * are finite and add up to 1 (geom_stats_compute, format_version 2 archives). */
-int analysis_stats_classified(const geom_stats *g);
-/* Value `which` of prefix l of a result (l = 1..L; 0: the deepest, l = L);
- * NaN if missing, and for the classified values of an unclassified row. */
-double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which);
 /* An accuracy interval clipped to [0, 1] (the t interval of a mean of
  * proportions can leave it; analysis/README.md). */
 static inline void analysis_ci_clip01(analysis_ci *c) {

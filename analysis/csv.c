@@ -42,40 +42,30 @@ static void analysis_csv_group_key(FILE *f, const analysis_data *D, int a, int t
   analysis_csv_regime(f, D, r);
 }
 
-/* The classified columns of summary.csv and prefix.csv (analysis/README.md). */
-static void analysis_csv_classified_header(FILE *f) {
-  analysis_csv_ci_header(f, "Kh_absmean");
-  analysis_csv_ci_header(f, "Kh_mean");
-  analysis_csv_ci_header(f, "aniso");
-  analysis_csv_ci_header(f, "intabsK");
-  analysis_csv_ci_header(f, "unresolved_frac");
-  analysis_csv_ci_header(f, "flat_frac");
-  analysis_csv_ci_header(f, "curved_frac");
-}
-
-static void analysis_csv_classified(FILE *f, const analysis_ci *Kh, const analysis_ci *Kh_signed,
-                                    const analysis_ci *aniso, const analysis_ci *intabsK,
-                                    const analysis_ci *unresolved, const analysis_ci *flat,
-                                    const analysis_ci *curved) {
-  analysis_csv_ci(f, Kh);
-  analysis_csv_ci(f, Kh_signed);
-  analysis_csv_ci(f, aniso);
-  analysis_csv_ci(f, intabsK);
-  analysis_csv_ci(f, unresolved);
-  analysis_csv_ci(f, flat);
-  analysis_csv_ci(f, curved);
+/* The measure columns of a group row of use u (summary.csv, prefix.csv),
+ * headers and values from the same walk of the measure table (measures.c):
+ * <column>_mean, _ci_low, _ci_high and, in prefix.csv, <column>_max for a
+ * measure flagged ANALYSIS_MEASURE_SEED_MAX. m, max: NULL for the header. */
+static void analysis_csv_measures(FILE *f, analysis_use u, const analysis_ci *m, const double *max) {
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  int n = analysis_measures_of(u, ids);
+  for (int k = 0; k < n; k++) {
+    const analysis_measure *M = &ANALYSIS_MEASURES[ids[k]];
+    int with_max = u == ANALYSIS_USE_PREFIX && (M->flags & ANALYSIS_MEASURE_SEED_MAX);
+    if (!m) {
+      analysis_csv_ci_header(f, M->use[u].column);
+      if (with_max) fprintf(f, ",%s_max", M->use[u].column);
+      continue;
+    }
+    analysis_csv_ci(f, &m[ids[k]]);
+    if (with_max) analysis_csv_num(f, max[ids[k]]);
+  }
 }
 
 static void analysis_write_summary(FILE *f, const analysis_data *D) {
   analysis_csv_group_key_header(f, D);
   fprintf(f, ",n_cells,n_seeds,n_failed,n_diverged");
-  analysis_csv_ci_header(f, "acc");
-  analysis_csv_ci_header(f, "K_absmean");
-  analysis_csv_ci_header(f, "Kt_absmean");
-  analysis_csv_ci_header(f, "Kt_mean");
-  analysis_csv_ci_header(f, "intK");
-  analysis_csv_ci_header(f, "logdet");
-  analysis_csv_classified_header(f);
+  analysis_csv_measures(f, ANALYSIS_USE_SUMMARY, NULL, NULL);
   fprintf(f, ",unresolved_share\n");
   for (int t = 0; t < D->n_task; t++)
     for (int r = 0; r < D->n_regime; r++)
@@ -85,14 +75,7 @@ static void analysis_write_summary(FILE *f, const analysis_data *D) {
           if (g->n_cells == 0) continue;
           analysis_csv_group_key(f, D, a, t, d, r);
           fprintf(f, ",%d,%d,%d,%d", g->n_cells, g->n_done, g->n_failed, g->n_diverged);
-          analysis_csv_ci(f, &g->acc);
-          analysis_csv_ci(f, &g->K);
-          analysis_csv_ci(f, &g->Kt);
-          analysis_csv_ci(f, &g->Kt_signed);
-          analysis_csv_ci(f, &g->intK);
-          analysis_csv_ci(f, &g->logdet);
-          analysis_csv_classified(f, &g->Kh, &g->Kh_signed, &g->aniso, &g->intabsK, &g->unresolved,
-                                  &g->flat, &g->curved);
+          analysis_csv_measures(f, ANALYSIS_USE_SUMMARY, g->m, NULL);
           analysis_csv_num(f, g->unresolved_share);
           fprintf(f, "\n");
         }
@@ -101,13 +84,8 @@ static void analysis_write_summary(FILE *f, const analysis_data *D) {
 static void analysis_write_prefix(FILE *f, const analysis_data *D) {
   analysis_csv_group_key_header(f, D);
   fprintf(f, ",prefix,n_seeds");
-  analysis_csv_ci_header(f, "K_absmean");
-  analysis_csv_ci_header(f, "Kt_absmean");
-  fprintf(f, ",Kt_absmean_max");
-  analysis_csv_ci_header(f, "Kt_mean");
-  analysis_csv_ci_header(f, "logdet");
-  analysis_csv_classified_header(f);
-  fprintf(f, ",curved_frac_max,unresolved_share\n");
+  analysis_csv_measures(f, ANALYSIS_USE_PREFIX, NULL, NULL);
+  fprintf(f, ",unresolved_share\n");
   for (int t = 0; t < D->n_task; t++)
     for (int r = 0; r < D->n_regime; r++)
       for (int a = 0; a < D->n_arch; a++)
@@ -118,14 +96,7 @@ static void analysis_write_prefix(FILE *f, const analysis_data *D) {
             const analysis_prefix *p = &D->prefix[gi][l - 1];
             analysis_csv_group_key(f, D, a, t, d, r);
             fprintf(f, ",%d,%d", l, D->group[gi].n_done);
-            analysis_csv_ci(f, &p->K);
-            analysis_csv_ci(f, &p->Kt);
-            analysis_csv_num(f, p->Kt_max);
-            analysis_csv_ci(f, &p->Kt_signed);
-            analysis_csv_ci(f, &p->logdet);
-            analysis_csv_classified(f, &p->Kh, &p->Kh_signed, &p->aniso, &p->intabsK, &p->unresolved,
-                                    &p->flat, &p->curved);
-            analysis_csv_num(f, p->curved_max);
+            analysis_csv_measures(f, ANALYSIS_USE_PREFIX, p->m, p->max);
             analysis_csv_num(f, p->unresolved_share);
             fprintf(f, "\n");
           }
@@ -182,20 +153,20 @@ static void analysis_write_amp(FILE *f, const analysis_data *D) {
 
 static void analysis_write_gap(FILE *f, const analysis_data *D) {
   fprintf(f, "comparison,task,boundary,depth,regime,skeleton,n_pairs");
-  const char *q[4] = {"dacc", "dK", "dKt", "dKh"};
-  for (int i = 0; i < 4; i++)
-    fprintf(f, ",%s_mean,%s_ci_low,%s_ci_high,%s_npos,%s_nneg,%s_sign_p,%s_dz,%s_dz_low,%s_dz_high", q[i],
-            q[i], q[i], q[i], q[i], q[i], q[i], q[i], q[i]);
+  analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  int nm = analysis_measures_of(ANALYSIS_USE_GAP, ids);
+  for (int k = 0; k < nm; k++) {
+    const char *q = ANALYSIS_MEASURES[ids[k]].use[ANALYSIS_USE_GAP].column;
+    fprintf(f, ",d%s_mean,d%s_ci_low,d%s_ci_high,d%s_npos,d%s_nneg,d%s_sign_p,d%s_dz,d%s_dz_low,d%s_dz_high", q,
+            q, q, q, q, q, q, q, q);
+  }
   fprintf(f, "\n");
   for (int i = 0; i < D->n_gap; i++) {
     const analysis_gap *g = &D->gap[i];
     fprintf(f, "%s-ungated,%s,%s,%d,%s,%d,%d", config_arch_name(D->arch[g->arch]),
             config_task_name(D->task[g->task]), task_boundary(D->task[g->task]), D->depth[g->depth],
             D->regime[g->regime].name, D->regime[g->regime].skeleton, g->n_pairs);
-    analysis_csv_diff(f, &g->acc);
-    analysis_csv_diff(f, &g->K);
-    analysis_csv_diff(f, &g->Kt);
-    analysis_csv_diff(f, &g->Kh);
+    for (int k = 0; k < nm; k++) analysis_csv_diff(f, &g->d[ids[k]]);
     fprintf(f, "\n");
   }
 }

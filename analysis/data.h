@@ -17,6 +17,8 @@
 #include "curvsweep/result.h"
 #include "curvsweep/spec.h"
 
+#include "measures.h"
+
 #define ANALYSIS_NAME_LEN 256
 /* Rows of the section table (sections.c) at most. */
 #define ANALYSIS_MAX_SECTIONS 8
@@ -29,58 +31,33 @@ typedef struct {
   int skeleton;                  /* heads 1, slots = input_dim + 1, residual no, norm none */
 } analysis_regime;
 
-/* The per-cell statistics the report uses (analysis_cell_value), named by
- * their geom_stats fields (analysis/README.md, "Measures"). The classified
- * ones (AV_KH_ABS to AV_DEGENERATE) exist only in archives whose prefix rows
- * carry the point classification (analysis_stats_classified); elsewhere they
- * are NaN. The attention statistics after them are NaN where the archive
- * has none (docs/MODELS.md). */
-typedef enum {
-  AV_K_ABS = 0,   /* K_absmean: mean |K|, raw (1/length²) */
-  AV_KT_ABS,      /* Kt_absmean: mean |K̃|, K̃ = K·tr(g)/m */
-  AV_KT_MEAN,     /* Kt_mean: mean signed K̃ */
-  AV_INTK,        /* intK: ∫K dA (m = 2) */
-  AV_LOGDET,      /* logdet_mean: mean log det g */
-  AV_KH_ABS,      /* Kh_absmean: mean |K̂|, K̂ = K·det(g)^{1/m} */
-  AV_KH_MEAN,     /* Kh_mean: mean signed K̂ */
-  AV_ANISO,       /* aniso_median: median log(AM/GM of g's eigenvalues) ≥ 0 */
-  AV_INTABSK,     /* intabsK: ∫|K| dA (m = 2) */
-  AV_UNRESOLVED,  /* unresolved_frac: fraction of all points */
-  AV_FLAT,        /* flat_frac */
-  AV_CURVED,      /* curved_frac */
-  AV_DEGENERATE,  /* degenerate_frac */
-  AV_SINK_MASS,   /* sink_mass: attention on the first token, mean over heads */
-  AV_MAX_ATTN,    /* max_attn: the largest attention weight */
-  AV_MASSIVE_ACT, /* massive_act: max |h| / median |h| */
-  AV_VALUE_DRAIN, /* value_drain: ‖v_first‖ / median ‖v_t‖ */
-  AV_RESID_PEAK,  /* resid_peak: ‖h_first‖ / median ‖h_t‖ */
-  AV_COUNT
-} analysis_value;
-
 /* Points above this share of the non-degenerate points unresolved: the
  * report says so (claim 1, analysis/README.md). */
 #define ANALYSIS_UNRESOLVED_WARN 0.01
 
-/* Per-group (arch, task, depth, regime) statistics over seeds, at the deepest prefix. */
+/* Per-group (arch, task, depth, regime) statistics over seeds, at the deepest
+ * prefix: m[k] for every measure k of summary.csv (measures.c; the others
+ * are unset). */
 typedef struct {
   int n_cells, n_done, n_failed, n_diverged;
-  analysis_ci acc, K, Kt, Kt_signed, intK, logdet;
-  analysis_ci Kh, Kh_signed, aniso, intabsK, unresolved, flat, curved;
+  analysis_ci m[ANALYSIS_N_MEASURES];
   double unresolved_share;  /* Σ unresolved / Σ non-degenerate points over seeds (NaN: unclassified) */
 } analysis_group;
 
-/* Per-group, per-prefix statistics over seeds. */
+/* Per-group, per-prefix statistics over seeds: m[k] for every measure k of
+ * prefix.csv, max[k] the largest seed value of those flagged
+ * ANALYSIS_MEASURE_SEED_MAX (NaN: no finite one). */
 typedef struct {
-  analysis_ci K, Kt, Kt_signed, logdet;
-  analysis_ci Kh, Kh_signed, aniso, intabsK, unresolved, flat, curved;
-  double Kt_max;            /* max over seeds of mean |K̃| */
-  double curved_max;        /* max over seeds of curved_frac (NaN: no classified seed) */
+  analysis_ci m[ANALYSIS_N_MEASURES];
+  double max[ANALYSIS_N_MEASURES];
   double unresolved_share;  /* Σ unresolved / Σ non-degenerate points over seeds */
   int n_classified;         /* seeds whose statistics carry the classification */
 } analysis_prefix;
 
-/* The quantities of amplification.csv; y is log of the seed mean for the
- * first four (positive by construction), the seed mean itself for the last two. */
+/* The quantities of amplification.csv, its measures in their column order
+ * (measures.c: AQ_K is the measure of order 1, …); y is the log of the seed
+ * mean for those flagged ANALYSIS_MEASURE_LOG_SLOPE (the first four,
+ * positive by construction), the seed mean itself for the last two. */
 typedef enum { AQ_K = 0, AQ_KT, AQ_KH, AQ_INTABSK, AQ_LOGDET, AQ_ANISO, AQ_COUNT } analysis_amp_q;
 
 /* Per (arch, task, regime) amplification: slopes against log depth (deepest
@@ -109,7 +86,7 @@ typedef struct {
   int arch;            /* index into data->arch of the compared arch */
   int task, depth, regime;
   int n_pairs;         /* seeds with both cells done */
-  analysis_diff acc, K, Kt, Kh;
+  analysis_diff d[ANALYSIS_N_MEASURES]; /* every measure of gap.csv (measures.c) */
 } analysis_gap;
 
 /* The regimes of one base: those whose values differ only in the gate
@@ -135,7 +112,6 @@ typedef struct {
   int n_paths;
   const char *const *paths;
   cs_spec *spec;
-  int n_results;
   cs_cell_result **results_per_path;
   int64_t *n_per_path;
   /* (n_paths) per archive whose spec numbers its cells differently (specs

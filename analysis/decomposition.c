@@ -24,7 +24,7 @@ void analysis_amp_decomp(const analysis_data *D, int a, int t, int r, int prefix
       int d = prefix ? dlast : e ? dlast : dfirst;
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
       int l = prefix ? (e ? (c ? c->depth : 0) : 1) : 0;
-      double kt = analysis_cell_value(c, l, AV_KT_ABS), kh = analysis_cell_value(c, l, AV_KH_ABS);
+      double kt = analysis_cell_value(c, l, MEASURE_KT_ABS), kh = analysis_cell_value(c, l, MEASURE_KH_ABS);
       if (!(kt > 0) || !(kh > 0) || !isfinite(kt) || !isfinite(kh)) continue;
       skt += log(kt), skh += log(kh), k++;
     }

@@ -29,13 +29,19 @@ static analysis_gates *analysis_gates_of(const analysis_data *D) {
   return (analysis_gates *)analysis_section_get(D, ANALYSIS_GATES_NAME);
 }
 
-static const char *const GQ_NAME[GQ_COUNT] = {"acc", "Kh", "Kt", "sink_mass", "max_attn"};
+/* The measures of gates.csv in their column order (measures.c): *n of them. */
+static const analysis_measure_id *analysis_gate_measures(int *n) {
+  static analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  *n = analysis_measures_of(ANALYSIS_USE_GATES, ids);
+  return ids;
+}
 
-double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q) {
-  static const analysis_value AV[GQ_COUNT] = {[GQ_KH] = AV_KH_ABS, [GQ_KT] = AV_KT_ABS,
-                                              [GQ_SINK] = AV_SINK_MASS, [GQ_MAXATTN] = AV_MAX_ATTN};
-  if (!c || q >= GQ_COUNT) return NAN;
-  return q == GQ_ACC ? c->test_acc : analysis_cell_value(c, 0, AV[q]);
+/* The measures ranked among an arch's gate positions, as rank_<column>. */
+static const analysis_measure_id GATE_RANKED[3] = {MEASURE_ACC, MEASURE_KH_ABS, MEASURE_KT_ABS};
+
+/* A measure's column in gates.csv. */
+static const char *analysis_gate_column(analysis_measure_id m) {
+  return ANALYSIS_MEASURES[m].use[ANALYSIS_USE_GATES].column;
 }
 
 /* ---- units and rows ---- */
@@ -77,15 +83,16 @@ static int analysis_gate_pos(const analysis_gate_base *B, cs_gate_pos g) {
  * both cells are done. */
 static int analysis_gate_pairs(const analysis_data *D, int a, int t, int d, int r, int a0, int r0,
                                double *diff, analysis_diff *out) {
-  int n = 0;
-  for (int q = 0; q < GQ_COUNT; q++) {
+  int n = 0, nm;
+  const analysis_measure_id *ids = analysis_gate_measures(&nm);
+  for (int k = 0; k < nm; k++) {
     n = 0;
     for (int s = 0; s < D->n_seed; s++) {
       const cs_cell_result *c = D->cell[analysis_cidx(D, a, t, d, r, s)];
       const cs_cell_result *c0 = D->cell[analysis_cidx(D, a0, t, d, r0, s)];
-      if (c && c0) diff[n++] = analysis_gate_value(c, q) - analysis_gate_value(c0, q);
+      if (c && c0) diff[n++] = analysis_cell_value(c, 0, ids[k]) - analysis_cell_value(c0, 0, ids[k]);
     }
-    analysis_diff_stats(diff, n, &out[q]);
+    analysis_diff_stats(diff, n, &out[ids[k]]);
   }
   return n;
 }
@@ -97,15 +104,16 @@ static void analysis_gate_row_fill(const analysis_data *D, const analysis_gates 
   const analysis_gate_base *B = &G->base[U->base];
   memset(R, 0, sizeof *R);
   R->unit = u, R->a = a, R->pos = pos, R->r = r;
-  for (int q = 0; q < GQ_COUNT; q++) {
+  int nm;
+  const analysis_measure_id *ids = analysis_gate_measures(&nm);
+  for (int k = 0; k < nm; k++) {
+    analysis_measure_id m = ids[k];
     for (int s = 0; s < D->n_seed; s++)
-      scratch[s] = analysis_gate_value(D->cell[analysis_cidx(D, a, U->t, U->d, r, s)], q);
-    analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &R->q[q]);
-    if (q == GQ_ACC || q == GQ_SINK || q == GQ_MAXATTN) analysis_ci_clip01(&R->q[q]);
-  }
-  for (int q = 0; q < GQ_COUNT; q++) {
-    analysis_diff_stats(scratch, 0, &R->vs_u[q]);
-    analysis_diff_stats(scratch, 0, &R->vs_g1[q]);
+      scratch[s] = analysis_cell_value(D->cell[analysis_cidx(D, a, U->t, U->d, r, s)], 0, m);
+    analysis_mean_ci(scratch, D->n_seed, ANALYSIS_LEVEL, &R->q[m]);
+    if (ANALYSIS_MEASURES[m].flags & ANALYSIS_MEASURE_CLIP01) analysis_ci_clip01(&R->q[m]);
+    analysis_diff_stats(scratch, 0, &R->vs_u[m]);
+    analysis_diff_stats(scratch, 0, &R->vs_g1[m]);
   }
   R->rank[0] = R->rank[1] = R->rank[2] = NAN;
   if (pos < 0) return;
@@ -117,13 +125,13 @@ static void analysis_gate_row_fill(const analysis_data *D, const analysis_gates 
 
 /* Ranks of the rows row0 .. row0+n−1 of one arch: 1 + the rows with a strictly higher mean. */
 static void analysis_gate_ranks(analysis_gate_row *rows, int n) {
-  static const analysis_gate_q Q[3] = {GQ_ACC, GQ_KH, GQ_KT};
   for (int k = 0; k < 3; k++)
     for (int i = 0; i < n; i++) {
-      double v = rows[i].q[Q[k]].mean;
+      analysis_measure_id m = GATE_RANKED[k];
+      double v = rows[i].q[m].mean;
       if (!isfinite(v)) continue;
       int above = 0;
-      for (int j = 0; j < n; j++) above += isfinite(rows[j].q[Q[k]].mean) && rows[j].q[Q[k]].mean > v;
+      for (int j = 0; j < n; j++) above += isfinite(rows[j].q[m].mean) && rows[j].q[m].mean > v;
       rows[i].rank[k] = 1 + above;
     }
 }
@@ -187,7 +195,8 @@ static double analysis_gate_acc(const analysis_data *D, const analysis_gates *G,
                                 const analysis_gate_unit *U, int a, cs_gate_pos g, int s) {
   int k = analysis_gate_pos(&G->base[U->base], g);
   if (k < 0) return NAN;
-  return analysis_gate_value(D->cell[analysis_cidx(D, a, U->t, U->d, G->base[U->base].regime[k], s)], GQ_ACC);
+  return analysis_cell_value(D->cell[analysis_cidx(D, a, U->t, U->d, G->base[U->base].regime[k], s)], 0,
+                             MEASURE_ACC);
 }
 
 /* Pairs pooled over the self-family units, the gated archs and the seeds. */
@@ -200,7 +209,7 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
     const analysis_gate_unit *U = &G->unit[i];
     const analysis_gate_base *B = &G->base[U->base];
     int k1 = analysis_gate_pos(B, GATE_G1);
-    if (B->family != FAMILY_SELF) continue;
+    if (!analysis_gates_ranked(B->family)) continue;
     for (int a = 0; a < D->n_arch; a++) {
       if (!config_arch_gated(D->arch[a])) continue;
       for (int s = 0; s < D->n_seed; s++) {
@@ -212,8 +221,10 @@ static void analysis_gate_tests(const analysis_data *D, analysis_gates *G) {
         if (ua >= 0 && k1 >= 0) {
           int r1 = B->regime[k1];
           analysis_gate_test_add(&G->sink[D->arch[a]],
-                                 analysis_gate_value(D->cell[analysis_cidx(D, ua, U->t, U->d, r1, s)], GQ_SINK),
-                                 analysis_gate_value(D->cell[analysis_cidx(D, a, U->t, U->d, r1, s)], GQ_SINK));
+                                 analysis_cell_value(D->cell[analysis_cidx(D, ua, U->t, U->d, r1, s)], 0,
+                                                     MEASURE_SINK_MASS),
+                                 analysis_cell_value(D->cell[analysis_cidx(D, a, U->t, U->d, r1, s)], 0,
+                                                     MEASURE_SINK_MASS));
         }
       }
     }
@@ -229,7 +240,7 @@ static int analysis_gates_pipeline(analysis_data *D, double *scratch) {
   G->axis_len = spec_axis_length(D->spec, ax_gate);
   CS_CHECK(analysis_gate_bases(D, ax_gate, G));
   CS_CHECK(analysis_gate_units(D, G, scratch));
-  for (int i = 0; i < G->n_row; i++) G->has_sink |= G->row[i].q[GQ_SINK].n > 0;
+  for (int i = 0; i < G->n_row; i++) G->has_sink |= G->row[i].q[MEASURE_SINK_MASS].n > 0;
   analysis_gate_tests(D, G);
   return CS_OK;
 }
@@ -264,7 +275,7 @@ static void analysis_gate_seed_values(const analysis_data *D, const analysis_gat
     for (int i = 0; i < G->n_unit; i++) {
       const analysis_gate_unit *U = &G->unit[i];
       const analysis_gate_base *B = &G->base[U->base];
-      if (B->family != FAMILY_SELF) continue;
+      if (!analysis_gates_ranked(B->family)) continue;
       for (int a = 0; a < D->n_arch; a++) {
         if (!config_arch_gated(D->arch[a]) || (which == 1 && (int)D->arch[a] != q)) continue;
         double x = NAN;
@@ -274,8 +285,8 @@ static void analysis_gate_seed_values(const analysis_data *D, const analysis_gat
           int k1 = analysis_gate_pos(B, GATE_G1);
           if (ua < 0 || k1 < 0) continue;
           int r1 = B->regime[k1];
-          x = analysis_gate_value(D->cell[analysis_cidx(D, ua, U->t, U->d, r1, s)], GQ_SINK) -
-              analysis_gate_value(D->cell[analysis_cidx(D, a, U->t, U->d, r1, s)], GQ_SINK);
+          x = analysis_cell_value(D->cell[analysis_cidx(D, ua, U->t, U->d, r1, s)], 0, MEASURE_SINK_MASS) -
+              analysis_cell_value(D->cell[analysis_cidx(D, a, U->t, U->d, r1, s)], 0, MEASURE_SINK_MASS);
         } else {
           double g[4];
           for (int j = 0; j < 4; j++) g[j] = analysis_gate_acc(D, G, U, a, (cs_gate_pos)(GATE_G1 + j), s);
@@ -304,7 +315,7 @@ static int analysis_gate_check(analysis_data *D, const char *claim, const char *
 static int analysis_gate_checks_run(analysis_data *D, double *v) {
   const analysis_gates *G = analysis_gates_of(D);
   int n_self = 0;
-  for (int b = 0; b < G->n_base; b++) n_self += G->base[b].family == FAMILY_SELF;
+  for (int b = 0; b < G->n_base; b++) n_self += analysis_gates_ranked(G->base[b].family);
   if (G->axis_len < 2 || n_self == 0) return CS_OK;
   for (int q = GATE_G2; q < GATE_COUNT; q++) {
     analysis_gate_seed_values(D, G, 0, q, v);
@@ -384,13 +395,18 @@ int analysis_gates_write_tables(const analysis_data *D, const char *dir) {
   for (int k = 0; k < D->n_other; k++)
     if (D->other_axis[k] != ax_gate) fprintf(f, ",%s", spec_axis_name(D->spec, D->other_axis[k]));
   fprintf(f, ",regime,gate,n_seeds");
-  for (int q = 0; q < GQ_COUNT; q++) analysis_csv_ci_header(f, GQ_NAME[q]);
-  fprintf(f, ",rank_acc,rank_Kh,rank_Kt,ungated_sink_mass,ungated_max_attn");
+  int nm;
+  const analysis_measure_id *ids = analysis_gate_measures(&nm);
+  for (int k = 0; k < nm; k++) analysis_csv_ci_header(f, analysis_gate_column(ids[k]));
+  for (int k = 0; k < 3; k++) fprintf(f, ",rank_%s", analysis_gate_column(GATE_RANKED[k]));
+  for (int k = 0; k < nm; k++)
+    if (ANALYSIS_MEASURES[ids[k]].flags & ANALYSIS_MEASURE_ATTENTION)
+      fprintf(f, ",ungated_%s", analysis_gate_column(ids[k]));
   const char *vs[2] = {"ungated", "g1"};
   for (int b = 0; b < 2; b++) {
     fprintf(f, ",n_pairs_%s", vs[b]);
-    for (int q = 0; q < GQ_COUNT; q++) {
-      const char *n = GQ_NAME[q];
+    for (int k = 0; k < nm; k++) {
+      const char *n = analysis_gate_column(ids[k]);
       fprintf(f, ",d%s_vs_%s_mean,d%s_vs_%s_ci_low,d%s_vs_%s_ci_high,d%s_vs_%s_npos,d%s_vs_%s_nneg,"
                  "d%s_vs_%s_sign_p,d%s_vs_%s_dz,d%s_vs_%s_dz_low,d%s_vs_%s_dz_high",
               n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b], n, vs[b]);
@@ -401,19 +417,21 @@ int analysis_gates_write_tables(const analysis_data *D, const char *dir) {
     const analysis_gate_row *R = &G->row[i];
     const analysis_gate_unit *U = &G->unit[R->unit];
     analysis_gate_key(f, D, G, R, ax_gate);
-    fprintf(f, ",%d", R->q[GQ_ACC].n);
-    for (int q = 0; q < GQ_COUNT; q++) analysis_csv_ci(f, &R->q[q]);
+    fprintf(f, ",%d", R->q[MEASURE_ACC].n);
+    for (int k = 0; k < nm; k++) analysis_csv_ci(f, &R->q[ids[k]]);
     for (int k = 0; k < 3; k++) analysis_csv_num(f, R->rank[k]);
-    /* the ungated value beside: its row in the same unit */
-    double us = NAN, um = NAN;
-    for (int j = U->row0; j < U->row0 + U->n_rows; j++)
-      if (G->row[j].a == ua) us = G->row[j].q[GQ_SINK].mean, um = G->row[j].q[GQ_MAXATTN].mean;
-    analysis_csv_num(f, us);
-    analysis_csv_num(f, um);
+    /* the ungated value of each attention measure beside: its row in the same unit */
+    for (int k = 0; k < nm; k++) {
+      if (!(ANALYSIS_MEASURES[ids[k]].flags & ANALYSIS_MEASURE_ATTENTION)) continue;
+      double v = NAN;
+      for (int j = U->row0; j < U->row0 + U->n_rows; j++)
+        if (G->row[j].a == ua) v = G->row[j].q[ids[k]].mean;
+      analysis_csv_num(f, v);
+    }
     fprintf(f, ",%d", R->n_pairs_u);
-    for (int q = 0; q < GQ_COUNT; q++) analysis_csv_diff(f, &R->vs_u[q]);
+    for (int k = 0; k < nm; k++) analysis_csv_diff(f, &R->vs_u[ids[k]]);
     fprintf(f, ",%d", R->n_pairs_g1);
-    for (int q = 0; q < GQ_COUNT; q++) analysis_csv_diff(f, &R->vs_g1[q]);
+    for (int k = 0; k < nm; k++) analysis_csv_diff(f, &R->vs_g1[ids[k]]);
     fprintf(f, "\n");
   }
   return analysis_file_commit(&o);
@@ -450,12 +468,12 @@ static void analysis_md_gate_table(FILE *f, const analysis_data *D, const analys
     char b1[96], b2[96], b3[128], b4[128];
     fprintf(f, "| %s | %d | `%s` | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
             config_task_name(D->task[U->t]), D->depth[U->d], B->name, config_arch_name(D->arch[R->a]),
-            R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), R->q[GQ_ACC].n,
-            analysis_ci_text(b1, sizeof b1, &R->q[GQ_ACC]), R->pos < 0 ? "–" : F4(R->rank[0]),
-            F4(R->q[GQ_KH].mean), R->pos < 0 ? "–" : F4(R->rank[1]), F4(R->q[GQ_KT].mean),
-            R->pos < 0 ? "–" : F4(R->rank[2]), analysis_ci_text(b2, sizeof b2, &R->q[GQ_SINK]),
-            F4(R->q[GQ_MAXATTN].mean), analysis_gate_diff_text(b3, sizeof b3, &R->vs_u[GQ_ACC]),
-            analysis_gate_diff_text(b4, sizeof b4, &R->vs_g1[GQ_ACC]));
+            R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), R->q[MEASURE_ACC].n,
+            analysis_ci_text(b1, sizeof b1, &R->q[MEASURE_ACC]), R->pos < 0 ? "–" : F4(R->rank[0]),
+            F4(R->q[MEASURE_KH_ABS].mean), R->pos < 0 ? "–" : F4(R->rank[1]), F4(R->q[MEASURE_KT_ABS].mean),
+            R->pos < 0 ? "–" : F4(R->rank[2]), analysis_ci_text(b2, sizeof b2, &R->q[MEASURE_SINK_MASS]),
+            F4(R->q[MEASURE_MAX_ATTN].mean), analysis_gate_diff_text(b3, sizeof b3, &R->vs_u[MEASURE_ACC]),
+            analysis_gate_diff_text(b4, sizeof b4, &R->vs_g1[MEASURE_ACC]));
   }
   fprintf(f, "\n");
 }
@@ -558,24 +576,31 @@ int analysis_gates_write_md(FILE *f, const analysis_data *D) {
              "(one value per seed: its mean difference over them; two-sided sign-flip test, Holm "
              "within each verdict, α = %g; rules: analysis/README.md, \"Gate positions\").\n\n",
           D->opt.alpha);
-  int n_self = 0, n_memory = 0, n_lm = 0;
+  /* the bases by what their family can do (the config family table) */
+  int n_ranked = 0, present[FAMILY_COUNT] = {0};
   for (int b = 0; b < G->n_base; b++) {
-    n_self += G->base[b].family == FAMILY_SELF;
-    n_memory += G->base[b].family == FAMILY_MEMORY;
-    n_lm += G->base[b].family == FAMILY_LM;
+    n_ranked += analysis_gates_ranked(G->base[b].family);
+    if ((int)G->base[b].family >= 0 && G->base[b].family < FAMILY_COUNT) present[G->base[b].family] = 1;
   }
   if (G->axis_len < 2) {
     fprintf(f, "The gate axis has one value: there is nothing to rank and no verdict.\n\n");
     return CS_OK;
   }
-  if (n_self == 0) {
-    if (n_memory)
-      fprintf(f, "The memory family ignores the gate (docs/MODELS.md): every position is the same model, "
-                 "so there is nothing to rank and no verdict.\n\n");
-    if (n_lm)
-      fprintf(f, "These verdicts are the self family's, and these archives hold none of its cells. The lm "
-                 "family's gate positions are compared with ungated in \"Do gates remove the attention "
-                 "sink?\" below.\n\n");
+  if (n_ranked == 0) {
+    const char *ranked = "?"; /* the first family of the table whose positions are ranked */
+    for (int k = FAMILY_COUNT - 1; k >= 0; k--)
+      if (analysis_gates_ranked((cs_family)k)) ranked = config_family_name((cs_family)k);
+    for (int k = 0; k < FAMILY_COUNT; k++) {
+      if (!present[k]) continue;
+      const cs_family_info *F = config_family_info((cs_family)k);
+      if (!F->gate_positions)
+        fprintf(f, "The %s family ignores the gate (docs/MODELS.md): every position is the same model, "
+                   "so there is nothing to rank and no verdict.\n\n", F->name);
+      else if (F->attention_map)
+        fprintf(f, "These verdicts are the %s family's, and these archives hold none of its cells. The %s "
+                   "family's gate positions are compared with ungated in \"Do gates remove the attention "
+                   "sink?\" below.\n\n", ranked, F->name);
+    }
     return CS_OK;
   }
   if (D->n_seed < 2)
@@ -609,10 +634,6 @@ static const analysis_table_info GATES_TABLES[] = {
 static const analysis_column_rule GATES_COLUMNS[] = {
     /* gates.csv */
     {"gates.csv", "gate", "the gate position g1 … g5, `-` for an arch that ignores it"},
-    {"gates.csv", "Kh_*", "mean |K̂| of the last layer" ANALYSIS_COLUMN_CI},
-    {"gates.csv", "Kt_*", "mean |K̃| of the last layer" ANALYSIS_COLUMN_CI},
-    {"gates.csv", "sink_mass_*", "mean attention weight of the non-CLS queries on token 0" ANALYSIS_COLUMN_CI},
-    {"gates.csv", "max_attn_*", "mean largest attention weight of the non-CLS queries" ANALYSIS_COLUMN_CI},
     {"gates.csv", "rank_*", "rank of the row's mean among the gate positions of its arch in the unit "
                             "(1: most accurate / most curved)"},
     {"gates.csv", "ungated_*", "the ungated row's mean in the same unit"},

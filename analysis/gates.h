@@ -19,30 +19,28 @@
 
 #define ANALYSIS_GATES_NAME "gate positions"
 
-/* The per-cell quantities of a row, each over seeds. */
-typedef enum {
-  GQ_ACC = 0,  /* test accuracy */
-  GQ_KH,       /* mean |K̂| */
-  GQ_KT,       /* mean |K̃| */
-  GQ_SINK,     /* sink_mass: mean attention mass of non-CLS queries on token 0 */
-  GQ_MAXATTN,  /* max_attn: mean largest attention weight */
-  GQ_COUNT
-} analysis_gate_q;
-
-
 typedef struct {
   int unit, a;
   int pos;                       /* index into the base's gates, -1: an arch ignoring the gate */
   int r;                         /* the regime of the row's cells */
-  analysis_ci q[GQ_COUNT];       /* over seeds */
+  analysis_ci q[ANALYSIS_N_MEASURES]; /* the measures of gates.csv (measures.c) over seeds */
   double rank[3];                /* acc, Kh, Kt among this arch's positions in the unit (1: highest); NaN: none */
   int n_pairs_u, n_pairs_g1;     /* seeds with both cells */
-  analysis_diff vs_u[GQ_COUNT];  /* this − ungated at the same regime, paired by seed */
-  analysis_diff vs_g1[GQ_COUNT]; /* this − the same arch at g1, paired by seed */
+  analysis_diff vs_u[ANALYSIS_N_MEASURES];  /* this − ungated at the same regime, paired by seed */
+  analysis_diff vs_g1[ANALYSIS_N_MEASURES]; /* this − the same arch at g1, paired by seed */
 } analysis_gate_row;
 
-/* A base (compute.h); only the self family's use the gate (the memory
- * family ignores it). */
+/* 1 when this section ranks the gate positions of family f: it places its
+ * gate by the gate key and trains on points (the config family table); a
+ * family on token sequences is compared with ungated by the sinks section,
+ * one ignoring the gate key has nothing to rank. */
+static inline int analysis_gates_ranked(cs_family f) {
+  const cs_family_info *F = config_family_info(f);
+  return F->gate_positions && !F->tokens;
+}
+
+/* A base (compute.h); only the bases of a family analysis_gates_ranked
+ * enter the verdicts and the figure. */
 typedef analysis_gate_group analysis_gate_base;
 
 typedef struct {
@@ -72,9 +70,6 @@ typedef struct {
   analysis_gate_test sink[ARCH_COUNT];   /* [arch]: sink(ungated) − sink(arch at g1); a = ungated, b = arch */
   analysis_gate_test ov_qk;              /* mean acc (g1, g2) − mean acc (g3, g4) */
 } analysis_gates;
-
-/* The value of quantity q of a done cell at its last layer (NaN: missing). */
-double analysis_gate_value(const cs_cell_result *c, analysis_gate_q q);
 
 /* Its row of the section table (gates.csv); its figure, analysis_gates_plot, is
  * plots_gates.c (gates_*: per base regime, one column of panels per task). */

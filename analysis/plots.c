@@ -89,12 +89,12 @@ static int analysis_depth_dat(FILE *f, void *ctx) {
       if (g->n_done == 0) continue;
       fprintf(f, "%d", D->depth[d]);
       if (B->accuracy) {
-        analysis_dat_band(f, &g->acc, 0, &B->valid[0][b]);
+        analysis_dat_band(f, &g->m[MEASURE_ACC], 0, &B->valid[0][b]);
       } else {
-        analysis_dat_band(f, &g->K, 1, &B->valid[0][b]);
-        analysis_dat_band(f, &g->Kt, 1, &B->valid[1][b]);
-        analysis_dat_band(f, &g->Kh, 1, &B->valid[2][b]);
-        analysis_dat_band(f, &g->aniso, 0, &B->valid[3][b]);
+        analysis_dat_band(f, &g->m[MEASURE_K_ABS], 1, &B->valid[0][b]);
+        analysis_dat_band(f, &g->m[MEASURE_KT_ABS], 1, &B->valid[1][b]);
+        analysis_dat_band(f, &g->m[MEASURE_KH_ABS], 1, &B->valid[2][b]);
+        analysis_dat_band(f, &g->m[MEASURE_ANISO], 0, &B->valid[3][b]);
       }
       fprintf(f, "\n");
     }
@@ -177,11 +177,11 @@ static int analysis_prefix_dat(FILE *f, void *ctx) {
     B->archs[b] = D->arch[a];
     for (int l = 1; l <= L; l++) {
       fprintf(f, "%d", l);
-      analysis_dat_band(f, &p[l - 1].K, 1, &B->valid[0][b]);
-      analysis_dat_band(f, &p[l - 1].Kt, 1, &B->valid[1][b]);
-      analysis_dat_band(f, &p[l - 1].logdet, 0, &B->valid[2][b]);
-      analysis_dat_band(f, &p[l - 1].Kh, 1, &B->valid[3][b]);
-      analysis_dat_band(f, &p[l - 1].aniso, 0, &B->valid[4][b]);
+      analysis_dat_band(f, &p[l - 1].m[MEASURE_K_ABS], 1, &B->valid[0][b]);
+      analysis_dat_band(f, &p[l - 1].m[MEASURE_KT_ABS], 1, &B->valid[1][b]);
+      analysis_dat_band(f, &p[l - 1].m[MEASURE_LOGDET], 0, &B->valid[2][b]);
+      analysis_dat_band(f, &p[l - 1].m[MEASURE_KH_ABS], 1, &B->valid[3][b]);
+      analysis_dat_band(f, &p[l - 1].m[MEASURE_ANISO], 0, &B->valid[4][b]);
       fprintf(f, "\n");
     }
   }

@@ -51,8 +51,8 @@ static int analysis_gate_dat(FILE *f, void *ctx) {
            * sideways by depth (and arch) so the error bars do not overlap */
           double x = R->pos < 0 ? 0.03 * a : (double)B->gate[R->pos] + 1.0;
           fprintf(f, "%.6g", x + 0.08 * (d - 0.5 * (D->n_depth - 1)));
-          analysis_dat_band(f, &R->q[GQ_ACC], 0, &Q->valid_acc[b]);
-          analysis_dat_band(f, &R->q[GQ_KH], 1, &Q->valid_kh[b]);
+          analysis_dat_band(f, &R->q[MEASURE_ACC], 0, &Q->valid_acc[b]);
+          analysis_dat_band(f, &R->q[MEASURE_KH_ABS], 1, &Q->valid_kh[b]);
           fprintf(f, "\n");
         }
       }
@@ -107,7 +107,7 @@ int analysis_gates_plot(const analysis_data *D, int t, int r, const char *dir, i
   if (!G) return CS_OK;
   int base = -1;
   for (int b = 0; b < G->n_base; b++)
-    if (G->plot_t[b] == t && G->plot_r[b] == r && G->base[b].family == FAMILY_SELF) base = b;
+    if (G->plot_t[b] == t && G->plot_r[b] == r && analysis_gates_ranked(G->base[b].family)) base = b;
   if (base < 0 || G->axis_len < 2) return CS_OK;
   analysis_gate_plot Q = {.D = D, .G = G, .base = base};
   size_t cap = (size_t)D->n_task * D->n_arch * D->n_depth;

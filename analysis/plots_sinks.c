@@ -43,8 +43,8 @@ static int analysis_sink_dat(FILE *f, void *ctx) {
             R->pos < 0 ? "-" : config_gate_name(S->base[U->base].gate[R->pos]));
     for (int l = 0; l < R->L; l++) {
       fprintf(f, "%d", l + 1);
-      analysis_dat_band(f, &R->q[l * SQ_COUNT + SQ_SHARE], 0, &Q->valid_share[b]);
-      analysis_dat_band(f, &R->q[l * SQ_COUNT + SQ_MASSIVE], 1, &Q->valid_massive[b]);
+      analysis_dat_band(f, &R->q[analysis_sink_q(l, MEASURE_SINK_MASS)], 0, &Q->valid_share[b]);
+      analysis_dat_band(f, &R->q[analysis_sink_q(l, MEASURE_MASSIVE_ACT)], 1, &Q->valid_massive[b]);
       fprintf(f, "\n");
     }
   }

@@ -29,27 +29,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const SQ_NAME[SQ_COUNT] = {"share", "headmax", "massive", "drain", "peak"};
-/* claim (and Holm family) of each verdict quantity */
-static const char *const SV_CLAIM[SV_COUNT] = {"sink-share", "sink-massive", "sink-drain"};
-/* the primary G1 test (one-sided, its own family) */
+/* The verdict quantities: per cell a measure of sinks.csv at its largest
+ * layer (the first-token share at the strongest layer; the largest massive
+ * activation and value drain, compared on a log scale), each tested as
+ * ungated − gated paired by seed (> 0: the gate lowers it); its claim (and
+ * Holm family) and its words in index.md. */
+static const struct {
+  analysis_measure_id m;
+  const char *claim;
+  int log;
+  const char *what;
+} SINK_VERDICTS[] = {
+    {MEASURE_SINK_MASS, "sink-share", 0, "first-token share (strongest layer)"},
+    {MEASURE_MASSIVE_ACT, "sink-massive", 1, "log massive activation (largest layer)"},
+    {MEASURE_VALUE_DRAIN, "sink-drain", 1, "log value drain (largest layer)"},
+};
+#define SINK_N_VERDICTS (int)(sizeof SINK_VERDICTS / sizeof *SINK_VERDICTS)
+/* the primary G1 test (one-sided, its own family) on the first verdict quantity */
 #define SINK_G1_CLAIM "sink-g1"
 
-double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k) {
-  static const analysis_value AV[SQ_COUNT] = {AV_SINK_MASS, AV_MAX_ATTN, AV_MASSIVE_ACT, AV_VALUE_DRAIN,
-                                              AV_RESID_PEAK};
-  return l < 0 || k >= SQ_COUNT ? NAN : analysis_cell_value(c, l + 1, AV[k]);
+/* The measures of sinks.csv in their column order (measures.c): *n of them. */
+static const analysis_measure_id *analysis_sink_measures(int *n) {
+  static analysis_measure_id ids[ANALYSIS_N_MEASURES];
+  *n = analysis_measures_of(ANALYSIS_USE_SINKS, ids);
+  return ids;
 }
 
-double analysis_sink_verdict_value(const cs_cell_result *c, analysis_sink_v v) {
-  static const analysis_sink_q Q[SV_COUNT] = {SQ_SHARE, SQ_MASSIVE, SQ_DRAIN};
+/* Measure m of a done cell at layer l (0-based; NaN: missing). */
+static double analysis_sink_value(const cs_cell_result *c, int l, analysis_measure_id m) {
+  return l < 0 ? NAN : analysis_cell_value(c, l + 1, m);
+}
+
+/* Verdict quantity v of a done cell: its largest value over layers (NaN: missing). */
+static double analysis_sink_verdict_value(const cs_cell_result *c, int v) {
   if (!c) return NAN;
   double best = NAN;
   for (int l = 0; l < c->depth; l++) {
-    double x = analysis_sink_value(c, l, Q[v]);
+    double x = analysis_sink_value(c, l, SINK_VERDICTS[v].m);
     if (isfinite(x) && !(x <= best)) best = x;
   }
-  return v == SV_SHARE ? best : log(best); /* the ratios compared on a log scale */
+  return SINK_VERDICTS[v].log ? log(best) : best;
 }
 
 static analysis_sinks *analysis_sinks_of(const analysis_data *D) {
@@ -58,8 +77,11 @@ static analysis_sinks *analysis_sinks_of(const analysis_data *D) {
 
 /* ---- bases, units, rows ---- */
 
+/* 1 when regime r's family is read here: its attention map, gate values and
+ * extreme-token statistics run forward on held-out sequences (the config
+ * family table). */
 static int analysis_sink_regime_lm(const analysis_data *D, int r) {
-  return D->regime[r].cfg.family == FAMILY_LM;
+  return config_family_info(D->regime[r].cfg.family)->attention_map;
 }
 
 /* The lm regimes grouped by their name without the gate, gates ascending. */
@@ -97,25 +119,28 @@ static int analysis_sink_row_fill(const analysis_data *D, const analysis_sinks *
                                   double *x) {
   const analysis_sink_unit *U = &S->unit[R->unit];
   R->L = D->depth[U->d];
-  CS_CHECK(CS_CALLOC(R->q, (size_t)R->L * SQ_COUNT));
-  CS_CHECK(CS_CALLOC(R->vs_u, (size_t)R->L * SQ_COUNT));
+  CS_CHECK(CS_CALLOC(R->q, (size_t)R->L * ANALYSIS_N_MEASURES));
+  CS_CHECK(CS_CALLOC(R->vs_u, (size_t)R->L * ANALYSIS_N_MEASURES));
   for (int s = 0; s < D->n_seed; s++) {
     const cs_cell_result *c = analysis_sink_cell(D, S, R, s);
     R->n_seeds += c != NULL;
-    R->n_measured += c && isfinite(analysis_sink_value(c, 0, SQ_MASSIVE));
+    R->n_measured += c && isfinite(analysis_sink_value(c, 0, MEASURE_MASSIVE_ACT));
     R->n_pairs += c && R->pos >= 0 && analysis_sink_ungated(D, S, R->unit, s);
   }
+  int nm;
+  const analysis_measure_id *ids = analysis_sink_measures(&nm);
   for (int l = 0; l < R->L; l++)
-    for (int k = 0; k < SQ_COUNT; k++) {
+    for (int j = 0; j < nm; j++) {
+      analysis_measure_id k = ids[j];
       for (int s = 0; s < D->n_seed; s++) x[s] = analysis_sink_value(analysis_sink_cell(D, S, R, s), l, k);
-      analysis_mean_ci(x, D->n_seed, ANALYSIS_LEVEL, &R->q[l * SQ_COUNT + k]);
-      if (k == SQ_SHARE || k == SQ_HEADMAX) analysis_ci_clip01(&R->q[l * SQ_COUNT + k]);
+      analysis_mean_ci(x, D->n_seed, ANALYSIS_LEVEL, &R->q[analysis_sink_q(l, k)]);
+      if (ANALYSIS_MEASURES[k].flags & ANALYSIS_MEASURE_CLIP01) analysis_ci_clip01(&R->q[analysis_sink_q(l, k)]);
       int n = 0;
       for (int s = 0; R->pos >= 0 && s < D->n_seed; s++) {
         const cs_cell_result *c = analysis_sink_cell(D, S, R, s), *u = analysis_sink_ungated(D, S, R->unit, s);
         if (c && u) x[n++] = analysis_sink_value(c, l, k) - analysis_sink_value(u, l, k);
       }
-      analysis_diff_stats(x, n, &R->vs_u[l * SQ_COUNT + k]);
+      analysis_diff_stats(x, n, &R->vs_u[analysis_sink_q(l, k)]);
     }
   return CS_OK;
 }
@@ -206,9 +231,10 @@ static int analysis_sink_eval_seqs(const cs_config *cfg, cs_dataset *ev) {
 }
 
 /* The stored parameters of cell c read into it when it holds none and its
- * archive is on disk (*loaded 1: the caller releases them). */
-static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, int *loaded) {
-  *loaded = 0;
+ * archive is on disk: *loaded the result that holds them, D's own (the
+ * caller releases them with result_free_tensors), else NULL. */
+static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, cs_cell_result **loaded) {
+  *loaded = NULL;
   int64_t i;
   int p = analysis_sink_path_of(D, c, &i);
   if (p < 0 || D->borrowed || c->n_tensors > 0) return CS_OK;
@@ -217,7 +243,7 @@ static int analysis_sink_params(analysis_data *D, const cs_cell_result *c, int *
   want[i] = 1;
   int rc = archive_read_params_of(D->paths[p], D->results_per_path[p], D->n_per_path[p], want);
   free(want);
-  *loaded = rc == CS_OK;
+  if (rc == CS_OK) *loaded = &D->results_per_path[p][i];
   return rc;
 }
 
@@ -277,7 +303,7 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
     if (a < 0 || !analysis_sink_pick(D, S, a, m)) continue;
     S->n_map++;
     const cs_cell_result *c = analysis_sink_cell(D, S, &S->row[m->row], m->seed_index);
-    int loaded; /* its /params, that cell only: kept for the figure */
+    cs_cell_result *loaded; /* its /params, that cell only: kept for the figure */
     CS_CHECK(analysis_sink_params(D, c, &loaded));
     CS_CHECK(analysis_sink_map_fill(D, c, m));
   }
@@ -292,7 +318,7 @@ static int analysis_sink_maps(analysis_data *D, analysis_sinks *S) {
 static int analysis_sink_gate_cell(analysis_data *D, const cs_cell_result *c, double *later, double *bos,
                                    char *why, size_t len) {
   for (int l = 0; l < c->depth; l++) later[l] = bos[l] = NAN;
-  int loaded;
+  cs_cell_result *loaded;
   CS_CHECK(analysis_sink_params(D, c, &loaded));
   cs_config cfg;
   cs_model *M = NULL;
@@ -306,7 +332,7 @@ static int analysis_sink_gate_cell(analysis_data *D, const cs_cell_result *c, do
     task_dataset_free(&ev);
   }
   model_free(M);
-  if (loaded) result_free_tensors((cs_cell_result *)c);
+  if (loaded) result_free_tensors(loaded);
   return rc;
 }
 
@@ -387,7 +413,7 @@ void analysis_sinks_free(analysis_data *D) {
 /* Per seed, the mean over the units of ungated − (arch a at gate g) of
  * verdict quantity v (NaN: no pair at that seed). */
 static void analysis_sink_seed_values(const analysis_data *D, const analysis_sinks *S, int a, cs_gate_pos g,
-                                      analysis_sink_v v, double *out) {
+                                      int v, double *out) {
   for (int s = 0; s < D->n_seed; s++) {
     double sum = 0;
     int k = 0;
@@ -405,7 +431,7 @@ static void analysis_sink_seed_values(const analysis_data *D, const analysis_sin
 /* One check of claim (its own Holm family) on quantity q of arch a at gate
  * g against ungated, per seed (v: scratch of D->n_seed); none without data. */
 static int analysis_sink_check(analysis_data *D, const analysis_sinks *S, const char *claim, int a,
-                               cs_gate_pos g, analysis_sink_v q, analysis_side side, double *v) {
+                               cs_gate_pos g, int q, analysis_side side, double *v) {
   analysis_sink_seed_values(D, S, a, g, q, v);
   int any = 0;
   for (int s = 0; s < D->n_seed; s++) any |= isfinite(v[s]);
@@ -420,17 +446,16 @@ static int analysis_sink_check(analysis_data *D, const analysis_sinks *S, const 
 
 static int analysis_sink_checks_run(analysis_data *D, double *v) {
   const analysis_sinks *S = analysis_sinks_of(D);
-  for (int q = 0; q < SV_COUNT; q++)
+  for (int q = 0; q < SINK_N_VERDICTS; q++)
     for (int a = 0; a < D->n_arch; a++)
       for (int g = 0; g < GATE_COUNT && config_arch_gated(D->arch[a]); g++)
-        CS_CHECK(analysis_sink_check(D, S, SV_CLAIM[q], a, (cs_gate_pos)g, (analysis_sink_v)q,
-                                     ANALYSIS_TWO_SIDED, v));
+        CS_CHECK(analysis_sink_check(D, S, SINK_VERDICTS[q].claim, a, (cs_gate_pos)g, q, ANALYSIS_TWO_SIDED, v));
   /* the primary hypothesis, stated before any data (Qiu et al.): G1 lowers
    * the first-token share; one-sided, its own Holm family over the gated
    * archs (analysis/README.md, "Attention sinks") */
   for (int a = 0; a < D->n_arch; a++)
     if (config_arch_gated(D->arch[a]))
-      CS_CHECK(analysis_sink_check(D, S, SINK_G1_CLAIM, a, GATE_G1, SV_SHARE, ANALYSIS_GREATER, v));
+      CS_CHECK(analysis_sink_check(D, S, SINK_G1_CLAIM, a, GATE_G1, 0, ANALYSIS_GREATER, v));
   return CS_OK;
 }
 
@@ -447,7 +472,7 @@ int analysis_sinks_verdicts(analysis_data *D) {
   for (int i = 0; i < n; i++) {
     analysis_check c = D->checks.c[i];
     int ours = 0;
-    for (int q = 0; q < SV_COUNT; q++) ours |= !strcmp(c.claim, SV_CLAIM[q]);
+    for (int q = 0; q < SINK_N_VERDICTS; q++) ours |= !strcmp(c.claim, SINK_VERDICTS[q].claim);
     ours |= !strcmp(c.claim, SINK_G1_CLAIM);
     if (!c.verdict && ours) CS_CHECK(analysis_verdict_of_check(D, &c));
   }
@@ -463,12 +488,14 @@ int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
   CS_CHECK(analysis_file_open(&o, dir, "sinks.csv"));
   FILE *f = o.f;
   const analysis_ci none = {.mean = NAN, .lo = NAN, .hi = NAN}; /* the ungated rows' gate columns */
+  int nm;
+  const analysis_measure_id *ids = analysis_sink_measures(&nm);
   fprintf(f, "arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,n_gate");
-  for (int k = 0; k < SQ_COUNT; k++) analysis_csv_ci_header(f, SQ_NAME[k]);
+  for (int k = 0; k < nm; k++) analysis_csv_ci_header(f, ANALYSIS_MEASURES[ids[k]].use[ANALYSIS_USE_SINKS].column);
   analysis_csv_ci_header(f, "gatevalue");
   analysis_csv_ci_header(f, "gatebos");
-  for (int k = 0; k < SQ_COUNT; k++) {
-    const char *n = SQ_NAME[k];
+  for (int k = 0; k < nm; k++) {
+    const char *n = ANALYSIS_MEASURES[ids[k]].use[ANALYSIS_USE_SINKS].column;
     fprintf(f, ",d%s_mean,d%s_ci_low,d%s_ci_high,d%s_npos,d%s_nneg,d%s_sign_p,d%s_dz,d%s_dz_low,d%s_dz_high",
             n, n, n, n, n, n, n, n, n);
   }
@@ -481,9 +508,9 @@ int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
       fprintf(f, "%s,%s,%d,%s,%s,%d,%d,%d,%d,%d", config_arch_name(D->arch[R->a]), config_task_name(D->task[U->t]),
               D->depth[U->d], B->name, R->pos < 0 ? "-" : config_gate_name(B->gate[R->pos]), l + 1,
               R->n_seeds, R->n_measured, R->n_pairs, R->n_gate);
-      for (int k = 0; k < SQ_COUNT; k++) analysis_csv_ci(f, &R->q[l * SQ_COUNT + k]);
+      for (int k = 0; k < nm; k++) analysis_csv_ci(f, &R->q[analysis_sink_q(l, ids[k])]);
       for (int k = 0; k < 2; k++) analysis_csv_ci(f, R->gate ? &R->gate[2 * l + k] : &none);
-      for (int k = 0; k < SQ_COUNT; k++) analysis_csv_diff(f, &R->vs_u[l * SQ_COUNT + k]);
+      for (int k = 0; k < nm; k++) analysis_csv_diff(f, &R->vs_u[analysis_sink_q(l, ids[k])]);
       fprintf(f, "\n");
     }
   }
@@ -528,17 +555,17 @@ static void analysis_md_sink_table(FILE *f, const analysis_data *D, const analys
     char nm[2 * ANALYSIS_NAME_LEN];
     analysis_md_text(B->name, nm, sizeof nm);
     for (int l = 0; l < R->L; l++) {
-      const analysis_ci *q = &R->q[l * SQ_COUNT];
-      const analysis_diff *v = &R->vs_u[l * SQ_COUNT];
+      const analysis_ci *q = &R->q[analysis_sink_q(l, 0)];
+      const analysis_diff *v = &R->vs_u[analysis_sink_q(l, 0)];
       char b[5][96], e[3][128], g[200];
       analysis_sink_gate_text(g, sizeof g, R, l);
       fprintf(f, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
               config_task_name(D->task[U->t]), D->depth[U->d], nm, config_arch_name(D->arch[R->a]),
               R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), l + 1, R->n_seeds,
-              analysis_ci_text(b[0], 96, &q[SQ_SHARE]), F4(q[SQ_HEADMAX].mean), g,
-              analysis_ci_text(b[2], 96, &q[SQ_MASSIVE]), analysis_ci_text(b[3], 96, &q[SQ_DRAIN]),
-              F4(q[SQ_PEAK].mean), analysis_sink_diff_text(e[0], 128, &v[SQ_SHARE]),
-              analysis_sink_diff_text(e[1], 128, &v[SQ_MASSIVE]), analysis_sink_diff_text(e[2], 128, &v[SQ_DRAIN]));
+              analysis_ci_text(b[0], 96, &q[MEASURE_SINK_MASS]), F4(q[MEASURE_MAX_ATTN].mean), g,
+              analysis_ci_text(b[2], 96, &q[MEASURE_MASSIVE_ACT]), analysis_ci_text(b[3], 96, &q[MEASURE_VALUE_DRAIN]),
+              F4(q[MEASURE_RESID_PEAK].mean), analysis_sink_diff_text(e[0], 128, &v[MEASURE_SINK_MASS]),
+              analysis_sink_diff_text(e[1], 128, &v[MEASURE_MASSIVE_ACT]), analysis_sink_diff_text(e[2], 128, &v[MEASURE_VALUE_DRAIN]));
     }
   }
   fprintf(f, "\n");
@@ -553,8 +580,8 @@ static void analysis_sink_pair_means(const analysis_data *D, const analysis_sink
     const analysis_sink_row *R = &S->row[i];
     if (R->a != a || R->pos < 0 || S->base[S->unit[R->unit].base].gate[R->pos] != g) continue;
     for (int s = 0; s < D->n_seed; s++) {
-      double u = analysis_sink_verdict_value(analysis_sink_ungated(D, S, R->unit, s), SV_SHARE);
-      double x = analysis_sink_verdict_value(analysis_sink_cell(D, S, R, s), SV_SHARE);
+      double u = analysis_sink_verdict_value(analysis_sink_ungated(D, S, R->unit, s), 0);
+      double x = analysis_sink_verdict_value(analysis_sink_cell(D, S, R, s), 0);
       if (isfinite(u) && isfinite(x)) *mu += u, *mg += x, (*n)++;
     }
   }
@@ -595,14 +622,11 @@ static void analysis_md_sink_g1(FILE *f, const analysis_data *D, const analysis_
 
 /* Every other verdict: one line per (quantity, arch, gate). */
 static void analysis_md_sink_verdicts(FILE *f, const analysis_data *D) {
-  static const char *const WHAT[SV_COUNT] = {"first-token share (strongest layer)",
-                                             "log massive activation (largest layer)",
-                                             "log value drain (largest layer)"};
-  for (int q = 0; q < SV_COUNT; q++)
+  for (int q = 0; q < SINK_N_VERDICTS; q++)
     for (int i = 0; i < D->checks.n; i++) {
       const analysis_check *c = &D->checks.c[i];
-      if (c->verdict || strcmp(c->claim, SV_CLAIM[q])) continue;
-      fprintf(f, "- %s, %s: **%s** (ungated − gated per seed: ", WHAT[q], c->scope,
+      if (c->verdict || strcmp(c->claim, SINK_VERDICTS[q].claim)) continue;
+      fprintf(f, "- %s, %s: **%s** (ungated − gated per seed: ", SINK_VERDICTS[q].what, c->scope,
               analysis_sink_word(analysis_check_two_sided(D, c)));
       analysis_md_check(f, c);
       fprintf(f, ")\n");
@@ -694,13 +718,6 @@ static const analysis_column_rule SINKS_COLUMNS[] = {
                                  "sequences and positions t ≥ 1, from each cell's /params at analyze time "
                                  "(`nan` on the ungated row)" ANALYSIS_COLUMN_CI},
     {"sinks.csv", "gatebos_*", "the same at BOS (t = 0)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "share_*", "first-token share: mean attention weight on BOS over heads, query "
-                             "positions t ≥ 1 and held-out sequences (sink_mass)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "headmax_*", "the largest per-head first-token share (max_attn)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "massive_*", "massive activation max |h| / median |h| of the residual stream "
-                               "(massive_act)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "drain_*", "value drain ‖v_BOS‖ / median ‖v_t‖ (value_drain)" ANALYSIS_COLUMN_CI},
-    {"sinks.csv", "peak_*", "residual peak ‖h_BOS‖ / median ‖h_t‖ (resid_peak)" ANALYSIS_COLUMN_CI},
     {"sinks.csv", "d*", "this row − ungated, paired by seed, for share, headmax, massive, drain, "
                         "peak (`nan` on the ungated row)" ANALYSIS_COLUMN_CI ANALYSIS_COLUMN_SIGNS},
     {NULL, NULL, NULL},

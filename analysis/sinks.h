@@ -19,21 +19,11 @@
 
 #define ANALYSIS_SINKS_NAME "attention sinks"
 
-/* The per-layer statistics of a row, named as their /curvature columns. */
-typedef enum {
-  SQ_SHARE = 0, /* sink_mass: first-token share, mean over heads */
-  SQ_HEADMAX,   /* max_attn: its largest per-head value */
-  SQ_MASSIVE,   /* massive_act: max |h| / median |h| */
-  SQ_DRAIN,     /* value_drain: ‖v_BOS‖ / median ‖v_t‖ */
-  SQ_PEAK,      /* resid_peak: ‖h_BOS‖ / median ‖h_t‖ */
-  SQ_COUNT
-} analysis_sink_q;
-
-/* The verdict quantities: per cell the first-token share at its strongest
- * layer (max over layers), and the log of the largest massive activation
- * and value drain over layers; each tested as ungated − gated, paired by
- * seed (> 0: the gate lowers it). */
-typedef enum { SV_SHARE = 0, SV_MASSIVE, SV_DRAIN, SV_COUNT } analysis_sink_v;
+/* The index of measure m (measures.c; those of sinks.csv) at layer l
+ * (0-based) in a row's q and vs_u. */
+static inline size_t analysis_sink_q(int l, analysis_measure_id m) {
+  return (size_t)l * ANALYSIS_N_MEASURES + m;
+}
 
 /* A base of the lm regimes (compute.h). */
 typedef analysis_gate_group analysis_sink_base;
@@ -45,8 +35,8 @@ typedef struct {
   int n_seeds;     /* done cells */
   int n_measured;  /* of them, cells with the format_version 5 ratios */
   int n_pairs;     /* seeds with this and the ungated cell done */
-  analysis_ci *q;  /* [l·SQ_COUNT + k], over seeds */
-  analysis_diff *vs_u; /* [l·SQ_COUNT + k]: this − ungated, paired by seed (gated rows) */
+  analysis_ci *q;  /* [analysis_sink_q(l, m)], over seeds */
+  analysis_diff *vs_u; /* [analysis_sink_q(l, m)]: this − ungated, paired by seed (gated rows) */
   /* the gate magnitudes (gated rows), from each cell's /params at analyze
    * time: gate[2l] the mean gate value at the positions t ≥ 1, gate[2l + 1]
    * at BOS, over seeds (model_gate_means_tokens) */
@@ -89,10 +79,6 @@ typedef struct {
   analysis_sink_map map[ARCH_COUNT]; /* ungated, then each gated arch (at g1 when present) */
 } analysis_sinks;
 
-/* Value k of prefix l (0-based) of a done cell (NaN: missing). */
-double analysis_sink_value(const cs_cell_result *c, int l, analysis_sink_q k);
-/* Verdict quantity v of a done cell (NaN: missing). */
-double analysis_sink_verdict_value(const cs_cell_result *c, analysis_sink_v v);
 /* The ungated cell of unit u at seed s (NULL: none). */
 const cs_cell_result *analysis_sink_ungated(const analysis_data *D, const analysis_sinks *S, int u,
                                             int s);

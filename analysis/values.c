@@ -1,7 +1,7 @@
-/* values.c — the per-cell values and lookups every part of the report
- * reads (compute.h): a cell's statistic at a prefix, the point
- * classification test, paired-difference statistics, a regime's name
- * without one axis, an arch's index, a section's state slot. The lowest
+/* values.c — the lookups every part of the report reads (compute.h; a
+ * cell's measure at a prefix is measures.c's): paired-difference
+ * statistics, a regime's name without one axis, an arch's index, a
+ * section's state slot. The lowest
  * file of analysis/ that reads the loaded table (docs/ARCHITECTURE.md,
  * "Layering"): the sections and the core both build on it. */
 #include "compute.h"
@@ -13,46 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int analysis_stats_classified(const geom_stats *g) {
-  double f[4] = {g->degenerate_frac, g->unresolved_frac, g->flat_frac, g->curved_frac}, sum = 0;
-  for (int i = 0; i < 4; i++) {
-    if (!isfinite(f[i]) || f[i] < 0) return 0;
-    sum += f[i];
-  }
-  return fabs(sum - 1.0) <= 1e-9;
-}
-
-/* The statistic `which` of prefix l (1-based; 0 = the deepest, l = L) of a cell. */
-double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_value which) {
-  if (!r || r->depth < 1 || !r->curv) return NAN;
-  int l = prefix > 0 ? prefix : r->depth;
-  if (l > r->depth) return NAN;
-  const geom_stats *g = &r->curv[l - 1];
-  if (which >= AV_KH_ABS && which <= AV_DEGENERATE && !analysis_stats_classified(g)) return NAN;
-  switch (which) {
-    case AV_K_ABS: return g->K_absmean;
-    case AV_KT_ABS: return g->Kt_absmean;
-    case AV_KT_MEAN: return g->Kt_mean;
-    case AV_INTK: return g->intK;
-    case AV_LOGDET: return g->logdet_mean;
-    case AV_KH_ABS: return g->Kh_absmean;
-    case AV_KH_MEAN: return g->Kh_mean;
-    case AV_ANISO: return g->aniso_median;
-    case AV_INTABSK: return g->intabsK;
-    case AV_UNRESOLVED: return g->unresolved_frac;
-    case AV_FLAT: return g->flat_frac;
-    case AV_CURVED: return g->curved_frac;
-    case AV_DEGENERATE: return g->degenerate_frac;
-    case AV_SINK_MASS: return g->sink_mass;
-    case AV_MAX_ATTN: return g->max_attn;
-    case AV_MASSIVE_ACT: return g->massive_act;
-    case AV_VALUE_DRAIN: return g->value_drain;
-    case AV_RESID_PEAK: return g->resid_peak;
-    case AV_COUNT: break;
-  }
-  return NAN;
-}
 
 /* Differences b − a of paired values: mean and t interval, signs, sign test, d_z. */
 void analysis_diff_stats(const double *diff, int n, analysis_diff *out) {

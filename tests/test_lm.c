@@ -506,7 +506,7 @@ static void test_sink_share_matches_reference(void **state) {
   fixture_make(&F, case_config(7), 0); /* headwise g1, 2 heads, depth 2 */
   int L = F.cfg.depth, H = F.cfg.heads;
   double sink[4], mx[4];
-  assert_ok(model_attention_sink_tokens(F.M, NSEQ, &(cs_token_batch){TT, F.tok, F.sc}, sink, mx));
+  assert_ok(model_attention_sink(F.M, NSEQ, NULL, &(cs_token_batch){TT, F.tok, F.sc}, sink, mx));
   long double sum[8][4] = {{0}};
   ref_ctx c = {F.M, NULL};
   for (int p = 0; p < NSEQ; p++) {

@@ -57,7 +57,7 @@ static void test_share_hand_computed(void **state) {
   unsigned char sc[2 * 3] = {0, 0, 1, 0, 0, 1};
   cs_token_batch b = {3, tok, sc};
   double share, headmax, map[9];
-  assert_ok(model_attention_sink_tokens(M, 2, &b, &share, &headmax));
+  assert_ok(model_attention_sink(M, 2, NULL, &b, &share, &headmax));
   assert_ok(model_attention_map_tokens(M, 2, &b, 0, map));
   double cc = 1.0 / (0.5 + 1e-5), z = beta * cc / sqrt(2.0), e = exp(z);
   double h0 = (1.0 / 2 + 1.0 / 3) / 2, h1 = (e / (e + 1) + e / (e + 2)) / 2;
@@ -96,7 +96,7 @@ static void test_cell_stores_statistics(void **state) {
   assert_ok(task_generate_sequences(c.task, c.vocab, c.seq_len, c.points, c.seed, SPLIT_EVAL, &ev));
   cs_token_batch b = {c.seq_len, ev.tokens, ev.scored};
   double share[2], headmax[2], ex[2 * MODEL_EXTREME_COUNT];
-  assert_ok(model_attention_sink_tokens(M, c.points, &b, share, headmax));
+  assert_ok(model_attention_sink(M, c.points, NULL, &b, share, headmax));
   assert_ok(model_extreme_tokens(M, c.points, &b, ex));
   for (int l = 0; l < 2; l++) {
     const geom_stats *g = &r.curv[l];

@@ -289,7 +289,8 @@ static void test_self_parameter_counts(void **state) {
 
 /* Every family of config.h has its row in the model's family table: each
  * (family, arch) pair the family table allows builds, trains a step's
- * forward, loss and backward and has a cost; the others are refused. */
+ * forward, loss and backward, has a cost, and has the attention-sink
+ * statistic when its row says first_token; the others are refused. */
 static void test_every_family_builds(void **state) {
   (void)state;
   for (int f = 0; f < FAMILY_COUNT; f++)
@@ -317,6 +318,16 @@ static void test_every_family_builds(void **state) {
       assert_ok(model_forward(M, A, NPTS, x));
       assert_true(isfinite(model_loss(A, NPTS, y, NULL)));
       assert_ok(model_backward(M, A, NPTS, x));
+      /* the attention-sink statistic exactly for the families the family
+       * table says have a first token (config's first_token) */
+      double sink[1], top[1];
+      int tokens = config_family_tokens(c.family);
+      assert_ok(model_attention_sink(M, NPTS, tokens ? NULL : x, tokens ? &(cs_token_batch){4, tok, sc} : NULL,
+                                     sink, top));
+      if (config_family_info(c.family)->first_token)
+        assert_true(sink[0] > 0 && sink[0] <= 1 && top[0] >= sink[0] / c.heads && top[0] <= 1);
+      else
+        assert_true(isnan(sink[0]) && isnan(top[0]));
       model_acts_free(A);
       model_free(M);
     }

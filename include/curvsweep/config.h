@@ -111,6 +111,13 @@ typedef struct {
   const char *name;     /* spec value */
   int mlp_arch;         /* 1: arch = mlp (the mlp baseline block) builds in this family */
   int tokens;           /* 1: trained on token sequences (tasks.h, task_is_sequence) */
+  /* What the family can do, read by the report instead of family names
+   * (docs/ARCHITECTURE.md, "A new model family"): */
+  int gate_positions;   /* 1: the `gate` key places the gate (g1 … g5); 0: the gate key is ignored */
+  int first_token;      /* 1: attention over tokens with a first token (CLS, BOS): the sink
+                           statistics sink_mass and max_attn (docs/MODELS.md) */
+  int attention_map;    /* 1: its attention map, gate values and extreme-token statistics run
+                           forward from /params on held-out sequences (model.h, *_tokens) */
 } cs_family_info;
 
 /* The row of f (a "?" row that accepts nothing, for a value out of range). */

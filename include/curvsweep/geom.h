@@ -139,9 +139,9 @@ typedef struct {
    * evaluation points, carried here so they travel with the prefix's row
    * (docs/MODELS.md). geom_stats_compute sets NaN; the cell (train/cell.c)
    * fills them for the families that have them: sink_mass and max_attn for
-   * self (model_attention_sink) and lm (model_attention_sink_tokens, where
-   * max_attn is the largest per-head share), the last three for lm only
-   * (model_extreme_tokens, format_version 5). NaN: not applicable to the
+   * the families with a first token (model_attention_sink: self and lm,
+   * where max_attn is the largest per-head share), the last three for lm
+   * only (model_extreme_tokens, format_version 5). NaN: not applicable to the
    * family, or not stored by the archive's format_version. */
   double sink_mass;        /* mean attention weight of non-CLS queries on token 0 (BOS for lm) */
   double max_attn;         /* self: mean largest weight of a query; lm: largest per-head share */

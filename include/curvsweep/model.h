@@ -78,16 +78,6 @@ double model_loss(cs_acts *acts, int n, const int *y, int *n_correct);
  * array (the caller zeroes it). Needs a value forward (jet_order 0). */
 int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
 
-/* The attention-sink statistic of the self family (docs/MODELS.md) at
- * every prefix l = 1..L, from a value forward on n points x (n × m):
- * sink_mass[l-1] the mean attention weight non-CLS queries put on token 0
- * (the CLS token), max_attn[l-1] the mean of their largest attention
- * weight, both averaged over queries, heads and points. NaN for a family
- * without that statistic (the memory family: no attention over tokens; the
- * lm family's is model_attention_sink_tokens). */
-int model_attention_sink(const cs_model *model, int n, const double *x, double *sink_mass,
-                         double *max_attn);
-
 /* ---- the lm family (docs/MODELS.md, "Language-model family") ----
  * Its inputs are token sequences: n sequences of T tokens (BOS = vocab at
  * position 0) with the scored targets (tasks.h). A sequence is a "point"
@@ -108,12 +98,18 @@ typedef struct {
  * row p of batch, which must stay valid until then. */
 void model_acts_bind_tokens(cs_acts *acts, const cs_token_batch *batch);
 
-/* The first-token share of the lm family at every prefix l = 1..L
- * (docs/MODELS.md), from value forwards over n sequences: sink_mass[l-1]
- * the mean attention weight on BOS over heads, sequences and query
- * positions t ≥ 1; max_attn[l-1] the largest over heads of that mean. */
-int model_attention_sink_tokens(const cs_model *model, int n, const cs_token_batch *batch,
-                                double *sink_mass, double *max_attn);
+/* The attention-sink statistic (docs/MODELS.md) at every prefix l = 1..L
+ * of a family with a first token (the CLS token of the self family, BOS of
+ * the lm family; config's first_token), from value forwards over n inputs:
+ * the points x (n × m) of a family on points, or the sequences of batch of
+ * a token family (the other may be NULL). sink_mass[l-1] the mean
+ * attention weight the queries t ≥ 1 put on the first token, over heads,
+ * queries and inputs; max_attn[l-1] the self family's mean largest weight
+ * of a query, the lm family's largest per-head first-token share (one
+ * column, two meanings until the next format bump, docs/ARCHIVE.md). NaN
+ * for a family without a first token (the memory family). */
+int model_attention_sink(const cs_model *model, int n, const double *x, const cs_token_batch *batch,
+                         double *sink_mass, double *max_attn);
 
 /* The lm family's attention map of block `layer` (0-based), from value
  * forwards over n sequences: map[t·T + s] (T × T, T = batch->T) the mean

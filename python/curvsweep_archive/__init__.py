@@ -48,7 +48,7 @@ import h5py
 import numpy as np
 import pandas as pd
 
-__all__ = ["attrs", "spec", "cells", "curvature", "curves", "points", "runs", "fields",
+__all__ = ["attrs", "spec", "cells", "curvature", "curves", "points", "runs", "fields", "MEASURES",
            "locked", "Archive", "ArchiveBusy", "SUPPORTED_FORMATS", "LOCK_WAIT_SECONDS"]
 
 # How long a read waits for the sweep's batch to be written (as curvsweep's
@@ -60,6 +60,29 @@ FINISHED = ("done", "failed", "diverged")
 CLASS_NAMES = {0: "degenerate", 1: "flat", 2: "curved", 3: "unresolved"}
 POINT_ARRAYS = ("S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm")
 FIELD_ARRAYS = ("K", "K_tilde", "K_hat", "logdet_g", "aniso", "S_err")
+# The /curvature columns the curvsweep report reads, each with its unit and
+# meaning: those of the report's measure table (analysis/measures.c of the
+# curvsweep sources; tests/test_analysis_measures.c checks they agree).
+# Columns an older format_version lacks come out as NaN (curvature()).
+MEASURES = {
+    "K_absmean": ("1/length²", "mean |K|, the raw Gaussian curvature (units 1/length²)"),
+    "Kt_absmean": ("scale-free", "mean |K̃|, the trace-normalised (scale-free) curvature"),
+    "Kt_mean": ("scale-free", "mean signed K̃ (positive: on average positively curved)"),
+    "intK": ("scale-free", "∫K dA over the input plane (input_dim 2)"),
+    "logdet_mean": ("log of the metric's determinant", "mean log det g of the pulled-back metric"),
+    "Kh_absmean": ("scale-free", "mean |K̂|, the area-normalised curvature"),
+    "Kh_mean": ("scale-free", "mean signed K̂"),
+    "aniso_median": ("log (≥ 0)", "median anisotropy index log(AM/GM) of g's eigenvalues"),
+    "intabsK": ("scale-free", "∫|K| dA (input_dim 2)"),
+    "unresolved_frac": ("fraction of the points", "fraction of the points whose curvature is unresolved (rounding)"),
+    "flat_frac": ("fraction of the points", "fraction of the points classified flat"),
+    "curved_frac": ("fraction of the points", "fraction of the points classified curved"),
+    "sink_mass": ("attention weight", "first-token share: mean attention weight of the queries after the first token on it (the CLS token of the self family, BOS of the lm family), over heads"),
+    "max_attn": ("attention weight", "self family: mean largest attention weight of a query; lm family: the largest per-head first-token share (one column, two meanings: docs/ARCHIVE.md)"),
+    "massive_act": ("ratio", "massive activation max |h| / median |h| of the residual stream"),
+    "value_drain": ("ratio", "value drain ‖v_BOS‖ / median ‖v_t‖"),
+    "resid_peak": ("ratio", "residual peak ‖h_BOS‖ / median ‖h_t‖"),
+}
 # the columns of /cells that are results, not the cell's configuration
 RESULT_COLUMNS = ("status", "rank", "attempts", "wall_s", "train_loss", "train_acc", "test_acc",
                   "n_params", "message")
@@ -230,12 +253,13 @@ def _per_cell_table(name, with_config, keep_status, timeout, path):
 
 def curvature(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     """/curvature: one row per (done cell, prefix) with the per-prefix
-    statistics (docs/NUMERICS.md); with_config joins the cell's axis
-    columns (arch, depth, task, seed, ...). Format 2 archives lack
-    sink_mass and max_attn, formats 2-4 massive_act, value_drain and
-    resid_peak: NaN there."""
+    statistics (docs/NUMERICS.md; the units and meanings of those the
+    report reads: MEASURES); with_config joins the cell's axis columns
+    (arch, depth, task, seed, ...). Format 2 archives lack sink_mass and
+    max_attn, formats 2-4 massive_act, value_drain and resid_peak: NaN
+    there."""
     df = _per_cell_table("curvature", with_config, ("done",), timeout, path)
-    for c in ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"):
+    for c in MEASURES:
         if c not in df.columns:
             df[c] = np.nan
     return df

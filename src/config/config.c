@@ -15,13 +15,16 @@ static const cs_arch_info ARCHS[ARCH_COUNT] = {
 static const cs_arch_info ARCH_UNKNOWN = {"?", 0, ARCH_GATE_NONE, "#7f7f7f"};
 
 /* The family table (config.h): the self and lm families have no mlp block;
- * the lm family alone reads token sequences. */
+ * the lm family alone reads token sequences; both place their gate by the
+ * gate key and attend over tokens with a first token (CLS, BOS); the lm
+ * family's attention is also read from /params on held-out sequences.
+ * {name, mlp_arch, tokens, gate_positions, first_token, attention_map} */
 static const cs_family_info FAMILIES[FAMILY_COUNT] = {
-    [FAMILY_MEMORY] = {"memory", 1, 0},
-    [FAMILY_SELF] = {"self", 0, 0},
-    [FAMILY_LM] = {"lm", 0, 1},
+    [FAMILY_MEMORY] = {"memory", 1, 0, 0, 0, 0},
+    [FAMILY_SELF] = {"self", 0, 0, 1, 1, 0},
+    [FAMILY_LM] = {"lm", 0, 1, 1, 1, 1},
 };
-static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0};
+static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0, 0, 0, 0};
 
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};

@@ -194,15 +194,25 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
 /* ------------------------------------------------- first-token share */
 
 double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
+  // P: (N·T) × (H·T) of block l, row p·T + t, column j·T + s (causal: s ≤ t)
   const lm_acts *S = A->fam;
-  int H = M->H, T = S->T, HT = H * T;
-  for (int l = 0; l < M->L; l++)
+  int L = M->L, H = M->H, T = S->T, HT = H * T;
+  double *sum_sink = sum + (int64_t)MODEL_STAT_SINK_MASS * L * H;
+  double *sum_max = sum + (int64_t)MODEL_STAT_MAX_ATTN * L * H;
+  for (int l = 0; l < L; l++)
     for (int j = 0; j < H; j++) {
       const double *P = S->cache[l].at.p;
-      double acc = 0.0;
+      double acc = 0.0, acc_max = 0.0;
       for (int p = 0; p < N; p++)
-        for (int t = 1; t < T; t++) acc += P[((int64_t)p * T + t) * HT + j * T];
-      sum[(int64_t)l * H + j] += acc;
+        for (int t = 1; t < T; t++) {
+          const double *w = P + ((int64_t)p * T + t) * HT + j * T;
+          double mx = w[0];
+          for (int s = 1; s <= t; s++) mx = fmax(mx, w[s]);
+          acc += w[0];
+          acc_max += mx;
+        }
+      sum_sink[(int64_t)l * H + j] += acc;
+      sum_max[(int64_t)l * H + j] += acc_max;
     }
   return (double)N * (T - 1);
 }

@@ -102,10 +102,12 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct);
 int lm_backward(cs_model *M, cs_acts *A, int N, const double *x);
 
 /* The lm family's sequence statistics (its row's sink_sums, attn_map_sums
- * and extreme_collect, model_family_ops). The first-token share after a
- * value forward of N sequences (lm_backward.c): sum[l·H + j] += the attention weights head j of layer l
- * puts on BOS from the query positions t ≥ 1 of every sequence; returns
- * the number of (sequence, query) terms added per (l, j). */
+ * and extreme_collect, model_family_ops). The attention-sink sums after a
+ * value forward of N sequences (lm_backward.c), one group per head: with
+ * the query positions t ≥ 1 of every sequence, sum[(k·L + l)·H + j] += for
+ * k = MODEL_STAT_SINK_MASS the weights head j of layer l puts on BOS, for
+ * MODEL_STAT_MAX_ATTN their largest weights; returns the number of
+ * (sequence, query) terms added per entry. */
 double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
 /* After the same forward: map[t·T + s] += the attention weight query t
  * puts on key s in block l, summed over heads and the N sequences

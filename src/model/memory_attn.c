@@ -416,6 +416,5 @@ const model_family_ops memory_family_ops = {
     .loss = softmax_loss,
     .backward = memory_backward,
     .flops_per_point = memory_flops_per_point,
-    .token_stats = NULL,
     .memory = memory_memory,
 };

@@ -222,50 +222,27 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   return M->ops->backward(M, A, N, x);
 }
 
-/* The family's extreme-token statistics (its token_stats), from value
- * forwards over chunks of at most 256 points: sum over the chunks, then
- * divide by the number of terms. */
-int model_attention_sink(const cs_model *M, int n, const double *x, double *sink_mass,
-                         double *max_attn) {
-  int L = M->L;
-  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
-  if (!M->ops->token_stats || n < 1) return CS_OK;
-  int chunk = n < 256 ? n : 256;
-  cs_acts *A;
-  CS_CHECK(model_acts_create(M, chunk, 0, &A));
-  double *sum = NULL, *count = NULL;
-  int rc = CS_CALLOC(sum, 2 * MODEL_STAT_COUNT * (int64_t)L);
-  if (!rc) count = sum + MODEL_STAT_COUNT * L;
-  for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
-    int cnt = n - p0 < chunk ? n - p0 : chunk;
-    rc = model_forward(M, A, cnt, x + (int64_t)p0 * M->m);
-    if (!rc) M->ops->token_stats(M, A, cnt, sum, count);
-  }
-  for (int l = 0; l < L && !rc; l++) {
-    sink_mass[l] = sum[MODEL_STAT_SINK_MASS * L + l] / count[MODEL_STAT_SINK_MASS * L + l];
-    max_attn[l] = sum[MODEL_STAT_MAX_ATTN * L + l] / count[MODEL_STAT_MAX_ATTN * L + l];
-  }
-  free(sum);
-  model_acts_free(A);
-  return rc;
-}
-
-/* Value forwards of a token model over the n sequences of batch, in
- * chunks of at most 64, with visit(M, A, cnt, p0, ctx) after each: the
- * chunk of sequences p0 .. p0 + cnt − 1 is in A (the sums and gatherings
- * of the sequence statistics below). */
+/* Value forwards of a model over n inputs, with visit(M, A, cnt, p0, ctx)
+ * after each chunk of inputs p0 .. p0 + cnt − 1: the sequences of batch in
+ * chunks of at most 64 for a token family (x unused), else the points x
+ * (n × m) in chunks of at most 256 (the sums and gatherings of the
+ * statistics below). */
 typedef int (*model_chunk_fn)(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx);
-static int model_token_chunks(const cs_model *M, int n, const cs_token_batch *batch,
-                              model_chunk_fn visit, void *ctx) {
-  int T = batch->T, chunk = n < 64 ? n : 64;
+static int model_chunks(const cs_model *M, int n, const double *x, const cs_token_batch *batch,
+                        model_chunk_fn visit, void *ctx) {
+  int T = batch ? batch->T : 0, most = batch ? 64 : 256, chunk = n < most ? n : most;
   cs_acts *A;
   CS_CHECK(model_acts_create(M, chunk, 0, &A));
   int rc = CS_OK;
   for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
     int cnt = n - p0 < chunk ? n - p0 : chunk;
-    cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
-    model_acts_bind_tokens(A, &b);
-    rc = model_forward(M, A, cnt, NULL);
+    if (batch) {
+      cs_token_batch b = {T, batch->tokens + (int64_t)p0 * T, batch->scored + (int64_t)p0 * T};
+      model_acts_bind_tokens(A, &b);
+      rc = model_forward(M, A, cnt, NULL);
+    } else {
+      rc = model_forward(M, A, cnt, x + (int64_t)p0 * M->m);
+    }
     if (!rc) rc = visit(M, A, cnt, p0, ctx);
   }
   model_acts_free(A);
@@ -285,26 +262,35 @@ static int model_sink_visit(const cs_model *M, const cs_acts *A, int cnt, int p0
   return CS_OK;
 }
 
-/* A token family's first-token share (model.h): value forwards over chunks
- * of at most 64 sequences, per-head sums over the chunks (the family's
- * sink_sums), then the mean over heads and the largest per-head mean. */
-int model_attention_sink_tokens(const cs_model *M, int n, const cs_token_batch *batch,
-                                double *sink_mass, double *max_attn) {
-  int L = M->L, H = M->H;
+/* The attention-sink statistic (model.h): value forwards over chunks, the
+ * family's sink sums per layer and group (its sink_sums), then per layer
+ * the mean over groups of the first-token share and, for max_attn, the
+ * family's meaning: the largest group's first-token share, or the mean
+ * over groups of the largest weight. */
+int model_attention_sink(const cs_model *M, int n, const double *x, const cs_token_batch *batch,
+                         double *sink_mass, double *max_attn) {
+  int L = M->L, G = M->ops->sink_per_head ? M->H : 1;
   for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
   if (!M->ops->sink_sums || n < 1) return CS_OK;
+  int tokens = config_family_tokens(M->cfg.family);
+  if (tokens ? !batch : !x)
+    return cs_error(CS_ERR_INTERNAL, "model_attention_sink: the %s family needs %s",
+                    config_family_name(M->cfg.family), tokens ? "sequences" : "points");
   model_token_sums S = {NULL, 0.0, 0};
-  int rc = CS_CALLOC(S.sum, (int64_t)L * H);
-  if (!rc) rc = model_token_chunks(M, n, batch, model_sink_visit, &S);
+  int rc = CS_CALLOC(S.sum, (int64_t)MODEL_STAT_COUNT * L * G);
+  if (!rc) rc = model_chunks(M, n, x, tokens ? batch : NULL, model_sink_visit, &S);
   for (int l = 0; l < L && !rc; l++) {
-    double mean = 0.0, mx = -INFINITY;
-    for (int j = 0; j < H; j++) {
-      double s = S.sum[(int64_t)l * H + j] / S.terms;
-      mean += s / H;
-      mx = fmax(mx, s);
+    const double *sink = S.sum + ((int64_t)MODEL_STAT_SINK_MASS * L + l) * G;
+    const double *top = S.sum + ((int64_t)MODEL_STAT_MAX_ATTN * L + l) * G;
+    double mean = 0.0, head_max = -INFINITY, top_mean = 0.0;
+    for (int j = 0; j < G; j++) {
+      double share = sink[j] / S.terms;
+      mean += share / G;
+      head_max = fmax(head_max, share);
+      top_mean += top[j] / S.terms / G;
     }
     sink_mass[l] = mean;
-    max_attn[l] = mx;
+    max_attn[l] = M->ops->max_attn_head_share ? head_max : top_mean;
   }
   free(S.sum);
   return rc;
@@ -328,7 +314,7 @@ int model_attention_map_tokens(const cs_model *M, int n, const cs_token_batch *b
                     "and sequences (layer %d, n = %d)", M->L - 1, layer, n);
   memset(map, 0, sizeof(double) * (size_t)T * T);
   model_token_sums S = {map, 0.0, layer};
-  int rc = model_token_chunks(M, n, batch, model_map_visit, &S);
+  int rc = model_chunks(M, n, NULL, batch, model_map_visit, &S);
   for (int64_t i = 0; i < (int64_t)T * T && !rc; i++) map[i] /= S.terms;
   return rc;
 }
@@ -351,7 +337,7 @@ int model_gate_means_tokens(const cs_model *M, int n, const cs_token_batch *batc
                     "at least 2 tokens (n = %d, T = %d, gate width %d)", n, T, M->n_gate);
   model_token_sums S = {NULL, 0.0, 0};
   int rc = CS_CALLOC(S.sum, 2 * (size_t)L);
-  if (!rc) rc = model_token_chunks(M, n, batch, model_gate_visit, &S);
+  if (!rc) rc = model_chunks(M, n, NULL, batch, model_gate_visit, &S);
   for (int l = 0; l < L && !rc; l++) {
     later[l] = S.sum[2 * l] / S.terms;
     bos[l] = S.sum[2 * l + 1] / ((double)n * M->n_gate);
@@ -390,7 +376,7 @@ int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, 
   int rc = CS_CALLOC(E.abs_h, NT * d * L);
   if (!rc) rc = CS_CALLOC(E.nh, NT * L);
   if (!rc) rc = CS_CALLOC(E.nv, NT * L);
-  if (!rc) rc = model_token_chunks(M, n, batch, model_extreme_visit, &E);
+  if (!rc) rc = model_chunks(M, n, NULL, batch, model_extreme_visit, &E);
   double *abs_h = E.abs_h, *nh = E.nh, *nv = E.nv;
   /* per block: BOS norms apart (their mean), the rest sorted for medians */
   for (int l = 0; l < L && !rc; l++) {

@@ -96,9 +96,9 @@ struct cs_acts {
   cs_token_batch tok;       /* lm family: the bound sequences (model_acts_bind_tokens) */
 };
 
-/* Per-prefix extreme-token statistics a family may report (its token_stats
- * op), each the mean of one quantity over the samples the family defines
- * (docs/MODELS.md). */
+/* The attention-sink sums a family with a first token reports (its
+ * sink_sums op; docs/MODELS.md), each summed over its queries after the
+ * first token. */
 typedef enum {
   MODEL_STAT_SINK_MASS = 0, /* attention weight of a query on token 0 */
   MODEL_STAT_MAX_ATTN,      /* largest attention weight of a query */
@@ -128,24 +128,31 @@ struct model_family_ops {
   int (*backward)(cs_model *M, cs_acts *A, int N, const double *x);
   /* Nominal flops of one forward per point (products only). */
   double (*flops_per_point)(const cs_config *cfg);
-  /* After a value forward of N points: add each prefix's statistics into
-   * sum[k·L + l] and the number of samples into count[k·L + l]
-   * (k a model_stat). NULL: the family has none (NaN in the results). */
-  void (*token_stats)(const cs_model *M, const cs_acts *A, int N, double *sum, double *count);
+  /* The attention-sink sums after a value forward of N inputs (points, or
+   * the bound sequences), for every layer l and sink group j < G (G = H
+   * when sink_per_head, else 1: the heads pooled), over the queries t ≥ 1:
+   *   sum[(MODEL_STAT_SINK_MASS·L + l)·G + j] += their weights on token 0
+   *   sum[(MODEL_STAT_MAX_ATTN·L + l)·G + j]  += their largest weights
+   * returns the terms added per entry. NULL: the family has no first
+   * token (config's first_token; NaN in the results). model.c's
+   * model_attention_sink makes the statistics of them. */
+  double (*sink_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
+  int sink_per_head;
+  /* What max_attn holds (one column, two meanings until the next format
+   * bump, docs/ARCHIVE.md): 1 the largest over heads of the first-token
+   * share (lm); 0 the mean over groups of the largest weight (self). */
+  int max_attn_head_share;
   /* The family's terms of the memory estimate of a cell of config c (gate
    * width ng), with size.h's checked arithmetic (*over on overflow);
    * families on points take their jets and data from sizes_points. */
   void (*memory)(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over);
   /* The sequence statistics of a token family after a value forward of N
-   * sequences (model.c's sink share, attention map and extreme tokens;
-   * NULL for families on points). sink_sums: sum[l·H + j] += the weight
-   * head j of layer l puts on BOS from the queries t ≥ 1, returns the terms
-   * added per (l, j). attn_map_sums: map[t·T + s] += the weight query t
+   * sequences (model.c's attention map and extreme tokens; NULL for
+   * families on points). attn_map_sums: map[t·T + s] += the weight query t
    * puts on key s in block l, over heads and sequences, returns the terms
    * per entry. extreme_collect: block l's residual stream h and values v at
    * the N·T positions, row p·T + t: abs_h (N·T × d) |h|, norm_h ‖h‖,
    * norm_v ‖v‖. */
-  double (*sink_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
   double (*attn_map_sums)(const cs_model *M, const cs_acts *A, int N, int l, double *map);
   /* gate_sums: sum[2l] += the gate values σ at the query positions t ≥ 1,
    * sum[2l + 1] += those at BOS (t = 0), over the gate's channels (or

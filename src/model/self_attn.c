@@ -28,7 +28,7 @@
  * this is the training forward pass.
  *
  * The family's row of the family table is self_family_ops (at the end),
- * with the attention-sink statistic of docs/MODELS.md as its token_stats. */
+ * with the attention-sink sums of docs/MODELS.md as its sink_sums. */
 #include "curvsweep/error.h"
 #include "curvsweep/simd.h"
 #include "layers.h"
@@ -500,12 +500,11 @@ static int self_backward(cs_model *M, cs_acts *A, int N, const double *x) {
 
 /* ------------------------------------------------------ attention sink */
 
-/* The attention-sink statistic (docs/MODELS.md) after a value forward of
- * N points: per layer, point, head and non-CLS query t = 1..T−1, its
- * weight on token 0 (MODEL_STAT_SINK_MASS) and its largest weight
- * (MODEL_STAT_MAX_ATTN), added into sum; count gets the number of terms. */
-static void self_token_stats(const cs_model *M, const cs_acts *A, int N, double *sum,
-                             double *count) {
+/* The attention-sink sums (model_family_ops; docs/MODELS.md) after a value
+ * forward of N points, the heads pooled (one group): per layer, point, head
+ * and non-CLS query t = 1..T−1, its weight on token 0 and its largest
+ * weight, added into sum in that order; returns the terms per layer. */
+static double self_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
   const self_acts *S = A->fam;
   int L = M->L, H = M->H, T = S->T, HT = H * T;
   double *sum_sink = sum + MODEL_STAT_SINK_MASS * L, *sum_max = sum + MODEL_STAT_MAX_ATTN * L;
@@ -520,9 +519,8 @@ static void self_token_stats(const cs_model *M, const cs_acts *A, int N, double 
           sum_sink[l] += w[0];
           sum_max[l] += mx;
         }
-    count[MODEL_STAT_SINK_MASS * L + l] += (double)N * (T - 1) * H;
-    count[MODEL_STAT_MAX_ATTN * L + l] += (double)N * (T - 1) * H;
   }
+  return (double)N * (T - 1) * H;
 }
 
 /* The memory-estimate terms (docs/SPEC.md, "Sizes"; model_family_ops): per
@@ -551,6 +549,8 @@ const model_family_ops self_family_ops = {
     .loss = softmax_loss,
     .backward = self_backward,
     .flops_per_point = self_flops_per_point,
-    .token_stats = self_token_stats,
+    .sink_sums = self_sink_sums,
+    .sink_per_head = 0,
+    .max_attn_head_share = 0,
     .memory = self_memory,
 };

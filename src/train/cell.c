@@ -350,14 +350,11 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
                                 n_box ? s->box + (int64_t)l * n_box : NULL, volume, m,
                                 &res->curv[l]));
   /* the attention-sink statistic of every prefix on the same evaluation
-   * points (self family; NaN for the memory family), docs/MODELS.md */
+   * points or sequences (NaN for a family without a first token), and the
+   * other extreme-token statistics of a token family, docs/MODELS.md */
   CS_CHECK(CS_CALLOC(s->sink, (2 + MODEL_EXTREME_COUNT) * (int64_t)L));
-  if (seq) { /* the extreme-token statistics (lm family, docs/MODELS.md) */
-    CS_CHECK(model_attention_sink_tokens(M, n, &tok, s->sink, s->sink + L));
-    CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 2 * L));
-  } else {
-    CS_CHECK(model_attention_sink(M, n, s->eval.x, s->sink, s->sink + L));
-  }
+  CS_CHECK(model_attention_sink(M, n, s->eval.x, seq ? &tok : NULL, s->sink, s->sink + L));
+  if (seq) CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 2 * L));
   for (int l = 0; l < L; l++) {
     geom_stats *g = &res->curv[l];
     const double *ex = s->sink + 2 * L + (int64_t)l * MODEL_EXTREME_COUNT;
