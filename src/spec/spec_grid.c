@@ -392,6 +392,8 @@ static int check_lm_field_team(parse_state *st) {
   return CS_OK;
 }
 
+static int64_t base_value(const cs_config *b, int key);
+
 /* The teacher task and family mha go together (docs/MODELS.md,
  * "Estimation"): the teacher is one mha layer and the student its own
  * family, so family = mha meets only task teacher and task teacher only
@@ -423,7 +425,7 @@ static int check_family_teacher(parse_state *st, int64_t family, int64_t task) {
 static int check_mha_shape(parse_state *st) {
   const cs_spec *spec = st->spec;
   const cs_config *b = &spec->base;
-  key_values fam, depth, field, arch, gate, width, heads;
+  key_values fam, arch, gate, width, heads;
   key_values_of(spec, K_FAMILY, b->family, &fam);
   int any = 0;
   for (int64_t i = 0; i < fam.n; i++) any |= fam.v[i] == FAMILY_MHA;
@@ -431,22 +433,23 @@ static int check_mha_shape(parse_state *st) {
   char src[192];
   int section, line;
   key_source(st, K_FAMILY, src, sizeof src);
-  key_values_of(spec, K_DEPTH, b->depth, &depth);
-  for (int64_t i = 0; i < depth.n; i++)
-    if (depth.v[i] != 1) {
-      line = key_line(st, K_DEPTH, &section);
-      return spec_fail_key(st, line, section, "depth",
-                           "%" PRId64 ", but family mha is in the grid (%s) and has one layer; "
-                           "allowed with family = mha: 1", depth.v[i], src);
-    }
-  key_values_of(spec, K_FIELD, b->field, &field);
-  for (int64_t i = 0; i < field.n; i++)
-    if (field.v[i] != 0) {
-      line = key_line(st, K_FIELD, &section);
-      return spec_fail_key(st, line, section, "field",
-                           "%" PRId64 ", but family mha is in the grid (%s) and has no "
-                           "curvature; allowed with family = mha: 0", field.v[i], src);
-    }
+  static const struct {
+    int key;
+    int64_t allowed;
+    const char *why;
+  } FIXED[] = {{K_DEPTH, 1, "has one layer"}, {K_FIELD, 0, "has no curvature"}};
+  for (size_t k = 0; k < sizeof FIXED / sizeof FIXED[0]; k++) {
+    key_values kv;
+    key_values_of(spec, FIXED[k].key, base_value(b, FIXED[k].key), &kv);
+    for (int64_t i = 0; i < kv.n; i++)
+      if (kv.v[i] != FIXED[k].allowed) {
+        line = key_line(st, FIXED[k].key, &section);
+        return spec_fail_key(st, line, section, SPEC_KEYS[FIXED[k].key].name,
+                             "%" PRId64 ", but family mha is in the grid (%s) and %s; allowed "
+                             "with family = mha: %" PRId64, kv.v[i], src, FIXED[k].why,
+                             FIXED[k].allowed);
+      }
+  }
   if (b->team_p != 1 || b->team_q != 1) {
     line = key_line(st, K_TEAM_GRID, &section);
     return spec_fail_key(st, line, section, "grid",
@@ -491,6 +494,7 @@ static int64_t base_value(const cs_config *b, int key) {
   case K_INPUT_DIM: return b->input_dim;
   case K_ARCH: return b->arch;
   case K_TOKENS: return b->tokens;
+  case K_DEPTH: return b->depth;
   default: return 0;
   }
 }
