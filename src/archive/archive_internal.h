@@ -347,9 +347,10 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
  * (massive_act ≥ 1, the others ≥ 0). Anything else is damage: a refusal
  * naming path, the cell and the prefix. Other families: not checked. */
 int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r);
-/* A done result's metrics in their domain (accuracies in [0, 1], finite
- * loss, wall time >= 0): a refusal naming path and the cell otherwise. */
-int archive_check_metrics(const char *path, const cs_cell_result *r);
+/* A done result's metrics in their domain (accuracies in [0, 1], or NaN
+ * for a cell of family mha, which has none; finite loss, wall time >= 0):
+ * a refusal naming path and the cell otherwise. */
+int archive_check_metrics(const char *path, cs_family family, const cs_cell_result *r);
 /* A tensor name as the archive stores it (docs/ARCHIVE.md, "/params"): 0,
  * or -1. */
 int archive_check_tensor_name(const char *name);
