@@ -494,8 +494,8 @@ typedef struct {
                               file's is archive_packed of it */
   /* limits */
   int max_per_cell;   /* rows a listed cell may have (0: bounded by the budget only) */
-  int (*done_rows)(const cs_config *cfg); /* rows a done cell of cfg has (NULL: any number;
-                                             a cell of another family may have none) */
+  int (*done_rows)(const cs_config *cfg); /* rows a done cell of cfg has (NULL or < 0: any
+                                             number; a cell of another family may have none) */
   /* result -> rows */
   int (*rows_of)(const cs_cell_result *r);  /* how many rows r has */
   int (*to_rows)(const cs_cell_result *r, void *rows, archive_points_stage *pts); /* r's rows
