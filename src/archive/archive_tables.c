@@ -28,7 +28,7 @@ static hid_t archive_curv_row_type(void) {
 }
 
 static int archive_curv_done_rows(const cs_config *cfg) {
-  return cfg->family == FAMILY_MHA ? 0 : cfg->depth; /* family mha: no curvature */
+  return config_family_estimation(cfg->family) ? 0 : cfg->depth; /* no curvature */
 }
 
 static int archive_curv_rows_of(const cs_cell_result *r) {
@@ -170,7 +170,7 @@ static hid_t archive_est_row_type(void) {
 /* A done cell of family mha has its row; of another family, any number
  * (the fixtures of test_archive_tables give every table rows). */
 static int archive_est_done_rows(const cs_config *cfg) {
-  return cfg->family == FAMILY_MHA ? 1 : -1;
+  return config_family_estimation(cfg->family) ? 1 : -1;
 }
 
 static int archive_est_rows_of(const cs_cell_result *r) {
