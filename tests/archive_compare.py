@@ -3,7 +3,7 @@
 
 usage: archive_compare.py A.h5 B.h5 [--rtol R] [--ignore-spec]
        archive_compare.py --each A.h5 B1.h5 B2.h5 ...
-Also /estimation (format_version 6) where either has it. Ignores what
+Also /estimation (format_version 6; absent in an older archive: no rows). Ignores what
 legitimately differs between runs: /cells rank, wall_s and
 attempts, /runs, and the created timestamp. With --rtol, floating-point
 fields may differ by a relative R (teams sum in another order); with
@@ -176,11 +176,12 @@ def compare_tables(fa, fb, name, keys, ignore=()):
 
 
 def compare_optional_table(fa, fb, name, keys):
-    """A table of a newer format_version (/estimation: 6): compared where
-    either archive has it."""
-    if (name in fa) != (name in fb):
-        return f"{name} present in only one archive"
-    return compare_tables(fa, fb, name, keys) if name in fa else None
+    """A table of a newer format_version (/estimation: 6): an archive of an
+    older version lacks it and has no rows in it."""
+    if name not in fa or name not in fb:
+        rows = len(fa[name]) if name in fa else len(fb[name]) if name in fb else 0
+        return f"{name}: {rows} rows in one archive, none in the other" if rows else None
+    return compare_tables(fa, fb, name, keys)
 
 
 def compare_groups(fa, fb, name):
