@@ -33,10 +33,11 @@ typedef struct {
 /* 1 when this section ranks the gate positions of family f: it places its
  * gate by the gate key and trains on points (the config family table); a
  * family on token sequences is compared with ungated by the sinks section,
- * one ignoring the gate key has nothing to rank. */
+ * the teacher task's student by the estimation section, one ignoring the
+ * gate key has nothing to rank. */
 static inline int analysis_gates_ranked(cs_family f) {
   const cs_family_info *F = config_family_info(f);
-  return F->gate_positions && !F->tokens;
+  return F->gate_positions && !F->tokens && !F->estimation;
 }
 
 /* A base (compute.h); only the bases of a family analysis_gates_ranked

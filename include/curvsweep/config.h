@@ -20,12 +20,16 @@ typedef enum {
 
 /* cs_task_kind, its count and names belong to the tasks module (tasks.h). */
 
+/* How the entries of a teacher task's token sets are drawn. */
+typedef enum { TOKEN_DIST_UNIFORM = 0, TOKEN_DIST_GAUSSIAN, TOKEN_DIST_COUNT } cs_token_dist;
 typedef enum { SCHEDULE_CONSTANT = 0, SCHEDULE_COSINE, SCHEDULE_COUNT } cs_schedule;
 typedef enum { NORM_NONE = 0, NORM_PRE, NORM_COUNT } cs_norm;
 /* The model family (docs/MODELS.md): memory attention (query against learned
  * key/value slots), FT-style self-attention over feature tokens, or a
  * decoder-only language model over token sequences (lm). */
-typedef enum { FAMILY_MEMORY = 0, FAMILY_SELF, FAMILY_LM, FAMILY_COUNT } cs_family;
+typedef enum { FAMILY_MEMORY = 0, FAMILY_SELF, FAMILY_LM, FAMILY_MHA, FAMILY_COUNT } cs_family;
+/* family = mha: one multi-head attention layer over token sets given as
+ * data, the student of task = teacher (docs/MODELS.md, "Estimation"). */
 /* Where the gate of the self family sits: g1 SDPA output O, g2 values V,
  * g3 keys K, g4 queries Q, g5 after the dense output Y. */
 typedef enum { GATE_G1 = 0, GATE_G2, GATE_G3, GATE_G4, GATE_G5, GATE_COUNT } cs_gate_pos;
@@ -43,6 +47,10 @@ typedef struct {
   double label_noise;    /* 0 */
   int vocab;             /* V, 32: token tasks (tokens 0..V-1, BOS is V) */
   int seq_len;           /* T, 32: tokens per sequence including BOS */
+  int tokens;            /* N, 8: tokens per set (task teacher; token 0 is the query) */
+  cs_token_dist token_dist; /* uniform: entries of a token set U[-1,1]; gaussian: N(0,1) */
+  int teacher_heads;     /* H*, 1: heads of the planted teacher (task teacher) */
+  double noise;          /* σ, 0.1: standard deviation of the target noise ε */
   /* [model] */
   cs_family family;      /* memory */
   cs_gate_pos gate;      /* g1 (self family, gated archs only) */
@@ -59,6 +67,8 @@ typedef struct {
   cs_schedule schedule;  /* constant */
   double weight_decay;   /* 0 */
   int eval_every;        /* 10 */
+  int restarts;          /* 4: estimator restarts per cell (family mha; docs/MODELS.md) */
+  double grad_tol;       /* 1e-7: the estimator stops when ‖∇ loss‖ ≤ grad_tol */
   /* [curvature] */
   int points;            /* 128 */
   double sigma;          /* 1.0 */
@@ -118,6 +128,8 @@ typedef struct {
                            statistics sink_mass and max_attn (docs/MODELS.md) */
   int attention_map;    /* 1: its attention map, gate values and extreme-token statistics run
                            forward from /params on held-out sequences (model.h, *_tokens) */
+  int estimation;       /* 1: the teacher task's student (task teacher only): one real
+                           output, no curvature, results in /estimation (docs/MODELS.md) */
 } cs_family_info;
 
 /* The row of f (a "?" row that accepts nothing, for a value out of range). */
@@ -129,11 +141,15 @@ const char *config_norm_name(cs_norm n);         /* "none", "pre" */
 const char *config_family_name(cs_family f);     /* "memory", "self", "lm" */
 /* 1 when family f trains on token-sequence tasks (and only on those). */
 int config_family_tokens(cs_family f);
+/* 1 when family f is the teacher task's student (estimation row of the table). */
+int config_family_estimation(cs_family f);
 const char *config_gate_name(cs_gate_pos g);     /* "g1" .. "g5" */
 const char *config_schedule_name(cs_schedule s); /* "constant", "cosine" */
+const char *config_token_dist_name(cs_token_dist t); /* "uniform", "gaussian" */
 /* Name -> enum; -1 when unknown. */
 int config_norm_parse(const char *s);
 int config_schedule_parse(const char *s);
+int config_token_dist_parse(const char *s);
 int config_family_parse(const char *s);
 int config_gate_parse(const char *s);
 

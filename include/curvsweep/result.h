@@ -25,6 +25,26 @@ typedef struct {
   double train_loss, train_acc, test_acc;
 } cs_curve_point;
 
+/* The estimator's record of a cell of family mha, task teacher
+ * (docs/MODELS.md, "Estimation"; the archive's /estimation table). Every
+ * other cell has present = 0 and stores no row. */
+typedef struct {
+  int present;         /* 1: an estimation cell */
+  int restarts;        /* restarts run */
+  int kept;            /* the restart of the lowest training loss (0: near the teacher) */
+  int converged;       /* 1: the kept restart stopped on the gradient norm or the
+                          loss plateau, 0: on the step cap */
+  int misspecified;    /* 1: fewer student heads than teacher heads (H < H*):
+                          not a point of the rate */
+  int64_t steps;       /* Adam steps of the kept restart */
+  int64_t steps_total; /* over every restart */
+  double grad_norm;    /* ‖∇ train_mse‖ at the kept parameters */
+  double train_mse;    /* mean squared error on the n training sets (the loss) */
+  double teacher_mse;  /* the teacher's own mean squared error there (the noise, ≈ σ²) */
+  double fn_error;     /* ‖f − f*‖ in L2: root mean square over test_points fresh sets */
+  double param_error;  /* the Voronoi loss of docs/MODELS.md */
+} cs_estimation;
+
 typedef struct {
   int64_t cell_id;
   cs_cell_status status;
@@ -63,6 +83,9 @@ typedef struct {
   double *fd_K, *fd_K_tilde, *fd_K_hat, *fd_logdet_g, *fd_aniso, *fd_S_err; /* L × N² each */
   int8_t *fd_class;    /* L × N² geom_class codes */
   int8_t *fd_pred;     /* N² predicted class (argmax of the logits) */
+
+  /* family mha (task teacher): the estimator's numbers; present = 0 otherwise */
+  cs_estimation est;
 
   /* optional (save_params) */
   int n_tensors;

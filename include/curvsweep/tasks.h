@@ -19,13 +19,14 @@ typedef enum {
   TASK_CHECKER,
   TASK_BIGRAM_BACKCOPY, /* token sequences (src/tasks/sequences.c) */
   TASK_ASSOC_RECALL,
+  TASK_TEACHER, /* token sets with a planted teacher's targets (task_token_sets) */
   TASK_COUNT
 } cs_task_kind;
 /* The point tasks (x, y) come first: kinds 0..TASK_POINT_COUNT-1. */
 #define TASK_POINT_COUNT TASK_BIGRAM_BACKCOPY
 
 /* "linear", "blobs", "xor", "circles", "spiral", "checker", "bigram-backcopy",
- * "associative-recall"; "?" out of range. */
+ * "associative-recall", "teacher"; "?" out of range. */
 const char *task_name(cs_task_kind kind);
 /* Name -> task kind; -1 when unknown. */
 int task_parse(const char *name);
@@ -53,7 +54,8 @@ int task_generate(cs_task_kind kind, int m, int n, int64_t seed, cs_split split,
                   double label_noise, cs_dataset *out);
 void task_dataset_free(cs_dataset *d);
 
-/* "linear" or "nonlinear": the task's decision boundary type. */
+/* "linear" or "nonlinear": the task's decision boundary type ("sequence"
+ * for the sequence tasks, "regression" for teacher). */
 const char *task_boundary(cs_task_kind kind);
 /* 1 when the task is defined for input dimension m, else 0. */
 int task_supports_dim(cs_task_kind kind, int m);
@@ -104,5 +106,20 @@ int task_circles_radius(int m, double *r0);
  * <= 1e-12 + rounding for m >= 4; m = 2, 3 are capped at 2^21 terms (error
  * about 1e-7 and 1e-11). */
 int task_ball_fraction(int m, double r, double *fraction);
+
+/* ---- the teacher task (docs/MODELS.md, "Estimation") ----
+ * Token sets X ∈ R^{N×m} given as data, entries i.i.d. U[-1,1] (uniform) or
+ * N(0, 1) (gaussian); the targets are the family mha teacher's (src/train).
+ * Set i of a split is drawn from its own stream keyed by (seed, split, i),
+ * so the first n sets of a split are the same for every n (nested samples). */
+#define TASK_TOKEN_GAUSSIAN 1 /* token_dist values: 0 uniform, 1 gaussian (config.h) */
+/* Sets first .. first + count − 1 of split: x (count × N·m, row-major, set
+ * i's token t at x[i·N·m + t·m]). CS_ERR_INPUT for N, m < 1 or count < 0. */
+int task_token_sets(int64_t seed, cs_split split, int64_t first, int count, int N, int m,
+                    int dist, double *x);
+/* The target noise ε_i ~ N(0, σ²) of the same sets (stream keyed by
+ * (seed, split, i)): eps (count). */
+void task_token_noise(int64_t seed, cs_split split, int64_t first, int count, double sigma,
+                      double *eps);
 
 #endif

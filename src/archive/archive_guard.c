@@ -344,15 +344,19 @@ int archive_check_tensor_name(const char *name) {
 }
 
 /* A done cell's metrics in their domain (docs/ARCHIVE.md, "Reading an
- * archive"): accuracies in [0, 1], a finite training loss, a wall time that
- * is finite and not negative. Anything else is damage, never reported. */
-int archive_check_metrics(const char *path, const cs_cell_result *r) {
+ * archive"): accuracies in [0, 1] (NaN in family mha: a regression has
+ * none), a finite training loss, a wall time that is finite and not
+ * negative. Anything else is damage, never reported. */
+int archive_check_metrics(const char *path, cs_family family, const cs_cell_result *r) {
   if (r->status != CELL_DONE) return CS_OK;
-  const char *bad = !(r->train_acc >= 0 && r->train_acc <= 1)  ? "train_acc"
-                    : !(r->test_acc >= 0 && r->test_acc <= 1)  ? "test_acc"
-                    : !isfinite(r->train_loss)                 ? "train_loss"
-                    : !(r->wall_s >= 0 && isfinite(r->wall_s)) ? "wall_s"
-                                                               : NULL;
+  int none = config_family_estimation(family); /* accuracies NaN: a regression has none */
+  const char *bad = none && !isnan(r->train_acc)                        ? "train_acc"
+                    : none && !isnan(r->test_acc)                        ? "test_acc"
+                    : !none && !(r->train_acc >= 0 && r->train_acc <= 1) ? "train_acc"
+                    : !none && !(r->test_acc >= 0 && r->test_acc <= 1)   ? "test_acc"
+                    : !isfinite(r->train_loss)                           ? "train_loss"
+                    : !(r->wall_s >= 0 && isfinite(r->wall_s))           ? "wall_s"
+                                                                         : NULL;
   if (bad)
     return cs_error(CS_ERR_INPUT, "%s: damaged archive: /cells: done cell %" PRId64 " has %s "
                     "outside its domain (train_acc %g, test_acc %g, train_loss %g, wall_s %g)",

@@ -108,6 +108,7 @@ static int archive_table_blocks(archive_reader *rd, const char *name, hid_t mtyp
  * time; their metrics checked as every reader checks them. */
 typedef struct {
   const cs_archive *a;
+  const cs_spec *spec;
   double wall_s;
 } archive_summary_wall;
 
@@ -119,7 +120,9 @@ static int archive_summary_wall_block(void *ctx, const void *rows, hsize_t start
     cs_cell_result r = {.cell_id = cells[j].cell_id, .status = W->a->row_status[start + j],
                         .wall_s = cells[j].wall_s, .train_loss = cells[j].train_loss,
                         .train_acc = cells[j].train_acc, .test_acc = cells[j].test_acc};
-    CS_CHECK(archive_check_metrics(W->a->path, &r));
+    cs_config cfg;
+    CS_CHECK(spec_cell_config(W->spec, r.cell_id, &cfg));
+    CS_CHECK(archive_check_metrics(W->a->path, cfg.family, &r));
     if (isfinite(r.wall_s)) W->wall_s += r.wall_s;
   }
   return CS_OK;
@@ -164,7 +167,7 @@ int archive_summary(const char *path, cs_archive_summary *out) {
       case CELL_DIVERGED: out->diverged++; break;
     }
   }
-  archive_summary_wall W = {rd.a, 0};
+  archive_summary_wall W = {rd.a, rd.spec, 0};
   hid_t mt = archive_cell_row_type();
   int rc = archive_table_blocks(&rd, "cells", mt, archive_summary_wall_block, &W);
   H5Tclose(mt);
@@ -401,7 +404,12 @@ static int archive_results_read_tables(archive_results_read *R) {
   rc = archive_table_blocks(R->rd, "cells", mt, archive_results_cells, R);
   H5Tclose(mt);
   CS_CHECK(rc);
-  for (int64_t i = 0; i < n; i++) CS_CHECK(archive_check_metrics(path, &R->res[i]));
+  for (int64_t i = 0; i < n; i++) {
+    cs_config cfg;
+    if (R->res[i].status != CELL_DONE) continue;
+    CS_CHECK(spec_cell_config(R->rd->spec, R->res[i].cell_id, &cfg));
+    CS_CHECK(archive_check_metrics(path, cfg.family, &R->res[i]));
+  }
   // the per-cell tables whose rows hold values (the /points arrays: later)
   for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
     const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];

@@ -389,7 +389,7 @@ static int salvage_cell(salvage_state *s, int64_t c) {
     int got = spec_cell_config(s->spec, c, &cfg) == CS_OK && salvage_points(s, c, &r) == CS_OK &&
               archive_read_params(s->file, s->in, &r) == CS_OK &&
               archive_read_fields(s->file, s->in, cfg.field, &r) == CS_OK &&
-              archive_check_metrics(s->in, &r) == CS_OK &&
+              archive_check_metrics(s->in, cfg.family, &r) == CS_OK &&
               archive_check_token_stats(s->in, cfg.family, &r) == CS_OK;
     if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
     else if (r.status == CELL_DONE && sw->save_points && !r.pt_x)

@@ -14,20 +14,24 @@ static const cs_arch_info ARCHS[ARCH_COUNT] = {
 };
 static const cs_arch_info ARCH_UNKNOWN = {"?", 0, ARCH_GATE_NONE, "#7f7f7f"};
 
-/* The family table (config.h): the self and lm families have no mlp block;
- * the lm family alone reads token sequences; both place their gate by the
- * gate key and attend over tokens with a first token (CLS, BOS); the lm
- * family's attention is also read from /params on held-out sequences.
- * {name, mlp_arch, tokens, gate_positions, first_token, attention_map} */
+/* The family table (config.h): the self, lm and mha families have no mlp
+ * block; the lm family alone reads token sequences; the self, lm and mha
+ * families place their gate by the gate key, the self and lm families
+ * attend over tokens with a first token (CLS, BOS); the lm family's
+ * attention is also read from /params on held-out sequences; the mha
+ * family alone is the teacher task's student.
+ * {name, mlp_arch, tokens, gate_positions, first_token, attention_map, estimation} */
 static const cs_family_info FAMILIES[FAMILY_COUNT] = {
-    [FAMILY_MEMORY] = {"memory", 1, 0, 0, 0, 0},
-    [FAMILY_SELF] = {"self", 0, 0, 1, 1, 0},
-    [FAMILY_LM] = {"lm", 0, 1, 1, 1, 1},
+    [FAMILY_MEMORY] = {"memory", 1, 0, 0, 0, 0, 0},
+    [FAMILY_SELF] = {"self", 0, 0, 1, 1, 0, 0},
+    [FAMILY_LM] = {"lm", 0, 1, 1, 1, 1, 0},
+    [FAMILY_MHA] = {"mha", 0, 0, 1, 0, 0, 1},
 };
-static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0, 0, 0, 0};
+static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0, 0, 0, 0, 0};
 
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
+static const char *const TOKEN_DIST_NAMES[TOKEN_DIST_COUNT] = {"uniform", "gaussian"};
 static const char *const GATE_NAMES[GATE_COUNT] = {"g1", "g2", "g3", "g4", "g5"};
 
 cs_config config_default(void) {
@@ -35,9 +39,10 @@ cs_config config_default(void) {
       .arch = ARCH_GATED, .depth = 1, .task = TASK_CIRCLES, .seed = 0,
       .input_dim = 2, .train_points = 2048, .test_points = 2048, .label_noise = 0.0,
       .vocab = 32, .seq_len = 32, .mlp_ratio = 4,
+      .tokens = 8, .token_dist = TOKEN_DIST_UNIFORM, .teacher_heads = 1, .noise = 0.1,
       .family = FAMILY_MEMORY, .gate = GATE_G1, .width = 16, .slots = 3, .heads = 1, .residual = 0, .norm = NORM_NONE,
       .epochs = 100, .batch = 256, .lr = 3e-3, .schedule = SCHEDULE_CONSTANT,
-      .weight_decay = 0.0, .eval_every = 10,
+      .weight_decay = 0.0, .eval_every = 10, .restarts = 4, .grad_tol = 1e-7,
       .points = 128, .sigma = 1.0, .exact_dim_max = 8, .field = 0,
       .team_p = 1, .team_q = 1, .team_block = 64,
   };
@@ -80,8 +85,13 @@ const char *config_schedule_name(cs_schedule s) {
   return ((int)s >= 0 && (int)s < SCHEDULE_COUNT) ? SCHEDULE_NAMES[s] : "?";
 }
 
+const char *config_token_dist_name(cs_token_dist t) {
+  return ((int)t >= 0 && (int)t < TOKEN_DIST_COUNT) ? TOKEN_DIST_NAMES[t] : "?";
+}
+
 const char *config_family_name(cs_family f) { return config_family_info(f)->name; }
 int config_family_tokens(cs_family f) { return config_family_info(f)->tokens; }
+int config_family_estimation(cs_family f) { return config_family_info(f)->estimation; }
 
 const char *config_gate_name(cs_gate_pos g) {
   return ((int)g >= 0 && (int)g < GATE_COUNT) ? GATE_NAMES[g] : "?";
@@ -100,6 +110,9 @@ int config_task_parse(const char *s) { return task_parse(s); }
 int config_norm_parse(const char *s) { return lookup(NORM_NAMES, sizeof(char *), NORM_COUNT, s); }
 int config_schedule_parse(const char *s) {
   return lookup(SCHEDULE_NAMES, sizeof(char *), SCHEDULE_COUNT, s);
+}
+int config_token_dist_parse(const char *s) {
+  return lookup(TOKEN_DIST_NAMES, sizeof(char *), TOKEN_DIST_COUNT, s);
 }
 int config_family_parse(const char *s) {
   return lookup(FAMILIES, sizeof FAMILIES[0], FAMILY_COUNT, s);

@@ -27,16 +27,18 @@ extern const char *const SPEC_SECTION_NAMES[SEC_COUNT];
 
 typedef enum { KIND_INT, KIND_REAL, KIND_ENUM, KIND_STRING, KIND_TEAM } key_kind;
 typedef enum { ENUM_NONE, ENUM_YESNO, ENUM_ARCH, ENUM_TASK, ENUM_NORM, ENUM_SCHEDULE,
-              ENUM_FAMILY, ENUM_GATE } enum_table;
+              ENUM_FAMILY, ENUM_GATE, ENUM_TOKEN_DIST } enum_table;
 
 enum {
   K_NAME, K_OUTPUT, K_SAVE_PARAMS, K_SAVE_POINTS, K_MAX_RETRIES,         /* [sweep] */
   K_ARCH, K_DEPTH, K_TASK, K_SEED,                                       /* [grid] only */
   K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_LABEL_NOISE,             /* [task] */
   K_VOCAB, K_SEQ_LEN,                                                    /* [task] sequences */
+  K_TOKENS, K_TOKEN_DIST, K_TEACHER_HEADS, K_NOISE,                      /* [task] teacher */
   K_FAMILY, K_GATE, K_WIDTH, K_SLOTS, K_HEADS, K_RESIDUAL, K_NORM,       /* [model] */
   K_MLP_RATIO,                                                           /* [model] lm */
   K_EPOCHS, K_BATCH, K_LR, K_SCHEDULE, K_WEIGHT_DECAY, K_EVAL_EVERY,     /* [train] */
+  K_RESTARTS, K_GRAD_TOL,                                                /* [train] estimator */
   K_POINTS, K_SIGMA, K_EXACT_DIM_MAX, K_FIELD,                           /* [curvature] */
   K_TEAM_GRID, K_TEAM_BLOCK,                                             /* [team] */
   K_COUNT

@@ -49,6 +49,15 @@ const key_desc SPEC_KEYS[K_COUNT] = {
                  .allowed = "an integer in [4, 1048576] (sequence tasks: tokens 0..vocab-1)"},
     [K_SEQ_LEN] = {"seq_len", SEC_TASK, KIND_INT, .imin = 2, .imax = 256, .axis_ok = 1,
                    .allowed = "an integer in [2, 256] (tokens per sequence including BOS)"},
+    [K_TOKENS] = {"tokens", SEC_TASK, KIND_INT, .imin = 1, .imax = 4096, .axis_ok = 1,
+                  .allowed = "an integer in [1, 4096] (task teacher: tokens per set, token 0 "
+                             "the query)"},
+    [K_TOKEN_DIST] = {"token_dist", SEC_TASK, KIND_ENUM, .table = ENUM_TOKEN_DIST, .axis_ok = 1},
+    [K_TEACHER_HEADS] = {"teacher_heads", SEC_TASK, KIND_INT, .imin = 1, .imax = 4096,
+                         .axis_ok = 1,
+                         .allowed = "an integer in [1, 4096] (task teacher: the teacher's heads)"},
+    [K_NOISE] = {"noise", SEC_TASK, KIND_REAL, .rmin = 0.0, .rmax = HUGE_VAL, .axis_ok = 1,
+                 .allowed = "a real number >= 0 (task teacher: the target noise sigma)"},
     [K_FAMILY] = {"family", SEC_MODEL, KIND_ENUM, .table = ENUM_FAMILY, .axis_ok = 1},
     [K_GATE] = {"gate", SEC_MODEL, KIND_ENUM, .table = ENUM_GATE, .axis_ok = 1},
     [K_WIDTH] = {"width", SEC_MODEL, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
@@ -73,6 +82,12 @@ const key_desc SPEC_KEYS[K_COUNT] = {
                         .axis_ok = 1, .allowed = "a real number >= 0"},
     [K_EVAL_EVERY] = {"eval_every", SEC_TRAIN, KIND_INT, .imin = 1, .imax = INT_MAX,
                       .axis_ok = 1, .allowed = "an integer >= 1"},
+    [K_RESTARTS] = {"restarts", SEC_TRAIN, KIND_INT, .imin = 1, .imax = 1000, .axis_ok = 1,
+                    .allowed = "an integer in [1, 1000] (family mha: estimator restarts per cell)"},
+    [K_GRAD_TOL] = {"grad_tol", SEC_TRAIN, KIND_REAL, .rmin = 0.0, .rmax = HUGE_VAL,
+                    .rmin_open = 1, .axis_ok = 1,
+                    .allowed = "a real number > 0 (family mha: stop when the gradient norm is "
+                               "at most this)"},
     [K_POINTS] = {"points", SEC_CURVATURE, KIND_INT, .imin = 1, .imax = INT_MAX, .axis_ok = 1,
                   .allowed = "an integer >= 1"},
     [K_SIGMA] = {"sigma", SEC_CURVATURE, KIND_REAL, .rmin = 0.0, .rmax = HUGE_VAL,
@@ -103,6 +118,7 @@ int spec_enum_count(enum_table t) {
     case ENUM_SCHEDULE: return SCHEDULE_COUNT;
     case ENUM_FAMILY: return FAMILY_COUNT;
     case ENUM_GATE: return GATE_COUNT;
+    case ENUM_TOKEN_DIST: return TOKEN_DIST_COUNT;
     default: return 0;
   }
 }
@@ -116,6 +132,7 @@ const char *spec_enum_name(enum_table t, int i) {
     case ENUM_SCHEDULE: return config_schedule_name((cs_schedule)i);
     case ENUM_FAMILY: return config_family_name((cs_family)i);
     case ENUM_GATE: return config_gate_name((cs_gate_pos)i);
+    case ENUM_TOKEN_DIST: return config_token_dist_name((cs_token_dist)i);
     default: return "?";
   }
 }
@@ -155,7 +172,8 @@ typedef struct {
 
 _Static_assert(sizeof(cs_arch) == sizeof(int) && sizeof(cs_task_kind) == sizeof(int) &&
                    sizeof(cs_family) == sizeof(int) && sizeof(cs_gate_pos) == sizeof(int) &&
-                   sizeof(cs_norm) == sizeof(int) && sizeof(cs_schedule) == sizeof(int),
+                   sizeof(cs_norm) == sizeof(int) && sizeof(cs_schedule) == sizeof(int) &&
+                   sizeof(cs_token_dist) == sizeof(int),
                "an enum key is read and written as an int");
 
 static key_field spec_key_field(cs_config *c, cs_sweep_settings *sw, int key) {
@@ -177,6 +195,12 @@ static key_field spec_key_field(cs_config *c, cs_sweep_settings *sw, int key) {
     case K_VOCAB: return INT(c->vocab);
     case K_SEQ_LEN: return INT(c->seq_len);
     case K_MLP_RATIO: return INT(c->mlp_ratio);
+    case K_TOKENS: return INT(c->tokens);
+    case K_TOKEN_DIST: return INT(c->token_dist);
+    case K_TEACHER_HEADS: return INT(c->teacher_heads);
+    case K_NOISE: return REAL(c->noise);
+    case K_RESTARTS: return INT(c->restarts);
+    case K_GRAD_TOL: return REAL(c->grad_tol);
     case K_FAMILY: return INT(c->family);
     case K_GATE: return INT(c->gate);
     case K_WIDTH: return INT(c->width);

@@ -45,7 +45,7 @@ static int valid_kind(cs_task_kind kind) { return kind >= 0 && kind < TASK_COUNT
 
 static const char *const TASK_NAMES[TASK_COUNT] = {
     "linear", "blobs", "xor", "circles", "spiral", "checker", "bigram-backcopy",
-    "associative-recall"};
+    "associative-recall", "teacher"};
 
 const char *task_name(cs_task_kind kind) { return valid_kind(kind) ? TASK_NAMES[kind] : "?"; }
 
@@ -82,6 +82,7 @@ int task_min_seq_len(cs_task_kind kind) {
 const char *task_boundary(cs_task_kind kind) {
   if (!valid_kind(kind)) return "?";
   if (task_is_sequence(kind)) return "sequence";
+  if (kind == TASK_TEACHER) return "regression";
   return (kind == TASK_LINEAR || kind == TASK_BLOBS) ? "linear" : "nonlinear";
 }
 
@@ -95,6 +96,7 @@ int task_supports_dim(cs_task_kind kind, int m) {
     case TASK_CHECKER: return m == 2;
     case TASK_BIGRAM_BACKCOPY:
     case TASK_ASSOC_RECALL: return m == 2; /* the probe plane (docs/MODELS.md) */
+    case TASK_TEACHER: return m >= 1;       /* the token feature dimension */
     default: return 0;
   }
 }
@@ -232,6 +234,8 @@ int task_generate(cs_task_kind kind, int m, int n, int64_t seed, cs_split split,
   const char *name = task_name(kind);
   if (task_is_sequence(kind))
     return cs_error(CS_ERR_INPUT, "task %s is a sequence task (task_generate_sequences)", name);
+  if (kind == TASK_TEACHER)
+    return cs_error(CS_ERR_INPUT, "task %s draws token sets (task_token_sets)", name);
   if (!task_supports_dim(kind, m)) {
     const char *allowed = (kind == TASK_SPIRAL || kind == TASK_CHECKER) ? "m = 2 only"
                           : (kind == TASK_XOR || kind == TASK_CIRCLES) ? "m >= 2"
@@ -278,4 +282,28 @@ void task_dataset_free(cs_dataset *d) {
   free(d->tokens);
   free(d->scored);
   *d = (cs_dataset){0};
+}
+
+/* ------------------------------------------------------- teacher task */
+
+int task_token_sets(int64_t seed, cs_split split, int64_t first, int count, int N, int m,
+                    int dist, double *x) {
+  if (N < 1 || m < 1 || count < 0)
+    return cs_error(CS_ERR_INPUT, "task teacher: %d sets of %d tokens of dimension %d", count, N, m);
+  int64_t w = (int64_t)N * m;
+  for (int i = 0; i < count; i++) {
+    rng_stream s = task_stream(TASK_TEACHER, seed, (first + i) * 4 + split, "x");
+    double *xi = x + (int64_t)i * w;
+    for (int64_t k = 0; k < w; k++)
+      xi[k] = dist == TASK_TOKEN_GAUSSIAN ? rng_normal(&s) : 2.0 * rng_uniform(&s) - 1.0;
+  }
+  return CS_OK;
+}
+
+void task_token_noise(int64_t seed, cs_split split, int64_t first, int count, double sigma,
+                      double *eps) {
+  for (int i = 0; i < count; i++) {
+    rng_stream s = task_stream(TASK_TEACHER, seed, (first + i) * 4 + split, "noise");
+    eps[i] = sigma * rng_normal(&s);
+  }
 }
