@@ -5,6 +5,7 @@
  * plots.c, index.c, columns.c, load.c) read the table. */
 #include "sections.h"
 
+#include "estimation.h"
 #include "gates.h"
 #include "learning.h"
 #include "sinks.h"
@@ -15,6 +16,7 @@ const analysis_section ANALYSIS_SECTIONS[] = {
     ANALYSIS_SECTION_ROW(ANALYSIS_LEARNING_NAME, learning),
     ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
     ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
+    ANALYSIS_SECTION_ROW(ANALYSIS_ESTIMATION_NAME, estimation),
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);
