@@ -199,6 +199,17 @@ static void analysis_est_preconditions(analysis_estimation *E) {
 
 /* ---- compute, free ---- */
 
+int analysis_estimation_set(analysis_data *D, analysis_estimation *E) {
+  void **slot = analysis_section_state(D, ANALYSIS_ESTIMATION_NAME);
+  if (!slot) {
+    analysis_estimation_state_free(E);
+    return cs_error(CS_ERR_INTERNAL, "analyze: no state slot for the estimation rates");
+  }
+  analysis_est_preconditions(E);
+  *slot = E;
+  return CS_OK;
+}
+
 static int analysis_estimation_pipeline(analysis_data *D, analysis_estimation **E) {
   analysis_est_row *rows = NULL;
   char(*names)[ANALYSIS_NAME_LEN] = NULL;
@@ -213,7 +224,6 @@ static int analysis_estimation_pipeline(analysis_data *D, analysis_estimation **
   if (!rc && *E) {
     memcpy((*E)->unit_name, names, sizeof *names * (size_t)n_unit);
     (*E)->plot = at;
-    analysis_est_preconditions(*E);
   }
   free(rows), free(names);
   return rc;
@@ -222,14 +232,7 @@ static int analysis_estimation_pipeline(analysis_data *D, analysis_estimation **
 int analysis_estimation_compute(analysis_data *D) {
   analysis_estimation *E = NULL;
   CS_CHECK(analysis_estimation_pipeline(D, &E));
-  if (!E) return CS_OK;
-  void **slot = analysis_section_state(D, ANALYSIS_ESTIMATION_NAME);
-  if (!slot) {
-    analysis_estimation_state_free(E);
-    return cs_error(CS_ERR_INTERNAL, "analyze: no state slot for the estimation rates");
-  }
-  *slot = E;
-  return CS_OK;
+  return E ? analysis_estimation_set(D, E) : CS_OK;
 }
 
 void analysis_estimation_free(analysis_data *D) {
@@ -298,7 +301,7 @@ static void analysis_est_csv_key(FILE *f, const analysis_estimation *E, const an
 }
 
 static void analysis_write_est_points(FILE *f, const analysis_estimation *E) {
-  fprintf(f, "unit,arch,gate,heads,teacher_heads,regime,train_points,cells,unconverged");
+  fprintf(f, "unit,arch,gate,heads,teacher_heads,specification,train_points,cells,unconverged");
   for (int e = 0; e < EE_COUNT; e++) {
     const char *n = analysis_est_error_name(e);
     fprintf(f, ",%s_seeds,%s_median,%s_median_ci_low,%s_median_ci_high", n, n, n, n);
@@ -326,7 +329,7 @@ static void analysis_write_est_points(FILE *f, const analysis_estimation *E) {
 static const char *const EF_NAME[EF_COUNT] = {"full", "lower", "upper"};
 
 static void analysis_write_est_slopes(FILE *f, const analysis_estimation *E) {
-  fprintf(f, "unit,arch,gate,heads,teacher_heads,regime,n_sizes,train_points_min,train_points_max,"
+  fprintf(f, "unit,arch,gate,heads,teacher_heads,specification,n_sizes,train_points_min,train_points_max,"
              "lower_max,upper_min,seeds,cells,unconverged");
   for (int e = 0; e < EE_COUNT; e++)
     for (int k = 0; k < EF_COUNT; k++) {
@@ -390,7 +393,7 @@ static const char *analysis_est_slope_text(char *buf, size_t len, const analysis
 }
 
 static void analysis_md_est_table(FILE *f, const analysis_estimation *E) {
-  fprintf(f, "| group | regime | n | seeds | cells (not converged) | fn slope | fn lower → upper | Voronoi slope | "
+  fprintf(f, "| group | specification | n | seeds | cells (not converged) | fn slope | fn lower → upper | Voronoi slope | "
              "Voronoi lower → upper | 1/log n upper |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < E->n_group; i++) {
     const analysis_est_group *g = &E->group[i];
@@ -527,7 +530,7 @@ static const analysis_table_info ESTIMATION_TABLES[] = {
       {table, "gate", "the gate position g1 … g5, `-` for ungated (one cell per seed whatever the gate axis "    \
                       "says)"},                                                                                \
       {table, "heads", "H, the student's heads"}, {table, "teacher_heads", "H*, the planted teacher's heads"}, \
-      {table, "regime", "`exact` (H = H*, the control), `over-specified` (H > H*), `misspecified` (H < H*: "    \
+      {table, "specification", "`exact` (H = H*, the control), `over-specified` (H > H*), `misspecified` (H < H*: "    \
                         "no rate, no verdict)"},                                                               \
       {table, "cells", "done cells"},                                                                          \
       {table, "unconverged", "of them, cells whose estimator stopped on its step cap"}
@@ -547,13 +550,13 @@ static const analysis_column_rule ESTIMATION_COLUMNS[] = {
     {"estimation_slopes.csv", "lower_max", "the largest n of the lower half (the first ⌈sizes/2⌉)"},
     {"estimation_slopes.csv", "upper_min", "the smallest n of the upper half (the last ⌈sizes/2⌉)"},
     {"estimation_slopes.csv", "seeds", "seeds with a cell in the group"},
+    {"estimation_slopes.csv", "loglaw_upper_slope", "the slope 1/log n has on the upper half's n: a logarithmic "
+                                                    "rate's local slope there"},
     {"estimation_slopes.csv", "*_seed_slopes", "seeds with a slope of their own (two sizes with an error in the range)"},
     {"estimation_slopes.csv", "*_seed_slope_*", "the mean of the seeds' own slopes with its 95% t interval"},
     {"estimation_slopes.csv", "*_slope*", "`fn_`/`voronoi_` error, `full`/`lower`/`upper` range: the slope of the "
                                           "mean log error over seeds on log n, `_ci_*` its percentile seed "
                                           "bootstrap interval"},
-    {"estimation_slopes.csv", "loglaw_upper_slope", "the slope 1/log n has on the upper half's n: a logarithmic "
-                                                    "rate's local slope there"},
     {"estimation_slopes.csv", "control", "exact groups: `parametric` when the t interval of the seeds' "
                                          "function-error slopes reaches [−0.6, −0.4], else `not parametric` "
                                          "(`too few` under 2 seeds); `-` otherwise"},

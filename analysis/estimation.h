@@ -123,6 +123,11 @@ const char *analysis_est_group_name(char *buf, size_t len, const analysis_estima
 const char *analysis_est_regime_name(analysis_est_regime r);
 const char *analysis_est_error_name(analysis_est_error e); /* "fn", "voronoi" */
 
+/* E (built) as the section's state of D, owned by it from now on (freed
+ * on failure too), with the verdict's preconditions: what compute does
+ * with the sweep's cells, and the tests with rows of their own. */
+int analysis_estimation_set(analysis_data *D, analysis_estimation *E);
+
 /* The state of the section (NULL: the sweep has no estimation cells). */
 const analysis_estimation *analysis_estimation_of(const analysis_data *D);
 

@@ -117,24 +117,25 @@ static int analysis_est_points(analysis_est_group *g, int e, int S, double *v) {
 }
 
 /* The fit of error e over sizes i0..i1 of g: bootstrap slope of the mean
- * log error and the seeds' own slopes. ly: n_x·S scratch, lx: n_x. */
+ * log error (on log n: analysis_bootstrap_slope takes n itself) and the
+ * seeds' own slopes. ly: n_x·S scratch; xn, lx, pair_y: n_x. */
 static int analysis_est_fit_range(analysis_est_group *g, int e, int f, int i0, int i1, int S, int B, uint64_t seed,
-                            double *ly, double *lx, double *pair_x, double *pair_y) {
+                                  double *ly, double *xn, double *lx, double *pair_y) {
   analysis_est_slope *F = &g->fit[e][f];
   int G = i1 - i0 + 1;
   for (int i = i0; i <= i1; i++) {
-    lx[i - i0] = log((double)g->x[i]);
+    xn[i - i0] = g->x[i], lx[i - i0] = log((double)g->x[i]);
     for (int s = 0; s < S; s++) ly[(size_t)(i - i0) * S + s] = analysis_est_log(g->err[e][(size_t)i * S + s]);
   }
   char name[64];
   snprintf(name, sizeof name, "%d %d %d %d %d %d", g->unit, (int)g->arch, g->gate, g->heads, g->teacher_heads,
            (int)g->regime);
   rng_stream rng = rng_stream_make(seed, "analysis:estimation", e * EF_COUNT + f, name);
-  CS_CHECK(analysis_bootstrap_slope(G, S, lx, ly, 0, B, ANALYSIS_LEVEL, &rng, &F->boot));
+  CS_CHECK(analysis_bootstrap_slope(G, S, xn, ly, 0, B, ANALYSIS_LEVEL, &rng, &F->boot));
   CS_CHECK(CS_CALLOC(F->slope_seed, S > 0 ? S : 1));
   for (int s = 0; s < S; s++) {
-    for (int i = 0; i < G; i++) pair_x[i] = lx[i], pair_y[i] = ly[(size_t)i * S + s];
-    F->slope_seed[s] = analysis_ls_slope(pair_x, pair_y, G, NULL);
+    for (int i = 0; i < G; i++) pair_y[i] = ly[(size_t)i * S + s];
+    F->slope_seed[s] = analysis_ls_slope(lx, pair_y, G, NULL);
   }
   analysis_mean_ci(F->slope_seed, S, ANALYSIS_LEVEL, &F->seed_ci);
   return CS_OK;
