@@ -74,6 +74,12 @@ const double *model_logits(const cs_acts *acts);
 /* Mean softmax cross-entropy of the last forward against labels y, and the
  * number of correct predictions; also stores dL/dlogits for backward. */
 double model_loss(cs_acts *acts, int n, const int *y, int *n_correct);
+/* The mha family (docs/MODELS.md, "Estimation"): one real output per
+ * point (model_logits, n × 1); *loss the mean squared error of the last
+ * value forward against targets y, dL/dlogits stored for backward.
+ * CS_ERR_INPUT for a classification family (model_loss is theirs; it is
+ * NaN for this one). */
+int model_loss_mse(cs_acts *acts, int n, const double *y, double *loss);
 /* Backward of the last forward + loss: accumulates dL/dθ into the grads
  * array (the caller zeroes it). Needs a value forward (jet_order 0). */
 int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);

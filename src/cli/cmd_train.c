@@ -112,7 +112,16 @@ static int train_run_print(const cs_config *cfg, long long cell, int save_points
     printf("train_loss %.6f  train_acc %.4f  test_acc %.4f  params %lld  wall %.3f s\n",
            res.train_loss, res.train_acc, res.test_acc, (long long)res.n_params, res.wall_s);
   }
-  if (!rc && res.status == CELL_DONE) {
+  if (!rc && res.est.present) {
+    const cs_estimation *e = &res.est;
+    printf("\nestimation (docs/MODELS.md, \"Estimation\"): restart %d of %d kept, %lld steps "
+           "(%lld in all), %s\n", e->kept, e->restarts, (long long)e->steps,
+           (long long)e->steps_total, e->converged ? "converged" : "stopped at the step cap");
+    printf("train_mse %.6g  teacher_mse %.6g  grad_norm %.3g  fn_error %.6g  param_error %.6g%s\n",
+           e->train_mse, e->teacher_mse, e->grad_norm, e->fn_error, e->param_error,
+           e->misspecified ? "  (misspecified: fewer heads than the teacher)" : "");
+    printf("no curvature: the mha family has no input-coordinate surface\n");
+  } else if (!rc && res.status == CELL_DONE) {
     printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
            cfg->points, cfg->sigma);
     cli_print_curvature_table(res.depth, res.curv);

@@ -465,3 +465,13 @@ double softmax_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return loss / N;
 }
+
+double mse_loss(cs_acts *A, int N, const double *y) {
+  double sum = 0.0;
+  for (int p = 0; p < N; p++) {
+    double r = A->logits[p] - y[p];
+    sum += r * r;
+    A->dlogits[p] = 2.0 * r / N;
+  }
+  return sum / N;
+}

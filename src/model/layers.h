@@ -156,5 +156,8 @@ int readout_backward(cs_model *M, int N, const double *h, const double *dlogits,
 /* Mean softmax cross-entropy over N_CLASSES of A->logits against labels y,
  * correct count, dL/dlogits into A->dlogits (a family's loss op). */
 double softmax_loss(cs_acts *A, int N, const int *y, int *n_correct);
+/* Mean squared error (1/N) Σ (logit_p − y_p)² of one logit per point
+ * against real targets y, dL/dlogits into A->dlogits (a loss_mse op). */
+double mse_loss(cs_acts *A, int N, const double *y);
 
 #endif

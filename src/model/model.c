@@ -23,11 +23,13 @@
 extern const model_family_ops memory_family_ops; /* memory_attn.c */
 extern const model_family_ops self_family_ops;   /* self_attn.c */
 extern const model_family_ops lm_family_ops;     /* lm_attn.c */
+extern const model_family_ops mha_family_ops;    /* mha.c */
 
 static const model_family_ops *const FAMILY_OPS[FAMILY_COUNT] = {
     [FAMILY_MEMORY] = &memory_family_ops,
     [FAMILY_SELF] = &self_family_ops,
     [FAMILY_LM] = &lm_family_ops,
+    [FAMILY_MHA] = &mha_family_ops,
 };
 
 static const model_family_ops *family_ops(cs_family f) {
@@ -214,7 +216,16 @@ int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 }
 
 double model_loss(cs_acts *A, int N, const int *y, int *n_correct) {
+  if (!A->ops->loss) return NAN; /* a regression family: model_loss_mse */
   return A->ops->loss(A, N, y, n_correct);
+}
+
+int model_loss_mse(cs_acts *A, int N, const double *y, double *loss) {
+  *loss = NAN;
+  if (!A->ops->loss_mse)
+    return cs_error(CS_ERR_INPUT, "model_loss_mse: the model's family has no real output");
+  *loss = A->ops->loss_mse(A, N, y);
+  return CS_OK;
 }
 
 int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {

@@ -8,6 +8,10 @@
  *   memory_attn.c  the memory family: embedding, memory attention (slots,
  *                  gate) or mlp blocks, readout; forward on values or jets,
  *                  backward
+ *   mha.c          the mha family: one multi-head attention layer over
+ *                  token sets given as data, read at one output coordinate
+ *                  of the query token (the teacher task's teacher and
+ *                  student), forward on values and backward
  *   self_attn.c    the self family: feature tokenizer with CLS, multi-head
  *                  self-attention over tokens with the gate at g1..g5
  *                  (docs/MODELS.md), forward, backward, the attention sink
@@ -124,6 +128,10 @@ struct model_family_ops {
   /* Mean loss of the last value forward against labels y, correct count,
    * dL/dlogits into A->dlogits. */
   double (*loss)(cs_acts *A, int N, const int *y, int *n_correct);
+  /* A family with one real output per point (mha): mean squared error of
+   * the last value forward against targets y, dL/dlogits into A->dlogits
+   * (NULL for the classification families; loss is NULL for this one). */
+  double (*loss_mse)(cs_acts *A, int N, const double *y);
   /* Backward of the last value forward and loss: dL/dθ accumulated into M->grads. */
   int (*backward)(cs_model *M, cs_acts *A, int N, const double *x);
   /* Nominal flops of one forward per point (products only). */

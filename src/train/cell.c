@@ -4,6 +4,8 @@
 #include "curvsweep/geom.h"
 #include "curvsweep/rng.h"
 #include "curvsweep/cell.h"
+#include "curvsweep/estim.h"
+#include "train_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -409,21 +411,6 @@ int cell_measure_curvature(const cs_model *M, const cs_config *cfg, int save_poi
   return rc;
 }
 
-static int copy_params(cs_model *M, cs_cell_result *res) {
-  int nt = model_tensor_count(M);
-  CS_CHECK(CS_CALLOC(res->tensors, nt));
-  res->n_tensors = nt;
-  for (int i = 0; i < nt; i++) {
-    cs_tensor view;
-    model_tensor(M, i, &view, NULL);
-    res->tensors[i] = view;
-    res->tensors[i].v = NULL;
-    CS_CHECK(CS_CALLOC(res->tensors[i].v, (int64_t)view.rows * view.cols));
-    memcpy(res->tensors[i].v, view.v, sizeof(double) * view.rows * view.cols);
-  }
-  return CS_OK;
-}
-
 typedef struct {
   cs_dataset train, test;
   cs_model *model;
@@ -431,6 +418,8 @@ typedef struct {
 
 static int cell_pipeline(const cs_config *cfg, const cell_options *opt, const la_team *team,
                          const train_hooks *hooks, cs_cell_result *res, cell_state *s) {
+  if (cfg->task == TASK_TEACHER) /* the estimator (docs/MODELS.md, "Estimation") */
+    return estim_run(cfg, team, hooks, opt && opt->save_params, res);
   if (task_is_sequence(cfg->task)) { /* token sequences (lm family) */
     CS_CHECK(task_generate_sequences(cfg->task, cfg->vocab, cfg->seq_len, cfg->train_points,
                                      cfg->seed, SPLIT_TRAIN, &s->train));
@@ -447,7 +436,7 @@ static int cell_pipeline(const cs_config *cfg, const cell_options *opt, const la
   CS_CHECK(train_model(s->model, cfg, &s->train, &s->test, hooks, res));
   if (res->status == CELL_DIVERGED) return CS_OK;
   CS_CHECK(cell_measure_curvature(s->model, cfg, opt && opt->save_points, res));
-  if (opt && opt->save_params) CS_CHECK(copy_params(s->model, res));
+  if (opt && opt->save_params) CS_CHECK(train_copy_tensors(s->model, "", res));
   return CS_OK;
 }
 

@@ -5,6 +5,7 @@
 #include "curvsweep/la.h"
 #include "curvsweep/rng.h"
 #include "curvsweep/simd.h"
+#include "train_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -59,10 +60,11 @@ CS_VECTOR_CLONES static void adam_range(int64_t lo, int64_t hi, double *restrict
 }
 
 /* One Adam step over all n parameters, run by run of equal weight-decay
- * flag (runs: n_runs + 1 boundaries, run_decays: one flag per run). */
-static void adam_step(int n_runs, const int64_t *runs, const unsigned char *run_decays,
-                      double *theta, double *g, double *m, double *v, double lr, double wd,
-                      int64_t t) {
+ * flag (runs: n_runs + 1 boundaries, run_decays: one flag per run;
+ * train_internal.h). */
+void train_adam_step(int n_runs, const int64_t *runs, const unsigned char *run_decays,
+                     double *theta, double *g, double *m, double *v, double lr, double wd,
+                     int64_t t) {
   double c1 = 1.0 - pow(ADAM_B1, (double)t), c2 = 1.0 - pow(ADAM_B2, (double)t);
   for (int r = 0; r < n_runs; r++)
     adam_range(runs[r], runs[r + 1], theta, g, m, v, lr / c1, 1.0 / sqrt(c2), lr * wd,
@@ -209,7 +211,7 @@ static int train_loop(cs_model *M, const cs_config *cfg, const cs_dataset *tr,
       CS_CHECK(model_backward(M, s->acts, nb, s->xb));
       t++;
       LA_PROF_BEGIN(t1);
-      adam_step(s->n_runs, s->runs, s->run_decays, theta, grad, s->m, s->v,
+      train_adam_step(s->n_runs, s->runs, s->run_decays, theta, grad, s->m, s->v,
                 train_learning_rate(cfg, t - 1, T), cfg->weight_decay, t);
       LA_PROF_END(t1, LA_PROF_OPTIMIZER);
       if (hooks && hooks->between_steps) CS_CHECK(hooks->between_steps(hooks->ctx));
