@@ -213,11 +213,11 @@ int analysis_estimation_set(analysis_data *D, analysis_estimation *E) {
 static int analysis_estimation_pipeline(analysis_data *D, analysis_estimation **E) {
   analysis_est_row *rows = NULL;
   char(*names)[ANALYSIS_NAME_LEN] = NULL;
-  size_t cap = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime * D->n_seed;
+  size_t units = (size_t)D->n_task * D->n_depth * D->n_regime, cap = units * D->n_arch * D->n_seed;
   int n = 0, n_unit = 0;
   analysis_estimation_place at;
   int rc = CS_CALLOC(rows, cap ? cap : 1);
-  if (!rc) rc = CS_CALLOC(names, cap ? cap : 1);
+  if (!rc) rc = CS_CALLOC(names, units ? units : 1);
   if (!rc) rc = analysis_est_rows(D, rows, &n, names, &n_unit, &at);
   if (!rc && n > 0)
     rc = analysis_estimation_build(rows, n, D->n_seed, n_unit, D->opt.bootstrap, D->opt.bootstrap_seed, E);
