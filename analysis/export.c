@@ -25,9 +25,12 @@ static void put_double(FILE *f, double v) {
     fprintf(f, ",%.17g", v);
 }
 
-/* A text field, quoted (RFC 4180: inner quotes doubled). */
+/* A text field, quoted (RFC 4180: inner quotes doubled). Text that a
+ * spreadsheet would evaluate as a formula (starting with =, +, -, @, tab or
+ * carriage return) gets a leading ' (docs/SECURITY.md, "Exported CSV"). */
 static void put_text(FILE *f, const char *s) {
   fputs(",\"", f);
+  if (*s && strchr("=+-@\t\r", *s)) fputc('\'', f);
   for (; *s; s++) {
     if (*s == '"') fputc('"', f);
     fputc(*s, f);

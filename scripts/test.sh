@@ -8,8 +8,21 @@
 # CS_SANITIZE_TESTS=0 leaves the sanitizer pass out. Last, the libFuzzer
 # harnesses of tests/fuzz run ~20 s (the three at once) when clang is installed
 # (CS_FUZZ_TESTS=0 leaves them out).
+#
+# scripts/test.sh --quick: the run to use while working (about 3 minutes on
+# 2 cores): install, build, shellcheck and every ctest test except the
+# campaigns (CS_QUICK_SKIP: the corruption campaign, the Slurm job, the lock
+# race and the hostile-archive corpus), no sanitizer build, no fuzzing. The
+# full run (no flag) is what CI runs and what every submission must pass.
+# Any other argument goes to ctest (e.g. -R sh_cli).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+if [[ ${1:-} == --quick ]]; then
+  quick=1
+  shift
+  export CS_SANITIZE_TESTS=0 CS_FUZZ_TESTS=0 CS_WITH_SLURM=${CS_WITH_SLURM:-0}
+fi
 # The Slurm end-to-end test (tests/sh_slurm.sh) starts a real Slurm on localhost:
 # install it too (CS_WITH_SLURM=0 to leave it out; ctest then reports that test skipped).
 export CS_WITH_SLURM=${CS_WITH_SLURM:-1}
@@ -45,7 +58,12 @@ if ! (cd "$root" && shellcheck -x "${scripts[@]}"); then
   status=1
 fi
 
-(cd "$build" && ctest --output-on-failure -j 2 "$@") || status=1
+ctest_args=(--output-on-failure -j 2)
+if [[ $quick == 1 ]]; then
+  ctest_args+=(-E "${CS_QUICK_SKIP:-^(sh_corruption|sh_slurm|sh_lock_race|sh_hostile)\$}")
+  echo "== quick: no campaign tests (${CS_QUICK_SKIP:-sh_corruption, sh_slurm, sh_lock_race, sh_hostile}), no sanitizer build, no fuzzing =="
+fi
+(cd "$build" && ctest "${ctest_args[@]}" "$@") || status=1
 
 if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
   san=${build%/}-sanitize

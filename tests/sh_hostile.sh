@@ -42,6 +42,7 @@ expect() {
   t0=${EPOCHREALTIME/[.,]/}
   timeout -k 5 "$limit" "$@" >out.txt 2>&1 </dev/null; rc=$?
   t1=${EPOCHREALTIME/[.,]/}
+  { printf '== %s\n' "$what"; cat out.txt; } >>terminal.log
   if (( rc == 124 || rc == 137 )); then bad "$what: hung (killed after $limit s)"
   elif (( rc > 128 )); then bad "$what: crashed (signal $((rc - 128)))"; cat out.txt
   elif (( rc != want )); then bad "$what: exit $rc, wanted $want"; head -5 out.txt
@@ -80,4 +81,55 @@ while read -r case obj kind; do
   fi
 done <cases.txt
 [[ $(wc -l <cases.txt) -ge 30 ]] && ok || bad "the corpus has $(wc -l <cases.txt) cases"
+
+# A table whose extent declares 2^40 rows past its committed ones (no
+# write leaves such a tail; cutting it would visit every chunk slot): the
+# resume refuses at once (exit 2 within the bound, naming the table) and
+# leaves the archive byte-identical and no journal behind.
+for t in curvature curves points/index; do
+  a="tail-${t//\//-}.h5"
+  cp base.h5 "$a"
+  /usr/bin/python3 -c 'import sys, h5py; h5py.File(sys.argv[1], "r+")[sys.argv[2]].resize((1 << 40,))' "$a" "$t" ||
+    bad "crafting $a failed"
+  before=$(sha256sum <"$a")
+  expect 2 "$a" "/$t declares 1099511627776 rows" "$bin" run "$spec" -o "$a"
+  [[ $(sha256sum <"$a") == "$before" ]] && ok || bad "$a: a refused resume changed the archive"
+  [[ ! -e "$a.journal" ]] && ok || bad "$a: a refused resume left a journal"
+done
+
+# Untrusted strings (docs/SECURITY.md, "Terminal output", "Exported CSV"):
+# an archive that reads, with an ESC sequence, C1 controls (as UTF-8 and as
+# raw bytes) and an invalid byte in its root attribute `created`, and cell
+# messages a spreadsheet would take for formulas; and an archive of a sweep
+# whose name holds C1 controls. Every command reads them (exit 0); no raw
+# control character of any command's output above or below reaches the
+# terminal, and no exported CSV field would be evaluated.
+cp base.h5 strings.h5
+/usr/bin/python3 - strings.h5 <<'PY' || bad "crafting strings.h5 failed"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    cells = f["cells"][:]
+    cells[0]["message"] = b'=HYPERLINK("http://example.invalid","x")\x1b[2J\xc2\x9b\x9b'
+    cells[1]["message"] = b"@SUM(1)"
+    cells[2]["message"] = b"+1+2"
+    cells[3]["message"] = b"-2+3"
+    f["cells"][:] = cells
+    a = f.attrs.get_id("created")
+    n = a.get_type().get_size()
+    a.write(np.frombuffer(b"2026\x1b]0;t\x07\xc2\x9b31m\x9b\xff".ljust(n, b"\0")[:n], dtype="S%d" % n))
+PY
+printf '[sweep]\nname = c1\302\23331m\2337mX\n[grid]\nseed = 0..1\n[train]\nepochs = 1\n[curvature]\npoints = 8\n' >c1.ini
+"$bin" run c1.ini -o c1.h5 >/dev/null 2>&1 && ok || bad "run of a spec named with C1 controls"
+expect 0 strings-info "" "$bin" info strings.h5
+expect 0 strings-check "" "$bin" info --check strings.h5
+expect 0 strings-export "" "$bin" export strings.h5 --csv strings-csv
+expect 0 strings-analyze "" "$bin" analyze strings.h5 -o strings-report
+expect 0 strings-merge "" "$bin" merge strings-merged.h5 strings.h5
+expect 0 c1-info "" "$bin" info c1.h5
+expect 0 c1-merge "" "$bin" merge c1-merged.h5 c1.h5
+grep -qF '2026\x1B]0;t\x07\xC2\x9B31m\x9B\xFF' terminal.log && ok ||
+  bad "info does not show the created attribute escaped as \\xHH"
+/usr/bin/python3 "$src/tests/untrusted_text_check.py" --terminal terminal.log --csv strings-csv/*.csv &&
+  ok || bad "raw control characters reached the terminal, or an exported field is a formula (above)"
+grep -qF "\"'=HYPERLINK(" strings-csv/cells.csv && ok || bad "the formula message is not kept, neutralised, in cells.csv"
 finish "$(wc -l <cases.txt) hostile archives x 6 commands"

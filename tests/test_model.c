@@ -297,6 +297,8 @@ static void test_every_family_builds(void **state) {
       cs_config c = small_config((cs_arch)a, 1, NORM_PRE, 2);
       c.family = (cs_family)f;
       c.vocab = 4, c.seq_len = 4; /* a family on token sequences (lm) */
+      if (c.family == FAMILY_MHA) /* one layer over sets of one 2-feature token, dh = 1 */
+        c.depth = 1, c.tokens = 1, c.width = c.heads = 2, c.task = TASK_TEACHER;
       cs_model *M = NULL;
       if (!config_family_allows_arch(c.family, c.arch)) {
         assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
@@ -315,7 +317,16 @@ static void test_every_family_builds(void **state) {
       if (config_family_tokens(c.family)) /* BOS, then three tokens, all scored */
         model_acts_bind_tokens(A, &(cs_token_batch){4, tok, sc});
       assert_ok(model_forward(M, A, NPTS, x));
-      assert_true(isfinite(model_loss(A, NPTS, y, NULL)));
+      if (c.family == FAMILY_MHA) { /* a real output: squared loss, no classes */
+        double target[NPTS] = {0.5, -0.5, 0.25, 0.0, 1.0}, mse;
+        assert_ok(model_loss_mse(A, NPTS, target, &mse));
+        assert_true(isfinite(mse));
+        assert_true(isnan(model_loss(A, NPTS, y, NULL)));
+      } else {
+        assert_true(isfinite(model_loss(A, NPTS, y, NULL)));
+        double mse;
+        assert_int_equal(model_loss_mse(A, NPTS, x, &mse), CS_ERR_INPUT);
+      }
       assert_ok(model_backward(M, A, NPTS, x));
       model_acts_free(A);
       model_free(M);
@@ -336,6 +347,7 @@ static void test_memory_estimate_counts_parameters(void **state) {
           cs_config c = small_config((cs_arch)a, 1, k ? NORM_PRE : NORM_NONE, 2);
           c.family = (cs_family)f;
           c.vocab = 5, c.seq_len = 6, c.mlp_ratio = ratio;
+          if (c.family == FAMILY_MHA) c.depth = 1, c.width = c.heads, c.task = TASK_TEACHER;
           if (!config_family_allows_arch(c.family, c.arch)) continue;
           cs_model *M = NULL;
           assert_ok(model_create(&c, NULL, &M));
@@ -349,7 +361,8 @@ static void test_memory_estimate_counts_parameters(void **state) {
                      config_arch_name(c.arch), k, ratio,
                      (unsigned long long)(part[CELL_MEM_PARAMS] / 48),
                      (long long)model_param_count(M));
-          for (int p = 0; p < CELL_MEM_PARTS; p++) assert_true(part[p] > 0);
+          for (int p = 0; p < CELL_MEM_PARTS; p++) /* mha: no curvature, no jets */
+            assert_true(c.family == FAMILY_MHA && p == CELL_MEM_JETS ? part[p] == 0 : part[p] > 0);
           model_free(M);
           checked++;
         }
@@ -371,6 +384,8 @@ static void test_create_refuses_oversized(void **state) {
     assert_null(M);
     assert_non_null(strstr(cs_error_message(), "allowed: at most 64 GiB per cell"));
     c.width = 2147443568, c.slots = 80159; /* the estimate passes 2^64 */
+    if (c.family == FAMILY_MHA) /* no slots: sets of 4096 tokens, all 2^31 − 1 in one batch */
+      c.depth = 1, c.tokens = 4096, c.train_points = 2147483647, c.task = TASK_TEACHER;
     assert_int_equal(model_create(&c, NULL, &M), CS_ERR_INPUT);
     assert_non_null(strstr(cs_error_message(), "overflows 64 bits"));
   }

@@ -553,7 +553,7 @@ static void test_bad_names(void **state) {
              "gated, gated-headwise, mlp");
   expect_bad("[grid]\ntask = circle\n",
              "bad.ini:2: [grid] task: unknown value 'circle'; did you mean circles? allowed: linear, "
-             "blobs, xor, circles, spiral, checker, bigram-backcopy, associative-recall");
+             "blobs, xor, circles, spiral, checker, bigram-backcopy, associative-recall, teacher");
   expect_bad("[train]\nschedule = linear\n",
              "bad.ini:2: [train] schedule: unknown value 'linear'; allowed: constant, cosine");
   expect_bad("[model]\nnorm = post\n",
@@ -758,7 +758,7 @@ static void test_family_and_gate(void **state) {
   s = load_ok("[grid]\narch = mlp\n[model]\nfamily = memory\n");
   spec_free(s);
   expect_bad("[model]\nfamily = selff\n",
-             "bad.ini:2: [model] family: unknown value 'selff'; did you mean self? allowed: memory, self, lm");
+             "bad.ini:2: [model] family: unknown value 'selff'; did you mean self? allowed: memory, self, lm, mha");
   expect_bad("[grid]\ngate = g1, g6\n",
              "bad.ini:2: [grid] gate: unknown value 'g6'; did you mean g1? allowed: g1, g2, g3, g4, g5");
 }

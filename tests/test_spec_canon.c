@@ -72,11 +72,13 @@ static void test_canonical_text(void **state) {
                     "output = x.h5\nmax_retries = 3\n"
                     "[grid]\nseed = 5, 0..2, 9\nlr = 1e-2, 0.5\narch = ungated\n"
                     "[task]\ninput_dim = 2\ntrain_points = 100\ntest_points = 50\n"
-                    "label_noise = 0.25\nvocab = 40\nseq_len = 20\n"
+                    "label_noise = 0.25\nvocab = 40\nseq_len = 20\ntokens = 5\n"
+                    "token_dist = gaussian\nteacher_heads = 2\nnoise = 0.05\n"
                     "[model]\nfamily = self\ngate = g3\nwidth = 12\nslots = 2\nheads = 3\n"
                     "residual = yes\nnorm = pre\nmlp_ratio = 2\n"
                     "[train]\nepochs = 7\nbatch = 0\nschedule = cosine\nweight_decay = 1e-4\n"
-                    "eval_every = 3\n[curvature]\npoints = 9\nsigma = 0.5\nexact_dim_max = 4\n"
+                    "eval_every = 3\nrestarts = 2\ngrad_tol = 1e-9\n[curvature]\npoints = 9\nsigma = 0.5\n"
+                    "exact_dim_max = 4\n"
                     "field = 8\n[team]\ngrid = 2x1\nblock = 32\n");
   assert_string_equal(spec_canonical_text(s),
                       "# curvsweep canonical spec 1 (docs/SPEC.md, \"Identity\")\n"
@@ -84,11 +86,13 @@ static void test_canonical_text(void **state) {
                       "[grid]\nseed = 5, 0..2, 9\nlr = 0.01, 0.5\narch = ungated\ndepth = 1\n"
                       "task = circles\n"
                       "[task]\ninput_dim = 2\ntrain_points = 100\ntest_points = 50\n"
-                      "label_noise = 0.25\nvocab = 40\nseq_len = 20\n"
+                      "label_noise = 0.25\nvocab = 40\nseq_len = 20\ntokens = 5\n"
+                      "token_dist = gaussian\nteacher_heads = 2\nnoise = 0.05\n"
                       "[model]\nfamily = self\ngate = g3\nwidth = 12\nslots = 2\nheads = 3\n"
                       "residual = yes\nnorm = pre\nmlp_ratio = 2\n"
                       "[train]\nepochs = 7\nbatch = 0\nschedule = cosine\nweight_decay = 0.0001\n"
-                      "eval_every = 3\n[curvature]\npoints = 9\nsigma = 0.5\nexact_dim_max = 4\n"
+                      "eval_every = 3\nrestarts = 2\ngrad_tol = 1e-09\n[curvature]\npoints = 9\n"
+                      "sigma = 0.5\nexact_dim_max = 4\n"
                       "field = 8\n[team]\ngrid = 2x1\nblock = 32\n");
   // the canonical text is a spec of the same identity
   cs_spec *again = load(spec_canonical_text(s));

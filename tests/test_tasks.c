@@ -458,11 +458,12 @@ static void test_rejects_bad_input(void **state) {
 
 static void test_boundary_and_classes(void **state) {
   const char *expect[TASK_COUNT] = {"linear",    "linear",    "nonlinear", "nonlinear",
-                                    "nonlinear", "nonlinear", "sequence",  "sequence"};
+                                    "nonlinear", "nonlinear", "sequence",  "sequence",
+                                    "regression"};
   for (int k = 0; k < TASK_COUNT; k++) {
     assert_string_equal(task_boundary(k), expect[k]);
     if (k < TASK_POINT_COUNT) assert_int_equal(task_classes(k), 2);
-    assert_int_equal(task_is_sequence(k), k >= TASK_POINT_COUNT);
+    assert_int_equal(task_is_sequence(k), k >= TASK_POINT_COUNT && k != TASK_TEACHER);
   }
 }
 

@@ -46,6 +46,30 @@ void cs_error_clear(void);
  * overwrite it. No goto, and no hand-written "free and return" on a
  * failure branch. */
 
+/* First error wins: cleanups that can fail (closing a file, releasing a
+ * team, ending a run) run after a failure too, and what the caller reports
+ * is the first failure, its code and its message, whatever a later step
+ * records. Note each step's code right after the step (its message is the
+ * current one):
+ *
+ *   cs_first_error first = {0};
+ *   cs_first_error_note(&first, work());
+ *   cs_first_error_note(&first, close_it());   // runs, its failure kept only if first
+ *   return cs_first_error_end(&first);
+ *
+ * first.message holds the first failure's message meanwhile (to name it
+ * beside a later one). */
+#define CS_ERROR_MESSAGE_BYTES 2048
+typedef struct {
+  int rc;                                /* the first error (CS_OK: none yet) */
+  char message[CS_ERROR_MESSAGE_BYTES];  /* its message */
+} cs_first_error;
+/* The first non-zero rc noted is kept with the current message; returns
+ * first->rc. */
+int cs_first_error_note(cs_first_error *first, int rc);
+/* CS_OK, or the first error with its message made the current one again. */
+int cs_first_error_end(const cs_first_error *first);
+
 /* Propagate a non-zero return code to the caller. */
 #define CS_CHECK(call)                 \
   do {                                 \

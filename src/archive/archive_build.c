@@ -3,9 +3,9 @@
  * per-result commit point, since nobody sees the file before it is
  * complete. The archive is created pending under a temporary name beside
  * its path (archive_create_temp), kept open while results arrive:
- *   /curvature, /curves  rows buffered and appended a block at a time
- *   /points              arrays and index rows staged and appended a few
- *                        MiB at a time (archive_points.c)
+ *   per-cell tables      rows buffered and appended a block at a time, with
+ *   (archive_tables.c)   the /points arrays they index (a few MiB at a
+ *                        time), by the conversion the writer's batches use
  *   /params, /fields     a group written per result (archive_params.c,
  *                        archive_fields.c; a merge writes what it read and
  *                        checked, docs/SECURITY.md "Archives")
@@ -14,7 +14,8 @@
  *                        rows at a time at the end, then committed_rows
  * then flushed, closed, synced and renamed into place. Per-result cost is a
  * few appends to memory (plus the /params group, when saved); the layout is the one of
- * docs/ARCHIVE.md, byte for byte what archive_apply_result would write. */
+ * docs/ARCHIVE.md, the rows those archive_apply_result would write
+ * (archive_table_rows_add serves both). */
 #include "archive_internal.h"
 
 #include <errno.h>
@@ -25,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ARCHIVE_BUILD_BUFFER_ROWS 8192 /* /curvature and /curves rows per append */
+#define ARCHIVE_BUILD_BUFFER_ROWS 8192 /* rows of a per-cell table per append */
 #define ARCHIVE_BUILD_POINTS_BYTES ((size_t)8 << 20) /* staged /points bytes per append */
 
 /* The /cells result columns of a finished row, without the message. */
@@ -39,11 +40,8 @@ struct cs_archive_builder {
   cs_archive *a;            /* rows of the output; a->path is the final path */
   char *tmp;                /* the temporary file being filled */
   int overwrite;
-  hid_t file, ds_curv, ds_curves, mt_curv, mt_curves;
-  archive_curv_row *cv;     /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curvature rows */
-  archive_curve_row *cu;    /* (ARCHIVE_BUILD_BUFFER_ROWS) pending /curves rows */
-  size_t ncv, ncu;
-  archive_points_stage pts; /* pending /points arrays and index rows */
+  hid_t file;
+  archive_table_rows tabs;  /* pending rows of the per-cell tables and /points arrays */
   archive_build_row *rows;  /* (a->n_rows) result columns of finished rows */
   char **message;           /* (a->n_rows) message of a finished row, NULL when empty */
   cs_run_info *runs;
@@ -53,15 +51,11 @@ struct cs_archive_builder {
 void archive_build_abort(cs_archive_builder *b) {
   ARCHIVE_QUIET;
   if (!b) return;
-  archive_h5_close_id(&b->ds_curv, H5Dclose);
-  archive_h5_close_id(&b->ds_curves, H5Dclose);
-  archive_h5_close_id(&b->mt_curv, H5Tclose);
-  archive_h5_close_id(&b->mt_curves, H5Tclose);
   archive_h5_close_id(&b->file, H5Fclose);
   if (b->tmp) unlink(b->tmp);
   for (int64_t i = 0; b->message && b->a && i < b->a->n_rows; i++) free(b->message[i]);
-  free(b->message), free(b->rows), free(b->cv), free(b->cu), free(b->runs), free(b->tmp);
-  archive_points_stage_free(&b->pts);
+  free(b->message), free(b->rows), free(b->runs), free(b->tmp);
+  archive_table_rows_free(&b->tabs);
   archive_free(b->a);
   free(b);
 }
@@ -78,24 +72,12 @@ static int archive_build_setup(cs_archive_builder *b, const char *path, const cs
   int64_t n = b->a->n_rows;
   CS_CHECK(CS_CALLOC(b->rows, n ? n : 1));
   CS_CHECK(CS_CALLOC(b->message, n ? n : 1));
-  // not zeroed: a row is written whole before it is appended, and only the
-  // pages of rows used are touched (a merge of a few thousand cells uses a
-  // fraction of the block)
-  b->cv = malloc(ARCHIVE_BUILD_BUFFER_ROWS * sizeof *b->cv);
-  b->cu = malloc(ARCHIVE_BUILD_BUFFER_ROWS * sizeof *b->cu);
-  if (!b->cv || !b->cu) return cs_error(CS_ERR_NOMEM, "out of memory");
   if (spec_sweep(spec)->save_points)
-    CS_CHECK(archive_points_stage_reserve(&b->pts, ARCHIVE_BUILD_POINTS_BYTES));
+    CS_CHECK(archive_points_stage_reserve(&b->tabs.pts, ARCHIVE_BUILD_POINTS_BYTES));
   b->a->table_chunk_bytes = ARCHIVE_BULK_CHUNK_BYTES;
   CS_CHECK(archive_create_temp(b->a, spec, &b->tmp));
   b->file = archive_h5_open(b->tmp, H5F_ACC_RDWR);
   if (b->file < 0) return archive_h5_error(CS_ERR_IO, "cannot open %s for writing", b->tmp);
-  b->ds_curv = H5Dopen2(b->file, "curvature", H5P_DEFAULT);
-  b->ds_curves = H5Dopen2(b->file, "curves", H5P_DEFAULT);
-  b->mt_curv = archive_curv_row_type();
-  b->mt_curves = archive_curve_row_type();
-  if (b->ds_curv < 0 || b->ds_curves < 0)
-    return archive_h5_error(CS_ERR_IO, "%s: cannot open /curvature and /curves", b->tmp);
   return CS_OK;
 }
 
@@ -105,19 +87,11 @@ int archive_build_begin(const char *path, const cs_spec *spec, const unsigned ch
   cs_archive_builder *b;
   *out = NULL;
   CS_CHECK(CS_CALLOC(b, 1));
-  b->file = b->ds_curv = b->ds_curves = b->mt_curv = b->mt_curves = H5I_INVALID_HID;
+  b->file = H5I_INVALID_HID;
   int rc = archive_build_setup(b, path, spec, mask, overwrite);
   if (rc) archive_build_abort(b);
   else *out = b;
   return rc;
-}
-
-/* Append the buffered /curvature or /curves rows. */
-static int archive_build_flush_rows(cs_archive_builder *b) {
-  CS_CHECK(archive_table_append(b->ds_curv, b->mt_curv, b->cv, b->ncv, b->tmp, "curvature"));
-  CS_CHECK(archive_table_append(b->ds_curves, b->mt_curves, b->cu, b->ncu, b->tmp, "curves"));
-  b->ncv = b->ncu = 0;
-  return CS_OK;
 }
 
 int archive_build_result(cs_archive_builder *b, const cs_cell_result *r) {
@@ -127,22 +101,11 @@ int archive_build_result(cs_archive_builder *b, const cs_cell_result *r) {
   if (b->a->row_status[row] != CELL_PENDING)
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " given twice to the archive builder",
                     b->a->path, r->cell_id);
-  // the rows: a cell's rows stay contiguous (a block holds at least one cell's)
-  if (b->ncv + (size_t)r->depth > ARCHIVE_BUILD_BUFFER_ROWS ||
-      b->ncu + (size_t)r->n_curve > ARCHIVE_BUILD_BUFFER_ROWS)
-    CS_CHECK(archive_build_flush_rows(b));
-  if ((size_t)r->depth > ARCHIVE_BUILD_BUFFER_ROWS || (size_t)r->n_curve > ARCHIVE_BUILD_BUFFER_ROWS)
-    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": %d prefixes and %d epochs exceed the "
-                    "builder's block of %d rows", b->a->path, r->cell_id, r->depth, r->n_curve,
-                    ARCHIVE_BUILD_BUFFER_ROWS);
-  for (int l = 0; l < r->depth; l++)
-    b->cv[b->ncv++] = (archive_curv_row){.cell_id = r->cell_id, .prefix = l + 1, .st = r->curv[l]};
-  for (int e = 0; e < r->n_curve; e++)
-    b->cu[b->ncu++] = (archive_curve_row){r->cell_id, r->curve[e].epoch, r->curve[e].train_loss,
-                                          r->curve[e].train_acc, r->curve[e].test_acc};
-  if (r->pt_x) CS_CHECK(archive_points_stage_add(&b->pts, r));
-  if (archive_points_stage_bytes(&b->pts) >= ARCHIVE_BUILD_POINTS_BYTES)
-    CS_CHECK(archive_points_stage_flush(b->file, &b->pts, b->tmp));
+  // the rows, appended a block at a time (a cell's rows stay together)
+  CS_CHECK(archive_table_rows_add(&b->tabs, r));
+  if (archive_table_rows_most(&b->tabs) >= ARCHIVE_BUILD_BUFFER_ROWS ||
+      archive_points_stage_bytes(&b->tabs.pts) >= ARCHIVE_BUILD_POINTS_BYTES)
+    CS_CHECK(archive_table_rows_flush(b->file, &b->tabs, b->tmp));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(b->file, r, b->tmp));
   if (r->fd_pred) CS_CHECK(archive_write_fields(b->file, r, b->tmp));
   b->rows[row] = (archive_build_row){r->rank, r->attempts, r->wall_s, r->train_loss,
@@ -205,23 +168,11 @@ static int archive_build_write_cells(cs_archive_builder *b) {
 }
 
 static int archive_build_seal(cs_archive_builder *b) {
-  CS_CHECK(archive_build_flush_rows(b));
-  CS_CHECK(archive_points_stage_flush(b->file, &b->pts, b->tmp));
-  hid_t idx = H5Dopen2(b->file, ARCHIVE_POINTS_INDEX, H5P_DEFAULT);
-  int rc = idx < 0 ? archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", b->tmp, ARCHIVE_POINTS_INDEX)
-                   : archive_attr_write_i64(idx, "committed_rows", H5T_STD_I64LE,
-                                            (int64_t)archive_table_length(idx), b->tmp);
-  archive_h5_close_id(&idx, H5Dclose);
-  CS_CHECK(rc);
-  CS_CHECK(archive_attr_write_i64(b->ds_curv, "committed_rows", H5T_STD_I64LE,
-                                  (int64_t)archive_table_length(b->ds_curv), b->tmp));
-  CS_CHECK(archive_attr_write_i64(b->ds_curves, "committed_rows", H5T_STD_I64LE,
-                                  (int64_t)archive_table_length(b->ds_curves), b->tmp));
+  CS_CHECK(archive_table_rows_flush(b->file, &b->tabs, b->tmp));
+  CS_CHECK(archive_tables_commit(b->file, b->tmp));
   CS_CHECK(archive_build_write_cells(b));
   for (int64_t k = 0; k < b->n_runs; k++)
     CS_CHECK(archive_apply_run(b->a, b->file, b->a->n_runs, &b->runs[k]));
-  archive_h5_close_id(&b->ds_curv, H5Dclose);
-  archive_h5_close_id(&b->ds_curves, H5Dclose);
   herr_t e = H5Fclose(b->file);
   b->file = H5I_INVALID_HID;
   if (e < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot close", b->tmp);

@@ -193,18 +193,30 @@ int archive_check(const char *path, cs_archive_check_fn fn, void *ctx,
       return CS_OK;
     }
   }
-  static const char *const tables[] = {"spec", "cells", "curvature", "curves", "runs"};
-  for (size_t k = 0; k < sizeof tables / sizeof *tables; k++) {
+  // /spec, /cells, the per-cell tables at the root, /runs; then the groups:
+  // those of per-cell tables (/points), and the per-cell groups
+  int64_t version = meta.version, stated;
+  if (rc) version = archive_attr_read_i64(file, "format_version", &stated, NULL) == 0
+                        ? stated : ARCHIVE_FORMAT_VERSION;  // unreadable: look for every table
+  const char *tables[2 + ARCHIVE_N_CELL_TABLES + 1], *groups[ARCHIVE_N_CELL_TABLES + ARCHIVE_N_CELL_GROUPS];
+  int n_tables = 0, n_groups = 0;
+  tables[n_tables++] = "spec", tables[n_tables++] = "cells";
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    if (T->group) groups[n_groups++] = T->group;  // looked for whatever the version: 2, 3 have /points groups
+    else if (archive_cell_table_in(T, (int)version)) tables[n_tables++] = T->name;
+  }
+  tables[n_tables++] = "runs";
+  for (int k = 0; k < ARCHIVE_N_CELL_GROUPS; k++) groups[n_groups++] = ARCHIVE_CELL_GROUPS[k];
+  for (int k = 0; k < n_tables; k++) {
     char full[64];
     snprintf(full, sizeof full, "/%s", tables[k]);
     archive_check_dataset(&c, file, tables[k], full, path);
   }
-  const char *const *cell_groups = ARCHIVE_CELL_GROUPS;
-  for (int k = -1; k < ARCHIVE_N_CELL_GROUPS; k++) { /* /points, then the per-cell groups */
-    const char *top = k < 0 ? "points" : cell_groups[k];
-    htri_t e = H5Lexists(file, top, H5P_DEFAULT);
+  for (int k = 0; k < n_groups; k++) {
+    htri_t e = H5Lexists(file, groups[k], H5P_DEFAULT);
     char full[64];
-    snprintf(full, sizeof full, "/%s", top);
+    snprintf(full, sizeof full, "/%s", groups[k]);
     if (e < 0) {
       archive_h5_error(CS_ERR_INPUT, "%s: cannot look up %s", path, full);
       archive_check_report(&c, full);

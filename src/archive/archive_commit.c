@@ -65,12 +65,12 @@ static int archive_rebuild_from_journal(cs_archive *a) {
  * saw), so it is rebuilt from the journal, which already holds the write.
  * Returns CS_OK when rebuilt, else rc with both reasons. */
 static int archive_write_failed(cs_archive *a, int rc) {
-  char first[1024];
-  cs_copy_str(first, sizeof first, cs_error_message());
+  cs_first_error first = {0};
+  cs_first_error_note(&first, rc);
   cs_error_clear();
   if (archive_rebuild_from_journal(a) == CS_OK) return CS_OK;
   return cs_error(rc, "%s (and rebuilding it from the journal %s failed: %s); resume with the "
-                  "same command", first, a->journal_path, cs_error_message());
+                  "same command", first.message, a->journal_path, cs_error_message());
 }
 
 /* A journaled result whose HDF5 write is still to come: its status is what

@@ -222,9 +222,11 @@ static int archive_create_pipeline(const cs_archive *a, const cs_spec *spec, hid
   CS_CHECK(archive_layout_build(spec, &s->L));
   CS_CHECK(archive_write_root(file, spec, path));
   CS_CHECK(archive_write_cells(a, spec, file, s, path));
-  CS_CHECK(archive_create_empty_table(a, file, "curvature", archive_curv_row_type(), 1, path));
-  CS_CHECK(archive_create_empty_table(a, file, "curves", archive_curve_row_type(), 1, path));
-  CS_CHECK(archive_points_create(file, a, spec, path));
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    CS_CHECK(T->create ? T->create(file, a, spec, path)
+                       : archive_create_empty_table(a, file, T->name, T->row_type(), 1, path));
+  }
   return archive_create_empty_table(a, file, "runs", archive_run_row_type(), 0, path);
 }
 

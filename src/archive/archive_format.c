@@ -46,27 +46,6 @@ hid_t archive_cell_row_type(void) {
   return t;
 }
 
-hid_t archive_curv_row_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_curv_row));
-  H5Tinsert(t, "cell_id", HOFFSET(archive_curv_row, cell_id), H5T_NATIVE_INT64);
-  H5Tinsert(t, "prefix", HOFFSET(archive_curv_row, prefix), H5T_NATIVE_INT32);
-  H5Tinsert(t, "n_points", HOFFSET(archive_curv_row, st.n_points), H5T_NATIVE_INT32);
-  for (size_t i = 0; i < ARCHIVE_N_STATS_FIELDS; i++)
-    H5Tinsert(t, ARCHIVE_STATS_FIELDS[i].name,
-              offsetof(archive_curv_row, st) + ARCHIVE_STATS_FIELDS[i].offset, H5T_NATIVE_DOUBLE);
-  return t;
-}
-
-hid_t archive_curve_row_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_curve_row));
-  H5Tinsert(t, "cell_id", HOFFSET(archive_curve_row, cell_id), H5T_NATIVE_INT64);
-  H5Tinsert(t, "epoch", HOFFSET(archive_curve_row, epoch), H5T_NATIVE_INT32);
-  H5Tinsert(t, "train_loss", HOFFSET(archive_curve_row, train_loss), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "train_acc", HOFFSET(archive_curve_row, train_acc), H5T_NATIVE_DOUBLE);
-  H5Tinsert(t, "test_acc", HOFFSET(archive_curve_row, test_acc), H5T_NATIVE_DOUBLE);
-  return t;
-}
-
 /* Memory type of a /runs row: cs_run_info itself. */
 hid_t archive_run_row_type(void) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cs_run_info));
@@ -161,19 +140,6 @@ static void archive_fill_absent_columns(hid_t ds, hid_t mtype, hsize_t n, void *
     H5free_memory(name);
   }
   H5Tclose(ftype);
-}
-
-_Static_assert(ARCHIVE_N_STATS_FIELDS <= 64, "stats_absent holds a bit per statistics field");
-
-uint64_t archive_stats_absent(hid_t file) {
-  hid_t ds = H5Dopen2(file, "curvature", H5P_DEFAULT), ftype = ds >= 0 ? H5Dget_type(ds) : -1;
-  uint64_t absent = 0;
-  for (size_t k = 0; ftype >= 0 && k < ARCHIVE_N_STATS_FIELDS; k++)
-    if (H5Tget_member_index(ftype, ARCHIVE_STATS_FIELDS[k].name) < 0) absent |= (uint64_t)1 << k;
-  if (ftype >= 0) H5Tclose(ftype);
-  if (ds >= 0) H5Dclose(ds);
-  else archive_h5_note();
-  return absent;
 }
 
 /* The dataset transfer of table reads and writes: one type-conversion and

@@ -8,7 +8,6 @@
  *   bottom: no HDF5 of their own
  *     archive_lock.c     the journal lock (one writer), the archive file's lock (live readers)
  *     archive_rows.c     the /cells rows in memory (struct cs_archive)
- *     archive_compare.c  values compared bitwise (results, fields, /runs rows), status ranks
  *   HDF5 primitives and the checks of untrusted input
  *     archive_h5.c       quieting, errors, ids, files and the write session, types, attributes
  *     archive_guard.c    untrusted input: plain objects, the budget, values in their domain
@@ -17,9 +16,12 @@
  *     archive_spec.c     /spec and the identity
  *     archive_fields.c   /fields/<cell_id> (curvature fields)
  *     archive_params.c   /params/<cell_id> (trained parameters)
- *     archive_points.c   /points: index table and shared arrays (and the per-cell groups of 2, 3)
+ *     archive_points.c   /points: shared arrays and their index rows, created and staged
+ *     archive_tables.c   the table of per-cell tables: /curvature, /curves, /points/index
+ *     archive_compare.c  values compared bitwise (results, fields, /runs rows), status ranks
  *   whole archives
  *     archive_load.c     probe an existing file, load its /cells rows, the valid rows of a table
+ *     archive_points_read.c  /points read: every cell's arrays a block at a time, the legacy groups
  *     archive_create.c   create a new archive under a temporary name, rename it into place
  *     archive_read.c     read-back (summary, spec, results)
  *     archive_write.c    apply batches of results, or a /runs row, to an open file
@@ -252,19 +254,6 @@ int archive_new(const char *path, cs_archive **out);
 /* Rows of a new archive: the cells selected by mask (NULL: all), ascending. */
 int archive_rows_from_mask(cs_archive *a, const cs_spec *spec, const unsigned char *mask);
 
-/* ======== archive_compare.c ======== */
-/* The statistics fields (bit k: ARCHIVE_STATS_FIELDS[k]) the /curvature
- * table of an open archive lacks: columns of a later format_version, read
- * as NaN (cs_cell_result.stats_absent). 0 when the table cannot be opened
- * (its read then fails on its own). */
-uint64_t archive_stats_absent(hid_t file);
-
-/* (archive_status_rank and archive_same_values: archive.h) The fields of x
- * and y agree bitwise (both absent counts as agreeing). */
-int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);
-/* Two /runs rows agree in every column. */
-int archive_same_run(const cs_run_info *x, const cs_run_info *y);
-
 /* ======== archive_h5.c ======== */
 /* Library code never prints: HDF5's automatic error printing is switched
  * off at the top of every public function (ARCHIVE_QUIET, a declaration)
@@ -333,6 +322,11 @@ int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
 int archive_dataset_plain(hid_t ds, const char *path, const char *full);
 /* A table's rows were all stored (chunks written), not declared only. */
 int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
+/* The same with up to ARCHIVE_TAIL_CHUNKS chunks declared but not stored:
+ * the unfinished tail an interrupted write may leave, which a resume cuts
+ * (a write grows a table by one batch, far fewer chunks than this). */
+#define ARCHIVE_TAIL_CHUNKS 65536
+int archive_table_check_tail(hid_t ds, hsize_t rows, const char *path, const char *name);
 /* Every link of the file a hard link to an object linked once, every
  * dataset plain: fn (may be NULL: stop at the first) gets each object that
  * is not, with the reason; *hostile: one was found (else a failure is
@@ -347,9 +341,10 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
  * (massive_act ≥ 1, the others ≥ 0). Anything else is damage: a refusal
  * naming path, the cell and the prefix. Other families: not checked. */
 int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r);
-/* A done result's metrics in their domain (accuracies in [0, 1], finite
- * loss, wall time >= 0): a refusal naming path and the cell otherwise. */
-int archive_check_metrics(const char *path, const cs_cell_result *r);
+/* A done result's metrics in their domain (accuracies in [0, 1], or NaN
+ * for a cell of family mha, which has none; finite loss, wall time >= 0):
+ * a refusal naming path and the cell otherwise. */
+int archive_check_metrics(const char *path, cs_family family, const cs_cell_result *r);
 /* A tensor name as the archive stores it (docs/ARCHIVE.md, "/params"): 0,
  * or -1. */
 int archive_check_tensor_name(const char *name);
@@ -358,8 +353,6 @@ int archive_check_tensor_name(const char *name);
 /* Memory types of the rows (closed by the caller); archive_packed: the file type. */
 hid_t archive_class_type(hid_t base);
 hid_t archive_cell_row_type(void);
-hid_t archive_curv_row_type(void);
-hid_t archive_curve_row_type(void);
 hid_t archive_run_row_type(void);
 hid_t archive_packed(hid_t mem_type);
 /* Rows per chunk of a table of rows of row_bytes in chunks of about
@@ -436,17 +429,28 @@ int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
  * cannot be read whole is a CS_ERR_INPUT naming it. */
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 
-/* ======== archive_points.c: /points ======== */
+/* ======== archive_points.c: /points written ======== */
 hid_t archive_point_row_type(void);
+/* Array k of /points (0: x, 1..RESULT_N_POINT_ARRAYS: the per-prefix
+ * doubles, ARCHIVE_POINT_ARRAYS - 1: class): its dataset name, file and
+ * memory element types (closed by the caller), element size, and length
+ * (ds open; a dataspace that is not 1-D is damage). */
+const char *archive_points_name(int k);
+void archive_points_types(int k, hid_t *ftype, hid_t *mtype);
+size_t archive_points_elem(int k);
+int archive_points_length(hid_t ds, int k, const char *path, hsize_t *n);
 /* /points with an empty index and empty arrays (a new archive of the
  * listed cells of a). */
 int archive_points_create(hid_t file, const cs_archive *a, const cs_spec *spec, const char *path);
 /* Results' per-point arrays staged in memory; flush appends them (one write
- * per array) and their index rows (committed_rows is the caller's commit
- * point). v[0] x, v[1..RESULT_N_POINT_ARRAYS] the doubles, v[last] class. */
+ * per array). Their /points/index rows are rows of the table of per-cell
+ * tables (archive_tables.c), made by archive_points_stage_add with offsets
+ * into the staged arrays and made absolute before they are appended
+ * (archive_points_rebase: the arrays' lengths before the last flush).
+ * v[0] x, v[1..RESULT_N_POINT_ARRAYS] the doubles, v[last] class. */
 typedef struct {
-  archive_point_row *rows;   /* offsets relative to the staged arrays until flushed */
-  size_t n_rows, cap_rows, n_x, n_f;
+  size_t n_cells, n_x, n_f;
+  hsize_t x_base, f_base;    /* lengths of x and of the per-prefix arrays before the last flush */
   void *v[ARCHIVE_POINT_ARRAYS];
   size_t cap[ARCHIVE_POINT_ARRAYS];
 } archive_points_stage;
@@ -454,15 +458,120 @@ typedef struct {
  * and the per-prefix arrays, allocated once (pages are touched only as
  * values arrive): no regrowth, no copy of what is staged (the bulk builder). */
 int archive_points_stage_reserve(archive_points_stage *s, size_t bytes);
-int archive_points_stage_add(archive_points_stage *s, const cs_cell_result *r);
+/* r's arrays staged, its index row into *row (offsets into the stage). */
+int archive_points_stage_add(archive_points_stage *s, const cs_cell_result *r,
+                             archive_point_row *row);
 size_t archive_points_stage_bytes(const archive_points_stage *s);
 int archive_points_stage_flush(hid_t file, archive_points_stage *s, const char *path);
 void archive_points_stage_free(archive_points_stage *s);
+/* The /points/index row of ARCHIVE_CELL_TABLES (what each does: there). */
+int archive_points_rows_of(const cs_cell_result *r);
+int archive_points_to_rows(const cs_cell_result *r, void *rows, archive_points_stage *pts);
+void archive_points_rebase(void *rows, size_t n, const archive_points_stage *pts);
+int archive_points_same(const cs_cell_result *x, const cs_cell_result *y);
+/* ======== archive_tables.c: the per-cell tables (docs/ARCHITECTURE.md, "A new per-cell archive table") ======== */
+/* A table of rows keyed by cell (its row struct starts with int64_t
+ * cell_id; a cell's rows are appended together, in one write per table per
+ * batch). One row of ARCHIVE_CELL_TABLES says everything the commands need:
+ * create, open (repair), write and build (archive_table_rows_add: the one
+ * result -> rows conversion), read, load, check, salvage, merge and the
+ * comparison of two results walk the table, never a table's name. */
+typedef struct {
+  const char *name;   /* its dataset: "curvature", "curves", "points/index" */
+  int since;          /* the format_version that added it: an older archive lacks it, and its
+                         cells have no rows in it (absent, not damage) */
+  size_t row_bytes;   /* of its row struct */
+  hid_t (*row_type)(void); /* the memory compound type of a row (closed by the caller); the
+                              file's is archive_packed of it */
+  /* limits */
+  int max_per_cell;   /* rows a listed cell may have (0: bounded by the budget only) */
+  int (*done_rows)(const cs_config *cfg); /* rows a done cell of cfg has (NULL: any number;
+                                             a cell of another family may have none) */
+  /* result -> rows */
+  int (*rows_of)(const cs_cell_result *r);  /* how many rows r has */
+  int (*to_rows)(const cs_cell_result *r, void *rows, archive_points_stage *pts); /* r's rows
+                              (zeroed) filled; pts: staged arrays the rows may point into */
+  void (*rebase)(void *rows, size_t n, const archive_points_stage *pts); /* before they are
+                              appended, rows that point into pts (NULL: none do) */
+  /* rows -> result (alloc, place NULL: the rows index the /points arrays and are read with
+   * them, archive_points_each) */
+  int (*alloc)(cs_cell_result *r, int64_t n, const char *path); /* room for the cell's n rows
+                              (its allocations taken from the budget) */
+  const char *(*place)(cs_cell_result *r, const void *row, int64_t k, unsigned char *seen);
+                           /* the cell's k-th row (table order) into r; seen: n flags, zeroed,
+                              for the rows' own use; NULL, or why the row does not fit */
+  int (*same)(const cs_cell_result *x, const cs_cell_result *y); /* x, y agree bitwise in it */
+  /* optional */
+  int (*create)(hid_t file, const cs_archive *a, const cs_spec *spec, const char *path);
+                           /* NULL: an empty table of the packed row type, committed_rows 0 */
+  const char *group;  /* the group holding it, made by create and read whole by info --check
+                         (NULL: the root) */
+} archive_cell_table;
+enum { ARCHIVE_N_CELL_TABLES = 3 };
+extern const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES];
+/* The table of that dataset name, NULL when it is not a per-cell table. */
+const archive_cell_table *archive_cell_table_named(const char *name);
+/* The archive of format_version version has table t. */
+int archive_cell_table_in(const archive_cell_table *t, int version);
+/* Rows of results on their way into the per-cell tables (a batch of the
+ * writer, a block of the bulk builder): per table a growing buffer, and
+ * the per-point arrays the /points/index rows point into. */
+typedef struct {
+  unsigned char *rows[ARCHIVE_N_CELL_TABLES];
+  size_t n[ARCHIVE_N_CELL_TABLES], cap[ARCHIVE_N_CELL_TABLES];
+  archive_points_stage pts;
+} archive_table_rows;
+/* r's rows of every table appended to o (all of them, or none on failure). */
+int archive_table_rows_add(archive_table_rows *o, const cs_cell_result *r);
+/* The most rows o holds for one table. */
+size_t archive_table_rows_most(const archive_table_rows *o);
+/* The staged arrays, then each table's rows, appended to the open file (one
+ * write each; committed_rows is the caller's commit point); o is empty after. */
+int archive_table_rows_flush(hid_t file, archive_table_rows *o, const char *path);
+void archive_table_rows_free(archive_table_rows *o);
+/* committed_rows of every per-cell table of the open file set to its length. */
+int archive_tables_commit(hid_t file, const char *path);
+/* The statistics fields (bit k: ARCHIVE_STATS_FIELDS[k]) the /curvature
+ * table of an open archive lacks: columns of a later format_version, read
+ * as NaN (cs_cell_result.stats_absent). 0 when the table cannot be opened
+ * (its read then fails on its own). */
+uint64_t archive_stats_absent(hid_t file);
+
+/* ======== archive_compare.c ======== */
+/* (archive_status_rank and archive_same_values: archive.h) The fields of x
+ * and y agree bitwise (both absent counts as agreeing). */
+int archive_same_fields(const cs_cell_result *x, const cs_cell_result *y);
+/* Two /runs rows agree in every column. */
+int archive_same_run(const cs_run_info *x, const cs_run_info *y);
+
+/* ======== archive_load.c ======== */
+/* Open an existing archive and check its identity (format, version, plain
+ * objects, /spec): on error the message names the file and the problem,
+ * *cls says which kind. */
+int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *meta,
+                  archive_probe_class *cls);
+/* Every /cells row into a's rows (a->spec bounds them); any failure is a
+ * damaged file (CS_ERR_INPUT, naming it). */
+int archive_load_rows(cs_archive *a, hid_t file, const char *path);
+/* The rows of table name (open as ds) that belong to finished writes
+ * (*valid) and its length. */
+int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path, const char *name,
+                             hsize_t *valid, hsize_t *length);
+/* a->n_runs from the file's /runs. */
+int archive_read_n_runs(cs_archive *a, hid_t file);
+/* --overwrite replaces only a curvsweep archive (docs/SECURITY.md): CS_OK
+ * when nothing is at path or it opens as HDF5 with the root attribute
+ * format = "curvsweep"; otherwise CS_ERR_INPUT naming path. */
+int archive_check_replaceable(const char *path);
+
+/* ======== archive_points_read.c: /points read ======== */
 /* The valid rows of /points/index (malloc'ed) in storage order, each row of
  * a finished listed cell as a->spec allows it and not overlapping another's
  * values: a refusal naming the row otherwise (what every reader checks). */
 int archive_points_index_checked(hid_t file, const cs_archive *a, const char *path,
                                  archive_point_row **rows, int64_t *n);
+/* The same, the rows not kept. */
+int archive_points_index_check(hid_t file, const cs_archive *a, const char *path);
 /* Every finished listed cell's arrays, in storage order, each array read a
  * block at a time: fn(ctx, /cells row, pts) with pts holding the cell's
  * cell_id, n_points, m, depth and arrays that point into the blocks, valid
@@ -487,26 +596,6 @@ void archive_points_free(cs_cell_result *r);
  * unchanged); a group that cannot be read whole is a CS_ERR_INPUT naming
  * it. */
 int archive_read_points(hid_t file, const char *path, cs_cell_result *r);
-
-/* ======== archive_load.c ======== */
-/* Open an existing archive and check its identity (format, version, plain
- * objects, /spec): on error the message names the file and the problem,
- * *cls says which kind. */
-int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *meta,
-                  archive_probe_class *cls);
-/* Every /cells row into a's rows (a->spec bounds them); any failure is a
- * damaged file (CS_ERR_INPUT, naming it). */
-int archive_load_rows(cs_archive *a, hid_t file, const char *path);
-/* The rows of table name (open as ds) that belong to finished writes
- * (*valid) and its length. */
-int archive_table_valid_rows(const cs_archive *a, hid_t ds, const char *path, const char *name,
-                             hsize_t *valid, hsize_t *length);
-/* a->n_runs from the file's /runs. */
-int archive_read_n_runs(cs_archive *a, hid_t file);
-/* --overwrite replaces only a curvsweep archive (docs/SECURITY.md): CS_OK
- * when nothing is at path or it opens as HDF5 with the root attribute
- * format = "curvsweep"; otherwise CS_ERR_INPUT naming path. */
-int archive_check_replaceable(const char *path);
 
 /* ======== archive_create.c ======== */
 /* mkdir -p of the directory that will hold path. */
@@ -541,13 +630,11 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r);
 /* Results on their way into an open file: groups already written, table
  * rows and /cells rows kept for the batch's commit point. */
 typedef struct {
-  archive_curv_row *cv;
-  archive_curve_row *cu;
+  archive_table_rows tabs;    /* the batch's rows of the per-cell tables */
   archive_cell_row *cells;
   int64_t *cell_idx;          /* /cells row of each entry of cells */
-  size_t n_cv, n_cu, n_cells, cap_cv, cap_cu, cap_cells, cap_idx;
+  size_t n_cells, cap_cells, cap_idx;
   unsigned char *in_batch;    /* per /cells row: in this batch */
-  archive_points_stage pts;   /* the batch's per-point arrays */
 } archive_batch;
 int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell_result *r);
 int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b);

@@ -161,13 +161,14 @@ int archive_load_rows(cs_archive *a, hid_t file, const char *path) {
 }
 
 /* The most rows the spec lets a table hold for the listed cells of a
- * (docs/ARCHIVE.md): one /points/index row per cell, at most
- * ARCHIVE_MAX_DEPTH /curvature rows per cell; other tables: no bound here
- * (their rows are bounded by what is stored and by the budget). */
+ * (docs/ARCHIVE.md): one /cells row per cell, a per-cell table's limit per
+ * cell (ARCHIVE_CELL_TABLES); other tables, and per-cell tables without a
+ * limit: no bound here (their rows are bounded by what is stored and by
+ * the budget). */
 static hsize_t archive_table_max_rows(const cs_archive *a, const char *name) {
-  if (!strcmp(name, "curvature")) return (hsize_t)a->n_rows * ARCHIVE_MAX_DEPTH;
-  if (!strcmp(name, ARCHIVE_POINTS_INDEX)) return (hsize_t)a->n_rows;
   if (!strcmp(name, "cells")) return (hsize_t)a->n_rows;
+  const archive_cell_table *t = archive_cell_table_named(name);
+  if (t && t->max_per_cell) return (hsize_t)a->n_rows * (hsize_t)t->max_per_cell;
   return (hsize_t)-1;
 }
 

@@ -23,6 +23,9 @@ static int archive_table_needs_repair(const cs_archive *a, hid_t file, const cha
   hsize_t valid = 0, n = 0;
   int64_t committed = -1;
   int rc = archive_table_valid_rows(a, ds, a->path, name, &valid, &n);
+  // the repair cuts the rows past `valid`, visiting every chunk slot they
+  // declare: a tail no interrupted write leaves is refused before that
+  if (!rc && valid < n) rc = archive_table_check_tail(ds, n, a->path, name);
   archive_attr_read_i64(ds, "committed_rows", &committed, NULL);
   *need = !rc && (valid != n || committed != (int64_t)n);
   H5Dclose(ds);
@@ -223,10 +226,9 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   int need_repair = 0, need_replay = 0;
   file = archive_h5_open(a->path, H5F_ACC_RDONLY);
   if (file < 0) return archive_h5_error(CS_ERR_IO, "cannot open the archive %s", a->path);
-  rc = archive_table_needs_repair(a, file, "curvature", &need_repair);
-  if (!rc && !need_repair) rc = archive_table_needs_repair(a, file, "curves", &need_repair);
-  if (!rc && !need_repair && meta.version >= 4)
-    rc = archive_table_needs_repair(a, file, ARCHIVE_POINTS_INDEX, &need_repair);
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES && !rc && !need_repair; t++)
+    if (archive_cell_table_in(&ARCHIVE_CELL_TABLES[t], meta.version))
+      rc = archive_table_needs_repair(a, file, ARCHIVE_CELL_TABLES[t].name, &need_repair);
   if (!rc) rc = archive_journal_replay(a, file, s, 0, 1, &need_replay);
   archive_h5_fclose(file);
   if (rc && covers) return archive_rebuild_damaged(a, spec, mask, s);
@@ -246,9 +248,8 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   CS_CHECK(archive_window_begin(a, 1));
   rc = archive_h5_session_open(a, &file);
   if (!rc) {
-    rc = archive_table_repair(a, file, "curvature");
-    if (!rc) rc = archive_table_repair(a, file, "curves");
-    if (!rc) rc = archive_table_repair(a, file, ARCHIVE_POINTS_INDEX);
+    for (int t = 0; t < ARCHIVE_N_CELL_TABLES && !rc; t++)  // this version has every table
+      rc = archive_table_repair(a, file, ARCHIVE_CELL_TABLES[t].name);
     if (!rc) rc = archive_journal_replay(a, file, s, 0, 0, NULL);
     rc = archive_h5_session_close(a, file, rc);
   }

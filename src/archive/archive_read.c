@@ -108,6 +108,7 @@ static int archive_table_blocks(archive_reader *rd, const char *name, hid_t mtyp
  * time; their metrics checked as every reader checks them. */
 typedef struct {
   const cs_archive *a;
+  const cs_spec *spec;
   double wall_s;
 } archive_summary_wall;
 
@@ -119,7 +120,9 @@ static int archive_summary_wall_block(void *ctx, const void *rows, hsize_t start
     cs_cell_result r = {.cell_id = cells[j].cell_id, .status = W->a->row_status[start + j],
                         .wall_s = cells[j].wall_s, .train_loss = cells[j].train_loss,
                         .train_acc = cells[j].train_acc, .test_acc = cells[j].test_acc};
-    CS_CHECK(archive_check_metrics(W->a->path, &r));
+    cs_config cfg;
+    CS_CHECK(spec_cell_config(W->spec, r.cell_id, &cfg));
+    CS_CHECK(archive_check_metrics(W->a->path, cfg.family, &r));
     if (isfinite(r.wall_s)) W->wall_s += r.wall_s;
   }
   return CS_OK;
@@ -164,25 +167,24 @@ int archive_summary(const char *path, cs_archive_summary *out) {
       case CELL_DIVERGED: out->diverged++; break;
     }
   }
-  archive_summary_wall W = {rd.a, 0};
+  archive_summary_wall W = {rd.a, rd.spec, 0};
   hid_t mt = archive_cell_row_type();
   int rc = archive_table_blocks(&rd, "cells", mt, archive_summary_wall_block, &W);
   H5Tclose(mt);
   out->wall_s = W.wall_s;
-  // the rows /curvature and /curves hold, and /points/index as every reader
-  // reads them (not the rows themselves, nor the /points arrays)
-  static const char *const TABLES[] = {"curvature", "curves"};
-  for (int k = 0; k < 2 && !rc; k++) {
-    hid_t ds;
+  // the rows each per-cell table holds as every reader reads them (not the
+  // rows themselves, nor the /points arrays)
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES && !rc; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    hid_t ds = H5I_INVALID_HID;
     hsize_t valid, len;
-    rc = archive_dataset_open(rd.file, TABLES[k], path, &ds);
-    if (!rc) rc = archive_table_valid_rows(rd.a, ds, path, TABLES[k], &valid, &len);
+    if (!archive_cell_table_in(T, rd.meta.version)) continue;
+    rc = archive_dataset_open(rd.file, T->name, path, &ds);
+    if (!rc) rc = archive_table_valid_rows(rd.a, ds, path, T->name, &valid, &len);
     archive_h5_close_id(&ds, H5Dclose);
+    // rows that index the /points arrays: as archive_points_each reads them
+    if (!rc && !T->place) rc = archive_points_index_check(rd.file, rd.a, path);
   }
-  archive_point_row *prows = NULL;
-  int64_t np = 0;
-  if (!rc && rd.meta.version >= 4) rc = archive_points_index_checked(rd.file, rd.a, path, &prows, &np);
-  free(prows);
   // runs, a block at a time (memory: one block, whatever /runs declares)
   if (!rc) {
     mt = archive_run_row_type();
@@ -237,9 +239,10 @@ typedef struct {
   archive_reader *rd;
   cs_cell_result *res;      /* (n) one per /cells row */
   int64_t n;
-  int64_t *count;           /* (n) rows of each finished cell in the table being read */
-  int64_t *start;           /* (n + 1) /curvature: first slot of each cell in filled */
-  unsigned char *filled;    /* /curvature: prefix slots seen */
+  const archive_cell_table *table; /* the per-cell table being read */
+  int64_t *count;           /* (n) rows of each finished cell in it; then rows placed */
+  int64_t *start;           /* (n + 1) first of each cell's flags in seen */
+  unsigned char *seen;      /* the flags of every cell's rows (archive_cell_table.place) */
   int64_t hint;             /* last row found (rows of a cell are contiguous) */
 } archive_results_read;
 
@@ -284,37 +287,20 @@ static int archive_results_count(void *ctx, const void *rows, hsize_t start, hsi
   return CS_OK;
 }
 
-/* /curvature rows placed by prefix (each of 1..L exactly once). */
-static int archive_results_curv(void *ctx, const void *rows, hsize_t start, hsize_t k) {
+/* A block of the table's rows placed into their cells' results. */
+static int archive_results_place(void *ctx, const void *rows, hsize_t start, hsize_t k) {
   archive_results_read *R = ctx;
-  const archive_curv_row *cv = rows;
+  const archive_cell_table *T = R->table;
   for (hsize_t j = 0; j < k; j++) {
-    int64_t i = archive_results_row(R, cv[j].cell_id);
+    const unsigned char *row = (const unsigned char *)rows + j * T->row_bytes;
+    int64_t id;
+    memcpy(&id, row, sizeof id);
+    int64_t i = archive_results_row(R, id);
     if (i < 0) continue;
-    int p = cv[j].prefix;
-    if (p < 1 || p > R->res[i].depth || R->filled[R->start[i] + p - 1])
-      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature row %llu: cell %" PRId64
-                      " prefix %d repeated or outside 1..%d", R->rd->a->path,
-                      (unsigned long long)(start + j), cv[j].cell_id, p, R->res[i].depth);
-    R->filled[R->start[i] + p - 1] = 1;
-    R->res[i].curv[p - 1] = cv[j].st;
-  }
-  return CS_OK;
-}
-
-/* /curves rows in row order. */
-static int archive_results_curves(void *ctx, const void *rows, hsize_t start, hsize_t k) {
-  archive_results_read *R = ctx;
-  const archive_curve_row *cu = rows;
-  (void)start;
-  for (hsize_t j = 0; j < k; j++) {
-    int64_t i = archive_results_row(R, cu[j].cell_id);
-    if (i < 0) continue;
-    cs_curve_point *p = &R->res[i].curve[R->res[i].n_curve++];
-    p->epoch = cu[j].epoch;
-    p->train_loss = cu[j].train_loss;
-    p->train_acc = cu[j].train_acc;
-    p->test_acc = cu[j].test_acc;
+    const char *why = T->place(&R->res[i], row, R->count[i]++, R->seen + R->start[i]);
+    if (why)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s row %llu of cell %" PRId64 ": %s",
+                      R->rd->a->path, T->name, (unsigned long long)(start + j), id, why);
   }
   return CS_OK;
 }
@@ -356,6 +342,52 @@ static int archive_results_count_table(archive_results_read *R, const char *name
   return rc;
 }
 
+/* Room in the result of row i for its count rows of the table: no more than
+ * its limit, and a done cell has rows where its config gives it some. */
+static int archive_results_room(archive_results_read *R, int64_t i) {
+  const archive_cell_table *T = R->table;
+  const char *path = R->rd->a->path;
+  cs_cell_result *r = &R->res[i];
+  int64_t n = R->count[i];
+  if (T->max_per_cell && n > T->max_per_cell)
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s has %" PRId64 " rows of cell %" PRId64
+                    " (a cell has at most %d)", path, T->name, n, r->cell_id, T->max_per_cell);
+  if (r->status == CELL_DONE && n == 0 && T->done_rows) {
+    cs_config cfg;
+    CS_CHECK(spec_cell_config(R->rd->spec, r->cell_id, &cfg));
+    if (T->done_rows(&cfg) > 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /%s has no "
+                      "row of it", path, r->cell_id, T->name);
+  }
+  return T->alloc(r, n, path);
+}
+
+/* One per-cell table into the results: count the rows of each cell, make
+ * room for them, place them (the table read once when small, else a block
+ * at a time in each pass). */
+static int archive_results_read_table(archive_results_read *R, const archive_cell_table *T) {
+  int64_t n = R->n;
+  void *rows = NULL;
+  hsize_t n_rows = 0;
+  R->table = T;
+  hid_t mt = T->row_type();
+  int rc = archive_results_table_once(R, T->name, mt, &rows, &n_rows);
+  if (!rc) rc = archive_results_count_table(R, T->name, rows, n_rows, T->row_bytes);
+  if (!rc) rc = CS_CALLOC(R->start, n + 1);
+  for (int64_t i = 0; !rc && i < n; i++) {
+    rc = archive_results_room(R, i);
+    R->start[i + 1] = R->start[i] + R->count[i];
+  }
+  if (!rc) rc = CS_CALLOC(R->seen, R->start[n] ? R->start[n] : 1);
+  if (!rc) memset(R->count, 0, (size_t)n * sizeof *R->count);
+  if (!rc) rc = rows ? archive_results_place(R, rows, 0, n_rows)
+                     : archive_table_blocks(R->rd, T->name, mt, archive_results_place, R);
+  free(rows), free(R->start), free(R->seen);
+  R->start = NULL, R->seen = NULL;
+  H5Tclose(mt);
+  return rc;
+}
+
 static int archive_results_read_tables(archive_results_read *R) {
   const char *path = R->rd->a->path;
   int64_t n = R->n;
@@ -372,52 +404,25 @@ static int archive_results_read_tables(archive_results_read *R) {
   rc = archive_table_blocks(R->rd, "cells", mt, archive_results_cells, R);
   H5Tclose(mt);
   CS_CHECK(rc);
-  for (int64_t i = 0; i < n; i++) CS_CHECK(archive_check_metrics(path, &R->res[i]));
-  // /curvature: count, allocate, place
-  void *rows = NULL;
-  hsize_t n_rows = 0;
-  mt = archive_curv_row_type();
-  rc = archive_results_table_once(R, "curvature", mt, &rows, &n_rows);
-  if (!rc) rc = archive_results_count_table(R, "curvature", rows, n_rows, sizeof(archive_curv_row));
-  if (!rc) rc = CS_CALLOC(R->start, n + 1);
-  for (int64_t i = 0; !rc && i < n; i++) {
-    if (R->res[i].status == CELL_DONE && R->count[i] == 0)
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /curvature "
-                    "has no row of it", path, R->res[i].cell_id);
-    if (!rc && R->count[i] > ARCHIVE_MAX_DEPTH)
-      rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature has %" PRId64 " rows of cell %"
-                    PRId64 " (a cell has at most %d prefixes)", path, R->count[i],
-                    R->res[i].cell_id, ARCHIVE_MAX_DEPTH);
-    if (!rc && R->count[i]) rc = archive_budget_take((uint64_t)R->count[i], sizeof(geom_stats), path, "/curvature");
-    if (!rc && R->count[i]) rc = CS_CALLOC(R->res[i].curv, R->count[i]);
-    R->res[i].depth = (int)R->count[i];
-    R->start[i + 1] = R->start[i] + R->count[i];
+  for (int64_t i = 0; i < n; i++) {
+    cs_config cfg;
+    if (R->res[i].status != CELL_DONE) continue;
+    CS_CHECK(spec_cell_config(R->rd->spec, R->res[i].cell_id, &cfg));
+    CS_CHECK(archive_check_metrics(path, cfg.family, &R->res[i]));
   }
-  if (!rc) rc = CS_CALLOC(R->filled, R->start[n] ? R->start[n] : 1);
-  if (!rc) rc = rows ? archive_results_curv(R, rows, 0, n_rows)
-                     : archive_table_blocks(R->rd, "curvature", mt, archive_results_curv, R);
-  free(rows);
-  H5Tclose(mt);
-  CS_CHECK(rc);
+  // the per-cell tables whose rows hold values (the /points arrays: later)
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    if (T->place && archive_cell_table_in(T, R->rd->meta.version))
+      CS_CHECK(archive_results_read_table(R, T));
+  }
   for (int64_t i = 0; i < n; i++) { /* the extreme-token columns for the cell's family */
     cs_config cfg;
     if (R->res[i].status != CELL_DONE) continue;
     CS_CHECK(spec_cell_config(R->rd->spec, R->res[i].cell_id, &cfg));
     CS_CHECK(archive_check_token_stats(path, cfg.family, &R->res[i]));
   }
-  // /curves: count, allocate, place
-  mt = archive_curve_row_type();
-  rc = archive_results_table_once(R, "curves", mt, &rows, &n_rows);
-  if (!rc) rc = archive_results_count_table(R, "curves", rows, n_rows, sizeof(archive_curve_row));
-  for (int64_t i = 0; !rc && i < n; i++) {
-    if (R->count[i]) rc = archive_budget_take((uint64_t)R->count[i], sizeof(cs_curve_point), path, "/curves");
-    if (!rc && R->count[i]) rc = CS_CALLOC(R->res[i].curve, R->count[i]);
-  }
-  if (!rc) rc = rows ? archive_results_curves(R, rows, 0, n_rows)
-                     : archive_table_blocks(R->rd, "curves", mt, archive_results_curves, R);
-  free(rows);
-  H5Tclose(mt);
-  return rc;
+  return CS_OK;
 }
 
 /* archive_points_each: a cell's per-point arrays into its result. */
@@ -446,7 +451,7 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   }
   for (int64_t i = 0; i < R.n && !rc && !(flags & ARCHIVE_READ_NO_GROUPS); i++)
     if (R.res[i].status != CELL_PENDING) rc = archive_read_cell_groups(rd, &R.res[i]);
-  free(R.count), free(R.start), free(R.filled);
+  free(R.count);
   if (rc) {
     archive_results_free(R.res, R.n);
   } else {

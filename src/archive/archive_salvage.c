@@ -10,12 +10,14 @@
  *              unknown status) leaves its cell pending; an unsharded archive
  *              lists every cell, so such a row is still known to be cell i;
  *              a shard archive lists every cell that row could be.
- *   /curvature a done cell keeps its result when every prefix 1..depth is
- *              read exactly once (rows are placed by prefix);
- *   /curves    and the curvature rows of failed or diverged cells: a cell's
- *              rows are contiguous, so they are whole when none of the
- *              table is unreadable, or when they are read and no unreadable
- *              row borders them.
+ *   per-cell tables (ARCHIVE_CELL_TABLES) with values in their rows
+ *              (/curvature, /curves): a done cell keeps a table's rows when
+ *              it has as many as its config gives it (/curvature: every
+ *              prefix 1..depth read exactly once, rows placed by prefix);
+ *              otherwise a cell's rows are contiguous, so they are whole
+ *              when none of the table is unreadable, or when they are read
+ *              and no unreadable row borders them. A table the archive's
+ *              format_version predates is absent: no cell has rows in it.
  *   /points    format_version 4: /points/index read a chunk at a time like
  *              the tables, a cell's values read from the arrays (a cell
  *              whose values touch an unreadable chunk is lost); 2, 3: the
@@ -55,13 +57,16 @@ typedef struct {
   char *text;                     /* its /spec */
   cs_spec *spec;
   int64_t nc;                     /* cells of the spec */
-  salvage_table cells, curv, curves, runs;
+  salvage_table cells, runs;
+  salvage_table tab[ARCHIVE_N_CELL_TABLES];   /* the per-cell tables (absent: no rows) */
+  int present[ARCHIVE_N_CELL_TABLES];         /* the archive has it */
+  int64_t *tab_start[ARCHIVE_N_CELL_TABLES], *tab_idx[ARCHIVE_N_CELL_TABLES]; /* rows grouped by
+                                                 cell (tables with values in their rows) */
   int points_tables;              /* /points is format_version 4's index and arrays */
-  salvage_table pidx;             /* /points/index */
+  salvage_table *pidx;            /* /points/index (in tab) */
   int64_t *pidx_of;               /* (nc) readable /points/index row of each cell, -1: none */
   int64_t *row_of;                /* /cells row of each cell, -1: none readable */
   unsigned char *listed;          /* the cell is a row of the new archive */
-  int64_t *cv_start, *cv_idx, *cu_start, *cu_idx; /* table rows grouped by cell */
   cs_archive *a;                  /* the new archive (no journal) */
   char *tmp;                      /* its temporary name */
   hid_t out_file;
@@ -81,10 +86,10 @@ static void salvage_state_free(salvage_state *s) {
   archive_free(s->a);
   free(s->text);
   if (s->spec) spec_free(s->spec);
-  salvage_table_free(&s->cells), salvage_table_free(&s->curv);
-  salvage_table_free(&s->curves), salvage_table_free(&s->runs), salvage_table_free(&s->pidx);
+  salvage_table_free(&s->cells), salvage_table_free(&s->runs);
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++)
+    salvage_table_free(&s->tab[t]), free(s->tab_start[t]), free(s->tab_idx[t]);
   free(s->row_of), free(s->listed), free(s->pidx_of);
-  free(s->cv_start), free(s->cv_idx), free(s->cu_start), free(s->cu_idx);
 }
 
 /* A cell that comes back pending, and why. */
@@ -259,44 +264,32 @@ static int salvage_rows_whole(const salvage_table *t, const int64_t *idx, int64_
   return (before < 0 || t->ok[before]) && (after >= (int64_t)t->n || t->ok[after]);
 }
 
-/* The /curvature and /curves rows of a finished cell into r; *why names
- * what is missing (r then incomplete). */
-static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, const char **why) {
-  const archive_curv_row *cv = s->curv.rows;
-  const archive_curve_row *cu = s->curves.rows;
-  const int64_t *iv = s->cv_idx + s->cv_start[c], *iu = s->cu_idx + s->cu_start[c];
-  int64_t nv = s->cv_start[c + 1] - s->cv_start[c], nu = s->cu_start[c + 1] - s->cu_start[c];
+/* The rows of a finished cell of every per-cell table with values in its
+ * rows into r; why (len bytes) names what is missing (r then incomplete),
+ * empty when nothing is. */
+static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, char *why, size_t len) {
   cs_config cfg;
   CS_CHECK(spec_cell_config(s->spec, c, &cfg));
-  // curvature: one row per prefix 1..depth (done: depth of the model)
-  int depth = r->status == CELL_DONE ? cfg.depth : (int)nv;
-  *why = NULL;
-  if (nv != depth || (r->status != CELL_DONE && !salvage_rows_whole(&s->curv, iv, nv))) {
-    *why = "its /curvature rows are not all readable";
-    return CS_OK;
+  why[0] = '\0';
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES && !why[0]; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    if (!T->place || !s->present[t]) continue;
+    const unsigned char *rows = s->tab[t].rows;
+    const int64_t *idx = s->tab_idx[t] + s->tab_start[t][c];
+    int64_t n = s->tab_start[t][c + 1] - s->tab_start[t][c];
+    int want = r->status == CELL_DONE && T->done_rows ? T->done_rows(&cfg) : -1;
+    if (want >= 0 ? n != want : !salvage_rows_whole(&s->tab[t], idx, n)) {
+      snprintf(why, len, "its /%s rows are not all readable", T->name);
+      break;
+    }
+    unsigned char *seen = NULL;
+    CS_CHECK(T->alloc(r, n, s->in));
+    CS_CHECK(CS_CALLOC(seen, n ? n : 1));
+    const char *bad = NULL;
+    for (int64_t k = 0; k < n && !bad; k++) bad = T->place(r, rows + idx[k] * T->row_bytes, k, seen);
+    free(seen);
+    if (bad) snprintf(why, len, "its /%s rows do not fit: %s", T->name, bad);
   }
-  unsigned char *seen = NULL;
-  CS_CHECK(CS_CALLOC(r->curv, depth ? depth : 1));
-  CS_CHECK(CS_CALLOC(seen, depth ? depth : 1));
-  r->depth = depth;
-  for (int64_t k = 0; k < nv && !*why; k++) {  // nv == depth: every prefix once when none repeats
-    int p = cv[iv[k]].prefix;
-    if (p < 1 || p > depth || seen[p - 1]) *why = "its /curvature rows repeat or lack a prefix";
-    else seen[p - 1] = 1, r->curv[p - 1] = cv[iv[k]].st;
-  }
-  free(seen);
-  if (*why) return CS_OK;
-  // curves: every row, in row order
-  if (!salvage_rows_whole(&s->curves, iu, nu)) {
-    *why = "its /curves rows are not all readable";
-    return CS_OK;
-  }
-  if (nu > 0) CS_CHECK(CS_CALLOC(r->curve, nu));
-  for (int64_t k = 0; k < nu; k++) {
-    const archive_curve_row *q = &cu[iu[k]];
-    r->curve[k] = (cs_curve_point){q->epoch, q->train_loss, q->train_acc, q->test_acc};
-  }
-  r->n_curve = (int)nu;
   return CS_OK;
 }
 
@@ -310,22 +303,40 @@ static int salvage_cmp_start(const void *x, const void *y) {
   return (p->start > q->start) - (p->start < q->start);
 }
 
-/* /points (format_version 4): the index, and each cell's readable row. */
+/* Every per-cell table of the archive (its format_version, or its dataset
+ * found when that is unreadable) a chunk at a time, its rows grouped by
+ * cell when they hold values. */
+static int salvage_tables(salvage_state *s) {
+  int64_t version = ARCHIVE_FORMAT_VERSION;
+  int known = archive_attr_read_i64(s->file, "format_version", &version, NULL) == 0;
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    s->present[t] = known ? archive_cell_table_in(T, (int)version) ||
+                                archive_link_exists(s->file, T->name)
+                          : 1;
+    cs_error_clear();
+    if (!s->present[t]) continue;
+    hsize_t most = T->max_per_cell ? (hsize_t)s->nc * (hsize_t)T->max_per_cell : (hsize_t)INT64_MAX;
+    hid_t mt = T->row_type();
+    int rc = salvage_read_table(s, T->name, mt, most, &s->tab[t]);
+    H5Tclose(mt);
+    CS_CHECK(rc);
+    if (T->place) CS_CHECK(salvage_group(s, &s->tab[t], T->row_bytes, &s->tab_start[t], &s->tab_idx[t]));
+  }
+  return CS_OK;
+}
+
+/* /points (format_version 4): each cell's readable /points/index row. */
 static int salvage_points_index(salvage_state *s) {
-  int64_t version = 0;
-  archive_attr_read_i64(s->file, "format_version", &version, NULL);
-  s->points_tables = version >= 4 || archive_link_exists(s->file, ARCHIVE_POINTS_INDEX);
-  cs_error_clear();
+  const archive_cell_table *T = archive_cell_table_named(ARCHIVE_POINTS_INDEX);
+  s->points_tables = s->present[T - ARCHIVE_CELL_TABLES];
+  s->pidx = &s->tab[T - ARCHIVE_CELL_TABLES];
   if (!s->points_tables) return CS_OK;
-  hid_t mt = archive_point_row_type();
-  int rc = salvage_read_table(s, ARCHIVE_POINTS_INDEX, mt, (hsize_t)s->nc, &s->pidx);
-  H5Tclose(mt);
-  CS_CHECK(rc);
   CS_CHECK(CS_CALLOC(s->pidx_of, s->nc ? s->nc : 1));
   for (int64_t c = 0; c < s->nc; c++) s->pidx_of[c] = -1;
-  const archive_point_row *rows = s->pidx.rows;
-  for (hsize_t i = 0; i < s->pidx.n; i++)
-    if (s->pidx.ok[i] && rows[i].cell_id >= 0 && rows[i].cell_id < s->nc)
+  const archive_point_row *rows = s->pidx->rows;
+  for (hsize_t i = 0; i < s->pidx->n; i++)
+    if (s->pidx->ok[i] && rows[i].cell_id >= 0 && rows[i].cell_id < s->nc)
       s->pidx_of[rows[i].cell_id] = (int64_t)i;
   // rows whose values overlap another's (every row at offset 0) lie: both lost
   int64_t *order = NULL, m = 0;
@@ -353,7 +364,7 @@ static int salvage_points(salvage_state *s, int64_t c, cs_cell_result *r) {
                     "values that overlap another cell's", s->in, ARCHIVE_POINTS_INDEX, c);
   if (s->pidx_of[c] < 0) return CS_OK;  // a done cell of save_points is then refused below
   return archive_points_read_cell(s->file, s->in, s->spec,
-                                  (const archive_point_row *)s->pidx.rows + s->pidx_of[c], r);
+                                  (const archive_point_row *)s->pidx->rows + s->pidx_of[c], r);
 }
 
 /* One finished cell of the damaged archive: its whole result into the new
@@ -369,19 +380,20 @@ static int salvage_cell(salvage_state *s, int64_t c) {
   r.n_params = row->n_params;
   cs_copy_str(r.message, sizeof r.message, row->message);
   const char *why = NULL;
-  char reason[512];
-  int rc = salvage_rows(s, c, &r, &why);
+  char reason[512], rows_why[256];
+  int rc = salvage_rows(s, c, &r, rows_why, sizeof rows_why);
+  if (!rc && rows_why[0]) why = rows_why;
   if (!rc && !why) {
     const cs_sweep_settings *sw = spec_sweep(s->spec);
     cs_config cfg;
     int got = spec_cell_config(s->spec, c, &cfg) == CS_OK && salvage_points(s, c, &r) == CS_OK &&
               archive_read_params(s->file, s->in, &r) == CS_OK &&
               archive_read_fields(s->file, s->in, cfg.field, &r) == CS_OK &&
-              archive_check_metrics(s->in, &r) == CS_OK &&
+              archive_check_metrics(s->in, cfg.family, &r) == CS_OK &&
               archive_check_token_stats(s->in, cfg.family, &r) == CS_OK;
     if (!got) snprintf(reason, sizeof reason, "%s", cs_error_message()), why = reason;
     else if (r.status == CELL_DONE && sw->save_points && !r.pt_x)
-      why = s->pidx.any_bad ? "its /points/index row is missing (part of /points/index is unreadable)"
+      why = s->pidx->any_bad ? "its /points/index row is missing (part of /points/index is unreadable)"
                             : "its /points are missing";
     else if (r.status == CELL_DONE && cfg.field > 0 && !r.fd_pred) why = "its /fields group is missing";
     else if (r.status == CELL_DONE && sw->save_params && r.n_tensors == 0) why = "its /params group is missing";
@@ -446,19 +458,12 @@ static int salvage_pipeline(salvage_state *s) {
   CS_CHECK(salvage_check_output(s));
   CS_CHECK(salvage_open(s));
   CS_CHECK(salvage_cells(s));
-  hid_t mt = archive_curv_row_type();
-  int rc = salvage_read_table(s, "curvature", mt, (hsize_t)s->nc * ARCHIVE_MAX_DEPTH, &s->curv);
-  H5Tclose(mt);
-  mt = archive_curve_row_type();
-  if (!rc) rc = salvage_read_table(s, "curves", mt, (hsize_t)INT64_MAX, &s->curves);
-  H5Tclose(mt);
-  mt = archive_run_row_type();
-  if (!rc) rc = salvage_read_table(s, "runs", mt, (hsize_t)INT64_MAX, &s->runs);
+  CS_CHECK(salvage_tables(s));
+  hid_t mt = archive_run_row_type();
+  int rc = salvage_read_table(s, "runs", mt, (hsize_t)INT64_MAX, &s->runs);
   H5Tclose(mt);
   CS_CHECK(rc);
   CS_CHECK(salvage_points_index(s));
-  CS_CHECK(salvage_group(s, &s->curv, sizeof(archive_curv_row), &s->cv_start, &s->cv_idx));
-  CS_CHECK(salvage_group(s, &s->curves, sizeof(archive_curve_row), &s->cu_start, &s->cu_idx));
   return salvage_write(s);
 }
 

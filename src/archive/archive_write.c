@@ -126,31 +126,9 @@ static int archive_write_cell_rows(hid_t file, const int64_t *idx, const archive
   return rc;
 }
 
-/* Append rows to a table (committed_rows is advanced at the commit point). */
-static int archive_append_rows(hid_t file, const char *name, hid_t (*row_type)(void),
-                               const void *rows, hsize_t n, const char *path) {
-  if (n == 0) return CS_OK;
-  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
-  hid_t mt = row_type();
-  int rc = archive_table_append(ds, mt, rows, n, path, name);
-  H5Tclose(mt);
-  H5Dclose(ds);
-  return rc;
-}
-
-static int archive_commit_table(hid_t file, const char *name, const char *path) {
-  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-  if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
-  int rc = archive_attr_write_i64(ds, "committed_rows", H5T_STD_I64LE,
-                                  (int64_t)archive_table_length(ds), path);
-  H5Dclose(ds);
-  return rc;
-}
-
 /* A rewrite of a finished cell: mark it pending (flushed), then remove its
- * /curvature, /curves and /points/index rows (its values in the /points
- * arrays stay, unreferenced). */
+ * rows of every per-cell table (its values in the /points arrays stay,
+ * unreferenced). */
 static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cell_id) {
   const char *path = a->path;
   archive_cell_row cr;
@@ -162,18 +140,13 @@ static int archive_undo_cell(cs_archive *a, hid_t file, int64_t row, int64_t cel
   CS_CHECK(archive_write_cell_rows(file, &row, &cr, 1, path));
   a->row_status[row] = CELL_PENDING;
   if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
-  hid_t mt = archive_curv_row_type();
-  int rc = archive_table_remove_cell(file, "curvature", mt, cell_id, path);
-  H5Tclose(mt);
-  CS_CHECK(rc);
-  mt = archive_curve_row_type();
-  rc = archive_table_remove_cell(file, "curves", mt, cell_id, path);
-  H5Tclose(mt);
-  CS_CHECK(rc);
-  mt = archive_point_row_type();
-  rc = archive_table_remove_cell(file, ARCHIVE_POINTS_INDEX, mt, cell_id, path);
-  H5Tclose(mt);
-  return rc;
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    hid_t mt = ARCHIVE_CELL_TABLES[t].row_type();
+    int rc = archive_table_remove_cell(file, ARCHIVE_CELL_TABLES[t].name, mt, cell_id, path);
+    H5Tclose(mt);
+    CS_CHECK(rc);
+  }
+  return CS_OK;
 }
 
 static int archive_grow(void **p, size_t *cap, size_t need, size_t size) {
@@ -181,39 +154,35 @@ static int archive_grow(void **p, size_t *cap, size_t need, size_t size) {
 }
 
 void archive_batch_free(archive_batch *b) {
-  free(b->cv), free(b->cu), free(b->cells), free(b->cell_idx), free(b->in_batch);
-  archive_points_stage_free(&b->pts);
+  free(b->cells), free(b->cell_idx), free(b->in_batch);
+  archive_table_rows_free(&b->tabs);
   memset(b, 0, sizeof *b);
 }
 
 /* The commit point of a batch (docs/ARCHIVE.md, "Write protocol"): its
- * per-point arrays and /points/index, /curvature and /curves rows appended
- * in one write per dataset, flush, then every /cells row in one write, then
+ * per-point arrays and its rows of every per-cell table appended in one
+ * write per dataset, flush, then every /cells row in one write, then
  * committed_rows. The batch is empty afterwards. */
 int archive_batch_commit(cs_archive *a, hid_t file, archive_batch *b) {
   const char *path = a->path;
   if (b->n_cells == 0) return CS_OK;
-  CS_CHECK(archive_points_stage_flush(file, &b->pts, path));
-  CS_CHECK(archive_append_rows(file, "curvature", archive_curv_row_type, b->cv, b->n_cv, path));
-  CS_CHECK(archive_append_rows(file, "curves", archive_curve_row_type, b->cu, b->n_cu, path));
+  CS_CHECK(archive_table_rows_flush(file, &b->tabs, path));
   if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot flush", path);
   CS_CHECK(archive_write_cell_rows(file, b->cell_idx, b->cells, b->n_cells, path));
-  CS_CHECK(archive_commit_table(file, "curvature", path));
-  CS_CHECK(archive_commit_table(file, "curves", path));
-  CS_CHECK(archive_commit_table(file, ARCHIVE_POINTS_INDEX, path));
+  CS_CHECK(archive_tables_commit(file, path));
   for (size_t i = 0; i < b->n_cells; i++) {
     int64_t row = b->cell_idx[i];
     a->row_status[row] = (unsigned char)archive_status_parse(b->cells[i].status);
     a->row_attempts[row] = b->cells[i].attempts;
     b->in_batch[row] = 0;
   }
-  b->n_cv = b->n_cu = b->n_cells = 0;
+  b->n_cells = 0;
   return CS_OK;
 }
 
 /* Add one checked result to the batch: its /params group is written now
  * (leftovers of an interrupted write removed first), its per-point arrays,
- * table rows and /cells row kept for the commit. A rewrite of a finished cell, or
+ * rows of the per-cell tables and /cells row kept for the commit. A rewrite of a finished cell, or
  * a second result of a cell in the batch, commits the batch first. */
 int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell_result *r) {
   const char *path = a->path;
@@ -225,29 +194,11 @@ int archive_batch_add(cs_archive *a, hid_t file, archive_batch *b, const cs_cell
     CS_CHECK(archive_undo_cell(a, file, row, r->cell_id));
   }
   CS_CHECK(archive_delete_cell_groups(file, r->cell_id, path));
-  if (r->pt_x) CS_CHECK(archive_points_stage_add(&b->pts, r));
   if (r->n_tensors > 0) CS_CHECK(archive_write_params(file, r, path));
   if (r->fd_pred) CS_CHECK(archive_write_fields(file, r, path));
-  CS_CHECK(archive_grow((void **)&b->cv, &b->cap_cv, b->n_cv + (size_t)r->depth, sizeof *b->cv));
-  CS_CHECK(archive_grow((void **)&b->cu, &b->cap_cu, b->n_cu + (size_t)r->n_curve, sizeof *b->cu));
   CS_CHECK(archive_grow((void **)&b->cells, &b->cap_cells, b->n_cells + 1, sizeof *b->cells));
   CS_CHECK(archive_grow((void **)&b->cell_idx, &b->cap_idx, b->n_cells + 1, sizeof *b->cell_idx));
-  for (int l = 0; l < r->depth; l++) {
-    archive_curv_row *cv = &b->cv[b->n_cv++];
-    memset(cv, 0, sizeof *cv);
-    cv->cell_id = r->cell_id;
-    cv->prefix = l + 1;
-    cv->st = r->curv[l];
-  }
-  for (int e = 0; e < r->n_curve; e++) {
-    archive_curve_row *cu = &b->cu[b->n_cu++];
-    memset(cu, 0, sizeof *cu);
-    cu->cell_id = r->cell_id;
-    cu->epoch = r->curve[e].epoch;
-    cu->train_loss = r->curve[e].train_loss;
-    cu->train_acc = r->curve[e].train_acc;
-    cu->test_acc = r->curve[e].test_acc;
-  }
+  CS_CHECK(archive_table_rows_add(&b->tabs, r));
   archive_cell_row_from_result(&b->cells[b->n_cells], r);
   b->cell_idx[b->n_cells++] = row;
   b->in_batch[row] = 1;

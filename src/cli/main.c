@@ -43,13 +43,43 @@ static void print_usage(FILE *f) {
              "Exit status: 0 success, 1 run-time failure, 2 usage or spec error.\n");
 }
 
-/* text (n bytes) with control characters as \xHH, but a final newline. */
+/* Length of the well-formed UTF-8 character at s[0..n) (1-4), 0 when s does
+ * not start one (a stray continuation byte, an overlong form, a surrogate,
+ * past U+10FFFF, or cut short); *cp its code point. */
+static size_t utf8_char(const unsigned char *s, size_t n, unsigned *cp) {
+  static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
+  size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xC2 && s[0] <= 0xDF ? 2
+             : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+  if (len == 0 || len > n) return 0;
+  unsigned c = len == 1 ? s[0] : s[0] & (0x7Fu >> len);
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    c = c << 6 | (s[i] & 0x3Fu);
+  }
+  if (c < min[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  *cp = c;
+  return len;
+}
+
+/* text (n bytes) as a terminal may show it (docs/SECURITY.md, "Terminal
+ * output"): every byte of a C0 control (but a final newline), DEL, a C1
+ * control (U+0080..U+009F, which terminals obey like ESC sequences) or of
+ * anything that is not well-formed UTF-8 is written as \xHH; well-formed
+ * characters from U+00A0 on pass as they are. */
 static void cli_put_escaped(FILE *f, const char *text, size_t n) {
-  int newline = n > 0 && text[n - 1] == '\n';
-  for (size_t i = 0; i < n - (size_t)newline; i++) {
-    unsigned char c = (unsigned char)text[i];
-    if (c < 0x20 || c == 0x7f) fprintf(f, "\\x%02X", c);
-    else fputc(c, f);
+  const unsigned char *s = (const unsigned char *)text;
+  int newline = n > 0 && s[n - 1] == '\n';
+  size_t end = n - (size_t)newline;
+  for (size_t i = 0; i < end;) {
+    unsigned cp = 0;
+    size_t len = utf8_char(s + i, end - i, &cp);
+    int control = len == 0 || cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+    if (len == 0) len = 1;
+    for (size_t k = 0; k < len; k++) {
+      if (control) fprintf(f, "\\x%02X", s[i + k]);
+      else fputc(s[i + k], f);
+    }
+    i += len;
   }
   if (newline) fputc('\n', f);
 }

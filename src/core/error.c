@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char cs_error_text[2048];
+static _Thread_local char cs_error_text[CS_ERROR_MESSAGE_BYTES];
 
 int cs_error(int code, const char *fmt, ...) {
   va_list ap;
@@ -36,6 +36,19 @@ int cs_error_context(int code, const char *fmt, ...) {
 const char *cs_error_message(void) { return cs_error_text; }
 
 void cs_error_clear(void) { cs_error_text[0] = '\0'; }
+
+int cs_first_error_note(cs_first_error *first, int rc) {
+  if (first->rc == CS_OK && rc != CS_OK) {
+    first->rc = rc;
+    memcpy(first->message, cs_error_text, sizeof first->message);
+  }
+  return first->rc;
+}
+
+int cs_first_error_end(const cs_first_error *first) {
+  if (first->rc == CS_OK) return CS_OK;
+  return cs_error(first->rc, "%s", first->message);
+}
 
 int cs_calloc_bytes(void **ptr, size_t n, size_t size) {
   *ptr = NULL;

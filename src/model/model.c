@@ -54,6 +54,7 @@ void model_cell_memory(const cs_config *c, uint64_t part[CELL_MEM_PARTS], int *o
   uint64_t ng = (uint64_t)config_arch_gate_width(c->arch, c->width, c->heads);
   uint64_t train = (uint64_t)c->train_points, pts = (uint64_t)c->points;
   uint64_t batch = c->batch == 0 || (uint64_t)c->batch > train ? train : (uint64_t)c->batch;
+  if (c->task == TASK_TEACHER) batch = train; /* the estimator is full batch (docs/MODELS.md) */
   model_memory_terms t = {0, 0, 0, 0};
   ops->memory(c, ng, &t, over);
   // parameters, gradients, two Adam moments, the decay mask, a saved copy

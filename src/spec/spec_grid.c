@@ -212,7 +212,7 @@ static const int PART_KEYS[CELL_MEM_PARTS][10] = {
                     K_SEQ_LEN, K_VOCAB, -1},
     [CELL_MEM_JETS] = {K_POINTS, K_INPUT_DIM, K_WIDTH, K_DEPTH, K_SLOTS, K_HEADS, K_FIELD, K_SEQ_LEN,
                    -1},
-    [CELL_MEM_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, K_SEQ_LEN, -1},
+    [CELL_MEM_DATA] = {K_TRAIN_POINTS, K_TEST_POINTS, K_INPUT_DIM, K_SEQ_LEN, K_TOKENS, -1},
     [CELL_MEM_RESULTS] = {K_POINTS, K_FIELD, K_EPOCHS, K_EVAL_EVERY, K_DEPTH, K_INPUT_DIM, -1},
 };
 
@@ -247,7 +247,8 @@ static int memory_error(parse_state *st, const uint64_t part[CELL_MEM_PARTS], in
                                  [K_TEST_POINTS] = b->test_points, [K_POINTS] = b->points,
                                  [K_FIELD] = b->field, [K_EPOCHS] = b->epochs,
                                  [K_EVAL_EVERY] = b->eval_every, [K_VOCAB] = b->vocab,
-                                 [K_SEQ_LEN] = b->seq_len, [K_MLP_RATIO] = b->mlp_ratio};
+                                 [K_SEQ_LEN] = b->seq_len, [K_MLP_RATIO] = b->mlp_ratio,
+                                 [K_TOKENS] = b->tokens};
   snprintf(value, sizeof value, "%" PRId64, key_max(st->spec, key, base[key]));
   return spec_fail_key(st, line, section, SPEC_KEYS[key].name,
                        "%s makes a cell need %s of memory, most of it for %s (parameters %s, "
@@ -276,6 +277,11 @@ static int check_cell_memory(parse_state *st) {
   c.epochs = (int)key_max(spec, K_EPOCHS, c.epochs);
   c.vocab = (int)key_max(spec, K_VOCAB, c.vocab), c.seq_len = (int)key_max(spec, K_SEQ_LEN, c.seq_len);
   c.mlp_ratio = (int)key_max(spec, K_MLP_RATIO, c.mlp_ratio);
+  c.tokens = (int)key_max(spec, K_TOKENS, c.tokens);
+  key_values tv;  // the task: a teacher cell trains on the full batch
+  key_values_of(spec, K_TASK, spec->base.task, &tv);
+  for (int64_t i = 0; i < tv.n; i++)
+    if (tv.v[i] == TASK_TEACHER) c.task = TASK_TEACHER;
   key_values ev, bv;
   key_values_of(spec, K_EVAL_EVERY, spec->base.eval_every, &ev);
   key_values_of(spec, K_BATCH, spec->base.batch, &bv);
@@ -386,6 +392,96 @@ static int check_lm_field_team(parse_state *st) {
   return CS_OK;
 }
 
+static int64_t base_value(const cs_config *b, int key);
+
+/* The teacher task and family mha go together (docs/MODELS.md,
+ * "Estimation"): the teacher is one mha layer and the student its own
+ * family, so family = mha meets only task teacher and task teacher only
+ * family = mha. The message names the family when it is mha, else the task. */
+static int check_family_teacher(parse_state *st, int64_t family, int64_t task) {
+  int mha = family == FAMILY_MHA, teacher = task == TASK_TEACHER;
+  if (mha == teacher) return CS_OK;
+  char src[192];
+  int section, line;
+  if (mha) {
+    line = key_line(st, K_FAMILY, &section);
+    return spec_fail_key(st, line, section, "family",
+                         "mha is the student of the teacher task, but task %s is in the grid "
+                         "(%s); allowed with family = mha: task teacher",
+                         task_name((cs_task_kind)task), key_source(st, K_TASK, src, sizeof src));
+  }
+  line = key_line(st, K_TASK, &section);
+  return spec_fail_key(st, line, section, "task",
+                       "teacher plants a family mha teacher, but family %s is in the grid (%s) "
+                       "and cannot be one; allowed with task teacher: family = mha",
+                       config_family_name((cs_family)family),
+                       key_source(st, K_FAMILY, src, sizeof src));
+}
+
+/* What family mha is (docs/MODELS.md, "Estimation"): one layer (depth 1),
+ * no curvature and so no field, one rank per cell, and an elementwise gate
+ * at g1..g4 only at head dimension 1 (width = heads), where it is one gate
+ * per head. */
+static int check_mha_shape(parse_state *st) {
+  const cs_spec *spec = st->spec;
+  const cs_config *b = &spec->base;
+  key_values fam, arch, gate, width, heads;
+  key_values_of(spec, K_FAMILY, b->family, &fam);
+  int any = 0;
+  for (int64_t i = 0; i < fam.n; i++) any |= fam.v[i] == FAMILY_MHA;
+  if (!any) return CS_OK;
+  char src[192];
+  int section, line;
+  key_source(st, K_FAMILY, src, sizeof src);
+  static const struct {
+    int key;
+    int64_t allowed;
+    const char *why;
+  } FIXED[] = {{K_DEPTH, 1, "has one layer"}, {K_FIELD, 0, "has no curvature"}};
+  for (size_t k = 0; k < sizeof FIXED / sizeof FIXED[0]; k++) {
+    key_values kv;
+    key_values_of(spec, FIXED[k].key, base_value(b, FIXED[k].key), &kv);
+    for (int64_t i = 0; i < kv.n; i++)
+      if (kv.v[i] != FIXED[k].allowed) {
+        line = key_line(st, FIXED[k].key, &section);
+        return spec_fail_key(st, line, section, SPEC_KEYS[FIXED[k].key].name,
+                             "%" PRId64 ", but family mha is in the grid (%s) and %s; allowed "
+                             "with family = mha: %" PRId64, kv.v[i], src, FIXED[k].why,
+                             FIXED[k].allowed);
+      }
+  }
+  if (b->team_p != 1 || b->team_q != 1) {
+    line = key_line(st, K_TEAM_GRID, &section);
+    return spec_fail_key(st, line, section, "grid",
+                         "%dx%d, but family mha is in the grid (%s) and runs on one rank per "
+                         "cell; allowed with family = mha: 1x1", b->team_p, b->team_q, src);
+  }
+  key_values_of(spec, K_ARCH, b->arch, &arch);
+  key_values_of(spec, K_GATE, b->gate, &gate);
+  key_values_of(spec, K_WIDTH, b->width, &width);
+  key_values_of(spec, K_HEADS, b->heads, &heads);
+  for (int64_t a = 0; a < arch.n; a++) {
+    if (config_arch_info((cs_arch)arch.v[a])->gate != ARCH_GATE_ELEMENTWISE) continue;
+    for (int64_t g = 0; g < gate.n; g++) {
+      if (gate.v[g] == GATE_G5) continue;
+      for (int64_t w = 0; w < width.n; w++)
+        for (int64_t h = 0; h < heads.n; h++) {
+          if (width.v[w] == heads.v[h]) continue;
+          line = key_line(st, K_WIDTH, &section);
+          return spec_fail_key(st, line, section, "width",
+                               "%" PRId64 " with heads %" PRId64 " is a head dimension of %"
+                               PRId64 ", but family mha (%s) with arch gated at %s has one gate "
+                               "per channel, which is a head's quantity only at head dimension "
+                               "1; allowed with family = mha, arch = gated and gate %s: width = "
+                               "heads (or arch gated-headwise)", width.v[w], heads.v[h],
+                               width.v[w] / heads.v[h], src, config_gate_name((cs_gate_pos)gate.v[g]),
+                               config_gate_name((cs_gate_pos)gate.v[g]));
+        }
+    }
+  }
+  return CS_OK;
+}
+
 /* The base value (no axis) of a key a pair check reads. */
 static int64_t base_value(const cs_config *b, int key) {
   switch (key) {
@@ -397,6 +493,8 @@ static int64_t base_value(const cs_config *b, int key) {
   case K_FIELD: return b->field;
   case K_INPUT_DIM: return b->input_dim;
   case K_ARCH: return b->arch;
+  case K_TOKENS: return b->tokens;
+  case K_DEPTH: return b->depth;
   default: return 0;
   }
 }
@@ -423,10 +521,13 @@ static int check_pairs(parse_state *st, int ka, int kb, pair_check check) {
 static const struct {
   pair_check pair;
   int (*check)(parse_state *st);
-  int keys[20];
+  int keys[24];
 } GRID_CHECKS[] = {
     {check_heads_divide_width, NULL, {K_WIDTH, K_HEADS, -1}},
     {check_family_tasks, NULL, {K_FAMILY, K_TASK, -1}},
+    {check_family_teacher, NULL, {K_FAMILY, K_TASK, -1}},
+    {NULL, check_mha_shape, {K_FAMILY, K_DEPTH, K_FIELD, K_TEAM_GRID, K_ARCH, K_GATE, K_WIDTH,
+                             K_HEADS, -1}},
     {check_seq_len, NULL, {K_TASK, K_SEQ_LEN, -1}},
     {NULL, check_lm_field_team, {K_FAMILY, K_FIELD, K_TEAM_GRID, -1}},
     {check_field_dim, NULL, {K_FIELD, K_INPUT_DIM, -1}},
@@ -435,7 +536,7 @@ static const struct {
     {NULL, check_cell_memory, {K_FAMILY, K_ARCH, K_NORM, K_WIDTH, K_SLOTS, K_HEADS, K_DEPTH,
                                K_INPUT_DIM, K_TRAIN_POINTS, K_TEST_POINTS, K_POINTS, K_FIELD,
                                K_EPOCHS, K_EVAL_EVERY, K_BATCH, K_VOCAB, K_SEQ_LEN, K_MLP_RATIO,
-                               -1}},
+                               K_TOKENS, K_TASK, -1}},
 };
 
 int spec_check_grid(parse_state *st) {

@@ -709,9 +709,10 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
     if (leaders == MPI_COMM_NULL) {
       rc = team_follower_loop(&tc, spec);
     } else {
-      rc = worker_loop(leaders, spec, opt->stop, rank, &tc);
-      int trc = team_release(&tc);
-      if (!rc) rc = trc;
+      cs_first_error first = {0};
+      cs_first_error_note(&first, worker_loop(leaders, spec, opt->stop, rank, &tc));
+      cs_first_error_note(&first, team_release(&tc));
+      rc = cs_first_error_end(&first);
     }
     int final;
     int brc = bcast_int_polled(&final, comm);
@@ -721,30 +722,23 @@ int sweep_run(MPI_Comm comm, const cs_spec *spec, const sweep_options *opt) {
     return final == CS_OK ? CS_OK : cs_error(final, "sweep ended with an error on rank 0");
   }
 
+  // the end of the run: every step runs, the first failure is the one reported
   report_progress(&M);
-  rc = master_loop(&M);
-  int crc = master_commit(&M, 1);  /* what was added is done */
-  if (!rc) rc = crc;
-  if (rc && rc != CS_ERR_INTERRUPTED) {
-    char text[2048];
-    snprintf(text, sizeof text, "%s", cs_error_message());
-    if (master_shutdown(&M) != CS_OK)
-      cs_error(rc, "%s (and stopping the other ranks failed: %s)", text, cs_error_message());
-    else
-      cs_error(rc, "%s", text);
+  cs_first_error first = {0};
+  cs_first_error_note(&first, master_loop(&M));
+  cs_first_error_note(&first, master_commit(&M, 1));  /* what was added is done */
+  if (first.rc && first.rc != CS_ERR_INTERRUPTED && master_shutdown(&M) != CS_OK) {
+    size_t used = strlen(first.message);
+    snprintf(first.message + used, sizeof first.message - used,
+             " (and stopping the other ranks failed: %s)", cs_error_message());
   }
-  int trc = team_release(&tc);
-  if (!rc) rc = trc;
-  char saved[2048];
-  snprintf(saved, sizeof saved, "%s", cs_error_message());
+  cs_first_error_note(&first, team_release(&tc));
   cs_utc_now(run.end, sizeof run.end, 0);
   run.cells_run = M.run_now;
-  int rc2 = archive_end_run(M.archive, &run);
-  int rc3 = archive_close(M.archive);
+  cs_first_error_note(&first, archive_end_run(M.archive, &run));
+  cs_first_error_note(&first, archive_close(M.archive));
   master_teardown(&M);
-  if (!rc && rc2) rc = rc2;
-  if (!rc && rc3) rc = rc3;
-  if (rc && rc != rc2 && rc != rc3) cs_error(rc, "%s", saved);
+  rc = cs_first_error_end(&first);
   int final = rc;
   int brc = bcast_int_polled(&final, comm);
   sweep_free_teams(&tc, &leaders);

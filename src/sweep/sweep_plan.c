@@ -14,6 +14,10 @@
 
 double sweep_cell_cost(const cs_config *c) {
   double F = model_forward_flops_per_point(c);
+  if (c->task == TASK_TEACHER) /* the estimator: every restart to the step cap, full batch, at
+                                  most (docs/MODELS.md, "Estimation"); no curvature */
+    return 3.0 * c->restarts * (c->epochs + 1.0) * c->train_points * F +
+           2.0 * (c->train_points + c->test_points) * F;
   double train = 3.0 * c->epochs * (double)c->train_points * F;
   double evals = (double)(c->epochs / (c->eval_every > 0 ? c->eval_every : 1) + 1) *
                  (c->train_points + c->test_points) * F;

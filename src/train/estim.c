@@ -19,7 +19,7 @@
  * steps, stop when the loss moved by at most ESTIM_PLATEAU_RTOL of itself
  * over the window. The rate decays as lr · 10^(−ESTIM_DECADES · t / cap). */
 #define ESTIM_WINDOW 100
-#define ESTIM_PLATEAU_RTOL 1e-9
+#define ESTIM_PLATEAU_RTOL 1e-8
 #define ESTIM_DECADES 3.0
 /* Restart 0 starts at the teacher (heads split) plus N(0, ESTIM_NEAR_SD²). */
 #define ESTIM_NEAR_SD 0.05

@@ -1,0 +1,243 @@
+/* archive_tables.c — the per-cell tables of an archive as one table of data,
+ * ARCHIVE_CELL_TABLES (docs/ARCHIVE.md, "On-disk layout"; adding one:
+ * docs/ARCHITECTURE.md, "A new per-cell archive table"): per table its
+ * name, the format_version that added it, its row type, its limits, result
+ * -> rows, rows -> result and the comparison of two results' values in it
+ * (what each member does: archive_internal.h). Create, open, write, build,
+ * read, load, check, salvage and merge walk it. Here too: the rows of
+ * /curvature and /curves, and the buffers of rows on their way into the
+ * file (archive_table_rows), which the writer's batches and the bulk
+ * builder share, so both write the same rows of the same result. */
+#include "archive_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- /curvature: one row per prefix 1..depth ---- */
+
+static hid_t archive_curv_row_type(void) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_curv_row));
+  H5Tinsert(t, "cell_id", HOFFSET(archive_curv_row, cell_id), H5T_NATIVE_INT64);
+  H5Tinsert(t, "prefix", HOFFSET(archive_curv_row, prefix), H5T_NATIVE_INT32);
+  H5Tinsert(t, "n_points", HOFFSET(archive_curv_row, st.n_points), H5T_NATIVE_INT32);
+  for (size_t i = 0; i < ARCHIVE_N_STATS_FIELDS; i++)
+    H5Tinsert(t, ARCHIVE_STATS_FIELDS[i].name,
+              offsetof(archive_curv_row, st) + ARCHIVE_STATS_FIELDS[i].offset, H5T_NATIVE_DOUBLE);
+  return t;
+}
+
+static int archive_curv_done_rows(const cs_config *cfg) {
+  return cfg->depth;
+}
+
+static int archive_curv_rows_of(const cs_cell_result *r) {
+  return r->depth;
+}
+
+static int archive_curv_to_rows(const cs_cell_result *r, void *rows, archive_points_stage *pts) {
+  (void)pts;
+  archive_curv_row *cv = rows;
+  for (int l = 0; l < r->depth; l++) {
+    cv[l].cell_id = r->cell_id;
+    cv[l].prefix = l + 1;
+    cv[l].st = r->curv[l];
+  }
+  return CS_OK;
+}
+
+static int archive_curv_alloc(cs_cell_result *r, int64_t n, const char *path) {
+  if (n) CS_CHECK(archive_budget_take((uint64_t)n, sizeof(geom_stats), path, "/curvature"));
+  if (n) CS_CHECK(CS_CALLOC(r->curv, n));
+  r->depth = (int)n;
+  return CS_OK;
+}
+
+/* Rows are placed by prefix: each of 1..depth exactly once. */
+static const char *archive_curv_place(cs_cell_result *r, const void *row, int64_t k,
+                                      unsigned char *seen) {
+  (void)k;
+  const archive_curv_row *cv = row;
+  int p = cv->prefix;
+  if (p < 1 || p > r->depth || seen[p - 1]) return "a prefix repeated or outside 1..depth";
+  seen[p - 1] = 1;
+  r->curv[p - 1] = cv->st;
+  return NULL;
+}
+
+/* The statistics columns one side's archive does not store (stats_absent:
+ * an older format_version) are left out. */
+static int archive_curv_same(const cs_cell_result *x, const cs_cell_result *y) {
+  if (x->depth != y->depth) return 0;
+  uint64_t absent = x->stats_absent | y->stats_absent;
+  for (int l = 0; l < x->depth; l++) {
+    if (x->curv[l].n_points != y->curv[l].n_points) return 0;
+    for (size_t k = 0; k < ARCHIVE_N_STATS_FIELDS; k++)
+      if (!(absent >> k & 1) && memcmp((const char *)&x->curv[l] + ARCHIVE_STATS_FIELDS[k].offset,
+                                       (const char *)&y->curv[l] + ARCHIVE_STATS_FIELDS[k].offset,
+                                       sizeof(double)))
+        return 0;
+  }
+  return 1;
+}
+
+_Static_assert(ARCHIVE_N_STATS_FIELDS <= 64, "stats_absent holds a bit per statistics field");
+
+uint64_t archive_stats_absent(hid_t file) {
+  hid_t ds = H5Dopen2(file, "curvature", H5P_DEFAULT), ftype = ds >= 0 ? H5Dget_type(ds) : -1;
+  uint64_t absent = 0;
+  for (size_t k = 0; ftype >= 0 && k < ARCHIVE_N_STATS_FIELDS; k++)
+    if (H5Tget_member_index(ftype, ARCHIVE_STATS_FIELDS[k].name) < 0) absent |= (uint64_t)1 << k;
+  if (ftype >= 0) H5Tclose(ftype);
+  if (ds >= 0) H5Dclose(ds);
+  else archive_h5_note();
+  return absent;
+}
+
+/* ---- /curves: one row per evaluation, in training order ---- */
+
+static hid_t archive_curve_row_type(void) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_curve_row));
+  H5Tinsert(t, "cell_id", HOFFSET(archive_curve_row, cell_id), H5T_NATIVE_INT64);
+  H5Tinsert(t, "epoch", HOFFSET(archive_curve_row, epoch), H5T_NATIVE_INT32);
+  H5Tinsert(t, "train_loss", HOFFSET(archive_curve_row, train_loss), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "train_acc", HOFFSET(archive_curve_row, train_acc), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "test_acc", HOFFSET(archive_curve_row, test_acc), H5T_NATIVE_DOUBLE);
+  return t;
+}
+
+static int archive_curve_rows_of(const cs_cell_result *r) {
+  return r->n_curve;
+}
+
+static int archive_curve_to_rows(const cs_cell_result *r, void *rows, archive_points_stage *pts) {
+  (void)pts;
+  archive_curve_row *cu = rows;
+  for (int e = 0; e < r->n_curve; e++) {
+    cu[e].cell_id = r->cell_id;
+    cu[e].epoch = r->curve[e].epoch;
+    cu[e].train_loss = r->curve[e].train_loss;
+    cu[e].train_acc = r->curve[e].train_acc;
+    cu[e].test_acc = r->curve[e].test_acc;
+  }
+  return CS_OK;
+}
+
+static int archive_curve_alloc(cs_cell_result *r, int64_t n, const char *path) {
+  if (n) CS_CHECK(archive_budget_take((uint64_t)n, sizeof(cs_curve_point), path, "/curves"));
+  if (n) CS_CHECK(CS_CALLOC(r->curve, n));
+  r->n_curve = (int)n;
+  return CS_OK;
+}
+
+static const char *archive_curve_place(cs_cell_result *r, const void *row, int64_t k,
+                                       unsigned char *seen) {
+  (void)seen;
+  const archive_curve_row *cu = row;
+  r->curve[k] = (cs_curve_point){cu->epoch, cu->train_loss, cu->train_acc, cu->test_acc};
+  return NULL;
+}
+
+static int archive_curve_same(const cs_cell_result *x, const cs_cell_result *y) {
+  if (x->n_curve != y->n_curve) return 0;
+  for (int e = 0; e < x->n_curve; e++) {
+    const cs_curve_point *p = &x->curve[e], *q = &y->curve[e];
+    double a[3] = {p->train_loss, p->train_acc, p->test_acc};
+    double b[3] = {q->train_loss, q->train_acc, q->test_acc};
+    if (p->epoch != q->epoch || memcmp(a, b, sizeof a)) return 0;
+  }
+  return 1;
+}
+
+/* ---- the table ---- */
+
+const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES] = {
+    {.name = "curvature", .since = 2, .row_bytes = sizeof(archive_curv_row),
+     .row_type = archive_curv_row_type, .max_per_cell = ARCHIVE_MAX_DEPTH,
+     .done_rows = archive_curv_done_rows, .rows_of = archive_curv_rows_of,
+     .to_rows = archive_curv_to_rows, .alloc = archive_curv_alloc, .place = archive_curv_place,
+     .same = archive_curv_same},
+    {.name = "curves", .since = 2, .row_bytes = sizeof(archive_curve_row),
+     .row_type = archive_curve_row_type, .rows_of = archive_curve_rows_of,
+     .to_rows = archive_curve_to_rows, .alloc = archive_curve_alloc,
+     .place = archive_curve_place, .same = archive_curve_same},
+    {.name = ARCHIVE_POINTS_INDEX, .since = 4, .row_bytes = sizeof(archive_point_row),
+     .row_type = archive_point_row_type, .max_per_cell = 1, .rows_of = archive_points_rows_of,
+     .to_rows = archive_points_to_rows, .rebase = archive_points_rebase,
+     .same = archive_points_same, .create = archive_points_create, .group = "points"},
+};
+
+const archive_cell_table *archive_cell_table_named(const char *name) {
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++)
+    if (!strcmp(ARCHIVE_CELL_TABLES[t].name, name)) return &ARCHIVE_CELL_TABLES[t];
+  return NULL;
+}
+
+int archive_cell_table_in(const archive_cell_table *t, int version) {
+  return version >= t->since;
+}
+
+/* ---- rows on their way into the file ---- */
+
+int archive_table_rows_add(archive_table_rows *o, const cs_cell_result *r) {
+  int k[ARCHIVE_N_CELL_TABLES];
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    k[t] = T->rows_of(r);
+    CS_CHECK(archive_grow_buffer((void **)&o->rows[t], &o->cap[t], o->n[t] + (size_t)k[t],
+                                 T->row_bytes, 64, "batching archive rows"));
+  }
+  // the rows are counted in only when every table's were made (the stage
+  // of /points is last, and takes nothing when it fails)
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    unsigned char *at = o->rows[t] + o->n[t] * T->row_bytes;
+    memset(at, 0, (size_t)k[t] * T->row_bytes);
+    if (k[t]) CS_CHECK(T->to_rows(r, at, &o->pts));
+  }
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) o->n[t] += (size_t)k[t];
+  return CS_OK;
+}
+
+size_t archive_table_rows_most(const archive_table_rows *o) {
+  size_t most = 0;
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++)
+    if (o->n[t] > most) most = o->n[t];
+  return most;
+}
+
+int archive_table_rows_flush(hid_t file, archive_table_rows *o, const char *path) {
+  CS_CHECK(archive_points_stage_flush(file, &o->pts, path));
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    if (o->n[t] == 0) continue;
+    if (T->rebase) T->rebase(o->rows[t], o->n[t], &o->pts);
+    hid_t ds = H5Dopen2(file, T->name, H5P_DEFAULT);
+    if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, T->name);
+    hid_t mt = T->row_type();
+    int rc = archive_table_append(ds, mt, o->rows[t], o->n[t], path, T->name);
+    H5Tclose(mt);
+    H5Dclose(ds);
+    CS_CHECK(rc);
+    o->n[t] = 0;
+  }
+  return CS_OK;
+}
+
+void archive_table_rows_free(archive_table_rows *o) {
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) free(o->rows[t]);
+  archive_points_stage_free(&o->pts);
+  memset(o, 0, sizeof *o);
+}
+
+int archive_tables_commit(hid_t file, const char *path) {
+  for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
+    const char *name = ARCHIVE_CELL_TABLES[t].name;
+    hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+    if (ds < 0) return archive_h5_error(CS_ERR_IO, "%s: cannot open /%s", path, name);
+    int rc = archive_attr_write_i64(ds, "committed_rows", H5T_STD_I64LE,
+                                    (int64_t)archive_table_length(ds), path);
+    H5Dclose(ds);
+    CS_CHECK(rc);
+  }
+  return CS_OK;
+}
