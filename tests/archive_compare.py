@@ -3,7 +3,8 @@
 
 usage: archive_compare.py A.h5 B.h5 [--rtol R] [--ignore-spec]
        archive_compare.py --each A.h5 B1.h5 B2.h5 ...
-Ignores what legitimately differs between runs: /cells rank, wall_s and
+Also /estimation (format_version 6; absent in an older archive: no rows). Ignores what
+legitimately differs between runs: /cells rank, wall_s and
 attempts, /runs, and the created timestamp. With --rtol, floating-point
 fields may differ by a relative R (teams sum in another order); with
 --ignore-spec the specs may differ (e.g. only in [team]). Exit 0 when
@@ -174,6 +175,15 @@ def compare_tables(fa, fb, name, keys, ignore=()):
     return None
 
 
+def compare_optional_table(fa, fb, name, keys):
+    """A table of a newer format_version (/estimation: 6): an archive of an
+    older version lacks it and has no rows in it."""
+    if name not in fa or name not in fb:
+        rows = len(fa[name]) if name in fa else len(fb[name]) if name in fb else 0
+        return f"{name}: {rows} rows in one archive, none in the other" if rows else None
+    return compare_tables(fa, fb, name, keys)
+
+
 def compare_groups(fa, fb, name):
     if (name in fa) != (name in fb):
         return f"{name} present in only one archive"
@@ -202,6 +212,7 @@ def compare(a, b, ignore_spec):
             lambda: compare_tables(fa, fb, "curves", ["cell_id", "epoch"]),
             lambda: compare_points(fa, fb),
             lambda: compare_groups(fa, fb, "params"),
+            lambda: compare_optional_table(fa, fb, "estimation", ["cell_id"]),
         ]
         for c in checks:
             d = c()

@@ -33,7 +33,7 @@ STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_me
 with h5py.File(path, "r") as f:
     # root attributes
     check(f.attrs["format"] == b"curvsweep", "format attribute")
-    check(int(f.attrs["format_version"]) == 5, "format_version attribute")
+    check(int(f.attrs["format_version"]) == 6, "format_version attribute")
     for name in ("software_version", "created", "spec_sha256", "spec_name"):
         check(name in f.attrs, "root attribute " + name)
     check(f.attrs["spec_name"] == b"demo-small", "spec_name")

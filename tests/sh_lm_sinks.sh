@@ -2,14 +2,14 @@
 # The lm family's extreme-token statistics end to end (docs/ARCHIVE.md,
 # format_version 5; analysis/README.md, "Attention sinks"): a tiny lm sweep
 # (ungated, gated, gated-headwise x g1, g2, 2 seeds, depth 2, /params kept)
-# lands in a format_version 5 archive whose /curvature carries massive_act,
+# lands in a format_version 6 archive whose /curvature carries massive_act,
 # value_drain and resid_peak in their domain (`train --cell` prints them);
 # analyze writes the section "Do gates remove the attention sink?",
 # sinks.csv with its columns, the
 # sink verdict rows of verdicts.csv and the sinks_* figure with the
 # attention maps computed from /params. The same archive rewritten as
 # format_version 4 (the three columns dropped) is still read: info, analyze
-# (the ratios reported missing), merge (into format_version 5, NaN); a run
+# (the ratios reported missing), merge (into format_version 6, NaN); a run
 # into it with a pending cell is refused (exit 2, the remedy named, the file
 # untouched); a damaged value (massive_act < 1) is refused naming the cell,
 # and `merge --salvage` leaves that cell pending.
@@ -47,10 +47,10 @@ if "$bin" train lm.ini --cell 3 >train.txt 2>train.err &&
    grep -qE "^prefix +sink_mass +max_attn +massive_act +value_drain +resid_peak" train.txt; then ok
 else bad "train --cell: no extreme-token statistics"; cat train.txt train.err; fi
 if "$bin" run lm.ini -o lm.h5 >run.txt 2>run.err; then ok; else bad "run"; cat run.err; fi
-if $PY - lm.h5 <<'PY'; then ok; else bad "format_version 5 archive with the extreme-token columns"; fi
+if $PY - lm.h5 <<'PY'; then ok; else bad "format_version 6 archive with the extreme-token columns"; fi
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
-assert int(f.attrs["format_version"]) == 5, f.attrs["format_version"]
+assert int(f.attrs["format_version"]) == 6, f.attrs["format_version"]
 c = f["curvature"][()]
 assert len(c) == 24, len(c)  # 12 cells x 2 prefixes
 for k in ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"):
@@ -114,7 +114,7 @@ if "$bin" merge merged.h5 v4.h5 2>merge.err && $PY - <<'PY'; then ok; else bad "
 import h5py, numpy as np, sys
 f, g = h5py.File("merged.h5", "r"), h5py.File("v4.h5", "r")
 cv, old = f["curvature"][()], g["curvature"][()]
-assert int(f.attrs["format_version"]) == 5
+assert int(f.attrs["format_version"]) == 6
 assert np.isnan(cv["massive_act"]).all() and np.isnan(cv["resid_peak"]).all()
 assert np.array_equal(np.sort(cv["sink_mass"]), np.sort(old["sink_mass"]))
 PY

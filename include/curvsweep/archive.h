@@ -27,10 +27,11 @@
 #include <stdint.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
-#define ARCHIVE_FORMAT_VERSION 5
+#define ARCHIVE_FORMAT_VERSION 6
 /* The oldest format_version still read (2: no sink_mass, max_attn columns
  * in /curvature; 2..4: no massive_act, value_drain, resid_peak; absent
- * columns read as NaN; 2 and 3: /points as one group per cell). */
+ * columns read as NaN; 2 and 3: /points as one group per cell; 2..5: no
+ * /estimation table, read as no rows). */
 #define ARCHIVE_FORMAT_VERSION_MIN 2
 
 typedef struct cs_archive cs_archive;

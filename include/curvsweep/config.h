@@ -121,6 +121,8 @@ typedef struct {
   const char *name;     /* spec value */
   int mlp_arch;         /* 1: arch = mlp (the mlp baseline block) builds in this family */
   int tokens;           /* 1: trained on token sequences (tasks.h, task_is_sequence) */
+  int estimation;       /* 1: the teacher task's student (task teacher only): one real
+                           output, no curvature, results in /estimation (docs/MODELS.md) */
 } cs_family_info;
 
 /* The row of f (a "?" row that accepts nothing, for a value out of range). */
@@ -132,6 +134,8 @@ const char *config_norm_name(cs_norm n);         /* "none", "pre" */
 const char *config_family_name(cs_family f);     /* "memory", "self", "lm" */
 /* 1 when family f trains on token-sequence tasks (and only on those). */
 int config_family_tokens(cs_family f);
+/* 1 when family f is the teacher task's student (estimation row of the table). */
+int config_family_estimation(cs_family f);
 const char *config_gate_name(cs_gate_pos g);     /* "g1" .. "g5" */
 const char *config_schedule_name(cs_schedule s); /* "constant", "cosine" */
 const char *config_token_dist_name(cs_token_dist t); /* "uniform", "gaussian" */

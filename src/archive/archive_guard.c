@@ -349,7 +349,7 @@ int archive_check_tensor_name(const char *name) {
  * negative. Anything else is damage, never reported. */
 int archive_check_metrics(const char *path, cs_family family, const cs_cell_result *r) {
   if (r->status != CELL_DONE) return CS_OK;
-  int none = family == FAMILY_MHA; /* accuracies NaN: a regression has none */
+  int none = config_family_estimation(family); /* accuracies NaN: a regression has none */
   const char *bad = none && !isnan(r->train_acc)                        ? "train_acc"
                     : none && !isnan(r->test_acc)                        ? "test_acc"
                     : !none && !(r->train_acc >= 0 && r->train_acc <= 1) ? "train_acc"

@@ -114,6 +114,15 @@ typedef struct {
   double train_loss, train_acc, test_acc;
 } archive_curve_row;
 
+/* An /estimation row: the estimator's record of a cell of family mha
+ * (cs_estimation, result.h; docs/ARCHIVE.md "/estimation"). */
+typedef struct {
+  int64_t cell_id;
+  int32_t restarts, kept, converged, misspecified;
+  int64_t steps, steps_total;
+  double grad_norm, train_mse, teacher_mse, fn_error, param_error;
+} archive_est_row;
+
 /* A row of /points/index (format_version 4): where a cell's per-point
  * values start in /points/x (n_points × m) and in the per-prefix arrays
  * /points/S ... /points/class (depth × n_points), row-major. */
@@ -477,7 +486,7 @@ int archive_points_same(const cs_cell_result *x, const cs_cell_result *y);
  * result -> rows conversion), read, load, check, salvage, merge and the
  * comparison of two results walk the table, never a table's name. */
 typedef struct {
-  const char *name;   /* its dataset: "curvature", "curves", "points/index" */
+  const char *name;   /* its dataset: "curvature", "curves", "points/index", "estimation" */
   int since;          /* the format_version that added it: an older archive lacks it, and its
                          cells have no rows in it (absent, not damage) */
   size_t row_bytes;   /* of its row struct */
@@ -485,8 +494,8 @@ typedef struct {
                               file's is archive_packed of it */
   /* limits */
   int max_per_cell;   /* rows a listed cell may have (0: bounded by the budget only) */
-  int (*done_rows)(const cs_config *cfg); /* rows a done cell of cfg has (NULL: any number;
-                                             a cell of another family may have none) */
+  int (*done_rows)(const cs_config *cfg); /* rows a done cell of cfg has (NULL or < 0: any
+                                             number; a cell of another family may have none) */
   /* result -> rows */
   int (*rows_of)(const cs_cell_result *r);  /* how many rows r has */
   int (*to_rows)(const cs_cell_result *r, void *rows, archive_points_stage *pts); /* r's rows
@@ -507,7 +516,7 @@ typedef struct {
   const char *group;  /* the group holding it, made by create and read whole by info --check
                          (NULL: the root) */
 } archive_cell_table;
-enum { ARCHIVE_N_CELL_TABLES = 3 };
+enum { ARCHIVE_N_CELL_TABLES = 4 };
 extern const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES];
 /* The table of that dataset name, NULL when it is not a per-cell table. */
 const archive_cell_table *archive_cell_table_named(const char *name);

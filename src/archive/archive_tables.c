@@ -10,6 +10,7 @@
  * builder share, so both write the same rows of the same result. */
 #include "archive_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ static hid_t archive_curv_row_type(void) {
 }
 
 static int archive_curv_done_rows(const cs_config *cfg) {
-  return cfg->depth;
+  return config_family_estimation(cfg->family) ? 0 : cfg->depth; /* no curvature */
 }
 
 static int archive_curv_rows_of(const cs_cell_result *r) {
@@ -148,6 +149,76 @@ static int archive_curve_same(const cs_cell_result *x, const cs_cell_result *y) 
   return 1;
 }
 
+/* ---- /estimation: one row per cell of family mha (the estimator's record) ---- */
+
+static hid_t archive_est_row_type(void) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_est_row));
+  H5Tinsert(t, "cell_id", HOFFSET(archive_est_row, cell_id), H5T_NATIVE_INT64);
+#define EST_INT(f) H5Tinsert(t, #f, HOFFSET(archive_est_row, f), H5T_NATIVE_INT32)
+#define EST_I64(f) H5Tinsert(t, #f, HOFFSET(archive_est_row, f), H5T_NATIVE_INT64)
+#define EST_DBL(f) H5Tinsert(t, #f, HOFFSET(archive_est_row, f), H5T_NATIVE_DOUBLE)
+  EST_INT(restarts), EST_INT(kept), EST_INT(converged), EST_INT(misspecified);
+  EST_I64(steps), EST_I64(steps_total);
+  EST_DBL(grad_norm), EST_DBL(train_mse), EST_DBL(teacher_mse), EST_DBL(fn_error);
+  EST_DBL(param_error);
+#undef EST_INT
+#undef EST_I64
+#undef EST_DBL
+  return t;
+}
+
+/* A done cell of family mha has its row; of another family, any number
+ * (the fixtures of test_archive_tables give every table rows). */
+static int archive_est_done_rows(const cs_config *cfg) {
+  return config_family_estimation(cfg->family) ? 1 : -1;
+}
+
+static int archive_est_rows_of(const cs_cell_result *r) {
+  return r->est.present;
+}
+
+static int archive_est_to_rows(const cs_cell_result *r, void *rows, archive_points_stage *pts) {
+  (void)pts;
+  const cs_estimation *e = &r->est;
+  *(archive_est_row *)rows = (archive_est_row){
+      r->cell_id,     e->restarts,  e->kept,      e->converged,   e->misspecified, e->steps,
+      e->steps_total, e->grad_norm, e->train_mse, e->teacher_mse, e->fn_error,     e->param_error};
+  return CS_OK;
+}
+
+static int archive_est_alloc(cs_cell_result *r, int64_t n, const char *path) {
+  (void)r, (void)n, (void)path; /* the row goes into r->est: nothing to allocate */
+  return CS_OK;
+}
+
+/* The row into r->est; a finished estimate is finite (never NaN stored as
+ * a result: docs/ARCHIVE.md). */
+static const char *archive_est_place(cs_cell_result *r, const void *row, int64_t k,
+                                     unsigned char *seen) {
+  (void)k, (void)seen;
+  const archive_est_row *w = row;
+  double v[5] = {w->grad_norm, w->train_mse, w->teacher_mse, w->fn_error, w->param_error};
+  for (int i = 0; i < 5; i++)
+    if (!isfinite(v[i]) || v[i] < 0) return "an error, loss or gradient norm not finite and >= 0";
+  if (w->restarts < 1 || w->kept < 0 || w->kept >= w->restarts || w->steps < 0 ||
+      w->steps > w->steps_total || (w->converged | w->misspecified) & ~1)
+    return "restarts, kept restart, steps or flags out of their domain";
+  r->est = (cs_estimation){1, w->restarts, w->kept, w->converged, w->misspecified, w->steps,
+                           w->steps_total, w->grad_norm, w->train_mse, w->teacher_mse,
+                           w->fn_error, w->param_error};
+  return NULL;
+}
+
+static int archive_est_same(const cs_cell_result *x, const cs_cell_result *y) {
+  archive_est_row a, b;
+  memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+  if (x->est.present != y->est.present) return 0;
+  if (!x->est.present) return 1;
+  archive_est_to_rows(x, &a, NULL), archive_est_to_rows(y, &b, NULL);
+  a.cell_id = b.cell_id = 0;
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
 /* ---- the table ---- */
 
 const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES] = {
@@ -164,6 +235,10 @@ const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES] = {
      .row_type = archive_point_row_type, .max_per_cell = 1, .rows_of = archive_points_rows_of,
      .to_rows = archive_points_to_rows, .rebase = archive_points_rebase,
      .same = archive_points_same, .create = archive_points_create, .group = "points"},
+    {.name = "estimation", .since = 6, .row_bytes = sizeof(archive_est_row),
+     .row_type = archive_est_row_type, .max_per_cell = 1, .done_rows = archive_est_done_rows,
+     .rows_of = archive_est_rows_of, .to_rows = archive_est_to_rows, .alloc = archive_est_alloc,
+     .place = archive_est_place, .same = archive_est_same},
 };
 
 const archive_cell_table *archive_cell_table_named(const char *name) {

@@ -14,15 +14,16 @@ static const cs_arch_info ARCHS[ARCH_COUNT] = {
 };
 static const cs_arch_info ARCH_UNKNOWN = {"?", 0, ARCH_GATE_NONE, "#7f7f7f"};
 
-/* The family table (config.h): the self and lm families have no mlp block;
- * the lm family alone reads token sequences. */
+/* The family table (config.h): the self, lm and mha families have no mlp
+ * block; the lm family alone reads token sequences; the mha family alone is
+ * the teacher task's student. */
 static const cs_family_info FAMILIES[FAMILY_COUNT] = {
-    [FAMILY_MEMORY] = {"memory", 1, 0},
-    [FAMILY_SELF] = {"self", 0, 0},
-    [FAMILY_LM] = {"lm", 0, 1},
-    [FAMILY_MHA] = {"mha", 0, 0},
+    [FAMILY_MEMORY] = {"memory", 1, 0, 0},
+    [FAMILY_SELF] = {"self", 0, 0, 0},
+    [FAMILY_LM] = {"lm", 0, 1, 0},
+    [FAMILY_MHA] = {"mha", 0, 0, 1},
 };
-static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0};
+static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0, 0};
 
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
@@ -86,6 +87,7 @@ const char *config_token_dist_name(cs_token_dist t) {
 
 const char *config_family_name(cs_family f) { return config_family_info(f)->name; }
 int config_family_tokens(cs_family f) { return config_family_info(f)->tokens; }
+int config_family_estimation(cs_family f) { return config_family_info(f)->estimation; }
 
 const char *config_gate_name(cs_gate_pos g) {
   return ((int)g >= 0 && (int)g < GATE_COUNT) ? GATE_NAMES[g] : "?";

@@ -38,7 +38,7 @@ typedef struct {
 typedef struct {
   int T, ldq;     /* tokens, 3d + ng */
   double *qkvz;   /* N·T × ldq: the product */
-  double *g;      /* N·T × ng: gate values σ(Z + b_g) */
+  double *g;      /* N·T × ng: gate values σ(Z + b_g) (token 0's alone at g1, g4, g5) */
   double *kv;     /* N·T × 2d: K and V as the attention reads them (after g3, g2) */
   double *q;      /* N × d: the query as the attention reads it (after g4) */
   double *p;      /* N × H·T: attention weights */
@@ -154,10 +154,14 @@ static int mha_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   const double *P = M->params;
   int64_t NT = (int64_t)N * T;
   CS_CHECK(linear_forward(M, &A->js, (int)NT, M->m, ldq, x, P + Y->Wq, NULL, S->qkvz));
-  for (int64_t r = 0; r < NT; r++) { /* gates and the K, V the attention reads */
+  /* gates (of every token at g2, g3; of the query token alone at g1, g4,
+   * g5, the only one read) and the K, V the attention reads */
+  int every_token = gp == GATE_G2 || gp == GATE_G3;
+  for (int64_t r = 0; r < NT; r++) {
     const double *row = S->qkvz + r * ldq;
     double *g = S->g + r * ng, *k = S->kv + r * 2 * d, *v = k + d;
-    for (int j = 0; j < ng; j++) g[j] = sigmoid(row[3 * d + j] + P[Y->bg + j]);
+    if (every_token || r % T == 0)
+      for (int j = 0; j < ng; j++) g[j] = sigmoid(row[3 * d + j] + P[Y->bg + j]);
     for (int i = 0; i < d; i++) {
       k[i] = row[d + i] * (ng && gp == GATE_G3 ? g[i / dh] : 1.0);
       v[i] = row[2 * d + i] * (ng && gp == GATE_G2 ? g[i / dh] : 1.0);

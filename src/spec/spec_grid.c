@@ -399,7 +399,7 @@ static int64_t base_value(const cs_config *b, int key);
  * family, so family = mha meets only task teacher and task teacher only
  * family = mha. The message names the family when it is mha, else the task. */
 static int check_family_teacher(parse_state *st, int64_t family, int64_t task) {
-  int mha = family == FAMILY_MHA, teacher = task == TASK_TEACHER;
+  int mha = config_family_estimation((cs_family)family), teacher = task == TASK_TEACHER;
   if (mha == teacher) return CS_OK;
   char src[192];
   int section, line;
@@ -428,7 +428,7 @@ static int check_mha_shape(parse_state *st) {
   key_values fam, arch, gate, width, heads;
   key_values_of(spec, K_FAMILY, b->family, &fam);
   int any = 0;
-  for (int64_t i = 0; i < fam.n; i++) any |= fam.v[i] == FAMILY_MHA;
+  for (int64_t i = 0; i < fam.n; i++) any |= config_family_estimation((cs_family)fam.v[i]);
   if (!any) return CS_OK;
   char src[192];
   int section, line;

@@ -103,7 +103,12 @@ int count_prefixed(const char *dir, const char *prefix, char *first, size_t len)
  *   points (5 × m=2): x[i][j] = i + j/2 - cell; field f in S, S_tilde,
  *   logdet_g, H_norm at [l-1][i] = 10 f + l + i/8 + cell;
  *   params: embed/W 3×2, embed/b 1×3, layer0/Wq 3×3, readout/b 1×2 with
- *   v[t][i] = t + i/2 + cell. salt shifts train_loss (merge conflicts). */
+ *   v[t][i] = t + i/2 + cell;
+ *   estimation (an /estimation row): restarts 3, kept = cell % 3, converged
+ *   = cell % 2, misspecified 0, steps 10 + cell, steps_total 40 + 3 cell,
+ *   grad_norm 1e-8 (1 + cell), train_mse 0.01 + cell/1024, teacher_mse
+ *   0.0125, fn_error 0.5 / (1 + cell), param_error 2 / (1 + cell).
+ *   salt shifts train_loss (merge conflicts). */
 cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int flags,
                                    double salt) {
   cs_cell_result r = make_result(cell, depth, 0.0);
@@ -132,6 +137,9 @@ cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int 
     for (int k = 0; k < N_STATS; k++) *stats_field(&r.curv[l - 1], k) = 100 * c + l + k / 32.0 - 3;
     if (cell % 2) r.curv[l - 1].intK = NAN;
   }
+  if (status == CELL_DONE)
+    r.est = (cs_estimation){1, 3, (int)(cell % 3), (int)(cell % 2), 0, 10 + cell, 40 + 3 * cell,
+                            1e-8 * (1 + c), 0.01 + c / 1024, 0.0125, 0.5 / (1 + c), 2 / (1 + c)};
   if (flags & WITH_POINTS) {
     int n = 5, m = 2;
     r.n_points = n, r.m = m;
