@@ -288,9 +288,9 @@ static void test_verdicts(void **state) {
 
 /* ---- the whole report, in memory ---- */
 
-static const char *SPEC_MHA = "[sweep]\nname = est\n[grid]\narch = ungated, gated\ngate = g1, g2\n"
+static const char *SPEC_MHA = "[sweep]\nname = est\n[grid]\narch = ungated, gated-headwise\ngate = g1, g2\n"
                               "heads = 1, 2\ntrain_points = 64, 128, 256, 512, 1024, 2048, 4096\nseed = 0..9\n"
-                              "task = teacher\n[model]\nfamily = mha\nwidth = 8\n[task]\nteacher_heads = 1\n";
+                              "task = teacher\n[model]\nfamily = mha\nwidth = 2\n[task]\nteacher_heads = 1\n";
 
 static void fill_mha(const void *ctx, const cs_config *c, cs_cell_result *r) {
   (void)ctx;
@@ -314,12 +314,12 @@ static void test_report(void **state) {
   assert_has(md, "G1/G2 estimate experts at a polynomial rate where ungated attention does not: supported**");
   assert_has(md, "| [estimation-rate](#");
   snprintf(path, sizeof path, "%s/report/estimation.csv", dir);
-  assert_close(csv_number(path, "all,gated,g1,2,1,over-specified,64,", "fn_seeds"), 10, 0);
+  assert_close(csv_number(path, "all,gated-headwise,g1,2,1,over-specified,64,", "fn_seeds"), 10, 0);
   assert_close(csv_number(path, "all,ungated,-,1,1,exact,4096,", "cells"), 10, 0);
   snprintf(path, sizeof path, "%s/report/estimation_slopes.csv", dir);
-  assert_close(csv_number(path, "all,gated,g1,1,1,exact,", "fn_full_slope"), -0.5, 0.05);
+  assert_close(csv_number(path, "all,gated-headwise,g1,1,1,exact,", "fn_full_slope"), -0.5, 0.05);
   assert_close(csv_number(path, "all,ungated,-,2,1,over-specified,", "voronoi_upper_slope"), -0.137, 0.05);
-  assert_csv_text(path, "all,gated,g2,1,1,exact,", "control", "parametric");
+  assert_csv_text(path, "all,gated-headwise,g2,1,1,exact,", "control", "parametric");
   snprintf(path, sizeof path, "%s/report/COLUMNS.md", dir);
   char *cols = read_text(path);
   assert_has(cols, "| voronoi\\_upper\\_slope, voronoi\\_upper\\_slope\\_ci\\_low");
