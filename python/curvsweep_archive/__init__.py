@@ -10,8 +10,9 @@ finished:
 - rows of cells that are not finished (pending) are dropped.
 - byte strings are decoded; the point class enum becomes its name.
 
-Format versions 2, 3 and 4 are read (2 and 3 keep per-point values in a
-group per cell; 2 has no attention-sink columns, which come out as NaN).
+Format versions 2 to 6 are read (2 and 3 keep per-point values in a
+group per cell; 2 has no attention-sink columns, which come out as NaN;
+before 6 there is no /estimation table: ``estimation`` is empty).
 
     import curvsweep_archive as ca
     cells = ca.cells("results/demo.h5")               # one row per cell
@@ -48,14 +49,14 @@ import h5py
 import numpy as np
 import pandas as pd
 
-__all__ = ["attrs", "spec", "cells", "curvature", "curves", "points", "runs", "fields",
+__all__ = ["attrs", "spec", "cells", "curvature", "curves", "estimation", "points", "runs", "fields",
            "locked", "Archive", "ArchiveBusy", "SUPPORTED_FORMATS", "LOCK_WAIT_SECONDS"]
 
 # How long a read waits for the sweep's batch to be written (as curvsweep's
 # own readers, ARCHIVE_READ_WAIT_SECONDS in src/archive/archive_internal.h).
 LOCK_WAIT_SECONDS = 60.0
 
-SUPPORTED_FORMATS = (2, 3, 4, 5)
+SUPPORTED_FORMATS = (2, 3, 4, 5, 6)
 FINISHED = ("done", "failed", "diverged")
 CLASS_NAMES = {0: "degenerate", 1: "flat", 2: "curved", 3: "unresolved"}
 POINT_ARRAYS = ("S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm")
@@ -247,6 +248,24 @@ def curves(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     return _per_cell_table("curves", with_config, FINISHED, timeout, path)
 
 
+ESTIMATION_COLUMNS = ("cell_id", "restarts", "kept", "converged", "misspecified", "steps",
+                      "steps_total", "grad_norm", "train_mse", "teacher_mse", "fn_error",
+                      "param_error")
+
+
+def estimation(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
+    """/estimation (format 6): one row per done cell of family mha, the
+    teacher task's estimator (restarts, kept, converged, misspecified,
+    steps, steps_total, grad_norm, train_mse, teacher_mse, fn_error,
+    param_error; docs/ARCHIVE.md). Older formats have no such table: an
+    empty frame."""
+    def has(f):
+        return "estimation" in f
+    if not _read(path, has, timeout):
+        return pd.DataFrame(columns=list(ESTIMATION_COLUMNS))
+    return _per_cell_table("estimation", with_config, ("done",), timeout, path)
+
+
 def runs(path, timeout=LOCK_WAIT_SECONDS):
     """/runs: one row per invocation of curvsweep run on the archive."""
     return _read(path, lambda f: _frame(f["runs"][()]), timeout)
@@ -374,6 +393,9 @@ class Archive:
 
     def curves(self, with_config=True):
         return curves(self.path, with_config, self.timeout)
+
+    def estimation(self, with_config=True):
+        return estimation(self.path, with_config, self.timeout)
 
     def points(self, cell_id=None, with_config=True):
         return points(self.path, cell_id, with_config, self.timeout)
