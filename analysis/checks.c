@@ -22,7 +22,7 @@
 #include <string.h>
 
 static const char *const DECISION_NAME[ANALYSIS_DECISION_COUNT] = {
-    "supported", "not supported", "equivalent", "not equivalent", "inconclusive", "too few"};
+    "supported", "not supported", "equivalent", "not equivalent", "inconclusive", "too few", "not testable"};
 
 const char *analysis_decision_name(analysis_decision d) {
   return d >= 0 && d < ANALYSIS_DECISION_COUNT ? DECISION_NAME[d] : "?";

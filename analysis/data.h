@@ -21,7 +21,7 @@
 
 #define ANALYSIS_NAME_LEN 256
 /* Rows of the section table (sections.c) at most. */
-#define ANALYSIS_MAX_SECTIONS 8
+#define ANALYSIS_MAX_SECTIONS 16
 
 typedef struct {
   char name[ANALYSIS_NAME_LEN];  /* "residual=no;slots=3" or "all" */

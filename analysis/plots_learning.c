@@ -67,8 +67,9 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
     fprintf(f, "set title 'depth %d (target %.4g%s)'\n", D->depth[c->d], c->target,
             c->target_given ? ", given" : ", 95% of the best");
     fprintf(f, "set xrange [%g:%g]\n", c->x[0] / 1.2, c->x[c->n_x - 1] * 1.2);
-    fprintf(f, "set arrow 1 from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lc rgb '#444444'\n",
-            c->target, c->target);
+    if (isfinite(c->target)) /* no accuracy on the curve (family mha: NaN accuracies), no target line */
+      fprintf(f, "set arrow 1 from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lc rgb '#444444'\n",
+              c->target, c->target);
     int k = 2;
     for (int a = 0; a < D->n_arch; a++)
       if (c->reached[a] >= 1 && isfinite(c->samples[a].estimate))

@@ -6,6 +6,7 @@
 #include "sections.h"
 
 #include "claims.h"
+#include "estimation.h"
 #include "gates.h"
 #include "learning.h"
 #include "sinks.h"
@@ -21,6 +22,7 @@ const analysis_section ANALYSIS_SECTIONS[] = {
     ANALYSIS_SECTION_ROW(ANALYSIS_LEARNING_NAME, learning),
     ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
     ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
+    ANALYSIS_SECTION_ROW(ANALYSIS_ESTIMATION_NAME, estimation),
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);

@@ -215,11 +215,12 @@ typedef enum {
   ANALYSIS_NOT_EQUIVALENT,
   ANALYSIS_INCONCLUSIVE,
   ANALYSIS_TOO_FEW,
+  ANALYSIS_NOT_TESTABLE, /* a precondition of the test failed (the estimation rates' control) */
   ANALYSIS_DECISION_COUNT
 } analysis_decision;
 
 /* "supported", "not supported", "equivalent", "not equivalent",
- * "inconclusive", "too few". */
+ * "inconclusive", "too few", "not testable". */
 const char *analysis_decision_name(analysis_decision d);
 
 /* One row of verdicts.csv: a check behind a verdict (verdict = 0) or the
