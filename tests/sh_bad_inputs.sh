@@ -74,9 +74,9 @@ sha=$(sha256sum < foreign.h5)
 expect foreign-hdf5 2 "foreign.h5" -- "$bin" run "$small" -o foreign.h5
 unchanged foreign-hdf5 foreign.h5 "$sha"
 cp good.h5 v2.h5
-/usr/bin/python3 -c "import h5py; f=h5py.File('v2.h5','r+'); f.attrs['format_version']=6"
+/usr/bin/python3 -c "import h5py; f=h5py.File('v2.h5','r+'); f.attrs['format_version']=7"
 sha=$(sha256sum < v2.h5)
-expect format-version 2 "v2.h5.*format_version 6" -- "$bin" run "$small" -o v2.h5
+expect format-version 2 "v2.h5.*format_version 7" -- "$bin" run "$small" -o v2.h5
 unchanged format-version v2.h5 "$sha"
 sed 's/epochs     = 20/epochs     = 19/' "$small" > other.ini
 expect spec-mismatch 2 "different spec" -- "$bin" run other.ini -o good.h5

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The self family end to end (docs/MODELS.md): a sweep over arch x gate =
-# g1..g5 on 2 ranks lands in a format_version 5 archive with the
+# g1..g5 on 2 ranks lands in a format_version 6 archive with the
 # attention-sink statistic; ungated cells are identical at every gate value;
 # curvature of the CLS representation and the sink statistic agree with the
 # independent reference (tests/reference/curvature_ref.py: 50-digit jets
@@ -22,7 +22,7 @@ f = h5py.File(sys.argv[1], "r")
 fail = []
 def check(c, msg):
     if not c: fail.append(msg)
-check(int(f.attrs["format_version"]) == 5, "format_version 5")
+check(int(f.attrs["format_version"]) == 6, "format_version 6")
 cells, cv = f["cells"][()], f["curvature"][()]
 check(len(cells) == 15 and (cells["status"] == b"done").all(), "15 done cells")
 check([g.decode() for g in cells["gate"][:5]] == ["g1", "g2", "g3", "g4", "g5"], "gate column")
@@ -87,7 +87,7 @@ if "$bin" merge merged.h5 mem.h5 2>merge.err && $PY -c "
 import h5py, numpy as np, sys
 f = h5py.File('merged.h5', 'r'); g = h5py.File('mem.h5', 'r')
 cv, old = f['curvature'][()], g['curvature'][()]
-sys.exit(0 if int(f.attrs['format_version']) == 5 and np.isnan(cv['sink_mass']).all()
+sys.exit(0 if int(f.attrs['format_version']) == 6 and np.isnan(cv['sink_mass']).all()
          and np.isnan(cv['max_attn']).all() and np.array_equal(np.sort(cv['K_mean']), np.sort(old['K_mean'])) else 1)
 "; then ok; else bad "merge of a v2 archive: NaN sink columns, curvature kept"; cat merge.err; fi
 # its /points groups: checked by info --check, carried into the merge's

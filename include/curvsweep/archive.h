@@ -27,9 +27,10 @@
 #include <stdint.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
-#define ARCHIVE_FORMAT_VERSION 5
+#define ARCHIVE_FORMAT_VERSION 6
 /* The oldest format_version still read (2: no sink_mass, max_attn columns
- * in /curvature; 2..4: no massive_act, value_drain, resid_peak; absent
+ * in /curvature; 2..4: no massive_act, value_drain, resid_peak; 2..5: no
+ * sink_headmax, an lm row's max_attn read as its sink_headmax; absent
  * columns read as NaN; 2 and 3: /points as one group per cell). */
 #define ARCHIVE_FORMAT_VERSION_MIN 2
 
