@@ -27,11 +27,12 @@ cells, cv = f["cells"][()], f["curvature"][()]
 check(len(cells) == 15 and (cells["status"] == b"done").all(), "15 done cells")
 check([g.decode() for g in cells["gate"][:5]] == ["g1", "g2", "g3", "g4", "g5"], "gate column")
 T = 3  # m + 1 tokens
-for name in ("sink_mass", "max_attn"):
+for name in ("sink_mass", "max_attn", "sink_headmax"):
     v = cv[name]
     check(np.isfinite(v).all() and (v > 0).all() and (v < 1).all(), name + " finite in (0, 1)")
 check((cv["max_attn"] >= 1.0 / T - 1e-15).all(), "max_attn >= 1/T")
 check((cv["max_attn"] >= cv["sink_mass"] - 1e-15).all(), "max_attn >= sink_mass")
+check((cv["sink_headmax"] >= cv["sink_mass"] - 1e-15).all(), "sink_headmax >= sink_mass")
 # ungated ignores gate: cells 0..4 (ungated, g1..g5) bitwise equal
 ung = cells[:5]
 for col in ("train_loss", "train_acc", "test_acc", "n_params"):
