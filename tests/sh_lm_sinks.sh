@@ -153,15 +153,19 @@ ka, kb = np.lexsort((a["prefix"], a["cell_id"])), np.lexsort((b["prefix"], b["ce
 assert a[ka].tobytes() == b[kb].tobytes()
 PY
 done
-# a v5 largest-head share that differs from the v6 sink_headmax is a disagreement
-$PY - v5.h5 v5bad.h5 <<'PY' || bad "make v5bad"
+# a copy of archive $1 as $2 whose /curvature column $3 is halved in its first row
+halved_copy() {
+  $PY - "$@" <<'PY' || bad "make $2"
 import shutil, sys, h5py
 shutil.copy(sys.argv[1], sys.argv[2])
 with h5py.File(sys.argv[2], "r+") as f:
     cv = f["curvature"][()]
-    cv["max_attn"][0] = cv["max_attn"][0] * 0.5
+    cv[sys.argv[3]][0] = cv[sys.argv[3]][0] * 0.5
     f["curvature"][...] = cv
 PY
+}
+# a v5 largest-head share that differs from the v6 sink_headmax is a disagreement
+halved_copy v5.h5 v5bad.h5 max_attn
 "$bin" merge mixed6.h5 lm.h5 v5bad.h5 >/dev/null 2>bad5.err
 check "v5 copy with a changed largest-head share" 2 $? "cell [0-9]* is done in both lm.h5 and v5bad.h5 with different values" bad5.err
 
@@ -206,14 +210,7 @@ PY
   rm -rf repmix
 done
 # a value both store that differs is still a disagreement
-$PY - v4.h5 v4bad.h5 <<'PY' || bad "make v4bad"
-import shutil, sys, h5py
-shutil.copy(sys.argv[1], sys.argv[2])
-with h5py.File(sys.argv[2], "r+") as f:
-    cv = f["curvature"][()]
-    cv["sink_mass"][0] = cv["sink_mass"][0] * 0.5
-    f["curvature"][...] = cv
-PY
+halved_copy v4.h5 v4bad.h5 sink_mass
 "$bin" merge mixed2.h5 lm.h5 v4bad.h5 >/dev/null 2>bad.err
 check "v4 copy with a changed share" 2 $? "cell [0-9]* is done in both lm.h5 and v4bad.h5 with different values" bad.err
 [[ ! -e mixed2.h5 ]] && ok || bad "a refused merge left mixed2.h5"

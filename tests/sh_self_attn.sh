@@ -80,7 +80,7 @@ sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
 from archive_points import drop_curvature_columns, to_group_layout
 f = h5py.File(sys.argv[1], "r+")
 to_group_layout(f)  # /points as a group per cell, as version 2 wrote it
-drop_curvature_columns(f, ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"), 2)
+drop_curvature_columns(f, ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak", "sink_headmax"), 2)
 PYEOF
 if "$bin" info mem.h5 >info.out 2>&1 && grep -q "12 done" info.out; then ok; else bad "info v2"; cat info.out; fi
 if CS_GNUPLOT=/nonexistent "$bin" analyze mem.h5 -o rep2 >/dev/null 2>an2.err; then ok; else bad "analyze v2"; cat an2.err; fi
@@ -89,7 +89,7 @@ import h5py, numpy as np, sys
 f = h5py.File('merged.h5', 'r'); g = h5py.File('mem.h5', 'r')
 cv, old = f['curvature'][()], g['curvature'][()]
 sys.exit(0 if int(f.attrs['format_version']) == 6 and np.isnan(cv['sink_mass']).all()
-         and np.isnan(cv['max_attn']).all() and np.array_equal(np.sort(cv['K_mean']), np.sort(old['K_mean'])) else 1)
+         and np.isnan(cv['max_attn']).all() and np.isnan(cv['sink_headmax']).all() and np.array_equal(np.sort(cv['K_mean']), np.sort(old['K_mean'])) else 1)
 "; then ok; else bad "merge of a v2 archive: NaN sink columns, curvature kept"; cat merge.err; fi
 # its /points groups: checked by info --check, carried into the merge's
 # /points tables bitwise (tests/archive_points.py reads both layouts)
