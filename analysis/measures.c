@@ -70,9 +70,13 @@ const analysis_measure ANALYSIS_MEASURES[ANALYSIS_N_MEASURES] = {
                            "on it (the CLS token of the self family, BOS of the lm family), over heads",
                            CLIP01 | ATTENTION, {[GATES] = {"sink_mass", 4}, [SINKS] = {"share", 1}}},
     [MEASURE_MAX_ATTN] = {"max_attn", "attention weight",
-                          "self family: mean largest attention weight of a query; lm family: the largest "
-                          "per-head first-token share (one column, two meanings: docs/ARCHIVE.md)",
-                          CLIP01 | ATTENTION, {[GATES] = {"max_attn", 5}, [SINKS] = {"headmax", 2}}},
+                          "mean largest attention weight of a query after the first token, over heads "
+                          "(format_version 6 for the lm family: docs/ARCHIVE.md)",
+                          CLIP01 | ATTENTION, {[GATES] = {"max_attn", 5}}},
+    [MEASURE_SINK_HEADMAX] = {"sink_headmax", "attention weight",
+                              "largest over heads of a head's first-token share (an lm row of "
+                              "format_version ≤ 5: its max_attn, docs/ARCHIVE.md)",
+                              CLIP01 | ATTENTION, {[SINKS] = {"headmax", 2}}},
     [MEASURE_MASSIVE_ACT] = {"massive_act", "ratio",
                              "massive activation max |h| / median |h| of the residual stream", 0,
                              {[SINKS] = {"massive", 3}}},

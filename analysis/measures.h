@@ -28,7 +28,8 @@ typedef enum {
   MEASURE_FLAT,        /* flat_frac */
   MEASURE_CURVED,      /* curved_frac */
   MEASURE_SINK_MASS,   /* sink_mass: attention on the first token, mean over heads */
-  MEASURE_MAX_ATTN,    /* max_attn (two meanings by family: docs/ARCHIVE.md) */
+  MEASURE_MAX_ATTN,    /* max_attn: mean largest attention weight of a query */
+  MEASURE_SINK_HEADMAX, /* sink_headmax: largest per-head first-token share */
   MEASURE_MASSIVE_ACT, /* massive_act: max |h| / median |h| */
   MEASURE_VALUE_DRAIN, /* value_drain: ‖v_first‖ / median ‖v_t‖ */
   MEASURE_RESID_PEAK,  /* resid_peak: ‖h_first‖ / median ‖h_t‖ */

@@ -562,7 +562,7 @@ static void analysis_md_sink_table(FILE *f, const analysis_data *D, const analys
       fprintf(f, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
               config_task_name(D->task[U->t]), D->depth[U->d], nm, config_arch_name(D->arch[R->a]),
               R->pos < 0 ? "–" : config_gate_name(B->gate[R->pos]), l + 1, R->n_seeds,
-              analysis_ci_text(b[0], 96, &q[MEASURE_SINK_MASS]), F4(q[MEASURE_MAX_ATTN].mean), g,
+              analysis_ci_text(b[0], 96, &q[MEASURE_SINK_MASS]), F4(q[MEASURE_SINK_HEADMAX].mean), g,
               analysis_ci_text(b[2], 96, &q[MEASURE_MASSIVE_ACT]), analysis_ci_text(b[3], 96, &q[MEASURE_VALUE_DRAIN]),
               F4(q[MEASURE_RESID_PEAK].mean), analysis_sink_diff_text(e[0], 128, &v[MEASURE_SINK_MASS]),
               analysis_sink_diff_text(e[1], 128, &v[MEASURE_MASSIVE_ACT]), analysis_sink_diff_text(e[2], 128, &v[MEASURE_VALUE_DRAIN]));

@@ -27,7 +27,9 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from archive_points import cell_points, point_cells  # noqa: E402
+from curvsweep_archive import lm_cells  # noqa: E402
 
 IGNORED_CELL_FIELDS = {"rank", "wall_s", "attempts"}
 
@@ -36,6 +38,28 @@ def table(f, name, keys):
     data = f[name][:]
     order = np.lexsort(tuple(data[k] for k in reversed(keys)))
     return data[order]
+
+
+def curvature_tables(fa, fb, keys):
+    """Both /curvature tables in this format_version's columns: one of
+    format_version <= 5 (no sink_headmax) stored an lm row's largest
+    per-head first-token share as max_attn, which is its sink_headmax
+    (docs/ARCHIVE.md, "Versions"); a column it did not store (an lm row's
+    max_attn, another row's sink_headmax) is not compared: the other's value."""
+    t = [table(fa, "curvature", keys), table(fb, "curvature", keys)]
+    old = ["sink_headmax" not in x.dtype.names for x in t]
+    if old[0] == old[1] or len(t[0]) != len(t[1]):
+        return t
+    i = old.index(True)
+    new, v5 = t[1 - i], t[i]
+    up = np.empty(v5.shape, dtype=new.dtype)
+    for name in new.dtype.names:
+        up[name] = v5[name] if name in v5.dtype.names else new[name]
+    lm = np.isin(v5["cell_id"], list(lm_cells((fa, fb)[i])))
+    up["sink_headmax"] = np.where(lm, v5["max_attn"], new["sink_headmax"])
+    up["max_attn"] = np.where(lm, new["max_attn"], v5["max_attn"])
+    t[i] = up
+    return t
 
 
 RTOL = 0.0
@@ -86,7 +110,7 @@ def point_allowance(fa, fb, cell, m_dim=None):
 
 def compare_curvature(fa, fb, keys):
     """/curvature under --rtol: rounding-aware where /points exists."""
-    ta, tb = table(fa, "curvature", keys), table(fb, "curvature", keys)
+    ta, tb = curvature_tables(fa, fb, keys)
     if len(ta) != len(tb) or ta.dtype.names != tb.dtype.names:
         return compare_tables(fa, fb, "curvature", keys)
     allow = {}
@@ -160,7 +184,7 @@ def compare_points(fa, fb):
 
 
 def compare_tables(fa, fb, name, keys, ignore=()):
-    ta, tb = table(fa, name, keys), table(fb, name, keys)
+    ta, tb = curvature_tables(fa, fb, keys) if name == "curvature" else (table(fa, name, keys), table(fb, name, keys))
     if len(ta) != len(tb):
         return f"{name}: {len(ta)} rows vs {len(tb)}"
     if ta.dtype.names != tb.dtype.names:

@@ -28,7 +28,7 @@ def close(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median", "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean", "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"]
+STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median", "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean", "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak", "sink_headmax"]
 
 with h5py.File(path, "r") as f:
     # root attributes

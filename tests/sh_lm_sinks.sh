@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # The lm family's extreme-token statistics end to end (docs/ARCHIVE.md,
-# format_version 5; analysis/README.md, "Attention sinks"): a tiny lm sweep
-# (ungated, gated, gated-headwise x g1, g2, 2 seeds, depth 2, /params kept)
-# lands in a format_version 6 archive whose /curvature carries massive_act,
-# value_drain and resid_peak in their domain (`train --cell` prints them);
+# format_version 5 and 6; analysis/README.md, "Attention sinks"): a tiny lm
+# sweep (ungated, gated, gated-headwise x g1, g2, 2 seeds, depth 2, /params
+# kept) lands in a format_version 6 archive whose /curvature carries
+# max_attn, sink_headmax, massive_act, value_drain and resid_peak in their
+# domain (`train --cell` prints them);
 # analyze writes the section "Do gates remove the attention sink?",
 # sinks.csv with its columns, the
 # sink verdict rows of verdicts.csv and the sinks_* figure with the
 # attention maps computed from /params. The same archive rewritten as
-# format_version 4 (the three columns dropped) is still read: info, analyze
-# (the ratios reported missing), merge (into format_version 6, NaN); a run
+# format_version 5 (sink_headmax stored as max_attn, as version 5 stored
+# it) reads with that value as sink_headmax and max_attn NaN: info, the
+# Python loader, analyze (sinks.csv identical), merge and salvage (into
+# format_version 6), mixed with the v6 archive (equal to it). Rewritten as
+# format_version 4 (the three ratios dropped too) it is still read: info,
+# analyze (the ratios reported missing), merge (into format_version 6, NaN); a run
 # into it with a pending cell is refused (exit 2, the remedy named, the file
 # untouched); a damaged value (massive_act < 1) is refused naming the cell,
 # and `merge --salvage` leaves that cell pending.
@@ -44,7 +49,7 @@ lr = 1e-2
 points = 8
 INI
 if "$bin" train lm.ini --cell 3 >train.txt 2>train.err &&
-   grep -qE "^prefix +sink_mass +max_attn +massive_act +value_drain +resid_peak" train.txt; then ok
+   grep -qE "^prefix +sink_mass +max_attn +sink_headmax +massive_act +value_drain +resid_peak" train.txt; then ok
 else bad "train --cell: no extreme-token statistics"; cat train.txt train.err; fi
 if "$bin" run lm.ini -o lm.h5 >run.txt 2>run.err; then ok; else bad "run"; cat run.err; fi
 if $PY - lm.h5 <<'PY'; then ok; else bad "format_version 6 archive with the extreme-token columns"; fi
@@ -53,9 +58,11 @@ f = h5py.File(sys.argv[1], "r")
 assert int(f.attrs["format_version"]) == 6, f.attrs["format_version"]
 c = f["curvature"][()]
 assert len(c) == 24, len(c)  # 12 cells x 2 prefixes
-for k in ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"):
+for k in ("sink_mass", "max_attn", "sink_headmax", "massive_act", "value_drain", "resid_peak"):
     assert np.all(np.isfinite(c[k])), k
-assert np.all((c["sink_mass"] > 0) & (c["sink_mass"] <= 1) & (c["max_attn"] >= c["sink_mass"] - 1e-15))
+assert np.all((c["sink_mass"] > 0) & (c["sink_mass"] <= 1) & (c["sink_headmax"] >= c["sink_mass"] - 1e-15))
+assert np.all((c["sink_headmax"] <= 1) & (c["max_attn"] >= c["sink_mass"] - 1e-15) & (c["max_attn"] <= 1))
+assert np.any(c["max_attn"] != c["sink_headmax"])  # two statistics (2 heads)
 assert np.all(c["massive_act"] >= 1) and np.all(c["value_drain"] > 0) and np.all(c["resid_peak"] > 0)
 PY
 if "$bin" analyze lm.h5 -o rep >an.txt 2>an.err; then ok; else bad "analyze"; cat an.err; fi
@@ -97,8 +104,73 @@ grep -q "^## sinks.csv" rep/COLUMNS.md && ! grep -q "not described" rep/COLUMNS.
   bad "COLUMNS.md: sinks.csv missing or a column not described"
 grep -q "^| \[sink-share\](#do-gates-remove-the-attention-sink) |" rep/index.md && ok || bad "index.md summary: no sink-share row"
 
-# format_version 4: the three columns dropped
-$PY - lm.h5 v4.h5 <<'PY' || bad "make v4"
+# format_version 5: an lm row's max_attn held its largest per-head share, no sink_headmax
+$PY - lm.h5 v5.h5 <<'PY' || bad "make v5"
+import os, shutil, sys, h5py
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
+from archive_points import drop_curvature_columns
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    cv = f["curvature"][()]
+    cv["max_attn"] = cv["sink_headmax"]
+    f["curvature"][...] = cv
+    drop_curvature_columns(f, ("sink_headmax",), 5)
+PY
+if "$bin" info v5.h5 >info5.txt 2>&1 && grep -q "12 done" info5.txt; then ok; else bad "info v5"; cat info5.txt; fi
+if $PY - <<'PY'; then ok; else bad "python loader: a v5 lm max_attn is sink_headmax"; fi
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "python"))
+import numpy as np, curvsweep_archive as ca
+a, b = ca.curvature("v5.h5"), ca.curvature("lm.h5")
+a, b = a.sort_values(["cell_id", "prefix"]), b.sort_values(["cell_id", "prefix"])
+assert np.array_equal(a["sink_headmax"].to_numpy(), b["sink_headmax"].to_numpy())
+assert a["max_attn"].isna().all() and b["max_attn"].notna().all()
+PY
+if CS_GNUPLOT=/nonexistent "$bin" analyze v5.h5 -o rep5 >/dev/null 2>an5.err && cmp -s rep/sinks.csv rep5/sinks.csv; then ok
+else bad "analyze v5: sinks.csv differs from the v6 archive's"; cat an5.err; diff rep/sinks.csv rep5/sinks.csv | head -5; fi
+rm -f merged5.h5 salv5.h5
+if "$bin" merge merged5.h5 v5.h5 2>merge5.err && "$bin" merge --salvage salv5.h5 v5.h5 >salv5.txt 2>&1 &&
+   $PY - <<'PY'; then ok; else bad "merge and salvage of a v5 archive: its max_attn as sink_headmax"; cat merge5.err salv5.txt; fi
+import h5py, numpy as np
+b = h5py.File("lm.h5", "r")["curvature"][()]
+b = b[np.lexsort((b["prefix"], b["cell_id"]))]
+for name in ("merged5.h5", "salv5.h5"):
+    f = h5py.File(name, "r")
+    a = f["curvature"][()]
+    a = a[np.lexsort((a["prefix"], a["cell_id"]))]
+    assert int(f.attrs["format_version"]) == 6, name
+    assert np.array_equal(a["sink_headmax"], b["sink_headmax"]) and np.isnan(a["max_attn"]).all(), name
+    assert np.array_equal(a["sink_mass"], b["sink_mass"]) and np.array_equal(a["resid_peak"], b["resid_peak"]), name
+PY
+# v5 and v6 together, in either order: the v6 values kept, every column equal to lm.h5's
+for order in "lm.h5 v5.h5" "v5.h5 lm.h5"; do
+  rm -f mixed5.h5
+  # shellcheck disable=SC2086 # two archive names
+  if "$bin" merge mixed5.h5 $order 2>mixed5.err && $PY - <<'PY'; then ok; else bad "merge $order"; cat mixed5.err; fi
+import h5py, numpy as np
+a, b = h5py.File("mixed5.h5", "r")["curvature"][()], h5py.File("lm.h5", "r")["curvature"][()]
+ka, kb = np.lexsort((a["prefix"], a["cell_id"])), np.lexsort((b["prefix"], b["cell_id"]))
+assert a[ka].tobytes() == b[kb].tobytes()
+PY
+done
+# a copy of archive $1 as $2 whose /curvature column $3 is halved in its first row
+halved_copy() {
+  $PY - "$@" <<'PY' || bad "make $2"
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    cv = f["curvature"][()]
+    cv[sys.argv[3]][0] = cv[sys.argv[3]][0] * 0.5
+    f["curvature"][...] = cv
+PY
+}
+# a v5 largest-head share that differs from the v6 sink_headmax is a disagreement
+halved_copy v5.h5 v5bad.h5 max_attn
+"$bin" merge mixed6.h5 lm.h5 v5bad.h5 >/dev/null 2>bad5.err
+check "v5 copy with a changed largest-head share" 2 $? "cell [0-9]* is done in both lm.h5 and v5bad.h5 with different values" bad5.err
+
+# format_version 4: the three ratios dropped too
+$PY - v5.h5 v4.h5 <<'PY' || bad "make v4"
 import os, shutil, sys, h5py
 sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
 from archive_points import drop_curvature_columns
@@ -116,9 +188,10 @@ f, g = h5py.File("merged.h5", "r"), h5py.File("v4.h5", "r")
 cv, old = f["curvature"][()], g["curvature"][()]
 assert int(f.attrs["format_version"]) == 6
 assert np.isnan(cv["massive_act"]).all() and np.isnan(cv["resid_peak"]).all()
+assert np.isnan(cv["max_attn"]).all() and np.array_equal(np.sort(cv["sink_headmax"]), np.sort(old["max_attn"]))
 assert np.array_equal(np.sort(cv["sink_mass"]), np.sort(old["sink_mass"]))
 PY
-# the same sweep as format_version 5 and 4 together: the columns the older lacks are not a
+# the same sweep as format_version 6 and 4 together: the columns the older lacks are not a
 # disagreement; in either order the newer's values are kept (merge and analyze)
 for order in "lm.h5 v4.h5" "v4.h5 lm.h5"; do
   rm -f mixed.h5
@@ -137,14 +210,7 @@ PY
   rm -rf repmix
 done
 # a value both store that differs is still a disagreement
-$PY - v4.h5 v4bad.h5 <<'PY' || bad "make v4bad"
-import shutil, sys, h5py
-shutil.copy(sys.argv[1], sys.argv[2])
-with h5py.File(sys.argv[2], "r+") as f:
-    cv = f["curvature"][()]
-    cv["sink_mass"][0] = cv["sink_mass"][0] * 0.5
-    f["curvature"][...] = cv
-PY
+halved_copy v4.h5 v4bad.h5 sink_mass
 "$bin" merge mixed2.h5 lm.h5 v4bad.h5 >/dev/null 2>bad.err
 check "v4 copy with a changed share" 2 $? "cell [0-9]* is done in both lm.h5 and v4bad.h5 with different values" bad.err
 [[ ! -e mixed2.h5 ]] && ok || bad "a refused merge left mixed2.h5"

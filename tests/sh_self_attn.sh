@@ -27,11 +27,12 @@ cells, cv = f["cells"][()], f["curvature"][()]
 check(len(cells) == 15 and (cells["status"] == b"done").all(), "15 done cells")
 check([g.decode() for g in cells["gate"][:5]] == ["g1", "g2", "g3", "g4", "g5"], "gate column")
 T = 3  # m + 1 tokens
-for name in ("sink_mass", "max_attn"):
+for name in ("sink_mass", "max_attn", "sink_headmax"):
     v = cv[name]
     check(np.isfinite(v).all() and (v > 0).all() and (v < 1).all(), name + " finite in (0, 1)")
 check((cv["max_attn"] >= 1.0 / T - 1e-15).all(), "max_attn >= 1/T")
 check((cv["max_attn"] >= cv["sink_mass"] - 1e-15).all(), "max_attn >= sink_mass")
+check((cv["sink_headmax"] >= cv["sink_mass"] - 1e-15).all(), "sink_headmax >= sink_mass")
 # ungated ignores gate: cells 0..4 (ungated, g1..g5) bitwise equal
 ung = cells[:5]
 for col in ("train_loss", "train_acc", "test_acc", "n_params"):
@@ -79,7 +80,7 @@ sys.path.insert(0, os.path.join(os.environ["CS_SOURCE_DIR"], "tests"))
 from archive_points import drop_curvature_columns, to_group_layout
 f = h5py.File(sys.argv[1], "r+")
 to_group_layout(f)  # /points as a group per cell, as version 2 wrote it
-drop_curvature_columns(f, ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak"), 2)
+drop_curvature_columns(f, ("sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak", "sink_headmax"), 2)
 PYEOF
 if "$bin" info mem.h5 >info.out 2>&1 && grep -q "12 done" info.out; then ok; else bad "info v2"; cat info.out; fi
 if CS_GNUPLOT=/nonexistent "$bin" analyze mem.h5 -o rep2 >/dev/null 2>an2.err; then ok; else bad "analyze v2"; cat an2.err; fi
@@ -88,7 +89,7 @@ import h5py, numpy as np, sys
 f = h5py.File('merged.h5', 'r'); g = h5py.File('mem.h5', 'r')
 cv, old = f['curvature'][()], g['curvature'][()]
 sys.exit(0 if int(f.attrs['format_version']) == 6 and np.isnan(cv['sink_mass']).all()
-         and np.isnan(cv['max_attn']).all() and np.array_equal(np.sort(cv['K_mean']), np.sort(old['K_mean'])) else 1)
+         and np.isnan(cv['max_attn']).all() and np.isnan(cv['sink_headmax']).all() and np.array_equal(np.sort(cv['K_mean']), np.sort(old['K_mean'])) else 1)
 "; then ok; else bad "merge of a v2 archive: NaN sink columns, curvature kept"; cat merge.err; fi
 # its /points groups: checked by info --check, carried into the merge's
 # /points tables bitwise (tests/archive_points.py reads both layouts)

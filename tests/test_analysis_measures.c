@@ -86,7 +86,7 @@ static void test_cell_value_reads_its_member(void **state) {
       {MEASURE_FLAT, &st[1].flat_frac},        {MEASURE_CURVED, &st[1].curved_frac},
       {MEASURE_SINK_MASS, &st[1].sink_mass},   {MEASURE_MAX_ATTN, &st[1].max_attn},
       {MEASURE_MASSIVE_ACT, &st[1].massive_act}, {MEASURE_VALUE_DRAIN, &st[1].value_drain},
-      {MEASURE_RESID_PEAK, &st[1].resid_peak},
+      {MEASURE_RESID_PEAK, &st[1].resid_peak}, {MEASURE_SINK_HEADMAX, &st[1].sink_headmax},
   };
   int n = (int)(sizeof want / sizeof *want);
   assert_int_equal(n + 1, ANALYSIS_N_MEASURES); /* and MEASURE_ACC */

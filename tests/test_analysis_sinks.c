@@ -71,7 +71,8 @@ static void fill(const void *ctx, const cs_config *c, cs_cell_result *r) {
     double share, massive, drain;
     values(c, l, &share, &massive, &drain);
     g->sink_mass = share;
-    g->max_attn = share + 0.1;
+    g->sink_headmax = share + 0.1;
+    g->max_attn = share + 0.2; /* not the headmax column */
     g->massive_act = old ? NAN : massive;
     g->value_drain = old ? NAN : drain;
     g->resid_peak = old ? NAN : 3.0;

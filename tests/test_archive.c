@@ -37,13 +37,13 @@
 /* the lm family's extreme-token columns (format_version 5)                  */
 
 /* A done lm result of depth 2 whose extreme-token columns are set from
- * v[0..4] (sink_mass, max_attn, massive_act, value_drain, resid_peak) at
- * prefix 1 and v + 1/8 at prefix 2 for the ratios. */
-static cs_cell_result lm_result(int64_t cell, const double v[5]) {
+ * v[0..5] (sink_mass, max_attn, massive_act, value_drain, resid_peak,
+ * sink_headmax) at prefix 1 and v + 1/8 at prefix 2 for the ratios. */
+static cs_cell_result lm_result(int64_t cell, const double v[6]) {
   cs_cell_result r = known_result(cell, 2, CELL_DONE, 0, 0);
   for (int l = 0; l < 2; l++) {
     geom_stats *g = &r.curv[l];
-    g->sink_mass = v[0], g->max_attn = v[1];
+    g->sink_mass = v[0], g->max_attn = v[1], g->sink_headmax = v[5];
     g->massive_act = v[2] + l / 8.0, g->value_drain = v[3] + l / 8.0, g->resid_peak = v[4] + l / 8.0;
   }
   return r;
@@ -59,8 +59,8 @@ static void test_lm_token_columns(void **state) {
   // format_version 4: all three NaN) read as NaN, not refused
   snprintf(p, sizeof p, "%s/ok.h5", dir);
   cs_archive *a = open_ok(p, spec, ARCHIVE_CREATE, NULL);
-  double good[5] = {0.625, 0.875, 37.5, 0.03125, 6.25};
-  double old[5] = {0.5, 0.75, NAN, NAN, NAN};
+  double good[6] = {0.625, 0.875, 37.5, 0.03125, 6.25, 0.75};
+  double old[6] = {0.5, 0.75, NAN, NAN, NAN, 0.625};
   cs_cell_result w[2] = {lm_result(0, good), lm_result(2, old)};
   for (int i = 0; i < 2; i++) write_ok(a, &w[i]);
   close_ok(a);
@@ -75,15 +75,18 @@ static void test_lm_token_columns(void **state) {
   free_results(w, 2);
   // damage: each a refusal naming the file, the cell, the prefix and why
   static const struct {
-    double v[5];
+    double v[6];
     const char *why;
   } bad[] = {
-      {{NAN, 0.875, 37.5, 0.03125, 6.25}, "prefix 1: sink_mass (first-token share) not in [0, 1]"},
-      {{0.625, 1.5, 37.5, 0.03125, 6.25}, "prefix 1: max_attn (largest per-head share) not in [0, 1]"},
-      {{0.625, 0.875, 37.5, NAN, 6.25}, "prefix 1: some but not all of massive_act"},
-      {{0.625, 0.875, 0.75, 0.03125, 6.25}, "prefix 1: massive_act below 1"},
-      {{0.625, 0.875, 37.5, 0.03125, -6.25}, "prefix 1: massive_act below 1, or value_drain or resid_peak negative"},
-      {{0.625, 0.875, 37.5, INFINITY, 6.25}, "prefix 1: massive_act below 1, or value_drain or resid_peak negative"},
+      {{NAN, 0.875, 37.5, 0.03125, 6.25, 0.75}, "prefix 1: sink_mass (first-token share) not in [0, 1]"},
+      {{0.625, 1.5, 37.5, 0.03125, 6.25, 0.75}, "prefix 1: max_attn (mean largest attention weight) not in [0, 1]"},
+      {{0.625, NAN, 37.5, 0.03125, 6.25, 0.75}, "prefix 1: max_attn (mean largest attention weight) not in [0, 1]"},
+      {{0.625, 0.875, 37.5, 0.03125, 6.25, 1.5}, "prefix 1: sink_headmax (largest per-head first-token share) not in [0, 1]"},
+      {{0.625, 0.875, 37.5, 0.03125, 6.25, NAN}, "prefix 1: sink_headmax (largest per-head first-token share) not in [0, 1]"},
+      {{0.625, 0.875, 37.5, NAN, 6.25, 0.75}, "prefix 1: some but not all of massive_act"},
+      {{0.625, 0.875, 0.75, 0.03125, 6.25, 0.75}, "prefix 1: massive_act below 1"},
+      {{0.625, 0.875, 37.5, 0.03125, -6.25, 0.75}, "prefix 1: massive_act below 1, or value_drain or resid_peak negative"},
+      {{0.625, 0.875, 37.5, INFINITY, 6.25, 0.75}, "prefix 1: massive_act below 1, or value_drain or resid_peak negative"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
     snprintf(p, sizeof p, "%s/bad%zu.h5", dir, k);
@@ -229,7 +232,7 @@ static void test_schema_columns(void **state) {
                            "Kt_fracpos:f8,St_mean:f8,Kh_mean:f8,Kh_median:f8,Kh_absmean:f8,"
                            "Kh_q05:f8,Kh_q95:f8,Kh_fracpos:f8,aniso_median:f8,H_norm_mean:f8,"
                            "logdet_mean:f8,intK:f8,intabsK:f8,intK_err:f8,sink_mass:f8,max_attn:f8,"
-                           "massive_act:f8,value_drain:f8,resid_peak:f8");
+                           "massive_act:f8,value_drain:f8,resid_peak:f8,sink_headmax:f8");
   compound_names(path, "curves", got, sizeof got);
   assert_string_equal(got, "cell_id:i8,epoch:i4,train_loss:f8,train_acc:f8,test_acc:f8");
   compound_names(path, "runs", got, sizeof got);

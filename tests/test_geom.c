@@ -793,7 +793,8 @@ static void test_stats_field_table(void **state) {
   const struct {
     const char *name;
     const double *member;
-  } probes[] = {{"K_absmean", &st.K_absmean}, {"logdet_mean", &st.logdet_mean}, {"max_attn", &st.max_attn}};
+  } probes[] = {{"K_absmean", &st.K_absmean}, {"logdet_mean", &st.logdet_mean}, {"max_attn", &st.max_attn},
+                 {"sink_headmax", &st.sink_headmax}};
   for (size_t p = 0; p < sizeof probes / sizeof probes[0]; p++) {
     int found = 0;
     for (int i = 0; i < GEOM_STATS_N_FIELDS; i++)

@@ -505,9 +505,9 @@ static void test_sink_share_matches_reference(void **state) {
   lm_fixture F;
   fixture_make(&F, case_config(7), 0); /* headwise g1, 2 heads, depth 2 */
   int L = F.cfg.depth, H = F.cfg.heads;
-  double sink[4], mx[4];
-  assert_ok(model_attention_sink(F.M, NSEQ, NULL, &(cs_token_batch){TT, F.tok, F.sc}, sink, mx));
-  long double sum[8][4] = {{0}};
+  double sink[4], top[4], mx[4];
+  assert_ok(model_attention_sink(F.M, NSEQ, NULL, &(cs_token_batch){TT, F.tok, F.sc}, sink, top, mx));
+  long double sum[8][4] = {{0}}, largest[8] = {0};
   ref_ctx c = {F.M, NULL};
   for (int p = 0; p < NSEQ; p++) {
     dual hl[8][DMAX], rl[TT][VV];
@@ -515,14 +515,20 @@ static void test_sink_share_matches_reference(void **state) {
     ref_sequence(&c, &F.cfg, F.tok + p * TT, NULL, NULL, hl, rl, attn);
     for (int l = 0; l < L; l++)
       for (int j = 0; j < H; j++)
-        for (int t = 1; t < TT; t++) sum[l][j] += attn[l][j][t][0] / (NSEQ * (TT - 1));
+        for (int t = 1; t < TT; t++) {
+          long double big = 0;
+          for (int s = 0; s <= t; s++) big = fmaxl(big, attn[l][j][t][s]);
+          sum[l][j] += attn[l][j][t][0] / (NSEQ * (TT - 1));
+          largest[l] += big / ((long double)NSEQ * (TT - 1) * H);
+        }
   }
   for (int l = 0; l < L; l++) {
     long double mean = 0, best = 0;
     for (int j = 0; j < H; j++) mean += sum[l][j] / H, best = fmaxl(best, sum[l][j]);
     assert_close(sink[l], (double)mean, 1e-12);
     assert_close(mx[l], (double)best, 1e-12);
-    assert_true(mx[l] >= sink[l]);
+    assert_close(top[l], (double)largest[l], 1e-12);
+    assert_true(mx[l] >= sink[l] && top[l] >= sink[l]);
   }
   fixture_free(&F);
 }

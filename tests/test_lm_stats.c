@@ -4,8 +4,10 @@
  *   - a hand-made two-head model whose attention is worked out here: head 0
  *     uniform (W_q = W_k = 0: weight 1/(t+1) on each key s ≤ t), head 1
  *     scoring only BOS (one query and one key channel: score z on BOS, 0
- *     elsewhere, weight e^z/(e^z + t) on BOS): the first-token share (mean
- *     over heads), its per-head maximum and the attention map;
+ *     elsewhere, weight e^z/(e^z + t) on BOS), with z > 0 (head 1 the
+ *     sink) and z < 0 (head 0 the larger share): the first-token share
+ *     (mean over heads), its per-head maximum, the mean largest weight of
+ *     a query and the attention map;
  *   - a trained cell (cell_run, lm family): the five columns of every
  *     prefix row are those of the statistics recomputed from the cell's
  *     own trained tensors on its evaluation sequences (a second path:
@@ -50,19 +52,24 @@ static void test_share_hand_computed(void **state) {
   for (int k = 0; k < 4; k++) set(M, "layer0/ln_g", 0, k, 1.0);
   set(M, "embed/tokens", 4, 0, 1.0), set(M, "embed/tokens", 4, 1, -1.0);
   for (int j = 0; j < 4; j++) set(M, "embed/tokens", j, 2, 1.0), set(M, "embed/tokens", j, 3, -1.0);
-  double beta = 2.0;
-  set(M, "layer0/Wq", 2, 2, beta);
   set(M, "layer0/Wk", 2, 0, 1.0);
   int tok[2 * 3] = {4, 0, 3, 4, 2, 1};
   unsigned char sc[2 * 3] = {0, 0, 1, 0, 0, 1};
   cs_token_batch b = {3, tok, sc};
-  double share, headmax, map[9];
-  assert_ok(model_attention_sink(M, 2, NULL, &b, &share, &headmax));
+  double share, top, headmax, map[9];
+  double cc = 1.0 / (0.5 + 1e-5), h0 = (1.0 / 2 + 1.0 / 3) / 2; /* head 0: BOS share = largest */
+  for (double beta = -2.0; beta <= 2.0; beta += 4.0) {
+    set(M, "layer0/Wq", 2, 2, beta);
+    assert_ok(model_attention_sink(M, 2, NULL, &b, &share, &top, &headmax));
+    double z = beta * cc / sqrt(2.0), e = exp(z);
+    double h1 = (e / (e + 1) + e / (e + 2)) / 2;                                 /* head 1's BOS share */
+    double top1 = beta > 0 ? h1 : (1 / (e + 1) + 1 / (e + 2)) / 2;               /* its largest weight */
+    assert_close(share, (h0 + h1) / 2, 1e-14);
+    assert_close(top, (h0 + top1) / 2, 1e-14);
+    assert_close(headmax, beta > 0 ? h1 : h0, 1e-14);
+  }
   assert_ok(model_attention_map_tokens(M, 2, &b, 0, map));
-  double cc = 1.0 / (0.5 + 1e-5), z = beta * cc / sqrt(2.0), e = exp(z);
-  double h0 = (1.0 / 2 + 1.0 / 3) / 2, h1 = (e / (e + 1) + e / (e + 2)) / 2;
-  assert_close(share, (h0 + h1) / 2, 1e-14);
-  assert_close(headmax, h1, 1e-14);
+  double z = 2.0 * cc / sqrt(2.0), e = exp(z);
   /* map: query t's row, mean of the two heads; 0 above the diagonal */
   double want[9] = {1, 0, 0,
                     (0.5 + e / (e + 1)) / 2, (0.5 + 1 / (e + 1)) / 2, 0,
@@ -95,16 +102,17 @@ static void test_cell_stores_statistics(void **state) {
   cs_dataset ev;
   assert_ok(task_generate_sequences(c.task, c.vocab, c.seq_len, c.points, c.seed, SPLIT_EVAL, &ev));
   cs_token_batch b = {c.seq_len, ev.tokens, ev.scored};
-  double share[2], headmax[2], ex[2 * MODEL_EXTREME_COUNT];
-  assert_ok(model_attention_sink(M, c.points, NULL, &b, share, headmax));
+  double share[2], top[2], headmax[2], ex[2 * MODEL_EXTREME_COUNT];
+  assert_ok(model_attention_sink(M, c.points, NULL, &b, share, top, headmax));
   assert_ok(model_extreme_tokens(M, c.points, &b, ex));
   for (int l = 0; l < 2; l++) {
     const geom_stats *g = &r.curv[l];
-    assert_true(g->sink_mass == share[l] && g->max_attn == headmax[l]);
+    assert_true(g->sink_mass == share[l] && g->max_attn == top[l] && g->sink_headmax == headmax[l]);
     assert_true(g->massive_act == ex[l * MODEL_EXTREME_COUNT + MODEL_EXTREME_MASSIVE]);
     assert_true(g->value_drain == ex[l * MODEL_EXTREME_COUNT + MODEL_EXTREME_DRAIN]);
     assert_true(g->resid_peak == ex[l * MODEL_EXTREME_COUNT + MODEL_EXTREME_PEAK]);
-    assert_true(g->sink_mass > 0 && g->max_attn >= g->sink_mass && g->max_attn <= 1);
+    assert_true(g->sink_mass > 0 && g->sink_headmax >= g->sink_mass && g->sink_headmax <= 1);
+    assert_true(g->max_attn >= g->sink_mass && g->max_attn <= 1);
     assert_true(g->massive_act >= 1 && g->value_drain > 0 && g->resid_peak > 0);
   }
   task_dataset_free(&ev);

@@ -29,9 +29,10 @@
 #define ARCHIVE_FORMAT "curvsweep"
 #define ARCHIVE_FORMAT_VERSION 6
 /* The oldest format_version still read (2: no sink_mass, max_attn columns
- * in /curvature; 2..4: no massive_act, value_drain, resid_peak; absent
- * columns read as NaN; 2 and 3: /points as one group per cell; 2..5: no
- * /estimation table, read as no rows). */
+ * in /curvature; 2..4: no massive_act, value_drain, resid_peak; 2..5: no
+ * sink_headmax, an lm row's max_attn read as its sink_headmax, and no
+ * /estimation table, read as no rows; absent columns read as NaN; 2 and 3:
+ * /points as one group per cell). */
 #define ARCHIVE_FORMAT_VERSION_MIN 2
 
 typedef struct cs_archive cs_archive;

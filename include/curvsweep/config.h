@@ -125,7 +125,7 @@ typedef struct {
    * (docs/ARCHITECTURE.md, "A new model family"): */
   int gate_positions;   /* 1: the `gate` key places the gate (g1 … g5); 0: the gate key is ignored */
   int first_token;      /* 1: attention over tokens with a first token (CLS, BOS): the sink
-                           statistics sink_mass and max_attn (docs/MODELS.md) */
+                           statistics sink_mass, max_attn and sink_headmax (docs/MODELS.md) */
   int attention_map;    /* 1: its attention map, gate values and extreme-token statistics run
                            forward from /params on held-out sequences (model.h, *_tokens) */
   int estimation;       /* 1: the teacher task's student (task teacher only): one real

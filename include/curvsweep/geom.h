@@ -138,16 +138,18 @@ typedef struct {
   /* Not geometry: the extreme-token statistics of the same prefix and
    * evaluation points, carried here so they travel with the prefix's row
    * (docs/MODELS.md). geom_stats_compute sets NaN; the cell (train/cell.c)
-   * fills them for the families that have them: sink_mass and max_attn for
-   * the families with a first token (model_attention_sink: self and lm,
-   * where max_attn is the largest per-head share), the last three for lm
-   * only (model_extreme_tokens, format_version 5). NaN: not applicable to the
-   * family, or not stored by the archive's format_version. */
+   * fills them for the families that have them: sink_mass, max_attn and
+   * sink_headmax for the families with a first token (model_attention_sink:
+   * self and lm), massive_act, value_drain and resid_peak for lm only
+   * (model_extreme_tokens, format_version 5). NaN: not applicable to the
+   * family, or not stored by the archive's format_version (up to 5 an lm
+   * row's max_attn column held sink_headmax: docs/ARCHIVE.md, "Versions"). */
   double sink_mass;        /* mean attention weight of non-CLS queries on token 0 (BOS for lm) */
-  double max_attn;         /* self: mean largest weight of a query; lm: largest per-head share */
+  double max_attn;         /* mean largest attention weight of a non-first query (over heads) */
   double massive_act;      /* lm: max |h| / median |h| over positions and channels (Sun et al.) */
   double value_drain;      /* lm: ‖v_BOS‖ / median over t ≥ 1 of ‖v_t‖ */
   double resid_peak;       /* lm: ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖ */
+  double sink_headmax;     /* largest over heads of a head's first-token share (format_version 6) */
 } geom_stats;
 
 /* Statistics over n points (degenerate and unresolved ones excluded,
@@ -163,7 +165,7 @@ typedef struct {
   const char *name;
   size_t offset;
 } geom_stats_field;
-enum { GEOM_STATS_N_FIELDS = 36 };
+enum { GEOM_STATS_N_FIELDS = 37 };
 extern const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS];
 
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,

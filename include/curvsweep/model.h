@@ -104,18 +104,18 @@ typedef struct {
  * row p of batch, which must stay valid until then. */
 void model_acts_bind_tokens(cs_acts *acts, const cs_token_batch *batch);
 
-/* The attention-sink statistic (docs/MODELS.md) at every prefix l = 1..L
+/* The attention-sink statistics (docs/MODELS.md) at every prefix l = 1..L
  * of a family with a first token (the CLS token of the self family, BOS of
  * the lm family; config's first_token), from value forwards over n inputs:
  * the points x (n × m) of a family on points, or the sequences of batch of
  * a token family (the other may be NULL). sink_mass[l-1] the mean
  * attention weight the queries t ≥ 1 put on the first token, over heads,
- * queries and inputs; max_attn[l-1] the self family's mean largest weight
- * of a query, the lm family's largest per-head first-token share (one
- * column, two meanings until the next format bump, docs/ARCHIVE.md). NaN
+ * queries and inputs; max_attn[l-1] the mean largest weight of such a
+ * query, over the same; sink_headmax[l-1] the largest over heads of a
+ * head's first-token share (the head's mean over queries and inputs). NaN
  * for a family without a first token (the memory family). */
 int model_attention_sink(const cs_model *model, int n, const double *x, const cs_token_batch *batch,
-                         double *sink_mass, double *max_attn);
+                         double *sink_mass, double *max_attn, double *sink_headmax);
 
 /* The lm family's attention map of block `layer` (0-based), from value
  * forwards over n sequences: map[t·T + s] (T × T, T = batch->T) the mean

@@ -80,7 +80,8 @@ MEASURES = {
     "flat_frac": ("fraction of the points", "fraction of the points classified flat"),
     "curved_frac": ("fraction of the points", "fraction of the points classified curved"),
     "sink_mass": ("attention weight", "first-token share: mean attention weight of the queries after the first token on it (the CLS token of the self family, BOS of the lm family), over heads"),
-    "max_attn": ("attention weight", "self family: mean largest attention weight of a query; lm family: the largest per-head first-token share (one column, two meanings: docs/ARCHIVE.md)"),
+    "max_attn": ("attention weight", "mean largest attention weight of a query after the first token, over heads (format_version 6 for the lm family: docs/ARCHIVE.md)"),
+    "sink_headmax": ("attention weight", "largest over heads of a head's first-token share (an lm row of format_version ≤ 5: its max_attn, docs/ARCHIVE.md)"),
     "massive_act": ("ratio", "massive activation max |h| / median |h| of the residual stream"),
     "value_drain": ("ratio", "value drain ‖v_BOS‖ / median ‖v_t‖"),
     "resid_peak": ("ratio", "residual peak ‖h_BOS‖ / median ‖h_t‖"),
@@ -241,16 +242,36 @@ def _config(f):
     return df[[c for c in df.columns if c not in RESULT_COLUMNS]]
 
 
+def _per_cell_rows(f, name, with_config, keep_status):
+    status = _status(f)
+    rows = _committed(f, name, status)
+    df = _frame(rows)
+    df = df[[status.get(int(c)) in keep_status for c in df["cell_id"]]]
+    if with_config:
+        df = _config(f).merge(df, on="cell_id", how="inner")
+    return df.reset_index(drop=True)
+
+
 def _per_cell_table(name, with_config, keep_status, timeout, path):
-    def get(f):
-        status = _status(f)
-        rows = _committed(f, name, status)
-        df = _frame(rows)
-        df = df[[status.get(int(c)) in keep_status for c in df["cell_id"]]]
-        if with_config:
-            df = _config(f).merge(df, on="cell_id", how="inner")
-        return df.reset_index(drop=True)
-    return _read(path, get, timeout)
+    return _read(path, lambda f: _per_cell_rows(f, name, with_config, keep_status), timeout)
+
+
+def lm_cells(f):
+    """The cell_ids of the lm family's cells of an open archive f: by the
+    /cells column family when it is a [grid] axis, else by the spec's
+    [model] family."""
+    c = _frame(f["cells"][()])
+    if "family" in c.columns:
+        return set(c["cell_id"][c["family"] == "lm"].tolist())
+    s = f["spec"]
+    section, family = None, "memory"
+    for line in _decode(s[()] if s.shape == () else s[0]).splitlines():
+        line = line.split(";")[0].split("#")[0].strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == "model" and "=" in line and line.split("=")[0].strip() == "family":
+            family = line.split("=", 1)[1].strip()
+    return set(c["cell_id"].tolist()) if family == "lm" else set()
 
 
 def curvature(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
@@ -258,9 +279,18 @@ def curvature(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     statistics (docs/NUMERICS.md; the units and meanings of those the
     report reads: MEASURES); with_config joins the cell's axis columns
     (arch, depth, task, seed, ...). Format 2 archives lack sink_mass and
-    max_attn, formats 2-4 massive_act, value_drain and resid_peak: NaN
-    there."""
-    df = _per_cell_table("curvature", with_config, ("done",), timeout, path)
+    max_attn, formats 2-4 massive_act, value_drain and resid_peak, formats
+    2-5 sink_headmax: NaN there; formats 3-5 stored an lm row's largest
+    per-head first-token share as max_attn, read as its sink_headmax (its
+    max_attn NaN), as curvsweep reads it (docs/ARCHIVE.md, "Versions")."""
+    def get(f):
+        df = _per_cell_rows(f, "curvature", with_config, ("done",))
+        if "sink_headmax" not in df.columns and "max_attn" in df.columns:
+            lm = df["cell_id"].isin(lm_cells(f))
+            df["sink_headmax"] = np.where(lm, df["max_attn"], np.nan)
+            df.loc[lm, "max_attn"] = np.nan
+        return df
+    df = _read(path, get, timeout)
     for c in MEASURES:
         if c not in df.columns:
             df[c] = np.nan

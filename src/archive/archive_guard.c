@@ -307,8 +307,15 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
 
 /* ---- values in their domain ---- */
 
+uint64_t archive_stats_bit(size_t off) {
+  for (size_t k = 0; k < ARCHIVE_N_STATS_FIELDS; k++)
+    if (ARCHIVE_STATS_FIELDS[k].offset == off) return (uint64_t)1 << k;
+  return 0;
+}
+
 int archive_check_token_stats(const char *path, cs_family family, const cs_cell_result *r) {
   if (r->status != CELL_DONE || !config_family_tokens(family)) return CS_OK;
+  uint64_t max_attn_bit = archive_stats_bit(offsetof(geom_stats, max_attn));
   for (int l = 0; l < r->depth; l++) {
     const geom_stats *g = &r->curv[l];
     double ex[3] = {g->massive_act, g->value_drain, g->resid_peak};
@@ -316,8 +323,10 @@ int archive_check_token_stats(const char *path, cs_family family, const cs_cell_
     const char *bad = NULL;
     if (!(g->sink_mass >= 0 && g->sink_mass <= 1))
       bad = "sink_mass (first-token share) not in [0, 1]";
-    else if (!(g->max_attn >= 0 && g->max_attn <= 1))
-      bad = "max_attn (largest per-head share) not in [0, 1]";
+    else if (!(g->sink_headmax >= 0 && g->sink_headmax <= 1))
+      bad = "sink_headmax (largest per-head first-token share) not in [0, 1]";
+    else if (!(g->max_attn >= 0 && g->max_attn <= 1) && !(r->stats_absent & max_attn_bit))
+      bad = "max_attn (mean largest attention weight) not in [0, 1]";
     else if (n_nan != 0 && n_nan != 3)
       bad = "some but not all of massive_act, value_drain, resid_peak";
     else if (n_nan == 0 && !(ex[0] >= 1 && isfinite(ex[0]) && ex[1] >= 0 && isfinite(ex[1]) &&
@@ -325,10 +334,10 @@ int archive_check_token_stats(const char *path, cs_family family, const cs_cell_
       bad = "massive_act below 1, or value_drain or resid_peak negative or infinite";
     if (bad)
       return cs_error(CS_ERR_INPUT, "%s: damaged archive: /curvature: done cell %" PRId64
-                      " (family %s) prefix %d: %s (sink_mass %g, max_attn %g, massive_act %g, "
-                      "value_drain %g, resid_peak %g)", path, r->cell_id,
-                      config_family_name(family), l + 1, bad, g->sink_mass, g->max_attn, ex[0],
-                      ex[1], ex[2]);
+                      " (family %s) prefix %d: %s (sink_mass %g, max_attn %g, sink_headmax %g, "
+                      "massive_act %g, value_drain %g, resid_peak %g)", path, r->cell_id,
+                      config_family_name(family), l + 1, bad, g->sink_mass, g->max_attn,
+                      g->sink_headmax, ex[0], ex[1], ex[2]);
   }
   return CS_OK;
 }

@@ -344,8 +344,9 @@ typedef void (*archive_guard_fn)(const char *object, const char *reason, void *c
 int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
                             int *hostile);
 /* A done lm cell's extreme-token columns of /curvature in their domain
- * (docs/ARCHIVE.md, "Reading an archive"): sink_mass and max_attn in
- * [0, 1] (never NaN); massive_act, value_drain, resid_peak either all NaN
+ * (docs/ARCHIVE.md, "Reading an archive"): sink_mass and sink_headmax in
+ * [0, 1] (never NaN), max_attn in [0, 1] unless stats_absent (an lm row of
+ * format_version ≤ 5, archive_curv_as_read); massive_act, value_drain, resid_peak either all NaN
  * (not measured: format_version ≤ 4, or merged from one) or all finite
  * (massive_act ≥ 1, the others ≥ 0). Anything else is damage: a refusal
  * naming path, the cell and the prefix. Other families: not checked. */
@@ -545,6 +546,14 @@ int archive_tables_commit(hid_t file, const char *path);
  * as NaN (cs_cell_result.stats_absent). 0 when the table cannot be opened
  * (its read then fails on its own). */
 uint64_t archive_stats_absent(hid_t file);
+/* A result's /curvature values as read from a table lacking file_absent
+ * (archive_stats_absent) taken to this format_version's meanings, and its
+ * stats_absent set: format_version ≤ 5 (no sink_headmax column) stored an
+ * lm cell's largest per-head first-token share as max_attn, which becomes
+ * its sink_headmax, its max_attn absent (NaN); docs/ARCHIVE.md, "Versions". */
+void archive_curv_as_read(cs_cell_result *r, cs_family family, uint64_t file_absent);
+/* The stats_absent bit of the statistics field at offset off in geom_stats. */
+uint64_t archive_stats_bit(size_t off);
 
 /* ======== archive_compare.c ======== */
 /* (archive_status_rank and archive_same_values: archive.h) The fields of x

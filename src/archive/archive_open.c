@@ -239,7 +239,8 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
                     "format_version %d: finish the sweep with the curvsweep that wrote it, or "
                     "`curvsweep merge NEW.h5 %s` (which writes format_version %d) and resume "
                     "NEW.h5", a->path, meta.version, meta.version < 4 ? "a /points group per cell"
-                    : "no extreme-token columns in /curvature", CS_VERSION, ARCHIVE_FORMAT_VERSION,
+                    : meta.version < 5 ? "no extreme-token columns in /curvature"
+                    : "no sink_headmax column in /curvature", CS_VERSION, ARCHIVE_FORMAT_VERSION,
                     a->path, ARCHIVE_FORMAT_VERSION);
   if (!need_repair && !need_replay) return CS_OK;
   // repair interrupted writes, then apply the journal (which already

@@ -416,11 +416,16 @@ static int archive_results_read_tables(archive_results_read *R) {
     if (T->place && archive_cell_table_in(T, R->rd->meta.version))
       CS_CHECK(archive_results_read_table(R, T));
   }
-  for (int64_t i = 0; i < n; i++) { /* the extreme-token columns for the cell's family */
+  /* the /curvature values in this version's meanings, then the extreme-token
+   * columns for the cell's family */
+  uint64_t absent = archive_stats_absent(R->rd->file);
+  for (int64_t i = 0; i < n; i++) {
     cs_config cfg;
-    if (R->res[i].status != CELL_DONE) continue;
+    R->res[i].stats_absent = absent;
+    if (R->res[i].status != CELL_DONE && R->res[i].depth == 0) continue;
     CS_CHECK(spec_cell_config(R->rd->spec, R->res[i].cell_id, &cfg));
-    CS_CHECK(archive_check_token_stats(path, cfg.family, &R->res[i]));
+    archive_curv_as_read(&R->res[i], cfg.family, absent);
+    if (R->res[i].status == CELL_DONE) CS_CHECK(archive_check_token_stats(path, cfg.family, &R->res[i]));
   }
   return CS_OK;
 }
@@ -441,10 +446,6 @@ int archive_read_results_flags(archive_reader *rd, int flags, cs_cell_result **r
   int rc = CS_CALLOC(R.res, R.n ? R.n : 1);
   if (!rc) rc = CS_CALLOC(R.count, R.n ? R.n : 1);
   if (!rc) rc = archive_results_read_tables(&R);
-  if (!rc) {
-    uint64_t absent = archive_stats_absent(rd->file);
-    for (int64_t i = 0; i < R.n; i++) R.res[i].stats_absent = absent;
-  }
   // format_version 4: every cell's /points a block of each array at a time
   if (!rc && !(flags & ARCHIVE_READ_NO_GROUPS) && rd->meta.version >= 4) {
     rc = archive_points_each(rd->file, rd->a, rd->a->path, archive_results_take_points, &R);

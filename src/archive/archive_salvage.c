@@ -60,6 +60,7 @@ typedef struct {
   salvage_table cells, runs;
   salvage_table tab[ARCHIVE_N_CELL_TABLES];   /* the per-cell tables (absent: no rows) */
   int present[ARCHIVE_N_CELL_TABLES];         /* the archive has it */
+  uint64_t stats_absent;          /* the statistics columns its /curvature lacks */
   int64_t *tab_start[ARCHIVE_N_CELL_TABLES], *tab_idx[ARCHIVE_N_CELL_TABLES]; /* rows grouped by
                                                  cell (tables with values in their rows) */
   int points_tables;              /* /points is format_version 4's index and arrays */
@@ -323,6 +324,8 @@ static int salvage_tables(salvage_state *s) {
     CS_CHECK(rc);
     if (T->place) CS_CHECK(salvage_group(s, &s->tab[t], T->row_bytes, &s->tab_start[t], &s->tab_idx[t]));
   }
+  s->stats_absent = archive_stats_absent(s->file);
+  cs_error_clear();
   return CS_OK;
 }
 
@@ -386,7 +389,9 @@ static int salvage_cell(salvage_state *s, int64_t c) {
   if (!rc && !why) {
     const cs_sweep_settings *sw = spec_sweep(s->spec);
     cs_config cfg;
-    int got = spec_cell_config(s->spec, c, &cfg) == CS_OK && salvage_points(s, c, &r) == CS_OK &&
+    int got = spec_cell_config(s->spec, c, &cfg) == CS_OK;
+    if (got) archive_curv_as_read(&r, cfg.family, s->stats_absent);
+    got = got && salvage_points(s, c, &r) == CS_OK &&
               archive_read_params(s->file, s->in, &r) == CS_OK &&
               archive_read_fields(s->file, s->in, cfg.field, &r) == CS_OK &&
               archive_check_metrics(s->in, cfg.family, &r) == CS_OK &&

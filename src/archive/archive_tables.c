@@ -94,6 +94,18 @@ uint64_t archive_stats_absent(hid_t file) {
   return absent;
 }
 
+void archive_curv_as_read(cs_cell_result *r, cs_family family, uint64_t file_absent) {
+  uint64_t headmax_bit = archive_stats_bit(offsetof(geom_stats, sink_headmax));
+  uint64_t max_attn_bit = archive_stats_bit(offsetof(geom_stats, max_attn));
+  r->stats_absent = file_absent;
+  if (family != FAMILY_LM || !(file_absent & headmax_bit) || (file_absent & max_attn_bit)) return;
+  for (int l = 0; l < r->depth; l++) {
+    r->curv[l].sink_headmax = r->curv[l].max_attn;
+    r->curv[l].max_attn = NAN;
+  }
+  r->stats_absent = (file_absent & ~headmax_bit) | max_attn_bit;
+}
+
 /* ---- /curves: one row per evaluation, in training order ---- */
 
 static hid_t archive_curve_row_type(void) {

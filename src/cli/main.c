@@ -162,11 +162,11 @@ void cli_print_curvature_table(int depth, const geom_stats *c) {
    * family) and the lm family's other extreme-token statistics */
   if (depth > 0 && isfinite(c[0].sink_mass)) {
     int lm = isfinite(c[0].massive_act);
-    printf("%-6s %12s %12s", "prefix", "sink_mass", "max_attn");
+    printf("%-6s %12s %12s %12s", "prefix", "sink_mass", "max_attn", "sink_headmax");
     if (lm) printf(" %12s %12s %12s", "massive_act", "value_drain", "resid_peak");
     printf("\n");
     for (int l = 0; l < depth; l++) {
-      printf("%-6d %12.4f %12.4f", l + 1, c[l].sink_mass, c[l].max_attn);
+      printf("%-6d %12.4f %12.4f %12.4f", l + 1, c[l].sink_mass, c[l].max_attn, c[l].sink_headmax);
       if (lm) printf(" %12.4g %12.4g %12.4g", c[l].massive_act, c[l].value_drain, c[l].resid_peak);
       printf("\n");
     }

@@ -475,7 +475,6 @@ const model_family_ops lm_family_ops = {
     .flops_per_point = lm_flops_per_point,
     .sink_sums = lm_sink_sums,
     .sink_per_head = 1,
-    .max_attn_head_share = 1,
     .memory = lm_memory,
     .attn_map_sums = lm_attn_map_sums,
     .gate_sums = lm_gate_sums,

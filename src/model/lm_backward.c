@@ -199,6 +199,7 @@ double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
   int L = M->L, H = M->H, T = S->T, HT = H * T;
   double *sum_sink = sum + (int64_t)MODEL_STAT_SINK_MASS * L * H;
   double *sum_max = sum + (int64_t)MODEL_STAT_MAX_ATTN * L * H;
+  double *head_sink = sum + (int64_t)MODEL_STAT_HEAD_SINK * L * H;
   for (int l = 0; l < L; l++)
     for (int j = 0; j < H; j++) {
       const double *P = S->cache[l].at.p;
@@ -213,6 +214,7 @@ double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
         }
       sum_sink[(int64_t)l * H + j] += acc;
       sum_max[(int64_t)l * H + j] += acc_max;
+      head_sink[(int64_t)l * H + j] += acc;
     }
   return (double)N * (T - 1);
 }

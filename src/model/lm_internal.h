@@ -106,7 +106,8 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x);
  * value forward of N sequences (lm_backward.c), one group per head: with
  * the query positions t ≥ 1 of every sequence, sum[(k·L + l)·H + j] += for
  * k = MODEL_STAT_SINK_MASS the weights head j of layer l puts on BOS, for
- * MODEL_STAT_MAX_ATTN their largest weights; returns the number of
+ * MODEL_STAT_MAX_ATTN their largest weights, for MODEL_STAT_HEAD_SINK the
+ * first of them again (every group is a head); returns the number of
  * (sequence, query) terms added per entry. */
 double lm_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum);
 /* After the same forward: map[t·T + s] += the attention weight query t

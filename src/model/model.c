@@ -274,35 +274,36 @@ static int model_sink_visit(const cs_model *M, const cs_acts *A, int cnt, int p0
   return CS_OK;
 }
 
-/* The attention-sink statistic (model.h): value forwards over chunks, the
- * family's sink sums per layer and group (its sink_sums), then per layer
- * the mean over groups of the first-token share and, for max_attn, the
- * family's meaning: the largest group's first-token share, or the mean
- * over groups of the largest weight. */
+/* The attention-sink statistics (model.h): value forwards over chunks, the
+ * family's sink sums per layer, group and head (its sink_sums), then per
+ * layer the mean over groups of the first-token share and of the largest
+ * weight, and the largest per-head first-token share. */
 int model_attention_sink(const cs_model *M, int n, const double *x, const cs_token_batch *batch,
-                         double *sink_mass, double *max_attn) {
-  int L = M->L, G = M->ops->sink_per_head ? M->H : 1;
-  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = NAN;
+                         double *sink_mass, double *max_attn, double *sink_headmax) {
+  int L = M->L, H = M->H, G = M->ops->sink_per_head ? H : 1;
+  for (int l = 0; l < L; l++) sink_mass[l] = max_attn[l] = sink_headmax[l] = NAN;
   if (!M->ops->sink_sums || n < 1) return CS_OK;
   int tokens = config_family_tokens(M->cfg.family);
   if (tokens ? !batch : !x)
     return cs_error(CS_ERR_INTERNAL, "model_attention_sink: the %s family needs %s",
                     config_family_name(M->cfg.family), tokens ? "sequences" : "points");
   model_token_sums S = {NULL, 0.0, 0};
-  int rc = CS_CALLOC(S.sum, (int64_t)MODEL_STAT_COUNT * L * G);
+  int rc = CS_CALLOC(S.sum, (int64_t)MODEL_STAT_COUNT * L * H);
   if (!rc) rc = model_chunks(M, n, x, tokens ? batch : NULL, model_sink_visit, &S);
+  double head_terms = S.terms * G / H;  // whole numbers: exact
   for (int l = 0; l < L && !rc; l++) {
-    const double *sink = S.sum + ((int64_t)MODEL_STAT_SINK_MASS * L + l) * G;
-    const double *top = S.sum + ((int64_t)MODEL_STAT_MAX_ATTN * L + l) * G;
-    double mean = 0.0, head_max = -INFINITY, top_mean = 0.0;
+    const double *sink = S.sum + ((int64_t)MODEL_STAT_SINK_MASS * L + l) * H;
+    const double *top = S.sum + ((int64_t)MODEL_STAT_MAX_ATTN * L + l) * H;
+    const double *head = S.sum + ((int64_t)MODEL_STAT_HEAD_SINK * L + l) * H;
+    double mean = 0.0, top_mean = 0.0, head_max = -INFINITY;
     for (int j = 0; j < G; j++) {
-      double share = sink[j] / S.terms;
-      mean += share / G;
-      head_max = fmax(head_max, share);
+      mean += sink[j] / S.terms / G;
       top_mean += top[j] / S.terms / G;
     }
+    for (int j = 0; j < H; j++) head_max = fmax(head_max, head[j] / head_terms);
     sink_mass[l] = mean;
-    max_attn[l] = M->ops->max_attn_head_share ? head_max : top_mean;
+    max_attn[l] = top_mean;
+    sink_headmax[l] = head_max;
   }
   free(S.sum);
   return rc;

@@ -106,6 +106,7 @@ struct cs_acts {
 typedef enum {
   MODEL_STAT_SINK_MASS = 0, /* attention weight of a query on token 0 */
   MODEL_STAT_MAX_ATTN,      /* largest attention weight of a query */
+  MODEL_STAT_HEAD_SINK,     /* attention weight of a query on token 0, per head */
   MODEL_STAT_COUNT
 } model_stat;
 
@@ -137,19 +138,18 @@ struct model_family_ops {
   /* Nominal flops of one forward per point (products only). */
   double (*flops_per_point)(const cs_config *cfg);
   /* The attention-sink sums after a value forward of N inputs (points, or
-   * the bound sequences), for every layer l and sink group j < G (G = H
-   * when sink_per_head, else 1: the heads pooled), over the queries t ≥ 1:
-   *   sum[(MODEL_STAT_SINK_MASS·L + l)·G + j] += their weights on token 0
-   *   sum[(MODEL_STAT_MAX_ATTN·L + l)·G + j]  += their largest weights
-   * returns the terms added per entry. NULL: the family has no first
+   * the bound sequences), for every layer l, over the queries t ≥ 1, in
+   * sum[(stat·L + l)·H + j]: for the first two stats per group j < G
+   * (G = H when sink_per_head, else 1: the heads pooled), for the third per
+   * head j < H (terms·G/H of them per entry):
+   *   MODEL_STAT_SINK_MASS  += their weights on token 0
+   *   MODEL_STAT_MAX_ATTN   += their largest weights
+   *   MODEL_STAT_HEAD_SINK  += their weights on token 0, one head's
+   * returns the terms added per group entry. NULL: the family has no first
    * token (config's first_token; NaN in the results). model.c's
    * model_attention_sink makes the statistics of them. */
   double (*sink_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
   int sink_per_head;
-  /* What max_attn holds (one column, two meanings until the next format
-   * bump, docs/ARCHIVE.md): 1 the largest over heads of the first-token
-   * share (lm); 0 the mean over groups of the largest weight (self). */
-  int max_attn_head_share;
   /* The family's terms of the memory estimate of a cell of config c (gate
    * width ng), with size.h's checked arithmetic (*over on overflow);
    * families on points take their jets and data from sizes_points. */

@@ -501,23 +501,27 @@ static int self_backward(cs_model *M, cs_acts *A, int N, const double *x) {
 /* ------------------------------------------------------ attention sink */
 
 /* The attention-sink sums (model_family_ops; docs/MODELS.md) after a value
- * forward of N points, the heads pooled (one group): per layer, point, head
- * and non-CLS query t = 1..T−1, its weight on token 0 and its largest
- * weight, added into sum in that order; returns the terms per layer. */
+ * forward of N points, the heads pooled (one group) beside each head's
+ * first-token sum: per layer, point, head and non-CLS query t = 1..T−1,
+ * its weight on token 0 and its largest weight, added into sum in that
+ * order; returns the terms per pooled entry. */
 static double self_sink_sums(const cs_model *M, const cs_acts *A, int N, double *sum) {
   const self_acts *S = A->fam;
   int L = M->L, H = M->H, T = S->T, HT = H * T;
-  double *sum_sink = sum + MODEL_STAT_SINK_MASS * L, *sum_max = sum + MODEL_STAT_MAX_ATTN * L;
   for (int l = 0; l < L; l++) {
     const double *P = S->cache[l].p;
+    double *sum_sink = sum + ((int64_t)MODEL_STAT_SINK_MASS * L + l) * H;
+    double *sum_max = sum + ((int64_t)MODEL_STAT_MAX_ATTN * L + l) * H;
+    double *head_sink = sum + ((int64_t)MODEL_STAT_HEAD_SINK * L + l) * H;
     for (int p = 0; p < N; p++)
       for (int t = 1; t < T; t++)
         for (int j = 0; j < H; j++) {
           const double *w = P + ((int64_t)p * T + t) * HT + j * T;
           double mx = w[0];
           for (int s = 1; s < T; s++) mx = fmax(mx, w[s]);
-          sum_sink[l] += w[0];
-          sum_max[l] += mx;
+          sum_sink[0] += w[0];
+          sum_max[0] += mx;
+          head_sink[j] += w[0];
         }
   }
   return (double)N * (T - 1) * H;
@@ -551,6 +555,5 @@ const model_family_ops self_family_ops = {
     .flops_per_point = self_flops_per_point,
     .sink_sums = self_sink_sums,
     .sink_per_head = 0,
-    .max_attn_head_share = 0,
     .memory = self_memory,
 };

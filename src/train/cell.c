@@ -223,6 +223,7 @@ static int measure_check_token_stats(int L, const geom_stats *st) {
     const geom_stats *g = &st[l];
     const char *bad = !isfinite(g->sink_mass)     ? "sink_mass"
                       : !isfinite(g->max_attn)    ? "max_attn"
+                      : !isfinite(g->sink_headmax) ? "sink_headmax"
                       : !isfinite(g->massive_act) ? "massive_act"
                       : !isfinite(g->value_drain) ? "value_drain"
                       : !isfinite(g->resid_peak)  ? "resid_peak"
@@ -297,7 +298,7 @@ typedef struct {
   cs_dataset eval;
   double *box_x, *field_x;
   geom_point *pts, *box, *field;
-  double *sink; /* (2 + MODEL_EXTREME_COUNT)·L: sink_mass, max_attn, then the extreme ratios per prefix */
+  double *sink; /* (3 + MODEL_EXTREME_COUNT)·L: sink_mass, max_attn, sink_headmax, then the extreme ratios per prefix */
   cs_acts *jets; /* one jet workspace for the evaluation and the box points */
 } measure_state;
 
@@ -354,14 +355,16 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
   /* the attention-sink statistic of every prefix on the same evaluation
    * points or sequences (NaN for a family without a first token), and the
    * other extreme-token statistics of a token family, docs/MODELS.md */
-  CS_CHECK(CS_CALLOC(s->sink, (2 + MODEL_EXTREME_COUNT) * (int64_t)L));
-  CS_CHECK(model_attention_sink(M, n, s->eval.x, seq ? &tok : NULL, s->sink, s->sink + L));
-  if (seq) CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 2 * L));
+  CS_CHECK(CS_CALLOC(s->sink, (3 + MODEL_EXTREME_COUNT) * (int64_t)L));
+  CS_CHECK(model_attention_sink(M, n, s->eval.x, seq ? &tok : NULL, s->sink, s->sink + L,
+                                s->sink + 2 * L));
+  if (seq) CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 3 * L));
   for (int l = 0; l < L; l++) {
     geom_stats *g = &res->curv[l];
-    const double *ex = s->sink + 2 * L + (int64_t)l * MODEL_EXTREME_COUNT;
+    const double *ex = s->sink + 3 * L + (int64_t)l * MODEL_EXTREME_COUNT;
     g->sink_mass = s->sink[l];
     g->max_attn = s->sink[L + l];
+    g->sink_headmax = s->sink[2 * L + l];
     if (seq) {
       g->massive_act = ex[MODEL_EXTREME_MASSIVE];
       g->value_drain = ex[MODEL_EXTREME_DRAIN];

@@ -303,7 +303,7 @@ def self_tokens(sh, grp, x):
 
 
 def self_sink_float(f, cid, cfg):
-    """sink_mass, max_attn per prefix in plain float64 numpy from /params
+    """sink_mass, max_attn, sink_headmax per prefix in plain float64 numpy from /params
     and /points/x (the analysis/README.md rebuild): independent of the engine."""
     import numpy as np
     grp = f["params"][str(cid)]
@@ -311,7 +311,7 @@ def self_sink_float(f, cid, cfg):
     X0 = cell_points(f, cid)["x"]
     H, L = cfg["heads"], cfg["depth"]
     sig = lambda t: 1 / (1 + np.exp(-t))
-    sink, mx = np.zeros(L), np.zeros(L)
+    sink, mx, head = np.zeros(L), np.zeros(L), np.zeros((L, H))
     for x in X0:
         X = np.vstack([p("cls"), x[:, None] * p("tokens/W") + p("tokens/b")])
         for l in range(L):
@@ -339,6 +339,7 @@ def self_sink_float(f, cid, cfg):
                 P = np.exp(s - s.max(1, keepdims=True))
                 P /= P.sum(1, keepdims=True)
                 sink[l] += P[1:, 0].sum()
+                head[l, j] += P[1:, 0].sum()
                 mx[l] += P[1:].max(1).sum()
                 heads.append(P @ V[:, j * dh:(j + 1) * dh])
             O = np.hstack(heads)
@@ -347,7 +348,7 @@ def self_sink_float(f, cid, cfg):
             Y = G * Y if gate == "g5" else Y
             X = X + Y if cfg["residual"] else Y
     count = len(X0) * (X.shape[0] - 1) * H
-    return sink / count, mx / count
+    return sink / count, mx / count, (head / (count / H)).max(1)
 
 
 def curvature(sh, h, sigma):
@@ -510,12 +511,15 @@ def main():
             cfg = cell_config(cp, row, names)
             if cfg["family"] == "self" and "sink_mass" in f["curvature"].dtype.names:
                 # the attention-sink statistic over every evaluation point
-                sink, mx = self_sink_float(f, int(row["cell_id"]), cfg)
+                sink, mx, headmax = self_sink_float(f, int(row["cell_id"]), cfg)
                 cv = f["curvature"][()]
                 mine = cv[cv["cell_id"] == row["cell_id"]]
                 for r in mine:
                     l = int(r["prefix"]) - 1
-                    for name, ref_v in (("sink_mass", sink[l]), ("max_attn", mx[l])):
+                    refs = [("sink_mass", sink[l]), ("max_attn", mx[l])]
+                    if "sink_headmax" in cv.dtype.names:
+                        refs.append(("sink_headmax", headmax[l]))
+                    for name, ref_v in refs:
                         if not abs(float(r[name]) - ref_v) <= 1e-12 * max(abs(ref_v), 1e-300):
                             sink_bad.append("cell %d prefix %d %s = %.17g, reference %.17g"
                                             % (int(row["cell_id"]), l + 1, name, float(r[name]), ref_v))

@@ -26,7 +26,7 @@ const char *const STATS_NAMES[N_STATS] = {
     "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median",
     "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean",
     "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain",
-    "resid_peak"};
+    "resid_peak", "sink_headmax"};
 
 double *stats_field(geom_stats *s, int k) {
   double *f[N_STATS] = {
@@ -35,7 +35,8 @@ double *stats_field(geom_stats *s, int k) {
       &s->Kt_mean, &s->Kt_median, &s->Kt_absmean, &s->Kt_q05, &s->Kt_q95, &s->Kt_fracpos,
       &s->St_mean, &s->Kh_mean, &s->Kh_median, &s->Kh_absmean, &s->Kh_q05, &s->Kh_q95,
       &s->Kh_fracpos, &s->aniso_median, &s->H_norm_mean, &s->logdet_mean, &s->intK, &s->intabsK, &s->intK_err,
-      &s->sink_mass, &s->max_attn, &s->massive_act, &s->value_drain, &s->resid_peak};
+      &s->sink_mass, &s->max_attn, &s->massive_act, &s->value_drain, &s->resid_peak,
+      &s->sink_headmax};
   return f[k];
 }
 
