@@ -277,9 +277,10 @@ int archive_table_rows_add(archive_table_rows *o, const cs_cell_result *r) {
   // of /points is last, and takes nothing when it fails)
   for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
     const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
+    if (k[t] == 0) continue;  // a table this cell has no rows in may have no buffer yet
     unsigned char *at = o->rows[t] + o->n[t] * T->row_bytes;
     memset(at, 0, (size_t)k[t] * T->row_bytes);
-    if (k[t]) CS_CHECK(T->to_rows(r, at, &o->pts));
+    CS_CHECK(T->to_rows(r, at, &o->pts));
   }
   for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) o->n[t] += (size_t)k[t];
   return CS_OK;
