@@ -8,6 +8,15 @@ set(CS_MPIEXEC mpiexec --oversubscribe --bind-to none)
 # probing the others; OMPI_MCA_mpi_yield_when_idle=1: a rank waiting for a
 # message gives its core away, as the tests run up to 4 ranks on 2 cores
 # beside another test (docs/DECISIONS.md, "Test time").
+# OMPI_MCA_orte_tmpdir_base (set per test below): each test's Open MPI
+# session directories under a root of its own, so that one test's processes
+# removing /tmp/ompi.<host>.<uid> as they exit cannot take the directory
+# from under another test's starting process (seen: "mkdir ... jf.0: No such
+# file or directory", MPI_Init failing in an unrelated test). The root is
+# short (Open MPI keeps sockets there) and keyed by the build dir, so two
+# checkouts testing at once stay apart; Open MPI creates it.
+string(MD5 CS_BUILD_KEY "${PROJECT_BINARY_DIR}")
+string(SUBSTRING "${CS_BUILD_KEY}" 0 8 CS_BUILD_KEY)
 set(CS_TEST_ENV "OMPI_MCA_pml=ob1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;CS_SOURCE_DIR=${PROJECT_SOURCE_DIR};CS_BUILD_DIR=${PROJECT_BINARY_DIR};CS_BIN=${PROJECT_BINARY_DIR}/curvsweep")
 
 # What the cmocka tests share (tests/support/fixtures.h).
@@ -22,7 +31,7 @@ foreach(src ${CS_UNIT_TESTS})
   add_executable(${name} ${src})
   target_link_libraries(${name} PRIVATE cs_test_support)
   add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 600)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV};OMPI_MCA_orte_tmpdir_base=/tmp/cs-mpi-${CS_BUILD_KEY}/${name}" TIMEOUT 600)
 endforeach()
 
 file(GLOB CS_MPI_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/mpi_*.c)
@@ -33,7 +42,7 @@ foreach(src ${CS_MPI_TESTS})
   foreach(np 1 2 3 4)
     add_test(NAME ${name}_np${np} COMMAND ${CS_MPIEXEC} -np ${np} $<TARGET_FILE:${name}>
              WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-    set_tests_properties(${name}_np${np} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 600)
+    set_tests_properties(${name}_np${np} PROPERTIES ENVIRONMENT "${CS_TEST_ENV};OMPI_MCA_orte_tmpdir_base=/tmp/cs-mpi-${CS_BUILD_KEY}/${name}_np${np}" TIMEOUT 600)
   endforeach()
 endforeach()
 
@@ -41,7 +50,7 @@ file(GLOB CS_SH_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/sh_*.sh)
 foreach(src ${CS_SH_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 900)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${CS_TEST_ENV};OMPI_MCA_orte_tmpdir_base=/tmp/cs-mpi-${CS_BUILD_KEY}/${name}" TIMEOUT 900)
 endforeach()
 # The sweep under the sanitizers (tests/sanitize/sweep.sh): only in the
 # CS_SANITIZE build, where scripts/test.sh runs it beside the other
@@ -49,7 +58,7 @@ endforeach()
 if(CS_SANITIZE)
   add_test(NAME sanitize_sweep COMMAND bash ${PROJECT_SOURCE_DIR}/tests/sanitize/sweep.sh
            WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-  set_tests_properties(sanitize_sweep PROPERTIES ENVIRONMENT "${CS_TEST_ENV}" TIMEOUT 900)
+  set_tests_properties(sanitize_sweep PROPERTIES ENVIRONMENT "${CS_TEST_ENV};OMPI_MCA_orte_tmpdir_base=/tmp/cs-mpi-${CS_BUILD_KEY}/sanitize_sweep" TIMEOUT 900)
 endif()
 # The hostile-archive corpus (tests/sh_hostile.sh, docs/SECURITY.md
 # "Archives"): ~30 crafted archives x 6 commands, each bounded by 10 s; the
