@@ -54,7 +54,9 @@ static analysis_plot *analysis_new_plot(analysis_plot **plots, int *n, int *cap)
 /* ---- (1) curvature vs depth, (2) accuracy vs depth, (3) per-prefix ---- */
 
 /* The band plots: one data block per arch with values, panels of mean with
- * 95% band; the .dat pass fills archs, nb and valid for the .gp pass. */
+ * 95% band; the .dat pass fills archs, nb, valid, classes and span for the
+ * .gp pass. A curvature panel draws a row only when it is curved
+ * (rounding.h); the others are marked in its strip. */
 typedef struct {
   const analysis_data *D;
   int t, r;
@@ -63,8 +65,15 @@ typedef struct {
   int nb;                        /* data blocks written */
   cs_arch archs[ARCH_COUNT];     /* the arch of each block */
   int valid[5][ARCH_COUNT];      /* [panel][block]: some finite mean */
+  unsigned classes[ARCH_COUNT];  /* [block]: 1 << class of each row class present */
+  analysis_span span[5];         /* [panel]: the positive values of a log panel */
+  int dmin, dmax;                /* depth plot: the depths drawn */
   int maxL;                      /* prefix plot: the deepest depth drawn */
 } analysis_band_plot;
+
+#define ANALYSIS_CLASS_NOTE                                                                      \
+  "# class: 0 curved, 1 flat to rounding, 2 unresolved (analysis/rounding.c, claim 1's rule);\n" \
+  "# the curvature columns (K_*, Kt_*, Kh_*) are NaN unless the row is curved\n"
 
 static int analysis_depth_dat(FILE *f, void *ctx) {
   analysis_band_plot *B = ctx;
@@ -73,10 +82,10 @@ static int analysis_depth_dat(FILE *f, void *ctx) {
   if (B->accuracy)
     fprintf(f, "# depth acc_mean acc_band_lo acc_band_hi (band: 95%% t interval over seeds)\n");
   else
-    fprintf(f, "# depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi Kh_absmean "
-               "Kh_band_lo Kh_band_hi aniso aniso_band_lo aniso_band_hi\n"
+    fprintf(f, "# columns: depth K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi "
+               "Kh_absmean Kh_band_lo Kh_band_hi aniso aniso_band_lo aniso_band_hi class\n"
                "# (bands: 95%% t interval over seeds, curvature bands' lower end clipped to\n"
-               "# mean/1000 for the log axis; exact intervals in summary.csv)\n");
+               "# mean/1000 for the log axis; exact intervals in summary.csv)\n" ANALYSIS_CLASS_NOTE);
   for (int a = 0; a < D->n_arch; a++) {
     int rows = 0;
     for (int d = 0; d < D->n_depth; d++) rows += D->group[analysis_gidx(D, a, t, d, r)].n_done > 0;
@@ -87,14 +96,21 @@ static int analysis_depth_dat(FILE *f, void *ctx) {
     for (int d = 0; d < D->n_depth; d++) {
       const analysis_group *g = &D->group[analysis_gidx(D, a, t, d, r)];
       if (g->n_done == 0) continue;
-      fprintf(f, "%d", D->depth[d]);
+      if (!B->dmin || D->depth[d] < B->dmin) B->dmin = D->depth[d];
+      if (D->depth[d] > B->dmax) B->dmax = D->depth[d];
       if (B->accuracy) {
+        fprintf(f, "%d", D->depth[d]);
         analysis_dat_band(f, &g->m[MEASURE_ACC], 0, &B->valid[0][b]);
       } else {
-        analysis_dat_band(f, &g->m[MEASURE_K_ABS], 1, &B->valid[0][b]);
-        analysis_dat_band(f, &g->m[MEASURE_KT_ABS], 1, &B->valid[1][b]);
-        analysis_dat_band(f, &g->m[MEASURE_KH_ABS], 1, &B->valid[2][b]);
+        analysis_row_class cls = analysis_row_class_of(D, a, t, d, r, D->depth[d]);
+        B->classes[b] |= 1u << cls;
+        analysis_dat_row_key(f, D, a, t, d, r, D->depth[d], -1);
+        fprintf(f, "%d", D->depth[d]);
+        analysis_dat_curv(f, &g->m[MEASURE_K_ABS], cls, &B->valid[0][b], &B->span[0]);
+        analysis_dat_curv(f, &g->m[MEASURE_KT_ABS], cls, &B->valid[1][b], &B->span[1]);
+        analysis_dat_curv(f, &g->m[MEASURE_KH_ABS], cls, &B->valid[2][b], &B->span[2]);
         analysis_dat_band(f, &g->m[MEASURE_ANISO], 0, &B->valid[3][b]);
+        fprintf(f, " %d", (int)cls);
       }
       fprintf(f, "\n");
     }
@@ -106,7 +122,8 @@ static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const 
   const analysis_band_plot *B = ctx;
   const analysis_data *D = B->D;
   analysis_gp_header(f, P->name, P->caption, B->accuracy ? 800 : 1400, B->accuracy ? 560 : 1000);
-  fprintf(f, "set logscale x 2\nset xtics (");
+  /* the depths drawn, a little room either side (log axis) */
+  fprintf(f, "set logscale x 2\nset xrange [%.6g:%.6g]\nset xtics (", B->dmin / 1.15, B->dmax * 1.15);
   int first = 1;
   for (int d = 0; d < D->n_depth; d++) {
     int any = 0;
@@ -123,14 +140,17 @@ static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const 
   fprintf(f, "set multiplot layout 2,2 title 'curvature of the last layer vs depth — %s'\n", B->desc);
   fprintf(f, "set title 'raw curvature (shrinks with the representation)'\n"
              "set ylabel 'mean |K|'\n");
-  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 1, "no positive mean |K|");
+  analysis_gp_curv_plot(f, dat, 0, B->nb, B->archs, B->valid[0], B->classes, 2, 3, 4, 14, &B->span[0],
+                        "no positive mean |K|");
   fprintf(f, "set title 'trace-normalised K̃ = K tr(g)/m (grows with anisotropy)'\n"
              "set ylabel 'mean |K̃|'\n");
-  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[1], 5, 6, 7, 1, "no positive mean |K̃|");
+  analysis_gp_curv_plot(f, dat, 0, B->nb, B->archs, B->valid[1], B->classes, 5, 6, 7, 14, &B->span[1],
+                        "no positive mean |K̃|");
   fprintf(f, "set title 'area-normalised K̂ = K det(g)^{1/m}'\nset ylabel 'mean |K̂|'\n");
-  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[2], 8, 9, 10, 1, "no K̂ in this archive");
+  analysis_gp_curv_plot(f, dat, 0, B->nb, B->archs, B->valid[2], B->classes, 8, 9, 10, 14, &B->span[2],
+                        "no K̂ in this archive");
   fprintf(f, "set title 'anisotropy index log(AM/GM of g) = log(K̃/K̂)'\n"
-             "set ylabel 'median anisotropy index'\n");
+             "set ylabel 'median anisotropy index'\nset yrange [0:*]\n");
   analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[3], 11, 12, 13, 0,
                         "no anisotropy in this archive");
   fprintf(f, "unset multiplot\n");
@@ -140,6 +160,7 @@ static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const 
 static int analysis_plot_depth(const analysis_data *D, int t, int r, const char *dir, int variant,
                                analysis_plot *P, int *made) {
   analysis_band_plot B = {.D = D, .t = t, .r = r, .accuracy = variant};
+  for (int k = 0; k < 5; k++) B.span[k] = ANALYSIS_SPAN_EMPTY;
   char tag[ANALYSIS_NAME_LEN + 32];
   analysis_plot_label(D, t, r, tag, sizeof tag, B.desc, sizeof B.desc);
   snprintf(P->name, sizeof P->name, "%s_%s", B.accuracy ? "accuracy_depth" : "curvature_depth", tag);
@@ -159,11 +180,11 @@ static int analysis_prefix_dat(FILE *f, void *ctx) {
   analysis_band_plot *B = ctx;
   const analysis_data *D = B->D;
   int t = B->t, r = B->r;
-  fprintf(f, "# prefix K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi logdet "
+  fprintf(f, "# columns: prefix K_absmean K_band_lo K_band_hi Kt_absmean Kt_band_lo Kt_band_hi logdet "
              "logdet_band_lo logdet_band_hi Kh_absmean Kh_band_lo Kh_band_hi aniso aniso_band_lo "
-             "aniso_band_hi\n"
+             "aniso_band_hi class\n"
              "# (bands: 95%% t interval over seeds; K bands clipped below at mean/1000 for the "
-             "log axis; exact values in prefix.csv)\n");
+             "log axis; exact values in prefix.csv)\n" ANALYSIS_CLASS_NOTE);
   for (int a = 0; a < D->n_arch; a++) {
     int dd = -1;
     for (int d = 0; d < D->n_depth; d++)
@@ -176,13 +197,16 @@ static int analysis_prefix_dat(FILE *f, void *ctx) {
     int b = B->nb++;
     B->archs[b] = D->arch[a];
     for (int l = 1; l <= L; l++) {
+      analysis_row_class cls = analysis_row_class_of(D, a, t, dd, r, l);
+      B->classes[b] |= 1u << cls;
+      analysis_dat_row_key(f, D, a, t, dd, r, l, -1);
       fprintf(f, "%d", l);
-      analysis_dat_band(f, &p[l - 1].m[MEASURE_K_ABS], 1, &B->valid[0][b]);
-      analysis_dat_band(f, &p[l - 1].m[MEASURE_KT_ABS], 1, &B->valid[1][b]);
+      analysis_dat_curv(f, &p[l - 1].m[MEASURE_K_ABS], cls, &B->valid[0][b], &B->span[0]);
+      analysis_dat_curv(f, &p[l - 1].m[MEASURE_KT_ABS], cls, &B->valid[1][b], &B->span[1]);
       analysis_dat_band(f, &p[l - 1].m[MEASURE_LOGDET], 0, &B->valid[2][b]);
-      analysis_dat_band(f, &p[l - 1].m[MEASURE_KH_ABS], 1, &B->valid[3][b]);
+      analysis_dat_curv(f, &p[l - 1].m[MEASURE_KH_ABS], cls, &B->valid[3][b], &B->span[3]);
       analysis_dat_band(f, &p[l - 1].m[MEASURE_ANISO], 0, &B->valid[4][b]);
-      fprintf(f, "\n");
+      fprintf(f, " %d\n", (int)cls);
     }
   }
   return CS_OK;
@@ -196,15 +220,19 @@ static void analysis_prefix_gp(FILE *f, void *ctx, const analysis_plot *P, const
   fprintf(f, "set multiplot layout 2,3 title 'accumulation over layers in the deepest models — %s'\n",
           B->desc);
   fprintf(f, "set title 'raw curvature'\nset ylabel 'mean |K|'\n");
-  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[0], 2, 3, 4, 1, "no positive mean |K|");
+  analysis_gp_curv_plot(f, dat, 0, B->nb, B->archs, B->valid[0], B->classes, 2, 3, 4, 17, &B->span[0],
+                        "no positive mean |K|");
   fprintf(f, "set title 'trace-normalised K̃ (grows with anisotropy)'\nset ylabel 'mean |K̃|'\n");
-  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[1], 5, 6, 7, 1, "no positive mean |K̃|");
+  analysis_gp_curv_plot(f, dat, 0, B->nb, B->archs, B->valid[1], B->classes, 5, 6, 7, 17, &B->span[1],
+                        "no positive mean |K̃|");
   fprintf(f, "set title 'area-normalised K̂'\nset ylabel 'mean |K̂|'\n");
-  analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[3], 11, 12, 13, 1, "no K̂ in this archive");
+  analysis_gp_curv_plot(f, dat, 0, B->nb, B->archs, B->valid[3], B->classes, 11, 12, 13, 17, &B->span[3],
+                        "no K̂ in this archive");
   fprintf(f, "set title 'contraction: log det g (falls when layers shrink)'\n"
              "set ylabel 'mean log det g'\n");
   analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[2], 8, 9, 10, 0, "no log det g values");
-  fprintf(f, "set title 'anisotropy index log(AM/GM of g)'\nset ylabel 'median anisotropy index'\n");
+  fprintf(f, "set title 'anisotropy index log(AM/GM of g)'\nset ylabel 'median anisotropy index'\n"
+             "set yrange [0:*]\n");
   analysis_gp_band_plot(f, dat, B->nb, B->archs, B->valid[4], 14, 15, 16, 0,
                         "no anisotropy in this archive");
   fprintf(f, "unset multiplot\n");
@@ -214,6 +242,7 @@ static void analysis_prefix_gp(FILE *f, void *ctx, const analysis_plot *P, const
 static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char *dir, int variant,
                                 analysis_plot *P, int *made) {
   analysis_band_plot B = {.D = D, .t = t, .r = r};
+  for (int k = 0; k < 5; k++) B.span[k] = ANALYSIS_SPAN_EMPTY;
   char tag[ANALYSIS_NAME_LEN + 32];
   analysis_plot_label(D, t, r, tag, sizeof tag, B.desc, sizeof B.desc);
   snprintf(P->name, sizeof P->name, "prefix_%s", tag);

@@ -4,8 +4,11 @@
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 
+#include "rounding.h"
 #include "writers.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* " %.10g", or " NaN" (gnuplot's missing value) for a non-finite v. */
@@ -28,6 +31,51 @@ void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks
 void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const cs_arch *archs,
                            const int *valid, int c_mean, int c_lo, int c_hi, int log_y,
                            const char *empty_note);
+/* ---- curvature panels: the rows without a curvature value (rounding.h) ----
+ *
+ * A row of a curvature figure whose class is flat or unresolved carries no
+ * curvature value in the .dat (NaN) and is drawn as a marker in a grey strip
+ * along the bottom of the panel (analysis/README.md, "Figures"). Every .dat
+ * line of a row is preceded by its key ("# row arch=A task=T depth=D
+ * regime=R prefix=L", tests/support/plots_flat.py reads it). */
+
+/* The positive values a log axis shows: their smallest and largest (NaN: none). */
+typedef struct {
+  double lo, hi;
+} analysis_span;
+#define ANALYSIS_SPAN_EMPTY ((analysis_span){NAN, NAN})
+void analysis_span_add(analysis_span *s, double v);
+/* The key line of row (a, t, d, r) after layer l; cell_id >= 0 adds "cell=ID". */
+void analysis_dat_row_key(FILE *f, const analysis_data *D, int a, int t, int d, int r, int l, int64_t cell_id);
+/* The band of a curvature c on a log axis as analysis_dat_band, when cls is
+ * curved (*valid |= finite mean, span takes the three values); NaN NaN NaN
+ * otherwise. */
+void analysis_dat_curv(FILE *f, const analysis_ci *c, analysis_row_class cls, int *valid, analysis_span *span);
+/* "10⁻³" (UTF-8 superscripts; "1" and "10" for k = 0, 1) into buf. */
+void analysis_pow10_label(int k, char *buf, size_t len);
+/* A log axis ("y", "x", "cb") over span with room for a strip of height
+ * strip (graph fraction; 0: none) below the values: its range and, over
+ * two decades or more, tics at powers of ten labelled 10ᵏ ("%g" below). */
+void analysis_gp_log_axis(FILE *f, const char *axis, const analysis_span *span, double strip);
+/* The strip: graph height of a strip holding n rows of markers. */
+double analysis_strip_height(int n);
+/* Before the plot: the strip's grey background (y2 axis 0..1). After it: analysis_gp_strip_end. */
+void analysis_gp_strip_begin(FILE *f, double height);
+void analysis_gp_strip_end(FILE *f);
+/* One plot clause of the strip: the rows of block `block` of dat whose
+ * column c_class is cls, at x column c_x and strip height y (y2 axis),
+ * marked in colour; its legend entry "<who>: flat to rounding" or
+ * "<who>: unresolved". */
+void analysis_gp_strip_clause(FILE *f, const char *sep, const char *dat, int block, int c_x, int c_class,
+                              analysis_row_class cls, double y, const char *color, const char *who);
+/* A log-axis curvature panel: a band and a line for each valid block (as
+ * analysis_gp_band_plot_at), and the strip for the blocks whose rows have
+ * a class in classes[b] (a bit 1 << class per class present) other than
+ * curved; the y axis over span. An empty_note when nothing is drawn. */
+void analysis_gp_curv_plot(FILE *f, const char *dat, int block0, int n_blocks, const cs_arch *archs,
+                           const int *valid, const unsigned *classes, int c_mean, int c_lo, int c_hi,
+                           int c_class, const analysis_span *span, const char *empty_note);
+
 /* File name stem ("circles" or "circles_<regime tag>") and caption suffix of (task, regime). */
 void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t len, char *desc,
                          size_t dlen);
