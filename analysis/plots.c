@@ -166,7 +166,9 @@ static int analysis_plot_depth(const analysis_data *D, int t, int r, const char 
     snprintf(P->caption, sizeof P->caption,
              "Curvature vs depth (%s): raw mean |K|, trace-normalised mean |K̃|, area-normalised "
              "mean |K̂| and the median anisotropy index log(AM/GM of g) of the last layer, mean "
-             "over seeds with 95%% t interval", B.desc);
+             "over seeds with 95%% t interval (on the log axes an interval reaching 0 is cut at "
+             "mean/1000); a row flat to rounding or unresolved (claim 1's classification) has no "
+             "curvature value and is marked in the grey strip at the bottom", B.desc);
   *made = 1;
   return analysis_write_dat_gp(dir, P, &B, analysis_depth_dat, analysis_depth_gp);
 }
@@ -244,7 +246,9 @@ static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char
   snprintf(P->caption, sizeof P->caption,
            "Accumulation under composition (%s): mean |K|, mean |K̃|, mean |K̂|, mean log det g "
            "and the median anisotropy index after each layer l of the deepest models, mean over "
-           "seeds with 95%% t interval", B.desc);
+           "seeds with 95%% t interval (on the log axes an interval reaching 0 is cut at mean/1000); a row "
+           "flat to rounding or unresolved has no curvature value and is marked in the grey strip at the "
+           "bottom", B.desc);
   *made = 1;
   return analysis_write_dat_gp(dir, P, &B, analysis_prefix_dat, analysis_prefix_gp);
 }

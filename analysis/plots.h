@@ -14,7 +14,7 @@
 /* " %.10g", or " NaN" (gnuplot's missing value) for a non-finite v. */
 void analysis_dat_num(FILE *f, double v);
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
- * axis; *valid |= the mean is finite. */
+ * axis; *valid counts the finite means (one: an error bar, not a band). */
 void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid);
 /* The header of a .dat file of bands: "# COLUMNS (95% t interval over
  * seeds)" and "# one block per BLOCKS". */
@@ -48,7 +48,7 @@ void analysis_span_add(analysis_span *s, double v);
 /* The key line of row (a, t, d, r) after layer l; cell_id >= 0 adds "cell=ID". */
 void analysis_dat_row_key(FILE *f, const analysis_data *D, int a, int t, int d, int r, int l, int64_t cell_id);
 /* The band of a curvature c on a log axis as analysis_dat_band, when cls is
- * curved (*valid |= finite mean, span takes the three values); NaN NaN NaN
+ * curved (*valid counts finite means, span takes the three values); NaN NaN NaN
  * otherwise. */
 void analysis_dat_curv(FILE *f, const analysis_ci *c, analysis_row_class cls, int *valid, analysis_span *span);
 /* "10⁻³" (UTF-8 superscripts; "1" and "10" for k = 0, 1) into buf. */

@@ -64,6 +64,26 @@ void analysis_gp_empty(FILE *f, const char *note) {
           note);
 }
 
+/* One block's clauses: its band (columns lo:hi) and its line (column mean);
+ * a block of one finite row (n == 1) has no band to fill: an error bar, its
+ * x moved by the factor shift so that the bars of several archs stand apart. */
+static void analysis_gp_band_clause(FILE *f, const char *sep, const char *dat, int block, int n, double shift,
+                                    cs_arch arch, int c_mean, int c_lo, int c_hi) {
+  const char *col = config_arch_color(arch);
+  if (n == 1) {
+    fprintf(f, "%s'%s' index %d using ($1*%.4g):%d:%d:%d with yerrorbars lc rgb '%s' lw 1.5 pt 7 ps 1.2 "
+               "title '%s'", sep, dat, block, shift, c_mean, c_lo, c_hi, col, config_arch_name(arch));
+    return;
+  }
+  fprintf(f, "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
+             "noborder notitle, \\\n", sep, dat, block, c_lo, c_hi, col);
+  fprintf(f, "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'", dat, block,
+          c_mean, col, config_arch_name(arch));
+}
+
+/* The x factor of block b of n in a panel: 2.5% apart, centred on 1. */
+static double analysis_gp_shift(int b, int n) { return 1.0 + 0.025 * (b - 0.5 * (n - 1)); }
+
 /* plot: a band (column lo:hi) and a line (column mean) for each valid block. */
 void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks,
                               const cs_arch *archs, const int *valid, int c_mean, int c_lo, int c_hi,
@@ -76,17 +96,12 @@ void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks
   }
   fprintf(f, log_y ? "set logscale y\n" : "unset logscale y\n");
   fprintf(f, "plot ");
-  int first = 1;
+  const char *sep = "";
   for (int b = 0; b < n_blocks; b++) {
     if (!valid[b]) continue;
-    const char *col = config_arch_color(archs[b]);
-    fprintf(f,
-            "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
-            "noborder notitle, \\\n"
-            "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'",
-            first ? "" : ", \\\n     ", dat, block0 + b, c_lo, c_hi, col, dat, block0 + b, c_mean, col,
-            config_arch_name(archs[b]));
-    first = 0;
+    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
+                            c_lo, c_hi);
+    sep = ", \\\n     ";
   }
   fprintf(f, "\n");
 }
@@ -108,14 +123,14 @@ void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t
 }
 
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
- * axis; *valid |= the mean is finite (the panel has something to draw). */
+ * axis; *valid counts the finite means (the rows the panel draws). */
 void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid) {
   double m, lo, hi;
   if (log_y)
     analysis_log_band(c, &m, &lo, &hi);
   else
     analysis_lin_band(c, &m, &lo, &hi);
-  *valid |= isfinite(m);
+  *valid += isfinite(m);
   analysis_dat_num(f, m), analysis_dat_num(f, lo), analysis_dat_num(f, hi);
 }
 
@@ -187,7 +202,7 @@ void analysis_dat_curv(FILE *f, const analysis_ci *c, analysis_row_class cls, in
   }
   double m, lo, hi;
   analysis_log_band(c, &m, &lo, &hi);
-  *valid |= isfinite(m);
+  *valid += isfinite(m);
   analysis_span_add(span, m), analysis_span_add(span, lo), analysis_span_add(span, hi);
   analysis_dat_num(f, m), analysis_dat_num(f, lo), analysis_dat_num(f, hi);
 }
@@ -289,12 +304,8 @@ void analysis_gp_curv_plot(FILE *f, const char *dat, int block0, int n_blocks, c
   const char *sep = "";
   for (int b = 0; b < n_blocks; b++) {
     if (!valid[b]) continue;
-    const char *col = config_arch_color(archs[b]);
-    fprintf(f,
-            "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
-            "noborder notitle, \\\n"
-            "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'",
-            sep, dat, block0 + b, c_lo, c_hi, col, dat, block0 + b, c_mean, col, config_arch_name(archs[b]));
+    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
+                            c_lo, c_hi);
     sep = ", \\\n     ";
   }
   for (int b = 0, k = 0; b < n_blocks; b++) {
