@@ -58,10 +58,17 @@ static int analysis_point_class(const cs_cell_result *c, int i, int hat, analysi
   return row == ANALYSIS_ROW_CURVED ? GEOM_CURVED : GEOM_FLAT;
 }
 
-/* The value drawn: the point's curvature when it is curved in a curved row, NaN otherwise. */
+/* How a point is shown: curved only in a curved row; a resolved point of a
+ * row that is not curved is flat to rounding (claim 1's class of the row
+ * decides, as for the whole panel of a field map); the others as classed. */
+static int analysis_point_shown(const cs_cell_result *c, int i, int hat, analysis_row_class row) {
+  int k = analysis_point_class(c, i, hat, row);
+  return k == GEOM_CURVED && row != ANALYSIS_ROW_CURVED ? GEOM_FLAT : k;
+}
+
+/* The value drawn: the point's curvature when it is shown curved, NaN otherwise. */
 static double analysis_point_drawn(const cs_cell_result *c, int i, int hat, analysis_row_class row) {
-  if (row != ANALYSIS_ROW_CURVED || analysis_point_class(c, i, hat, row) != GEOM_CURVED) return NAN;
-  return analysis_point_value(c, i, hat);
+  return analysis_point_shown(c, i, hat, row) == GEOM_CURVED ? analysis_point_value(c, i, hat) : NAN;
 }
 
 /* ---- histograms of per-point K̃ and K̂ at the deepest depth ---- */
@@ -136,7 +143,7 @@ static void analysis_hist_count(analysis_hist *H) {
     for (int s = 0; s < D->n_seed; s++) {
       const cs_cell_result *c = analysis_hist_cell(H, a, s);
       for (int i = 0; c && i < c->n_points; i++) {
-        int k = analysis_point_class(c, i, H->hat, H->cls[a]);
+        int k = analysis_point_shown(c, i, H->hat, H->cls[a]);
         n_flat += k == GEOM_FLAT;
         double v = analysis_point_drawn(c, i, H->hat, H->cls[a]);
         if (k != GEOM_CURVED || !isfinite(v) || !(H->cmax > 0)) continue;
@@ -363,9 +370,8 @@ static int analysis_map_dat_panel(FILE *f, const analysis_map *M, int i) {
     int rows = 0;
     fprintf(f, "\n\n# %s points (x1 x2)\n# columns: x1 x2\n", want ? "unresolved or degenerate" : "flat to rounding");
     for (int p = 0; p < c->n_points; p++) {
-      int k = analysis_point_class(c, p, 0, M->cls[i]);
-      int drawn = isfinite(analysis_point_drawn(c, p, 0, M->cls[i]));
-      if (drawn || (k == GEOM_FLAT || k == GEOM_CURVED) != !want) continue;
+      int k = analysis_point_shown(c, p, 0, M->cls[i]);
+      if (k == GEOM_CURVED || (k == GEOM_FLAT) != !want) continue;
       fprintf(f, "%.10g %.10g\n", c->pt_x[2 * p], c->pt_x[2 * p + 1]), rows++;
     }
     if (!rows) fprintf(f, "NaN NaN\n"); /* an empty block still needs a line gnuplot can skip */
