@@ -1,6 +1,7 @@
 /* plots.h — the drawing helpers of the report's figures (plots_draw.c),
- * shared by every figure writer of analysis/ (plots.c, plots_fields.c,
- * plots_learning.c, plots_gates.c, plots_sinks.c). Internal to analysis/. */
+ * shared by every figure writer of analysis/ (plots.c, plots_points.c,
+ * plots_fields.c, plots_learning.c, plots_gates.c, plots_sinks.c,
+ * plots_estimation.c). Internal to analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 
@@ -38,6 +39,10 @@ void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const cs_arch
  * along the bottom of the panel (analysis/README.md, "Figures"). Every .dat
  * line of a row is preceded by its key ("# row arch=A task=T depth=D
  * regime=R prefix=L", tests/support/plots_flat.py reads it). */
+
+/* The colour of points flat to rounding in the maps (map_Kt_*, field_Kh_*):
+ * a pale green, off the blue–white–red scale of the curvature. */
+#define ANALYSIS_FLAT_COLOR "#c7e9c0"
 
 /* The positive values a log axis shows: their smallest and largest (NaN: none). */
 typedef struct {

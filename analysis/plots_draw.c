@@ -1,9 +1,12 @@
 /* plots_draw.c — the drawing helpers of every figure (plots.h): arch
  * colours, .dat numbers and bands, the gnuplot preamble, empty panels,
  * band plots, the (task, regime) label, the pair of files NAME.dat and
- * NAME.gp, the signed log scale. Below the figure writers: plots.c (the
- * core figures and the driver), plots_fields.c and the sections' own
- * (plots_learning.c, plots_gates.c, plots_sinks.c). */
+ * NAME.gp, the signed log scale; and of every curvature panel: the row
+ * keys of its .dat, its log axis with tics at powers of ten, the grey
+ * strip of the rows without a curvature value (analysis/README.md,
+ * "Figures"). Below the figure writers: plots.c (the core figures and the
+ * driver), plots_points.c, plots_fields.c and the sections' own
+ * (plots_learning.c, plots_gates.c, plots_sinks.c, plots_estimation.c). */
 #include "output.h"
 #include "plots.h"
 

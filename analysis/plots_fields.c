@@ -36,8 +36,6 @@ typedef struct {
   double cmax, k0, smax; /* colour scale: slog(cmax, k0) = smax */
 } analysis_field_map;
 
-#define ANALYSIS_FIELD_FLAT_COLOR "#c7e9c0" /* as map_Kt_* (plots_points.c) */
-
 static int analysis_has_field(const cs_cell_result *c) {
   return c && c->fd_pred && c->fd_K_hat && c->fd_class && c->field_n > 0 && c->depth >= 1;
 }
@@ -204,7 +202,7 @@ static void analysis_field_gp(FILE *f, void *ctx, const analysis_plot *P, const 
     fprintf(f,
             "plot '%s' index %d using 1:2:4 with image notitle, \\\n"
             "     '%s' index %d using 1:2:(%.10g):(%.10g) with boxxyerror fs solid 1.0 noborder "
-            "lc rgb '" ANALYSIS_FIELD_FLAT_COLOR "' title 'flat to rounding', \\\n"
+            "lc rgb '" ANALYSIS_FLAT_COLOR "' title 'flat to rounding', \\\n"
             "     '%s' index %d using 1:2:(%.10g):(%.10g) with boxxyerror fs solid 1.0 noborder "
             "lc rgb '#9e9e9e' title 'unresolved or degenerate', \\\n"
             "     '%s' index %d using 1:2 with points pt 7 ps 0.25 lc rgb '#a01f4e79' notitle, \\\n"

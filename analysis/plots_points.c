@@ -26,7 +26,6 @@
 
 #define ANALYSIS_HIST_BINS 41 /* odd: K̃ = 0 is the centre of the middle bin */
 #define ANALYSIS_MAP_CLASS_POINTS 1500
-#define ANALYSIS_FLAT_COLOR "#c7e9c0" /* flat to rounding in the maps: pale green, off the K palette */
 
 /* The deepest depth index with a done cell carrying points for (a, t, r), or -1. */
 static int analysis_points_depth(const analysis_data *D, int a, int t, int r) {
