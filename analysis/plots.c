@@ -151,9 +151,24 @@ static void analysis_depth_gp(FILE *f, void *ctx, const analysis_plot *P, const 
   fprintf(f, "unset multiplot\n");
 }
 
-/* variant 0: curvature_depth_*, 1: accuracy_depth_*. */
+/* 1 when row (a, t, d, r) after layer l has something to draw: a finite
+ * accuracy (accuracy 1), or a curvature measured (classified, or a finite
+ * |K̃|; family mha measures none, analysis/README.md "Figures"). */
+static int analysis_row_measured(const analysis_data *D, int a, int t, int d, int r, int l, int accuracy) {
+  if (accuracy) return isfinite(D->group[analysis_gidx(D, a, t, d, r)].m[MEASURE_ACC].mean);
+  analysis_rounding R;
+  return analysis_rounding_of(D, a, t, d, r, l, &R) && (R.classified || isfinite(R.kt_max));
+}
+
+/* variant 0: curvature_depth_*, 1: accuracy_depth_*; *made = 0 when no row has a value. */
 static int analysis_plot_depth(const analysis_data *D, int t, int r, const char *dir, int variant,
                                analysis_plot *P, int *made) {
+  int any = 0;
+  for (int a = 0; a < D->n_arch; a++)
+    for (int d = 0; d < D->n_depth; d++)
+      any |= D->group[analysis_gidx(D, a, t, d, r)].n_done > 0 && analysis_row_measured(D, a, t, d, r, D->depth[d], variant);
+  *made = 0;
+  if (!any) return CS_OK;
   analysis_band_plot B = {.D = D, .t = t, .r = r, .accuracy = variant};
   for (int k = 0; k < 5; k++) B.span[k] = ANALYSIS_SPAN_EMPTY;
   char tag[ANALYSIS_NAME_LEN + 32];
@@ -235,9 +250,17 @@ static void analysis_prefix_gp(FILE *f, void *ctx, const analysis_plot *P, const
   fprintf(f, "unset multiplot\n");
 }
 
-/* prefix_*: accumulation under composition in each arch's deepest models. */
+/* prefix_*: accumulation under composition in each arch's deepest models;
+ * *made = 0 when no row has a curvature measured. */
 static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char *dir, int variant,
                                 analysis_plot *P, int *made) {
+  int any = 0;
+  for (int a = 0; a < D->n_arch; a++)
+    for (int d = 0; d < D->n_depth; d++)
+      for (int l = 1; D->prefix[analysis_gidx(D, a, t, d, r)] && l <= D->depth[d]; l++)
+        any |= analysis_row_measured(D, a, t, d, r, l, 0);
+  *made = 0;
+  if (!any) return CS_OK;
   analysis_band_plot B = {.D = D, .t = t, .r = r};
   for (int k = 0; k < 5; k++) B.span[k] = ANALYSIS_SPAN_EMPTY;
   char tag[ANALYSIS_NAME_LEN + 32];
