@@ -11,6 +11,7 @@
 #include "checks.h"
 #include "compute.h"
 #include "output.h"
+#include "rounding.h"
 
 #include "curvsweep/error.h"
 
@@ -26,12 +27,14 @@ static double analysis_median(const double *v, int n) {
 }
 
 /* Flatness of the ungated affine-skeleton cells of task t and regime r (every
- * task and regime when t < 0), prefix row by prefix row (depth, l): a row is
- * flat when its largest mean |K̃| over seeds is at most ANALYSIS_FLAT_KT, or
- * at most ANALYSIS_FLAT_REL × the mean |K̃| of the gated cells at the same
- * (task, depth, regime, l): K̃ is invariant to uniform rescaling only, so in a
- * model whose metric has collapsed anisotropically (log det g → −∞) the
- * rounding error of K̃ grows with the condition number of J. */
+ * task and regime when t < 0) without point classification, prefix row by
+ * prefix row (depth, l), by the K̃ bound of the row classes (rounding.h): a
+ * row is flat when its largest mean |K̃| over seeds is at most
+ * ANALYSIS_FLAT_KT, or at most ANALYSIS_FLAT_REL × the mean |K̃| of the
+ * gated cells at the same (task, depth, regime, l): K̃ is invariant to
+ * uniform rescaling only, so in a model whose metric has collapsed
+ * anisotropically (log det g → −∞) the rounding error of K̃ grows with the
+ * condition number of J. */
 typedef struct {
   int rows, cells;        /* prefix rows checked; done cells behind them */
   int abs_flat, rel_flat; /* rows flat by the absolute bound; by the relative one only */
@@ -64,28 +67,25 @@ static int analysis_skeleton_next(const analysis_data *D, int a, int t_only, int
 
 static analysis_flatness analysis_ungated_flatness(const analysis_data *D, int t_only, int r_only) {
   analysis_flatness F = {0, 0, 0, 0, NAN, -1, -1, -1, NAN, NAN};
-  int u = analysis_find_arch(D, ARCH_UNGATED), g = analysis_find_arch(D, ARCH_GATED);
-  if (g < 0) g = analysis_find_arch(D, ARCH_GATED_HEADWISE);
+  int u = analysis_find_arch(D, ARCH_UNGATED);
   if (u < 0) return F;
   analysis_group_pos it = {0, 0, -1};
   while (analysis_skeleton_next(D, u, t_only, r_only, &it)) {
     int t = it.t, d = it.d, r = it.r;
-    const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
-    const analysis_prefix *q = g >= 0 ? D->prefix[analysis_gidx(D, g, t, d, r)] : NULL;
     F.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
-    for (int l = 0; l < D->depth[d]; l++) {
-      double v = p[l].max[MEASURE_KT_ABS];
+    for (int l = 1; l <= D->depth[d]; l++) {
+      analysis_rounding R;
+      analysis_rounding_of(D, u, t, d, r, l, &R);
+      double v = R.kt_max;
       if (!isfinite(v)) continue;
       F.rows++;
-      if (!(v <= F.max_abs)) F.max_abs = v, F.max_t = t, F.max_d = d, F.max_l = l + 1,
-                             F.max_logdet = p[l].m[MEASURE_LOGDET].mean;
+      if (!(v <= F.max_abs)) F.max_abs = v, F.max_t = t, F.max_d = d, F.max_l = l, F.max_logdet = R.logdet;
       if (v <= ANALYSIS_FLAT_KT) {
         F.abs_flat++;
         continue;
       }
-      double rel = q && q[l].m[MEASURE_KT_ABS].mean > 0 ? v / q[l].m[MEASURE_KT_ABS].mean : NAN;
-      if (!(rel <= F.worst_rel)) F.worst_rel = rel;
-      if (rel <= ANALYSIS_FLAT_REL) F.rel_flat++;
+      if (!(R.ratio <= F.worst_rel)) F.worst_rel = R.ratio;
+      F.rel_flat += R.by_ratio;
     }
   }
   return F;
@@ -135,7 +135,6 @@ static analysis_classflat analysis_ungated_classes(const analysis_data *D, int t
   analysis_group_pos it = {0, 0, -1};
   while (analysis_skeleton_next(D, u, t_only, r_only, &it)) {
     int t = it.t, d = it.d, r = it.r;
-    const analysis_prefix *p = D->prefix[analysis_gidx(D, u, t, d, r)];
     double fl, cu, un, share, dg;
     if (analysis_group_classes(D, u, t, d, r, &fl, &cu, &un, &share, &dg) > 0) {
       C.groups++;
@@ -143,17 +142,17 @@ static analysis_classflat analysis_ungated_classes(const analysis_data *D, int t
       C.degenerate_flagged += fl + cu < 0.5;
       C.cells += D->group[analysis_gidx(D, u, t, d, r)].n_done;
     }
-    for (int l = 0; l < D->depth[d]; l++) {
-      if (p[l].n_classified == 0) {
+    for (int l = 1; l <= D->depth[d]; l++) {
+      analysis_rounding R;
+      analysis_rounding_of(D, u, t, d, r, l, &R);
+      if (!R.classified) {
         C.unclassified_rows++;
         continue;
       }
       C.rows++;
-      double res = p[l].m[MEASURE_FLAT].mean + p[l].m[MEASURE_CURVED].mean;
-      if (res > C.resolved) C.resolved = res;
-      double v = p[l].max[MEASURE_CURVED];
-      C.curved_rows += v > 0;
-      if (!(v <= C.max_curved)) C.max_curved = v, C.max_t = t, C.max_d = d, C.max_l = l + 1;
+      if (R.resolved > C.resolved) C.resolved = R.resolved;
+      C.curved_rows += R.cls == ANALYSIS_ROW_CURVED;
+      if (!(R.curved_max <= C.max_curved)) C.max_curved = R.curved_max, C.max_t = t, C.max_d = d, C.max_l = l;
     }
   }
   return C;

@@ -1,17 +1,21 @@
 /* plots.h — the drawing helpers of the report's figures (plots_draw.c),
- * shared by every figure writer of analysis/ (plots.c, plots_fields.c,
- * plots_learning.c, plots_gates.c, plots_sinks.c). Internal to analysis/. */
+ * shared by every figure writer of analysis/ (plots.c, plots_points.c,
+ * plots_fields.c, plots_learning.c, plots_gates.c, plots_sinks.c,
+ * plots_estimation.c). Internal to analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 
+#include "rounding.h"
 #include "writers.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* " %.10g", or " NaN" (gnuplot's missing value) for a non-finite v. */
 void analysis_dat_num(FILE *f, double v);
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
- * axis; *valid |= the mean is finite. */
+ * axis; *valid counts the finite means (one: an error bar, not a band). */
 void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid);
 /* The header of a .dat file of bands: "# COLUMNS (95% t interval over
  * seeds)" and "# one block per BLOCKS". */
@@ -28,6 +32,55 @@ void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks
 void analysis_gp_band_plot(FILE *f, const char *dat, int n_blocks, const cs_arch *archs,
                            const int *valid, int c_mean, int c_lo, int c_hi, int log_y,
                            const char *empty_note);
+/* ---- curvature panels: the rows without a curvature value (rounding.h) ----
+ *
+ * A row of a curvature figure whose class is flat or unresolved carries no
+ * curvature value in the .dat (NaN) and is drawn as a marker in a grey strip
+ * along the bottom of the panel (analysis/README.md, "Figures"). Every .dat
+ * line of a row is preceded by its key ("# row arch=A task=T depth=D
+ * regime=R prefix=L", tests/support/plots_flat.py reads it). */
+
+/* The colour of points flat to rounding in the maps (map_Kt_*, field_Kh_*):
+ * a pale green, off the blue–white–red scale of the curvature. */
+#define ANALYSIS_FLAT_COLOR "#c7e9c0"
+
+/* The positive values a log axis shows: their smallest and largest (NaN: none). */
+typedef struct {
+  double lo, hi;
+} analysis_span;
+#define ANALYSIS_SPAN_EMPTY ((analysis_span){NAN, NAN})
+void analysis_span_add(analysis_span *s, double v);
+/* The key line of row (a, t, d, r) after layer l; cell_id >= 0 adds "cell=ID". */
+void analysis_dat_row_key(FILE *f, const analysis_data *D, int a, int t, int d, int r, int l, int64_t cell_id);
+/* The band of a curvature c on a log axis as analysis_dat_band, when cls is
+ * curved (*valid counts finite means, span takes the three values); NaN NaN NaN
+ * otherwise. */
+void analysis_dat_curv(FILE *f, const analysis_ci *c, analysis_row_class cls, int *valid, analysis_span *span);
+/* "10⁻³" (UTF-8 superscripts; "1" and "10" for k = 0, 1) into buf. */
+void analysis_pow10_label(int k, char *buf, size_t len);
+/* A log axis ("y", "x", "cb") over span with room for a strip of height
+ * strip (graph fraction; 0: none) below the values: its range and, over
+ * two decades or more, tics at powers of ten labelled 10ᵏ ("%g" below). */
+void analysis_gp_log_axis(FILE *f, const char *axis, const analysis_span *span, double strip);
+/* The strip: graph height of a strip holding n rows of markers. */
+double analysis_strip_height(int n);
+/* Before the plot: the strip's grey background (y2 axis 0..1). After it: analysis_gp_strip_end. */
+void analysis_gp_strip_begin(FILE *f, double height);
+void analysis_gp_strip_end(FILE *f);
+/* One plot clause of the strip: the rows of block `block` of dat whose
+ * column c_class is cls, at x column c_x and strip height y (y2 axis),
+ * marked in colour; its legend entry "<who>: flat to rounding" or
+ * "<who>: unresolved". */
+void analysis_gp_strip_clause(FILE *f, const char *sep, const char *dat, int block, int c_x, int c_class,
+                              analysis_row_class cls, double y, const char *color, const char *who);
+/* A log-axis curvature panel: a band and a line for each valid block (as
+ * analysis_gp_band_plot_at), and the strip for the blocks whose rows have
+ * a class in classes[b] (a bit 1 << class per class present) other than
+ * curved; the y axis over span. An empty_note when nothing is drawn. */
+void analysis_gp_curv_plot(FILE *f, const char *dat, int block0, int n_blocks, const cs_arch *archs,
+                           const int *valid, const unsigned *classes, int c_mean, int c_lo, int c_hi,
+                           int c_class, const analysis_span *span, const char *empty_note);
+
 /* File name stem ("circles" or "circles_<regime tag>") and caption suffix of (task, regime). */
 void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t len, char *desc,
                          size_t dlen);
@@ -39,6 +92,11 @@ int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
 double analysis_slog(double v, double k0);
 void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax);
 
+/* hist_Kt_* (variant 0), hist_Kh_* (1) and map_Kt_* (plots_points.c): the per-point figures. */
+int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
+                       int *made);
+int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
+                      int *made);
 /* field_Kh_* (plots_fields.c): the curvature-field heat maps. */
 int analysis_plot_field(const analysis_data *D, int t, int r, const char *dir, int variant,
                         analysis_plot *P, int *made);

@@ -1,9 +1,12 @@
 /* plots_draw.c — the drawing helpers of every figure (plots.h): arch
  * colours, .dat numbers and bands, the gnuplot preamble, empty panels,
  * band plots, the (task, regime) label, the pair of files NAME.dat and
- * NAME.gp, the signed log scale. Below the figure writers: plots.c (the
- * core figures and the driver), plots_fields.c and the sections' own
- * (plots_learning.c, plots_gates.c, plots_sinks.c). */
+ * NAME.gp, the signed log scale; and of every curvature panel: the row
+ * keys of its .dat, its log axis with tics at powers of ten, the grey
+ * strip of the rows without a curvature value (analysis/README.md,
+ * "Figures"). Below the figure writers: plots.c (the core figures and the
+ * driver), plots_points.c, plots_fields.c and the sections' own
+ * (plots_learning.c, plots_gates.c, plots_sinks.c, plots_estimation.c). */
 #include "output.h"
 #include "plots.h"
 
@@ -64,6 +67,26 @@ void analysis_gp_empty(FILE *f, const char *note) {
           note);
 }
 
+/* One block's clauses: its band (columns lo:hi) and its line (column mean);
+ * a block of one finite row (n == 1) has no band to fill: an error bar, its
+ * x moved by the factor shift so that the bars of several archs stand apart. */
+static void analysis_gp_band_clause(FILE *f, const char *sep, const char *dat, int block, int n, double shift,
+                                    cs_arch arch, int c_mean, int c_lo, int c_hi) {
+  const char *col = config_arch_color(arch);
+  if (n == 1) {
+    fprintf(f, "%s'%s' index %d using ($1*%.4g):%d:%d:%d with yerrorbars lc rgb '%s' lw 1.5 pt 7 ps 1.2 "
+               "title '%s'", sep, dat, block, shift, c_mean, c_lo, c_hi, col, config_arch_name(arch));
+    return;
+  }
+  fprintf(f, "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
+             "noborder notitle, \\\n", sep, dat, block, c_lo, c_hi, col);
+  fprintf(f, "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'", dat, block,
+          c_mean, col, config_arch_name(arch));
+}
+
+/* The x factor of block b of n in a panel: 2.5% apart, centred on 1. */
+static double analysis_gp_shift(int b, int n) { return 1.0 + 0.025 * (b - 0.5 * (n - 1)); }
+
 /* plot: a band (column lo:hi) and a line (column mean) for each valid block. */
 void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks,
                               const cs_arch *archs, const int *valid, int c_mean, int c_lo, int c_hi,
@@ -76,17 +99,12 @@ void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks
   }
   fprintf(f, log_y ? "set logscale y\n" : "unset logscale y\n");
   fprintf(f, "plot ");
-  int first = 1;
+  const char *sep = "";
   for (int b = 0; b < n_blocks; b++) {
     if (!valid[b]) continue;
-    const char *col = config_arch_color(archs[b]);
-    fprintf(f,
-            "%s'%s' index %d using 1:%d:%d with filledcurves fc rgb '%s' fs transparent solid 0.18 "
-            "noborder notitle, \\\n"
-            "     '%s' index %d using 1:%d with linespoints lc rgb '%s' lw 2 pt 7 ps 1.2 title '%s'",
-            first ? "" : ", \\\n     ", dat, block0 + b, c_lo, c_hi, col, dat, block0 + b, c_mean, col,
-            config_arch_name(archs[b]));
-    first = 0;
+    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
+                            c_lo, c_hi);
+    sep = ", \\\n     ";
   }
   fprintf(f, "\n");
 }
@@ -108,14 +126,14 @@ void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t
 }
 
 /* Three columns "mean lo hi" of the band of c on a log (log_y) or linear
- * axis; *valid |= the mean is finite (the panel has something to draw). */
+ * axis; *valid counts the finite means (the rows the panel draws). */
 void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid) {
   double m, lo, hi;
   if (log_y)
     analysis_log_band(c, &m, &lo, &hi);
   else
     analysis_lin_band(c, &m, &lo, &hi);
-  *valid |= isfinite(m);
+  *valid += isfinite(m);
   analysis_dat_num(f, m), analysis_dat_num(f, lo), analysis_dat_num(f, hi);
 }
 
@@ -154,11 +172,158 @@ void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax) {
   fprintf(f, "set %s (\"0\" 0", axis);
   for (int e = (int)ceil(log10(3.0 * k0)); e <= (int)floor(log10(vmax) + 1e-9); e++) {
     double v = pow(10.0, e);
-    fprintf(f, ", \"%g\" %.10g, \"-%g\" %.10g", v, analysis_slog(v, k0), v, -analysis_slog(v, k0));
+    char label[64];
+    analysis_pow10_label(e, label, sizeof label);
+    fprintf(f, ", \"%s\" %.10g, \"−%s\" %.10g", label, analysis_slog(v, k0), label, -analysis_slog(v, k0));
   }
   fprintf(f, ")\n");
 }
 
 void analysis_dat_header(FILE *f, const char *columns, const char *blocks) {
   fprintf(f, "# %s (95%% t interval over seeds)\n# one block per %s\n", columns, blocks);
+}
+
+/* ---- curvature panels: the rows without a curvature value (plots.h) ---- */
+
+void analysis_span_add(analysis_span *s, double v) {
+  if (!(v > 0) || !isfinite(v)) return;
+  if (!(v >= s->lo)) s->lo = v;
+  if (!(v <= s->hi)) s->hi = v;
+}
+
+void analysis_dat_row_key(FILE *f, const analysis_data *D, int a, int t, int d, int r, int l, int64_t cell_id) {
+  fprintf(f, "# row arch=%s task=%s depth=%d regime=%s prefix=%d", config_arch_name(D->arch[a]),
+          config_task_name(D->task[t]), D->depth[d], D->regime[r].name, l);
+  if (cell_id >= 0) fprintf(f, " cell=%lld", (long long)cell_id);
+  fprintf(f, "\n");
+}
+
+void analysis_dat_curv(FILE *f, const analysis_ci *c, analysis_row_class cls, int *valid, analysis_span *span) {
+  if (cls != ANALYSIS_ROW_CURVED) {
+    fprintf(f, " NaN NaN NaN");
+    return;
+  }
+  double m, lo, hi;
+  analysis_log_band(c, &m, &lo, &hi);
+  *valid += isfinite(m);
+  analysis_span_add(span, m), analysis_span_add(span, lo), analysis_span_add(span, hi);
+  analysis_dat_num(f, m), analysis_dat_num(f, lo), analysis_dat_num(f, hi);
+}
+
+void analysis_pow10_label(int k, char *buf, size_t len) {
+  static const char *const SUP[10] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  if (k == 0 || k == 1) {
+    snprintf(buf, len, "%s", k ? "10" : "1");
+    return;
+  }
+  char digits[16];
+  snprintf(digits, sizeof digits, "%d", k < 0 ? -k : k);
+  size_t used = (size_t)snprintf(buf, len, "10%s", k < 0 ? "⁻" : "");
+  for (const char *c = digits; *c && used < len; c++) used += (size_t)snprintf(buf + used, len - used, "%s", SUP[*c - '0']);
+}
+
+/* The range: the values' decades (at least one) in the middle of the axis,
+ * 4% of it free above them and below them (plus the strip). */
+void analysis_gp_log_axis(FILE *f, const char *axis, const analysis_span *span, double strip) {
+  if (!(span->lo > 0) || !(span->hi > 0)) {
+    fprintf(f, "set %srange [*:*]\nset %stics auto\nset format %s '%%g'\n", axis, axis, axis);
+    return;
+  }
+  double L = log10(span->lo), U = log10(span->hi);
+  if (U - L < 1.0) {
+    double mid = 0.5 * (L + U);
+    L = mid - 0.5, U = mid + 0.5;
+  }
+  double below = strip + 0.04, above = 0.04, T = (U - L) / (1.0 - below - above);
+  double bottom = L - below * T, top = U + above * T;
+  fprintf(f, "set %srange [%.6g:%.6g]\nset format %s '%%g'\n", axis, pow(10.0, bottom), pow(10.0, top), axis);
+  /* no tic inside the strip: its markers are not values */
+  int k0 = (int)ceil(bottom + strip * T), k1 = (int)floor(top);
+  if (k1 - k0 < 2) {
+    /* within two decades: 1, 2 and 5 times the powers of ten, "%g" */
+    double from = pow(10.0, bottom + strip * T), to = pow(10.0, top);
+    const char *sep = "";
+    fprintf(f, "set %stics (", axis);
+    for (int k = (int)floor(bottom + strip * T); k <= k1; k++)
+      for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+        double v = m * pow(10.0, k);
+        if (v >= from && v <= to) fprintf(f, "%s\"%g\" %.6g", sep, v, v), sep = ", ";
+      }
+    fprintf(f, ")\n");
+    return;
+  }
+  int step = (k1 - k0) / 8 + 1; /* at most nine labels */
+  int first = (int)ceil((double)k0 / step) * step;
+  fprintf(f, "set %stics (", axis);
+  for (int k = first; k <= k1; k += step) {
+    char label[64];
+    analysis_pow10_label(k, label, sizeof label);
+    fprintf(f, "%s\"%s\" 1e%d", k == first ? "" : ", ", label, k);
+  }
+  fprintf(f, ")\n");
+}
+
+double analysis_strip_height(int n) { return n > 0 ? 0.04 * (n + 1) : 0.0; }
+
+void analysis_gp_strip_begin(FILE *f, double height) {
+  fprintf(f, "set y2range [0:1]\nunset y2tics\n"
+             "set object 9 rect from graph 0, graph 0 to graph 1, graph %.4g fc rgb '#e6e6e6' "
+             "fs solid 1.0 noborder behind\n", height);
+}
+
+void analysis_gp_strip_end(FILE *f) { fprintf(f, "unset object 9\n"); }
+
+void analysis_gp_strip_clause(FILE *f, const char *sep, const char *dat, int block, int c_x, int c_class,
+                              analysis_row_class cls, double y, const char *color, const char *who) {
+  fprintf(f, "%s'%s' index %d using %d:($%d == %d ? %.4g : NaN) axes x1y2 with points pt %d ps 1.4 lw 2 "
+             "lc rgb '%s' title '%s: %s'",
+          sep, dat, block, c_x, c_class, (int)cls, y, cls == ANALYSIS_ROW_FLAT ? 4 : 2, color, who,
+          analysis_row_class_name(cls));
+}
+
+void analysis_gp_curv_plot(FILE *f, const char *dat, int block0, int n_blocks, const cs_arch *archs,
+                           const int *valid, const unsigned *classes, int c_mean, int c_lo, int c_hi,
+                           int c_class, const analysis_span *span, const char *empty_note) {
+  const unsigned no_value = 1u << ANALYSIS_ROW_FLAT | 1u << ANALYSIS_ROW_UNRESOLVED;
+  int any = 0, marked = 0;
+  for (int b = 0; b < n_blocks; b++) any |= valid[b], marked += (classes[b] & no_value) != 0;
+  if (!any && !marked) {
+    analysis_gp_empty(f, empty_note);
+    return;
+  }
+  double h = analysis_strip_height(marked);
+  if (marked) analysis_gp_strip_begin(f, h);
+  /* a NaN breaks the line: no curve runs through a row without a value */
+  fprintf(f, "unset datafile missing\n");
+  if (any) {
+    fprintf(f, "set logscale y\n");
+    analysis_gp_log_axis(f, "y", span, h);
+  } else {
+    /* nothing curved: the strip alone, under a note */
+    fprintf(f, "unset logscale y\nset yrange [0:1]\nunset ytics\n"
+               "set label 1 'no curved row: every row is flat to rounding or unresolved' at graph 0.5,0.6 center\n");
+  }
+  fprintf(f, "plot ");
+  const char *sep = "";
+  for (int b = 0; b < n_blocks; b++) {
+    if (!valid[b]) continue;
+    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
+                            c_lo, c_hi);
+    sep = ", \\\n     ";
+  }
+  for (int b = 0, k = 0; b < n_blocks; b++) {
+    if (!(classes[b] & no_value)) continue;
+    double y = h * (k + 1) / (marked + 1);
+    for (int c = ANALYSIS_ROW_FLAT; c <= ANALYSIS_ROW_UNRESOLVED; c++)
+      if (classes[b] & 1u << c) {
+        analysis_gp_strip_clause(f, sep, dat, block0 + b, 1, c_class, (analysis_row_class)c, y,
+                                 config_arch_color(archs[b]), config_arch_name(archs[b]));
+        sep = ", \\\n     ";
+      }
+    k++;
+  }
+  fprintf(f, "\n");
+  if (marked) analysis_gp_strip_end(f);
+  if (!any) fprintf(f, "unset label 1\nset ytics\n");
+  fprintf(f, "set datafile missing 'NaN'\nset yrange [*:*]\nset ytics auto\nset format y '%%g'\n");
 }

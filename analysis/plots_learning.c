@@ -84,7 +84,8 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
 }
 
 /* learning_curve_*: written for (t, r) when r is the smallest-size regime of
- * some learning curve of task t (one figure per base regime, panels per depth). */
+ * some learning curve of task t with an accuracy (one figure per base
+ * regime, panels per depth). */
 int analysis_learning_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
                            analysis_plot *P, int *made) {
   (void)variant;
@@ -93,8 +94,13 @@ int analysis_learning_plot(const analysis_data *D, int t, int r, const char *dir
   CS_CHECK(CS_CALLOC(Q, 1));
   Q->D = D, Q->t = t, Q->r = r;
   const analysis_learning *L = analysis_section_get(D, ANALYSIS_LEARNING_NAME);
-  for (int i = 0; L && i < L->n_lc && Q->n_curve < 64; i++)
-    if (L->lc[i].t == t && L->lc[i].regime[0] == r) Q->curve[Q->n_curve++] = &L->lc[i];
+  /* the curves with an accuracy (family mha has none: no figure of nothing) */
+  for (int i = 0; L && i < L->n_lc && Q->n_curve < 64; i++) {
+    const analysis_lcurve *c = &L->lc[i];
+    int any = 0;
+    for (int k = 0; k < D->n_arch * c->n_x; k++) any |= c->acc[k].n > 0 && isfinite(c->acc[k].mean);
+    if (c->t == t && c->regime[0] == r && any) Q->curve[Q->n_curve++] = c;
+  }
   int rc = CS_OK;
   if (Q->n_curve > 0) {
     const analysis_lcurve *c = Q->curve[0];

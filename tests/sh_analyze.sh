@@ -2,7 +2,9 @@
 # End-to-end check of `curvsweep analyze`: run the small sweep under MPI, analyse
 # it, and check the report: every file exists, the PNGs are real, and each
 # verdict number in index.md agrees with the CSV tables (recomputed here in
-# Python from the CSVs alone). Then the error paths and a missing gnuplot.
+# Python from the CSVs alone), and no figure draws a flat or unresolved row's
+# curvature (tests/support/plots_flat.py). Then the error paths and a missing
+# gnuplot.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 
 if ! "$bin" --help | grep -q ' run '; then
@@ -203,6 +205,10 @@ if errors:
 print("index.md verdicts agree with the CSVs")
 EOF
 if /usr/bin/python3 check.py R X.h5; then ok; else bad "index.md verdicts disagree with the CSVs"; fi
+# --- no figure draws the curvature of a row flat to rounding or unresolved (its
+# ungated rows are flat), and its point map's classes are the archive's ---
+if /usr/bin/python3 "$src/tests/support/plots_flat.py" R --archive X.h5 --min-flat 1 >flat.out 2>&1; then ok
+else bad "a figure draws a flat or unresolved row's curvature:"; cat flat.out; fi
 grep -q "Cells: \*\*12 of 12 done (100.0%)\*\*" R/index.md && ok || bad "index.md grid line"
 
 # --- a second run gives the same tables (fixed bootstrap streams) ---

@@ -24,6 +24,7 @@ cmp -s R/gates.csv M/gates.csv && ok || bad "gates.csv of the shards differs fro
 cmp -s R/verdicts.csv M/verdicts.csv && ok || bad "verdicts.csv of the shards differs from the merge's"
 grep -q "^## Where should the gate sit? (gate positions)" R/index.md && ok || bad "no gate section"
 grep -q "(gates.png)" R/index.md && ok || bad "index.md does not show gates.png"
+/usr/bin/python3 "$src/tests/support/plots_flat.py" R >flat.out 2>&1 && ok || { bad "plots_flat:"; cat flat.out; }
 
 if /usr/bin/python3 - s0.h5 s1.h5 R/gates.csv R/index.md R/verdicts.csv <<'PYEOF'; then ok; else bad "verdicts against the archives"; fi
 import csv, math, re, sys

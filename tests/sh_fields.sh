@@ -12,7 +12,8 @@
 #    the whole run agrees, and one with a changed field value is refused;
 #  - info --check reads /fields (a flipped chunk is named, exit 2) and
 #    merge --salvage leaves that cell pending;
-#  - analyze draws field_Kh_* in place of map_Kt_*.
+#  - analyze draws field_Kh_* in place of map_Kt_*, with no value where a
+#    grid point is not curved (tests/support/plots_flat.py against /fields).
 source "$CS_SOURCE_DIR/tests/support/common.sh"
 py=/usr/bin/python3
 
@@ -147,5 +148,8 @@ for t in circles blobs; do
 done
 # two archs, seven grid rows of seven points each per panel
 [[ $(grep -c '^# arch .* grid 7x7' rep/field_Kh_circles.dat) -eq 2 ]] || bad "field_Kh_circles.dat panels"
+# no field draws a value where the archive's class is not curved, nor any of a
+# flat row (the ungated cells)
+$py "$src/tests/support/plots_flat.py" rep --archive merged.h5 --min-flat 1 >flat.out 2>&1 || { bad "plots_flat"; cat flat.out; }
 ok
 finish

@@ -391,7 +391,8 @@ static void test_claim1_unresolved(void **state) {
 }
 
 /* Histograms: the 4 unresolved points per model (S = −1e6) are left out; the
- * 12 curved ones (K̂ = K̃ = 5..16) fill only positive bins. */
+ * 12 curved ones (K̂ = K̃ = 5..16) fill only positive bins and make every
+ * resolved point: 7 seeds × 12 at depth 4, none flat. */
 static void test_hist_classified(void **state) {
   (void)state;
   cs_cell_result res[N_CELLS];
@@ -402,20 +403,28 @@ static void test_hist_classified(void **state) {
     snprintf(path, sizeof path, "%s/report/hist_%s_circles.dat", dir, h ? "Kh" : "Kt");
     char *dat = read_text(path);
     double sum = 0, neg = 0;
-    int rows = 0;
+    int rows = 0, shares = 0;
     for (char *save = NULL, *line = strtok_r(dat, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      if (!strncmp(line, "# shares", 8)) shares = 1;
       if (line[0] == '#') continue;
-      double c, k, g;
+      double c, k, g, n_resolved;
+      if (shares) { /* the gated arch's line: bar flat_frac curved_frac resolved_points class */
+        assert_int_equal(sscanf(line, "%lf %lf %lf %lf", &c, &k, &g, &n_resolved), 4);
+        assert_close(k, 0.0, 0.0), assert_close(g, 1.0, 0.0), assert_close(n_resolved, 7.0 * 12, 0.0);
+        shares++;
+        continue;
+      }
       assert_int_equal(sscanf(line, "%lf %lf %lf", &c, &k, &g), 3);
       sum += g, rows++;
       if (c < 0) neg += g;
     }
     assert_int_equal(rows, 41);
+    assert_int_equal(shares, 2);
     assert_close(sum, 1.0, 1e-12);
     assert_close(neg, 0.0, 0.0);
     free(dat);
   }
-  assert_has(md, "points classified flat or curved only (unresolved and degenerate ones excluded)");
+  assert_has(md, "Flat, unresolved and degenerate points are never binned");
   assert_has(md, "### hist_Kh_circles");
   free(md);
   free_results(res, N_CELLS);
