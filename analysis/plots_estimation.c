@@ -108,7 +108,7 @@ static void analysis_est_gp(FILE *f, void *ctx, const analysis_plot *P, const ch
     fprintf(f, "set title 'local slope of log %s on log n (lower, upper half)'\nunset logscale y\n"
                "set ylabel 'slope'\nset yrange [*:*]\nplot -0.5 dt 2 lc rgb '#444444' title 'n^-1/2', "
                "%g dt 3 lc rgb '#aa0000' title 'bound n^-1/4', -1/log(x) dt 4 lc rgb '#666666' title "
-               "'1/log n'",
+               "'slope of the rate 1/log n'",
             WHAT[e], ANALYSIS_EST_POLY_SLOPE);
     for (int j = 0; j < Q->n_shown; j++)
       fprintf(f, ", \\\n  '%s' index %d using 1:2:3:4 with yerrorlines lt %d pt 7 notitle", dat,
