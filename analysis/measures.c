@@ -71,11 +71,11 @@ const analysis_measure ANALYSIS_MEASURES[ANALYSIS_N_MEASURES] = {
                            CLIP01 | ATTENTION, {[GATES] = {"sink_mass", 4}, [SINKS] = {"share", 1}}},
     [MEASURE_MAX_ATTN] = {"max_attn", "attention weight",
                           "mean largest attention weight of a query after the first token, over heads "
-                          "(format_version 6 for the lm family: docs/ARCHIVE.md)",
+                          "(older archives: docs/ARCHIVE.md)",
                           CLIP01 | ATTENTION, {[GATES] = {"max_attn", 5}}},
     [MEASURE_SINK_HEADMAX] = {"sink_headmax", "attention weight",
-                              "largest over heads of a head's first-token share (an lm row of "
-                              "format_version ≤ 5: its max_attn, docs/ARCHIVE.md)",
+                              "largest over heads of a head's first-token share (older archives: "
+                              "docs/ARCHIVE.md)",
                               CLIP01 | ATTENTION, {[SINKS] = {"headmax", 2}}},
     [MEASURE_MASSIVE_ACT] = {"massive_act", "ratio",
                              "massive activation max |h| / median |h| of the residual stream", 0,

@@ -82,7 +82,7 @@ extern const char *const ANALYSIS_USE_TABLE[ANALYSIS_USE_COUNT];
 int analysis_measures_of(analysis_use u, analysis_measure_id *ids);
 
 /* 1 when a prefix row carries the point classification: its four fractions
- * are finite and add up to 1 (geom_stats_compute, format_version 2 archives). */
+ * are finite and add up to 1 (geom_stats_compute). */
 int analysis_stats_classified(const geom_stats *g);
 
 /* Measure `which` of a done cell at prefix l (l = 1..L; 0: the deepest,

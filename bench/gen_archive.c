@@ -2,7 +2,7 @@
  * training (issue 14, goal 3).
  *
  *   build-dev/bench_gen_archive OUT.h5 [CELLS [POINTS]]
- * Writes OUT.h5 (and OUT.ini, its spec) for a synthetic CELLS-cell sweep
+ * Writes OUT.h5 (and OUT.h5.ini, its spec) for a synthetic CELLS-cell sweep
  * (bench/synth.h; default 1,000,000): every cell finished (every 50th
  * failed, every 37th diverged), valid per docs/ARCHIVE.md, with /points of
  * POINTS evaluation points per cell when POINTS > 0 (default 0), through

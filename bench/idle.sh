@@ -3,7 +3,7 @@
 # Two runs of `mpiexec -np 2 curvsweep run` (no oversubscription: Open MPI
 # yields in its busy waits when oversubscribed, which would hide a spin),
 # each rank's CPU time sampled from /proc over a window of W seconds:
-#   start: a 10^6-cell spec; rank 0 builds the archive, rank 1 waits
+#   start: a 4·10^6-cell spec; rank 0 builds the archive, rank 1 waits
 #          for it (sampled while the archive does not exist yet)
 #   end:   one long cell; one rank trains it, the other has nothing to do
 #          and waits for the end of the sweep
@@ -52,14 +52,15 @@ sample() {
   done
 }
 
-# start: rank 0 builds a 10^6-row archive
+# start: rank 0 builds a 4·10^6-row archive (long enough to outlast the
+# start-up wait and the window on a current core: a 10^6-row one took < 2 s)
 cat > "$tmp/start.ini" <<'EOF'
 [sweep]
 name = idle-start
 [grid]
 arch = ungated
 depth = 1
-seed = 0..999999
+seed = 0..3999999
 [model]
 width = 4
 [train]
@@ -79,7 +80,7 @@ fi
 kill -TERM $job 2>/dev/null || true
 wait $job 2>/dev/null || true
 
-# end: one long cell
+# end: one long cell (about 15 s on a current core)
 cat > "$tmp/end.ini" <<'EOF'
 [sweep]
 name = idle-end
@@ -92,7 +93,7 @@ train_points = 2048
 [model]
 width = 32
 [train]
-epochs = 400
+epochs = 4000
 [curvature]
 points = 16
 EOF

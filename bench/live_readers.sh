@@ -13,6 +13,8 @@
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 bin=${CS_BIN:-$src/build/curvsweep}
+# absolute: the script runs in a temporary directory
+[[ $bin == /* ]] || bin=$PWD/$bin
 INFOS=${INFOS:-500} READS=${READS:-500} MEAN=${MEAN:-0.15}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,7 +24,11 @@ export PYTHONPATH=$src/python
 t0=$(date +%s)
 CS_SYNTHETIC_CELLS=$MEAN mpiexec --oversubscribe --bind-to none -np 2 "$bin" run \
   "$src/bench/sched.ini" -o live.h5 >run.log 2>&1 & run=$!
-while [[ ! -f live.h5 ]]; do sleep 0.05; done
+# the archive appears, or the run failed to start (its log says why)
+while [[ ! -f live.h5 ]]; do
+  kill -0 "$run" 2>/dev/null || { echo "the sweep ended before creating its archive:"; cat run.log; exit 1; }
+  sleep 0.05
+done
 /usr/bin/python3 "$src/tests/live_readers_check.py" live.h5 STOP 2000 2 "$READS" "$READS" >py.log 2>&1 & py=$!
 # LOOPS loops of info calls at once (default 2), INFOS calls in all; each
 # call's result and whether the sweep was still running when it began

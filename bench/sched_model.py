@@ -26,9 +26,10 @@ import sys
 
 import numpy as np
 
-# Calibration (docs/SCALING.md, "Numbers"): seconds, measured on this machine
+# Calibration (docs/SCALING.md, "The model"): seconds, measured on 2026-11-23
 # with synthetic cells (bench/sched.ini, CS_SYNTHETIC_CELLS) after the batched
-# archive writes of issue 14.
+# archive writes of issue 14; today's figures beside them: bench/RESULTS.md,
+# "Scheduler model".
 T_MSG = 1.5e-5        # rank 0 per result: receive + unpack + dispatch (root busy - archive)
 LAT = 3e-4            # hand-out latency: a waiting worker polls every 1 ms (docs/SWEEP.md)
 WRITE_BEFORE = 1.5e-3      # archive write per result before batching (660 results/s)

@@ -1,23 +1,14 @@
-/* archive.h — the HDF5 result archive (docs/ARCHIVE.md, format_version 5).
+/* archive.h — the HDF5 result archive. Its layout, columns, format
+ * versions, journal and write, resume, merge and salvage protocols are
+ * docs/ARCHIVE.md, their one home; this header names the functions.
  *
- * Layout: root attributes (format = "curvsweep", format_version,
- * software_version, created (UTC ISO 8601), spec_sha256, spec_canonical_sha256
- * (the identity: docs/ARCHIVE.md, "Identity"), partial (merge --partial));
- * /spec (the spec text exactly as read); /cells, /curvature, /curves, /runs compound tables;
- * optional /points (an index table and shared 1-D arrays, format_version
- * 4 on), /params/<cell_id>/ and /fields/<cell_id>/ groups. All datasets
- * chunked, shuffle + deflate + Fletcher32.
- *
- * Durability: every result is first appended to a journal file beside the
- * archive (ARCHIVE.journal: length-prefixed, checksummed records, fsync'ed
- * in groups) and then written into the HDF5 file in batches, each one open,
- * write, flush, close, under the archive file's exclusive lock; readers
- * hold its shared lock and wait out a batch, and the writer never waits on
- * them during a run (docs/ARCHIVE.md, "Live readers"). A result is "reported done" once the journal holding
- * it is synced (archive_commit, archive_write_result). If the HDF5 file is found damaged on resume it is set aside
- * (renamed, never deleted) and rebuilt from the spec and the journal.
- * The journal is removed once the archive holds every record of it and is
- * closed cleanly with no cell pending. */
+ * In short: rank 0 appends every result to a journal beside the archive
+ * (ARCHIVE.journal, synced in groups: a result is "reported done" once the
+ * journal holding it is synced, archive_commit, archive_write_result) and
+ * writes the HDF5 file in batches under the archive file's exclusive lock;
+ * readers hold its shared lock and wait out a batch (docs/ARCHIVE.md,
+ * "Write protocol", "Live readers"). A damaged file is set aside and
+ * rebuilt from the spec and the journal ("Resume protocol"). */
 #ifndef CURVSWEEP_ARCHIVE_H
 #define CURVSWEEP_ARCHIVE_H
 
@@ -28,11 +19,8 @@
 
 #define ARCHIVE_FORMAT "curvsweep"
 #define ARCHIVE_FORMAT_VERSION 6
-/* The oldest format_version still read (2: no sink_mass, max_attn columns
- * in /curvature; 2..4: no massive_act, value_drain, resid_peak; 2..5: no
- * sink_headmax, an lm row's max_attn read as its sink_headmax, and no
- * /estimation table, read as no rows; absent columns read as NaN; 2 and 3:
- * /points as one group per cell). */
+/* The oldest format_version still read; what each older version lacks and
+ * how it is read: docs/ARCHIVE.md, "Versions". */
 #define ARCHIVE_FORMAT_VERSION_MIN 2
 
 typedef struct cs_archive cs_archive;
@@ -155,10 +143,11 @@ int archive_read_results_tables(const char *path, cs_cell_result **results, int6
 /* The per-point arrays of the results with want[i] != 0 into them
  * (results, n: as archive_read_results_tables returned them for path),
  * streamed: /points read a block of each array at a time in storage order
- * (format_version 4; 2 and 3: the wanted cells' groups), so memory is the
- * wanted cells' arrays, never the whole of /points. keep: which arrays
- * besides x (bit k: RESULT_POINT_NAMES[k]; ARCHIVE_POINTS_CLASS: class;
- * format_version 4 only, older archives give every array). */
+ * (an archive with a /points group per cell: the wanted cells' groups;
+ * docs/ARCHIVE.md, "Versions"), so memory is the wanted cells' arrays,
+ * never the whole of /points. keep: which arrays besides x (bit k:
+ * RESULT_POINT_NAMES[k]; ARCHIVE_POINTS_CLASS: class; per-cell groups give
+ * every array). */
 #define ARCHIVE_POINTS_CLASS (1u << RESULT_N_POINT_ARRAYS)
 #define ARCHIVE_POINTS_ALL ((1u << (RESULT_N_POINT_ARRAYS + 1)) - 1)
 int archive_read_points_of(const char *path, cs_cell_result *results, int64_t n,

@@ -141,15 +141,14 @@ typedef struct {
    * fills them for the families that have them: sink_mass, max_attn and
    * sink_headmax for the families with a first token (model_attention_sink:
    * self and lm), massive_act, value_drain and resid_peak for lm only
-   * (model_extreme_tokens, format_version 5). NaN: not applicable to the
-   * family, or not stored by the archive's format_version (up to 5 an lm
-   * row's max_attn column held sink_headmax: docs/ARCHIVE.md, "Versions"). */
+   * (model_extreme_tokens). NaN: not applicable to the family, or not
+   * stored by the archive read (docs/ARCHIVE.md, "Versions"). */
   double sink_mass;        /* mean attention weight of non-CLS queries on token 0 (BOS for lm) */
   double max_attn;         /* mean largest attention weight of a non-first query (over heads) */
   double massive_act;      /* lm: max |h| / median |h| over positions and channels (Sun et al.) */
   double value_drain;      /* lm: ‖v_BOS‖ / median over t ≥ 1 of ‖v_t‖ */
   double resid_peak;       /* lm: ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖ */
-  double sink_headmax;     /* largest over heads of a head's first-token share (format_version 6) */
+  double sink_headmax;     /* largest over heads of a head's first-token share */
 } geom_stats;
 
 /* Statistics over n points (degenerate and unresolved ones excluded,

@@ -142,7 +142,7 @@ int model_gate_means_tokens(const cs_model *model, int n, const cs_token_batch *
  *                          v the block's values (after a g2 gate)
  *   MODEL_EXTREME_PEAK     mean ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖
  * (medians pooled over the sequences). In /curvature as massive_act,
- * value_drain, resid_peak (format_version 5, docs/ARCHIVE.md). */
+ * value_drain, resid_peak (docs/ARCHIVE.md). */
 typedef enum {
   MODEL_EXTREME_MASSIVE = 0,
   MODEL_EXTREME_DRAIN,

@@ -10,9 +10,9 @@ finished:
 - rows of cells that are not finished (pending) are dropped.
 - byte strings are decoded; the point class enum becomes its name.
 
-Format versions 2 to 6 are read (2 and 3 keep per-point values in a
-group per cell; 2 has no attention-sink columns, which come out as NaN;
-before 6 there is no /estimation table: ``estimation`` is empty).
+Every format_version in ``SUPPORTED_FORMATS`` is read, as docs/ARCHIVE.md
+("Versions") says an older one is: a column it lacks comes out as NaN, a
+table it lacks as no rows.
 
     import curvsweep_archive as ca
     cells = ca.cells("results/demo.h5")               # one row per cell
@@ -80,8 +80,8 @@ MEASURES = {
     "flat_frac": ("fraction of the points", "fraction of the points classified flat"),
     "curved_frac": ("fraction of the points", "fraction of the points classified curved"),
     "sink_mass": ("attention weight", "first-token share: mean attention weight of the queries after the first token on it (the CLS token of the self family, BOS of the lm family), over heads"),
-    "max_attn": ("attention weight", "mean largest attention weight of a query after the first token, over heads (format_version 6 for the lm family: docs/ARCHIVE.md)"),
-    "sink_headmax": ("attention weight", "largest over heads of a head's first-token share (an lm row of format_version ≤ 5: its max_attn, docs/ARCHIVE.md)"),
+    "max_attn": ("attention weight", "mean largest attention weight of a query after the first token, over heads (older archives: docs/ARCHIVE.md)"),
+    "sink_headmax": ("attention weight", "largest over heads of a head's first-token share (older archives: docs/ARCHIVE.md)"),
     "massive_act": ("ratio", "massive activation max |h| / median |h| of the residual stream"),
     "value_drain": ("ratio", "value drain ‖v_BOS‖ / median ‖v_t‖"),
     "resid_peak": ("ratio", "residual peak ‖h_BOS‖ / median ‖h_t‖"),

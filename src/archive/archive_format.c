@@ -147,7 +147,7 @@ static void archive_fill_absent_columns(hid_t ds, hid_t mtype, hsize_t n, void *
  * default HDF5 allocates both afresh for every H5Dread and H5Dwrite that
  * converts (the file's packed rows to the padded structs), the background
  * one zero-filled: a megabyte mapped and faulted in per read, most of a
- * merge's time (bench/RESULTS.md, "HDF5 table reads"). The values
+ * merge's time (docs/DECISIONS.md, "Merge decodes what it copies"). The values
  * converted are the same either way. H5P_DEFAULT when the buffers cannot be
  * had. */
 #define ARCHIVE_TCONV_BYTES ((size_t)1 << 20)

@@ -72,7 +72,7 @@
 /* The longest /spec a reader accepts (the spec loader's own limit). */
 #define ARCHIVE_SPEC_MAX_BYTES ((size_t)16 << 20)
 /* Group commit and batched HDF5 writes (docs/ARCHIVE.md, "Write protocol";
- * the figures behind them in docs/DECISIONS.md): the journal is synced at
+ * why: docs/DECISIONS.md, "Durability"): the journal is synced at
  * most ARCHIVE_SYNC_SECONDS after a result was added; staged results go
  * into the HDF5 file at the first commit ARCHIVE_APPLY_RATIO times the last
  * batch's duration after it, but no later than ARCHIVE_APPLY_SECONDS (so

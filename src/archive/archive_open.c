@@ -235,13 +235,12 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   CS_CHECK(rc);
   if (meta.version < ARCHIVE_FORMAT_VERSION &&
       (need_repair || need_replay || archive_any_selected_pending(a)))
-    return cs_error(CS_ERR_INPUT, "%s has format_version %d (%s); this curvsweep (%s) writes "
-                    "format_version %d: finish the sweep with the curvsweep that wrote it, or "
-                    "`curvsweep merge NEW.h5 %s` (which writes format_version %d) and resume "
-                    "NEW.h5", a->path, meta.version, meta.version < 4 ? "a /points group per cell"
-                    : meta.version < 5 ? "no extreme-token columns in /curvature"
-                    : "no sink_headmax column in /curvature", CS_VERSION, ARCHIVE_FORMAT_VERSION,
-                    a->path, ARCHIVE_FORMAT_VERSION);
+    return cs_error(CS_ERR_INPUT, "%s has format_version %d; this curvsweep (%s) writes "
+                    "format_version %d, whose layout differs (docs/ARCHIVE.md, \"Versions\"): "
+                    "finish the sweep with the curvsweep that wrote it, or `curvsweep merge "
+                    "NEW.h5 %s` (which writes format_version %d) and resume NEW.h5", a->path,
+                    meta.version, CS_VERSION, ARCHIVE_FORMAT_VERSION, a->path,
+                    ARCHIVE_FORMAT_VERSION);
   if (!need_repair && !need_replay) return CS_OK;
   // repair interrupted writes, then apply the journal (which already
   // covers the file when covers: no seeding, so no read of a damaged file)

@@ -110,7 +110,7 @@ static int archive_points_grow(void **p, size_t *cap, size_t need, size_t size) 
 /* Memory of at least bytes for staging, in whole huge pages, advised to be
  * backed by them: a few page faults for megabytes staged instead of one per
  * 4 KiB page, which on a virtual machine cost more than the copy itself
- * (bench/RESULTS.md, "Page faults of the bulk builder"). The memory is the
+ * (docs/DECISIONS.md, "Merge decodes what it copies"). The memory is the
  * C library's (free, realloc). */
 static void *archive_points_huge_alloc(size_t *bytes) {
   size_t len = (*bytes + ARCHIVE_POINTS_HUGE - 1) / ARCHIVE_POINTS_HUGE * ARCHIVE_POINTS_HUGE;

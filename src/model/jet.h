@@ -21,7 +21,8 @@ double exp(double);
 #pragma omp declare simd notinbranch
 double log(double);
 /* and, from glibc 2.35, of erfc (the lm family's GELU, forward and
- * backward: the largest cost of its training when scalar, bench/RESULTS.md) */
+ * backward: the largest cost of its training when scalar: docs/DECISIONS.md,
+ * "The lm family's attention and GELU") */
 #include <math.h>
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
 #pragma omp declare simd notinbranch
