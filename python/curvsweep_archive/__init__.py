@@ -12,7 +12,8 @@ finished:
 
 Format versions 2 to 6 are read (2 and 3 keep per-point values in a
 group per cell; 2 has no attention-sink columns, which come out as NaN;
-before 6 there is no /estimation table: ``estimation`` is empty).
+before 6 there are no /estimation, /gates and /cellstats tables:
+``estimation``, ``gates`` and ``cellstats`` are empty).
 
     import curvsweep_archive as ca
     cells = ca.cells("results/demo.h5")               # one row per cell
@@ -49,7 +50,8 @@ import h5py
 import numpy as np
 import pandas as pd
 
-__all__ = ["attrs", "spec", "cells", "curvature", "curves", "estimation", "points", "runs", "fields",
+__all__ = ["attrs", "spec", "cells", "curvature", "curves", "estimation", "gates", "cellstats",
+           "points", "runs", "fields",
            "MEASURES",
            "locked", "Archive", "ArchiveBusy", "SUPPORTED_FORMATS", "LOCK_WAIT_SECONDS"]
 
@@ -321,6 +323,38 @@ def estimation(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     return _per_cell_table("estimation", with_config, ("done",), timeout, path)
 
 
+GATE_COLUMNS = (("cell_id", "prefix", "n_scores", "mean", "median", "q10", "q90", "frac_low",
+                 "var_query", "var_channel") + tuple("hist_%02d" % b for b in range(20)))
+CELLSTATS_COLUMNS = ("cell_id", "spikes", "loss_ratio_max", "test_nll", "test_brier", "test_ece")
+
+
+def _optional_table(path, name, columns, with_config, keep_status, timeout):
+    def has(f):
+        return name in f
+    if not _read(path, has, timeout):
+        return pd.DataFrame(columns=list(columns))
+    return _per_cell_table(name, with_config, keep_status, timeout, path)
+
+
+def gates(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
+    """/gates (format 6): one row per gated block (prefix) of a done cell,
+    the gate scores over held-out inputs (n_scores, mean, median, q10, q90,
+    frac_low: the share below 0.1, var_query and var_channel: the shares of
+    their variance between positions and between channels, hist_00 ..
+    hist_19: the shares in the 20 bins of width 0.05; docs/ARCHIVE.md).
+    Older formats: an empty frame."""
+    return _optional_table(path, "gates", GATE_COLUMNS, with_config, ("done",), timeout)
+
+
+def cellstats(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
+    """/cellstats (format 6): one row per done or diverged cell of a
+    classification family: spikes and loss_ratio_max of its training curve,
+    test_nll, test_brier and test_ece of its test predictions (NaN for a
+    diverged cell; docs/ARCHIVE.md). Older formats: an empty frame."""
+    return _optional_table(path, "cellstats", CELLSTATS_COLUMNS, with_config,
+                           ("done", "diverged"), timeout)
+
+
 def runs(path, timeout=LOCK_WAIT_SECONDS):
     """/runs: one row per invocation of curvsweep run on the archive."""
     return _read(path, lambda f: _frame(f["runs"][()]), timeout)
@@ -451,6 +485,12 @@ class Archive:
 
     def estimation(self, with_config=True):
         return estimation(self.path, with_config, self.timeout)
+
+    def gates(self, with_config=True):
+        return gates(self.path, with_config, self.timeout)
+
+    def cellstats(self, with_config=True):
+        return cellstats(self.path, with_config, self.timeout)
 
     def points(self, cell_id=None, with_config=True):
         return points(self.path, cell_id, with_config, self.timeout)
