@@ -37,18 +37,20 @@ void cellstats_calib_finish(const cellstats_calib *c, double *nll, double *brier
 
 #define CELLSTATS_SPIKE_WINDOW 5   /* evaluations before k whose best loss it is compared to */
 #define CELLSTATS_SPIKE_RATIO 2.0  /* a spike at least doubles that loss ... */
-#define CELLSTATS_SPIKE_FLOOR 0.1  /* ... and rises by more than 0.1 log K nats (K classes) */
+#define CELLSTATS_SPIKE_BACK 0.5   /* ... and climbs back more than this share of the way from
+                                      it to the loss of a uniform guess, log K (K classes) */
 
 /* Loss spikes of a training curve: loss[0..n) the full-training-set loss at
  * the curve's evaluations (a diverged cell's non-finite tail left out: only
- * the leading finite losses count), floor = CELLSTATS_SPIKE_FLOOR · log K.
- * With m_k the smallest of the W = CELLSTATS_SPIKE_WINDOW losses before k,
- * evaluation k ≥ 1 is spiked when
- *   loss[k] > CELLSTATS_SPIKE_RATIO · m_k  and  loss[k] − m_k > floor;
+ * the leading finite losses count), chance = log K, the loss of a uniform
+ * guess over the K classes. With m_k the smallest of the W =
+ * CELLSTATS_SPIKE_WINDOW losses before k, evaluation k ≥ 1 is spiked when
+ *   loss[k] > CELLSTATS_SPIKE_RATIO · m_k  and
+ *   loss[k] > m_k + CELLSTATS_SPIKE_BACK · (chance − m_k);
  * *spikes counts the runs of consecutive spiked evaluations, *ratio_max is
  * the largest loss[k] / m_k over k ≥ 1 with m_k > 0 (NaN when there is
  * none). */
-void cellstats_loss_spikes(int n, const double *loss, double floor, int *spikes,
+void cellstats_loss_spikes(int n, const double *loss, double chance, int *spikes,
                            double *ratio_max);
 
 /* ---- gate scores ---- */

@@ -493,8 +493,8 @@ static int cell_measure_outputs(const cs_model *M, const cs_dataset *test, cs_ce
 }
 
 /* The stability of the training curve (docs/MODELS.md, "Stability"): its
- * loss spikes against a floor of a tenth of the loss of a uniform guess
- * over the K classes. */
+ * loss spikes, measured against the loss of a uniform guess over the K
+ * classes (log K). */
 static int measure_stability(const cs_model *M, cs_cell_result *res) {
   double *loss;
   CS_CHECK(CS_CALLOC(loss, res->n_curve > 0 ? res->n_curve : 1));
@@ -502,8 +502,8 @@ static int measure_stability(const cs_model *M, cs_cell_result *res) {
   cs->present = 1;
   cs->test_nll = cs->test_brier = cs->test_ece = NAN;
   for (int e = 0; e < res->n_curve; e++) loss[e] = res->curve[e].train_loss;
-  cellstats_loss_spikes(res->n_curve, loss, CELLSTATS_SPIKE_FLOOR * log((double)model_classes(M)),
-                        &cs->spikes, &cs->loss_ratio_max);
+  cellstats_loss_spikes(res->n_curve, loss, log((double)model_classes(M)), &cs->spikes,
+                        &cs->loss_ratio_max);
   free(loss);
   return CS_OK;
 }

@@ -56,7 +56,7 @@ void cellstats_calib_finish(const cellstats_calib *c, double *nll, double *brier
 
 /* -------------------------------------------------------------- stability */
 
-void cellstats_loss_spikes(int n, const double *loss, double floor, int *spikes,
+void cellstats_loss_spikes(int n, const double *loss, double chance, int *spikes,
                            double *ratio_max) {
   *spikes = 0;
   *ratio_max = NAN;
@@ -72,7 +72,7 @@ void cellstats_loss_spikes(int n, const double *loss, double floor, int *spikes,
       double r = loss[k] / m;
       if (!(r <= *ratio_max)) *ratio_max = r; /* NaN (none yet) too */
     }
-    int spiked = loss[k] > CELLSTATS_SPIKE_RATIO * m && loss[k] - m > floor;
+    int spiked = loss[k] > CELLSTATS_SPIKE_RATIO * m && loss[k] > m + CELLSTATS_SPIKE_BACK * (chance - m);
     *spikes += spiked && !in_spike;
     in_spike = spiked;
   }
