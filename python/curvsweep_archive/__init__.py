@@ -87,6 +87,9 @@ MEASURES = {
     "massive_act": ("ratio", "massive activation max |h| / median |h| of the residual stream"),
     "value_drain": ("ratio", "value drain ‖v_BOS‖ / median ‖v_t‖"),
     "resid_peak": ("ratio", "residual peak ‖h_BOS‖ / median ‖h_t‖"),
+    "attn_entropy": ("fraction of log(keys)", "mean attention entropy of a query over its keys divided by log(number of keys): 1 uniform, 0 on one key"),
+    "ablate_first": ("nats", "test loss with the block's first-token attention removed (rows renormalised) minus the intact test loss (lm)"),
+    "ablate_attn": ("nats", "test loss with the block's attention output removed minus the intact test loss (lm)"),
 }
 # the columns of /cells that are results, not the cell's configuration
 RESULT_COLUMNS = ("status", "rank", "attempts", "wall_s", "train_loss", "train_acc", "test_acc",
