@@ -5,6 +5,7 @@
  * index.c, columns.c, load.c) read the table. */
 #include "sections.h"
 
+#include "calibration.h"
 #include "claims.h"
 #include "estimation.h"
 #include "gates.h"
@@ -23,6 +24,11 @@ const analysis_section ANALYSIS_SECTIONS[] = {
     ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
     ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
     ANALYSIS_SECTION_ROW(ANALYSIS_ESTIMATION_NAME, estimation),
+    {.name = ANALYSIS_CALIB_NAME, .about = &analysis_calibration_about,
+     .compute = analysis_calibration_compute, .checks = analysis_calibration_checks,
+     .verdicts = analysis_calibration_verdicts, .write_tables = analysis_calibration_write_tables,
+     .write_md = analysis_calibration_write_md, .list_tables = analysis_calibration_list_tables,
+     .free = analysis_calibration_free},
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);
