@@ -9,6 +9,7 @@
 #include "claims.h"
 #include "estimation.h"
 #include "gates.h"
+#include "gatescores.h"
 #include "learning.h"
 #include "sinks.h"
 
@@ -24,6 +25,7 @@ const analysis_section ANALYSIS_SECTIONS[] = {
     ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
     ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
     ANALYSIS_SECTION_ROW(ANALYSIS_ESTIMATION_NAME, estimation),
+    ANALYSIS_SECTION_ROW(ANALYSIS_GATESCORES_NAME, gatescores),
     {.name = ANALYSIS_CALIB_NAME, .about = &analysis_calibration_about,
      .compute = analysis_calibration_compute, .checks = analysis_calibration_checks,
      .verdicts = analysis_calibration_verdicts, .write_tables = analysis_calibration_write_tables,
