@@ -12,6 +12,7 @@
 #include "gatescores.h"
 #include "learning.h"
 #include "sinks.h"
+#include "sinkuse.h"
 
 #include <string.h>
 
@@ -24,6 +25,8 @@ const analysis_section ANALYSIS_SECTIONS[] = {
     ANALYSIS_SECTION_ROW(ANALYSIS_LEARNING_NAME, learning),
     ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
     ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
+    {.name = ANALYSIS_SINKUSE_NAME, .about = &analysis_sinkuse_about,
+     .write_md = analysis_sinkuse_write_md},
     ANALYSIS_SECTION_ROW(ANALYSIS_ESTIMATION_NAME, estimation),
     ANALYSIS_SECTION_ROW(ANALYSIS_GATESCORES_NAME, gatescores),
     {.name = ANALYSIS_CALIB_NAME, .about = &analysis_calibration_about,
