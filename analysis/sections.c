@@ -13,6 +13,7 @@
 #include "learning.h"
 #include "sinks.h"
 #include "sinkuse.h"
+#include "stability.h"
 
 #include <string.h>
 
@@ -34,6 +35,11 @@ const analysis_section ANALYSIS_SECTIONS[] = {
      .verdicts = analysis_calibration_verdicts, .write_tables = analysis_calibration_write_tables,
      .write_md = analysis_calibration_write_md, .list_tables = analysis_calibration_list_tables,
      .free = analysis_calibration_free},
+    {.name = ANALYSIS_STABILITY_NAME, .about = &analysis_stability_about,
+     .compute = analysis_stability_compute, .checks = analysis_stability_checks,
+     .verdicts = analysis_stability_verdicts, .write_tables = analysis_stability_write_tables,
+     .write_md = analysis_stability_write_md, .list_tables = analysis_stability_list_tables,
+     .free = analysis_stability_free},
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);
