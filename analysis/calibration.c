@@ -134,8 +134,8 @@ static int analysis_calib_rows(analysis_data *D, analysis_calib *C) {
       if (seen) continue;
       analysis_calib_row *R = &C->row[C->n_row];
       *R = (analysis_calib_row){.a = a, .gate = gate, .family = fam};
-      snprintf(R->scope, sizeof R->scope, "%s%s%s (%s)", config_arch_name(D->arch[a]), gate >= 0 ? " " : "",
-               gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "", config_family_name(fam));
+      snprintf(R->scope, sizeof R->scope, "%s %s%s%s", config_family_name(fam), config_arch_name(D->arch[a]),
+               gate >= 0 ? " " : "", gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "");
       rc = analysis_calib_row_fill(D, R, x);
       if (!rc && R->n_pairs > 0) C->n_row++;
       else free(R->dece_seed), R->dece_seed = NULL;

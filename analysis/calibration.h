@@ -35,7 +35,7 @@ typedef struct {
   int a;                 /* index into D->arch (a gated arch) */
   int gate;              /* cs_gate_pos, or -1: the family places no gate */
   cs_family family;
-  char scope[96];        /* "gated g1 (self)", "gated (memory)" */
+  char scope[96];        /* "self gated g1", "memory gated" */
   int n_units;           /* units with a measured pair at some seed */
   int n_pairs;           /* (unit, seed) pairs measured */
   analysis_ci u[CALIB_COUNT], g[CALIB_COUNT]; /* ungated, gated: over seeds */

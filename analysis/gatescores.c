@@ -109,8 +109,8 @@ int analysis_gatescores_compute(analysis_data *D) {
       if (seen) continue;
       analysis_gs_row *R = &G->row[G->n_row];
       *R = (analysis_gs_row){.a = a, .gate = gate, .family = fam};
-      snprintf(R->scope, sizeof R->scope, "%s%s%s (%s)", config_arch_name(D->arch[a]), gate >= 0 ? " " : "",
-               gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "", config_family_name(fam));
+      snprintf(R->scope, sizeof R->scope, "%s %s%s%s", config_family_name(fam), config_arch_name(D->arch[a]),
+               gate >= 0 ? " " : "", gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "");
       rc = analysis_gs_row_fill(D, R, x);
       G->n_gated += R->n_cells + R->n_unmeasured, G->n_measured += R->n_cells;
       if (!rc && R->n_cells + R->n_unmeasured > 0) G->n_row++;

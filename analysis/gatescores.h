@@ -41,7 +41,7 @@ typedef struct {
   int a;                 /* index into D->arch (a gated arch) */
   int gate;              /* cs_gate_pos, or -1: the family places no gate (its gate is G1's) */
   cs_family family;
-  char scope[96];        /* "gated g1 (self)" */
+  char scope[96];        /* "self gated g1" */
   int n_cells;           /* done cells with /gates rows */
   int n_unmeasured;      /* done cells without (format_version 5 or older) */
   analysis_ci q[GS_COUNT]; /* per seed the mean over its cells and blocks; over seeds */

@@ -177,8 +177,8 @@ static int analysis_stab_rows(const analysis_data *D, analysis_stability *S) {
       if (seen) continue;
       analysis_stab_row *R = &S->row[S->n_row];
       *R = (analysis_stab_row){.a = a, .gate = gate, .family = fam};
-      snprintf(R->scope, sizeof R->scope, "%s%s%s (%s)", config_arch_name(D->arch[a]), gate >= 0 ? " " : "",
-               gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "", config_family_name(fam));
+      snprintf(R->scope, sizeof R->scope, "%s %s%s%s", config_family_name(fam), config_arch_name(D->arch[a]),
+               gate >= 0 ? " " : "", gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "");
       rc = analysis_stab_row_fill(D, S, R, x);
       if (!rc && R->n_units > 0) S->n_row++;
       else free(R->d_seed), R->d_seed = NULL;

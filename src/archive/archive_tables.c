@@ -231,6 +231,14 @@ static int archive_est_same(const cs_cell_result *x, const cs_cell_result *y) {
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* 1 when x or y was read from an archive before format_version 6's
+ * measures (its /curvature has no attn_entropy column, stats_absent): that
+ * archive has no /gates and /cellstats either, so a comparison leaves them
+ * out, as it leaves out the columns (docs/ARCHIVE.md, "Versions"). */
+static int archive_v6_measures_absent(const cs_cell_result *x, const cs_cell_result *y) {
+  return ((x->stats_absent | y->stats_absent) & archive_stats_bit(offsetof(geom_stats, attn_entropy))) != 0;
+}
+
 /* ---- /gates: one row per gated block of a done cell (its gate scores) ---- */
 
 /* The histogram's column names, "hist_00" .. "hist_19". */
@@ -316,6 +324,7 @@ static const char *archive_gate_place(cs_cell_result *r, const void *row, int64_
 }
 
 static int archive_gate_same(const cs_cell_result *x, const cs_cell_result *y) {
+  if (archive_v6_measures_absent(x, y)) return 1;
   if (x->n_gates != y->n_gates) return 0;
   for (int k = 0; k < x->n_gates; k++) {
     archive_gate_row a, b;
@@ -387,6 +396,7 @@ static const char *archive_cstat_place(cs_cell_result *r, const void *row, int64
 static int archive_cstat_same(const cs_cell_result *x, const cs_cell_result *y) {
   archive_cstat_row a, b;
   memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+  if (archive_v6_measures_absent(x, y)) return 1;
   if (x->cstats.present != y->cstats.present) return 0;
   if (!x->cstats.present) return 1;
   archive_cstat_to_rows(x, &a, NULL), archive_cstat_to_rows(y, &b, NULL);
