@@ -10,6 +10,7 @@
 #include "estimation.h"
 #include "gates.h"
 #include "gatescores.h"
+#include "heads.h"
 #include "learning.h"
 #include "sinks.h"
 #include "sinkuse.h"
@@ -40,6 +41,9 @@ const analysis_section ANALYSIS_SECTIONS[] = {
      .verdicts = analysis_stability_verdicts, .write_tables = analysis_stability_write_tables,
      .write_md = analysis_stability_write_md, .list_tables = analysis_stability_list_tables,
      .free = analysis_stability_free},
+    {.name = ANALYSIS_HEADS_NAME, .about = &analysis_heads_about,
+     .write_tables = analysis_heads_write_tables, .write_md = analysis_heads_write_md,
+     .list_tables = analysis_heads_list_tables},
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);

@@ -18,7 +18,9 @@
  *     +1 → supported, p = 2/256; stability.csv's counts; gated unstable
  *     already at 1e-3 reads one grid step below (log10 lr* = −4);
  *   - results without /cellstats and /gates (an archive of format_version
- *     5 or older): each section says what is not stored, and no verdict. */
+ *     5 or older): each section says what is not stored, and no verdict;
+ *   - the heads table: gated accuracy 0.01 · H above ungated at H = 1, 2, 4
+ *     (width 16: head dims 16, 8, 4). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,11 +189,39 @@ static void test_not_stored(void **state) {
   free_result_array(res, n);
 }
 
+/* The heads table: gated accuracy 0.01 · heads above ungated, per head
+ * count at width 16 (head dims 16, 8, 4). */
+static void fill_heads(const void *vctx, const cs_config *c, cs_cell_result *r) {
+  fill(vctx, c, r);
+  if (c->arch != ARCH_UNGATED) r->test_acc = r->train_acc = 0.80 + 0.01 * c->heads;
+}
+
+static void test_heads_table(void **state) {
+  (void)state;
+  static const char *SPEC_HEADS = "[sweep]\nname = heads\n[grid]\narch = ungated, gated\nheads = 1, 2, 4\n"
+                                  "depth = 1\nseed = 0..3\ntask = circles\n[model]\nwidth = 16\n";
+  fill_ctx ctx = {1, 0};
+  int64_t n;
+  cs_cell_result *res = make_spec_results(SPEC_HEADS, fill_heads, &ctx, &n);
+  char dir[256], path[512];
+  char *md = analyse_results(SPEC_HEADS, res, n, NULL, "heads", dir, sizeof dir);
+  assert_has(md, "## Does the gate's gain grow as the head dimension shrinks?");
+  assert_has(md, "| gated | - | circles | 1 | all | 4 | 4 | 4 | 0.04 [0.04, 0.04] |");
+  snprintf(path, sizeof path, "%s/report/heads.csv", dir);
+  assert_close(csv_number(path, "gated,-,circles,1,all,2,", "dacc_mean"), 0.02, 1e-12);
+  assert_close(csv_number(path, "gated,-,circles,1,all,1,", "head_dim"), 16, 0);
+  assert_close(csv_number(path, "gated,-,circles,1,all,4,", "dece_mean"), -0.02, 1e-12);
+  free(md);
+  remove_tree(dir);
+  free_result_array(res, n);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_calibration_and_gate_scores),
       cmocka_unit_test(test_stability),
       cmocka_unit_test(test_not_stored),
+      cmocka_unit_test(test_heads_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
