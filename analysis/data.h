@@ -133,6 +133,10 @@ typedef struct {
   int *other_axis;
   /* the table: cell[((((a·T + t)·D + d)·R + r)·S + s)] done result or NULL */
   const cs_cell_result **cell;
+  /* the same table of the cells that ended in training, done or diverged
+   * (failed and pending: NULL): where stability is read (a diverged cell
+   * is an outcome, not a missing one) */
+  const cs_cell_result **ended;
   analysis_group *group;     /* [a][t][d][r] */
   analysis_prefix **prefix;  /* [a][t][d][r] -> depth entries (NULL when no done cell) */
   analysis_amp *amp;         /* [a][t][r] */

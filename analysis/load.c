@@ -292,6 +292,7 @@ static int analysis_collect_values(analysis_data *D, analysis_arrange_work *W) {
   for (int r = 0; r < D->n_regime; r++) D->regime[r].cell_id = -1;
   size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
   CS_CHECK(CS_CALLOC(D->cell, n_groups * D->n_seed));
+  CS_CHECK(CS_CALLOC(D->ended, n_groups * D->n_seed));
   CS_CHECK(CS_CALLOC(D->group, n_groups));
   CS_CHECK(CS_CALLOC(D->prefix, n_groups));
   return CS_OK;
@@ -319,6 +320,7 @@ static void analysis_fill_table(analysis_data *D, const analysis_arrange_work *W
     grp->n_cells++;
     if (r->status == CELL_FAILED) grp->n_failed++;
     if (r->status == CELL_DIVERGED) grp->n_diverged++;
+    if (r->status == CELL_DONE || r->status == CELL_DIVERGED) D->ended[analysis_cidx(D, a, t, d, rg, s)] = r;
     if (r->status == CELL_DONE) {
       grp->n_done++;
       D->cell[analysis_cidx(D, a, t, d, rg, s)] = r;
@@ -479,7 +481,7 @@ void analysis_data_free(analysis_data *D) {
     size_t n_groups = (size_t)D->n_arch * D->n_task * D->n_depth * D->n_regime;
     for (size_t i = 0; i < n_groups; i++) free(D->prefix[i]);
   }
-  free(D->prefix), free(D->group), free(D->cell), free(D->amp), free(D->gap);
+  free(D->prefix), free(D->group), free(D->cell), free(D->ended), free(D->amp), free(D->gap);
   free(D->seed), free(D->depth), free(D->regime), free(D->other_axis);
   for (int p = 0; p < D->n_paths && !D->borrowed; p++) {
     if (!D->results_per_path || !D->results_per_path[p]) continue;

@@ -9,6 +9,7 @@
 #include "curvsweep/geom.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define CLASSIFIED ANALYSIS_MEASURE_CLASSIFIED
@@ -16,6 +17,7 @@
 #define SEED_MAX ANALYSIS_MEASURE_SEED_MAX
 #define LOG_SLOPE ANALYSIS_MEASURE_LOG_SLOPE
 #define ATTENTION ANALYSIS_MEASURE_ATTENTION
+#define CELL ANALYSIS_MEASURE_CELL
 #define SUMMARY ANALYSIS_USE_SUMMARY
 #define PREFIX ANALYSIS_USE_PREFIX
 #define AMP ANALYSIS_USE_AMP
@@ -84,6 +86,36 @@ const analysis_measure ANALYSIS_MEASURES[ANALYSIS_N_MEASURES] = {
                              {[SINKS] = {"drain", 4}}},
     [MEASURE_RESID_PEAK] = {"resid_peak", "ratio", "residual peak ‖h_BOS‖ / median ‖h_t‖", 0,
                             {[SINKS] = {"peak", 5}}},
+    [MEASURE_ATTN_ENTROPY] = {"attn_entropy", "fraction of log(keys)",
+                              "mean attention entropy of a query over its keys divided by log(number "
+                              "of keys): 1 uniform, 0 on one key",
+                              CLIP01 | ATTENTION,
+                              {[PREFIX] = {"entropy", 12}, [GATES] = {"entropy", 6},
+                               [SINKS] = {"entropy", 6}}},
+    [MEASURE_ABLATE_FIRST] = {"ablate_first", "nats",
+                              "test loss with the block's first-token attention removed (rows "
+                              "renormalised) minus the intact test loss (lm)",
+                              0, {[SINKS] = {"ablfirst", 7}}},
+    [MEASURE_ABLATE_ATTN] = {"ablate_attn", "nats",
+                             "test loss with the block's attention output removed minus the intact "
+                             "test loss (lm)",
+                             0, {[SINKS] = {"ablattn", 8}}},
+    [MEASURE_TEST_NLL] = {"test_nll", "nats", "mean negative log-likelihood of the test targets", CELL,
+                          {[SUMMARY] = {"nll", 14}, [GAP] = {"nll", 5}}},
+    [MEASURE_TEST_BRIER] = {"test_brier", "Brier score (0 to 2)",
+                            "mean Σ_k (p_k − y_k)² over the test targets (multi-class Brier score)", CELL,
+                            {[SUMMARY] = {"brier", 15}, [GAP] = {"brier", 6}}},
+    [MEASURE_TEST_ECE] = {"test_ece", "fraction (0 to 1)",
+                          "expected calibration error of the test predictions, 15 equal-width "
+                          "confidence bins",
+                          CLIP01 | CELL, {[SUMMARY] = {"ece", 16}, [GAP] = {"ece", 7}}},
+};
+
+const analysis_cell_field ANALYSIS_CELL_FIELDS[ANALYSIS_N_CELL_FIELDS] = {
+    {"loss_ratio_max", offsetof(cs_cell_stats, loss_ratio_max)},
+    {"test_nll", offsetof(cs_cell_stats, test_nll)},
+    {"test_brier", offsetof(cs_cell_stats, test_brier)},
+    {"test_ece", offsetof(cs_cell_stats, test_ece)},
 };
 
 int analysis_measures_of(analysis_use u, analysis_measure_id *ids) {
@@ -115,6 +147,13 @@ double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_measure
   if (!r || (int)which < 0 || which >= ANALYSIS_N_MEASURES) return NAN;
   const analysis_measure *M = &ANALYSIS_MEASURES[which];
   if (!M->field) return r->test_acc;
+  if (M->flags & ANALYSIS_MEASURE_CELL) {
+    if (!r->cstats.present || prefix > r->depth) return NAN;
+    for (int k = 0; k < ANALYSIS_N_CELL_FIELDS; k++)
+      if (!strcmp(ANALYSIS_CELL_FIELDS[k].name, M->field))
+        return *(const double *)((const char *)&r->cstats + ANALYSIS_CELL_FIELDS[k].offset);
+    return NAN;
+  }
   if (r->depth < 1 || !r->curv) return NAN;
   int l = prefix > 0 ? prefix : r->depth;
   if (l > r->depth) return NAN;

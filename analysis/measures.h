@@ -12,6 +12,8 @@
 
 #include "curvsweep/result.h"
 
+#include <stddef.h>
+
 /* The rows of the table: each measure's name in code. */
 typedef enum {
   MEASURE_ACC = 0,     /* the cell's test accuracy (no geom_stats field) */
@@ -33,6 +35,12 @@ typedef enum {
   MEASURE_MASSIVE_ACT, /* massive_act: max |h| / median |h| */
   MEASURE_VALUE_DRAIN, /* value_drain: ‖v_first‖ / median ‖v_t‖ */
   MEASURE_RESID_PEAK,  /* resid_peak: ‖h_first‖ / median ‖h_t‖ */
+  MEASURE_ATTN_ENTROPY, /* attn_entropy: mean attention entropy / log(keys) */
+  MEASURE_ABLATE_FIRST, /* ablate_first: Δ test loss without the first-token attention (lm) */
+  MEASURE_ABLATE_ATTN,  /* ablate_attn: Δ test loss without the attention output (lm) */
+  MEASURE_TEST_NLL,     /* test_nll (/cellstats): mean NLL of the test targets */
+  MEASURE_TEST_BRIER,   /* test_brier (/cellstats): multi-class Brier score */
+  MEASURE_TEST_ECE,     /* test_ece (/cellstats): expected calibration error, 15 bins */
   ANALYSIS_N_MEASURES
 } analysis_measure_id;
 
@@ -61,10 +69,13 @@ enum {
   ANALYSIS_MEASURE_SEED_MAX = 4,   /* prefix.csv also gives its largest seed value, <column>_max */
   ANALYSIS_MEASURE_LOG_SLOPE = 8,  /* amplification.csv fits the log of its seed mean (> 0) */
   ANALYSIS_MEASURE_ATTENTION = 16, /* an attention statistic: gates.csv shows ungated's beside */
+  ANALYSIS_MEASURE_CELL = 32,      /* a value of the cell, not of a prefix: field names a column
+                                      of /cellstats (cs_cell_stats), the same at every prefix */
 };
 
 typedef struct {
-  const char *field;   /* its geom_stats field, a name of GEOM_STATS_FIELDS (geom.h);
+  const char *field;   /* its geom_stats field, a name of GEOM_STATS_FIELDS (geom.h), or with
+                          ANALYSIS_MEASURE_CELL one of ANALYSIS_CELL_FIELDS;
                           NULL: the cell's test accuracy */
   const char *unit;    /* what its values are measured in */
   const char *meaning; /* one line for COLUMNS.md */
@@ -73,6 +84,15 @@ typedef struct {
 } analysis_measure;
 
 extern const analysis_measure ANALYSIS_MEASURES[ANALYSIS_N_MEASURES];
+
+/* The doubles of cs_cell_stats (result.h) by name, as /cellstats names them:
+ * the fields of the ANALYSIS_MEASURE_CELL rows. */
+#define ANALYSIS_N_CELL_FIELDS 4
+typedef struct {
+  const char *name;
+  size_t offset;
+} analysis_cell_field;
+extern const analysis_cell_field ANALYSIS_CELL_FIELDS[ANALYSIS_N_CELL_FIELDS];
 
 /* The report table of each use ("summary.csv", …). */
 extern const char *const ANALYSIS_USE_TABLE[ANALYSIS_USE_COUNT];
@@ -87,8 +107,9 @@ int analysis_stats_classified(const geom_stats *g);
 
 /* Measure `which` of a done cell at prefix l (l = 1..L; 0: the deepest,
  * l = L): its geom_stats field, read by name through GEOM_STATS_FIELDS, or
- * its test accuracy; NaN if missing, and for a classified measure of an
- * unclassified row. */
+ * its test accuracy, or (ANALYSIS_MEASURE_CELL) its /cellstats value at any
+ * prefix; NaN if missing (a cell without /cellstats: not measured), and for
+ * a classified measure of an unclassified row. */
 double analysis_cell_value(const cs_cell_result *r, int prefix, analysis_measure_id which);
 
 #endif

@@ -5,11 +5,16 @@
  * index.c, columns.c, load.c) read the table. */
 #include "sections.h"
 
+#include "calibration.h"
 #include "claims.h"
 #include "estimation.h"
 #include "gates.h"
+#include "gatescores.h"
+#include "heads.h"
 #include "learning.h"
 #include "sinks.h"
+#include "sinkuse.h"
+#include "stability.h"
 
 #include <string.h>
 
@@ -22,7 +27,23 @@ const analysis_section ANALYSIS_SECTIONS[] = {
     ANALYSIS_SECTION_ROW(ANALYSIS_LEARNING_NAME, learning),
     ANALYSIS_SECTION_ROW(ANALYSIS_GATES_NAME, gates),
     ANALYSIS_SECTION_ROW(ANALYSIS_SINKS_NAME, sinks),
+    {.name = ANALYSIS_SINKUSE_NAME, .about = &analysis_sinkuse_about,
+     .write_md = analysis_sinkuse_write_md},
     ANALYSIS_SECTION_ROW(ANALYSIS_ESTIMATION_NAME, estimation),
+    ANALYSIS_SECTION_ROW(ANALYSIS_GATESCORES_NAME, gatescores),
+    {.name = ANALYSIS_CALIB_NAME, .about = &analysis_calibration_about,
+     .compute = analysis_calibration_compute, .checks = analysis_calibration_checks,
+     .verdicts = analysis_calibration_verdicts, .write_tables = analysis_calibration_write_tables,
+     .write_md = analysis_calibration_write_md, .list_tables = analysis_calibration_list_tables,
+     .free = analysis_calibration_free},
+    {.name = ANALYSIS_STABILITY_NAME, .about = &analysis_stability_about,
+     .compute = analysis_stability_compute, .checks = analysis_stability_checks,
+     .verdicts = analysis_stability_verdicts, .write_tables = analysis_stability_write_tables,
+     .write_md = analysis_stability_write_md, .list_tables = analysis_stability_list_tables,
+     .free = analysis_stability_free},
+    {.name = ANALYSIS_HEADS_NAME, .about = &analysis_heads_about,
+     .write_tables = analysis_heads_write_tables, .write_md = analysis_heads_write_md,
+     .list_tables = analysis_heads_list_tables},
 };
 
 const int ANALYSIS_N_SECTIONS = (int)(sizeof ANALYSIS_SECTIONS / sizeof *ANALYSIS_SECTIONS);

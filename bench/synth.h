@@ -5,6 +5,7 @@
 #ifndef CS_BENCH_SYNTH_H
 #define CS_BENCH_SYNTH_H
 
+#include "curvsweep/config.h"
 #include "curvsweep/error.h"
 #include "curvsweep/result.h"
 #include "curvsweep/spec.h"
@@ -51,7 +52,11 @@ static int synth_result(const cs_spec *spec, int64_t cell, int n_points, cs_cell
   for (int e = 0; e < r->n_curve; e++)
     r->curve[e] = (cs_curve_point){e, r->train_loss * (2 - e), r->train_acc - 0.1 * (1 - e),
                                    r->test_acc - 0.1 * (1 - e)};
+  /* /cellstats: a done or diverged cell's row (docs/ARCHIVE.md) */
+  r->cstats = (cs_cell_stats){1, (int)(cell % 3), 1.0 + (double)(cell % 7) / 8, NAN, NAN, NAN};
   if (r->status == CELL_DIVERGED) return CS_OK;
+  r->cstats.test_nll = 2 * r->train_loss, r->cstats.test_brier = r->train_loss;
+  r->cstats.test_ece = (double)(cell % 11) / 64;
   r->depth = cfg.depth;
   CS_CHECK(CS_CALLOC(r->curv, r->depth));
   for (int l = 0; l < r->depth; l++) {
@@ -68,6 +73,16 @@ static int synth_result(const cs_spec *spec, int64_t cell, int n_points, cs_cell
     s->Kh_absmean = fabs(v) / 3 + 0.02, s->Kh_q05 = v / 3 - 1, s->Kh_q95 = v / 3 + 1;
     s->Kh_fracpos = s->K_fracpos, s->aniso_median = 1.5, s->H_norm_mean = 3 + l;
     s->logdet_mean = -l, s->intK = v * 0.7, s->intabsK = fabs(v) * 0.8, s->intK_err = 0.01;
+  }
+  /* /gates: a row per block of a gated cell */
+  if (config_arch_gated(cfg.arch) && config_arch_info(cfg.arch)->attention) {
+    CS_CHECK(CS_CALLOC(r->gates, r->depth));
+    r->n_gates = r->depth;
+    for (int l = 0; l < r->depth; l++) {
+      cs_gate_scores *g = &r->gates[l];
+      *g = (cs_gate_scores){l + 1, 64, 0.5, 0.5, 0.25, 0.75, 0.0625, 0.5, 0.25, {0}};
+      for (int b = 0; b < RESULT_GATE_BINS; b++) g->hist[b] = 1.0 / RESULT_GATE_BINS;
+    }
   }
   if (n_points <= 0) return CS_OK;
   int m = 2, L = r->depth;

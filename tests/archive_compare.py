@@ -3,7 +3,8 @@
 
 usage: archive_compare.py A.h5 B.h5 [--rtol R] [--ignore-spec]
        archive_compare.py --each A.h5 B1.h5 B2.h5 ...
-Also /estimation (format_version 6; absent in an older archive: no rows). Ignores what
+Also /estimation, /gates and /cellstats (format_version 6; absent in an
+older archive: no rows). Ignores what
 legitimately differs between runs: /cells rank, wall_s and
 attempts, /runs, and the created timestamp. With --rtol, floating-point
 fields may differ by a relative R (teams sum in another order); with
@@ -200,8 +201,8 @@ def compare_tables(fa, fb, name, keys, ignore=()):
 
 
 def compare_optional_table(fa, fb, name, keys):
-    """A table of a newer format_version (/estimation: 6): an archive of an
-    older version lacks it and has no rows in it."""
+    """A table of a newer format_version (/estimation, /gates, /cellstats:
+    6): an archive of an older version lacks it and has no rows in it."""
     if name not in fa or name not in fb:
         rows = len(fa[name]) if name in fa else len(fb[name]) if name in fb else 0
         return f"{name}: {rows} rows in one archive, none in the other" if rows else None
@@ -237,6 +238,8 @@ def compare(a, b, ignore_spec):
             lambda: compare_points(fa, fb),
             lambda: compare_groups(fa, fb, "params"),
             lambda: compare_optional_table(fa, fb, "estimation", ["cell_id"]),
+            lambda: compare_optional_table(fa, fb, "gates", ["cell_id", "prefix"]),
+            lambda: compare_optional_table(fa, fb, "cellstats", ["cell_id"]),
         ]
         for c in checks:
             d = c()

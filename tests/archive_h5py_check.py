@@ -28,7 +28,7 @@ def close(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median", "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean", "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak", "sink_headmax"]
+STATS = ["degenerate_frac", "unresolved_frac", "flat_frac", "curved_frac", "K_mean", "K_median", "K_absmean", "K_q05", "K_q95", "K_fracpos", "S_mean", "S_se", "Kt_mean", "Kt_median", "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median", "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean", "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain", "resid_peak", "sink_headmax", "attn_entropy", "ablate_first", "ablate_attn"]
 
 with h5py.File(path, "r") as f:
     # root attributes
@@ -107,6 +107,35 @@ with h5py.File(path, "r") as f:
         c, e = int(row["cell_id"]), int(row["epoch"])
         check(row["train_loss"] == 1.0 / e + c and row["train_acc"] == 0.125 * (e - 1)
               and row["test_acc"] == 0.0625 * (e - 1) + c / 1024, "curve of cell %d epoch %d" % (c, e))
+
+    # /gates: a row per prefix of every done cell (the fixture gives every
+    # done cell rows), u = (cell mod 32)/64
+    gates = f["gates"][:]
+    want_g = ["cell_id", "prefix", "n_scores", "mean", "median", "q10", "q90", "frac_low",
+              "var_query", "var_channel"] + ["hist_%02d" % b for b in range(20)]
+    check(list(gates.dtype.names) == want_g, "gates fields %s" % (gates.dtype.names,))
+    check(len(gates) == sum(depth[c] for c in range(6)), "gates rows %d" % len(gates))
+    for row in gates:
+        c, l = int(row["cell_id"]), int(row["prefix"])
+        u = (c % 32) / 64
+        want_v = {"n_scores": 64 + c, "mean": 0.25 + u, "median": 0.125 + u + l / 128, "q10": l / 64,
+                  "q90": 0.75 + u / 4, "frac_low": l / 32, "var_query": 0.5 - u / 2,
+                  "var_channel": u / 2}
+        want_v.update({"hist_%02d" % b: (b + 1) / 210 for b in range(20)})
+        check(c < 6 and 1 <= l <= depth[c], "gates prefix %d of cell %d" % (l, c))
+        for name, v in want_v.items():
+            check(row[name] == v, "gates %s of cell %d prefix %d" % (name, c, l))
+
+    # /cellstats: one row per done cell (the failed cell has none)
+    cs = f["cellstats"][:]
+    check(list(cs.dtype.names) == ["cell_id", "spikes", "loss_ratio_max", "test_nll", "test_brier",
+                                   "test_ece"], "cellstats fields %s" % (cs.dtype.names,))
+    check(sorted(int(c) for c in cs["cell_id"]) == list(range(6)), "cellstats rows")
+    for row in cs:
+        c = int(row["cell_id"])
+        check(row["spikes"] == c % 3 and row["loss_ratio_max"] == 1.5 + c / 64
+              and row["test_nll"] == 0.5 + c / 512 and row["test_brier"] == 0.25 + (c % 64) / 256
+              and row["test_ece"] == 0.0625 + (c % 16) / 64, "cellstats of cell %d" % c)
 
     # /points of cell 1 (/points/index, the arrays), and /params/1
     ix = f["points/index"][:]

@@ -23,7 +23,11 @@ fi
 printf '[model]\nwidht = 8\n' > "$tmp/bad.ini"
 "$bin" train "$tmp/bad.ini" --cell 0 >"$tmp/o" 2>&1; check train-bad-spec 2 $? 'bad.ini:2: \[model\] widht: unknown key; did you mean width? allowed: family, gate, width, slots' "$tmp/o"
 "$bin" train "$src/tests/specs/demo-small.ini" --cell 3 >"$tmp/o" 2>&1; check train-runs 0 $? "cell 3 of 8: arch=ungated depth=2 task=linear seed=1" "$tmp/o"
-grep -q "^status done" "$tmp/o" && grep -q "test_acc 0\.[0-9]" "$tmp/o" && [[ $(grep -c '^[12] ' "$tmp/o") -eq 2 ]]
+# the curvature table's two prefix rows (K_mean in %.4e) and the entropy table's
+grep -q "^status done" "$tmp/o" && grep -q "test_acc 0\.[0-9]" "$tmp/o" &&
+  [[ $(grep -cE '^[12] +-?[0-9]\.[0-9]{4}e[-+]' "$tmp/o") -eq 2 ]] &&
+  grep -qE "^test_nll [0-9.]+ +test_brier [0-9.]+ +test_ece [0-9.]+ +loss spikes 0 " "$tmp/o" &&
+  grep -qE "^prefix +attn_entropy +ablate_first +ablate_attn" "$tmp/o"
 check train-table 0 $?
 # the same cell twice prints the same numbers (wall time aside)
 "$bin" train "$src/tests/specs/demo-small.ini" --cell 3 | sed 's/wall .*//' > "$tmp/a"

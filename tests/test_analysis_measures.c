@@ -9,8 +9,9 @@
  *     classified measure of an unclassified row;
  *   - the column order of each use: the headers main's report wrote before
  *     the table (literal lists here);
- *   - python/curvsweep_archive's MEASURES holds each row with a field, with
- *     the same unit and meaning, and nothing else. */
+ *   - python/curvsweep_archive's MEASURES holds each row with a /curvature
+ *     field, with the same unit and meaning, and nothing else (the
+ *     /cellstats rows are its cellstats() columns). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +43,11 @@ static void test_every_row_used_and_named(void **state) {
     if (uses == 0) fail_msg("measure %d (%s) is in no report table", m, M->field ? M->field : "acc");
     if (!M->field) continue;
     int found = 0;
+    if (M->flags & ANALYSIS_MEASURE_CELL) {
+      for (int k = 0; k < ANALYSIS_N_CELL_FIELDS; k++) found += !strcmp(ANALYSIS_CELL_FIELDS[k].name, M->field);
+      if (found != 1) fail_msg("measure %d: field %s is not one of ANALYSIS_CELL_FIELDS", m, M->field);
+      continue;
+    }
     for (int k = 0; k < GEOM_STATS_N_FIELDS; k++) found += !strcmp(GEOM_STATS_FIELDS[k].name, M->field);
     if (found != 1) fail_msg("measure %d: field %s is not one of GEOM_STATS_FIELDS", m, M->field);
   }
@@ -87,9 +93,26 @@ static void test_cell_value_reads_its_member(void **state) {
       {MEASURE_SINK_MASS, &st[1].sink_mass},   {MEASURE_MAX_ATTN, &st[1].max_attn},
       {MEASURE_MASSIVE_ACT, &st[1].massive_act}, {MEASURE_VALUE_DRAIN, &st[1].value_drain},
       {MEASURE_RESID_PEAK, &st[1].resid_peak}, {MEASURE_SINK_HEADMAX, &st[1].sink_headmax},
+      {MEASURE_ATTN_ENTROPY, &st[1].attn_entropy}, {MEASURE_ABLATE_FIRST, &st[1].ablate_first},
+      {MEASURE_ABLATE_ATTN, &st[1].ablate_attn},
   };
-  int n = (int)(sizeof want / sizeof *want);
-  assert_int_equal(n + 1, ANALYSIS_N_MEASURES); /* and MEASURE_ACC */
+  /* the /cellstats members by hand: the same at every prefix, NaN when not measured */
+  r.cstats = (cs_cell_stats){1, 2, 3.5, 0.25, 0.125, 0.0625};
+  const struct {
+    analysis_measure_id m;
+    const double *member;
+  } cell[] = {{MEASURE_TEST_NLL, &r.cstats.test_nll},
+              {MEASURE_TEST_BRIER, &r.cstats.test_brier},
+              {MEASURE_TEST_ECE, &r.cstats.test_ece}};
+  int n = (int)(sizeof want / sizeof *want), nc = (int)(sizeof cell / sizeof *cell);
+  assert_int_equal(n + nc + 1, ANALYSIS_N_MEASURES); /* and MEASURE_ACC */
+  for (int i = 0; i < nc; i++) {
+    assert_true(ANALYSIS_MEASURES[cell[i].m].flags & ANALYSIS_MEASURE_CELL);
+    for (int l = 0; l <= 2; l++) assert_exact(analysis_cell_value(&r, l, cell[i].m), *cell[i].member);
+    assert_true(isnan(analysis_cell_value(&r, 3, cell[i].m)));
+  }
+  r.cstats.present = 0;
+  for (int i = 0; i < nc; i++) assert_true(isnan(analysis_cell_value(&r, 0, cell[i].m)));
   for (int i = 0; i < n; i++) {
     assert_exact(analysis_cell_value(&r, 0, want[i].m), *want[i].member);
     assert_exact(analysis_cell_value(&r, 2, want[i].m), *want[i].member);
@@ -113,18 +136,19 @@ static void test_cell_value_reads_its_member(void **state) {
 
 /* The columns of each use in order, as the report wrote them before the
  * table (main a2ef14b's summary.csv, prefix.csv, amplification.csv,
- * gap.csv, gates.csv and sinks.csv headers). */
+ * gap.csv, gates.csv and sinks.csv headers), then the calibration,
+ * attention-entropy and ablation columns of format_version 6 after them. */
 static void test_column_orders(void **state) {
   (void)state;
   static const char *const want[ANALYSIS_USE_COUNT] = {
       [ANALYSIS_USE_SUMMARY] = "acc K_absmean Kt_absmean Kt_mean intK logdet Kh_absmean Kh_mean aniso intabsK "
-                               "unresolved_frac flat_frac curved_frac",
+                               "unresolved_frac flat_frac curved_frac nll brier ece",
       [ANALYSIS_USE_PREFIX] = "K_absmean Kt_absmean Kt_mean logdet Kh_absmean Kh_mean aniso intabsK "
-                              "unresolved_frac flat_frac curved_frac",
+                              "unresolved_frac flat_frac curved_frac entropy",
       [ANALYSIS_USE_AMP] = "K Kt Kh intabsK logdet aniso",
-      [ANALYSIS_USE_GAP] = "acc K Kt Kh",
-      [ANALYSIS_USE_GATES] = "acc Kh Kt sink_mass max_attn",
-      [ANALYSIS_USE_SINKS] = "share headmax massive drain peak",
+      [ANALYSIS_USE_GAP] = "acc K Kt Kh nll brier ece",
+      [ANALYSIS_USE_GATES] = "acc Kh Kt sink_mass max_attn entropy",
+      [ANALYSIS_USE_SINKS] = "share headmax massive drain peak entropy ablfirst ablattn",
   };
   for (int u = 0; u < ANALYSIS_USE_COUNT; u++) {
     analysis_measure_id ids[ANALYSIS_N_MEASURES];
@@ -178,7 +202,7 @@ static void test_python_loader_agrees(void **state) {
   int rows = 0;
   for (int m = 0; m < ANALYSIS_N_MEASURES; m++) {
     const analysis_measure *M = &ANALYSIS_MEASURES[m];
-    if (!M->field) continue;
+    if (!M->field || (M->flags & ANALYSIS_MEASURE_CELL)) continue; /* MEASURES: /curvature's */
     rows++;
     char line[1024];
     snprintf(line, sizeof line, "\n    \"%s\": (\"%s\", \"%s\"),\n", M->field, M->unit, M->meaning);

@@ -130,17 +130,27 @@ static void test_every_section_file_has_its_row(void **state) {
   char *table_end = strstr(table, "\n};");
   assert_non_null(table_end);
   *table_end = '\0';
-  collect_names(table, ".about = &analysis_", "_about", listed, &n_row, CAP);
-  char rows_by_macro[CAP][64];
-  int n_macro = 0;
-  collect_names(table, "_ROW(", ")", rows_by_macro, &n_macro, CAP);
-  for (int i = 0; i < n_macro; i++) {
-    const char *comma = strrchr(rows_by_macro[i], ',');
-    assert_non_null(comma);
-    comma++;
-    while (*comma == ' ') comma++;
-    assert_true(n_row < CAP);
-    snprintf(listed[n_row++], 64, "%s", comma);
+  /* the rows in table order: each either names its about (.about = &analysis_<s>_about)
+   * or is a macro row (…_ROW(name, s)) */
+  for (const char *p = table; p;) {
+    const char *named = strstr(p, ".about = &analysis_"), *macro = strstr(p, "_ROW(");
+    if (!named && !macro) break;
+    int by_macro = macro && (!named || macro < named);
+    const char *a = by_macro ? macro + strlen("_ROW(") : named + strlen(".about = &analysis_");
+    const char *e = strstr(a, by_macro ? ")" : "_about");
+    assert_non_null(e);
+    char item[128];
+    snprintf(item, sizeof item, "%.*s", (int)(e - a), a);
+    const char *name = item;
+    if (by_macro) {
+      const char *comma = strrchr(item, ',');
+      assert_non_null(comma);
+      for (name = comma + 1; *name == ' '; name++) {
+      }
+    }
+    assert_true(n_row < CAP && strlen(name) < 64);
+    snprintf(listed[n_row++], 64, "%.63s", name);
+    p = e;
   }
   free(text);
   assert_int_equal(n_row, ANALYSIS_N_SECTIONS);

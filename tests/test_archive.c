@@ -232,9 +232,19 @@ static void test_schema_columns(void **state) {
                            "Kt_fracpos:f8,St_mean:f8,Kh_mean:f8,Kh_median:f8,Kh_absmean:f8,"
                            "Kh_q05:f8,Kh_q95:f8,Kh_fracpos:f8,aniso_median:f8,H_norm_mean:f8,"
                            "logdet_mean:f8,intK:f8,intabsK:f8,intK_err:f8,sink_mass:f8,max_attn:f8,"
-                           "massive_act:f8,value_drain:f8,resid_peak:f8,sink_headmax:f8");
+                           "massive_act:f8,value_drain:f8,resid_peak:f8,sink_headmax:f8,"
+                           "attn_entropy:f8,ablate_first:f8,ablate_attn:f8");
   compound_names(path, "curves", got, sizeof got);
   assert_string_equal(got, "cell_id:i8,epoch:i4,train_loss:f8,train_acc:f8,test_acc:f8");
+  compound_names(path, "gates", got, sizeof got);
+  assert_string_equal(got, "cell_id:i8,prefix:i4,n_scores:i8,mean:f8,median:f8,q10:f8,q90:f8,"
+                           "frac_low:f8,var_query:f8,var_channel:f8,hist_00:f8,hist_01:f8,"
+                           "hist_02:f8,hist_03:f8,hist_04:f8,hist_05:f8,hist_06:f8,hist_07:f8,"
+                           "hist_08:f8,hist_09:f8,hist_10:f8,hist_11:f8,hist_12:f8,hist_13:f8,"
+                           "hist_14:f8,hist_15:f8,hist_16:f8,hist_17:f8,hist_18:f8,hist_19:f8");
+  compound_names(path, "cellstats", got, sizeof got);
+  assert_string_equal(got, "cell_id:i8,spikes:i4,loss_ratio_max:f8,test_nll:f8,test_brier:f8,"
+                           "test_ece:f8");
   compound_names(path, "runs", got, sizeof got);
   assert_string_equal(got, "start:s32,end:s32,hosts:s256,ranks:i4,team:s16,shard:s32,"
                            "slurm_job:s64,nodelist:s256,requeue_count:i4,cells_run:i8");

@@ -102,6 +102,10 @@ static void ref_linear(const ref_ctx *c, int in, int out, const dual *x, const c
  * ref_gates[l][t][k] for the d channels (a headwise gate repeated over its
  * head's channels). */
 static long double (*ref_gates)[TT][DMAX];
+/* When ref_ablate_kind is set (model_ablation), ref_sequence applies it at
+ * block ref_ablate_layer: the softmax of a query t ≥ 1 over the keys
+ * 1..t only, or no attention output (h passes the block's attention). */
+static int ref_ablate_kind = MODEL_ABLATE_NONE, ref_ablate_layer = -1;
 
 /* The textbook lm of docs/MODELS.md on one sequence tok (T), probe offset
  * x (m = 2, or NULL): hl[l][k] the last position's residual stream after
@@ -147,22 +151,25 @@ static void ref_sequence(const ref_ctx *c, const cs_config *cfg, const int *tok,
     }
     for (int t = 0; t < T; t++) {
       dual O[DMAX];
+      /* the first-token ablation: the keys 1..t of a query t >= 1 */
+      int r0 = l == ref_ablate_layer && ref_ablate_kind == MODEL_ABLATE_FIRST_TOKEN && t > 0;
       for (int j = 0; j < H; j++) {
         dual s[TT], mx = dc(-INFINITY), sum = dc(0);
-        for (int r = 0; r <= t; r++) {
+        s[0] = dc(0);
+        for (int r = r0; r <= t; r++) {
           s[r] = dc(0);
           for (int i = 0; i < dh; i++) s[r] = dadd(s[r], dmul(Q[t][j * dh + i], K[r][j * dh + i]));
           s[r] = ddiv(s[r], dc(sqrtl(dh)));
           if (s[r].v > mx.v) mx = dc(s[r].v);
         }
-        for (int r = 0; r <= t; r++) sum = dadd(sum, s[r] = dexp(dsub(s[r], mx)));
+        for (int r = r0; r <= t; r++) sum = dadd(sum, s[r] = dexp(dsub(s[r], mx)));
         for (int r = 0; r < T; r++) {
-          if (r <= t) s[r] = ddiv(s[r], sum);
+          if (r >= r0 && r <= t) s[r] = ddiv(s[r], sum);
           attn[l][j][t][r] = r <= t ? s[r].v : 0.0L;
         }
         for (int i = 0; i < dh; i++) {
           O[j * dh + i] = dc(0);
-          for (int r = 0; r <= t; r++) O[j * dh + i] = dadd(O[j * dh + i], dmul(s[r], Vv[r][j * dh + i]));
+          for (int r = r0; r <= t; r++) O[j * dh + i] = dadd(O[j * dh + i], dmul(s[r], Vv[r][j * dh + i]));
         }
       }
       if (gated && gp == GATE_G1)
@@ -172,8 +179,9 @@ static void ref_sequence(const ref_ctx *c, const cs_config *cfg, const int *tok,
       if (gated && gp == GATE_G5)
         for (int k = 0; k < d; k++) Y[t][k] = dmul(G[t][k], Y[t][k]);
     }
+    int no_attention = l == ref_ablate_layer && ref_ablate_kind == MODEL_ABLATE_ATTENTION;
     for (int t = 0; t < T; t++) {
-      for (int k = 0; k < d; k++) h[t][k] = dadd(h[t][k], Y[t][k]);
+      for (int k = 0; k < d && !no_attention; k++) h[t][k] = dadd(h[t][k], Y[t][k]);
       if (f) {
         dual a[DMAX], hid[FMAX], z[DMAX];
         snprintf(n1, sizeof n1, "layer%d/mlp/ln_g", l), snprintf(n2, sizeof n2, "layer%d/mlp/ln_b", l);
@@ -304,6 +312,77 @@ static cs_config case_config(int i) {
 }
 
 /* ---------------------------------------------------------------- tests */
+
+/* The ablation deltas (model_ablation_deltas; docs/MODELS.md, "What a sink
+ * does") against the reference's loss with the same intervention at each
+ * block, and the attention entropy and gate values of model_block_stats
+ * against the reference's weights and gates: per block the mean over
+ * sequences, queries t >= 1 and heads of -sum p log p / log(t + 1). */
+static void test_ablations_and_block_stats_match_reference(void **state) {
+  (void)state;
+  for (int i = 0; i < NCASES; i++) {
+    lm_fixture F;
+    fixture_make(&F, case_config(i), 0);
+    int L = F.cfg.depth, H = F.cfg.heads, d = F.cfg.width, dh = d / H;
+    cs_token_batch b = {TT, F.tok, F.sc};
+    double first[8], attn_out[8], intact, ent[8], *gates = NULL;
+    int64_t rows;
+    int width;
+    assert_ok(model_ablation_deltas(F.M, NSEQ, &b, first, attn_out, &intact));
+    ref_ctx c = {F.M, NULL};
+    long double base = ref_loss(&c, &F.cfg, F.tok, F.sc).v;
+    if (fabsl(intact - base) > 1e-10L * fabsl(base))
+      fail_msg("case %d: intact loss %.17g vs reference %.17Lg", i, intact, base);
+    for (int l = 0; l < L; l++)
+      for (int kind = MODEL_ABLATE_FIRST_TOKEN; kind <= MODEL_ABLATE_ATTENTION; kind++) {
+        ref_ablate_kind = kind, ref_ablate_layer = l;
+        long double r = ref_loss(&c, &F.cfg, F.tok, F.sc).v - base;
+        ref_ablate_kind = MODEL_ABLATE_NONE, ref_ablate_layer = -1;
+        double got = kind == MODEL_ABLATE_FIRST_TOKEN ? first[l] : attn_out[l];
+        if (fabsl(got - r) > 1e-10L * fmaxl(1.0L, fabsl(base)))
+          fail_msg("case %d block %d ablation %d: delta %.17g vs reference %.17Lg", i, l + 1, kind,
+                   got, r);
+        if (kind == MODEL_ABLATE_ATTENTION && fabsl(r) < 1e-6L)
+          fail_msg("case %d block %d: removing the attention changes nothing", i, l + 1);
+      }
+    // entropy and gates
+    assert_ok(model_block_stats(F.M, NSEQ, NULL, &b, ent, &gates, &rows, &width));
+    static long double gv[8][TT][DMAX], at[8][4][TT][TT];
+    long double esum[8] = {0}, eterms[8] = {0};
+    int gated = config_arch_gated(F.cfg.arch), headwise = F.cfg.arch == ARCH_GATED_HEADWISE;
+    ref_gates = gated ? gv : NULL;
+    for (int p = 0; p < NSEQ; p++) {
+      dual hl[8][DMAX], rl[TT][VV];
+      ref_sequence(&c, &F.cfg, F.tok + p * TT, NULL, NULL, hl, rl, at);
+      for (int l = 0; l < L; l++) {
+        for (int j = 0; j < H; j++)
+          for (int t = 1; t < TT; t++) {
+            long double e = 0;
+            for (int s = 0; s <= t; s++)
+              if (at[l][j][t][s] > 0) e -= at[l][j][t][s] * logl(at[l][j][t][s]);
+            esum[l] += e / logl(t + 1.0L), eterms[l] += 1;
+          }
+        for (int t = 0; gated && t < TT; t++)
+          for (int k = 0; k < width; k++) {
+            double g = gates[((int64_t)l * rows + p * TT + t) * width + k];
+            long double want = gv[l][t][headwise ? k * dh : k];
+            if (fabsl(g - want) > 1e-12L)
+              fail_msg("case %d block %d sequence %d position %d channel %d: gate %.17g vs "
+                       "reference %.17Lg", i, l + 1, p, t, k, g, want);
+          }
+      }
+    }
+    ref_gates = NULL;
+    assert_int_equal(gates != NULL, gated);
+    if (gated) assert_true(rows == NSEQ * TT && width == (headwise ? H : d));
+    for (int l = 0; l < L; l++)
+      if (fabsl(ent[l] - esum[l] / eterms[l]) > 1e-12L || !(ent[l] > 0 && ent[l] <= 1))
+        fail_msg("case %d block %d: entropy %.17g vs reference %.17Lg", i, l + 1, ent[l],
+                 esum[l] / eterms[l]);
+    free(gates);
+    fixture_free(&F);
+  }
+}
 
 /* Logits, h_l and loss of the model against the long-double reference. */
 static void test_forward_matches_reference(void **state) {
@@ -700,6 +779,7 @@ static void test_associative_recall_properties(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_forward_matches_reference),
+      cmocka_unit_test(test_ablations_and_block_stats_match_reference),
       cmocka_unit_test(test_gradients_match_reference),
       cmocka_unit_test(test_backward_vs_finite_differences),
       cmocka_unit_test(test_jets_vs_finite_differences),

@@ -149,6 +149,14 @@ typedef struct {
   double value_drain;      /* lm: ‖v_BOS‖ / median over t ≥ 1 of ‖v_t‖ */
   double resid_peak;       /* lm: ‖h_BOS‖ / median over t ≥ 1 of ‖h_t‖ */
   double sink_headmax;     /* largest over heads of a head's first-token share */
+  /* Not geometry either (docs/MODELS.md "Gate scores and
+   * attention entropy", "What a sink does"); NaN where not applicable: */
+  double attn_entropy;     /* mean attention entropy of a query over its keys / log(keys):
+                              the families with attention blocks (model_block_stats) */
+  double ablate_first;     /* lm: test loss with the block's first-token attention removed
+                              (rows renormalised) minus the intact test loss */
+  double ablate_attn;      /* lm: test loss with the block's attention output removed minus
+                              the intact test loss (model_ablation_deltas) */
 } geom_stats;
 
 /* Statistics over n points (degenerate and unresolved ones excluded,
@@ -164,7 +172,7 @@ typedef struct {
   const char *name;
   size_t offset;
 } geom_stats_field;
-enum { GEOM_STATS_N_FIELDS = 37 };
+enum { GEOM_STATS_N_FIELDS = 40 };
 extern const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS];
 
 int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point *box,

@@ -48,6 +48,9 @@ double *model_params(cs_model *model);
 double *model_grads(cs_model *model);
 int model_depth(const cs_model *model);
 int model_width(const cs_model *model);
+/* Classes of the readout: 2 for the point tasks, the vocabulary V for an
+ * lm model (its logits per position), 0 for the mha family's real output. */
+int model_classes(const cs_model *model);
 
 /* Named tensors: a view into the parameter array (no copy). */
 int model_tensor_count(const cs_model *model);
@@ -150,6 +153,49 @@ typedef enum {
   MODEL_EXTREME_COUNT
 } model_extreme;
 int model_extreme_tokens(const cs_model *model, int n, const cs_token_batch *batch, double *out);
+
+/* The per-layer attention and gate statistics of docs/MODELS.md ("Gate
+ * scores and attention entropy") at every block l = 1..L, from value
+ * forwards over n inputs (the points x of a family on points, the
+ * sequences of batch of a token family; the other may be NULL):
+ *   entropy[l-1]  the mean over inputs, query positions and heads of the
+ *                 attention entropy −Σ_s p_s log p_s of a query over its
+ *                 keys divided by log(its number of keys); queries with one
+ *                 key (the lm family's BOS) are left out; NaN for a block
+ *                 without attention (mlp) or with a single key
+ *   *gates        (gated models; else NULL) malloc'ed L × *rows × *width
+ *                 gate values σ: block l−1's rows, row p·positions + t for
+ *                 input p and token position t (every position: the query
+ *                 of the memory family, every token of the token
+ *                 families), one column per gate channel (the heads of a
+ *                 headwise gate); the caller frees it.
+ * Families without attention blocks (mha): every entropy NaN, no gates. */
+int model_block_stats(const cs_model *model, int n, const double *x, const cs_token_batch *batch,
+                      double *entropy, double **gates, int64_t *rows, int *width);
+
+/* The interventions of model_ablation_deltas (docs/MODELS.md, "What a
+ * sink does"), at one block:
+ *   MODEL_ABLATE_FIRST_TOKEN  every query t ≥ 1 attends to the keys s = 1..t
+ *                             only: its softmax taken over them (the weights
+ *                             renormalised without the first token); the
+ *                             first query, which has no other key, unchanged
+ *   MODEL_ABLATE_ATTENTION    the attention sublayer's output (after its
+ *                             gate) removed: the block's residual stream
+ *                             passes it unchanged */
+typedef enum {
+  MODEL_ABLATE_NONE = 0,
+  MODEL_ABLATE_FIRST_TOKEN,
+  MODEL_ABLATE_ATTENTION,
+  MODEL_ABLATE_COUNT
+} model_ablation;
+
+/* The change in mean next-token loss over the scored targets of the n
+ * sequences of batch when block l = 1..L alone is ablated (value forwards):
+ * first_token[l-1] and attention[l-1] the ablated loss minus the intact
+ * one, *intact (may be NULL) the intact loss. Every value NaN for a family
+ * without interventions (every family but lm). */
+int model_ablation_deltas(const cs_model *model, int n, const cs_token_batch *batch,
+                          double *first_token, double *attention, double *intact);
 
 /* Nominal floating-point operations of one forward pass per point (the
  * products only), for cost estimates and benchmarks. */

@@ -45,6 +45,39 @@ typedef struct {
   double param_error;  /* the Voronoi loss of docs/MODELS.md */
 } cs_estimation;
 
+/* The gate scores of one gated block over held-out inputs (docs/MODELS.md,
+ * "Gate scores and attention entropy"; the archive's /gates table): the
+ * values σ of the block's gate at every position of cfg->points evaluation
+ * inputs (src/train/cellstats.c, cellstats_gate_scores). */
+#define RESULT_GATE_BINS 20
+#define RESULT_GATE_LOW 0.1 /* frac_low counts the gate values below it */
+typedef struct {
+  int prefix;            /* the block, 1..L */
+  int64_t n_scores;      /* values summarised: inputs × positions × channels */
+  double mean, median, q10, q90; /* quantiles of type 7 */
+  double frac_low;       /* share of the values below RESULT_GATE_LOW */
+  double var_query;      /* share of their variance between positions (queries): the
+                            row means of the (input, position) × channel table */
+  double var_channel;    /* share between channels (the column means); the rest is
+                            their interaction; both 0 when the values do not vary */
+  double hist[RESULT_GATE_BINS]; /* share of the values in [k/20, (k+1)/20), the last bin
+                                    closed at 1 */
+} cs_gate_scores;
+
+/* Calibration of the test predictions and stability of training
+ * (docs/MODELS.md, "Calibration" and "Stability"; the archive's /cellstats
+ * table). present = 0 for a cell of family mha and for a failed cell;
+ * a diverged cell has its stability and NaN calibration. */
+typedef struct {
+  int present;
+  int spikes;            /* loss spikes of the training curve (cellstats_loss_spikes) */
+  double loss_ratio_max; /* its largest loss ratio to the best of the preceding window
+                            (NaN with fewer than two finite evaluations) */
+  double test_nll;       /* mean negative log-likelihood of the test targets */
+  double test_brier;     /* mean Σ_k (p_k − y_k)² (the multi-class Brier score) */
+  double test_ece;       /* expected calibration error, 15 equal-width confidence bins */
+} cs_cell_stats;
+
 typedef struct {
   int64_t cell_id;
   cs_cell_status status;
@@ -86,6 +119,13 @@ typedef struct {
 
   /* family mha (task teacher): the estimator's numbers; present = 0 otherwise */
   cs_estimation est;
+
+  /* calibration and stability (present = 0: not measured) */
+  cs_cell_stats cstats;
+  /* the gate scores of every gated block (n_gates = L for a gated arch with
+   * attention blocks, else 0), in block order */
+  int n_gates;
+  cs_gate_scores *gates;
 
   /* optional (save_params) */
   int n_tensors;

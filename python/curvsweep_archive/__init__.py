@@ -49,7 +49,8 @@ import h5py
 import numpy as np
 import pandas as pd
 
-__all__ = ["attrs", "spec", "cells", "curvature", "curves", "estimation", "points", "runs", "fields",
+__all__ = ["attrs", "spec", "cells", "curvature", "curves", "estimation", "gates", "cellstats",
+           "points", "runs", "fields",
            "MEASURES",
            "locked", "Archive", "ArchiveBusy", "SUPPORTED_FORMATS", "LOCK_WAIT_SECONDS"]
 
@@ -85,6 +86,9 @@ MEASURES = {
     "massive_act": ("ratio", "massive activation max |h| / median |h| of the residual stream"),
     "value_drain": ("ratio", "value drain ‖v_BOS‖ / median ‖v_t‖"),
     "resid_peak": ("ratio", "residual peak ‖h_BOS‖ / median ‖h_t‖"),
+    "attn_entropy": ("fraction of log(keys)", "mean attention entropy of a query over its keys divided by log(number of keys): 1 uniform, 0 on one key"),
+    "ablate_first": ("nats", "test loss with the block's first-token attention removed (rows renormalised) minus the intact test loss (lm)"),
+    "ablate_attn": ("nats", "test loss with the block's attention output removed minus the intact test loss (lm)"),
 }
 # the columns of /cells that are results, not the cell's configuration
 RESULT_COLUMNS = ("status", "rank", "attempts", "wall_s", "train_loss", "train_acc", "test_acc",
@@ -321,6 +325,38 @@ def estimation(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
     return _per_cell_table("estimation", with_config, ("done",), timeout, path)
 
 
+GATE_COLUMNS = (("cell_id", "prefix", "n_scores", "mean", "median", "q10", "q90", "frac_low",
+                 "var_query", "var_channel") + tuple("hist_%02d" % b for b in range(20)))
+CELLSTATS_COLUMNS = ("cell_id", "spikes", "loss_ratio_max", "test_nll", "test_brier", "test_ece")
+
+
+def _optional_table(path, name, columns, with_config, keep_status, timeout):
+    def has(f):
+        return name in f
+    if not _read(path, has, timeout):
+        return pd.DataFrame(columns=list(columns))
+    return _per_cell_table(name, with_config, keep_status, timeout, path)
+
+
+def gates(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
+    """/gates (format 6): one row per gated block (prefix) of a done cell,
+    the gate scores over held-out inputs (n_scores, mean, median, q10, q90,
+    frac_low: the share below 0.1, var_query and var_channel: the shares of
+    their variance between positions and between channels, hist_00 ..
+    hist_19: the shares in the 20 bins of width 0.05; docs/ARCHIVE.md).
+    Older formats: an empty frame."""
+    return _optional_table(path, "gates", GATE_COLUMNS, with_config, ("done",), timeout)
+
+
+def cellstats(path, with_config=True, timeout=LOCK_WAIT_SECONDS):
+    """/cellstats (format 6): one row per done or diverged cell of a
+    classification family: spikes and loss_ratio_max of its training curve,
+    test_nll, test_brier and test_ece of its test predictions (NaN for a
+    diverged cell; docs/ARCHIVE.md). Older formats: an empty frame."""
+    return _optional_table(path, "cellstats", CELLSTATS_COLUMNS, with_config,
+                           ("done", "diverged"), timeout)
+
+
 def runs(path, timeout=LOCK_WAIT_SECONDS):
     """/runs: one row per invocation of curvsweep run on the archive."""
     return _read(path, lambda f: _frame(f["runs"][()]), timeout)
@@ -451,6 +487,12 @@ class Archive:
 
     def estimation(self, with_config=True):
         return estimation(self.path, with_config, self.timeout)
+
+    def gates(self, with_config=True):
+        return gates(self.path, with_config, self.timeout)
+
+    def cellstats(self, with_config=True):
+        return cellstats(self.path, with_config, self.timeout)
 
     def points(self, cell_id=None, with_config=True):
         return points(self.path, cell_id, with_config, self.timeout)

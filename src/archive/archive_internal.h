@@ -123,6 +123,24 @@ typedef struct {
   double grad_norm, train_mse, teacher_mse, fn_error, param_error;
 } archive_est_row;
 
+/* A /gates row (format_version 6): the gate scores of one gated block
+ * (cs_gate_scores, result.h; docs/ARCHIVE.md "/gates"). */
+typedef struct {
+  int64_t cell_id;
+  int32_t prefix;
+  int64_t n_scores;
+  double mean, median, q10, q90, frac_low, var_query, var_channel;
+  double hist[RESULT_GATE_BINS];
+} archive_gate_row;
+
+/* A /cellstats row (format_version 6): calibration and stability of a
+ * cell (cs_cell_stats, result.h; docs/ARCHIVE.md "/cellstats"). */
+typedef struct {
+  int64_t cell_id;
+  int32_t spikes;
+  double loss_ratio_max, test_nll, test_brier, test_ece;
+} archive_cstat_row;
+
 /* A row of /points/index (format_version 4): where a cell's per-point
  * values start in /points/x (n_points × m) and in the per-prefix arrays
  * /points/S ... /points/class (depth × n_points), row-major. */
@@ -487,7 +505,8 @@ int archive_points_same(const cs_cell_result *x, const cs_cell_result *y);
  * result -> rows conversion), read, load, check, salvage, merge and the
  * comparison of two results walk the table, never a table's name. */
 typedef struct {
-  const char *name;   /* its dataset: "curvature", "curves", "points/index", "estimation" */
+  const char *name;   /* its dataset: "curvature", "curves", "points/index", "estimation",
+                         "gates", "cellstats" */
   int since;          /* the format_version that added it: an older archive lacks it, and its
                          cells have no rows in it (absent, not damage) */
   size_t row_bytes;   /* of its row struct */
@@ -517,7 +536,7 @@ typedef struct {
   const char *group;  /* the group holding it, made by create and read whole by info --check
                          (NULL: the root) */
 } archive_cell_table;
-enum { ARCHIVE_N_CELL_TABLES = 4 };
+enum { ARCHIVE_N_CELL_TABLES = 6 };
 extern const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES];
 /* The table of that dataset name, NULL when it is not a per-cell table. */
 const archive_cell_table *archive_cell_table_named(const char *name);

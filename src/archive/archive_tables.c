@@ -231,6 +231,179 @@ static int archive_est_same(const cs_cell_result *x, const cs_cell_result *y) {
   return memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* 1 when x or y was read from an archive before format_version 6's
+ * measures (its /curvature has no attn_entropy column, stats_absent): that
+ * archive has no /gates and /cellstats either, so a comparison leaves them
+ * out, as it leaves out the columns (docs/ARCHIVE.md, "Versions"). */
+static int archive_v6_measures_absent(const cs_cell_result *x, const cs_cell_result *y) {
+  return ((x->stats_absent | y->stats_absent) & archive_stats_bit(offsetof(geom_stats, attn_entropy))) != 0;
+}
+
+/* ---- /gates: one row per gated block of a done cell (its gate scores) ---- */
+
+/* The histogram's column names, "hist_00" .. "hist_19". */
+static const char *const GATE_HIST_NAMES[RESULT_GATE_BINS] = {
+    "hist_00", "hist_01", "hist_02", "hist_03", "hist_04", "hist_05", "hist_06",
+    "hist_07", "hist_08", "hist_09", "hist_10", "hist_11", "hist_12", "hist_13",
+    "hist_14", "hist_15", "hist_16", "hist_17", "hist_18", "hist_19"};
+
+static hid_t archive_gate_row_type(void) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_gate_row));
+  H5Tinsert(t, "cell_id", HOFFSET(archive_gate_row, cell_id), H5T_NATIVE_INT64);
+  H5Tinsert(t, "prefix", HOFFSET(archive_gate_row, prefix), H5T_NATIVE_INT32);
+  H5Tinsert(t, "n_scores", HOFFSET(archive_gate_row, n_scores), H5T_NATIVE_INT64);
+#define GATE_DBL(f) H5Tinsert(t, #f, HOFFSET(archive_gate_row, f), H5T_NATIVE_DOUBLE)
+  GATE_DBL(mean), GATE_DBL(median), GATE_DBL(q10), GATE_DBL(q90), GATE_DBL(frac_low);
+  GATE_DBL(var_query), GATE_DBL(var_channel);
+#undef GATE_DBL
+  for (int b = 0; b < RESULT_GATE_BINS; b++)
+    H5Tinsert(t, GATE_HIST_NAMES[b], HOFFSET(archive_gate_row, hist) + sizeof(double) * (size_t)b,
+              H5T_NATIVE_DOUBLE);
+  return t;
+}
+
+/* Any number: a done cell of a gated arch with attention blocks measured
+ * by this format has a row per block, but one merged from a version 5 or
+ * older archive has none (not measured, docs/ARCHIVE.md "Versions"), and
+ * a cell of another arch or family none (the fixtures of
+ * test_archive_tables give every table rows). */
+static int archive_gate_done_rows(const cs_config *cfg) {
+  (void)cfg;
+  return -1;
+}
+
+static int archive_gate_rows_of(const cs_cell_result *r) {
+  return r->n_gates;
+}
+
+static void archive_gate_row_of(const cs_cell_result *r, const cs_gate_scores *g,
+                                archive_gate_row *w) {
+  w->cell_id = r->cell_id;
+  w->prefix = g->prefix;
+  w->n_scores = g->n_scores;
+  w->mean = g->mean, w->median = g->median, w->q10 = g->q10, w->q90 = g->q90;
+  w->frac_low = g->frac_low, w->var_query = g->var_query, w->var_channel = g->var_channel;
+  memcpy(w->hist, g->hist, sizeof w->hist);
+}
+
+static int archive_gate_to_rows(const cs_cell_result *r, void *rows, archive_points_stage *pts) {
+  (void)pts;
+  archive_gate_row *w = rows;
+  for (int k = 0; k < r->n_gates; k++) archive_gate_row_of(r, &r->gates[k], &w[k]);
+  return CS_OK;
+}
+
+static int archive_gate_alloc(cs_cell_result *r, int64_t n, const char *path) {
+  if (n) CS_CHECK(archive_budget_take((uint64_t)n, sizeof(cs_gate_scores), path, "/gates"));
+  if (n) CS_CHECK(CS_CALLOC(r->gates, n));
+  r->n_gates = (int)n;
+  return CS_OK;
+}
+
+/* Rows in ascending prefix, each a block of the cell (its /curvature depth,
+ * read before), every value a share or quantile of gate values in [0, 1]. */
+static const char *archive_gate_place(cs_cell_result *r, const void *row, int64_t k,
+                                      unsigned char *seen) {
+  (void)seen;
+  const archive_gate_row *w = row;
+  if (w->prefix < 1 || w->prefix > r->depth || (k > 0 && r->gates[k - 1].prefix >= w->prefix))
+    return "a prefix repeated, out of order or outside 1..depth";
+  double v[7 + RESULT_GATE_BINS] = {w->mean,     w->median,    w->q10,        w->q90,
+                                    w->frac_low, w->var_query, w->var_channel};
+  memcpy(v + 7, w->hist, sizeof w->hist);
+  for (int i = 0; i < 7 + RESULT_GATE_BINS; i++)
+    if (!(v[i] >= 0.0 && v[i] <= 1.0)) return "a gate statistic outside [0, 1]";
+  if (w->n_scores < 1) return "no gate values";
+  cs_gate_scores *g = &r->gates[k];
+  g->prefix = w->prefix;
+  g->n_scores = w->n_scores;
+  g->mean = w->mean, g->median = w->median, g->q10 = w->q10, g->q90 = w->q90;
+  g->frac_low = w->frac_low, g->var_query = w->var_query, g->var_channel = w->var_channel;
+  memcpy(g->hist, w->hist, sizeof g->hist);
+  return NULL;
+}
+
+static int archive_gate_same(const cs_cell_result *x, const cs_cell_result *y) {
+  if (archive_v6_measures_absent(x, y)) return 1;
+  if (x->n_gates != y->n_gates) return 0;
+  for (int k = 0; k < x->n_gates; k++) {
+    archive_gate_row a, b;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    archive_gate_row_of(x, &x->gates[k], &a), archive_gate_row_of(y, &y->gates[k], &b);
+    a.cell_id = b.cell_id = 0;
+    if (memcmp(&a, &b, sizeof a)) return 0;
+  }
+  return 1;
+}
+
+/* ---- /cellstats: one row per done or diverged cell (calibration, stability) ---- */
+
+static hid_t archive_cstat_row_type(void) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(archive_cstat_row));
+  H5Tinsert(t, "cell_id", HOFFSET(archive_cstat_row, cell_id), H5T_NATIVE_INT64);
+  H5Tinsert(t, "spikes", HOFFSET(archive_cstat_row, spikes), H5T_NATIVE_INT32);
+#define CSTAT_DBL(f) H5Tinsert(t, #f, HOFFSET(archive_cstat_row, f), H5T_NATIVE_DOUBLE)
+  CSTAT_DBL(loss_ratio_max), CSTAT_DBL(test_nll), CSTAT_DBL(test_brier), CSTAT_DBL(test_ece);
+#undef CSTAT_DBL
+  return t;
+}
+
+/* Any number (at most one): a done cell of a classification family
+ * measured by this format has its row, one merged from a version 5 or
+ * older archive none (not measured), a cell of family mha none (the
+ * estimator has no classes or curve). */
+static int archive_cstat_done_rows(const cs_config *cfg) {
+  (void)cfg;
+  return -1;
+}
+
+static int archive_cstat_rows_of(const cs_cell_result *r) {
+  return r->cstats.present;
+}
+
+static int archive_cstat_to_rows(const cs_cell_result *r, void *rows, archive_points_stage *pts) {
+  (void)pts;
+  const cs_cell_stats *c = &r->cstats;
+  *(archive_cstat_row *)rows = (archive_cstat_row){r->cell_id, c->spikes, c->loss_ratio_max,
+                                                   c->test_nll, c->test_brier, c->test_ece};
+  return CS_OK;
+}
+
+static int archive_cstat_alloc(cs_cell_result *r, int64_t n, const char *path) {
+  (void)r, (void)n, (void)path; /* the row goes into r->cstats: nothing to allocate */
+  return CS_OK;
+}
+
+/* The row into r->cstats: spikes ≥ 0, the ratio ≥ 0 or NaN (fewer than two
+ * evaluations), and the calibration of a done cell finite (NLL ≥ 0, Brier
+ * in [0, 2], ECE in [0, 1]); a diverged cell's is NaN (not measured). */
+static const char *archive_cstat_place(cs_cell_result *r, const void *row, int64_t k,
+                                       unsigned char *seen) {
+  (void)k, (void)seen;
+  const archive_cstat_row *w = row;
+  if (w->spikes < 0 || w->loss_ratio_max < 0) return "a negative spike count or loss ratio";
+  int done = r->status == CELL_DONE;
+  if (done ? !(w->test_nll >= 0 && isfinite(w->test_nll) && w->test_brier >= 0 &&
+               w->test_brier <= 2 && w->test_ece >= 0 && w->test_ece <= 1)
+           : !(isnan(w->test_nll) && isnan(w->test_brier) && isnan(w->test_ece)))
+    return "a calibration value outside its domain (NLL >= 0, Brier in [0, 2], ECE in [0, 1]; "
+           "NaN for a cell that is not done)";
+  r->cstats = (cs_cell_stats){1, w->spikes, w->loss_ratio_max, w->test_nll, w->test_brier,
+                              w->test_ece};
+  return NULL;
+}
+
+static int archive_cstat_same(const cs_cell_result *x, const cs_cell_result *y) {
+  archive_cstat_row a, b;
+  memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+  if (archive_v6_measures_absent(x, y)) return 1;
+  if (x->cstats.present != y->cstats.present) return 0;
+  if (!x->cstats.present) return 1;
+  archive_cstat_to_rows(x, &a, NULL), archive_cstat_to_rows(y, &b, NULL);
+  a.cell_id = b.cell_id = 0;
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
 /* ---- the table ---- */
 
 const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES] = {
@@ -251,6 +424,16 @@ const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES] = {
      .row_type = archive_est_row_type, .max_per_cell = 1, .done_rows = archive_est_done_rows,
      .rows_of = archive_est_rows_of, .to_rows = archive_est_to_rows, .alloc = archive_est_alloc,
      .place = archive_est_place, .same = archive_est_same},
+    {.name = "gates", .since = 6, .row_bytes = sizeof(archive_gate_row),
+     .row_type = archive_gate_row_type, .max_per_cell = ARCHIVE_MAX_DEPTH,
+     .done_rows = archive_gate_done_rows, .rows_of = archive_gate_rows_of,
+     .to_rows = archive_gate_to_rows, .alloc = archive_gate_alloc, .place = archive_gate_place,
+     .same = archive_gate_same},
+    {.name = "cellstats", .since = 6, .row_bytes = sizeof(archive_cstat_row),
+     .row_type = archive_cstat_row_type, .max_per_cell = 1,
+     .done_rows = archive_cstat_done_rows, .rows_of = archive_cstat_rows_of,
+     .to_rows = archive_cstat_to_rows, .alloc = archive_cstat_alloc,
+     .place = archive_cstat_place, .same = archive_cstat_same},
 };
 
 const archive_cell_table *archive_cell_table_named(const char *name) {

@@ -31,6 +31,9 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
   if (r->depth < 0 || (r->depth > 0 && !r->curv) || r->n_curve < 0 || (r->n_curve > 0 && !r->curve))
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent result (depth %d, %d curve "
                     "points)", a->path, r->cell_id, r->depth, r->n_curve);
+  if (r->n_gates < 0 || r->n_gates > r->depth || (r->n_gates > 0 && !r->gates))
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent gate scores (%d blocks of "
+                    "%d)", a->path, r->cell_id, r->n_gates, r->depth);
   if (r->pt_x && (r->n_points <= 0 || r->m <= 0 ||
                   (r->depth > 0 && !archive_has_point_arrays(r))))
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent per-point arrays", a->path,

@@ -101,6 +101,31 @@ static int train_cell_config(const char *spec_path, const char **sets, int nsets
   return status;
 }
 
+/* The measures besides curvature (docs/MODELS.md): calibration and
+ * stability, per block the attention entropy and (lm) the ablation deltas,
+ * per gated block its gate scores. */
+static void print_cell_stats(const cs_cell_result *r) {
+  const cs_cell_stats *c = &r->cstats;
+  if (c->present)
+    printf("\ntest_nll %.6g  test_brier %.6g  test_ece %.6g  loss spikes %d  largest loss ratio "
+           "%.4g\n", c->test_nll, c->test_brier, c->test_ece, c->spikes, c->loss_ratio_max);
+  if (r->depth > 0 && (isfinite(r->curv[0].attn_entropy) || isfinite(r->curv[0].ablate_attn))) {
+    printf("%-6s %12s %12s %12s\n", "prefix", "attn_entropy", "ablate_first", "ablate_attn");
+    for (int l = 0; l < r->depth; l++)
+      printf("%-6d %12.4f %12.4g %12.4g\n", l + 1, r->curv[l].attn_entropy,
+             r->curv[l].ablate_first, r->curv[l].ablate_attn);
+  }
+  if (r->n_gates > 0) {
+    printf("gate scores: %-6s %8s %8s %8s %8s %8s %9s %11s\n", "prefix", "mean", "median", "q10",
+           "q90", "<0.1", "var_query", "var_channel");
+    for (int g = 0; g < r->n_gates; g++) {
+      const cs_gate_scores *s = &r->gates[g];
+      printf("             %-6d %8.4f %8.4f %8.4f %8.4f %8.4f %9.4f %11.4f\n", s->prefix, s->mean,
+             s->median, s->q10, s->q90, s->frac_low, s->var_query, s->var_channel);
+    }
+  }
+}
+
 /* Train the cell and print its outcome; an exit status. */
 static int train_run_print(const cs_config *cfg, long long cell, int save_points) {
   cs_cell_result res;
@@ -125,6 +150,7 @@ static int train_run_print(const cs_config *cfg, long long cell, int save_points
     printf("\ncurvature of the representation after each layer (%d points, sigma %g):\n",
            cfg->points, cfg->sigma);
     cli_print_curvature_table(res.depth, res.curv);
+    print_cell_stats(&res);
     if (res.fd_pred) print_field(&res);
     if (save_points) print_points(&res);
   }

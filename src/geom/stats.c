@@ -56,6 +56,9 @@ const geom_stats_field GEOM_STATS_FIELDS[GEOM_STATS_N_FIELDS] = {
     {"value_drain", offsetof(geom_stats, value_drain)}, /* format_version 5 */
     {"resid_peak", offsetof(geom_stats, resid_peak)},   /* format_version 5 */
     {"sink_headmax", offsetof(geom_stats, sink_headmax)}, /* format_version 6 */
+    {"attn_entropy", offsetof(geom_stats, attn_entropy)}, /* format_version 6 */
+    {"ablate_first", offsetof(geom_stats, ablate_first)}, /* format_version 6 */
+    {"ablate_attn", offsetof(geom_stats, ablate_attn)},   /* format_version 6 */
 };
 
 /* Distribution summary of one curvature quantity.
@@ -119,7 +122,8 @@ int geom_stats_compute(int n, const geom_point *pts, int n_box, const geom_point
                       .H_norm_mean = nan, .logdet_mean = nan, .intK = nan, .intabsK = nan,
                       .intK_err = nan, .sink_mass = nan, .max_attn = nan,
                       .massive_act = nan, .value_drain = nan, .resid_peak = nan,
-                      .sink_headmax = nan};
+                      .sink_headmax = nan, .attn_entropy = nan, .ablate_first = nan,
+                      .ablate_attn = nan};
 
   // ∫K dA = volume · E_box[K·√det g] and ∫|K| dA (m = 2), Monte Carlo over the
   // box points: degenerate ones contribute 0 (vanishing area element),

@@ -251,6 +251,9 @@ CS_VECTOR_CLONES static void softmax_tail(int n, int T, double mx, double *restr
 /* Causal attention on values, per sequence p, head j, query t:
  *   w_s = ⟨Q_j[t], K_j[s]⟩/√dh (s ≤ t);  P_j[t, s] = softmax_s(w) (0 for s > t)
  *   O_j[t] = Σ_{s ≤ t} P_j[t, s] V_j[s]
+ * no_first (MODEL_ABLATE_FIRST_TOKEN): for t ≥ 1 the softmax runs over
+ * 1 ≤ s ≤ t and P_j[t, 0] = 0 (the weights renormalised without the first
+ * token).
  * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d.
  * Computed as: per sequence and head, K_j transposed (dh × T, padded to a
  * multiple of 8 columns with zeros) so the scores are lm_rows_gemm's
@@ -258,8 +261,8 @@ CS_VECTOR_CLONES static void softmax_tail(int n, int T, double mx, double *restr
  * and the sum in order; P V with the zeros of P above the diagonal
  * (docs/DECISIONS.md, "Training speed"). */
 static int attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
-                            const double *K, int ldk, const double *V, int ldv, double *P,
-                            double *O) {
+                            const double *K, int ldk, const double *V, int ldv, int no_first,
+                            double *P, double *O) {
   int HT = H * T, d = H * dh, Tp = (T + 7) / 8 * 8;
   double scale = 1.0 / sqrt((double)dh), *kt, *sc;
   CS_CHECK(CS_CALLOC(kt, (size_t)dh * Tp + (size_t)T * Tp));
@@ -276,7 +279,14 @@ static int attention_values(int N, int T, int H, int dh, const double *Q, int ld
           w[s] = scale * st[s];
           mx = w[s] > mx ? w[s] : mx;
         }
-        softmax_tail(n, T, mx, w);
+        if (no_first && t > 0) { /* MODEL_ABLATE_FIRST_TOKEN: the softmax over keys 1..t */
+          mx = -INFINITY;
+          for (int s = 1; s < n; s++) mx = w[s] > mx ? w[s] : mx;
+          softmax_tail(n - 1, T - 1, mx, w + 1);
+          w[0] = 0.0;
+        } else {
+          softmax_tail(n, T, mx, w);
+        }
       }
       lm_rows_gemm(LM_TRI_K_LOWER, T, T, dh, P + r0 * HT + j * T, HT, V + r0 * ldv + j * dh, ldv,
                    O + r0 * d + j * dh, d);
@@ -354,7 +364,7 @@ static void attention_jets(const cs_model *M, const jet_shape *js, int T, int N,
  * (np jet points, R = np·C rows; the attention is the only step that
  * differs). */
 static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int N, int l,
-                         const double *hin, double *hout) {
+                         int ablate, const double *hin, double *hout) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const double *W = M->params;
   int jets = js->C > 1, d = M->d, np = jets ? N : N * S->T;
@@ -372,14 +382,19 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
                    at->p, at->o);
   } else {
     LA_PROF_BEGIN(t0);
-    int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, at->p,
-                              at->o);
+    int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
+                              ablate == MODEL_ABLATE_FIRST_TOKEN, at->p, at->o);
     LA_PROF_END(t0, LA_PROF_TOKENS);
     CS_CHECK(rc);
   }
-  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h);  mid = h + Y (linear: every jet row) */
-  CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
-  add_into(R * d, hin, c->mid);
+  /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h);  mid = h + Y (linear: every jet row);
+   * MODEL_ABLATE_ATTENTION: mid = h */
+  if (ablate == MODEL_ABLATE_ATTENTION) {
+    memcpy(c->mid, hin, sizeof(double) * (size_t)R * d);
+  } else {
+    CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
+    add_into(R * d, hin, c->mid);
+  }
   /* the MLP sublayer, or hout = mid */
   if (S->f)
     return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, c->phi, tmp, hout);
@@ -416,7 +431,11 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
                       "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
                       (long long)(i % T), S->V, S->V);
   embed_values(M, N, tok, x, S->x[0]);
-  for (int l = 0; l < M->L; l++) CS_CHECK(block_forward(M, &vjs, S, N, l, S->x[l], S->x[l + 1]));
+  /* an intervention (model_ablation_deltas) on values only, at its block */
+  for (int l = 0; l < M->L; l++) {
+    int ablate = C == 1 && l == A->ablate_layer ? A->ablate_kind : MODEL_ABLATE_NONE;
+    CS_CHECK(block_forward(M, &vjs, S, N, l, ablate, S->x[l], S->x[l + 1]));
+  }
   if (C == 1) {
     for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
@@ -426,7 +445,8 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
                           A->logits);
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
-  for (int l = 0; l < M->L; l++) CS_CHECK(block_forward(M, js, S, N, l, A->h[l], A->h[l + 1]));
+  for (int l = 0; l < M->L; l++)
+    CS_CHECK(block_forward(M, js, S, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
   return CS_OK;
 }
 
@@ -465,6 +485,14 @@ static void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, in
   t->data = SIZE_MUL(5, SIZE_MUL(SIZE_ADD(SIZE_ADD(train, test), pts), T));
 }
 
+/* Block l's causal attention and gate after a value forward
+ * (model_block_view): every position a query over the keys s ≤ t. */
+static void lm_block_view(const cs_model *M, const cs_acts *A, int N, int l, model_block_view *v) {
+  const lm_acts *S = A->fam;
+  const qkv_cache *at = &S->cache[l].at;
+  *v = (model_block_view){at->p, M->n_gate ? at->g : NULL, (int64_t)N * S->T, S->T, S->T, 1};
+}
+
 const model_family_ops lm_family_ops = {
     .layout = lm_layout_create,
     .acts_create = lm_acts_create,
@@ -479,4 +507,6 @@ const model_family_ops lm_family_ops = {
     .attn_map_sums = lm_attn_map_sums,
     .gate_sums = lm_gate_sums,
     .extreme_collect = lm_extreme_collect,
+    .block_view = lm_block_view,
+    .ablates = 1,
 };

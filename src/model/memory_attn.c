@@ -408,6 +408,17 @@ static void memory_memory(const cs_config *c, uint64_t ng, model_memory_terms *t
   sizes_points(c, t->row, t, over);
 }
 
+/* Block l's attention over the slots and its gate after a value forward
+ * (model_block_view): one query per point, H groups of n slot weights;
+ * nothing for an mlp block. */
+static void memory_block_view(const cs_model *M, const cs_acts *A, int N, int l,
+                              model_block_view *v) {
+  const mem_layout *Y = M->layout;
+  const mem_cache *c = &((const mem_acts *)A->fam)->cache[l];
+  *v = (model_block_view){Y->attention ? c->alpha : NULL, Y->attention && M->n_gate ? c->g : NULL,
+                          N, 1, M->n, 0};
+}
+
 const model_family_ops memory_family_ops = {
     .layout = memory_layout,
     .acts_create = memory_acts_create,
@@ -417,4 +428,5 @@ const model_family_ops memory_family_ops = {
     .backward = memory_backward,
     .flops_per_point = memory_flops_per_point,
     .memory = memory_memory,
+    .block_view = memory_block_view,
 };

@@ -142,6 +142,7 @@ double *model_params(cs_model *M) { return M->params; }
 double *model_grads(cs_model *M) { return M->grads; }
 int model_depth(const cs_model *M) { return M->L; }
 int model_width(const cs_model *M) { return M->d; }
+int model_classes(const cs_model *M) { return M->n_classes; }
 
 double model_forward_flops_per_point(const cs_config *c) {
   const model_family_ops *ops = family_ops(c->family);
@@ -240,11 +241,15 @@ int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
  * (n × m) in chunks of at most 256 (the sums and gatherings of the
  * statistics below). */
 typedef int (*model_chunk_fn)(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx);
-static int model_chunks(const cs_model *M, int n, const double *x, const cs_token_batch *batch,
-                        model_chunk_fn visit, void *ctx) {
+/* The same, every forward with the intervention ablate_kind at block
+ * ablate_layer (model_ablation; MODEL_ABLATE_NONE: none). */
+static int model_chunks_ablated(const cs_model *M, int n, const double *x,
+                                const cs_token_batch *batch, int ablate_kind, int ablate_layer,
+                                model_chunk_fn visit, void *ctx) {
   int T = batch ? batch->T : 0, most = batch ? 64 : 256, chunk = n < most ? n : most;
   cs_acts *A;
   CS_CHECK(model_acts_create(M, chunk, 0, &A));
+  A->ablate_kind = ablate_kind, A->ablate_layer = ablate_layer;
   int rc = CS_OK;
   for (int p0 = 0; p0 < n && !rc; p0 += chunk) {
     int cnt = n - p0 < chunk ? n - p0 : chunk;
@@ -259,6 +264,11 @@ static int model_chunks(const cs_model *M, int n, const double *x, const cs_toke
   }
   model_acts_free(A);
   return rc;
+}
+
+static int model_chunks(const cs_model *M, int n, const double *x, const cs_token_batch *batch,
+                        model_chunk_fn visit, void *ctx) {
+  return model_chunks_ablated(M, n, x, batch, MODEL_ABLATE_NONE, 0, visit, ctx);
 }
 
 /* The sums of a statistic over the chunks and the terms added per entry. */
@@ -411,4 +421,144 @@ int model_extreme_tokens(const cs_model *M, int n, const cs_token_batch *batch, 
   }
   free(abs_h), free(nh), free(nv);
   return rc;
+}
+
+/* ------------------------------------ attention entropy and gate values */
+
+/* What model_block_stats gathers over the chunks: per block the sum of the
+ * normalised entropies and their count, and the gate values in place. */
+typedef struct {
+  double *ent_sum, *ent_terms; /* L each */
+  double *gates;               /* L × rows × ng, or NULL */
+  int64_t rows;                /* n · positions */
+  int ng;
+} model_block_sums;
+
+/* Normalised entropy −Σ p log p / log k of one query's k ≥ 2 weights w
+ * (0 log 0 = 0). */
+static double model_row_entropy(int k, const double *w) {
+  double h = 0.0;
+  for (int s = 0; s < k; s++)
+    if (w[s] > 0.0) h -= w[s] * log(w[s]);
+  return h / log((double)k);
+}
+
+static int model_block_visit(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx) {
+  model_block_sums *B = ctx;
+  for (int l = 0; l < M->L; l++) {
+    model_block_view v;
+    memset(&v, 0, sizeof v);
+    M->ops->block_view(M, A, cnt, l, &v);
+    if (v.rows != (int64_t)cnt * v.positions)
+      return cs_error(CS_ERR_INTERNAL, "model_block_stats: block %d has %lld rows for %d inputs "
+                      "of %d positions", l + 1, (long long)v.rows, cnt, v.positions);
+    for (int64_t r = 0; v.p && r < v.rows; r++) {
+      int k = v.causal ? (int)(r % v.positions) + 1 : v.keys;
+      if (k < 2) continue; /* one key: nothing to choose */
+      for (int j = 0; j < M->H; j++) {
+        B->ent_sum[l] += model_row_entropy(k, v.p + r * M->H * v.keys + (int64_t)j * v.keys);
+        B->ent_terms[l] += 1.0;
+      }
+    }
+    if (B->gates && v.g)
+      memcpy(B->gates + ((int64_t)l * B->rows + (int64_t)p0 * v.positions) * B->ng, v.g,
+             sizeof(double) * (size_t)v.rows * B->ng);
+  }
+  return CS_OK;
+}
+
+/* The number of token positions of an input of M: a value forward of one
+ * input and block 0's view (1 without attention blocks). */
+static int model_positions(const cs_model *M, const double *x, const cs_token_batch *batch,
+                           int *positions) {
+  *positions = 1;
+  if (!M->ops->block_view) return CS_OK;
+  if (config_family_tokens(M->cfg.family)) {
+    *positions = batch->T;
+    return CS_OK;
+  }
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, 1, 0, &A));
+  int rc = model_forward(M, A, 1, x);
+  model_block_view v;
+  memset(&v, 0, sizeof v);
+  if (!rc) M->ops->block_view(M, A, 1, 0, &v);
+  if (!rc) *positions = v.positions;
+  model_acts_free(A);
+  return rc;
+}
+
+int model_block_stats(const cs_model *M, int n, const double *x, const cs_token_batch *batch,
+                      double *entropy, double **gates, int64_t *rows, int *width) {
+  int L = M->L, tokens = config_family_tokens(M->cfg.family), positions = 1;
+  for (int l = 0; l < L; l++) entropy[l] = NAN;
+  *gates = NULL, *rows = 0, *width = 0;
+  if (!M->ops->block_view || n < 1) return CS_OK;
+  if (tokens ? !batch : !x)
+    return cs_error(CS_ERR_INTERNAL, "model_block_stats: the %s family needs %s",
+                    config_family_name(M->cfg.family), tokens ? "sequences" : "points");
+  CS_CHECK(model_positions(M, x, batch, &positions));
+  model_block_sums B = {NULL, NULL, NULL, (int64_t)n * positions, M->n_gate};
+  int rc = CS_CALLOC(B.ent_sum, 2 * (int64_t)L);
+  if (!rc) B.ent_terms = B.ent_sum + L;
+  if (!rc && B.ng) rc = CS_CALLOC(B.gates, (int64_t)L * B.rows * B.ng);
+  if (!rc) rc = model_chunks(M, n, x, tokens ? batch : NULL, model_block_visit, &B);
+  for (int l = 0; l < L && !rc; l++)
+    if (B.ent_terms[l] > 0) entropy[l] = B.ent_sum[l] / B.ent_terms[l];
+  free(B.ent_sum);
+  if (rc) {
+    free(B.gates);
+    return rc;
+  }
+  *gates = B.gates, *rows = B.gates ? B.rows : 0, *width = B.gates ? B.ng : 0;
+  return CS_OK;
+}
+
+/* ----------------------------------------------------------- ablations */
+
+/* The loss summed over the chunks, weighted by their scored targets. */
+typedef struct {
+  const cs_token_batch *batch;
+  double loss;
+  int64_t scored;
+} model_loss_sums;
+
+static int model_loss_visit(const cs_model *M, const cs_acts *A, int cnt, int p0, void *ctx) {
+  (void)M;
+  model_loss_sums *S = ctx;
+  int64_t T = S->batch->T, ns = 0;
+  for (int64_t i = (int64_t)p0 * T; i < (int64_t)(p0 + cnt) * T; i++)
+    ns += (i % T) > 0 && S->batch->scored[i] != 0;
+  /* model_loss writes the loss gradient into the workspace: no other use here */
+  S->loss += model_loss((cs_acts *)A, cnt, NULL, NULL) * (double)ns;
+  S->scored += ns;
+  return CS_OK;
+}
+
+/* The mean next-token loss of the n sequences under one intervention. */
+static int model_loss_ablated(const cs_model *M, int n, const cs_token_batch *batch, int kind,
+                              int layer, double *loss) {
+  model_loss_sums S = {batch, 0.0, 0};
+  CS_CHECK(model_chunks_ablated(M, n, NULL, batch, kind, layer, model_loss_visit, &S));
+  *loss = S.scored ? S.loss / (double)S.scored : NAN;
+  return CS_OK;
+}
+
+int model_ablation_deltas(const cs_model *M, int n, const cs_token_batch *batch,
+                          double *first_token, double *attention, double *intact) {
+  for (int l = 0; l < M->L; l++) first_token[l] = attention[l] = NAN;
+  if (intact) *intact = NAN;
+  if (!M->ops->ablates || n < 1) return CS_OK;
+  if (!batch) return cs_error(CS_ERR_INTERNAL, "model_ablation_deltas: no sequences");
+  double base;
+  CS_CHECK(model_loss_ablated(M, n, batch, MODEL_ABLATE_NONE, 0, &base));
+  for (int l = 0; l < M->L; l++) {
+    double a, b;
+    CS_CHECK(model_loss_ablated(M, n, batch, MODEL_ABLATE_FIRST_TOKEN, l, &a));
+    CS_CHECK(model_loss_ablated(M, n, batch, MODEL_ABLATE_ATTENTION, l, &b));
+    first_token[l] = a - base;
+    attention[l] = b - base;
+  }
+  if (intact) *intact = base;
+  return CS_OK;
 }

@@ -98,7 +98,28 @@ struct cs_acts {
   double *logits, *dlogits; /* N × n_logits */
   void *fam;                /* the family's workspace (its acts_create, acts_free) */
   cs_token_batch tok;       /* lm family: the bound sequences (model_acts_bind_tokens) */
+  /* the intervention the next value forward applies (model_ablation_deltas;
+   * a family with `ablates`): none (0), or model_ablation kind at block
+   * ablate_layer (0-based) */
+  int ablate_kind, ablate_layer;
 };
+
+/* What block l of a family with attention leaves after a value forward of
+ * N inputs (its block_view op), for the per-layer attention and gate
+ * statistics (docs/MODELS.md, "Gate scores and attention entropy"):
+ *   p      rows × H·keys attention weights, head j in columns j·keys ..
+ *          j·keys + keys − 1 (NULL: the block has no attention, e.g. mlp)
+ *   g      rows × n_gate gate values σ (NULL: ungated)
+ *   rows   N·positions: row (input p, position t) is p·positions + t
+ *   positions  token positions per input (1: the memory family's query)
+ *   keys   keys per head (the tokens, or the memory slots)
+ *   causal 1: the query at position t sees keys s ≤ t only (their weights
+ *          are the first t + 1 of its keys; the others are 0) */
+typedef struct {
+  const double *p, *g;
+  int64_t rows;
+  int positions, keys, causal;
+} model_block_view;
 
 /* The attention-sink sums a family with a first token reports (its
  * sink_sums op; docs/MODELS.md), each summed over its queries after the
@@ -169,6 +190,13 @@ struct model_family_ops {
   double (*gate_sums)(const cs_model *M, const cs_acts *A, int N, double *sum);
   void (*extreme_collect)(const cs_model *M, const cs_acts *A, int N, int l, double *abs_h,
                           double *norm_h, double *norm_v);
+  /* Block l's attention weights and gate after a value forward of N inputs
+   * (model_block_view; NULL: the family has no attention blocks, e.g. mha,
+   * whose model has no curvature rows either). */
+  void (*block_view)(const cs_model *M, const cs_acts *A, int N, int l, model_block_view *v);
+  /* 1: the family's value forward applies A->ablate_kind at block
+   * A->ablate_layer (model_ablation, model.h: the lm family). */
+  int ablates;
 };
 
 /* sizes.c: the memory estimate's terms every family on points shares: the

@@ -527,6 +527,15 @@ static double self_sink_sums(const cs_model *M, const cs_acts *A, int N, double 
   return (double)N * (T - 1) * H;
 }
 
+/* Layer l's attention weights and gate after a value forward
+ * (model_block_view): every token a query over the T tokens. */
+static void self_block_view(const cs_model *M, const cs_acts *A, int N, int l,
+                            model_block_view *v) {
+  const self_acts *S = A->fam;
+  const qkv_cache *c = &S->cache[l];
+  *v = (model_block_view){c->p, M->n_gate ? c->g : NULL, (int64_t)N * S->T, S->T, S->T, 0};
+}
+
 /* The memory-estimate terms (docs/SPEC.md, "Sizes"; model_family_ops): per
  * layer [W_q; W_k; W_v; W_g], W_o, b_o, b_g and LayerNorm's gains, two
  * embedding matrices of the m feature tokens; per activation row (T = m + 1
@@ -556,4 +565,5 @@ const model_family_ops self_family_ops = {
     .sink_sums = self_sink_sums,
     .sink_per_head = 0,
     .memory = self_memory,
+    .block_view = self_block_view,
 };

@@ -66,11 +66,11 @@ void result_free(cs_cell_result *r) {
   result_field_arrays(r, fd);
   for (int i = 0; i < RESULT_N_FIELD_ARRAYS; i++) free(*fd[i]);
   free(r->fd_class), free(r->fd_pred);
-  free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_class);
+  free(r->curve), free(r->curv), free(r->pt_x), free(r->pt_class), free(r->gates);
   result_free_tensors(r);
   result_forget_points(r);
-  r->curve = NULL, r->curv = NULL;
-  r->n_curve = r->depth = r->n_points = r->field_n = 0;
+  r->curve = NULL, r->curv = NULL, r->gates = NULL;
+  r->n_curve = r->depth = r->n_points = r->field_n = r->n_gates = 0;
 }
 
 void result_free_tensors(cs_cell_result *r) {
@@ -147,6 +147,14 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
            sizeof st - offsetof(geom_stats, degenerate_frac));
     rc = put(&w, &st, sizeof st);
   }
+  for (int g = 0; !rc && g < res->n_gates; g++) {
+    /* field by field: no padding garbage (as above) */
+    cs_gate_scores gs;
+    memset(&gs, 0, sizeof gs);
+    gs.prefix = res->gates[g].prefix;
+    memcpy(&gs.n_scores, &res->gates[g].n_scores, sizeof gs - offsetof(cs_gate_scores, n_scores));
+    rc = put(&w, &gs, sizeof gs);
+  }
   if (!rc && res->pt_x) {
     double **arr[RESULT_N_POINT_ARRAYS];
     result_point_arrays((cs_cell_result *)res, arr);
@@ -183,14 +191,16 @@ int result_pack(const cs_cell_result *res, unsigned char **buf, size_t *len) {
 static int unpack(reader *r, cs_cell_result *res) {
   CS_CHECK(get(r, res, sizeof *res));
   int has_points = res->pt_x != NULL, has_field = res->fd_pred != NULL;
-  res->curve = NULL, res->curv = NULL;
+  res->curve = NULL, res->curv = NULL, res->gates = NULL;
   result_forget_points(res);
   int nt = res->n_tensors;
   res->tensors = NULL, res->n_tensors = 0;
-  if (res->n_curve < 0 || res->depth < 0 || res->n_points < 0 || res->m < 0 || nt < 0)
+  int ngs = res->n_gates;
+  res->n_gates = 0;
+  if (res->n_curve < 0 || res->depth < 0 || res->n_points < 0 || res->m < 0 || nt < 0 || ngs < 0)
     return cs_error(CS_ERR_INTERNAL, "malformed result message: a negative count (curve %d, "
-                    "depth %d, points %d x %d, tensors %d)", res->n_curve, res->depth,
-                    res->n_points, res->m, nt);
+                    "depth %d, points %d x %d, tensors %d, gated blocks %d)", res->n_curve,
+                    res->depth, res->n_points, res->m, nt, ngs);
   if (res->field_n < 0 || res->field_n > RESULT_FIELD_MAX || has_field != (res->field_n > 0))
     return cs_error(CS_ERR_INTERNAL, "malformed result message: a field of %d x %d points "
                     "(allowed: 0..%d, announced %s)", res->field_n, res->field_n,
@@ -198,6 +208,8 @@ static int unpack(reader *r, cs_cell_result *res) {
   size_t L = (size_t)res->depth, np = (size_t)res->n_points * L;
   CS_CHECK(get_array(r, (void **)&res->curve, (size_t)res->n_curve, sizeof *res->curve));
   CS_CHECK(get_array(r, (void **)&res->curv, L, sizeof *res->curv));
+  CS_CHECK(get_array(r, (void **)&res->gates, (size_t)ngs, sizeof *res->gates));
+  res->n_gates = ngs;
   if (has_points) {
     CS_CHECK(get_array(r, (void **)&res->pt_x, (size_t)res->n_points * res->m, sizeof(double)));
     double **arr[RESULT_N_POINT_ARRAYS];

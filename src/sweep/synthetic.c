@@ -62,6 +62,19 @@ int sweep_synthetic_cell(const cs_config *cfg, int64_t cell_id, double seconds,
     s->S_mean = s->St_mean = 2 * v, s->S_se = 0.01, s->aniso_median = 1.5;
     s->H_norm_mean = 3 + l, s->logdet_mean = -l, s->intK = v, s->intabsK = fabs(v), s->intK_err = 0.01;
     s->massive_act = s->value_drain = s->resid_peak = NAN; /* not measured (docs/ARCHIVE.md) */
+    s->attn_entropy = s->ablate_first = s->ablate_attn = NAN;
+  }
+  // the rows every done cell has: /cellstats, and /gates for a gated attention arch
+  r->cstats = (cs_cell_stats){1, 0, 0.5 + fmod(c, 7.0) / 16.0, 2.0 * r->train_loss,
+                              0.5 * r->train_loss, fmod(c, 11.0) / 64.0};
+  if (config_arch_gated(cfg->arch) && config_arch_info(cfg->arch)->attention) {
+    CS_CHECK(CS_CALLOC(r->gates, r->depth));
+    r->n_gates = r->depth;
+    for (int l = 0; l < r->depth; l++) {
+      cs_gate_scores *g = &r->gates[l];
+      *g = (cs_gate_scores){l + 1, 64, 0.5, 0.5, 0.25, 0.75, 0.0625, 0.5, 0.25, {0}};
+      for (int b = 0; b < RESULT_GATE_BINS; b++) g->hist[b] = 1.0 / RESULT_GATE_BINS;
+    }
   }
   r->wall_s = cs_monotonic_seconds() - t0;
   return CS_OK;

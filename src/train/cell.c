@@ -4,6 +4,7 @@
 #include "curvsweep/geom.h"
 #include "curvsweep/rng.h"
 #include "curvsweep/cell.h"
+#include "curvsweep/cellstats.h"
 #include "curvsweep/estim.h"
 #include "train_internal.h"
 
@@ -298,9 +299,31 @@ typedef struct {
   cs_dataset eval;
   double *box_x, *field_x;
   geom_point *pts, *box, *field;
-  double *sink; /* (3 + MODEL_EXTREME_COUNT)·L: sink_mass, max_attn, sink_headmax, then the extreme ratios per prefix */
+  double *sink; /* (4 + MODEL_EXTREME_COUNT)·L: sink_mass, max_attn, sink_headmax, attn_entropy,
+                   then the extreme ratios per prefix */
+  double *gate_values; /* L × gate_rows × gate_width (gated models) */
   cs_acts *jets; /* one jet workspace for the evaluation and the box points */
 } measure_state;
+
+/* The attention entropy of every block and the gate scores of every gated
+ * block on the evaluation inputs (docs/MODELS.md, "Gate scores and
+ * attention entropy"): model_block_stats, then cellstats_gate_scores per
+ * block into res->gates. entropy: L values. */
+static int measure_blocks(const cs_model *M, int n, const double *x, const cs_token_batch *tok,
+                          double *entropy, cs_cell_result *res, measure_state *s) {
+  int L = model_depth(M), width;
+  int64_t rows;
+  CS_CHECK(model_block_stats(M, n, x, tok, entropy, &s->gate_values, &rows, &width));
+  if (!s->gate_values) return CS_OK;
+  CS_CHECK(CS_CALLOC(res->gates, L));
+  res->n_gates = L;
+  for (int l = 0; l < L; l++) {
+    res->gates[l].prefix = l + 1;
+    CS_CHECK(cellstats_gate_scores(rows, width, s->gate_values + (int64_t)l * rows * width,
+                                   &res->gates[l]));
+  }
+  return CS_OK;
+}
 
 static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_cell_result *res,
                    measure_state *s) {
@@ -355,16 +378,18 @@ static int measure(const cs_model *M, const cs_config *cfg, int save_points, cs_
   /* the attention-sink statistic of every prefix on the same evaluation
    * points or sequences (NaN for a family without a first token), and the
    * other extreme-token statistics of a token family, docs/MODELS.md */
-  CS_CHECK(CS_CALLOC(s->sink, (3 + MODEL_EXTREME_COUNT) * (int64_t)L));
+  CS_CHECK(CS_CALLOC(s->sink, (4 + MODEL_EXTREME_COUNT) * (int64_t)L));
   CS_CHECK(model_attention_sink(M, n, s->eval.x, seq ? &tok : NULL, s->sink, s->sink + L,
                                 s->sink + 2 * L));
-  if (seq) CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 3 * L));
+  CS_CHECK(measure_blocks(M, n, s->eval.x, seq ? &tok : NULL, s->sink + 3 * L, res, s));
+  if (seq) CS_CHECK(model_extreme_tokens(M, n, &tok, s->sink + 4 * L));
   for (int l = 0; l < L; l++) {
     geom_stats *g = &res->curv[l];
-    const double *ex = s->sink + 3 * L + (int64_t)l * MODEL_EXTREME_COUNT;
+    const double *ex = s->sink + 4 * L + (int64_t)l * MODEL_EXTREME_COUNT;
     g->sink_mass = s->sink[l];
     g->max_attn = s->sink[L + l];
     g->sink_headmax = s->sink[2 * L + l];
+    g->attn_entropy = s->sink[3 * L + l];
     if (seq) {
       g->massive_act = ex[MODEL_EXTREME_MASSIVE];
       g->value_drain = ex[MODEL_EXTREME_DRAIN];
@@ -407,8 +432,80 @@ int cell_measure_curvature(const cs_model *M, const cs_config *cfg, int save_poi
   int rc = measure(M, cfg, save_points, res, &s);
   task_dataset_free(&s.eval);
   free(s.box_x), free(s.pts), free(s.box), free(s.sink), free(s.field_x), free(s.field);
+  free(s.gate_values);
   model_acts_free(s.jets);
   return rc;
+}
+
+/* The calibration of the trained model's predictions on the test split
+ * (docs/MODELS.md, "Calibration"): every test point against its label, or
+ * every scored target of the test sequences against the prediction before
+ * it (cellstats_calib_add over value forwards in chunks). */
+static int measure_calibration(const cs_model *M, const cs_dataset *test, cs_cell_stats *cs) {
+  int K = model_classes(M), T = test->T, chunk = T > 0 ? 64 : CURVATURE_CHUNK;
+  cs_acts *A;
+  CS_CHECK(model_acts_create(M, test->n < chunk ? test->n : chunk, 0, &A));
+  cellstats_calib c;
+  memset(&c, 0, sizeof c);
+  int rc = CS_OK;
+  for (int p0 = 0; p0 < test->n && !rc; p0 += chunk) {
+    int cnt = test->n - p0 < chunk ? test->n - p0 : chunk;
+    if (T > 0) {
+      const int *tok = test->tokens + (int64_t)p0 * T;
+      const unsigned char *sc = test->scored + (int64_t)p0 * T;
+      model_acts_bind_tokens(A, &(cs_token_batch){T, tok, sc});
+      rc = model_forward(M, A, cnt, NULL);
+      const double *z = model_logits(A); /* cnt·T × V: row p·T + t predicts token t + 1 */
+      for (int64_t r = 0; r < (int64_t)cnt * T && !rc; r++)
+        if (r % T + 1 < T && sc[r + 1]) cellstats_calib_add(&c, K, z + r * K, tok[r + 1]);
+    } else {
+      rc = model_forward(M, A, cnt, test->x + (int64_t)p0 * test->m);
+      const double *z = model_logits(A); /* cnt × K */
+      for (int p = 0; p < cnt && !rc; p++) cellstats_calib_add(&c, K, z + (int64_t)p * K, test->y[p0 + p]);
+    }
+  }
+  model_acts_free(A);
+  double acc;
+  cellstats_calib_finish(&c, &cs->test_nll, &cs->test_brier, &cs->test_ece, &acc);
+  return rc;
+}
+
+/* What the trained model's outputs say besides curvature: calibration on
+ * the test split (cs_cell_stats) and, for the lm family, the change in test
+ * loss when each block's first-token attention or attention output is
+ * removed (docs/MODELS.md, "What a sink does"), into res->curv. */
+static int cell_measure_outputs(const cs_model *M, const cs_dataset *test, cs_cell_result *res) {
+  CS_CHECK(measure_calibration(M, test, &res->cstats));
+  if (test->T == 0) return CS_OK;
+  int L = model_depth(M);
+  double *d;
+  CS_CHECK(CS_CALLOC(d, 2 * (int64_t)L));
+  cs_token_batch tb = {test->T, test->tokens, test->scored};
+  int rc = model_ablation_deltas(M, test->n, &tb, d, d + L, NULL);
+  for (int l = 0; l < L && !rc && l < res->depth; l++) {
+    res->curv[l].ablate_first = d[l];
+    res->curv[l].ablate_attn = d[L + l];
+    if (!isfinite(d[l]) || !isfinite(d[L + l]))
+      rc = cs_error(CS_ERR_NUMERIC, "ablation of block %d: a non-finite test loss", l + 1);
+  }
+  free(d);
+  return rc;
+}
+
+/* The stability of the training curve (docs/MODELS.md, "Stability"): its
+ * loss spikes, measured against the loss of a uniform guess over the K
+ * classes (log K). */
+static int measure_stability(const cs_model *M, cs_cell_result *res) {
+  double *loss;
+  CS_CHECK(CS_CALLOC(loss, res->n_curve > 0 ? res->n_curve : 1));
+  cs_cell_stats *cs = &res->cstats;
+  cs->present = 1;
+  cs->test_nll = cs->test_brier = cs->test_ece = NAN;
+  for (int e = 0; e < res->n_curve; e++) loss[e] = res->curve[e].train_loss;
+  cellstats_loss_spikes(res->n_curve, loss, log((double)model_classes(M)), &cs->spikes,
+                        &cs->loss_ratio_max);
+  free(loss);
+  return CS_OK;
 }
 
 typedef struct {
@@ -434,8 +531,10 @@ static int cell_pipeline(const cs_config *cfg, const cell_options *opt, const la
   CS_CHECK(model_create(cfg, team, &s->model));
   res->n_params = model_param_count(s->model);
   CS_CHECK(train_model(s->model, cfg, &s->train, &s->test, hooks, res));
+  CS_CHECK(measure_stability(s->model, res));
   if (res->status == CELL_DIVERGED) return CS_OK;
   CS_CHECK(cell_measure_curvature(s->model, cfg, opt && opt->save_points, res));
+  CS_CHECK(cell_measure_outputs(s->model, &s->test, res));
   if (opt && opt->save_params) CS_CHECK(train_copy_tensors(s->model, "", res));
   return CS_OK;
 }

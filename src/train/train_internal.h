@@ -5,6 +5,8 @@
  *             full-batch Adam to convergence, the planted teacher
  *   voronoi.c the identifiable quantities of an mha model and the Voronoi
  *             loss between two (estim.h)
+ *   cellstats.c  the per-cell measures besides curvature (cellstats.h):
+ *             calibration sums, loss spikes, gate-score summaries
  *   cell.c    one whole cell (cell.h) */
 #ifndef CURVSWEEP_TRAIN_INTERNAL_H
 #define CURVSWEEP_TRAIN_INTERNAL_H

@@ -22,8 +22,10 @@ Usage:
   curvature_ref.py ARCHIVE [--cells ID,...] [--points N] [--digits D]
                            [--dump FILE.tsv] [--check]
 For the self family it also recomputes the attention-sink statistic
-(sink_mass, max_attn of /curvature) over every evaluation point in plain
-float64 numpy and requires agreement to 1e-12 relative under --check.
+(sink_mass, max_attn, sink_headmax of /curvature), the mean normalised
+attention entropy (attn_entropy) and, for a gated cell, every column of its
+/gates rows (format_version 6) over every evaluation point in plain float64
+numpy and requires agreement to 1e-12 relative under --check.
 --check exits 1 unless |S - S_ref| <= S_err at every compared point, whatever
 its class, and S_err overstates |S - S_ref| by at most 1000x at the median
 (an estimate that covers by being huge fails); it prints the distribution of
@@ -304,7 +306,11 @@ def self_tokens(sh, grp, x):
 
 def self_sink_float(f, cid, cfg):
     """sink_mass, max_attn, sink_headmax per prefix in plain float64 numpy from /params
-    and /points/x (the analysis/README.md rebuild): independent of the engine."""
+    and /points/x (the analysis/README.md rebuild): independent of the engine.
+    Also, per prefix, the mean normalised attention entropy (every token a
+    query over the T tokens: -sum p log p / log T, over points, tokens and
+    heads) and the gate values (points x tokens rows, one column per gate
+    channel: a headwise gate's H), or None when ungated."""
     import numpy as np
     grp = f["params"][str(cid)]
     p = lambda name: grp[name][()]
@@ -312,6 +318,8 @@ def self_sink_float(f, cid, cfg):
     H, L = cfg["heads"], cfg["depth"]
     sig = lambda t: 1 / (1 + np.exp(-t))
     sink, mx, head = np.zeros(L), np.zeros(L), np.zeros((L, H))
+    ent, ent_n = np.zeros(L), 0
+    gates = [[] for _ in range(L)] if cfg["arch"] != "ungated" else None
     for x in X0:
         X = np.vstack([p("cls"), x[:, None] * p("tokens/W") + p("tokens/b")])
         for l in range(L):
@@ -326,6 +334,7 @@ def self_sink_float(f, cid, cfg):
             G = None
             if cfg["arch"] != "ungated":
                 G = sig(A @ q("Wg").T + q("bg"))
+                gates[l].append(G)
                 if cfg["arch"] == "gated-headwise":
                     G = np.repeat(G, Q.shape[1] // H, axis=1)
             gate = cfg["gate"] if G is not None else None
@@ -340,6 +349,7 @@ def self_sink_float(f, cid, cfg):
                 P /= P.sum(1, keepdims=True)
                 sink[l] += P[1:, 0].sum()
                 head[l, j] += P[1:, 0].sum()
+                ent[l] += (-(P * np.log(np.where(P > 0, P, 1))).sum(1) / np.log(P.shape[1])).sum()
                 mx[l] += P[1:].max(1).sum()
                 heads.append(P @ V[:, j * dh:(j + 1) * dh])
             O = np.hstack(heads)
@@ -348,7 +358,29 @@ def self_sink_float(f, cid, cfg):
             Y = G * Y if gate == "g5" else Y
             X = X + Y if cfg["residual"] else Y
     count = len(X0) * (X.shape[0] - 1) * H
-    return sink / count, mx / count, (head / (count / H)).max(1)
+    ent /= len(X0) * X.shape[0] * H
+    gates = [np.vstack(g) for g in gates] if gates is not None else None
+    return sink / count, mx / count, (head / (count / H)).max(1), ent, gates
+
+
+def gate_summary(G):
+    """The /gates columns of one block's gate values G (rows x channels),
+    written out: type-7 quantiles (numpy's default), the share below 0.1,
+    the 20 bins [k/20, (k+1)/20) (the last closed), and the shares of the
+    sum of squares about the mean between rows and between columns."""
+    import numpy as np
+    v = G.ravel()
+    mu = v.mean()
+    ss = ((G - mu) ** 2).sum()
+    ss_row = G.shape[1] * ((G.mean(1) - mu) ** 2).sum()
+    ss_col = G.shape[0] * ((G.mean(0) - mu) ** 2).sum()
+    out = {"n_scores": v.size, "mean": mu, "median": np.quantile(v, 0.5), "q10": np.quantile(v, 0.1),
+           "q90": np.quantile(v, 0.9), "frac_low": (v < 0.1).mean(),
+           "var_query": ss_row / ss if ss > 0 else 0.0, "var_channel": ss_col / ss if ss > 0 else 0.0}
+    bins = np.minimum((v * 20).astype(int), 19)
+    for b in range(20):
+        out["hist_%02d" % b] = (bins == b).mean()
+    return out
 
 
 def curvature(sh, h, sigma):
@@ -511,7 +543,7 @@ def main():
             cfg = cell_config(cp, row, names)
             if cfg["family"] == "self" and "sink_mass" in f["curvature"].dtype.names:
                 # the attention-sink statistic over every evaluation point
-                sink, mx, headmax = self_sink_float(f, int(row["cell_id"]), cfg)
+                sink, mx, headmax, ent, gates = self_sink_float(f, int(row["cell_id"]), cfg)
                 cv = f["curvature"][()]
                 mine = cv[cv["cell_id"] == row["cell_id"]]
                 for r in mine:
@@ -519,11 +551,27 @@ def main():
                     refs = [("sink_mass", sink[l]), ("max_attn", mx[l])]
                     if "sink_headmax" in cv.dtype.names:
                         refs.append(("sink_headmax", headmax[l]))
+                    if "attn_entropy" in cv.dtype.names:
+                        refs.append(("attn_entropy", ent[l]))
                     for name, ref_v in refs:
                         if not abs(float(r[name]) - ref_v) <= 1e-12 * max(abs(ref_v), 1e-300):
                             sink_bad.append("cell %d prefix %d %s = %.17g, reference %.17g"
                                             % (int(row["cell_id"]), l + 1, name, float(r[name]), ref_v))
                         sink_checked[0] += 1
+                # the gate scores of every gated block (format_version 6: /gates)
+                if gates is not None and "gates" in f:
+                    gt = f["gates"][()]
+                    mine = gt[gt["cell_id"] == row["cell_id"]]
+                    if len(mine) != cfg["depth"]:
+                        sink_bad.append("cell %d: %d /gates rows of %d blocks"
+                                        % (int(row["cell_id"]), len(mine), cfg["depth"]))
+                    for r in mine:
+                        l = int(r["prefix"]) - 1
+                        for name, ref_v in gate_summary(gates[l]).items():
+                            if not abs(float(r[name]) - ref_v) <= 1e-12 * max(abs(ref_v), 1e-300):
+                                sink_bad.append("cell %d prefix %d gates %s = %.17g, reference %.17g"
+                                                % (int(row["cell_id"]), l + 1, name, float(r[name]), ref_v))
+                            sink_checked[0] += 1
     bad = 0
     ratios = []
     dump = open(args.dump, "w") if args.dump else None
@@ -561,7 +609,8 @@ def main():
         print("S_err overstates the error %.3gx at the median (at most 1000x allowed)" % (1 / max(q(0.5), 1e-300)))
         return 1
     if sink_checked[0]:
-        print("sink statistic: %d of %d (prefix, statistic) values within 1e-12 of the float64 rebuild"
+        print("sink, entropy and gate statistics: %d of %d (prefix, statistic) values within 1e-12 "
+              "of the float64 rebuild"
               % (sink_checked[0] - len(sink_bad), sink_checked[0]))
         for s in sink_bad[:20]:
             print("SINK MISMATCH: " + s)

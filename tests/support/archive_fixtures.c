@@ -26,7 +26,7 @@ const char *const STATS_NAMES[N_STATS] = {
     "Kt_absmean", "Kt_q05", "Kt_q95", "Kt_fracpos", "St_mean", "Kh_mean", "Kh_median",
     "Kh_absmean", "Kh_q05", "Kh_q95", "Kh_fracpos", "aniso_median", "H_norm_mean", "logdet_mean",
     "intK", "intabsK", "intK_err", "sink_mass", "max_attn", "massive_act", "value_drain",
-    "resid_peak", "sink_headmax"};
+    "resid_peak", "sink_headmax", "attn_entropy", "ablate_first", "ablate_attn"};
 
 double *stats_field(geom_stats *s, int k) {
   double *f[N_STATS] = {
@@ -36,7 +36,7 @@ double *stats_field(geom_stats *s, int k) {
       &s->St_mean, &s->Kh_mean, &s->Kh_median, &s->Kh_absmean, &s->Kh_q05, &s->Kh_q95,
       &s->Kh_fracpos, &s->aniso_median, &s->H_norm_mean, &s->logdet_mean, &s->intK, &s->intabsK, &s->intK_err,
       &s->sink_mass, &s->max_attn, &s->massive_act, &s->value_drain, &s->resid_peak,
-      &s->sink_headmax};
+      &s->sink_headmax, &s->attn_entropy, &s->ablate_first, &s->ablate_attn};
   return f[k];
 }
 
@@ -108,7 +108,14 @@ int count_prefixed(const char *dir, const char *prefix, char *first, size_t len)
  *   estimation (an /estimation row): restarts 3, kept = cell % 3, converged
  *   = cell % 2, misspecified 0, steps 10 + cell, steps_total 40 + 3 cell,
  *   grad_norm 1e-8 (1 + cell), train_mse 0.01 + cell/1024, teacher_mse
- *   0.0125, fn_error 0.5 / (1 + cell), param_error 2 / (1 + cell).
+ *   0.0125, fn_error 0.5 / (1 + cell), param_error 2 / (1 + cell);
+ *   gates (done cells, a /gates row per prefix l), u = (cell mod 32)/64:
+ *   n_scores 64 + cell, mean 0.25 + u, median 0.125 + u + l/128, q10 l/64,
+ *   q90 0.75 + u/4, frac_low l/32, var_query 0.5 - u/2, var_channel u/2,
+ *   hist_b (b + 1)/210;
+ *   cellstats (done and diverged cells): spikes cell mod 3, loss_ratio_max
+ *   1.5 + cell/64; done: test_nll 0.5 + cell/512, test_brier 0.25 +
+ *   (cell mod 64)/256, test_ece 0.0625 + (cell mod 16)/64; diverged: NaN.
  *   salt shifts train_loss (merge conflicts). */
 cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int flags,
                                    double salt) {
@@ -141,6 +148,23 @@ cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int 
   if (status == CELL_DONE)
     r.est = (cs_estimation){1, 3, (int)(cell % 3), (int)(cell % 2), 0, 10 + cell, 40 + 3 * cell,
                             1e-8 * (1 + c), 0.01 + c / 1024, 0.0125, 0.5 / (1 + c), 2 / (1 + c)};
+  if (status == CELL_DONE && depth > 0) {
+    double u = (double)(cell % 32) / 64;
+    r.n_gates = depth;
+    r.gates = calloc((size_t)depth, sizeof *r.gates);
+    assert_non_null(r.gates);
+    for (int l = 1; l <= depth; l++) {
+      cs_gate_scores *g = &r.gates[l - 1];
+      *g = (cs_gate_scores){l, 64 + cell, 0.25 + u, 0.125 + u + l / 128.0, l / 64.0, 0.75 + u / 4,
+                            l / 32.0, 0.5 - u / 2, u / 2, {0}};
+      for (int b = 0; b < RESULT_GATE_BINS; b++) g->hist[b] = (b + 1) / 210.0;
+    }
+  }
+  if (status == CELL_DONE)
+    r.cstats = (cs_cell_stats){1, (int)(cell % 3), 1.5 + c / 64, 0.5 + c / 512,
+                               0.25 + (double)(cell % 64) / 256, 0.0625 + (double)(cell % 16) / 64};
+  if (status == CELL_DIVERGED)
+    r.cstats = (cs_cell_stats){1, (int)(cell % 3), 1.5 + c / 64, NAN, NAN, NAN};
   if (flags & WITH_POINTS) {
     int n = 5, m = 2;
     r.n_points = n, r.m = m;
@@ -208,6 +232,19 @@ void assert_same_result(const cs_cell_result *a, const cs_cell_result *b) {
     for (int k = 0; k < N_STATS; k++)
       assert_same_doubles(stats_field((geom_stats *)&a->curv[l], k),
                           stats_field((geom_stats *)&b->curv[l], k), 1, STATS_NAMES[k]);
+  }
+  assert_int_equal(a->n_gates, b->n_gates);
+  for (int g = 0; g < a->n_gates; g++) {
+    const cs_gate_scores *x = &a->gates[g], *y = &b->gates[g];
+    assert_int_equal(x->prefix, y->prefix);
+    assert_int_equal(x->n_scores, y->n_scores);
+    assert_same_doubles(&x->mean, &y->mean, 7, "gate scores");
+    assert_same_doubles(x->hist, y->hist, RESULT_GATE_BINS, "gate histogram");
+  }
+  assert_int_equal(a->cstats.present, b->cstats.present);
+  if (a->cstats.present) {
+    assert_int_equal(a->cstats.spikes, b->cstats.spikes);
+    assert_same_doubles(&a->cstats.loss_ratio_max, &b->cstats.loss_ratio_max, 4, "cellstats");
   }
   assert_int_equal(a->pt_x != NULL, b->pt_x != NULL);
   if (a->pt_x) {

@@ -13,7 +13,7 @@
 
 /* The /curvature float64 columns in file order (the contract's names), and
  * the field of s each names. */
-#define N_STATS 37
+#define N_STATS 40
 extern const char *const STATS_NAMES[N_STATS];
 double *stats_field(geom_stats *s, int k);
 
