@@ -43,6 +43,13 @@ FIGURES = ("curvature_depth_", "prefix_", "hist_Kt_", "hist_Kh_", "field_Kh_", "
 CURVED, FLAT, UNRESOLVED = "curved", "flat", "unresolved"
 
 
+def is_curvature_figure(name):
+    """A .dat of a figure that plots a curvature: the prefixes above, the
+    gates figure being exactly gates.dat or gates_<tag>.dat (gatescores_*,
+    the gate-score histograms, plot no curvature)."""
+    return name.startswith(FIGURES[:-1]) or name == "gates.dat" or name.startswith("gates_")
+
+
 def fnum(s):
     try:
         return float(s)
@@ -210,7 +217,7 @@ class Checker:
                                 f"({len(got)} points here, {len(want)} there)")
 
     def run(self, min_flat):
-        names = sorted(n for n in os.listdir(self.report) if n.endswith(".dat") and n.startswith(FIGURES))
+        names = sorted(n for n in os.listdir(self.report) if n.endswith(".dat") and is_curvature_figure(n))
         for n in names:
             self.check_file(n)
         no_value = self.checked[FLAT] + self.checked[UNRESOLVED]
