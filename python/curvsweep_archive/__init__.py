@@ -109,7 +109,7 @@ class ArchiveBusy(OSError):
     is being written, not damaged; read again later."""
 
 
-# The writer's gate (src/archive/journal/archive_lock.c): a byte lock far beyond the
+# The writer's gate (src/archive/format/archive_lock.c): a byte lock far beyond the
 # end of the file that a writer waiting for its exclusive lock holds; no
 # new read starts while it is held, so overlapping readers cannot hold the
 # sweep's writes off for ever.
