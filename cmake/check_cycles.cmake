@@ -8,7 +8,8 @@
 #             undefined symbol of A's object (a function or data it calls or
 #             reads) is defined by B's object;
 #   includes: file A uses header B when A says #include "B" and B is a
-#             header of the module's folder.
+#             header of the module's folder or of a subfolder of it (by
+#             base name: cmake/layering.cmake makes each an include path).
 # A cycle in either graph (A uses B uses … uses A) is printed with the
 # symbol or include of each step, and the build fails.
 cmake_minimum_required(VERSION 3.25)
@@ -107,11 +108,26 @@ function(cs_call_cycle library out)
   set(${out} "${cycle}" PARENT_SCOPE)
 endfunction()
 
-# #include "x.h" between the files of one folder and its headers: "" or the cycle.
-function(cs_include_cycle dir out)
-  file(GLOB files RELATIVE ${dir} ${dir}/*.c ${dir}/*.h)
+# #include "x.h" between the files of one module's folder (and its
+# subfolders, cmake/layering.cmake): "" or the cycle. A file is a node by its
+# base name, which is how it is included wherever it lives, so two files of
+# one module with the same base name are refused (also what keeps the call
+# graph's nodes, the objects of the library, one per file).
+function(cs_include_cycle dir out dup_out)
+  file(GLOB_RECURSE paths ${dir}/*.c ${dir}/*.h)
+  set(files "")
+  set(dup "")
+  foreach(p ${paths})
+    get_filename_component(f ${p} NAME)
+    if(f IN_LIST files)
+      string(APPEND dup "\n      ${f}: ${path_${f}} and ${p}")
+    else()
+      list(APPEND files ${f})
+      set(path_${f} ${p})
+    endif()
+  endforeach()
   foreach(f ${files})
-    file(STRINGS ${dir}/${f} incs REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"/]+\"")
+    file(STRINGS ${path_${f}} incs REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"/]+\"")
     foreach(line ${incs})
       string(REGEX REPLACE ".*\"([^\"]+)\".*" "\\1" h "${line}")
       if(h IN_LIST files AND NOT h IN_LIST adj_${f})
@@ -122,6 +138,7 @@ function(cs_include_cycle dir out)
   endforeach()
   cs_find_cycle("${files}" cycle)
   set(${out} "${cycle}" PARENT_SCOPE)
+  set(${dup_out} "${dup}" PARENT_SCOPE)
 endfunction()
 
 file(STRINGS ${CS_TABLE} rows)
@@ -135,7 +152,10 @@ foreach(row ${rows})
   if(cycle)
     string(APPEND bad "\n  module ${name}: a call cycle between its files:${cycle}")
   endif()
-  cs_include_cycle(${dir} cycle)
+  cs_include_cycle(${dir} cycle dup)
+  if(dup)
+    string(APPEND bad "\n  module ${name}: two files with one base name:${dup}")
+  endif()
   if(cycle)
     string(APPEND bad "\n  module ${name}: an include cycle between its files:${cycle}")
   endif()

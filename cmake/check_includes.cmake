@@ -1,5 +1,6 @@
 # check_includes.cmake — script mode (cmake -P): every #include
-# "curvsweep/<h>.h" in a module's sources, and in its public headers, must
+# "curvsweep/<h>.h" in a module's sources (in its folder and subfolders),
+# and in its public headers, must
 # name a header of the module or of one of its (transitive) dependencies.
 # Input: CS_TABLE, lines "name|dir|header,...|dep,..." (cmake/layering.cmake).
 cmake_minimum_required(VERSION 3.25)
@@ -27,7 +28,7 @@ foreach(row ${rows})
   string(REPLACE "," ";" headers "${headers}")
   string(REPLACE "," ";" allowed "${closure}")
   list(APPEND allowed ${name})
-  file(GLOB files ${CS_SOURCE_DIR}/${dir}/*.c ${CS_SOURCE_DIR}/${dir}/*.h)
+  file(GLOB_RECURSE files ${CS_SOURCE_DIR}/${dir}/*.c ${CS_SOURCE_DIR}/${dir}/*.h)
   foreach(h ${headers})
     list(APPEND files ${CS_SOURCE_DIR}/include/curvsweep/${h}.h)
   endforeach()

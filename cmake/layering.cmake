@@ -2,7 +2,12 @@
 # keep the modules layered (docs/ARCHITECTURE.md).
 #
 # cs_module(<name> DIR <folder> HEADERS <h>... [DEPS <module>...] [LIBS <lib>...])
-#   builds cs_<name> from <folder>/*.c; HEADERS are the module's public
+#   builds cs_<name> from every .c under <folder> (its subfolders too: a
+#   module groups its files by layer, e.g. analysis/sections/, and a file
+#   added at the top of <folder> is built as well); the folder and each of
+#   its subfolders holding a header are private include directories, so a
+#   file says #include "sections.h" wherever either lives (the module's
+#   base names are unique, cmake/check_cycles.cmake); HEADERS are the module's public
 #   headers (include/curvsweep/<h>.h); DEPS the modules it may use (listed
 #   before: modules are declared bottom to top, so a cycle cannot be written).
 # cs_layering_check(ACYCLIC <module>...)
@@ -13,6 +18,7 @@
 
 set_property(GLOBAL PROPERTY CS_MODULE_NAMES "")
 set_property(GLOBAL PROPERTY CS_MODULE_SOURCES "")
+set_property(GLOBAL PROPERTY CS_MODULE_PRIVATE_DIRS "")
 
 function(cs_module name)
   cmake_parse_arguments(M "" "DIR" "HEADERS;DEPS;LIBS" ${ARGN})
@@ -26,9 +32,17 @@ function(cs_module name)
     list(APPEND closure ${dep_closure})
   endforeach()
   list(REMOVE_DUPLICATES closure)
-  file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${M_DIR}/*.c)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${M_DIR}/*.c)
+  file(GLOB_RECURSE hdrs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${M_DIR}/*.h)
+  set(private_dirs ${PROJECT_SOURCE_DIR}/${M_DIR})
+  foreach(h ${hdrs})
+    get_filename_component(d ${h} DIRECTORY)
+    list(APPEND private_dirs ${d})
+  endforeach()
+  list(REMOVE_DUPLICATES private_dirs)
   add_library(cs_${name} STATIC ${srcs})
   target_include_directories(cs_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(cs_${name} PRIVATE ${private_dirs})
   set(libs "")
   foreach(dep ${M_DEPS})
     list(APPEND libs cs_${dep})
@@ -37,6 +51,9 @@ function(cs_module name)
   set_property(GLOBAL APPEND PROPERTY CS_MODULE_NAMES ${name})
   set_property(GLOBAL APPEND PROPERTY CS_MODULE_SOURCES ${srcs})
   set_property(GLOBAL PROPERTY CS_MODULE_${name}_DIR ${M_DIR})
+  # white-box tests reach a module's internal headers (tests/tests.cmake)
+  set_property(GLOBAL PROPERTY CS_MODULE_${name}_PRIVATE_DIRS ${private_dirs})
+  set_property(GLOBAL APPEND PROPERTY CS_MODULE_PRIVATE_DIRS ${private_dirs})
   set_property(GLOBAL PROPERTY CS_MODULE_${name}_HEADERS ${M_HEADERS})
   set_property(GLOBAL PROPERTY CS_MODULE_${name}_CLOSURE ${closure})
 endfunction()

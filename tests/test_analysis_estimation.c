@@ -26,8 +26,8 @@
 
 #include "fixtures.h"
 
-#include "../analysis/checks.h"
-#include "../analysis/estimation.h"
+#include "../analysis/stats/checks.h"
+#include "../analysis/sections/estimation.h"
 #include "curvsweep/analysis.h"
 #include "curvsweep/error.h"
 #include "curvsweep/quantile.h"

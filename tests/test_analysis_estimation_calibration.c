@@ -30,8 +30,8 @@
 
 #include "fixtures.h"
 
-#include "../analysis/checks.h"
-#include "../analysis/estimation.h"
+#include "../analysis/stats/checks.h"
+#include "../analysis/sections/estimation.h"
 #include "curvsweep/analysis.h"
 #include "curvsweep/rng.h"
 

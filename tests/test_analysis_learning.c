@@ -22,7 +22,7 @@
 
 #include "fixtures.h"
 
-#include "../analysis/learning.h"
+#include "../analysis/sections/learning.h"
 #include "curvsweep/analysis.h"
 #include "curvsweep/error.h"
 

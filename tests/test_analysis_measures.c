@@ -1,4 +1,4 @@
-/* test_analysis_measures.c — the report's measure table (analysis/measures.c,
+/* test_analysis_measures.c — the report's measure table (analysis/stats/measures.c,
  * docs/ARCHITECTURE.md "A new per-cell measure"):
  *   - every row is used (some report table shows it), names a
  *     GEOM_STATS_FIELDS field (or none: test accuracy), has a unit and a
@@ -20,8 +20,8 @@
 
 #include "fixtures.h"
 
-#include "../analysis/compute.h"
-#include "../analysis/measures.h"
+#include "../analysis/stats/compute.h"
+#include "../analysis/stats/measures.h"
 #include "curvsweep/geom.h"
 
 #include <math.h>

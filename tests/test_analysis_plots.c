@@ -1,6 +1,6 @@
 /* test_analysis_plots.c — the figures never draw a curvature of a row that
  * is flat to rounding or unresolved (analysis/README.md, "Figures";
- * analysis/rounding.c), on synthetic results whose row classes are known by
+ * analysis/stats/rounding.c), on synthetic results whose row classes are known by
  * construction. A memory sweep (ungated, gated, gated-headwise × depth 1..3
  * × 3 seeds) where
  *   - ungated is flat (every point flat, |K| 1e-30) except at depth 2, where

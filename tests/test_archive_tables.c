@@ -1,5 +1,5 @@
 /* test_archive_tables.c — the table of per-cell archive tables
- * (ARCHIVE_CELL_TABLES, src/archive/archive_tables.c; the recipe "A new
+ * (ARCHIVE_CELL_TABLES, src/archive/tables/archive_tables.c; the recipe "A new
  * per-cell archive table" in docs/ARCHITECTURE.md): every row is whole and
  * used — its row type is the row struct keyed by cell_id, a written result
  * puts rows_of rows into its dataset (the fixture result exercises every

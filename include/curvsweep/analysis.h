@@ -109,11 +109,11 @@ typedef struct {
 
 /* The CSV tables `analyze` can write, in the order of the report: the
  * core's, each section's (from its row of the section table,
- * analysis/sections.c), verdicts.csv; table i, NULL past the last. For
+ * analysis/sections/sections.c), verdicts.csv; table i, NULL past the last. For
  * `analyze --help`, generated from the same table as the report. */
 const analysis_table_info *analysis_report_table(int i);
 
-/* ---- statistics (analysis/stats.c) ---- */
+/* ---- statistics (analysis/stats/stats.c) ---- */
 
 /* Mean and two-sided t interval of the finite values among x[0..n-1]:
  * mean ± t_{(1+level)/2, k-1} · s/√k, s the sample standard deviation and k
@@ -163,7 +163,7 @@ typedef struct {
 int analysis_bootstrap_slope(int G, int S, const double *x, const double *y, int log_y, int B,
                              double level, rng_stream *rng, analysis_boot *out);
 
-/* ---- the tests behind the verdicts (analysis/inference.c) ---- */
+/* ---- the tests behind the verdicts (analysis/stats/inference.c) ---- */
 
 typedef enum { ANALYSIS_TWO_SIDED = 0, ANALYSIS_GREATER, ANALYSIS_LESS } analysis_side;
 
@@ -206,7 +206,7 @@ typedef struct {
 
 void analysis_tost_t(const double *d, int n, double m, double alpha, analysis_tost *out);
 
-/* ---- machine-readable verdicts (analysis/checks.c; verdicts.csv) ---- */
+/* ---- machine-readable verdicts (analysis/stats/checks.c; verdicts.csv) ---- */
 
 typedef enum {
   ANALYSIS_SUPPORTED = 0,

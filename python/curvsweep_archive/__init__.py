@@ -64,7 +64,7 @@ CLASS_NAMES = {0: "degenerate", 1: "flat", 2: "curved", 3: "unresolved"}
 POINT_ARRAYS = ("S", "S_err", "S_tilde", "tr_g", "logdet_g", "H_norm")
 FIELD_ARRAYS = ("K", "K_tilde", "K_hat", "logdet_g", "aniso", "S_err")
 # The /curvature columns the curvsweep report reads, each with its unit and
-# meaning: those of the report's measure table (analysis/measures.c of the
+# meaning: those of the report's measure table (analysis/stats/measures.c of the
 # curvsweep sources; tests/test_analysis_measures.c checks they agree).
 # Columns an older format_version lacks come out as NaN (curvature()).
 MEASURES = {
@@ -113,7 +113,7 @@ class ArchiveBusy(OSError):
     is being written, not damaged; read again later."""
 
 
-# The writer's gate (src/archive/archive_lock.c): a byte lock far beyond the
+# The writer's gate (src/archive/format/archive_lock.c): a byte lock far beyond the
 # end of the file that a writer waiting for its exclusive lock holds; no
 # new read starts while it is held, so overlapping readers cannot hold the
 # sweep's writes off for ever.

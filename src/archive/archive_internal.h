@@ -36,6 +36,10 @@
  *     archive_merge.c    merging shard archives (also for growing)
  *     archive_grow.c     a resume with a spec that grows the archive's, or differs
  *     archive.c          archive_open_write: grow, then open
+ * The files sit in folders of src/archive by these layers (docs/ARCHITECTURE.md,
+ * "The folders of the two largest modules"): format/ (bottom, HDF5), tables/
+ * (the objects), io/ then journal/ (whole archives), commands/, merge/
+ * (archive_salvage.c, archive_merge.c, archive_grow.c), archive.c.
  * Every public function that touches HDF5 starts with ARCHIVE_QUIET
  * (archive_h5.c): HDF5 prints nothing, errors name the file and object. */
 #ifndef CURVSWEEP_ARCHIVE_INTERNAL_H

@@ -160,7 +160,7 @@ static int analyze_report(const char **paths, int n, const char *dir, const anal
 int cmd_analyze(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     fputs(ANALYZE_HELP, stdout);
-    // the tables, from the report's own section table (analysis/sections.c)
+    // the tables, from the report's own section table (analysis/sections/sections.c)
     puts("Tables (CSV), each with when it is written if not always:");
     const analysis_table_info *t;
     for (int i = 0; (t = analysis_report_table(i)); i++) analyze_help_table(t);

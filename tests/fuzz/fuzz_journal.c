@@ -1,5 +1,5 @@
 /* fuzz_journal.c — libFuzzer harness of the journal scanner
- * (src/archive/archive_journal.c, docs/ARCHIVE.md "Journal") and of the
+ * (src/archive/journal/archive_journal.c, docs/ARCHIVE.md "Journal") and of the
  * record payloads it hands to replay (result_unpack). tests/fuzz/README.md.
  *
  * The first input byte picks the mode:

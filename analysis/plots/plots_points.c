@@ -384,7 +384,7 @@ static int analysis_map_dat(FILE *f, void *ctx) {
              "# evaluation points of the model (x1 x2 Kt slog point_class), its points flat to\n"
              "# rounding (x1 x2) and its unresolved or degenerate points (x1 x2);\n"
              "# slog = sign(Kt) log10(1 + |Kt|/k0) with k0 = %.6g; Kt and slog are NaN unless the\n"
-             "# point is curved in a curved row (analysis/rounding.c); point_class: 0 degenerate,\n"
+             "# point is curved in a curved row (analysis/stats/rounding.c); point_class: 0 degenerate,\n"
              "# 1 flat, 2 curved, 3 unresolved\n", M->k0);
   for (int i = 0; i < M->na; i++) CS_CHECK(analysis_map_dat_panel(f, M, i));
   return CS_OK;

@@ -67,7 +67,7 @@ typedef struct {
 } analysis_band_plot;
 
 #define ANALYSIS_CLASS_NOTE                                                                      \
-  "# class: 0 curved, 1 flat to rounding, 2 unresolved (analysis/rounding.c, claim 1's rule);\n" \
+  "# class: 0 curved, 1 flat to rounding, 2 unresolved (analysis/stats/rounding.c, claim 1's rule);\n" \
   "# the curvature columns (K_*, Kt_*, Kh_*) are NaN unless the row is curved\n"
 
 static int analysis_depth_dat(FILE *f, void *ctx) {

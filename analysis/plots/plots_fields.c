@@ -170,7 +170,7 @@ static int analysis_field_dat_panel(FILE *f, const analysis_field_map *M, int i)
 static int analysis_field_dat(FILE *f, void *ctx) {
   const analysis_field_map *M = ctx;
   fprintf(f, "# per arch six blocks: the grid (x1 x2 Kh slog point_class; Kh NaN and slog 0 unless\n"
-             "# the point is curved in a curved row, analysis/rounding.c: drawn by the next two\n"
+             "# the point is curved in a curved row, analysis/stats/rounding.c: drawn by the next two\n"
              "# blocks), its points flat to rounding, its unresolved or degenerate points,\n"
              "# decision-boundary segments, training points of class 0 and of class 1;\n"
              "# slog = sign(Kh) log10(1 + |Kh|/K0) with K0 = %.6g; point_class: 0 degenerate,\n"

@@ -36,7 +36,7 @@ static int analysis_gate_dat(FILE *f, void *ctx) {
   const analysis_gate_base *B = &G->base[Q->base];
   fprintf(f, "# columns: x acc_mean acc_band_lo acc_band_hi Kh_absmean Kh_band_lo Kh_band_hi class\n"
              "# (95%% t interval over seeds; x: 0 ungated, k gate gk, shifted by depth; class: 0 curved,\n"
-             "# 1 flat to rounding, 2 unresolved, analysis/rounding.c: Kh NaN unless curved)\n"
+             "# 1 flat to rounding, 2 unresolved, analysis/stats/rounding.c: Kh NaN unless curved)\n"
              "# one block per (task, arch, depth)\n");
   for (int t = 0; t < D->n_task; t++)
     for (int a = 0; a < D->n_arch; a++)

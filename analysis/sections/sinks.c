@@ -706,7 +706,7 @@ static const analysis_table_info SINKS_TABLES[] = {
 };
 
 static const analysis_column_rule SINKS_COLUMNS[] = {
-    /* sinks.csv (lm family, analysis/sinks.c) */
+    /* sinks.csv (lm family, analysis/sections/sinks.c) */
     {"sinks.csv", "gate", "the gate position g1 … g5, `-` for the ungated row"},
     {"sinks.csv", "layer", "the block l = 1..depth whose output the values describe"},
     {"sinks.csv", "n_measured", "done cells with massive_act, value_drain, resid_peak stored "
