@@ -51,31 +51,8 @@ typedef struct {
   double lc_shift;      /* learning curve of the gated arch moved left by this × log 2 */
 } effect;
 
-/* The results of one spec, allocated once and refilled per dataset. */
-typedef struct {
-  const char *text;
-  int64_t n;
-  cs_cell_result *res;
-  cs_config *cfg;
-} grid;
-
-static void grid_open(grid *G, const char *text) {
-  cs_spec *spec = spec_from(text);
-  G->text = text;
-  G->n = spec_cell_count(spec);
-  G->res = calloc((size_t)G->n, sizeof *G->res);
-  G->cfg = calloc((size_t)G->n, sizeof *G->cfg);
-  for (int64_t id = 0; id < G->n; id++) {
-    assert_ok(spec_cell_config(spec, id, &G->cfg[id]));
-    G->res[id] = make_result(id, G->cfg[id].depth, 0.0);
-  }
-  spec_free(spec);
-}
-
-static void grid_close(grid *G) {
-  free_results(G->res, G->n);
-  free(G->res), free(G->cfg);
-}
+/* The results of one spec (fixture_grid), allocated once and refilled per dataset. */
+typedef fixture_grid grid;
 
 /* One dataset: per seed a shared effect on accuracy and on log curvature,
  * per (seed, task) another, per cell and layer noise; gated = ungated in
@@ -170,7 +147,7 @@ static void measure(grid *G, const effect *E, tally *T, int nt, const char *key,
 static void test_null_claims(void **state) {
   (void)state;
   grid G;
-  grid_open(&G, SPEC_MAIN);
+  fixture_grid_open(&G, SPEC_MAIN);
   const effect null = {0};
   tally T[4] = {{"2", "verdict", ANALYSIS_SUPPORTED, 0, 0},
                 {"3", "verdict", ANALYSIS_SUPPORTED, 0, 0},
@@ -182,14 +159,14 @@ static void test_null_claims(void **state) {
   const effect eff = {0.02, 0.0, 0.5, 0.0, 0.0};
   tally P[2] = {{"3", "verdict", ANALYSIS_SUPPORTED, 0, 0}, {"4", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
   measure(&G, &eff, P, 2, "power", "power (Δacc 0.02 nonlinear, K̂ slope 0.5)", 0.8, 1.0);
-  grid_close(&G);
+  fixture_grid_close(&G);
 }
 
 /* Claim 3's linear half: the null of the TOST is a difference at the margin. */
 static void test_null_equivalence(void **state) {
   (void)state;
   grid G;
-  grid_open(&G, SPEC_MAIN);
+  fixture_grid_open(&G, SPEC_MAIN);
   const effect at_margin = {0.0, ANALYSIS_MARGIN, 0.0, 0.0, 0.0};
   tally T[1] = {{"3", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
   measure(&G, &at_margin, T, 1, "margin", "linear difference = margin", 0.0, bound());
@@ -197,13 +174,13 @@ static void test_null_equivalence(void **state) {
   const effect eq = {0.05, 0.0, 0.0, 0.0, 0.0};
   T[0] = (tally){"3", "verdict", ANALYSIS_SUPPORTED, 0, 0};
   measure(&G, &eq, T, 1, "equivalent", "power (Δacc 0.05 nonlinear, 0 linear)", 0.5, 1.0);
-  grid_close(&G);
+  fixture_grid_close(&G);
 }
 
 static void test_null_gates(void **state) {
   (void)state;
   grid G;
-  grid_open(&G, SPEC_GATES);
+  fixture_grid_open(&G, SPEC_GATES);
   const effect null = {0};
   tally T[3] = {{"gate-g1-best", "verdict", ANALYSIS_SUPPORTED, 0, 0},
                 {"gate-sink", "gated", ANALYSIS_SUPPORTED, 0, 0},
@@ -212,20 +189,20 @@ static void test_null_gates(void **state) {
   const effect eff = {0, 0, 0, 0.02, 0};
   tally P[1] = {{"gate-g1-best", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
   measure(&G, &eff, P, 1, "gates-power", "power (g1 +0.02 accuracy)", 0.5, 1.0);
-  grid_close(&G);
+  fixture_grid_close(&G);
 }
 
 static void test_null_learning(void **state) {
   (void)state;
   grid G;
-  grid_open(&G, SPEC_LC);
+  fixture_grid_open(&G, SPEC_LC);
   const effect null = {0};
   tally T[1] = {{"sample-efficiency", "verdict", ANALYSIS_SUPPORTED, 0, 0}};
   measure(&G, &null, T, 1, "lc-null", "null", 0.0, bound());
   const effect eff = {0, 0, 0, 0, 0.5};
   T[0] = (tally){"sample-efficiency", "verdict", ANALYSIS_SUPPORTED, 0, 0};
   measure(&G, &eff, T, 1, "lc-power", "power (gated curve 2^0.5 × fewer samples)", 0.5, 1.0);
-  grid_close(&G);
+  fixture_grid_close(&G);
 }
 
 int main(void) {

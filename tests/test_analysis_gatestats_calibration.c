@@ -50,34 +50,17 @@ typedef struct {
   double lstar;   /* added to the gated stability threshold (log10 lr) */
 } effect;
 
-typedef struct {
-  const char *text;
-  int64_t n;
-  cs_cell_result *res;
-  cs_config *cfg;
-} grid;
+typedef fixture_grid grid;
 
-static void grid_open(grid *G, const char *text) {
-  cs_spec *spec = spec_from(text);
-  G->text = text;
-  G->n = spec_cell_count(spec);
-  G->res = calloc((size_t)G->n, sizeof *G->res);
-  G->cfg = calloc((size_t)G->n, sizeof *G->cfg);
-  for (int64_t id = 0; id < G->n; id++) {
-    assert_ok(spec_cell_config(spec, id, &G->cfg[id]));
-    G->res[id] = make_result(id, G->cfg[id].depth, 0.0);
+/* fixture_grid_open, and one gate-score row per layer of a gated cell. */
+static void grid_open_gated(grid *G, const char *text) {
+  fixture_grid_open(G, text);
+  for (int64_t id = 0; id < G->n; id++)
     if (config_arch_gated(G->cfg[id].arch)) {
       G->res[id].n_gates = G->cfg[id].depth;
       G->res[id].gates = calloc((size_t)G->cfg[id].depth, sizeof *G->res[id].gates);
       assert_non_null(G->res[id].gates);
     }
-  }
-  spec_free(spec);
-}
-
-static void grid_close(grid *G) {
-  free_results(G->res, G->n);
-  free(G->res), free(G->cfg);
 }
 
 static double clip01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
@@ -149,25 +132,25 @@ static double bound(void) { return ALPHA + 3.0 * sqrt(ALPHA * (1 - ALPHA) / N_SI
 static void test_null_calibration_and_sparsity(void **state) {
   (void)state;
   grid G;
-  grid_open(&G, SPEC_CAL);
+  grid_open_gated(&G, SPEC_CAL);
   const effect null = {0.0, 0.5, 0.0};
   assert_true(rate(&G, &null, "calib-ece", "ece-null", "null") <= bound());
   assert_true(rate(&G, &null, "gate-sparse", "sparse-null", "null at the boundary (share 0.5)") <= bound());
   const effect eff = {0.008, 0.65, 0.0};
   assert_true(rate(&G, &eff, "calib-ece", "ece-power", "power (ECE 0.008 lower)") >= 0.5);
   assert_true(rate(&G, &eff, "gate-sparse", "sparse-power", "power (share 0.65)") >= 0.5);
-  grid_close(&G);
+  fixture_grid_close(&G);
 }
 
 static void test_null_stability(void **state) {
   (void)state;
   grid G;
-  grid_open(&G, SPEC_STAB);
+  grid_open_gated(&G, SPEC_STAB);
   const effect null = {0.0, 0.5, 0.0};
   assert_true(rate(&G, &null, "stab-lr", "stab-null", "null") <= bound());
   const effect eff = {0.0, 0.5, 0.5};
   assert_true(rate(&G, &eff, "stab-lr", "stab-power", "power (threshold 0.5 higher in log10 lr)") >= 0.5);
-  grid_close(&G);
+  fixture_grid_close(&G);
 }
 
 int main(void) {

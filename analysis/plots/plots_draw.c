@@ -87,6 +87,22 @@ static void analysis_gp_band_clause(FILE *f, const char *sep, const char *dat, i
 /* The x factor of block b of n in a panel: 2.5% apart, centred on 1. */
 static double analysis_gp_shift(int b, int n) { return 1.0 + 0.025 * (b - 0.5 * (n - 1)); }
 
+/* "plot " and a band clause per valid block; returns the separator the
+ * next clause of the same plot command starts with ("" when none was written). */
+static const char *analysis_gp_band_clauses(FILE *f, const char *dat, int block0, int n_blocks,
+                                            const cs_arch *archs, const int *valid, int c_mean, int c_lo,
+                                            int c_hi) {
+  fprintf(f, "plot ");
+  const char *sep = "";
+  for (int b = 0; b < n_blocks; b++) {
+    if (!valid[b]) continue;
+    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
+                            c_lo, c_hi);
+    sep = ", \\\n     ";
+  }
+  return sep;
+}
+
 /* plot: a band (column lo:hi) and a line (column mean) for each valid block. */
 void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks,
                               const cs_arch *archs, const int *valid, int c_mean, int c_lo, int c_hi,
@@ -98,14 +114,7 @@ void analysis_gp_band_plot_at(FILE *f, const char *dat, int block0, int n_blocks
     return;
   }
   fprintf(f, log_y ? "set logscale y\n" : "unset logscale y\n");
-  fprintf(f, "plot ");
-  const char *sep = "";
-  for (int b = 0; b < n_blocks; b++) {
-    if (!valid[b]) continue;
-    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
-                            c_lo, c_hi);
-    sep = ", \\\n     ";
-  }
+  analysis_gp_band_clauses(f, dat, block0, n_blocks, archs, valid, c_mean, c_lo, c_hi);
   fprintf(f, "\n");
 }
 
@@ -303,14 +312,7 @@ void analysis_gp_curv_plot(FILE *f, const char *dat, int block0, int n_blocks, c
     fprintf(f, "unset logscale y\nset yrange [0:1]\nunset ytics\n"
                "set label 1 'no curved row: every row is flat to rounding or unresolved' at graph 0.5,0.6 center\n");
   }
-  fprintf(f, "plot ");
-  const char *sep = "";
-  for (int b = 0; b < n_blocks; b++) {
-    if (!valid[b]) continue;
-    analysis_gp_band_clause(f, sep, dat, block0 + b, valid[b], analysis_gp_shift(b, n_blocks), archs[b], c_mean,
-                            c_lo, c_hi);
-    sep = ", \\\n     ";
-  }
+  const char *sep = analysis_gp_band_clauses(f, dat, block0, n_blocks, archs, valid, c_mean, c_lo, c_hi);
   for (int b = 0, k = 0; b < n_blocks; b++) {
     if (!(classes[b] & no_value)) continue;
     double y = h * (k + 1) / (marked + 1);

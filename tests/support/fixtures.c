@@ -74,6 +74,26 @@ cs_cell_result *make_spec_results(const char *text, fixture_fill fill, const voi
   return res;
 }
 
+void fixture_grid_open(fixture_grid *G, const char *text) {
+  cs_spec *spec = spec_from(text);
+  G->text = text;
+  G->n = spec_cell_count(spec);
+  G->res = calloc((size_t)G->n, sizeof *G->res);
+  G->cfg = calloc((size_t)G->n, sizeof *G->cfg);
+  assert_non_null(G->res);
+  assert_non_null(G->cfg);
+  for (int64_t id = 0; id < G->n; id++) {
+    assert_ok(spec_cell_config(spec, id, &G->cfg[id]));
+    G->res[id] = make_result(id, G->cfg[id].depth, 0.0);
+  }
+  spec_free(spec);
+}
+
+void fixture_grid_close(fixture_grid *G) {
+  free_results(G->res, G->n);
+  free(G->res), free(G->cfg);
+}
+
 void free_result_array(cs_cell_result *res, int64_t n) {
   free_results(res, n);
   free(res);

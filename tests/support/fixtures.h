@@ -64,6 +64,19 @@ typedef void (*fixture_fill)(const void *ctx, const cs_config *c, cs_cell_result
 cs_cell_result *make_spec_results(const char *text, fixture_fill fill, const void *ctx, int64_t *n_out);
 void free_result_array(cs_cell_result *res, int64_t n);
 
+/* The cells of a spec text kept for many simulated datasets (the
+ * calibration tests): res[id] = make_result(id, its depth, 0) and cfg[id]
+ * its settings, refilled by the test per dataset; text is the spec's
+ * text itself (not copied). fixture_grid_close frees res and cfg. */
+typedef struct {
+  const char *text;
+  int64_t n;
+  cs_cell_result *res;
+  cs_config *cfg;
+} fixture_grid;
+void fixture_grid_open(fixture_grid *G, const char *text);
+void fixture_grid_close(fixture_grid *G);
+
 /* A fresh directory PREFIX_TAG_XXXXXX under the working (build) directory. */
 void make_dir(char *buf, size_t len, const char *tag);
 void remove_tree(const char *dir); /* rm -r, no error if it is gone */
