@@ -128,12 +128,14 @@ static void analysis_est_reason(char *buf, size_t len, const char *fmt, ...) {
 }
 
 /* Each exact group's `parametric`: the t interval of its seeds' function-
- * error slopes over the whole n range reaches [−0.6, −0.4]. */
+ * error slopes over the upper half of the n range, where the verdict reads
+ * its slopes, reaches [−0.6, −0.4] (analysis/README.md, "Estimation rates":
+ * why the upper half). */
 static void analysis_est_controls(analysis_estimation *E) {
   for (int i = 0; i < E->n_group; i++) {
     analysis_est_group *g = &E->group[i];
     if (g->regime != ER_EXACT) continue;
-    const analysis_ci *c = &g->fit[EE_FUNCTION][EF_FULL].seed_ci;
+    const analysis_ci *c = &g->fit[EE_FUNCTION][ANALYSIS_EST_CONTROL_FIT].seed_ci;
     g->parametric = c->n < 2 || !isfinite(c->lo)
                         ? -1
                         : c->lo <= ANALYSIS_EST_PARAMETRIC + ANALYSIS_EST_PARAMETRIC_TOL &&
@@ -151,10 +153,10 @@ static void analysis_est_control_of(analysis_estimation *E, const analysis_est_g
     if (g->regime != ER_EXACT || g->unit != v->unit || g->arch != v->arch || g->gate != v->gate) continue;
     k++;
     analysis_est_group_name(name, sizeof name, E, g);
-    const analysis_ci *c = &g->fit[EE_FUNCTION][EF_FULL].seed_ci;
+    const analysis_ci *c = &g->fit[EE_FUNCTION][ANALYSIS_EST_CONTROL_FIT].seed_ci;
     if (g->parametric == 0)
       analysis_est_reason(E->untestable, sizeof E->untestable,
-                          "the exact-H control %s is not parametric (function-error slope %s [%s, %s] misses "
+                          "the exact-H control %s is not parametric (upper-half function-error slope %s [%s, %s] misses "
                           "[%g, %g]): the optimiser, not the statistics, is being measured",
                           name, F4(c->mean), F4(c->lo), F4(c->hi),
                           ANALYSIS_EST_PARAMETRIC - ANALYSIS_EST_PARAMETRIC_TOL,
@@ -484,8 +486,8 @@ int analysis_estimation_write_md(FILE *f, const analysis_data *D) {
   fprintf(f, "Verdict rule: over-specified (H > H*) groups only; per seed the slope of its log Voronoi error on "
              "log n over the upper half of the n range; G1/G2 gated groups must fall below %g (at least "
              "n^-1/4) and ungated groups stay above it, each by a one-sided sign-flip test over seeds, Holm "
-             "over all of them at α = %g, every one supported; not testable when an exact-H control's function "
-             "error slope misses [%g, %g] (analysis/README.md, \"Estimation rates\").\n\n",
+             "over all of them at α = %g, every one supported; not testable when an exact-H control's upper-half "
+             "function-error slope misses [%g, %g] (analysis/README.md, \"Estimation rates\").\n\n",
           ANALYSIS_EST_POLY_SLOPE, D->opt.alpha, ANALYSIS_EST_PARAMETRIC - ANALYSIS_EST_PARAMETRIC_TOL,
           ANALYSIS_EST_PARAMETRIC + ANALYSIS_EST_PARAMETRIC_TOL);
   analysis_md_est_checks(f, D, E);
@@ -558,7 +560,7 @@ static const analysis_column_rule ESTIMATION_COLUMNS[] = {
                                           "mean log error over seeds on log n, `_ci_*` its percentile seed "
                                           "bootstrap interval"},
     {"estimation_slopes.csv", "control", "exact groups: `parametric` when the t interval of the seeds' "
-                                         "function-error slopes reaches [−0.6, −0.4], else `not parametric` "
+                                         "upper-half function-error slopes reaches [−0.6, −0.4], else `not parametric` "
                                          "(`too few` under 2 seeds); `-` otherwise"},
     {NULL, NULL, NULL},
 };

@@ -35,6 +35,10 @@ typedef enum { EE_FUNCTION = 0, EE_VORONOI, EE_COUNT } analysis_est_error;
 
 /* The three fits of each error: the whole n range, its lower and its upper half. */
 typedef enum { EF_FULL = 0, EF_LOWER, EF_UPPER, EF_COUNT } analysis_est_fit;
+/* The range the exact-H control is read on: the upper half, where the
+ * verdict reads its slopes (at the smallest n a least-squares fit has not
+ * reached its n^-1/2 regime yet: analysis/README.md, "Estimation rates"). */
+#define ANALYSIS_EST_CONTROL_FIT EF_UPPER
 
 /* H = H* (the control), H > H* (where the theory separates the archs),
  * H < H* (misspecified: never in a rate, reported apart). */
