@@ -763,6 +763,39 @@ static void test_family_and_gate(void **state) {
              "bad.ini:2: [grid] gate: unknown value 'g6'; did you mean g1? allowed: g1, g2, g3, g4, g5");
 }
 
+/* The affine skeleton (docs/MODELS.md): the memory family at one head,
+ * input_dim + 1 slots, no residual, no norm; the other families' models
+ * are not affine there (LayerNorm, GELU, self-attention), whatever the keys. */
+static void test_affine_skeleton(void **state) {
+  (void)state;
+  cs_spec *s = load_ok("[grid]\nfamily = memory, self\n[task]\ninput_dim = 2\n[model]\nheads = 1\n"
+                       "slots = 3\n");
+  const int expect[2] = {1, 0};
+  for (int i = 0; i < 2; i++) {
+    cs_config c;
+    assert_ok(spec_cell_config(s, i, &c));
+    assert_int_equal(config_affine_skeleton(&c), expect[i]);
+  }
+  spec_free(s);
+  cs_config c = config_default();
+  c.heads = 1, c.input_dim = 2, c.slots = 3, c.residual = 0, c.norm = NORM_NONE;
+  const cs_family fam[4] = {FAMILY_MEMORY, FAMILY_SELF, FAMILY_LM, FAMILY_MHA};
+  for (int i = 0; i < 4; i++) {
+    c.family = fam[i];
+    assert_int_equal(config_affine_skeleton(&c), i == 0);
+  }
+  c.family = FAMILY_MEMORY;
+  assert_int_equal(config_affine_skeleton(&c), 1);
+  c.slots = 4;
+  assert_int_equal(config_affine_skeleton(&c), 0);
+  c.slots = 3, c.residual = 1;
+  assert_int_equal(config_affine_skeleton(&c), 0);
+  c.residual = 0, c.norm = NORM_PRE;
+  assert_int_equal(config_affine_skeleton(&c), 0);
+  c.norm = NORM_NONE, c.heads = 2;
+  assert_int_equal(config_affine_skeleton(&c), 0);
+}
+
 static void test_bad_team(void **state) {
   expect_bad("[team]\nblock = 0\n",
              "bad.ini:2: [team] block: 0 is out of range; allowed: an integer in [1, 4096]");
@@ -890,6 +923,7 @@ int main(void) {
       cmocka_unit_test(test_bad_axes),
       cmocka_unit_test(test_bad_combinations),
       cmocka_unit_test(test_family_and_gate),
+      cmocka_unit_test(test_affine_skeleton),
       cmocka_unit_test(test_bad_team),
       cmocka_unit_test(test_bad_grid_size),
       cmocka_unit_test(test_bad_syntax),

@@ -312,8 +312,7 @@ static void analysis_fill_table(analysis_data *D, const analysis_arrange_work *W
     if (g->cell_id < 0) {
       g->cell_id = r->cell_id;
       g->cfg = *cfg;
-      g->skeleton = cfg->heads == 1 && cfg->slots == cfg->input_dim + 1 && !cfg->residual &&
-                    cfg->norm == NORM_NONE;
+      g->skeleton = config_affine_skeleton(cfg);
       analysis_regime_name(D, r->cell_id, g);
     }
     analysis_group *grp = &D->group[analysis_gidx(D, a, t, d, rg)];

@@ -252,7 +252,7 @@ static void claim1_md_bound(FILE *f, const analysis_data *D, double *gated_skel,
   analysis_flatness F = analysis_ungated_flatness(D, -1, -1);
   if (F.rows == 0) {
     fprintf(f, "**Not testable with this archive**: no done ungated cell has the affine-skeleton "
-               "config (add `arch = ungated` with heads 1, slots = input_dim + 1, residual no, "
+               "config (add `arch = ungated` in the memory family with heads 1, slots = input_dim + 1, residual no, "
                "norm none).\n\n");
   } else {
     fprintf(f, "This archive carries no point classification (flat / curved / unresolved): the "

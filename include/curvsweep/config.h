@@ -130,12 +130,17 @@ typedef struct {
                            forward from /params on held-out sequences (model.h, *_tokens) */
   int estimation;       /* 1: the teacher task's student (task teacher only): one real
                            output, no curvature, results in /estimation (docs/MODELS.md) */
+  int affine_skeleton;  /* 1: its ungated model is affine in the input at the skeleton's
+                           settings (docs/MODELS.md, "The affine skeleton"): claim 1's cells */
 } cs_family_info;
 
 /* The row of f (a "?" row that accepts nothing, for a value out of range). */
 const cs_family_info *config_family_info(cs_family f);
 /* 1 when a model of family f and arch a can be built. */
 int config_family_allows_arch(cs_family f, cs_arch a);
+/* 1 when c's settings are the affine skeleton (docs/MODELS.md): a family
+ * with that ability, one head, input_dim + 1 slots, no residual, no norm. */
+int config_affine_skeleton(const cs_config *c);
 
 const char *config_norm_name(cs_norm n);         /* "none", "pre" */
 const char *config_family_name(cs_family f);     /* "memory", "self", "lm" */

@@ -22,12 +22,12 @@ static const cs_arch_info ARCH_UNKNOWN = {"?", 0, ARCH_GATE_NONE, "#7f7f7f"};
  * family alone is the teacher task's student.
  * {name, mlp_arch, tokens, gate_positions, first_token, attention_map, estimation} */
 static const cs_family_info FAMILIES[FAMILY_COUNT] = {
-    [FAMILY_MEMORY] = {"memory", 1, 0, 0, 0, 0, 0},
-    [FAMILY_SELF] = {"self", 0, 0, 1, 1, 0, 0},
-    [FAMILY_LM] = {"lm", 0, 1, 1, 1, 1, 0},
-    [FAMILY_MHA] = {"mha", 0, 0, 1, 0, 0, 1},
+    [FAMILY_MEMORY] = {"memory", 1, 0, 0, 0, 0, 0, 1},
+    [FAMILY_SELF] = {"self", 0, 0, 1, 1, 0, 0, 0},
+    [FAMILY_LM] = {"lm", 0, 1, 1, 1, 1, 0, 0},
+    [FAMILY_MHA] = {"mha", 0, 0, 1, 0, 0, 1, 0},
 };
-static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0, 0, 0, 0, 0};
+static const cs_family_info FAMILY_UNKNOWN = {"?", 0, 0, 0, 0, 0, 0, 0};
 
 static const char *const NORM_NAMES[NORM_COUNT] = {"none", "pre"};
 static const char *const SCHEDULE_NAMES[SCHEDULE_COUNT] = {"constant", "cosine"};
@@ -71,6 +71,11 @@ const cs_family_info *config_family_info(cs_family f) {
 int config_family_allows_arch(cs_family f, cs_arch a) {
   if ((int)a < 0 || (int)a >= ARCH_COUNT || (int)f < 0 || (int)f >= FAMILY_COUNT) return 0;
   return config_arch_info(a)->attention || config_family_info(f)->mlp_arch;
+}
+
+int config_affine_skeleton(const cs_config *c) {
+  return config_family_info(c->family)->affine_skeleton && c->heads == 1 && c->slots == c->input_dim + 1 &&
+         !c->residual && c->norm == NORM_NONE;
 }
 
 const char *config_task_name(cs_task_kind t) {
