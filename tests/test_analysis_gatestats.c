@@ -131,6 +131,12 @@ static void test_calibration_and_gate_scores(void **state) {
   assert_close(c->effect, -0.2, 1e-12);
   assert_close(c->p_raw, 1.0, 0);
   analysis_checks_free(&v);
+  /* the one-sided test cannot say "not sparse"; the excess's interval, [-0.2, -0.2], can */
+  md = analyse_results(SPEC_GS2, res, n, NULL, "gatestats2", dir, sizeof dir);
+  assert_has(md, "- G1's gate scores are sparse, memory gated: **sparse**");
+  assert_has(md, "- G1's gate scores are sparse, memory gated-headwise: **not sparse (most scores at or above 0.1)**");
+  free(md);
+  remove_tree(dir);
   free_result_array(res, n);
 }
 
