@@ -40,6 +40,15 @@ cells["message"] = cells["message"].astype(str)
 same_frame(cells, ref, "cells.csv", ["cell_id"])
 same_frame(pd.read_csv(d + "/curvature.csv", float_precision="round_trip"), ca.curvature(path), "curvature.csv", ["cell_id", "prefix"])
 same_frame(pd.read_csv(d + "/curves.csv", float_precision="round_trip"), ca.curves(path), "curves.csv", ["cell_id", "epoch"])
+# the format-6 tables, column by column from the archive's row types
+for name, reader, keys in (("estimation", ca.estimation, ["cell_id"]), ("gates", ca.gates, ["cell_id", "prefix"]),
+                           ("cellstats", ca.cellstats, ["cell_id"])):
+    ref = reader(path)
+    got = pd.read_csv(d + "/" + name + ".csv", float_precision="round_trip")
+    check(len(got) > 0 or len(ref) == 0, "%s.csv empty" % name)
+    same_frame(got, ref, name + ".csv", keys)
+    if "--require-" + name in sys.argv[3:]:
+        check(len(got) > 0, "%s.csv has no rows, but the archive does" % name)
 # the failed cell's message survives quoting
 check(any("failed" in m for m in cells["message"]), "no failed cell's message in cells.csv")
 finish()

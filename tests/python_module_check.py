@@ -112,6 +112,17 @@ with tempfile.TemporaryDirectory() as d:
     check(len(got) == len(curv) + 1 and 7 not in set(got["cell_id"]),
           "committed rows: %d returned, want %d without pending cell 7" % (len(got), len(curv) + 1))
 
+    # a table with no committed rows (a sweep without teacher-student
+    # cells): an empty frame that still has its columns, config included
+    p5 = os.path.join(d, "empty.h5")
+    shutil.copy(path, p5)
+    with h5py.File(p5, "r+") as f:
+        f["estimation"].resize((0,))
+        f["estimation"].attrs["committed_rows"] = np.int64(0)
+    got = ca.estimation(p5)
+    check(len(got) == 0 and {"cell_id", "arch", "fn_error"} <= set(got.columns),
+          "empty /estimation: %d rows, columns %s" % (len(got), list(got.columns)))
+
     # format_version 3: /points as a group per cell, read the same
     p3 = os.path.join(d, "v3.h5")
     shutil.copy(path, p3)

@@ -7,7 +7,8 @@ PY=/usr/bin/python3
   && ok || bad "writing the demo archive failed: $(tail -n 5 demo.log)"
 "$bin" export "$tmp/demo.h5" --csv out >export.log 2>&1 && ok || bad "export failed: $(cat export.log)"
 grep -q '^exported 8 cells' export.log && ok || bad "export said: $(cat export.log)"
-if PYTHONPATH=$src/python "$PY" "$src/tests/export_check.py" "$tmp/demo.h5" out >check.log 2>&1; then ok
+if PYTHONPATH=$src/python "$PY" "$src/tests/export_check.py" "$tmp/demo.h5" out --require-estimation \
+    --require-gates --require-cellstats >check.log 2>&1; then ok
 else bad "export_check: $(grep -v '^[0-9]* passed' check.log | head -n 20)"; fi
 # usage errors: exit 2, nothing written
 for args in "demo.h5" "--csv out2" "demo.h5 --csv out2 --bogus" "missing.h5 --csv out2"; do

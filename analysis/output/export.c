@@ -6,24 +6,13 @@
 #include "output.h"
 
 #include "curvsweep/archive.h"
+#include "curvsweep/csv.h"
 #include "curvsweep/error.h"
 #include "curvsweep/path.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A double that reads back as exactly the same value: %.17g; nan and
- * ±inf spelled as pandas and R read them. */
-static void put_double(FILE *f, double v) {
-  if (isnan(v))
-    fputs(",nan", f);
-  else if (isinf(v))
-    fputs(v > 0 ? ",inf" : ",-inf", f);
-  else
-    fprintf(f, ",%.17g", v);
-}
 
 /* A text field, quoted (RFC 4180: inner quotes doubled). Text that a
  * spreadsheet would evaluate as a formula (starting with =, +, -, @, tab or
@@ -74,10 +63,10 @@ static int cells_rows(const cs_cell_result *c) {
 static void cells_row(FILE *f, const cs_cell_result *c, int k) {
   (void)k;
   fprintf(f, ",%s,%d,%d", result_status_name(c->status), c->rank, c->attempts);
-  put_double(f, c->wall_s);
-  put_double(f, c->train_loss);
-  put_double(f, c->train_acc);
-  put_double(f, c->test_acc);
+  cs_csv_double(f, c->wall_s);
+  cs_csv_double(f, c->train_loss);
+  cs_csv_double(f, c->train_acc);
+  cs_csv_double(f, c->test_acc);
   fprintf(f, ",%lld", (long long)c->n_params);
   put_text(f, c->message);
 }
@@ -92,7 +81,7 @@ static void curvature_row(FILE *f, const cs_cell_result *c, int l) {
   const geom_stats *st = &c->curv[l];
   fprintf(f, ",%d,%d", l + 1, st->n_points);
   for (int k = 0; k < GEOM_STATS_N_FIELDS; k++)
-    put_double(f, *(const double *)((const char *)st + GEOM_STATS_FIELDS[k].offset));
+    cs_csv_double(f, *(const double *)((const char *)st + GEOM_STATS_FIELDS[k].offset));
 }
 
 /* curves.csv: one row per evaluated epoch of a finished cell. */
@@ -101,9 +90,9 @@ static int curves_rows(const cs_cell_result *c) { return c->status == CELL_PENDI
 static void curves_row(FILE *f, const cs_cell_result *c, int e) {
   const cs_curve_point *p = &c->curve[e];
   fprintf(f, ",%d", p->epoch);
-  put_double(f, p->train_loss);
-  put_double(f, p->train_acc);
-  put_double(f, p->test_acc);
+  cs_csv_double(f, p->train_loss);
+  cs_csv_double(f, p->train_acc);
+  cs_csv_double(f, p->test_acc);
 }
 
 static const export_table EXPORT_TABLES[] = {
@@ -112,20 +101,33 @@ static const export_table EXPORT_TABLES[] = {
     {"curves.csv", curves_header, curves_rows, curves_row},
 };
 
-/* Table T of the n results: each row the cell's id and axis values, then its own. */
+/* Table T of the n results, or (T NULL) the archive's per-cell table
+ * `table` column by column (archive_csv_*: estimation, gates, cellstats):
+ * each row the cell's id and axis values, then its own. */
 static int write_table(const char *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n,
-                       const export_table *T) {
+                       const export_table *T, const char *table) {
+  char file[96];
+  snprintf(file, sizeof file, "%s.csv", table ? table : "");
   analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, T->file));
+  CS_CHECK(analysis_file_open(&o, dir, T ? T->file : file));
   put_config_header(o.f, spec);
-  T->header(o.f);
+  int rc = T ? (T->header(o.f), CS_OK) : archive_csv_header(o.f, table);
   fputc('\n', o.f);
-  for (int64_t i = 0; i < n; i++)
-    for (int k = 0; k < T->rows(&r[i]); k++) {
+  for (int64_t i = 0; !rc && i < n; i++) {
+    int rows = T ? T->rows(&r[i]) : archive_csv_rows(table, &r[i]);
+    for (int k = 0; !rc && k < rows; k++) {
       put_config(o.f, spec, r[i].cell_id);
-      T->row(o.f, &r[i], k);
+      if (T)
+        T->row(o.f, &r[i], k);
+      else
+        rc = archive_csv_row(o.f, table, &r[i], k);
       fputc('\n', o.f);
     }
+  }
+  if (rc) {
+    analysis_file_abort(&o);
+    return rc;
+  }
   return analysis_file_commit(&o);
 }
 
@@ -147,7 +149,8 @@ int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells) 
                     archive, (long long)i, (long long)r[i].cell_id, (long long)spec_cell_count(spec));
   if (!rc) rc = cs_mkdir_p(dir);
   for (size_t t = 0; !rc && t < sizeof EXPORT_TABLES / sizeof *EXPORT_TABLES; t++)
-    rc = write_table(dir, spec, r, n, &EXPORT_TABLES[t]);
+    rc = write_table(dir, spec, r, n, &EXPORT_TABLES[t], NULL);
+  for (int t = 0; !rc && archive_csv_table(t); t++) rc = write_table(dir, spec, r, n, NULL, archive_csv_table(t));
   if (!rc) *n_cells = n;
   for (int64_t i = 0; i < n; i++) result_free(&r[i]);
   free(r);

@@ -90,8 +90,9 @@ int analysis_run_results(const char *spec_text, const cs_cell_result *results, i
                          analysis_outcome *out);
 
 /* `curvsweep export`: the archive's tables as DIR/cells.csv (one row per
- * cell), DIR/curvature.csv (per done cell and prefix) and DIR/curves.csv
- * (per finished cell and evaluation), each with the cell's axis values
+ * cell), DIR/curvature.csv (per done cell and prefix), DIR/curves.csv
+ * (per finished cell and evaluation) and DIR/NAME.csv of each table of
+ * archive_csv_table (estimation, gates, cellstats), each with the cell's axis values
  * decoded (analysis/README.md, "Export"); DIR is created if missing and
  * each file replaced atomically. *n_cells: the cells exported. */
 int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells);

@@ -16,6 +16,7 @@
 #include "curvsweep/spec.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define ARCHIVE_FORMAT "curvsweep"
 #define ARCHIVE_FORMAT_VERSION 6
@@ -245,6 +246,18 @@ void archive_build_abort(cs_archive_builder *b);
  * results of one cell must be equal by archive_same_values (the science
  * values bitwise; wall_s, rank and attempts may differ), otherwise the
  * archives are not shards of one deterministic sweep and are refused. */
+/* ---- per-cell tables as CSV (`curvsweep export`, analysis/README.md "Export") ---- */
+/* The i-th per-cell table export writes column by column (its dataset name,
+ * the file NAME.csv), NULL past the last. */
+const char *archive_csv_table(int i);
+/* Its columns after cell_id, each led by a comma, into f. */
+int archive_csv_header(FILE *f, const char *table);
+/* The rows r has in it. */
+int archive_csv_rows(const char *table, const cs_cell_result *r);
+/* Row k of r in it, its columns after cell_id, each led by a comma:
+ * integers as integers, doubles as cs_csv_double. */
+int archive_csv_row(FILE *f, const char *table, const cs_cell_result *r, int k);
+
 int archive_status_rank(cs_cell_status s);
 int archive_same_values(const cs_cell_result *x, const cs_cell_result *y);
 

@@ -250,7 +250,9 @@ def _per_cell_rows(f, name, with_config, keep_status):
     status = _status(f)
     rows = _committed(f, name, status)
     df = _frame(rows)
-    df = df[[status.get(int(c)) in keep_status for c in df["cell_id"]]]
+    # a boolean array, not a list: an empty list would select no columns
+    keep = np.array([status.get(int(c)) in keep_status for c in df["cell_id"]], dtype=bool)
+    df = df[keep]
     if with_config:
         df = _config(f).merge(df, on="cell_id", how="inner")
     return df.reset_index(drop=True)

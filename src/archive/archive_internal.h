@@ -539,6 +539,8 @@ typedef struct {
                            /* NULL: an empty table of the packed row type, committed_rows 0 */
   const char *group;  /* the group holding it, made by create and read whole by info --check
                          (NULL: the root) */
+  int export_csv;     /* 1: `curvsweep export` writes it as NAME.csv column by column from
+                         row_type (archive_csv.c); 0: export has a writer of its own, or none */
 } archive_cell_table;
 enum { ARCHIVE_N_CELL_TABLES = 6 };
 extern const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES];

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "curvsweep/analysis.h"
+#include "curvsweep/archive.h"
 #include "curvsweep/error.h"
 
 #include <stdio.h>
@@ -18,6 +19,10 @@ static const char *EXPORT_HELP =
     "                 the per-prefix statistics (docs/ARCHIVE.md, /curvature)\n"
     "  curves.csv     one row per finished cell and evaluation: axes, epoch,\n"
     "                 train_loss, train_acc, test_acc\n"
+    "  estimation.csv, gates.csv, cellstats.csv\n"
+    "                 the teacher-student estimator, the gate scores per gated block\n"
+    "                 and the calibration and stability per cell (format 6; the\n"
+    "                 archive's columns, docs/ARCHIVE.md); header only when absent\n"
     "Numbers read back exactly (%.17g; nan, inf). From Python, python/curvsweep_archive\n"
     "returns the same tables as pandas DataFrames.\n";
 
@@ -44,7 +49,9 @@ int cmd_export(int argc, char **argv) {
   int64_t n = 0;
   int rc = analysis_export_csv(archive, dir, &n);
   if (rc) return cli_fail(rc);
-  cli_print(stdout, "exported %lld cells of %s: %s/cells.csv, %s/curvature.csv, %s/curves.csv\n",
-            (long long)n, archive, dir, dir, dir);
+  cli_print(stdout, "exported %lld cells of %s: %s/cells.csv, %s/curvature.csv, %s/curves.csv", (long long)n,
+            archive, dir, dir, dir);
+  for (int t = 0; archive_csv_table(t); t++) cli_print(stdout, ", %s/%s.csv", dir, archive_csv_table(t));
+  cli_print(stdout, "\n");
   return EXIT_OK;
 }

@@ -423,17 +423,17 @@ const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES] = {
     {.name = "estimation", .since = 6, .row_bytes = sizeof(archive_est_row),
      .row_type = archive_est_row_type, .max_per_cell = 1, .done_rows = archive_est_done_rows,
      .rows_of = archive_est_rows_of, .to_rows = archive_est_to_rows, .alloc = archive_est_alloc,
-     .place = archive_est_place, .same = archive_est_same},
+     .place = archive_est_place, .same = archive_est_same, .export_csv = 1},
     {.name = "gates", .since = 6, .row_bytes = sizeof(archive_gate_row),
      .row_type = archive_gate_row_type, .max_per_cell = ARCHIVE_MAX_DEPTH,
      .done_rows = archive_gate_done_rows, .rows_of = archive_gate_rows_of,
      .to_rows = archive_gate_to_rows, .alloc = archive_gate_alloc, .place = archive_gate_place,
-     .same = archive_gate_same},
+     .same = archive_gate_same, .export_csv = 1},
     {.name = "cellstats", .since = 6, .row_bytes = sizeof(archive_cstat_row),
      .row_type = archive_cstat_row_type, .max_per_cell = 1,
      .done_rows = archive_cstat_done_rows, .rows_of = archive_cstat_rows_of,
      .to_rows = archive_cstat_to_rows, .alloc = archive_cstat_alloc,
-     .place = archive_cstat_place, .same = archive_cstat_same},
+     .place = archive_cstat_place, .same = archive_cstat_same, .export_csv = 1},
 };
 
 const archive_cell_table *archive_cell_table_named(const char *name) {
