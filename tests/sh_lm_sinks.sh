@@ -72,6 +72,11 @@ grep -q "^## Do gates remove the attention sink?" rep/index.md && ok || bad "ind
 grep -q "^These verdicts are the self family's, and these archives hold none of its cells. The lm family's" rep/index.md &&
   ! grep -q "memory family ignores the gate" rep/index.md && ok || bad "index.md: gate-position text of an lm sweep"
 grep -q "G1 against Qiu et al. (gated): first-token share" rep/index.md && ok || bad "index.md: no G1 line"
+# claims 1 and 3 are not the lm family's: no affine skeleton, no decision boundary in the input
+grep -q "no done ungated cell has the affine-skeleton config (add \`arch = ungated\` in the memory family" rep/index.md &&
+  grep -q "it needs gated and ungated cells of a point task" rep/index.md &&
+  ! grep -qE "^3,|^1,ungated affine skeleton,[^,]*,[^,]*,(supported|not supported)" rep/verdicts.csv && ok ||
+  bad "claims 1 and 3 read lm cells: $(grep -E '^(1|3),' rep/verdicts.csv | head -n 3)"
 grep -q "Attention map (gated-headwise): cell [0-9]*, block" rep/index.md && ok || bad "index.md: no attention map"
 head -1 rep/sinks.csv | grep -q "^arch,task,depth,regime,gate,layer,n_seeds,n_measured,n_pairs,n_gate,share_mean,.*,massive_mean,.*,drain_mean,.*,peak_mean,.*,gatevalue_mean,.*,gatebos_mean,.*,dshare_mean," &&
   ok || { bad "sinks.csv header"; head -1 rep/sinks.csv; }

@@ -28,8 +28,12 @@ enum { C3_KEY_VERDICT = 0, C3_KEY_POOLED = 1, C3_KEY_ROW = 3 };
 
 static const char *const C3_BOUNDARY[2] = {"nonlinear", "linear"};
 
+/* The boundary type of G's task: 1 linear, 0 nonlinear, -1 neither (a
+ * sequence or regression task has no decision boundary in its input: not
+ * claim 3's). */
 static int claim3_linear(const analysis_data *D, const analysis_gap *G) {
-  return strcmp(task_boundary(D->task[G->task]), "linear") == 0;
+  const char *b = task_boundary(D->task[G->task]);
+  return !strcmp(b, C3_BOUNDARY[1]) ? 1 : !strcmp(b, C3_BOUNDARY[0]) ? 0 : -1;
 }
 
 /* The seed's accuracy difference arch − ungated of gap row G (NaN: not both done). */
@@ -127,7 +131,8 @@ int analysis_claim3_write_md(FILE *f, const analysis_data *D) {
   int g = analysis_find_arch(D, ARCH_GATED);
   const analysis_check *v = analysis_check_keyed(D, "3", C3_KEY_VERDICT);
   if (g < 0 || analysis_find_arch(D, ARCH_UNGATED) < 0 || !v) {
-    fprintf(f, "**Not testable with this archive**: it needs gated and ungated cells.\n\n");
+    fprintf(f, "**Not testable with this archive**: it needs gated and ungated cells of a point task "
+               "(a linear or nonlinear decision boundary; sequence and regression tasks have none).\n\n");
     return CS_OK;
   }
   fprintf(f, "Gated − ungated test accuracy, paired by seed (gap.csv, comparison `gated-ungated`; "
@@ -137,8 +142,8 @@ int analysis_claim3_write_md(FILE *f, const analysis_data *D) {
           D->opt.margin, 100.0 * (1.0 - 2.0 * D->opt.alpha), D->opt.alpha);
   for (int i = 0; i < D->n_gap; i++) {
     const analysis_gap *G = &D->gap[i];
-    if (G->arch != g) continue;
     int b = claim3_linear(D, G);
+    if (G->arch != g || b < 0) continue;
     const analysis_check *c = analysis_check_keyed(D, "3", C3_KEY_ROW + i);
     fprintf(f, "- %s (%s), depth %d, %s: %d pair%s, Δacc %s [%s, %s] (95%% t); Δ mean |K̃| %s, Δ mean "
                "|K̂| %s; ",
