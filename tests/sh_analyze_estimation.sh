@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The estimation-rates section end to end (analysis/README.md, "Estimation
+# The estimation-rates section end to end (analysis/VERDICTS.md, "Estimation
 # rates"): a tiny mha sweep (tests/specs/estimation-rates-tiny.ini) through
 # `analyze`: the section and its verdict line in index.md, its row in the
 # summary table, estimation.csv with one row per (arch, gate, H, H*, n) and

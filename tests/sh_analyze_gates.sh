@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gate-position section of `curvsweep analyze` end to end
-# (analysis/README.md, "Gate positions"): a tiny self-family sweep
+# (analysis/VERDICTS.md, "Gate positions"): a tiny self-family sweep
 # (tests/specs/gates-tiny.ini, ungated and gated at g1..g5, 6 seeds) run as
 # two shards, analysed from both shards at once and from their merge. The
 # section, gates.csv and verdicts.csv exist, both reports agree, and every

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The lm family's extreme-token statistics end to end (docs/ARCHIVE.md,
-# format_version 5 and 6; analysis/README.md, "Attention sinks"): a tiny lm
+# format_version 5 and 6; analysis/VERDICTS.md, "Attention sinks"): a tiny lm
 # sweep (ungated, gated, gated-headwise x g1, g2, 2 seeds, depth 2, /params
 # kept) lands in a format_version 6 archive whose /curvature carries
 # max_attn, sink_headmax, massive_act, value_drain and resid_peak in their

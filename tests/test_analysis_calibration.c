@@ -1,5 +1,5 @@
 /* test_analysis_calibration.c — the verdicts of `curvsweep analyze` on
- * simulated null data (analysis/README.md, "Calibration"): gated and
+ * simulated null data (analysis/VERDICTS.md, "Calibration"): gated and
  * ungated cells drawn from one distribution, with the structure of a real
  * grid — every cell of a seed shares the seed's effect (its data and
  * initial tensors), each (seed, task) pair another, each cell and layer its

@@ -1,5 +1,5 @@
 /* test_analysis_estimation.c — the estimation-rates section of `curvsweep
- * analyze` (analysis/README.md, "Estimation rates") on rows and results
+ * analyze` (analysis/VERDICTS.md, "Estimation rates") on rows and results
  * whose rates are known by construction:
  *   - noise-free C_s · n^-1/2: every slope (whole range, halves, bootstrap
  *     replicates, every seed's own) is −0.5 to rounding, the medians are

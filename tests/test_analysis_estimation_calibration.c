@@ -1,5 +1,5 @@
 /* test_analysis_estimation_calibration.c — the estimation-rates verdict
- * (analysis/README.md, "Estimation rates" and "Calibration") on simulated
+ * (analysis/VERDICTS.md, "Estimation rates" and "Calibration") on simulated
  * curves of known rate, N_SIM datasets per null case (N_POWER per power or
  * control case), each run through the
  * section's own code (analysis_estimation_build, _set, _checks, Holm,

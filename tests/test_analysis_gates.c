@@ -1,5 +1,5 @@
 /* test_analysis_gates.c — the gate-position section of `curvsweep analyze`
- * (analysis/README.md, "Gate positions") on synthetic results of a self
+ * (analysis/VERDICTS.md, "Gate positions") on synthetic results of a self
  * family sweep (arch ungated, gated × gate g1..g5 × depth 1, 2 × 8 seeds)
  * whose answer is known by construction. Accuracy of a gated cell = 0.80 +
  * bonus of its gate + a seed offset shared by every cell of the seed, so

@@ -1,5 +1,5 @@
 /* test_analysis_gatestats.c — the sections on what else gates do
- * (analysis/README.md, "Gate scores", "Calibration error", "Stability",
+ * (analysis/VERDICTS.md, "Gate scores", "Calibration error", "Stability",
  * "What a sink does") on fabricated results whose answers are known by
  * construction:
  *   - calibration (memory family, ungated vs gated × depth 1, 2 × 8 seeds):

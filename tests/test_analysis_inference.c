@@ -1,5 +1,5 @@
 /* test_analysis_inference.c — the statistics behind the report against
- * table values, closed forms and independent enumeration (analysis/README.md,
+ * table values, closed forms and independent enumeration (analysis/VERDICTS.md,
  * "Statistics of the verdicts"): the Student-t distribution and binomial
  * tail (GSL), t intervals, least squares, the sign test and the median
  * interval; the paired sign-flip test (exact against a brute-force count

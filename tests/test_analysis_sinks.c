@@ -1,5 +1,5 @@
 /* test_analysis_sinks.c — the section "Do gates remove the attention
- * sink?" of `curvsweep analyze` (analysis/README.md, "Attention sinks") on
+ * sink?" of `curvsweep analyze` (analysis/VERDICTS.md, "Attention sinks") on
  * fabricated results of an lm sweep (arch ungated, gated, gated-headwise ×
  * gate g1, g2 × depth 2 × 8 seeds) whose answer is known by construction:
  *   - ungated: first-token share 0.30 at block 1 and 0.60 + 0.01·seed at

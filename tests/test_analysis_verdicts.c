@@ -1,5 +1,5 @@
 /* test_analysis_verdicts.c — the verdict rules of `curvsweep analyze` on the
- * classified statistics (analysis/README.md, "Verdicts in index.md",
+ * classified statistics (analysis/VERDICTS.md, "Verdicts in index.md",
  * "Statistics of the verdicts"), on synthetic results analysed in memory
  * (analysis_verdicts_results for the structs, analysis_run_results for the
  * CSVs) so the test does not depend on which geom_stats fields the archive

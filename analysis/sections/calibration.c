@@ -1,5 +1,5 @@
-/* calibration.c — does gating lower the calibration error? (analysis/README.md,
- * "Calibration"). When the archives hold done cells of a classification
+/* calibration.c — does gating lower the calibration error? (analysis/VERDICTS.md,
+ * "Calibration error"). When the archives hold done cells of a classification
  * family with a gated arch and ungated: per comparison (gated arch, gate
  * position, family; calibration.h) and seed, the mean over its units
  * (task, depth, regime) of each cell's test ECE, NLL, Brier score, accuracy

@@ -1,5 +1,5 @@
-/* calibration.h — does gating lower the calibration error? (analysis/README.md,
- * "Calibration"): the test-set calibration of /cellstats (docs/MODELS.md,
+/* calibration.h — does gating lower the calibration error? (analysis/VERDICTS.md,
+ * "Calibration error"): the test-set calibration of /cellstats (docs/MODELS.md,
  * "Calibration") of every gated arch against ungated, paired by seed, with
  * the accuracy difference beside it (calibration.c). Internal to
  * analysis/; a row of the section table (sections.c), its state in the

@@ -1,5 +1,5 @@
 /* claim1.c — claim 1, ungated attention is flat in the structured (affine)
- * regime (analysis/README.md, "Verdicts in index.md"): every resolved point
+ * regime (analysis/VERDICTS.md, "Verdicts in index.md"): every resolved point
  * of the ungated affine-skeleton cells must be flat (point classes; the K̃
  * bound only for archives without classification). The verdict row of
  * verdicts.csv (a check on every point, no test: unit "row", n the

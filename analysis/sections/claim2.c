@@ -1,5 +1,5 @@
 /* claim2.c — claim 2, gating makes the representation curved
- * (analysis/README.md, "Statistics of the verdicts", "Verdicts in
+ * (analysis/VERDICTS.md, "Statistics of the verdicts", "Verdicts in
  * index.md"): per seed, the net share of (task, depth, regime) rows where
  * the gated cell is more curved than the ungated one (+1 more, −1 less),
  * on K̃ and on K̂; one-sided sign-flip, Holm over the gated archs within

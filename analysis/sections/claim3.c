@@ -1,5 +1,5 @@
 /* claim3.c — claim 3, gating improves accuracy on nonlinear-boundary tasks,
- * not on linear ones (analysis/README.md, "Statistics of the verdicts",
+ * not on linear ones (analysis/VERDICTS.md, "Statistics of the verdicts",
  * "Verdicts in index.md"): per (task, depth, regime) row of gap.csv the
  * seed's accuracy difference gated − ungated; nonlinear rows a one-sided
  * sign-flip, linear rows a TOST against ±margin, Holm within each boundary

@@ -1,4 +1,4 @@
-/* claim4.c — claim 4, depth amplifies curvature (analysis/README.md,
+/* claim4.c — claim 4, depth amplifies curvature (analysis/VERDICTS.md,
  * "Statistics of the verdicts", "Verdicts in index.md"): per (arch, task,
  * regime) row, direction (across depths / along the layers of the deepest
  * models) and measure (K̂, ∫|K| dA; K̃ apart) the seed's least-squares

@@ -1,4 +1,4 @@
-/* estimation.c — estimation rates (analysis/README.md, "Estimation rates"):
+/* estimation.c — estimation rates (analysis/VERDICTS.md, "Estimation rates"):
  * when the archives hold done teacher–student cells (family mha, task
  * teacher; docs/MODELS.md, "Estimation"), their rows (one per cell, an
  * ungated cell once however many gate values the grid has) are grouped
@@ -129,7 +129,7 @@ static void analysis_est_reason(char *buf, size_t len, const char *fmt, ...) {
 
 /* Each exact group's `parametric`: the t interval of its seeds' function-
  * error slopes over the upper half of the n range, where the verdict reads
- * its slopes, reaches [−0.6, −0.4] (analysis/README.md, "Estimation rates":
+ * its slopes, reaches [−0.6, −0.4] (analysis/VERDICTS.md, "Estimation rates":
  * why the upper half). */
 static void analysis_est_controls(analysis_estimation *E) {
   for (int i = 0; i < E->n_group; i++) {

@@ -1,4 +1,4 @@
-/* estimation.h — estimation rates (analysis/README.md, "Estimation
+/* estimation.h — estimation rates (analysis/VERDICTS.md, "Estimation
  * rates"): how fast a teacher–student cell's errors fall with the number
  * of training points n, per (arch, gate, H, H*) group; the numbers
  * (estimation_fit.c), the section (estimation.c) and its figure
@@ -22,7 +22,7 @@
 /* The polynomial bound of the verdict: an over-specified group estimates
  * at a polynomial rate when the slope of log error on log n over the upper
  * half of the n range is below this (error falling at least as n^{-1/4};
- * analysis/README.md, "Estimation rates"). */
+ * analysis/VERDICTS.md, "Estimation rates"). */
 #define ANALYSIS_EST_POLY_SLOPE (-0.25)
 /* The parametric rate of the function error and the band around it that
  * the exact-H control's slope interval must reach. */
@@ -37,7 +37,7 @@ typedef enum { EE_FUNCTION = 0, EE_VORONOI, EE_COUNT } analysis_est_error;
 typedef enum { EF_FULL = 0, EF_LOWER, EF_UPPER, EF_COUNT } analysis_est_fit;
 /* The range the exact-H control is read on: the upper half, where the
  * verdict reads its slopes (at the smallest n a least-squares fit has not
- * reached its n^-1/2 regime yet: analysis/README.md, "Estimation rates"). */
+ * reached its n^-1/2 regime yet: analysis/VERDICTS.md, "Estimation rates"). */
 #define ANALYSIS_EST_CONTROL_FIT EF_UPPER
 
 /* H = H* (the control), H > H* (where the theory separates the archs),

@@ -1,5 +1,5 @@
 /* estimation_fit.c — the numbers of the estimation rates (estimation.h;
- * analysis/README.md, "Estimation rates"): the rows of done teacher–student
+ * analysis/VERDICTS.md, "Estimation rates"): the rows of done teacher–student
  * cells grouped by (regime, arch, gate, H*, H), per n each error's median,
  * mean and geometric mean over seeds, and per error and range of n (all of
  * it, its lower and its upper half) the slope of log error on log n: the

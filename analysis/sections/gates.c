@@ -1,4 +1,4 @@
-/* gates.c — where should the gate sit? (analysis/README.md, "Gate
+/* gates.c — where should the gate sit? (analysis/VERDICTS.md, "Gate
  * positions"). When the sweep has a gate axis, per (task, depth, regime
  * without gate, arch) every gate position's test accuracy, mean |K̂|, mean
  * |K̃| and attention-sink statistic (sink_mass, max_attn) at the last layer
@@ -574,7 +574,7 @@ int analysis_gates_write_md(FILE *f, const analysis_data *D) {
              "g1 ([gates.csv](gates.csv) has every quantity's). The verdicts pool the paired "
              "differences of the self-family cells over tasks, depths, regimes, gated archs and seeds "
              "(one value per seed: its mean difference over them; two-sided sign-flip test, Holm "
-             "within each verdict, α = %g; rules: analysis/README.md, \"Gate positions\").\n\n",
+             "within each verdict, α = %g; rules: analysis/VERDICTS.md, \"Gate positions\").\n\n",
           D->opt.alpha);
   /* the bases by what their family can do (the config family table) */
   int n_ranked = 0, present[FAMILY_COUNT] = {0};

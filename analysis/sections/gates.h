@@ -1,7 +1,7 @@
 /* gates.h — the gate-position ablation of a sweep with a gate axis (the
  * self family, docs/MODELS.md): the numbers (gates.c) shared with its
  * figure (plots_gates.c). Internal to analysis/; columns and verdict rules
- * in analysis/README.md, "Gate positions".
+ * in analysis/VERDICTS.md, "Gate positions".
  *
  * A unit is one (task, depth, base regime), the base regime being the
  * regime without its gate component; its rows are one per (arch, gate

@@ -1,5 +1,5 @@
 /* gatescores.c — are the gate scores sparse and query-dependent?
- * (analysis/README.md, "Gate scores"). When the archives hold done cells of
+ * (analysis/VERDICTS.md, "Gate scores"). When the archives hold done cells of
  * a gated arch with attention blocks: per row (gated arch, gate position,
  * family; gatescores.h) the /gates summaries of its cells (each the mean
  * over the cell's blocks; per seed the mean over the row's cells; over

@@ -1,5 +1,5 @@
 /* gatescores.h — are the gate scores sparse and query-dependent?
- * (analysis/README.md, "Gate scores"): the /gates rows (docs/MODELS.md,
+ * (analysis/VERDICTS.md, "Gate scores"): the /gates rows (docs/MODELS.md,
  * "Gate scores and attention entropy") of every gated arch per gate
  * position and family, the numbers and the verdict (gatescores.c), the
  * histograms (plots_gatescores.c). Internal to analysis/; a row of the
@@ -20,7 +20,7 @@
 
 #define ANALYSIS_GATESCORES_NAME "gate scores"
 #define ANALYSIS_SPARSE_CLAIM "gate-sparse"
-/* "Sparse" (analysis/README.md, "Gate scores"): more than this share of
+/* "Sparse" (analysis/VERDICTS.md, "Gate scores"): more than this share of
  * the gate scores below RESULT_GATE_LOW (0.1), i.e. the median score below
  * 0.1: most of what the gate multiplies is cut by at least 90%. */
 #define ANALYSIS_SPARSE_SHARE 0.5

@@ -1,5 +1,5 @@
 /* heads.c — does gating break the low-rank value→output map?
- * (analysis/README.md, "Head dimension"). Qiu et al. argue that the gate's
+ * (analysis/VERDICTS.md, "Head dimension"). Qiu et al. argue that the gate's
  * non-linearity breaks the low-rank map from values to outputs, which
  * matters most when a head's dimension d/H is small. With a `heads` axis
  * at fixed width: per (gated arch, gate, task, depth, regime without heads)

@@ -1,5 +1,5 @@
 /* heads.h — does the gate's gain grow as the head dimension shrinks?
- * (analysis/README.md, "Head dimension"): with a heads axis, gap.csv's
+ * (analysis/VERDICTS.md, "Head dimension"): with a heads axis, gap.csv's
  * gated − ungated differences against d/H as a table (heads.c).
  * Internal to analysis/; a row of the section table (sections.c) with a
  * table and its part of index.md, no state and no verdict. */

@@ -1,4 +1,4 @@
-/* sinks.c — do gates remove the attention sink? (analysis/README.md,
+/* sinks.c — do gates remove the attention sink? (analysis/VERDICTS.md,
  * "Attention sinks"). When the archives hold done cells of the lm family:
  * per (task, depth, regime without gate) and per layer, the first-token
  * share (mean over heads and its largest head), the massive activation, the
@@ -452,7 +452,7 @@ static int analysis_sink_checks_run(analysis_data *D, double *v) {
         CS_CHECK(analysis_sink_check(D, S, SINK_VERDICTS[q].claim, a, (cs_gate_pos)g, q, ANALYSIS_TWO_SIDED, v));
   /* the primary hypothesis, stated before any data (Qiu et al.): G1 lowers
    * the first-token share; one-sided, its own Holm family over the gated
-   * archs (analysis/README.md, "Attention sinks") */
+   * archs (analysis/VERDICTS.md, "Attention sinks") */
   for (int a = 0; a < D->n_arch; a++)
     if (config_arch_gated(D->arch[a]))
       CS_CHECK(analysis_sink_check(D, S, SINK_G1_CLAIM, a, GATE_G1, 0, ANALYSIS_GREATER, v));

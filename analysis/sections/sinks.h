@@ -1,4 +1,4 @@
-/* sinks.h — do gates remove the attention sink? (analysis/README.md,
+/* sinks.h — do gates remove the attention sink? (analysis/VERDICTS.md,
  * "Attention sinks"): the lm family's extreme-token statistics per layer
  * (docs/MODELS.md), every gated (arch, gate position) against ungated,
  * paired by seed: the numbers (sinks.c) and the profile figure
@@ -50,7 +50,7 @@ typedef struct {
   int row0, n_rows;
 } analysis_sink_unit;
 
-/* The attention map of one arch (analysis/README.md, "Attention sinks"):
+/* The attention map of one arch (analysis/VERDICTS.md, "Attention sinks"):
  * a representative cell's block of largest first-token share, run forward
  * from its /params on held-out sequences at analyze time. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* sinkuse.c — what does a sink do? (analysis/README.md, "What a sink does").
+/* sinkuse.c — what does a sink do? (analysis/VERDICTS.md, "What a sink does").
  * For the lm family's rows of the attention-sink section (sinks.c, whose
  * state this reads: per (task, depth, base regime, arch, gate) and block,
  * over seeds), the change in test loss when the block's first-token

@@ -1,4 +1,4 @@
-/* sinkuse.h — what does a sink do? (analysis/README.md, "What a sink
+/* sinkuse.h — what does a sink do? (analysis/VERDICTS.md, "What a sink
  * does"): the lm family's ablation deltas read beside the first-token
  * share and the gate value of the attention-sink section's rows
  * (sinkuse.c; the numbers are columns of sinks.csv). Internal to

@@ -1,5 +1,5 @@
 /* stability.c — does gating tolerate larger learning rates?
- * (analysis/README.md, "Stability"). When the archives hold ended cells
+ * (analysis/VERDICTS.md, "Stability"). When the archives hold ended cells
  * (done or diverged) of a classification family: the spiked and diverged
  * counts; with an lr axis, per (arch, gate position, family, lr) the share
  * of ended cells that diverged or spiked (stability.csv), per seed and unit

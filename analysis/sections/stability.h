@@ -1,5 +1,5 @@
 /* stability.h — does gating tolerate larger learning rates?
- * (analysis/README.md, "Stability"): the loss spikes of /cellstats and the
+ * (analysis/VERDICTS.md, "Stability"): the loss spikes of /cellstats and the
  * diverged cells (docs/MODELS.md, "Stability") per arch and learning rate,
  * each seed's largest stable learning rate and the verdict (stability.c).
  * Internal to analysis/; a row of the section table (sections.c), its

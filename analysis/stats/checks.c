@@ -1,4 +1,4 @@
-/* checks.c — the machine-readable verdicts (analysis/README.md,
+/* checks.c — the machine-readable verdicts (analysis/VERDICTS.md,
  * "verdicts.csv"): the list of checks and verdicts every claim adds to
  * (D->checks), the per-seed test that fills a check, Holm's adjustment
  * over each family and the decisions it implies, the lookup index.md's

@@ -1,7 +1,7 @@
 /* checks.h — the checks and verdicts of every claim (D->checks; checks.c),
  * internal to analysis/: adding a check, the per-seed test and the TOST
  * that fill one, Holm over the families, the lookup index.md uses and the
- * shared text of its verdict lines. Rules: analysis/README.md,
+ * shared text of its verdict lines. Rules: analysis/VERDICTS.md,
  * "Statistics of the verdicts". */
 #ifndef CURVSWEEP_ANALYSIS_CHECKS_H
 #define CURVSWEEP_ANALYSIS_CHECKS_H

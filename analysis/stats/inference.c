@@ -1,5 +1,5 @@
 /* inference.c — the tests behind the verdicts of the report
- * (analysis/README.md, "Statistics of the verdicts"): the paired sign-flip
+ * (analysis/VERDICTS.md, "Statistics of the verdicts"): the paired sign-flip
  * (permutation) test on one value per seed, exact up to ANALYSIS_EXACT_MAX
  * seeds and Monte Carlo beyond; Holm's step-down adjustment; the seeds a
  * test needs to reach α; the paired standardised effect d_z; the paired

@@ -1,7 +1,7 @@
 /* rounding.c — the class of a report row (rounding.h): curved, flat to
  * rounding or unresolved, from the point classes of its seeds (geom_stats,
  * docs/NUMERICS.md) or, for rows without them, the K̃ bound of claim 1
- * (analysis/README.md, "Verdicts in index.md"). One rule for claim 1 and
+ * (analysis/VERDICTS.md, "Verdicts in index.md"). One rule for claim 1 and
  * for every figure (analysis/README.md, "Figures"). */
 #include "rounding.h"
 

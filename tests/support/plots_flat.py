@@ -5,8 +5,8 @@ Fails (exit 1) when a figure of an analyze report draws the curvature of a
 flat or unresolved row as a value (analysis/README.md, "Figures").
 
 Which rows are flat is recomputed here from the report's prefix.csv alone,
-by claim 1's rule (docs: analysis/README.md, "Measures" and "Verdicts in
-index.md"), not read from the figures:
+by claim 1's rule (docs: analysis/README.md, "Measures", and analysis/VERDICTS.md,
+"Verdicts in index.md"), not read from the figures:
   - a row with the point classification (its fraction columns finite) is
     curved when some seed has curved points (curved_frac_max > 0), else flat
     when flat_frac_mean + curved_frac_mean > 0, else unresolved;

@@ -1,6 +1,6 @@
 """The tests behind the report's verdicts, written out independently in
 Python for the shell tests (sh_analyze.sh, sh_analyze_gates.sh) to
-recompute verdicts.csv from the archives (analysis/README.md, "Statistics
+recompute verdicts.csv from the archives (analysis/VERDICTS.md, "Statistics
 of the verdicts"): the exact sign-flip test by enumerating every sign
 pattern, Holm's step-down adjustment, and the seeds a test needs."""
 import itertools
