@@ -35,16 +35,16 @@ biases 0; the self family's feature tokens w_j, b_j and CLS c N(0, 1/d))
 but from torch's generator, and the circles data (x uniform in (-1, 1)²,
 y = [|x| < √(2/π)]) from torch's generator too: the same distributions,
 not the same numbers, so the accuracies agree to sampling noise only.
-Training as train_model: per epoch a fresh permutation, minibatches of `batch` in that order, a finiteness check of every step's
-loss (the run stops as diverged, as curvsweep's does), Adam (β 0.9/0.999,
-ε 1e-8, lr 3e-3 constant: config_default()), and every eval_every epochs
-(and at the last) the loss and accuracy of the whole train and test sets,
-evaluated in chunks of `batch` points (the workspace curvsweep evaluates
-with). Timed as bench_train_cell times train_model: from the optimizer's
-creation to the end of the last evaluation; model creation and data
-generation are outside. Adam runs torch's default per-tensor loop on CPU;
---foreach takes its multi-tensor path instead (no measurable difference
-for these cells).
+Training as train_model: per epoch a fresh permutation, minibatches of
+`batch` in that order, a finiteness check of every step's loss (the run
+stops as diverged, as curvsweep's does), Adam (β 0.9/0.999, ε 1e-8, lr 3e-3
+constant: config_default()), and every eval_every epochs (and at the last)
+the loss and accuracy of the whole train and test sets, evaluated in chunks
+of `batch` points (the workspace curvsweep evaluates with). Timed as
+bench_train_cell times train_model: from the optimizer's creation to the end
+of the last evaluation; model creation and data generation are outside.
+Adam runs torch's default per-tensor loop on CPU; --foreach takes its
+multi-tensor path instead (no measurable difference for these cells).
 """
 import argparse
 import functools
