@@ -9,11 +9,13 @@ import sys
 import time
 
 
-def parse(p, argv, width, heads, depth, batch, epochs, lr):
+def parse(p, argv, width, heads, depth, batch, epochs, lr, fix=None, known=False):
     """Add the options every peer has (the model's width, heads, depth and
     arch, the schedule's batch, epochs and lr with the peer's defaults; the
     evaluation cadence, seed, repeats, the untimed warm-up, --serve), parse
-    argv, check width against heads."""
+    argv, let fix(args) fill family-dependent defaults, check width against
+    heads. known: parse what this peer knows and return (args, the rest)
+    (bench/peer_batched.py hands one command line to several peers)."""
     p.add_argument("--width", type=int, default=width)
     p.add_argument("--heads", type=int, default=heads)
     p.add_argument("--depth", type=int, default=depth)
@@ -22,10 +24,12 @@ def parse(p, argv, width, heads, depth, batch, epochs, lr):
     p.add_argument("--epochs", type=int, default=epochs)
     p.add_argument("--lr", type=float, default=lr)
     add_run_args(p)
-    a = p.parse_args(argv)
+    a, rest = p.parse_known_args(argv) if known else (p.parse_args(argv), [])
+    if fix:
+        fix(a)
     if a.width % a.heads:
         p.error("width must be divisible by heads")
-    return a
+    return (a, rest) if known else a
 
 
 def weight(torch, rows, cols, std=None):
@@ -96,27 +100,34 @@ def adam(torch, model, args, foreach=None):
                             foreach=foreach)
 
 
-def run(name, tag, torch, args, train_epochs):
+def run(name, tag, torch, args, train_epochs, cells=1):
     """A peer's main after setup: the untimed warm-up of args.warmup_epochs
     epochs, then serve_or_repeat of train_epochs(args.epochs) (each call
-    trains a fresh model for that many epochs and returns its result)."""
+    trains a fresh model, or `cells` models at once, for that many epochs
+    and returns its result)."""
     if args.warmup_epochs > 0:
         train_epochs(args.warmup_epochs)
     return serve_or_repeat(name, tag, run_info(torch), lambda: train_epochs(args.epochs),
-                           args.serve, args.repeats)
+                           args.serve, args.repeats, cells)
 
 
-def serve_or_repeat(name, tag, info, train_once, serve, repeats):
+def serve_or_repeat(name, tag, info, train_once, serve, repeats, cells=1):
     """--serve: the ready line, then one timed training per "train" line;
     else `repeats` timed trainings. train_once() -> (status, loss, acc, test
-    acc), timed from the call to its return."""
+    acc), timed from the call to its return. cells > 1 (a batched peer
+    training that many cells at once): the line gives the totals as
+    total_wall_s and total_cpu_s, and wall_s and cpu_s per cell (total /
+    cells), the figures bench_train_cell compares."""
 
     def run_once():
         t0, c0 = time.perf_counter(), time.process_time()
         status, loss, acc, tacc = train_once()
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"{name} {tag} status={status} wall_s={wall:.6f} cpu_s={cpu:.6f} "
-              f"train_loss={loss:.6g} train_acc={acc:.4f} test_acc={tacc:.4f} {info}", flush=True)
+        total = (f"cells={cells} total_wall_s={wall:.6f} total_cpu_s={cpu:.6f} "
+                 if cells > 1 else "")
+        print(f"{name} {tag} status={status} {total}wall_s={wall / cells:.6f} "
+              f"cpu_s={cpu / cells:.6f} train_loss={loss:.6g} train_acc={acc:.4f} "
+              f"test_acc={tacc:.4f} {info}", flush=True)
 
     if serve:
         print(f"{name} ready {tag} {info}", flush=True)

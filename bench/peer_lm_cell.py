@@ -46,14 +46,17 @@ import sys
 import peer_common
 
 
-def parse_args(argv):
+def parse_args(argv, known=False):
+    """The options; known: (args, what this peer does not know), for
+    bench/peer_batched.py."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--vocab", type=int, default=32)
     p.add_argument("--seq-len", type=int, default=32)
     p.add_argument("--mlp-ratio", type=int, default=4)
     p.add_argument("--train", type=int, default=3200, help="training sequences")
     p.add_argument("--test", type=int, default=512, help="test sequences")
-    return peer_common.parse(p, argv, width=32, heads=2, depth=2, batch=32, epochs=10, lr=1e-3)
+    return peer_common.parse(p, argv, width=32, heads=2, depth=2, batch=32, epochs=10, lr=1e-3,
+                             known=known)
 
 
 def build(torch, args):

@@ -26,6 +26,12 @@
  * (default: ../bench/ beside this binary's directory, then ./bench/),
  * BENCH_PEER=none to skip it, BENCH_PYTHON the interpreter,
  * BENCH_PEER_W128=1 to interleave the peer with the width-128 cell too.
+ * Beside it (issue 40) the batched peer bench/peer_batched.py trains
+ * BENCH_SEEDS seeds (default 8; 0 leaves it out) of the same cell as one
+ * model with stacked parameters, once per pair after the one-model peer;
+ * its time per cell (total / seeds) gives the second ratio of every cell
+ * with a peer (BENCH_PEER_BATCHED: another script, or none). The self
+ * cell's one-model peer is bench/peer_train_cell.py --family self.
  *
  * Cell runs have the timers off (this binary links curvsweep_core_prof,
  * whose timers cost one predictable branch per region when off). The
@@ -50,7 +56,8 @@
  *
  * Targets: width 16 ≤ 0.12 s (issue 15); the reference cell's median
  * ratio against PyTorch ≥ 12×, width 128 ≥ 80% of dgemm executed (issue 29);
- * the LM cell's ≥ 3× (issue 25). */
+ * the LM cell's ≥ 3× (issue 25); the reference cell's against the batched
+ * peer per cell ≥ 3× (issue 40). */
 #include "curvsweep/error.h"
 #include "curvsweep/la.h"
 #include "curvsweep/model.h"
@@ -118,8 +125,8 @@ static int spawn_python(char *const argv[], FILE **to, FILE **from, pid_t *pid) 
   return CS_OK;
 }
 
-/* The peer script `name` (peer_train_cell or peer_lm_cell): $env (BENCH_PEER
- * or BENCH_PEER_LM), else ../bench/NAME.py from this binary's directory,
+/* The peer script `name` (peer_train_cell, peer_lm_cell or peer_batched):
+ * $env (BENCH_PEER, BENCH_PEER_LM or BENCH_PEER_BATCHED), else ../bench/NAME.py from this binary's directory,
  * else ./bench/NAME.py. */
 static void peer_script(const char *name, const char *env_name, char *buf, size_t len) {
   const char *env = getenv(env_name);
@@ -148,17 +155,21 @@ __attribute__((format(printf, 4, 5))) static int peer_skip(int *skipped, char *w
   return CS_OK;
 }
 
-/* Start the peer for width w (the lm peer when lm) and wait for its ready
- * line; *skipped = 1 (and why) when it cannot run here. An error code only
- * for the bench's own failures. */
-static int peer_start(int width, int lm, peer_proc *p, int *skipped, char *why, size_t len) {
+/* Start the peer of `family` (memory, self or lm) at width w, the batched
+ * peer of `seeds` seeds when seeds > 0 (bench/peer_batched.py), and wait
+ * for its ready line; *skipped = 1 (and why) when it cannot run here. An
+ * error code only for the bench's own failures. */
+static int peer_start(const char *family, int width, int seeds, peer_proc *p, int *skipped,
+                      char *why, size_t len) {
   memset(p, 0, sizeof *p);
   *skipped = 0;
   const char *python = getenv("BENCH_PYTHON") ? getenv("BENCH_PYTHON") : "/usr/bin/python3";
-  const char *name = lm ? "peer_lm_cell" : "peer_train_cell";
-  char script[4096], wtext[16], ready[64];
-  peer_script(name, lm ? "BENCH_PEER_LM" : "BENCH_PEER", script, sizeof script);
-  if (strcmp(script, "none") == 0) return peer_skip(skipped, why, len, "BENCH_PEER=none");
+  int lm = strcmp(family, "lm") == 0;
+  const char *name = seeds > 0 ? "peer_batched" : lm ? "peer_lm_cell" : "peer_train_cell";
+  const char *env = seeds > 0 ? "BENCH_PEER_BATCHED" : lm ? "BENCH_PEER_LM" : "BENCH_PEER";
+  char script[4096], wtext[16], stext[16], ready[64];
+  peer_script(name, env, script, sizeof script);
+  if (strcmp(script, "none") == 0) return peer_skip(skipped, why, len, "%s=none", env);
   if (access(python, X_OK))
     return peer_skip(skipped, why, len, "%s is not an executable (%s)", python, strerror(errno));
   if (access(script, R_OK))
@@ -173,8 +184,13 @@ static int peer_start(int width, int lm, peer_proc *p, int *skipped, char *why, 
                      "%s cannot import torch (Debian: apt-get install --no-install-recommends "
                      "python3-torch)", python);
   snprintf(wtext, sizeof wtext, "%d", width);
+  snprintf(stext, sizeof stext, "%d", seeds);
   snprintf(ready, sizeof ready, "%s ready ", name);
-  char *argv[] = {(char *)python, script, "--serve", "--width", wtext, NULL};
+  /* one-model: [--family self]; batched: --family F --seeds E */
+  char *argv[10] = {(char *)python, script, "--serve", "--width", wtext}, **arg = argv + 5;
+  if (seeds > 0 || strcmp(family, "self") == 0) *arg++ = "--family", *arg++ = (char *)family;
+  if (seeds > 0) *arg++ = "--seeds", *arg++ = stext;
+  *arg = NULL;
   CS_CHECK(spawn_python(argv, &p->to, &p->from, &p->pid));
   if (p->to && p->from && fgets(p->ready, sizeof p->ready, p->from) &&
       strncmp(p->ready, ready, strlen(ready)) == 0) {
@@ -225,6 +241,9 @@ typedef struct {
   double wall[MAX_PAIRS], cpu[MAX_PAIRS], flops[MAX_PAIRS], acc[MAX_PAIRS];
   peer_proc *peer; /* NULL: no peer side */
   double peer_wall[MAX_PAIRS], peer_cpu[MAX_PAIRS], peer_acc[MAX_PAIRS];
+  peer_proc *batched; /* NULL: no batched peer; else per cell of its `seeds` (issue 40) */
+  int seeds;
+  double bat_wall[MAX_PAIRS], bat_cpu[MAX_PAIRS], bat_acc[MAX_PAIRS];
   bench_dgemm dgemm[MAX_PAIRS];
   double prof_total, prof[LA_PROF_KINDS];
 } cell_bench;
@@ -253,9 +272,12 @@ static int cell_side(void *ctx, int p) {
   return CS_OK;
 }
 
+/* The PyTorch side of a pair: the one-model peer, then the batched peer. */
 static int peer_side(void *ctx, int p) {
   cell_bench *b = ctx;
-  return peer_train(b->peer, &b->peer_wall[p], &b->peer_cpu[p], &b->peer_acc[p]);
+  if (b->peer) CS_CHECK(peer_train(b->peer, &b->peer_wall[p], &b->peer_cpu[p], &b->peer_acc[p]));
+  if (b->batched) CS_CHECK(peer_train(b->batched, &b->bat_wall[p], &b->bat_cpu[p], &b->bat_acc[p]));
+  return CS_OK;
 }
 
 /* family self: the self-attention reference cell (gated at g1, 2 heads);
@@ -297,7 +319,8 @@ static int cell_setup(int width, cs_family family, cell_bench *b) {
 /* The interleaved pairs, then the timed runs of the breakdown. */
 static int cell_run(cell_bench *b, const char *label) {
   bench_pair_opts o = {.pairs = b->pairs, .dgemm_n = 1024, .dgemm_reps = 3, .label = label};
-  CS_CHECK(bench_interleave(&o, cell_side, b, b->peer ? peer_side : NULL, b, b->dgemm));
+  CS_CHECK(bench_interleave(&o, cell_side, b, b->peer || b->batched ? peer_side : NULL, b,
+                            b->dgemm));
   b->prof_total = 1e30;
   for (int k = 0; k < (b->pairs < PROF_RUNS ? b->pairs : PROF_RUNS); k++) {
     double wall, cpu, acc, prof[LA_PROF_KINDS];
@@ -323,8 +346,9 @@ static void cell_report(const cell_bench *b, const char *title, const char *mach
   int P = b->pairs;
   double rate[MAX_PAIRS], cpu_rate[MAX_PAIRS], frac[MAX_PAIRS], cpu_frac[MAX_PAIRS];
   double model_frac[MAX_PAIRS], ratio[MAX_PAIRS], cpu_ratio[MAX_PAIRS], dg[MAX_PAIRS];
-  printf("%s: %d interleaved pair%s (cell%s, dgemm)", title, P, P == 1 ? "" : "s",
-         b->peer ? ", PyTorch peer" : "");
+  double bat_ratio[MAX_PAIRS], bat_cpu_ratio[MAX_PAIRS];
+  printf("%s: %d interleaved pair%s (cell%s%s, dgemm)", title, P, P == 1 ? "" : "s",
+         b->peer ? ", PyTorch peer" : "", b->batched ? ", batched PyTorch peer" : "");
   if (P < BENCH_MIN_PAIRS)
     printf(" (fewer than %d: the spread is indicative only)", BENCH_MIN_PAIRS);
   printf("\n");
@@ -341,6 +365,11 @@ static void cell_report(const cell_bench *b, const char *title, const char *mach
       printf(", PyTorch %.3f s (cpu %.3f s), ratio %.1fx (cpu %.1fx)", b->peer_wall[p],
              b->peer_cpu[p], ratio[p], cpu_ratio[p]);
     }
+    if (b->batched) {
+      bat_ratio[p] = b->bat_wall[p] / b->wall[p], bat_cpu_ratio[p] = b->bat_cpu[p] / b->cpu[p];
+      printf(", batched PyTorch %.3f s per cell (cpu %.3f s), ratio %.1fx (cpu %.1fx)",
+             b->bat_wall[p], b->bat_cpu[p], bat_ratio[p], bat_cpu_ratio[p]);
+    }
     printf(", dgemm %.2f GFLOP/s (cpu %.2f)\n", b->dgemm[p].gflops, b->dgemm[p].cpu_gflops);
   }
   char text[160];
@@ -353,6 +382,14 @@ static void cell_report(const cell_bench *b, const char *title, const char *mach
     spread_line("PyTorch process cpu", "%.3f s", b->peer_cpu, P);
     spread_line("ratio PyTorch / curvsweep, wall:", "%.1fx", ratio, P);
     spread_line("ratio PyTorch / curvsweep, cpu: ", "%.1fx", cpu_ratio, P);
+  }
+  if (b->batched) {
+    bench_spread_text(text, sizeof text, "%.3f s", bench_spread_of(b->bat_wall, P));
+    printf("  batched PyTorch (%d seeds as one model) wall per cell %s [%s], mean test acc %.3f\n",
+           b->seeds, text, machine, b->bat_acc[0]);
+    spread_line("batched PyTorch process cpu per cell", "%.3f s", b->bat_cpu, P);
+    spread_line("ratio batched PyTorch per cell / curvsweep, wall:", "%.1fx", bat_ratio, P);
+    spread_line("ratio batched PyTorch per cell / curvsweep, cpu: ", "%.1fx", bat_cpu_ratio, P);
   }
   spread_line("dgemm (1024^3, best of 3 per pair) GFLOP/s:", "%.2f", dg, P);
   spread_line("executed GFLOP/s:", "%.2f", rate, P);
@@ -394,6 +431,15 @@ int main(int argc, char **argv) {
            "OPENBLAS_CORETYPE=SkylakeX or Haswell, docs/DECISIONS.md\n", kernel);
   if (!la_prof_compiled()) printf("timers not compiled in: no breakdown\n");
   const char *w128_peer = getenv("BENCH_PEER_W128");
+  /* BENCH_SEEDS: the batched peer's seeds (issue 40); 0 leaves it out */
+  const char *seeds_env = getenv("BENCH_SEEDS");
+  char *end = NULL;
+  long bench_seeds = seeds_env && *seeds_env ? strtol(seeds_env, &end, 10) : 8;
+  if ((end && *end) || bench_seeds < 0 || bench_seeds > 4096) {
+    fprintf(stderr, "bench_train_cell: BENCH_SEEDS=%s: not a count of seeds (0 to 4096)\n",
+            seeds_env);
+    return 2;
+  }
   for (int i = 0; i < NCELLS; i++) {
     if (pairs[i] < 1) continue;
     cell_bench *b = calloc(1, sizeof *b);
@@ -402,18 +448,30 @@ int main(int argc, char **argv) {
       return 1;
     }
     b->pairs = pairs[i];
-    peer_proc peer = {0};
+    peer_proc peer = {0}, batched = {0};
     int lm = family[i] == FAMILY_LM;
-    if (lm || (family[i] == FAMILY_MEMORY && (widths[i] == 16 || (w128_peer && *w128_peer == '1')))) {
-      char why[512];
-      int skipped;
-      if (peer_start(widths[i], lm, &peer, &skipped, why, sizeof why)) {
-        fprintf(stderr, "bench: %s\n", cs_error_message());
-        return 1;
+    const char *fam = lm ? "lm" : family[i] == FAMILY_SELF ? "self" : "memory";
+    if (family[i] != FAMILY_MEMORY || widths[i] == 16 || (w128_peer && *w128_peer == '1')) {
+      /* the one-model peer, then (seeds > 0) the batched peer of issue 40 */
+      for (int k = 0; k < 2; k++) {
+        char why[512];
+        int skipped, seeds = k ? (int)bench_seeds : 0;
+        peer_proc *pp = k ? &batched : &peer;
+        if (k && seeds < 1) break;
+        if (peer_start(fam, widths[i], seeds, pp, &skipped, why, sizeof why)) {
+          fprintf(stderr, "bench: %s\n", cs_error_message());
+          return 1;
+        }
+        if (skipped) {
+          printf("PyTorch %speer (%s width %d) skipped: %s\n", k ? "batched " : "", fam,
+                 widths[i], why);
+          continue;
+        }
+        printf("PyTorch %speer (%s width %d): %s\n", k ? "batched " : "", fam, widths[i],
+               pp->ready);
+        if (k) b->batched = pp, b->seeds = seeds;
+        else b->peer = pp;
       }
-      if (skipped) printf("PyTorch peer (%s width %d) skipped: %s\n", lm ? "lm" : "memory", widths[i], why);
-      else printf("PyTorch peer (%s width %d): %s\n", lm ? "lm" : "memory", widths[i], peer.ready),
-             b->peer = &peer;
     }
     char title[256], label[64];
     if (lm)
@@ -430,6 +488,7 @@ int main(int argc, char **argv) {
              lm ? "lm" : family[i] == FAMILY_SELF ? "self" : "memory", widths[i]);
     int rc = cell_run(b, label);
     peer_stop(&peer);
+    peer_stop(&batched);
     if (rc) {
       fprintf(stderr, "bench: %s\n", cs_error_message());
       return 1;
@@ -443,6 +502,7 @@ int main(int argc, char **argv) {
          "width 128 7.24 s (70%% of dgemm)\n");
   printf("targets: width 16 <= 0.12 s (issue 15); reference cell median ratio against PyTorch "
          ">= 12x, width 128 >= 80%% of dgemm executed (issue 29); lm cell median ratio against "
-         "PyTorch >= 3x (issue 25)\n");
+         "PyTorch >= 3x (issue 25); reference cell median ratio against the batched PyTorch peer "
+         ">= 3x per cell (issue 40)\n");
   return 0;
 }

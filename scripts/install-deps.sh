@@ -21,6 +21,7 @@ PACKAGES=(
   python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
   strace
   shellcheck                     # scripts/test.sh lints every shell script
+  python3-torch                  # bench and test only: the PyTorch peers of bench/ (tests/sh_peer_batched.sh)
   clang-14 libclang-rt-14-dev    # libFuzzer for the harnesses of tests/fuzz
 )
 # strace: tests/sh_lock_race.sh widens the journal-lock race windows with its

@@ -74,10 +74,13 @@ if(TEST sh_hostile)
   set_tests_properties(sh_hostile PROPERTIES TIMEOUT 2400)
 endif()
 # Where Slurm is not installed or cannot start, the Slurm test reports
-# "skipped" (exit 77) instead of failing; scripts/test.sh installs it.
-if(TEST sh_slurm)
-  set_tests_properties(sh_slurm PROPERTIES SKIP_RETURN_CODE 77)
-endif()
+# "skipped" (exit 77) instead of failing; scripts/test.sh installs it. So
+# does the batched PyTorch peer's check where python3 has no torch.
+foreach(skippable sh_slurm sh_peer_batched)
+  if(TEST ${skippable})
+    set_tests_properties(${skippable} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+endforeach()
 # ctest -j starts tests in descending COST; a fresh clone has no measured
 # costs yet (Testing/Temporary/CTestCostData.txt), so the long ones are
 # named here (seconds on 2 cores, rounded) and start first instead of last.
