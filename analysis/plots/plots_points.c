@@ -261,7 +261,7 @@ static void analysis_hist_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 
 /* variant 0: histogram of K̃ (hist_Kt_*), 1: of K̂ (hist_Kh_*); *made = 0
  * when no arch has a resolved point. */
-int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
+int analysis_plot_hist(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant, analysis_plot *P,
                        int *made) {
   analysis_hist *H;
   CS_CHECK(CS_CALLOC(H, 1));
@@ -424,7 +424,7 @@ static void analysis_map_gp(FILE *f, void *ctx, const analysis_plot *P, const ch
 
 /* map_Kt_* (m = 2 only): K̃ over the input plane with the task's classes, one
  * panel per arch; *made = 0 when no arch has m = 2 per-point values. */
-int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
+int analysis_plot_map(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant, analysis_plot *P,
                       int *made) {
   (void)variant;
   *made = 0;
