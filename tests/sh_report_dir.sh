@@ -9,8 +9,8 @@
 # script on a pipe as /dev/stdin and works in a private directory of mode
 # 0700 holding the data, which is gone afterwards. (b) A default report
 # directory that is a symbolic link (to a directory with a report in it, or
-# to nothing) is refused, exit 2, naming it, as -o LINK and export --csv
-# LINK are; the target's files unchanged, nothing created there. (c) The
+# to nothing) is refused, exit 2, naming it, as -o LINK (LINK/ too) and
+# export --csv LINK are; the target's files unchanged, nothing created there. (c) The
 # attacked reports hold every file a normal run writes.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 gnuplot=$(command -v gnuplot || true)
@@ -127,6 +127,8 @@ check "default report directory a link to a directory" 2 $? \
 # -o LINK is the same check (one code path), and so is export --csv LINK
 "$bin" analyze shared/res.h5 -o shared/res-report >b.out 2>&1
 check "-o a link to a directory" 2 $? "the report directory shared/res-report is a symbolic link" b.out
+"$bin" analyze shared/res.h5 -o shared/res-report/ >b.out 2>&1
+check "-o a link to a directory, with a trailing slash" 2 $? "the report directory shared/res-report is a symbolic link" b.out
 "$bin" export shared/res.h5 --csv shared/res-report >b.out 2>&1
 check "export --csv a link to a directory" 2 $? "the report directory shared/res-report is a symbolic link" b.out
 (cd project && sha256sum -c --quiet ../project.sums) && [[ $(listing project) == "$(printf 'index.md\nsummary.csv')" ]] && ok || bad "-o or export wrote through the link"

@@ -25,34 +25,49 @@ void analysis_warn(analysis_outcome *out, const char *fmt, ...) {
 
 /* ---- the report directory (docs/SECURITY.md, "The report directory") ---- */
 
+/* path without its trailing slashes ("/" stays), into buf: "DIR/" names
+ * the link at DIR as "DIR" does, not the directory it points to. */
+static int analysis_dir_name(const char *path, char *buf, size_t len) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--;
+  if (n >= len) return cs_error(CS_ERR_INPUT, "report directory name too long: %s", path);
+  memcpy(buf, path, n);
+  buf[n] = '\0';
+  return CS_OK;
+}
+
 int analysis_report_dir_check(const char *path) {
   struct stat st;
+  char name[4096];
   if (!path || !*path) return cs_error(CS_ERR_INPUT, "no report directory given");
-  if (lstat(path, &st) != 0) return CS_OK; /* missing: created (or refused) when written */
+  CS_CHECK(analysis_dir_name(path, name, sizeof name));
+  if (lstat(name, &st) != 0) return CS_OK; /* missing: created (or refused) when written */
   if (S_ISLNK(st.st_mode))
     return cs_error(CS_ERR_INPUT, "the report directory %s is a symbolic link: curvsweep never "
                     "writes a report through one (docs/SECURITY.md); remove it, or give the "
-                    "directory it points to with -o", path);
+                    "directory it points to with -o", name);
   if (!S_ISDIR(st.st_mode))
     return cs_error(CS_ERR_INPUT, "the report directory %s exists and is not a directory: use -o "
-                    "with a new path or an existing directory", path);
+                    "with a new path or an existing directory", name);
   return CS_OK;
 }
 
 int analysis_outdir_open(analysis_outdir *d, const char *path) {
   *d = (analysis_outdir){.path = path, .fd = -1, .render_fd = -1};
+  char name[4096];
   CS_CHECK(analysis_report_dir_check(path));
-  CS_CHECK(cs_mkdir_p(path));
+  CS_CHECK(analysis_dir_name(path, name, sizeof name));
+  CS_CHECK(cs_mkdir_p(name));
   // the last component is not followed: a link planted since the check
   // (or between mkdir and here) is refused, not written through
-  d->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  d->fd = open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (d->fd >= 0) return CS_OK;
   int e = errno;
   if (e == ELOOP || e == ENOTDIR) {
     int rc = analysis_report_dir_check(path); /* names what is there now */
-    return rc ? rc : cs_error(CS_ERR_INPUT, "the report directory %s: %s", path, strerror(e));
+    return rc ? rc : cs_error(CS_ERR_INPUT, "the report directory %s: %s", name, strerror(e));
   }
-  return cs_error(CS_ERR_IO, "cannot open the report directory %s: %s", path, strerror(e));
+  return cs_error(CS_ERR_IO, "cannot open the report directory %s: %s", name, strerror(e));
 }
 
 void analysis_outdir_close(analysis_outdir *d) {
