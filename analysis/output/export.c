@@ -153,7 +153,8 @@ int analysis_export_csv(const char *archive, const char *out_dir, int64_t *n_cel
   if (!rc) rc = analysis_outdir_open(&dir, out_dir);
   for (size_t t = 0; !rc && t < sizeof EXPORT_TABLES / sizeof *EXPORT_TABLES; t++)
     rc = write_table(&dir, spec, r, n, &EXPORT_TABLES[t], NULL);
-  for (int t = 0; !rc && archive_csv_table(t); t++) rc = write_table(&dir, spec, r, n, NULL, archive_csv_table(t));
+  for (int t = 0; !rc && archive_csv_table(t); t++)
+    rc = write_table(&dir, spec, r, n, NULL, archive_csv_table(t));
   analysis_outdir_close(&dir);
   if (!rc) *n_cells = n;
   for (int64_t i = 0; i < n; i++) result_free(&r[i]);

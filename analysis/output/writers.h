@@ -40,8 +40,8 @@ typedef struct {
   size_t script_len;
 } analysis_plot;
 
-int analysis_write_plots(const analysis_data *D, const analysis_outdir *dir, analysis_plot **plots, int *n_plots,
-                         analysis_outcome *out);
+int analysis_write_plots(const analysis_data *D, const analysis_outdir *dir, analysis_plot **plots,
+                         int *n_plots, analysis_outcome *out);
 
 /* columns.c — DIR/COLUMNS.md: the meaning of every column of the tables
  * (file names in dir, e.g. "summary.csv"), read from their header lines. */

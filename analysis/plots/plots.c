@@ -290,8 +290,8 @@ static const struct {
 };
 enum { ANALYSIS_N_KINDS = sizeof ANALYSIS_PLOT_KINDS / sizeof *ANALYSIS_PLOT_KINDS };
 
-int analysis_write_plots(const analysis_data *D, const analysis_outdir *dir, analysis_plot **plots, int *n_plots,
-                         analysis_outcome *out) {
+int analysis_write_plots(const analysis_data *D, const analysis_outdir *dir, analysis_plot **plots,
+                         int *n_plots, analysis_outcome *out) {
   int cap = 0, rc = CS_OK;
   *plots = NULL, *n_plots = 0;
   // gnuplot, when it is to run, works in a private directory of its own

@@ -120,10 +120,10 @@ double analysis_slog(double v, double k0);
 void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax);
 
 /* hist_Kt_* (variant 0), hist_Kh_* (1) and map_Kt_* (plots_points.c): the per-point figures. */
-int analysis_plot_hist(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant, analysis_plot *P,
-                       int *made);
-int analysis_plot_map(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant, analysis_plot *P,
-                      int *made);
+int analysis_plot_hist(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                       analysis_plot *P, int *made);
+int analysis_plot_map(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                      analysis_plot *P, int *made);
 /* field_Kh_* (plots_fields.c): the curvature-field heat maps. */
 int analysis_plot_field(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                         analysis_plot *P, int *made);

@@ -26,8 +26,8 @@
 
 /* A figure writer: fills P (name, caption) and writes P->name.dat and .gp
  * into dir; *made = 0 when there is nothing to draw (then nothing is written). */
-typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
-                                    analysis_plot *P, int *made);
+typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const analysis_outdir *dir,
+                                    int variant, analysis_plot *P, int *made);
 
 /* A claim of the report: its name (verdicts.csv's claim column), what it
  * says (index.md's summary table) and the start of the heading of the

@@ -199,7 +199,8 @@ int cmd_analyze(int argc, char **argv) {
   if (status == EXIT_OK && n == 0) status = cli_usage_error("analyze", "missing ARCHIVE");
   char default_dir[4096];
   int is_default = status == EXIT_OK && !dir, rc = CS_OK;
-  if (is_default && (rc = analysis_default_dir(paths[0], default_dir, sizeof default_dir))) status = cli_fail(rc);
+  if (is_default && (rc = analysis_default_dir(paths[0], default_dir, sizeof default_dir)))
+    status = cli_fail(rc);
   if (is_default) dir = default_dir;
   // one check of the report directory, -o DIR and the default alike: a
   // file or a symbolic link there is bad input (exit 2), refused before
