@@ -44,8 +44,8 @@ int analysis_report_dir_check(const char *path) {
   if (lstat(name, &st) != 0) return CS_OK; /* missing: created (or refused) when written */
   if (S_ISLNK(st.st_mode))
     return cs_error(CS_ERR_INPUT, "the report directory %s is a symbolic link: curvsweep never "
-                    "writes a report through one (docs/SECURITY.md); remove it, or give the "
-                    "directory it points to with -o", name);
+                    "writes a report through one (docs/SECURITY.md); remove it, or name the "
+                    "directory it points to", name);
   if (!S_ISDIR(st.st_mode))
     return cs_error(CS_ERR_INPUT, "the report directory %s exists and is not a directory: use -o "
                     "with a new path or an existing directory", name);
