@@ -53,13 +53,17 @@ static int analysis_finish(analysis_data *D, int rc, const char *out_dir, analys
       analysis_warn(out, "partial archive: %lld of %lld cells done (%.1f%%); the report covers the "
                          "done cells only",
                     (long long)D->done, (long long)D->cells_total, 100.0 * D->done / D->cells_total);
-    rc = cs_mkdir_p(out_dir);
   }
+  // the report directory, opened once: every file of the report is made
+  // through its descriptor (output.h, docs/SECURITY.md "The report directory")
+  analysis_outdir dir = {.fd = -1, .render_fd = -1};
+  if (!rc) rc = analysis_outdir_open(&dir, out_dir);
   analysis_plot *plots = NULL;
   int n_plots = 0;
-  if (!rc) rc = analysis_write_tables(D, out_dir);
-  if (!rc) rc = analysis_write_plots(D, out_dir, &plots, &n_plots, out);
-  if (!rc) rc = analysis_write_index(D, out_dir, plots, n_plots, out);
+  if (!rc) rc = analysis_write_tables(D, &dir);
+  if (!rc) rc = analysis_write_plots(D, &dir, &plots, &n_plots, out);
+  if (!rc) rc = analysis_write_index(D, &dir, plots, n_plots, out);
+  analysis_outdir_close(&dir);
   free(plots);
   analysis_data_free(D);
   return rc;
@@ -73,7 +77,8 @@ static int analysis_begin(analysis_data *D, const char *out_dir, const analysis_
   D->opt = opt ? *opt : analysis_options_default();
   analysis_options_check(&D->opt);
   if (!out_dir || !*out_dir) return cs_error(CS_ERR_INPUT, "analyze: no output directory given");
-  return CS_OK;
+  // a link or a file where the report goes is refused before any work
+  return analysis_report_dir_check(out_dir);
 }
 
 int analysis_run(const char *const *paths, int n_paths, const char *out_dir,

@@ -3,7 +3,7 @@
 # (unit, MPI at 1-4 ranks, end to end).
 # Then build again with AddressSanitizer + UndefinedBehaviorSanitizer
 # (-DCS_SANITIZE=ON, in ${CS_BUILD_DIR}-sanitize) and run the archive, spec,
-# analysis, command-line, bad-input and hostile-archive tests and a sweep at 1-3 ranks
+# analysis, report-directory, command-line, bad-input and hostile-archive tests and a sweep at 1-3 ranks
 # (tests/sanitize/sweep.sh) under them; any sanitizer report fails the run.
 # CS_SANITIZE_TESTS=0 leaves the sanitizer pass out. Last, the libFuzzer
 # harnesses of tests/fuzz run ~20 s (the three at once) when clang is installed
@@ -90,7 +90,7 @@ if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
   # (LeakSanitizer cannot run under ptrace). Two at a time (none of them
   # times anything but its own hang bound); sanitize_sweep is
   # tests/sanitize/sweep.sh, registered in this build only.
-  sanitized='^(test_archive|test_archive_resume|test_archive_inputs|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_lock_race|sh_salvage|sh_hostile|sanitize_sweep)$'
+  sanitized='^(test_archive|test_archive_resume|test_archive_inputs|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_report_dir|sh_lock_race|sh_salvage|sh_hostile|sanitize_sweep)$'
   (cd "$san" && CS_RACE_TRIALS=3 CS_RACE_WIDENED=0 CS_HOSTILE_SECONDS=60 ctest --output-on-failure -j 2 \
     -R "$sanitized") || status=1
   if compgen -G "$reports/*" >/dev/null; then

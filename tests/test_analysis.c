@@ -821,6 +821,36 @@ static void test_errors(void **state) {
   char *keep = read_text(out);
   assert_string_equal(keep, "keep");
   free(keep);
+  /* an output path that is a symbolic link to a directory, with or without
+   * a trailing slash: refused before any work, nothing written where it
+   * points (docs/SECURITY.md, "The report directory") */
+  char target[160], link_dir[160], link_slash[168];
+  snprintf(target, sizeof target, "%s/target", dir);
+  snprintf(link_dir, sizeof link_dir, "%s/link-report", dir);
+  snprintf(link_slash, sizeof link_slash, "%s/", link_dir);
+  assert_int_equal(mkdir(target, 0755), 0);
+  assert_int_equal(symlink(target, link_dir), 0);
+  assert_int_equal(analysis_report_dir_check(link_dir), CS_ERR_INPUT);
+  assert_int_equal(analysis_report_dir_check(target), CS_OK);
+  const char *links[2] = {link_dir, link_slash};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(analysis_run(ok, 1, links[i], &opt, NULL), CS_ERR_INPUT);
+    assert_non_null(strstr(cs_error_message(), "is a symbolic link"));
+    assert_non_null(strstr(cs_error_message(), link_dir));
+  }
+  int64_t exported = -1;
+  assert_int_equal(analysis_export_csv(a1, link_dir, &exported), CS_ERR_INPUT);
+  DIR *d = opendir(target);
+  assert_non_null(d);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d));) entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  assert_int_equal(entries, 0);
+  /* the directory itself is written */
+  assert_ok(analysis_run(ok, 1, target, &opt, NULL));
+  char index_md[176];
+  snprintf(index_md, sizeof index_md, "%s/index.md", target);
+  assert_true(file_exists(index_md));
   free_results(res, n);
   spec_free(spec);
   spec_free(other);

@@ -237,23 +237,24 @@ static void columns_table(FILE *f, const analysis_data *D, const char *table, ch
 }
 
 /* The columns of table (its header line in dir) as a Markdown table. */
-static int columns_of(FILE *f, const analysis_data *D, const char *dir, const char *table,
+static int columns_of(FILE *f, const analysis_data *D, const analysis_outdir *dir, const char *table,
                       int *undescribed) {
-  char path[4096 + 64];
-  snprintf(path, sizeof path, "%s/%s", dir, table);
-  FILE *t = fopen(path, "r");
-  if (!t) return cs_error(CS_ERR_IO, "%s: cannot read it back for COLUMNS.md", path);
+  // read back through the directory's descriptor, never through a link or
+  // from a FIFO a co-tenant put in the table's place (analysis_file_read)
+  int rc = CS_OK;
+  FILE *t = analysis_file_read(dir, table, &rc);
+  if (!t) return rc;
   char *line = NULL;
   size_t cap = 0;
   ssize_t n = getline(&line, &cap, t);
   fclose(t);
-  int rc = n > 0 ? CS_OK : cs_error(CS_ERR_IO, "%s: no header line for COLUMNS.md", path);
+  rc = n > 0 ? CS_OK : cs_error(CS_ERR_IO, "%s/%s: no header line for COLUMNS.md", dir->path, table);
   if (!rc) columns_table(f, D, table, line, undescribed);
   free(line);
   return rc;
 }
 
-int analysis_write_columns(const analysis_data *D, const char *dir, const char *const *tables,
+int analysis_write_columns(const analysis_data *D, const analysis_outdir *dir, const char *const *tables,
                            int n_tables) {
   analysis_file o;
   CS_CHECK(analysis_file_open(&o, dir, "COLUMNS.md"));

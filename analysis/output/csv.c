@@ -171,7 +171,7 @@ static void analysis_write_gap(FILE *f, const analysis_data *D) {
   }
 }
 
-int analysis_write_tables(const analysis_data *D, const char *dir) {
+int analysis_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   static const char *names[4] = {"summary.csv", "prefix.csv", "amplification.csv", "gap.csv"};
   void (*writers[4])(FILE *, const analysis_data *) = {analysis_write_summary, analysis_write_prefix,
                                                       analysis_write_amp, analysis_write_gap};
@@ -187,7 +187,7 @@ int analysis_write_tables(const analysis_data *D, const char *dir) {
   return analysis_write_verdicts_table(D, dir); /* verdicts.csv (checks.c) */
 }
 
-int analysis_write_verdicts_table(const analysis_data *D, const char *dir) {
+int analysis_write_verdicts_table(const analysis_data *D, const analysis_outdir *dir) {
   analysis_file o;
   CS_CHECK(analysis_file_open(&o, dir, "verdicts.csv"));
   FILE *f = o.f;

@@ -104,7 +104,7 @@ static const export_table EXPORT_TABLES[] = {
 /* Table T of the n results, or (T NULL) the archive's per-cell table
  * `table` column by column (archive_csv_*: estimation, gates, cellstats):
  * each row the cell's id and axis values, then its own. */
-static int write_table(const char *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n,
+static int write_table(const analysis_outdir *dir, const cs_spec *spec, const cs_cell_result *r, int64_t n,
                        const export_table *T, const char *table) {
   char file[96];
   snprintf(file, sizeof file, "%s.csv", table ? table : "");
@@ -131,8 +131,10 @@ static int write_table(const char *dir, const cs_spec *spec, const cs_cell_resul
   return analysis_file_commit(&o);
 }
 
-int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells) {
+int analysis_export_csv(const char *archive, const char *out_dir, int64_t *n_cells) {
   *n_cells = 0;
+  // refused before the archive is read (docs/SECURITY.md, "The report directory")
+  CS_CHECK(analysis_report_dir_check(out_dir));
   char *text = NULL;
   CS_CHECK(archive_read_spec(archive, &text));
   cs_spec *spec = NULL;
@@ -147,10 +149,13 @@ int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells) 
     if (r[i].cell_id < 0 || r[i].cell_id >= spec_cell_count(spec))
       rc = cs_error(CS_ERR_INPUT, "%s: /cells row %lld has cell_id %lld outside its spec's %lld cells",
                     archive, (long long)i, (long long)r[i].cell_id, (long long)spec_cell_count(spec));
-  if (!rc) rc = cs_mkdir_p(dir);
+  analysis_outdir dir = {.fd = -1};
+  if (!rc) rc = analysis_outdir_open(&dir, out_dir);
   for (size_t t = 0; !rc && t < sizeof EXPORT_TABLES / sizeof *EXPORT_TABLES; t++)
-    rc = write_table(dir, spec, r, n, &EXPORT_TABLES[t], NULL);
-  for (int t = 0; !rc && archive_csv_table(t); t++) rc = write_table(dir, spec, r, n, NULL, archive_csv_table(t));
+    rc = write_table(&dir, spec, r, n, &EXPORT_TABLES[t], NULL);
+  for (int t = 0; !rc && archive_csv_table(t); t++)
+    rc = write_table(&dir, spec, r, n, NULL, archive_csv_table(t));
+  analysis_outdir_close(&dir);
   if (!rc) *n_cells = n;
   for (int64_t i = 0; i < n; i++) result_free(&r[i]);
   free(r);

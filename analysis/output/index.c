@@ -235,7 +235,7 @@ static int index_body(FILE *f, const analysis_data *D, const analysis_plot *plot
 }
 
 /* COLUMNS.md for the tables the body links to ("](NAME.csv)"), each once. */
-static int index_columns(const analysis_data *D, const char *dir, const char *body) {
+static int index_columns(const analysis_data *D, const analysis_outdir *dir, const char *body) {
   enum { MAX_TABLES = 32 };
   char names[MAX_TABLES][64];
   const char *list[MAX_TABLES];
@@ -257,7 +257,7 @@ static int index_columns(const analysis_data *D, const char *dir, const char *bo
 static void index_write(FILE *f, const analysis_data *D, const char *body, const index_heading *h,
                         int nh);
 
-int analysis_write_index(const analysis_data *D, const char *dir, const analysis_plot *plots,
+int analysis_write_index(const analysis_data *D, const analysis_outdir *dir, const analysis_plot *plots,
                          int n_plots, const analysis_outcome *out) {
   // the body first (in memory): the summary and the contents come before
   // it and point into it

@@ -1,5 +1,6 @@
 /* output.c — the leaf helpers of the report's writers (output.h): warnings,
- * atomic files, the report directory. */
+ * the report directory, atomic files in it (docs/SECURITY.md, "The report
+ * directory"). */
 #include "output.h"
 
 #include "curvsweep/path.h"
@@ -22,22 +23,69 @@ void analysis_warn(analysis_outcome *out, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void analysis_file_close_dir(analysis_file *o) {
-  if (o->dirfd >= 0) close(o->dirfd);
-  o->dirfd = -1;
+/* ---- the report directory (docs/SECURITY.md, "The report directory") ---- */
+
+/* path without its trailing slashes ("/" stays), into buf: "DIR/" names
+ * the link at DIR as "DIR" does, not the directory it points to. */
+static int analysis_dir_name(const char *path, char *buf, size_t len) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--;
+  if (n >= len) return cs_error(CS_ERR_INPUT, "report directory name too long: %s", path);
+  memcpy(buf, path, n);
+  buf[n] = '\0';
+  return CS_OK;
 }
 
-int analysis_file_open(analysis_file *o, const char *dir, const char *name) {
+int analysis_report_dir_check(const char *path) {
+  struct stat st;
+  char name[4096];
+  if (!path || !*path) return cs_error(CS_ERR_INPUT, "no report directory given");
+  CS_CHECK(analysis_dir_name(path, name, sizeof name));
+  if (lstat(name, &st) != 0) return CS_OK; /* missing: created (or refused) when written */
+  if (S_ISLNK(st.st_mode))
+    return cs_error(CS_ERR_INPUT, "the report directory %s is a symbolic link: curvsweep never "
+                    "writes a report through one (docs/SECURITY.md); remove it, or name the "
+                    "directory it points to", name);
+  if (!S_ISDIR(st.st_mode))
+    return cs_error(CS_ERR_INPUT, "the report directory %s exists and is not a directory: use -o "
+                    "with a new path or an existing directory", name);
+  return CS_OK;
+}
+
+int analysis_outdir_open(analysis_outdir *d, const char *path) {
+  *d = (analysis_outdir){.path = path, .fd = -1, .render_fd = -1};
+  char name[4096];
+  CS_CHECK(analysis_report_dir_check(path));
+  CS_CHECK(analysis_dir_name(path, name, sizeof name));
+  CS_CHECK(cs_mkdir_p(name));
+  // the last component is not followed: a link planted since the check
+  // (or between mkdir and here) is refused, not written through
+  d->fd = open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (d->fd >= 0) return CS_OK;
+  int e = errno;
+  if (e == ELOOP || e == ENOTDIR) {
+    int rc = analysis_report_dir_check(path); /* names what is there now */
+    return rc ? rc : cs_error(CS_ERR_INPUT, "the report directory %s: %s", name, strerror(e));
+  }
+  return cs_error(CS_ERR_IO, "cannot open the report directory %s: %s", name, strerror(e));
+}
+
+void analysis_outdir_close(analysis_outdir *d) {
+  if (d->fd >= 0) close(d->fd);
+  d->fd = -1;
+}
+
+/* ---- files in it ---- */
+
+int analysis_file_open(analysis_file *o, const analysis_outdir *dir, const char *name) {
   o->f = NULL;
-  o->dirfd = -1;
-  int n1 = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
-  int n2 = snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir, name);
+  o->dirfd = dir->fd;
+  int n1 = snprintf(o->path, sizeof o->path, "%s/%s", dir->path, name);
+  int n2 = snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp", dir->path, name);
   if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof o->path || (size_t)n2 >= sizeof o->tmp)
-    return cs_error(CS_ERR_INPUT, "report path too long: %s/%s", dir, name);
-  o->name = o->path + strlen(dir) + 1;
-  o->tmp_name = o->tmp + strlen(dir) + 1;
-  o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (o->dirfd < 0) return cs_error(CS_ERR_IO, "%s: cannot write: %s", o->tmp, strerror(errno));
+    return cs_error(CS_ERR_INPUT, "report path too long: %s/%s", dir->path, name);
+  o->name = o->path + strlen(dir->path) + 1;
+  o->tmp_name = o->tmp + strlen(dir->path) + 1;
   const char *why;
   int fd = cs_create_fresh_at(o->dirfd, o->tmp_name, 0644, &why), rc = CS_OK;
   if (fd < 0)
@@ -47,9 +95,8 @@ int analysis_file_open(analysis_file *o, const char *dir, const char *name) {
                            : "");
   if (!rc && !(o->f = fdopen(fd, "w")))
     rc = cs_error(CS_ERR_IO, "%s: cannot write: %s", o->tmp, strerror(errno));
-  // on failure: the temporary file (if made) and the directory go
+  // on failure: the temporary file (if made) goes
   if (rc && fd >= 0) close(fd), unlinkat(o->dirfd, o->tmp_name, 0);
-  if (rc) analysis_file_close_dir(o);
   return rc;
 }
 
@@ -66,15 +113,39 @@ int analysis_file_commit(analysis_file *o) {
     unlinkat(o->dirfd, o->tmp_name, 0);
     rc = cs_error(CS_ERR_IO, "%s: cannot rename into place: %s", o->path, strerror(e));
   }
-  analysis_file_close_dir(o);
   return rc;
 }
 
 void analysis_file_abort(analysis_file *o) {
   if (o->f) fclose(o->f);
   o->f = NULL;
-  if (o->dirfd >= 0) unlinkat(o->dirfd, o->tmp_name, 0);
-  analysis_file_close_dir(o);
+  unlinkat(o->dirfd, o->tmp_name, 0);
+}
+
+int analysis_file_write(const analysis_outdir *dir, const char *name, const char *buf, size_t n) {
+  analysis_file o;
+  CS_CHECK(analysis_file_open(&o, dir, name));
+  if (n) fwrite(buf, 1, n, o.f);
+  return analysis_file_commit(&o);
+}
+
+FILE *analysis_file_read(const analysis_outdir *dir, const char *name, int *rc) {
+  int fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  const char *why = NULL;
+  int input = 0; /* what is there is refused (CS_ERR_INPUT), not a system error */
+  if (fd < 0) input = errno == ELOOP, why = input ? "a symbolic link is there" : strerror(errno);
+  else if (fstat(fd, &st) != 0) why = strerror(errno);
+  else if (!S_ISREG(st.st_mode)) input = 1, why = "not a regular file";
+  FILE *f = NULL;
+  if (!why) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "r"))) why = strerror(errno);
+  }
+  if (f) return f;
+  if (fd >= 0) close(fd);
+  *rc = cs_error(input ? CS_ERR_INPUT : CS_ERR_IO, "%s/%s: cannot read it: %s", dir->path, name, why);
+  return NULL;
 }
 
 const char *analysis_md_text(const char *s, char *buf, size_t len) {

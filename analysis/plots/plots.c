@@ -1,7 +1,9 @@
 /* plots.c — the report's figures as gnuplot scripts (.gp) with their data
  * (.dat), rendered to PNG with gnuplot's pngcairo terminal when gnuplot is
- * available. Scripts are self-contained and read their data by relative
- * name, so `cd REPORT && gnuplot NAME.gp` re-renders a restyled figure.
+ * available (plots_render.c: in a private directory, each script on a pipe,
+ * docs/SECURITY.md "The report directory"). Scripts are self-contained and
+ * read their data by relative name, so `cd REPORT && gnuplot NAME.gp`
+ * re-renders a restyled figure.
  *
  * Per task (and regime when there are several):
  *   curvature_depth_*  mean |K|, mean |K̃|, mean |K̂| (log-log) and the median
@@ -24,14 +26,9 @@
 #include "curvsweep/quantile.h"
 #include "curvsweep/tasks.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 
 static analysis_plot *analysis_new_plot(analysis_plot **plots, int *n, int *cap) {
@@ -161,7 +158,7 @@ static int analysis_row_measured(const analysis_data *D, int a, int t, int d, in
 }
 
 /* variant 0: curvature_depth_*, 1: accuracy_depth_*; *made = 0 when no row has a value. */
-static int analysis_plot_depth(const analysis_data *D, int t, int r, const char *dir, int variant,
+static int analysis_plot_depth(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                                analysis_plot *P, int *made) {
   int any = 0;
   for (int a = 0; a < D->n_arch; a++)
@@ -252,7 +249,7 @@ static void analysis_prefix_gp(FILE *f, void *ctx, const analysis_plot *P, const
 
 /* prefix_*: accumulation under composition in each arch's deepest models;
  * *made = 0 when no row has a curvature measured. */
-static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char *dir, int variant,
+static int analysis_plot_prefix(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                                 analysis_plot *P, int *made) {
   int any = 0;
   for (int a = 0; a < D->n_arch; a++)
@@ -276,123 +273,6 @@ static int analysis_plot_prefix(const analysis_data *D, int t, int r, const char
   return analysis_write_dat_gp(dir, P, &B, analysis_prefix_dat, analysis_prefix_gp);
 }
 
-/* ---- running gnuplot ---- */
-
-/* The gnuplot to use: opt->gnuplot (a path, or a name execvp searches on
- * PATH), else "gnuplot". Returns 1 when it can be run: a path must be an
- * executable file; a bare name must answer `NAME --version` with exit 0. */
-static int analysis_find_gnuplot(const analysis_options *opt, char *path, size_t len) {
-  snprintf(path, len, "%s", opt->gnuplot && *opt->gnuplot ? opt->gnuplot : "gnuplot");
-  if (strchr(path, '/')) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-  }
-  pid_t pid = fork();
-  if (pid < 0) return 0;
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) dup2(null, 0), dup2(null, 1), dup2(null, 2);
-    char *argv[] = {path, (char *)"--version", NULL};
-    execvp(path, argv);
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 0;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/* gnuplot's output (stdout and stderr) as one line: the last `len` - 1
- * bytes of it, newlines as " | ", blank lines dropped. */
-static void analysis_tail_line(const char *text, size_t n, char *buf, size_t len) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < n && used + 4 < len; i++) {
-    char c = text[i];
-    if (c == '\n' || c == '\r') {
-      if (used > 0 && strcmp(buf + (used >= 3 ? used - 3 : 0), " | ") != 0)
-        used += (size_t)snprintf(buf + used, len - used, " | ");
-      continue;
-    }
-    buf[used++] = c;
-    buf[used] = '\0';
-  }
-  while (used >= 3 && strcmp(buf + used - 3, " | ") == 0) buf[used -= 3] = '\0';
-  while (used > 0 && buf[used - 1] == ' ') buf[--used] = '\0';
-}
-
-/* Read fd to its end (so that the writer never blocks on a full pipe),
- * keeping the last cap bytes in out: their count. */
-static size_t analysis_read_tail(int fd, char *out, size_t cap) {
-  size_t n = 0;
-  for (;;) {
-    char chunk[512];
-    ssize_t got = read(fd, chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    if (n + (size_t)got > cap) {
-      size_t drop = n + (size_t)got - cap;
-      if (drop > n) drop = n;
-      memmove(out, out + drop, n - drop);
-      n -= drop;
-    }
-    size_t keep = (size_t)got < cap ? (size_t)got : cap;
-    memcpy(out + n, chunk + (size_t)got - keep, keep);
-    n += keep;
-  }
-  return n;
-}
-
-/* Run `gnuplot NAME.gp` in dir. Returns 1 when it exited 0 and NAME.png
- * exists and is not empty; otherwise why into why (gnuplot's own output,
- * e.g. `"x.gp" line 3: undefined variable`, and its exit status). */
-static int analysis_render(const char *gnuplot, const char *dir, const char *name, char *why,
-                           size_t why_len) {
-  char script[ANALYSIS_NAME_LEN + 80], png[4096 + ANALYSIS_NAME_LEN + 80];
-  snprintf(script, sizeof script, "%s.gp", name);
-  snprintf(png, sizeof png, "%s/%s.png", dir, name);
-  unlink(png); /* a stale figure must not pass for a fresh one */
-  snprintf(why, why_len, "could not be started");
-  int fds[2] = {-1, -1};
-  pid_t pid = pipe(fds) == 0 ? fork() : -1;
-  if (pid == 0) {
-    close(fds[0]);
-    int in = open("/dev/null", O_RDONLY);
-    if (in >= 0) dup2(in, 0);
-    dup2(fds[1], 1), dup2(fds[1], 2);
-    if (chdir(dir) != 0) {
-      dprintf(2, "cannot enter %s: %s\n", dir, strerror(errno));
-      _exit(126);
-    }
-    char *argv[] = {(char *)"gnuplot", script, NULL};
-    execvp(gnuplot, argv);
-    dprintf(2, "cannot run %s: %s\n", gnuplot, strerror(errno));
-    _exit(127);
-  }
-  if (fds[1] >= 0) close(fds[1]);
-  // keep the end of the output (the error is gnuplot's last words)
-  char out[2048];
-  size_t n = pid > 0 ? analysis_read_tail(fds[0], out, sizeof out) : 0;
-  if (fds[0] >= 0) close(fds[0]);
-  if (pid < 0) return 0;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 0;
-  char said[900];
-  analysis_tail_line(out, n, said, sizeof said);
-  struct stat st;
-  int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (ok && stat(png, &st) == 0 && st.st_size > 0) return 1;
-  if (!WIFEXITED(status))
-    snprintf(why, why_len, "killed by signal %d%s%s", WTERMSIG(status), *said ? ": " : "", said);
-  else if (!ok)
-    snprintf(why, why_len, "exit status %d%s%s", WEXITSTATUS(status), *said ? ": " : "",
-             *said ? said : " (no message)");
-  else
-    snprintf(why, why_len, "exit status 0 but no %s.png written%s%s", name, *said ? ": " : "", said);
-  return 0;
-}
-
 /* ---- the plots of one (task, regime), in the order of index.md ---- */
 
 
@@ -410,10 +290,17 @@ static const struct {
 };
 enum { ANALYSIS_N_KINDS = sizeof ANALYSIS_PLOT_KINDS / sizeof *ANALYSIS_PLOT_KINDS };
 
-int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot **plots, int *n_plots,
-                         analysis_outcome *out) {
+int analysis_write_plots(const analysis_data *D, const analysis_outdir *dir, analysis_plot **plots,
+                         int *n_plots, analysis_outcome *out) {
   int cap = 0, rc = CS_OK;
   *plots = NULL, *n_plots = 0;
+  // gnuplot, when it is to run, works in a private directory of its own
+  // (plots_render.c): made before the figures, whose data are staged there
+  char gnuplot[4096] = "";
+  int render = D->opt.render && analysis_render_find(&D->opt, gnuplot, sizeof gnuplot);
+  analysis_outdir rdir = *dir;
+  rdir.render_fd = -1;
+  if (render) rc = analysis_render_begin(&rdir);
   for (int t = 0; t < D->n_task && !rc; t++)
     for (int r = 0; r < D->n_regime && !rc; r++) {
       int any = 0;
@@ -423,31 +310,29 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
       /* the kinds above, then each section's figure (sections.c) */
       for (int k = 0; k < ANALYSIS_N_KINDS + ANALYSIS_N_SECTIONS && !rc; k++) {
         analysis_plot *P = analysis_new_plot(plots, n_plots, &cap);
-        if (!P) return cs_error(CS_ERR_NOMEM, "out of memory listing plots");
+        if (!P) {
+          rc = cs_error(CS_ERR_NOMEM, "out of memory listing plots");
+          break;
+        }
         int made = 0;
         if (k < ANALYSIS_N_KINDS)
-          rc = ANALYSIS_PLOT_KINDS[k].write(D, t, r, dir, ANALYSIS_PLOT_KINDS[k].variant, P, &made);
+          rc = ANALYSIS_PLOT_KINDS[k].write(D, t, r, &rdir, ANALYSIS_PLOT_KINDS[k].variant, P, &made);
         else if (ANALYSIS_SECTIONS[k - ANALYSIS_N_KINDS].plot)
-          rc = ANALYSIS_SECTIONS[k - ANALYSIS_N_KINDS].plot(D, t, r, dir, 0, P, &made);
+          rc = ANALYSIS_SECTIONS[k - ANALYSIS_N_KINDS].plot(D, t, r, &rdir, 0, P, &made);
         if (!made) (*n_plots)--;
       }
     }
-  if (rc) return rc;
-  if (out) out->plots_scripted = *n_plots;
-  if (!D->opt.render) return CS_OK;
-  char gnuplot[4096];
-  if (!analysis_find_gnuplot(&D->opt, gnuplot, sizeof gnuplot)) {
+  if (!rc && out) out->plots_scripted = *n_plots;
+  if (!rc && D->opt.render && !render)
     analysis_warn(out, "gnuplot not found: plots skipped ('%s' %s; the .gp scripts and .dat data "
                        "are written, render them with 'gnuplot NAME.gp' in %s)",
                   gnuplot, strchr(gnuplot, '/') ? "is not an executable" : "does not run from PATH",
-                  dir);
-    return CS_OK;
-  }
+                  dir->path);
   // a plot gnuplot fails on is a failure of the run (analyze exits 1, the
   // first failure's message in out->plot_error); the others still render
-  for (int i = 0; i < *n_plots; i++) {
+  for (int i = 0; !rc && render && i < *n_plots; i++) {
     char why[900];
-    (*plots)[i].rendered = analysis_render(gnuplot, dir, (*plots)[i].name, why, sizeof why);
+    (*plots)[i].rendered = analysis_render(gnuplot, &rdir, &(*plots)[i], why, sizeof why);
     if ((*plots)[i].rendered) {
       if (out) out->plots_written++;
       continue;
@@ -455,12 +340,14 @@ int analysis_write_plots(const analysis_data *D, const char *dir, analysis_plot 
     if (!out) continue;
     if (out->plots_failed++ == 0)
       if (snprintf(out->plot_error, sizeof out->plot_error, "gnuplot (%s) failed on %s/%s.gp: %s",
-                   gnuplot, dir, (*plots)[i].name, why) < 0)
+                   gnuplot, dir->path, (*plots)[i].name, why) < 0)
         out->plot_error[0] = '\0';  // (a long message is cut, never lost whole)
   }
-  if (out && out->plots_failed)
+  if (!rc && out && out->plots_failed)
     analysis_warn(out, "%d of %d plots not rendered (gnuplot failed; the first failure is "
                        "reported below)", out->plots_failed, *n_plots);
-  return CS_OK;
+  // the scripts were kept for gnuplot's pipe only
+  for (int i = 0; i < *n_plots; i++) free((*plots)[i].script), (*plots)[i].script = NULL;
+  analysis_render_end(&rdir);
+  return rc;
 }
-

@@ -1,7 +1,8 @@
 /* plots.h — the drawing helpers of the report's figures (plots_draw.c),
  * shared by every figure writer of analysis/ (plots.c, plots_points.c,
  * plots_fields.c, plots_learning.c, plots_gates.c, plots_sinks.c,
- * plots_estimation.c). Internal to analysis/. */
+ * plots_estimation.c), and running gnuplot (plots_render.c). Internal to
+ * analysis/. */
 #ifndef CURVSWEEP_ANALYSIS_PLOTS_H
 #define CURVSWEEP_ANALYSIS_PLOTS_H
 
@@ -84,21 +85,47 @@ void analysis_gp_curv_plot(FILE *f, const char *dat, int block0, int n_blocks, c
 /* File name stem ("circles" or "circles_<regime tag>") and caption suffix of (task, regime). */
 void analysis_plot_label(const analysis_data *D, int t, int r, char *tag, size_t len, char *desc,
                          size_t dlen);
-/* NAME.dat by dat(f, ctx), then NAME.gp by gp(f, ctx, P, "NAME.dat"), each atomically. */
-int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
+/* NAME.dat by dat(f, ctx), then NAME.gp by gp(f, ctx, P, "NAME.dat"), each
+ * atomically; while gnuplot is to run, the data staged for it too and the
+ * script kept in P->script (plots_draw.c). */
+int analysis_write_dat_gp(const analysis_outdir *dir, analysis_plot *P, void *ctx,
                           int (*dat)(FILE *f, void *ctx),
                           void (*gp)(FILE *f, void *ctx, const analysis_plot *P, const char *dat));
+
+/* ---- running gnuplot (plots_render.c; docs/SECURITY.md, "The report
+ * directory"): in a private directory (mode 0700) made inside the report
+ * directory, which holds the copies of the data gnuplot reads and the PNGs
+ * it writes; each script fed on a pipe; each finished PNG renamed from
+ * there into the report directory. ---- */
+
+/* The gnuplot to use: opt->gnuplot (a path, or a name execvp searches on
+ * PATH), else "gnuplot", into path. 1 when it can be run. */
+int analysis_render_find(const analysis_options *opt, char *path, size_t len);
+/* Make the private directory (dir->render_fd, dir->render_name). */
+int analysis_render_begin(analysis_outdir *dir);
+/* The n bytes of buf as the private directory's file name. */
+int analysis_render_stage(const analysis_outdir *dir, const char *name, const char *buf, size_t n);
+/* Render P (P->script on gnuplot's standard input, in the private
+ * directory), then move P->name.png into the report directory. 1 when
+ * gnuplot exited 0 and wrote a PNG that is not empty; else 0, why into why
+ * (gnuplot's own last words and its exit status), and no P->name.png left
+ * in the report directory. */
+int analysis_render(const char *gnuplot, const analysis_outdir *dir, const analysis_plot *P, char *why,
+                    size_t why_len);
+/* Remove the private directory and what it holds (after a failure too). */
+void analysis_render_end(analysis_outdir *dir);
+
 /* Signed log scale s(v) = sign(v) log10(1 + |v|/k0), and tics labelled with v itself. */
 double analysis_slog(double v, double k0);
 void analysis_gp_slog_tics(FILE *f, const char *axis, double k0, double vmax);
 
 /* hist_Kt_* (variant 0), hist_Kh_* (1) and map_Kt_* (plots_points.c): the per-point figures. */
-int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
-                       int *made);
-int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
-                      int *made);
+int analysis_plot_hist(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                       analysis_plot *P, int *made);
+int analysis_plot_map(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                      analysis_plot *P, int *made);
 /* field_Kh_* (plots_fields.c): the curvature-field heat maps. */
-int analysis_plot_field(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_plot_field(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                         analysis_plot *P, int *made);
 /* 1 when some arch of (task t, regime r) has a cell with a curvature field
  * (then field_Kh_* replaces map_Kt_*). */

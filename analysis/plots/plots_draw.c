@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Numbers in .dat files: %.10g, NaN for anything not finite (gnuplot's missing value). */
@@ -146,26 +147,46 @@ void analysis_dat_band(FILE *f, const analysis_ci *c, int log_y, int *valid) {
   analysis_dat_num(f, m), analysis_dat_num(f, lo), analysis_dat_num(f, hi);
 }
 
+/* What f (an open_memstream of *buf) holds once closed: CS_OK, or out of
+ * memory naming the file. */
+static int analysis_memfile_close(FILE *f, const char *name) {
+  return fclose(f) == 0 ? CS_OK : cs_error(CS_ERR_NOMEM, "out of memory writing %s", name);
+}
+
 /* One plot's two files: NAME.dat written by dat(f, ctx), then NAME.gp by
  * gp(f, ctx, P, "NAME.dat") (the script reads its data by relative name), each
- * atomically; dat may leave in ctx what gp needs. */
-int analysis_write_dat_gp(const char *dir, const analysis_plot *P, void *ctx,
-                                 int (*dat)(FILE *f, void *ctx),
-                                 void (*gp)(FILE *f, void *ctx, const analysis_plot *P, const char *dat)) {
+ * atomically; dat may leave in ctx what gp needs. Both are made in memory
+ * first: when gnuplot is to run (dir->render_fd open), the data also go into
+ * its private directory, the one gnuplot reads, and the script stays in
+ * P->script for gnuplot's pipe, so neither copy in the report directory is
+ * what gnuplot reads (docs/SECURITY.md, "The report directory"). */
+int analysis_write_dat_gp(const analysis_outdir *dir, analysis_plot *P, void *ctx,
+                          int (*dat)(FILE *f, void *ctx),
+                          void (*gp)(FILE *f, void *ctx, const analysis_plot *P, const char *dat)) {
   char dat_name[sizeof P->name + 8], gp_name[sizeof P->name + 8];
   snprintf(dat_name, sizeof dat_name, "%s.dat", P->name);
   snprintf(gp_name, sizeof gp_name, "%s.gp", P->name);
-  analysis_file o;
-  CS_CHECK(analysis_file_open(&o, dir, dat_name));
-  int rc = dat(o.f, ctx);
-  if (rc) {
-    analysis_file_abort(&o);
-    return rc;
+  char *data = NULL, *script = NULL;
+  size_t data_len = 0, script_len = 0;
+  FILE *f = open_memstream(&data, &data_len);
+  if (!f) return cs_error(CS_ERR_NOMEM, "out of memory writing %s", dat_name);
+  int rc = dat(f, ctx), rc_close = analysis_memfile_close(f, dat_name);
+  if (!rc) rc = rc_close;
+  if (!rc) rc = analysis_file_write(dir, dat_name, data, data_len);
+  if (!rc && dir->render_fd >= 0) rc = analysis_render_stage(dir, dat_name, data, data_len);
+  free(data);
+  if (!rc && !(f = open_memstream(&script, &script_len)))
+    rc = cs_error(CS_ERR_NOMEM, "out of memory writing %s", gp_name);
+  if (!rc) {
+    gp(f, ctx, P, dat_name);
+    rc = analysis_memfile_close(f, gp_name);
   }
-  CS_CHECK(analysis_file_commit(&o));
-  CS_CHECK(analysis_file_open(&o, dir, gp_name));
-  gp(o.f, ctx, P, dat_name);
-  return analysis_file_commit(&o);
+  if (!rc) rc = analysis_file_write(dir, gp_name, script, script_len);
+  free(P->script);
+  P->script = NULL, P->script_len = 0;
+  if (!rc && dir->render_fd >= 0) P->script = script, P->script_len = script_len, script = NULL;
+  free(script);
+  return rc;
 }
 
 /* Signed log scale for heavy-tailed K̃: s(v) = sign(v) log10(1 + |v|/k0);

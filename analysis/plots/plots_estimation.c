@@ -119,8 +119,8 @@ static void analysis_est_gp(FILE *f, void *ctx, const analysis_plot *P, const ch
 }
 
 /* estimation_rates: written once, at the first (task, regime) holding an estimation cell. */
-int analysis_estimation_plot(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
-                             int *made) {
+int analysis_estimation_plot(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                             analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;
   const analysis_estimation *E = analysis_estimation_of(D);

@@ -216,7 +216,7 @@ static void analysis_field_gp(FILE *f, void *ctx, const analysis_plot *P, const 
   fprintf(f, "unset multiplot\n");
 }
 
-int analysis_plot_field(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_plot_field(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;

@@ -157,7 +157,7 @@ static void analysis_gate_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 }
 
 /* gates_*: written for (t, r) when they are the base's first (task, regime) with a done cell. */
-int analysis_gates_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_gates_plot(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;

@@ -78,7 +78,7 @@ static void analysis_gs_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
 
 /* gatescores_<family>: at the first (task, regime) with a done cell of a
  * gated arch of that family (once per family). */
-int analysis_gatescores_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_gatescores_plot(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                              analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;

@@ -86,7 +86,7 @@ static void analysis_lc_gp(FILE *f, void *ctx, const analysis_plot *P, const cha
 /* learning_curve_*: written for (t, r) when r is the smallest-size regime of
  * some learning curve of task t with an accuracy (one figure per base
  * regime, panels per depth). */
-int analysis_learning_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_learning_plot(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                            analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;

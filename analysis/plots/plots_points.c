@@ -261,8 +261,8 @@ static void analysis_hist_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 
 /* variant 0: histogram of K̃ (hist_Kt_*), 1: of K̂ (hist_Kh_*); *made = 0
  * when no arch has a resolved point. */
-int analysis_plot_hist(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
-                       int *made) {
+int analysis_plot_hist(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                       analysis_plot *P, int *made) {
   analysis_hist *H;
   CS_CHECK(CS_CALLOC(H, 1));
   *H = (analysis_hist){.D = D, .t = t, .r = r, .hat = variant, .sym = variant ? "K̂" : "K̃",
@@ -424,8 +424,8 @@ static void analysis_map_gp(FILE *f, void *ctx, const analysis_plot *P, const ch
 
 /* map_Kt_* (m = 2 only): K̃ over the input plane with the task's classes, one
  * panel per arch; *made = 0 when no arch has m = 2 per-point values. */
-int analysis_plot_map(const analysis_data *D, int t, int r, const char *dir, int variant, analysis_plot *P,
-                      int *made) {
+int analysis_plot_map(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
+                      analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;
   if (D->regime[r].cfg.input_dim != 2 || analysis_fields_present(D, t, r)) return CS_OK;

@@ -145,7 +145,7 @@ static void analysis_sink_gp(FILE *f, void *ctx, const analysis_plot *P, const c
 
 /* sinks_*: for (t, r) when r is the first regime of its base with a done
  * cell of task t; the deepest depth with a unit there. */
-int analysis_sinks_plot(const analysis_data *D, int t, int r, const char *dir, int variant,
+int analysis_sinks_plot(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant,
                         analysis_plot *P, int *made) {
   (void)variant;
   *made = 0;

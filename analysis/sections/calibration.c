@@ -202,7 +202,7 @@ int analysis_calibration_verdicts(analysis_data *D) {
 
 /* ---- calibration.csv ---- */
 
-int analysis_calibration_write_tables(const analysis_data *D, const char *dir) {
+int analysis_calibration_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_calib *C = analysis_calib_of(D);
   if (!C || C->n_row == 0) return CS_OK;
   analysis_file o;

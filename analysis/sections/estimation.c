@@ -362,7 +362,7 @@ static void analysis_write_est_slopes(FILE *f, const analysis_estimation *E) {
   }
 }
 
-int analysis_estimation_write_tables(const analysis_data *D, const char *dir) {
+int analysis_estimation_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_estimation *E = analysis_estimation_of(D);
   if (!E) return CS_OK;
   static const char *const names[2] = {"estimation.csv", "estimation_slopes.csv"};

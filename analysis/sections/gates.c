@@ -384,7 +384,7 @@ static void analysis_gate_key(FILE *f, const analysis_data *D, const analysis_ga
   fprintf(f, ",%s,%s", B->name, R->pos < 0 ? "-" : config_gate_name(B->gate[R->pos]));
 }
 
-int analysis_gates_write_tables(const analysis_data *D, const char *dir) {
+int analysis_gates_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_gates *G = analysis_gates_of(D);
   if (!G) return CS_OK;
   int ax_gate = spec_find_axis(D->spec, "gate"), ua = analysis_find_arch(D, ARCH_UNGATED);

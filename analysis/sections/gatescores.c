@@ -174,7 +174,7 @@ int analysis_gatescores_verdicts(analysis_data *D) {
 
 /* ---- gatescores.csv ---- */
 
-int analysis_gatescores_write_tables(const analysis_data *D, const char *dir) {
+int analysis_gatescores_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_gatescores *G = analysis_gs_of(D);
   if (!G || G->n_measured == 0) return CS_OK;
   analysis_file o;

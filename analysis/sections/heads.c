@@ -61,7 +61,7 @@ static const char *analysis_heads_gate(const analysis_data *D, const analysis_ga
   return config_family_info(c->family)->gate_positions ? config_gate_name(c->gate) : "-";
 }
 
-int analysis_heads_write_tables(const analysis_data *D, const char *dir) {
+int analysis_heads_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   analysis_heads_row *R;
   int n;
   CS_CHECK(analysis_heads_rows(D, &R, &n));

@@ -13,7 +13,7 @@
 
 #define ANALYSIS_HEADS_NAME "head dimension"
 
-int analysis_heads_write_tables(const analysis_data *D, const char *dir);
+int analysis_heads_write_tables(const analysis_data *D, const analysis_outdir *dir);
 void analysis_heads_list_tables(FILE *f, const analysis_data *D);
 int analysis_heads_write_md(FILE *f, const analysis_data *D);
 extern const analysis_section_about analysis_heads_about;

@@ -400,7 +400,7 @@ static void analysis_write_samples(FILE *f, const analysis_data *D, const analys
   }
 }
 
-int analysis_learning_write_tables(const analysis_data *D, const char *dir) {
+int analysis_learning_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_learning *L = analysis_learning_of(D);
   if (!L || L->n_lc == 0) return CS_OK;
   static const char *names[2] = {"learning_curve.csv", "samples_to_target.csv"};

@@ -26,8 +26,8 @@
 
 /* A figure writer: fills P (name, caption) and writes P->name.dat and .gp
  * into dir; *made = 0 when there is nothing to draw (then nothing is written). */
-typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const char *dir, int variant,
-                                    analysis_plot *P, int *made);
+typedef int (*analysis_plot_writer)(const analysis_data *D, int t, int r, const analysis_outdir *dir,
+                                    int variant, analysis_plot *P, int *made);
 
 /* A claim of the report: its name (verdicts.csv's claim column), what it
  * says (index.md's summary table) and the start of the heading of the
@@ -71,7 +71,7 @@ typedef struct {
   int (*compute)(analysis_data *D);
   int (*checks)(analysis_data *D);   /* add its checks (verdicts.csv) */
   int (*verdicts)(analysis_data *D); /* after Holm: its verdict rows */
-  int (*write_tables)(const analysis_data *D, const char *dir);
+  int (*write_tables)(const analysis_data *D, const analysis_outdir *dir);
   int (*write_md)(FILE *f, const analysis_data *D);
   void (*list_tables)(FILE *f, const analysis_data *D); /* its lines of index.md's table list */
   analysis_plot_writer plot;
@@ -85,10 +85,10 @@ typedef struct {
   int analysis_##s##_compute(analysis_data *D);                                                \
   int analysis_##s##_checks(analysis_data *D);                                                 \
   int analysis_##s##_verdicts(analysis_data *D);                                               \
-  int analysis_##s##_write_tables(const analysis_data *D, const char *dir);                    \
+  int analysis_##s##_write_tables(const analysis_data *D, const analysis_outdir *dir);                    \
   int analysis_##s##_write_md(FILE *f, const analysis_data *D);                                \
   void analysis_##s##_list_tables(FILE *f, const analysis_data *D);                            \
-  int analysis_##s##_plot(const analysis_data *D, int t, int r, const char *dir, int variant, \
+  int analysis_##s##_plot(const analysis_data *D, int t, int r, const analysis_outdir *dir, int variant, \
                           analysis_plot *P, int *made);                                       \
   void analysis_##s##_free(analysis_data *D);                                                  \
   extern const analysis_section_about analysis_##s##_about

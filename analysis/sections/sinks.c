@@ -481,7 +481,7 @@ int analysis_sinks_verdicts(analysis_data *D) {
 
 /* ---- sinks.csv ---- */
 
-int analysis_sinks_write_tables(const analysis_data *D, const char *dir) {
+int analysis_sinks_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_sinks *S = analysis_sinks_of(D);
   if (!S) return CS_OK;
   analysis_file o;

@@ -253,7 +253,7 @@ static const char *analysis_stab_gate_name(int gate) {
   return gate >= 0 ? config_gate_name((cs_gate_pos)gate) : "-";
 }
 
-int analysis_stability_write_tables(const analysis_data *D, const char *dir) {
+int analysis_stability_write_tables(const analysis_data *D, const analysis_outdir *dir) {
   const analysis_stability *S = analysis_stab_of(D);
   if (!S || S->n_cell == 0) return CS_OK;
   analysis_file o;

@@ -101,6 +101,14 @@ int analysis_export_csv(const char *archive, const char *dir, int64_t *n_cells);
  * e.g. results/demo.h5 -> results/demo-report. CS_ERR_INPUT if it does not fit. */
 int analysis_default_dir(const char *archive_path, char *buf, size_t len);
 
+/* The one check of a report directory, `-o DIR` or the default alike
+ * (docs/SECURITY.md, "The report directory"): CS_ERR_INPUT naming it when
+ * something is there that is not a directory, a symbolic link included
+ * (even one to a directory); CS_OK when it is missing or a directory.
+ * analysis_run and analysis_export_csv apply it too, before any work, and
+ * never follow a link planted there later. */
+int analysis_report_dir_check(const char *dir);
+
 /* One CSV table of the report: its file name, when it is written ("": in
  * every report; else the sweep it needs, e.g. "a gate axis") and what a
  * row holds, in one line. */

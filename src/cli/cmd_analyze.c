@@ -21,7 +21,8 @@ static const char *ANALYZE_HELP =
     "fly when they hold one spec (e.g. the shards of a sweep). A running or interrupted\n"
     "sweep can be analysed: the report says which fraction of the grid is done.\n\n"
     "  -o DIR   report directory (default: ARCHIVE without .h5, plus '-report', next to\n"
-    "           the first archive); created if missing, earlier report files replaced\n"
+    "           the first archive); created if missing, earlier report files replaced;\n"
+    "           a symbolic link there is refused (docs/SECURITY.md)\n"
     "  --target-acc X  learning curves (a train_points axis): the test accuracy in (0, 1]\n"
     "           whose sample count is compared (default: 95% of the best mean accuracy\n"
     "           any arch reaches on the curve)\n"
@@ -110,11 +111,9 @@ static int analyze_number(int argc, char **argv, int i, double lo, double hi, in
                          i + 1 < argc ? argv[i + 1] : "", i + 1 < argc ? "'" : "");
 }
 
-/* The report directory next to the first archive (analysis_default_dir) into
- * buf, refused up front when it cannot be written; an exit status. */
-static int analyze_default_dir(const char *archive, char *buf, size_t len) {
-  int rc = analysis_default_dir(archive, buf, len);
-  if (rc) return cli_fail(rc);
+/* The default report directory buf, next to the first archive, refused up
+ * front when it cannot be written; an exit status. */
+static int analyze_default_writable(const char *buf) {
   // the default lies next to the archive, which may be read-only (a
   // shared or archived results directory): say so before any work
   const char *why = NULL;
@@ -199,18 +198,15 @@ int cmd_analyze(int argc, char **argv) {
   }
   if (status == EXIT_OK && n == 0) status = cli_usage_error("analyze", "missing ARCHIVE");
   char default_dir[4096];
-  if (status == EXIT_OK && !dir) {
-    status = analyze_default_dir(paths[0], default_dir, sizeof default_dir);
-    dir = default_dir;
-  }
-  // a report directory that is a file is bad input (exit 2), refused
-  // before any archive is read
-  struct stat st;
-  if (status == EXIT_OK && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-    cli_print(stderr, "curvsweep analyze: the report directory %s exists and is not a directory: "
-              "use -o with a new path or an existing directory\n", dir);
-    status = EXIT_USAGE;
-  }
+  int is_default = status == EXIT_OK && !dir, rc = CS_OK;
+  if (is_default && (rc = analysis_default_dir(paths[0], default_dir, sizeof default_dir)))
+    status = cli_fail(rc);
+  if (is_default) dir = default_dir;
+  // one check of the report directory, -o DIR and the default alike: a
+  // file or a symbolic link there is bad input (exit 2), refused before
+  // any archive is read (docs/SECURITY.md, "The report directory")
+  if (status == EXIT_OK && (rc = analysis_report_dir_check(dir))) status = cli_fail(rc);
+  if (status == EXIT_OK && is_default) status = analyze_default_writable(dir);
   analysis_options opt = analysis_options_default();
   const char *gnuplot = getenv("CS_GNUPLOT");
   if (gnuplot && *gnuplot) opt.gnuplot = gnuplot;
