@@ -210,12 +210,18 @@ static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const l
                           double *tmp, double *out) {
   const double *W = M->params;
   int d = M->d, f = ((const lm_layout *)M->layout)->f;
+  LA_PROF_BEGIN(t0);
   layernorm_forward(M, js, N, mid, W + P->mlp_ln_g, W + P->mlp_ln_b, ln2, tmp);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, W + P->b1, u));
+  LA_PROF_BEGIN(t1);
   if (js->C == 1) gelu_values((int64_t)N * f, u, phi, act);
   else jet_unary(js, JET_GELU, N, f, u, act);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, W + P->b2, out));
+  LA_PROF_BEGIN(t2);
   add_into((int64_t)N * js->C * d, mid, out);
+  LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
@@ -373,13 +379,17 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
   qkv_cache *at = &c->at;
   double *tmp = jets ? S->jtmp : S->tmp;
   /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
+  LA_PROF_BEGIN(t1);
   layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &at->ln, tmp);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   CS_CHECK(qkv_forward(M, js, np, at->ln.a, P->Wq, P->bg, at));
   qkv_view a = qkv_split(M, at->qkvz, at->gated);
   if (jets) { /* the last query against the earlier keys and values (values) */
     qkv_view e = qkv_split(M, S->cache[l].at.qkvz, S->cache[l].at.gated);
+    LA_PROF_BEGIN(t0);
     attention_jets(M, js, S->T, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv,
                    at->p, at->o);
+    LA_PROF_END(t0, LA_PROF_TOKENS);
   } else {
     LA_PROF_BEGIN(t0);
     int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
@@ -393,7 +403,9 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     memcpy(c->mid, hin, sizeof(double) * (size_t)R * d);
   } else {
     CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
+    LA_PROF_BEGIN(t2);
     add_into(R * d, hin, c->mid);
+    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   }
   /* the MLP sublayer, or hout = mid */
   if (S->f)
@@ -430,17 +442,21 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
       return cs_error(CS_ERR_INPUT, "lm forward: token %d at sequence %lld, position %lld is "
                       "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
                       (long long)(i % T), S->V, S->V);
+  LA_PROF_BEGIN(t0);
   embed_values(M, N, tok, x, S->x[0]);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   /* an intervention (model_ablation_deltas) on values only, at its block */
   for (int l = 0; l < M->L; l++) {
     int ablate = C == 1 && l == A->ablate_layer ? A->ablate_kind : MODEL_ABLATE_NONE;
     CS_CHECK(block_forward(M, &vjs, S, N, l, ablate, S->x[l], S->x[l + 1]));
   }
   if (C == 1) {
-    for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
     const double *W = M->params;
+    LA_PROF_BEGIN(t1);
+    for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
+    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
     return linear_forward(M, &vjs, NT, d, Y->V, S->lnf.a, W + M->readout_W, W + M->readout_b,
                           A->logits);
   }

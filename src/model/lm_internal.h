@@ -73,7 +73,7 @@ typedef struct {
 /* The attention's token products (docs/DECISIONS.md, "Training speed"):
  * C = A B for R rows, D columns and inner dimension K, A (ld lda), B (ld
  * ldb), C (ld ldc) row-major, each entry summed from 0 over k ascending, in
- * blocks of 4 rows × 8 columns held in vector registers. tri restricts
+ * blocks of 4 rows × 16 (or 8) columns held in vector registers. tri restricts
  * the work to a causal triangle (entries outside it are never read or
  * written: their A entries must be zero where the sum would cover them):
  *   LM_TRI_NONE     every k, every column
