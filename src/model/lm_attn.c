@@ -364,18 +364,18 @@ static void attention_jets(const cs_model *M, const jet_shape *js, int T, int N,
 }
 
 /* One block, on values or on the jets of the last position:
- *   values (C = 1): np = N·T positions, caches S->cache[l], hin, hout NT × d
- *   jets (C > 1):   np = N last positions, caches S->jet, hin, hout N·C × d,
+ *   values (C = 1): np = N·T positions (N sequences: a chunk, block_values),
+ *                   caches c (a view into S->cache[l]), hin, hout NT × d
+ *   jets (C > 1):   np = N last positions, caches c = S->jet, hin, hout N·C × d,
  *                   the earlier positions' keys and values from S->cache[l]
  * (np jet points, R = np·C rows; the attention is the only step that
  * differs). */
-static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int N, int l,
-                         int ablate, const double *hin, double *hout) {
+static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_cache *c, int N,
+                         int l, int ablate, const double *hin, double *hout) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const double *W = M->params;
   int jets = js->C > 1, d = M->d, np = jets ? N : N * S->T;
   int64_t R = (int64_t)np * js->C;
-  lm_cache *c = jets ? &S->jet : &S->cache[l];
   qkv_cache *at = &c->at;
   double *tmp = jets ? S->jtmp : S->tmp;
   /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
@@ -414,6 +414,21 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
   return CS_OK;
 }
 
+/* Block l on the values of N sequences, chunk by chunk (LM_CHUNK_ROWS):
+ * hin, hout NT × d, the caches S->cache[l]. */
+static int block_values(const cs_model *M, lm_acts *S, int N, int l, int ablate,
+                        const double *hin, double *hout) {
+  jet_shape vjs = {.m = M->m, .C = 1};
+  int T = S->T, d = M->d, per = lm_chunk_seqs(T);
+  for (int p0 = 0; p0 < N; p0 += per) {
+    int n = N - p0 < per ? N - p0 : per;
+    int64_t r = (int64_t)p0 * T;
+    lm_cache c = lm_cache_rows(&S->cache[l], r, d, S->ldq, S->ng, M->H * T, S->f);
+    CS_CHECK(block_forward(M, &vjs, S, &c, n, l, ablate, hin + r * d, hout + r * d));
+  }
+  return CS_OK;
+}
+
 /* The jet of h_0 at the last position: value row from the value pass
  * (X0's last row), ∂/∂x_a = u_a, second rows 0. h0 N·C × d. */
 static void embed_jets(const cs_model *M, const jet_shape *js, int N, int T, const double *X0,
@@ -448,7 +463,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   /* an intervention (model_ablation_deltas) on values only, at its block */
   for (int l = 0; l < M->L; l++) {
     int ablate = C == 1 && l == A->ablate_layer ? A->ablate_kind : MODEL_ABLATE_NONE;
-    CS_CHECK(block_forward(M, &vjs, S, N, l, ablate, S->x[l], S->x[l + 1]));
+    CS_CHECK(block_values(M, S, N, l, ablate, S->x[l], S->x[l + 1]));
   }
   if (C == 1) {
     /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
@@ -462,7 +477,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
   for (int l = 0; l < M->L; l++)
-    CS_CHECK(block_forward(M, js, S, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
+    CS_CHECK(block_forward(M, js, S, &S->jet, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
   return CS_OK;
 }
 

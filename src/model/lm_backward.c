@@ -133,11 +133,12 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   return CS_OK;
 }
 
-/* One block backward on values: dXn (NT × d, gradient of the block's
- * output) -> dX (gradient of its input X). */
-static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *dXn, double *dX) {
+/* One block backward on values of N sequences (a chunk, block_backward):
+ * dXn (NT × d, gradient of the block's output) -> dX (gradient of its
+ * input X); c the chunk's caches, S's backward buffers the chunk's. */
+static int block_backward_rows(cs_model *M, lm_acts *S, const lm_cache *c, int N, int l,
+                               const double *dXn, double *dX) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
-  const lm_cache *c = &S->cache[l];
   const qkv_cache *at = &c->at;
   double *W = M->params, *Gr = M->grads;
   int d = M->d, NT = N * S->T;
@@ -165,6 +166,25 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
   layernorm_backward(M, NT, &at->ln, W + P->ln_g, S->gr.da, Gr + P->ln_g, Gr + P->ln_b, dX);
   add_into((int64_t)NT * d, dmid, dX);
   LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
+  return CS_OK;
+}
+
+/* Block l backward on values of N sequences, chunk by chunk as the forward
+ * (LM_CHUNK_ROWS): each chunk reads its caches and writes its rows of the
+ * backward buffers (a shallow copy of S pointing at them); the weight
+ * gradients add up chunk after chunk, in row order. */
+static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *dXn, double *dX) {
+  int T = S->T, d = M->d, ldq = S->ldq, f = S->f, per = lm_chunk_seqs(T);
+  for (int p0 = 0; p0 < N; p0 += per) {
+    int n = N - p0 < per ? N - p0 : per;
+    int64_t r = (int64_t)p0 * T;
+    lm_cache c = lm_cache_rows(&S->cache[l], r, d, ldq, S->ng, M->H * T, f);
+    lm_acts Sc = *S;
+    Sc.gr.da += r * d, Sc.gr.du += r * d, Sc.gr.dgated += r * d, Sc.gr.dqkvz += r * ldq;
+    Sc.dmid += r * d;
+    if (f) Sc.dff += r * f, Sc.dff2 += r * f;
+    CS_CHECK(block_backward_rows(M, &Sc, &c, n, l, dXn + r * d, dX + r * d));
+  }
   return CS_OK;
 }
 
