@@ -281,42 +281,6 @@ CS_VECTOR_CLONES static void softmax_tail(int n, int T, double mx, double *restr
   for (int s = n; s < T; s++) w[s] = 0.0;
 }
 
-/* The causal softmax of 4 consecutive queries t0..t0+3 of one head (row
- * t0 + i at w + i·ldw, its scores at st + i·ldst): for query t, n = t + 1
- *   w[s] = scale·st[s] (s < n);  mx = max_s w[s] (exact in any order)
- *   w[s] = exp(w[s] − mx) / Σ_{s' < n} exp(w[s'] − mx);  w[s] = 0 for s ≥ n
- * the operations of softmax_tail, the 4 rows' sums (each in order)
- * interleaved: the mask is the bound n of each row. */
-CS_VECTOR_CLONES static void softmax_causal4(int t0, int T, double scale, const double *st,
-                                             int ldst, double *w, int ldw) {
-  double sum[4] = {0};
-  for (int i = 0; i < 4; i++) {
-    double *restrict wi = w + (int64_t)i * ldw;
-    const double *restrict si = st + (int64_t)i * ldst;
-    int n = t0 + i + 1;
-    double m = -INFINITY;
-#pragma omp simd reduction(max : m)
-    for (int s = 0; s < n; s++) {
-      wi[s] = scale * si[s];
-      m = wi[s] > m ? wi[s] : m;
-    }
-#pragma omp simd
-    for (int s = 0; s < n; s++) wi[s] = exp(wi[s] - m);
-  }
-  double *w0 = w, *w1 = w + ldw, *w2 = w + 2 * (int64_t)ldw, *w3 = w + 3 * (int64_t)ldw;
-  for (int s = 0; s <= t0; s++) /* the columns every row has */
-    sum[0] += w0[s], sum[1] += w1[s], sum[2] += w2[s], sum[3] += w3[s];
-  for (int i = 1; i < 4; i++)
-    for (int s = t0 + 1; s <= t0 + i; s++) sum[i] += w[(int64_t)i * ldw + s];
-  for (int i = 0; i < 4; i++) {
-    double *restrict wi = w + (int64_t)i * ldw;
-    int n = t0 + i + 1;
-#pragma omp simd
-    for (int s = 0; s < n; s++) wi[s] /= sum[i];
-    for (int s = n; s < T; s++) wi[s] = 0.0;
-  }
-}
-
 /* Causal attention on values, per sequence p, head j, query t:
  *   w_s = ⟨Q_j[t], K_j[s]⟩/√dh (s ≤ t);  P_j[t, s] = softmax_s(w) (0 for s > t)
  *   O_j[t] = Σ_{s ≤ t} P_j[t, s] V_j[s]
@@ -326,9 +290,9 @@ CS_VECTOR_CLONES static void softmax_causal4(int t0, int T, double scale, const 
  * Q, K, V (ld ldq, ldk, ldv) NT rows of d; P NT × H·T; O NT × d.
  * Computed as: per sequence and head, K_j transposed (dh × T, padded to a
  * multiple of 8 columns with zeros) so the scores are lm_rows_gemm's
- * lower triangle; the softmax 4 queries at a time (softmax_causal4: scale,
- * max, the vector exp, sums in order, the mask); P V with the zeros of P
- * above the diagonal (docs/DECISIONS.md, "Training speed"). */
+ * lower triangle; the exponentials through the vector exp, the maximum
+ * and the sum in order; P V with the zeros of P above the diagonal
+ * (docs/DECISIONS.md, "Training speed"). */
 static int attention_values(int N, int T, int H, int dh, const double *Q, int ldq,
                             const double *K, int ldk, const double *V, int ldv, int no_first,
                             double *P, double *O) {
@@ -340,11 +304,7 @@ static int attention_values(int N, int T, int H, int dh, const double *Q, int ld
     for (int j = 0; j < H; j++) {
       int64_t r0 = (int64_t)p * T;
       lm_causal_dots(T, dh, Q + r0 * ldq + j * dh, ldq, K + r0 * ldk + j * dh, ldk, kt, sc);
-      int t = 0;
-      if (!no_first)
-        for (; t + 4 <= T; t += 4)
-          softmax_causal4(t, T, scale, sc + (int64_t)t * Tp, Tp, P + (r0 + t) * HT + j * T, HT);
-      for (; t < T; t++) {
+      for (int t = 0; t < T; t++) {
         double *w = P + (r0 + t) * HT + j * T, mx = -INFINITY;
         const double *st = sc + (int64_t)t * Tp;
         int n = t + 1;
