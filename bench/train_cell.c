@@ -37,11 +37,12 @@
  * whose timers cost one predictable branch per region when off). The
  * breakdown comes from up to 3 more runs with the timers on (the fastest;
  * two clock reads per region): GEMM (every la_gemm), element-wise (biases,
- * gate, activations, LayerNorm, residuals, loss), softmax (attention
- * softmax forward and backward), optimizer (gradient zeroing and Adam),
- * token products (the self family's per-point Q Kᵀ and P V, forward and
- * backward), other (the rest: batch gathering, shuffles, evaluation
- * bookkeeping, calls).
+ * gate, activations, LayerNorm, residuals, loss; the lm family's embedding
+ * gathers and sums too), softmax (attention softmax forward and backward),
+ * optimizer (gradient zeroing and Adam), token products (the self family's
+ * per-point Q Kᵀ and P V, forward and backward; the lm family's causal
+ * attention per sequence and head, its softmax included), other (the rest:
+ * batch gathering, shuffles, evaluation bookkeeping, calls).
  * Third cell (issue 12): the self-attention reference cell (family self,
  * gated at g1, depth 4, width 16, 2 heads, same data and schedule); its
  * GFLOP/s counts the la products, as for the memory cells (the per-point
@@ -49,8 +50,7 @@
  * Fourth cell (issue 25): the reference LM cell (family lm, bigram-backcopy
  * V = T = 32, width 32, 2 heads, depth 2, mlp_ratio 4, gated g1, batch 32
  * sequences, lr 1e-3, 1,000 steps) against its PyTorch peer
- * bench/peer_lm_cell.py (BENCH_PEER_LM: another script, or none); its
- * causal attention loops count as "other" in the breakdown.
+ * bench/peer_lm_cell.py (BENCH_PEER_LM: another script, or none).
  *
  *   OPENBLAS_NUM_THREADS=1 build/bench_train_cell 0 0 0 [pairs lm]
  *

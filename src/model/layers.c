@@ -124,14 +124,65 @@ int embedding_forward(const cs_model *M, const jet_shape *js, int N, const doubl
 
 /* ----------------------------------------------------------- LayerNorm */
 
+/* LayerNorm on values (C = 1) of NR rows at x (NR a constant: 4, or 1 for
+ * the last rows), the operations of the jet path below in the same order
+ * per row, so the same bits; the rows' serial sums interleaved (NR chains
+ * at once instead of one):
+ *   μ = (Σ_j x_j)/d;  c = x − μ;  v = (Σ_j c_j²)/d + ε;  r = 1/√v
+ *   x̂ = c r;  a = x̂ ⊙ γ + β */
+static inline __attribute__((always_inline)) void
+layernorm_rows(int NR, int d, const double *restrict x, const double *restrict gamma,
+               const double *restrict beta, double *restrict xhat, double *restrict rstd,
+               double *restrict a) {
+  double mu[4] = {0}, var[4] = {0};
+  for (int j = 0; j < d; j++)
+    for (int i = 0; i < NR; i++) mu[i] += x[(int64_t)i * d + j];
+  for (int i = 0; i < NR; i++) mu[i] /= d;
+  for (int j = 0; j < d; j++)
+    for (int i = 0; i < NR; i++) {
+      double c = x[(int64_t)i * d + j] - mu[i];
+      xhat[(int64_t)i * d + j] = c;
+      var[i] += c * c;
+    }
+  for (int i = 0; i < NR; i++) {
+    var[i] /= d;
+    var[i] += LN_EPS;
+    rstd[i] = 1.0 / sqrt(var[i]);
+  }
+  for (int i = 0; i < NR; i++)
+    for (int j = 0; j < d; j++) {
+      double xh = xhat[(int64_t)i * d + j] * rstd[i];
+      xhat[(int64_t)i * d + j] = xh;
+      a[(int64_t)i * d + j] = xh * gamma[j];
+      a[(int64_t)i * d + j] += beta[j];
+    }
+}
+
+/* LayerNorm on R value rows of width d, 4 rows at a time (layernorm_rows). */
+CS_VECTOR_CLONES static void layernorm_values(int R, int d, const double *x, const double *gamma,
+                                              const double *beta, const ln_cache *c) {
+  int r = 0;
+  for (; r + 4 <= R; r += 4)
+    layernorm_rows(4, d, x + (int64_t)r * d, gamma, beta, c->xhat + (int64_t)r * d, c->rstd + r,
+                   c->a + (int64_t)r * d);
+  for (; r < R; r++)
+    layernorm_rows(1, d, x + (int64_t)r * d, gamma, beta, c->xhat + (int64_t)r * d, c->rstd + r,
+                   c->a + (int64_t)r * d);
+}
+
 /* Pre-LayerNorm forward on jets, x R × d -> a R × d:
  *   μ = mean_j x_j;  c = x − μ;  v = mean_j c_j²;  r = (v + ε)^{-1/2}
  *   x̂ = c r;  a = x̂ ⊙ γ + β
  * mean and centring are linear (all jet rows); c² is a Leibniz product;
- * r is the unary rule of t^{-1/2}; x̂ = c r a group product (G = 1). */
+ * r is the unary rule of t^{-1/2}; x̂ = c r a group product (G = 1).
+ * Values (C = 1): layernorm_values, the same operations fused. */
 void layernorm_forward(const cs_model *M, const jet_shape *js, int N, const double *x,
                        const double *gamma, const double *beta, const ln_cache *c, double *tmp) {
   int d = M->d, R = N * js->C;
+  if (js->C == 1) {
+    layernorm_values(R, d, x, gamma, beta, c);
+    return;
+  }
   double *mu = tmp, *var = tmp + R;
   jet_group_sum(R, 1, d, x, mu);
   for (int r = 0; r < R; r++) {
@@ -149,28 +200,45 @@ void layernorm_forward(const cs_model *M, const jet_shape *js, int N, const doub
   la_add_row_vector(la_rows_strided(VIEW(M, R, d, d, c->a), 0, js->C), beta);
 }
 
-/* LayerNorm backward on values, N × d:
+/* LayerNorm backward of NR rows (a constant: 4, or 1 for the last rows),
+ * dγ and dβ summed over the rows in order and each row's two sums in
+ * order (the same bits as one row at a time), NR rows' sums interleaved:
  *   dγ += Σ da ⊙ x̂;  dβ += Σ da;  dx̂ = da ⊙ γ
  *   dx = r (dx̂ − mean(dx̂) − x̂ mean(dx̂ ⊙ x̂)) */
-void layernorm_backward(const cs_model *M, int N, const ln_cache *c, const double *gamma,
-                        const double *da, double *dgamma, double *dbeta, double *dx) {
-  int d = M->d;
-  for (int r = 0; r < N; r++) {
-    const double *dar = da + (int64_t)r * d, *xh = c->xhat + (int64_t)r * d;
-    double *dxr = dx + (int64_t)r * d;
-    double mean_dxh = 0.0, mean_dxh_xh = 0.0;
-    for (int j = 0; j < d; j++) {
-      double dxh = dar[j] * gamma[j];
-      dgamma[j] += dar[j] * xh[j];
-      dbeta[j] += dar[j];
-      mean_dxh += dxh;
-      mean_dxh_xh += dxh * xh[j];
+static inline __attribute__((always_inline)) void
+layernorm_back_rows(int NR, int d, const double *restrict xh, const double *restrict rstd,
+                    const double *restrict gamma, const double *restrict da,
+                    double *restrict dgamma, double *restrict dbeta, double *restrict dx) {
+  double m1[4] = {0}, m2[4] = {0};
+  for (int j = 0; j < d; j++)
+    for (int i = 0; i < NR; i++) {
+      double dai = da[(int64_t)i * d + j], xhi = xh[(int64_t)i * d + j], dxh = dai * gamma[j];
+      dgamma[j] += dai * xhi;
+      dbeta[j] += dai;
+      m1[i] += dxh;
+      m2[i] += dxh * xhi;
     }
-    mean_dxh /= d;
-    mean_dxh_xh /= d;
-    for (int j = 0; j < d; j++)
-      dxr[j] = c->rstd[r] * (dar[j] * gamma[j] - mean_dxh - xh[j] * mean_dxh_xh);
-  }
+  for (int i = 0; i < NR; i++) m1[i] /= d, m2[i] /= d;
+  for (int i = 0; i < NR; i++)
+    for (int j = 0; j < d; j++) {
+      int64_t e = (int64_t)i * d + j;
+      dx[e] = rstd[i] * (da[e] * gamma[j] - m1[i] - xh[e] * m2[i]);
+    }
+}
+
+/* LayerNorm backward on values, N × d, 4 rows at a time (layernorm_back_rows):
+ *   dγ += Σ da ⊙ x̂;  dβ += Σ da;  dx̂ = da ⊙ γ
+ *   dx = r (dx̂ − mean(dx̂) − x̂ mean(dx̂ ⊙ x̂)) */
+CS_VECTOR_CLONES void layernorm_backward(const cs_model *M, int N, const ln_cache *c,
+                                         const double *gamma, const double *da, double *dgamma,
+                                         double *dbeta, double *dx) {
+  int d = M->d, r = 0;
+  for (; r + 4 <= N; r += 4)
+    layernorm_back_rows(4, d, c->xhat + (int64_t)r * d, c->rstd + r, gamma, da + (int64_t)r * d,
+                        dgamma, dbeta, dx + (int64_t)r * d);
+  for (; r < N; r++)
+    layernorm_back_rows(1, d, c->xhat + (int64_t)r * d, c->rstd + r, gamma, da + (int64_t)r * d,
+                        dgamma, dbeta, dx + (int64_t)r * d);
 }
 
 /* ----------------------------------------------------------------- mlp */

@@ -192,30 +192,63 @@ static void lm_acts_free(void *fam) {
 
 /* ------------------------------------------------- shared by the passes */
 
-/* GELU on values, n entries: phi = Φ(u) (kept for the backward), act = u Φ(u),
- * the operations of jet_unary's GELU. */
-CS_VECTOR_CLONES static void gelu_values(int64_t n, const double *restrict u,
-                                         double *restrict phi, double *restrict act) {
+/* GELU on values with its bias, R rows of f: the product u = A W_1ᵀ ran
+ * without b_1, so u ← u + b_1 here (one rounding, as a product started from
+ * b_1 gives), then phi = Φ(u) (kept for the backward) and act = u Φ(u),
+ * the operations of jet_unary's GELU: one pass instead of three. */
+CS_VECTOR_CLONES static void gelu_bias_values(int64_t R, int f, const double *restrict b,
+                                              double *restrict u, double *restrict phi,
+                                              double *restrict act) {
+  for (int64_t r = 0; r < R; r++) {
+    double *ur = u + r * f, *pr = phi + r * f, *ar = act + r * f;
 #pragma omp simd
-  for (int64_t i = 0; i < n; i++) {
-    phi[i] = 0.5 * erfc(-u[i] * M_SQRT1_2);
-    act[i] = u[i] * phi[i];
+    for (int j = 0; j < f; j++) {
+      double x = ur[j] + b[j];
+      ur[j] = x;
+      pr[j] = 0.5 * erfc(-x * M_SQRT1_2);
+      ar[j] = x * pr[j];
+    }
   }
 }
 
-/* The MLP sublayer on N jet points: out = mid + GELU(LN_2(mid) W_1ᵀ + b_1) W_2ᵀ + b_2.
- * mid, out (N·C) × d; u, act, phi (N·C) × f (phi: values only); tmp ≥ 2·N·C. */
+/* out ← (out + b) + mid, R rows of d: the bias a product left out, then the
+ * residual, rounded as a product started from b and add_into after it. */
+CS_VECTOR_CLONES static void bias_residual_values(int64_t R, int d, const double *restrict b,
+                                                  const double *restrict mid,
+                                                  double *restrict out) {
+  for (int64_t r = 0; r < R; r++) {
+    const double *mr = mid + r * d;
+    double *o = out + r * d;
+#pragma omp simd
+    for (int j = 0; j < d; j++) o[j] = (o[j] + b[j]) + mr[j];
+  }
+}
+
+/* The MLP sublayer on N jet points (shapes: mid, out R × d; u, act, phi
+ * R × f, phi on values only; R = N·C; tmp ≥ 2·R):
+ *   a = LN_2(mid)                      row-wise
+ *   u = a W_1ᵀ + b_1                   one product (values: b_1 in the GELU pass)
+ *   act = GELU(u) = u Φ(u)             element-wise (values: Φ(u) kept)
+ *   out = mid + act W_2ᵀ + b_2         one product (values: b_2 and mid in one pass) */
 static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const lm_layer *P,
                           const double *mid, ln_cache *ln2, double *u, double *act, double *phi,
                           double *tmp, double *out) {
   const double *W = M->params;
-  int d = M->d, f = ((const lm_layout *)M->layout)->f;
+  int d = M->d, f = ((const lm_layout *)M->layout)->f, values = js->C == 1;
+  int64_t R = (int64_t)N * js->C;
+  LA_PROF_BEGIN(t0);
   layernorm_forward(M, js, N, mid, W + P->mlp_ln_g, W + P->mlp_ln_b, ln2, tmp);
-  CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, W + P->b1, u));
-  if (js->C == 1) gelu_values((int64_t)N * f, u, phi, act);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, values ? NULL : W + P->b1, u));
+  LA_PROF_BEGIN(t1);
+  if (values) gelu_bias_values(R, f, W + P->b1, u, phi, act);
   else jet_unary(js, JET_GELU, N, f, u, act);
-  CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, W + P->b2, out));
-  add_into((int64_t)N * js->C * d, mid, out);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
+  CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, values ? NULL : W + P->b2, out));
+  LA_PROF_BEGIN(t2);
+  if (values) bias_residual_values(R, d, W + P->b2, mid, out);
+  else add_into(R * d, mid, out);
+  LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
@@ -358,28 +391,32 @@ static void attention_jets(const cs_model *M, const jet_shape *js, int T, int N,
 }
 
 /* One block, on values or on the jets of the last position:
- *   values (C = 1): np = N·T positions, caches S->cache[l], hin, hout NT × d
- *   jets (C > 1):   np = N last positions, caches S->jet, hin, hout N·C × d,
+ *   values (C = 1): np = N·T positions (N sequences: a chunk, block_values),
+ *                   caches c (a view into S->cache[l]), hin, hout NT × d
+ *   jets (C > 1):   np = N last positions, caches c = S->jet, hin, hout N·C × d,
  *                   the earlier positions' keys and values from S->cache[l]
  * (np jet points, R = np·C rows; the attention is the only step that
  * differs). */
-static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int N, int l,
-                         int ablate, const double *hin, double *hout) {
+static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_cache *c, int N,
+                         int l, int ablate, const double *hin, double *hout) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const double *W = M->params;
   int jets = js->C > 1, d = M->d, np = jets ? N : N * S->T;
   int64_t R = (int64_t)np * js->C;
-  lm_cache *c = jets ? &S->jet : &S->cache[l];
   qkv_cache *at = &c->at;
   double *tmp = jets ? S->jtmp : S->tmp;
   /* A = LN_1(h);  [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h) */
+  LA_PROF_BEGIN(t1);
   layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &at->ln, tmp);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   CS_CHECK(qkv_forward(M, js, np, at->ln.a, P->Wq, P->bg, at));
   qkv_view a = qkv_split(M, at->qkvz, at->gated);
   if (jets) { /* the last query against the earlier keys and values (values) */
     qkv_view e = qkv_split(M, S->cache[l].at.qkvz, S->cache[l].at.gated);
+    LA_PROF_BEGIN(t0);
     attention_jets(M, js, S->T, N, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv, e.k, e.ldk, e.v, e.ldv,
                    at->p, at->o);
+    LA_PROF_END(t0, LA_PROF_TOKENS);
   } else {
     LA_PROF_BEGIN(t0);
     int rc = attention_values(N, S->T, M->H, M->dh, a.q, a.ldq, a.k, a.ldk, a.v, a.ldv,
@@ -393,12 +430,29 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, int
     memcpy(c->mid, hin, sizeof(double) * (size_t)R * d);
   } else {
     CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
+    LA_PROF_BEGIN(t2);
     add_into(R * d, hin, c->mid);
+    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   }
   /* the MLP sublayer, or hout = mid */
   if (S->f)
     return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, c->phi, tmp, hout);
   memcpy(hout, c->mid, sizeof(double) * (size_t)R * d);
+  return CS_OK;
+}
+
+/* Block l on the values of N sequences, chunk by chunk (LM_CHUNK_ROWS):
+ * hin, hout NT × d, the caches S->cache[l]. */
+static int block_values(const cs_model *M, lm_acts *S, int N, int l, int ablate,
+                        const double *hin, double *hout) {
+  jet_shape vjs = {.m = M->m, .C = 1};
+  int T = S->T, d = M->d, per = lm_chunk_seqs(T);
+  for (int p0 = 0; p0 < N; p0 += per) {
+    int n = N - p0 < per ? N - p0 : per;
+    int64_t r = (int64_t)p0 * T;
+    lm_cache c = lm_cache_rows(&S->cache[l], r, d, S->ldq, S->ng, M->H * T, S->f);
+    CS_CHECK(block_forward(M, &vjs, S, &c, n, l, ablate, hin + r * d, hout + r * d));
+  }
   return CS_OK;
 }
 
@@ -430,23 +484,27 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
       return cs_error(CS_ERR_INPUT, "lm forward: token %d at sequence %lld, position %lld is "
                       "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
                       (long long)(i % T), S->V, S->V);
+  LA_PROF_BEGIN(t0);
   embed_values(M, N, tok, x, S->x[0]);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   /* an intervention (model_ablation_deltas) on values only, at its block */
   for (int l = 0; l < M->L; l++) {
     int ablate = C == 1 && l == A->ablate_layer ? A->ablate_kind : MODEL_ABLATE_NONE;
-    CS_CHECK(block_forward(M, &vjs, S, N, l, ablate, S->x[l], S->x[l + 1]));
+    CS_CHECK(block_values(M, S, N, l, ablate, S->x[l], S->x[l + 1]));
   }
   if (C == 1) {
-    for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
     const double *W = M->params;
+    LA_PROF_BEGIN(t1);
+    for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
+    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
     return linear_forward(M, &vjs, NT, d, Y->V, S->lnf.a, W + M->readout_W, W + M->readout_b,
                           A->logits);
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
   for (int l = 0; l < M->L; l++)
-    CS_CHECK(block_forward(M, js, S, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
+    CS_CHECK(block_forward(M, js, S, &S->jet, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
   return CS_OK;
 }
 

@@ -19,6 +19,7 @@
  * n_correct: scored targets whose argmax (the first on a tie) is right. */
 double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   (void)y;
+  LA_PROF_BEGIN(t0);
   const lm_acts *S = A->fam;
   int T = S->T, V = S->V;
   const int *tok = A->tok.tokens;
@@ -44,6 +45,7 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
       for (int k = 0; k < V; k++) dz[k] = (dz[k] / sum - (k == target ? 1.0 : 0.0)) / n_s;
     }
   if (n_correct) *n_correct = correct;
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return n_s ? loss / n_s : 0.0;
 }
 
@@ -123,17 +125,20 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   CS_CHECK(linear_backward(M, NT, d, f, c->ln2.a, W + P->W1, S->dff2, G + P->W1, G + P->b1,
                            S->gr.da, 0.0));
+  LA_PROF_BEGIN(t1);
   layernorm_backward(M, NT, &c->ln2, W + P->mlp_ln_g, S->gr.da, G + P->mlp_ln_g, G + P->mlp_ln_b,
                      dmid);
   add_into((int64_t)NT * d, dout, dmid);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 
-/* One block backward on values: dXn (NT × d, gradient of the block's
- * output) -> dX (gradient of its input X). */
-static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *dXn, double *dX) {
+/* One block backward on values of N sequences (a chunk, block_backward):
+ * dXn (NT × d, gradient of the block's output) -> dX (gradient of its
+ * input X); c the chunk's caches, S's backward buffers the chunk's. */
+static int block_backward_rows(cs_model *M, lm_acts *S, const lm_cache *c, int N, int l,
+                               const double *dXn, double *dX) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
-  const lm_cache *c = &S->cache[l];
   const qkv_cache *at = &c->at;
   double *W = M->params, *Gr = M->grads;
   int d = M->d, NT = N * S->T;
@@ -157,8 +162,29 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
   /* [Q|K|V|Z] = LN_1(X) [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h): dA;
    * dX = dmid + LN_1'(dA) */
   CS_CHECK(qkv_backward(M, NT, at->ln.a, at, P->Wq, P->bg, &S->gr, S->gr.da));
+  LA_PROF_BEGIN(t1);
   layernorm_backward(M, NT, &at->ln, W + P->ln_g, S->gr.da, Gr + P->ln_g, Gr + P->ln_b, dX);
   add_into((int64_t)NT * d, dmid, dX);
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
+  return CS_OK;
+}
+
+/* Block l backward on values of N sequences, chunk by chunk as the forward
+ * (LM_CHUNK_ROWS): each chunk reads its caches and writes its rows of the
+ * backward buffers (a shallow copy of S pointing at them); the weight
+ * gradients add up chunk after chunk, in row order. */
+static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *dXn, double *dX) {
+  int T = S->T, d = M->d, ldq = S->ldq, f = S->f, per = lm_chunk_seqs(T);
+  for (int p0 = 0; p0 < N; p0 += per) {
+    int n = N - p0 < per ? N - p0 : per;
+    int64_t r = (int64_t)p0 * T;
+    lm_cache c = lm_cache_rows(&S->cache[l], r, d, ldq, S->ng, M->H * T, f);
+    lm_acts Sc = *S;
+    Sc.gr.da += r * d, Sc.gr.du += r * d, Sc.gr.dgated += r * d, Sc.gr.dqkvz += r * ldq;
+    Sc.dmid += r * d;
+    if (f) Sc.dff += r * f, Sc.dff2 += r * f;
+    CS_CHECK(block_backward_rows(M, &Sc, &c, n, l, dXn + r * d, dX + r * d));
+  }
   return CS_OK;
 }
 
@@ -172,7 +198,9 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
                            G + M->readout_W, G + M->readout_b, S->gr.da, 0.0));
   double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
+  LA_PROF_BEGIN(t0);
   layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dXn);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   for (int l = M->L - 1; l >= 0; l--) {
     CS_CHECK(block_backward(M, S, N, l, dXn, dX));
     double *t = dXn;
@@ -180,6 +208,7 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
     dX = t;
   }
   /* h_0[p, t] = E[tok] + P[t]:  dE[tok] += dh_0[p, t];  dP[t] += dh_0[p, t] */
+  LA_PROF_BEGIN(t1);
   const int *tok = A->tok.tokens;
   double *dE = G + Y->tok_emb, *dP = G + Y->pos_emb;
   for (int p = 0; p < N; p++)
@@ -188,6 +217,7 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
       double *e = dE + (int64_t)tok[(int64_t)p * T + t] * d, *pe = dP + (int64_t)t * d;
       for (int k = 0; k < d; k++) e[k] += g[k], pe[k] += g[k];
     }
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 

@@ -69,11 +69,38 @@ typedef struct {
   double *dmid, *dff, *dff2;   /* NT × d, NT × f, NT × f */
 } lm_acts;
 
+/* The value passes of a block run over chunks of whole sequences of about
+ * LM_CHUNK_ROWS rows (at least one sequence): a chunk's activations stay
+ * in the core's cache from one pass to the next (docs/DECISIONS.md,
+ * "Training speed"). A constant: a cell's result does not depend on it
+ * varying. */
+#define LM_CHUNK_ROWS 128
+
+/* Sequences per chunk for T positions. */
+static inline int lm_chunk_seqs(int T) { return LM_CHUNK_ROWS / T > 0 ? LM_CHUNK_ROWS / T : 1; }
+
+/* The caches of c from value row r on (a chunk's view; the arrays a family
+ * without a gate or an MLP lacks stay NULL). ng, HT = H·T, f as in the
+ * notation above. */
+static inline lm_cache lm_cache_rows(const lm_cache *c, int64_t r, int d, int ldq, int ng, int HT,
+                                     int f) {
+  lm_cache s = *c;
+  s.at.ln.xhat += r * d, s.at.ln.rstd += r, s.at.ln.a += r * d;
+  s.at.qkvz += r * ldq, s.at.p += r * HT, s.at.o += r * d;
+  if (ng) s.at.g += r * ng, s.at.pre += r * d, s.at.gated += r * d;
+  s.mid += r * d;
+  if (f) {
+    s.ln2.xhat += r * d, s.ln2.rstd += r, s.ln2.a += r * d;
+    s.u += r * f, s.act += r * f, s.phi += r * f;
+  }
+  return s;
+}
+
 /* ---- lm_products.c ---- */
 /* The attention's token products (docs/DECISIONS.md, "Training speed"):
  * C = A B for R rows, D columns and inner dimension K, A (ld lda), B (ld
  * ldb), C (ld ldc) row-major, each entry summed from 0 over k ascending, in
- * blocks of 4 rows × 8 columns held in vector registers. tri restricts
+ * blocks of 4 rows × 16 (or 8) columns held in vector registers. tri restricts
  * the work to a causal triangle (entries outside it are never read or
  * written: their A entries must be zero where the sum would cover them):
  *   LM_TRI_NONE     every k, every column

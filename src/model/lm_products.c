@@ -8,7 +8,33 @@
 
 #include <stdint.h>
 
-/* lm_internal.h: C = A B in 4 × 8 register blocks, sums over k in order. */
+/* One register block: rows r0..r0+3 of C, columns c0..c0+NC−1 (NC = 8 or
+ * 16, a constant), C[r, c] = Σ_{k = klo}^{khi−1} A[r, k] B[k, c] in order;
+ * entry (r0 + r, k) of A at a0[r·rs + k·ks]. With NC = 16, 8 independent
+ * vector sums (two per row) hide the add's latency. */
+static inline __attribute__((always_inline)) void
+rows_block(int NC, int klo, int khi, const double *a0, int64_t rs, int64_t ks, const double *B,
+           int ldb, double *c, int ldc) {
+  double c_0[16] = {0}, c_1[16] = {0}, c_2[16] = {0}, c_3[16] = {0};
+  for (int k = klo; k < khi; k++) {
+    const double *restrict b = B + (int64_t)k * ldb, *a = a0 + k * ks;
+    double x0 = a[0], x1 = a[rs], x2 = a[2 * rs], x3 = a[3 * rs];
+#pragma omp simd
+    for (int l = 0; l < NC; l++) {
+      c_0[l] += x0 * b[l];
+      c_1[l] += x1 * b[l];
+      c_2[l] += x2 * b[l];
+      c_3[l] += x3 * b[l];
+    }
+  }
+  for (int l = 0; l < NC; l++) {
+    c[l] = c_0[l], c[ldc + l] = c_1[l];
+    c[2 * (int64_t)ldc + l] = c_2[l], c[3 * (int64_t)ldc + l] = c_3[l];
+  }
+}
+
+/* lm_internal.h: C = A B in blocks of 4 rows × 16 (or 8) columns, sums over
+ * k in order. */
 CS_VECTOR_CLONES void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double *A, int lda,
                                    const double *B, int ldb, double *C, int ldc) {
   for (int r0 = 0; r0 < R; r0 += 4) {
@@ -19,26 +45,17 @@ CS_VECTOR_CLONES void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double
     /* entry (r0 + r, k) of A at a0[r·rs + k·ks] */
     int64_t rs = tri == LM_TRI_K_UPPER ? 1 : lda, ks = tri == LM_TRI_K_UPPER ? lda : 1;
     const double *a0 = A + r0 * (tri == LM_TRI_K_UPPER ? 1 : (int64_t)lda);
-    for (int c0 = 0; c0 < dhi; c0 += 8) {
-      int nc = dhi - c0 < 8 ? dhi - c0 : 8;
-      if (nr == 4 && nc == 8) {
-        double c_0[8] = {0}, c_1[8] = {0}, c_2[8] = {0}, c_3[8] = {0};
-        for (int k = klo; k < khi; k++) {
-          const double *restrict b = B + (int64_t)k * ldb + c0, *a = a0 + k * ks;
-          double x0 = a[0], x1 = a[rs], x2 = a[2 * rs], x3 = a[3 * rs];
-#pragma omp simd
-          for (int l = 0; l < 8; l++) {
-            c_0[l] += x0 * b[l];
-            c_1[l] += x1 * b[l];
-            c_2[l] += x2 * b[l];
-            c_3[l] += x3 * b[l];
-          }
-        }
-        double *c = C + (int64_t)r0 * ldc + c0;
-        for (int l = 0; l < 8; l++) {
-          c[l] = c_0[l], c[ldc + l] = c_1[l];
-          c[2 * (int64_t)ldc + l] = c_2[l], c[3 * (int64_t)ldc + l] = c_3[l];
-        }
+    for (int c0 = 0; c0 < dhi;) {
+      int nc = dhi - c0 < 16 ? dhi - c0 : 16;
+      double *c = C + (int64_t)r0 * ldc + c0;
+      if (nr == 4 && nc == 16) {
+        rows_block(16, klo, khi, a0, rs, ks, B + c0, ldb, c, ldc);
+        c0 += 16;
+        continue;
+      }
+      if (nr == 4 && nc >= 8) {
+        rows_block(8, klo, khi, a0, rs, ks, B + c0, ldb, c, ldc);
+        c0 += 8;
         continue;
       }
       for (int r = 0; r < nr; r++)
@@ -47,6 +64,7 @@ CS_VECTOR_CLONES void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double
           for (int k = klo; k < khi; k++) acc += a0[r * rs + k * ks] * B[(int64_t)k * ldb + c0 + l];
           C[(int64_t)(r0 + r) * ldc + c0 + l] = acc;
         }
+      c0 += nc;
     }
   }
 }
