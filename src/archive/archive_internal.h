@@ -10,6 +10,7 @@
  *     archive_rows.c     the /cells rows in memory (struct cs_archive)
  *   HDF5 primitives and the checks of untrusted input
  *     archive_h5.c       quieting, errors, ids, files and the write session, types, attributes
+ *     archive_walk.c     bounded, iterative walks of a group's links; sets of object addresses
  *     archive_guard.c    untrusted input: plain objects, the budget, values in their domain
  *     archive_format.c   compound row types, 1-D tables, 2-D arrays and per-cell groups
  *   the objects of an archive
@@ -339,6 +340,34 @@ int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, co
 int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why);
 int archive_link_exists(hid_t loc, const char *name);
 
+/* ======== archive_walk.c: bounded, iterative walks (docs/SECURITY.md, "Hostile archives: second audit") ======== */
+/* A set of object addresses (0 is never one: the superblock). */
+typedef struct {
+  haddr_t *slot;
+  size_t cap, n;
+} archive_addr_set;
+/* 1: added, 0: already there, -1: out of memory. */
+int archive_addr_add(archive_addr_set *s, haddr_t a);
+void archive_addr_free(archive_addr_set *s);
+/* The most levels of groups below a walk's start (a curvsweep archive has
+ * at most a few: /params/<id>/<tensor path>). */
+#define ARCHIVE_WALK_MAX_DEPTH 32
+#define ARCHIVE_WALK_TOO_DEEP (-2)
+/* fn gets every link under the start: g the group holding it, name its
+ * name there, rel its path from the start ("a/b/c"). It returns 0 to go
+ * on, 1 to stop the walk, -1 to abort it (its error recorded). */
+typedef int (*archive_walk_fn)(hid_t g, const char *name, const char *rel, const H5L_info_t *li,
+                               void *ctx);
+/* Walk every link under the group start (named start_name, "" for the
+ * root, in messages) without recursion: each group entered once, through
+ * hard links only, at most ARCHIVE_WALK_MAX_DEPTH levels down. Returns 0
+ * (all walked), 1 (fn stopped it), -1 (fn's error, or HDF5's: a refusal
+ * naming path and the group) or ARCHIVE_WALK_TOO_DEEP (a refusal naming
+ * path and the group too deep, whose full name goes into deep when not
+ * NULL). */
+int archive_walk(hid_t start, const char *start_name, const char *path, archive_walk_fn fn,
+                 void *ctx, char *deep, size_t deep_len);
+
 /* ======== archive_guard.c: untrusted input (docs/SECURITY.md, "Archives") ======== */
 /* The bytes one open may allocate from sizes the file declares: set from
  * the file's size at every open (archive_probe), taken before each such
@@ -351,6 +380,10 @@ int archive_budget_take(uint64_t n, uint64_t size, const char *path, const char 
 int archive_dataset_open(hid_t loc, const char *name, const char *path, hid_t *ds);
 int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
 int archive_dataset_plain(hid_t ds, const char *path, const char *full);
+/* A dataset stores at least a 1/1100 of the bytes it declares (none
+ * unwritten: an 8192 x 16384 tensor of fill values is refused before it
+ * is allocated). */
+int archive_dataset_check_stored_bytes(hid_t ds, const char *path, const char *full);
 /* A table's rows were all stored (chunks written), not declared only. */
 int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
 /* The same with up to ARCHIVE_TAIL_CHUNKS chunks declared but not stored:
