@@ -215,8 +215,11 @@ typedef enum {
   ARCHIVE_PROBE_FOREIGN,    /* a readable HDF5 file that is not a curvsweep archive v1 */
   ARCHIVE_PROBE_HOSTILE     /* ours by its attributes, but not plain objects (a link out of the
                                file, a cycle, external storage): refused by every command */,
-  ARCHIVE_PROBE_BUSY        /* locked by a writer for longer than a reader waits (docs/ARCHIVE.md,
+  ARCHIVE_PROBE_BUSY,       /* locked by a writer for longer than a reader waits (docs/ARCHIVE.md,
                                "Live readers"): not damaged, read again later */
+  ARCHIVE_PROBE_NOT_FILE    /* not a regular file (a FIFO, a device, a directory): never opened,
+                               by HDF5 or anything else (docs/SECURITY.md, "Hostile archives:
+                               second audit") */
 } archive_probe_class;
 
 typedef struct {

@@ -188,7 +188,7 @@ int archive_check(const char *path, cs_archive_check_fn fn, void *ctx,
     return CS_OK;
   }
   if (rc) {
-    if (!cs_file_exists(path) || cls == ARCHIVE_PROBE_BUSY) return rc;
+    if (!cs_file_exists(path) || cls == ARCHIVE_PROBE_BUSY || cls == ARCHIVE_PROBE_NOT_FILE) return rc;
     // ours or not, damaged: name what the identity check saw, then read what can be read
     archive_check_report(&c, "/ (root attributes, /spec)");
     file = archive_h5_open(path, H5F_ACC_RDONLY);
