@@ -258,6 +258,20 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   return rc;
 }
 
+/* Is the archive's own name a symbolic link (lstat)? The writer opens
+ * only the file at the path itself (docs/SECURITY.md, "Hostile archives:
+ * second audit"). */
+static int archive_path_is_link(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static int archive_link_refusal(const char *path) {
+  return cs_error(CS_ERR_INPUT, "%s is a symbolic link: curvsweep writes only the archive at the "
+                  "path itself, never through a link (docs/SECURITY.md, \"Hostile archives: "
+                  "second audit\"); give the archive's own path as -o", path);
+}
+
 static int archive_any_finished(const cs_archive *a) {
   for (int64_t r = 0; r < a->n_rows; r++)
     if (a->row_status[r] != CELL_PENDING) return 1;
@@ -279,8 +293,12 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   archive_journal_scan scan;
   memset(&scan, 0, sizeof scan);
 
-  // refusals that need no lock and touch nothing
-  if (mode == ARCHIVE_CREATE && exists)
+  // refusals that need no lock and touch nothing; first, a symbolic link
+  // at the path, which a resume would follow into another archive (of the
+  // same sweep: it would pass every identity check) and write there
+  if (archive_path_is_link(path))
+    rc = archive_link_refusal(path);
+  else if (mode == ARCHIVE_CREATE && exists)
     rc = cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, run the same "
                   "spec again to resume it, or use another -o path", path);
   else if (mode == ARCHIVE_CREATE && jexists)
@@ -296,6 +314,7 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   // look again now that this process is the only writer: another one may
   // have created, finished or removed things since the looks above
   if (!rc) exists = cs_file_exists(path), jexists = !created;
+  if (!rc && archive_path_is_link(path)) rc = archive_link_refusal(path);  // planted meanwhile
   if (!rc && mode == ARCHIVE_CREATE && (exists || jexists))
     rc = cs_error(CS_ERR_INPUT, "%s was created by another curvsweep process while this one "
                   "started: run the same spec again to resume it, or use another -o path", path);
