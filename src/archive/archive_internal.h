@@ -27,6 +27,7 @@
  *     archive_read.c     read-back (summary, spec, results)
  *     archive_write.c    apply batches of results, or a /runs row, to an open file
  *     archive_journal.c  the journal: records, scan, seed, replay, verify
+ *     archive_journal_check.c  its results checked against the spec before any is applied
  *   commands
  *     archive_open.c     open for writing: create, or resume (repair, replay, rebuild)
  *     archive_commit.c   add, group commit, flush, /runs rows, the verified close
@@ -490,6 +491,13 @@ int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path);
  * N and r->depth imply, is a CS_ERR_INPUT naming it. */
 int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r);
 
+/* The values of a cell's curvature field in their domain (docs/ARCHIVE.md,
+ * "/fields"): N in 1..RESULT_FIELD_MAX and the spec's field (expect_n; -1:
+ * any), a finite box lo < hi, classes 0..3, predictions >= 0; a refusal
+ * naming path and name (the group) otherwise. The reader's check and the
+ * journal's (archive_journal_check.c). */
+int archive_fields_check_values(const char *path, const char *name, int expect_n,
+                                const cs_cell_result *r);
 /* ======== archive_params.c: /params/<cell_id> (docs/ARCHIVE.md, "/params") ======== */
 /* The /params/<id> group of a checked result. */
 int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
@@ -497,6 +505,9 @@ int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
  * cannot be read whole is a CS_ERR_INPUT naming it. */
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 
+/* A cell's tensors: valid, distinct names, finite values (the reader's
+ * check and the journal's); a refusal naming path and name otherwise. */
+int archive_params_check_values(const char *path, const char *name, const cs_cell_result *r);
 /* ======== archive_points.c: /points written ======== */
 hid_t archive_point_row_type(void);
 /* Array k of /points (0: x, 1..RESULT_N_POINT_ARRAYS: the per-prefix
@@ -644,6 +655,9 @@ int archive_read_n_runs(cs_archive *a, hid_t file);
 int archive_check_replaceable(const char *path);
 
 /* ======== archive_points_read.c: /points read ======== */
+/* A cell's per-point arrays as its spec allows them: 1..points points of
+ * m = input_dim coordinates, 0..ARCHIVE_MAX_DEPTH prefixes (1, or 0). */
+int archive_points_fit(const cs_config *cfg, int n_points, int m, int depth);
 /* The valid rows of /points/index (malloc'ed) in storage order, each row of
  * a finished listed cell as a->spec allows it and not overlapping another's
  * values: a refusal naming the row otherwise (what every reader checks). */
@@ -746,6 +760,20 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
                            int dry, int *needed);
 int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *s);
 int archive_check_not_interrupted(const char *path);
+/* The payload of a scanned record into a fresh buffer. */
+int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
+                                 unsigned char **buf);
+
+/* ======== archive_journal_check.c: records checked against the spec ======== */
+/* A result as the readers of an archive would accept it from its rows and
+ * groups, with the spec of the archive (the row validators of
+ * archive_guard.c, archive_tables.c, archive_points_read.c,
+ * archive_fields.c, archive_params.c): a refusal naming path and the cell. */
+int archive_result_check_spec(const char *path, const cs_spec *spec, const cs_cell_result *r);
+/* Every result record of s so checked before anything is applied: a
+ * refusal (CS_ERR_INPUT) names the journal, the record's index and its
+ * cell. */
+int archive_journal_check_records(cs_archive *a, const cs_spec *spec, const archive_journal_scan *s);
 /* The verified close (docs/ARCHIVE.md, "Resume protocol"): every finished
  * result the journal records (the last record of its cell) is read back
  * from the archive and compared with archive_same_values, and /runs is read.

@@ -323,6 +323,10 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   if (!rc && resume) {
     // read the journal (untouched until everything checks out)
     rc = archive_journal_scan_fd(a->journal_fd, a->journal_path, &scan);
+    // every result it holds checked against the spec before anything is
+    // touched (a journal of another spec is refused below, unread)
+    if (!rc && scan.header_ok && !strcmp(scan.sha, a->spec_sha256))
+      rc = archive_journal_check_records(a, spec, &scan);
     if (!rc && exists) rc = archive_resume_existing(a, spec, mask, &scan, created);
     else if (!rc) rc = archive_journal_check_spec(a, &scan);
     if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan, 0);  // journal without archive

@@ -247,7 +247,7 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
   return rc;
 }
 
-static int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
+int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
                                         unsigned char **buf) {
   *buf = NULL;
   int rc = cs_calloc_bytes((void **)buf, ref->length ? ref->length : 1, 1);
