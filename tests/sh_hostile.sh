@@ -138,7 +138,7 @@ strict 2 sparse-check "/params/0/embed/W declares 1073741824 bytes but stores 0"
   "$bin" info --check corpus/params-sparse.h5
 # a FIFO as the archive: refused unopened by all seven
 mkfifo fifo.h5
-seven fifo fifo.h5 "fifo.h5 is a FIFO" fifo.h5 "2 2 2 2 2 2 2"
+seven fifo fifo.h5 "fifo.h5 is not a regular file (a FIFO)" fifo.h5 "2 2 2 2 2 2 2"
 # a FIFO as the journal: merge and the resume refuse it, nothing blocks
 cp base.h5 y.h5 && mkfifo y.h5.journal
 seven fifo-journal y.h5 "" "y.h5 y.h5.journal" "0 0 0 0 2 0 2"

@@ -307,8 +307,8 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   if (!rc && mode == ARCHIVE_OVERWRITE) rc = archive_check_replaceable(path);
   struct stat st;
   if (!rc && exists && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    rc = cs_error(CS_ERR_INPUT, "%s is %s, so not a curvsweep archive: use another -o path", path,
-                  S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file" : "not a regular file");
+    rc = cs_error(CS_ERR_INPUT, "%s is not a regular file%s, so not a curvsweep archive: use another "
+                  "-o path", path, S_ISFIFO(st.st_mode) ? " (a FIFO)" : "");
   if (!rc) rc = archive_make_parent_dirs(path);
   if (!rc) rc = archive_journal_lock(a, &created);
   // look again now that this process is the only writer: another one may

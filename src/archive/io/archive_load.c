@@ -27,9 +27,8 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
                     path, strerror(errno));
   if (!S_ISREG(st.st_mode)) {  // a FIFO would block every open of it: never opened
     *cls = ARCHIVE_PROBE_NOT_FILE;
-    return cs_error(CS_ERR_INPUT, "%s is %s, so not a curvsweep archive", path,
-                    S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
-                    : S_ISDIR(st.st_mode) ? "a directory, not a regular file" : "not a regular file");
+    return cs_error(CS_ERR_INPUT, "%s is not a regular file%s, so not a curvsweep archive", path,
+                    S_ISFIFO(st.st_mode) ? " (a FIFO)" : S_ISDIR(st.st_mode) ? " (a directory)" : "");
   }
   if (st.st_size == 0)
     return cs_error(CS_ERR_INPUT, "%s is empty (0 bytes): not a curvsweep archive", path);
