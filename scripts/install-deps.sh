@@ -20,6 +20,7 @@ PACKAGES=(
   python3-pip python3-setuptools  # python/curvsweep_archive installs from the tree (tests/sh_python_module.sh)
   python3-mpmath python3-gmpy2   # the 50-digit curvature reference (tests/reference)
   strace
+  time                           # /usr/bin/time: the RSS bound of tests/sh_hostile.sh
   shellcheck                     # scripts/test.sh lints every shell script
   python3-torch                  # bench and test only: the PyTorch peers of bench/ (tests/sh_peer_batched.sh)
   clang-14 libclang-rt-14-dev    # libFuzzer for the harnesses of tests/fuzz

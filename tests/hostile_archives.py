@@ -257,6 +257,28 @@ case("metric-test-acc-huge", "/cells", "damage")(set_metric("test_acc", 1e308))
 case("metric-wall-negative", "/cells", "damage")(set_metric("wall_s", -3.0))
 
 
+# ---- 7. second audit (docs/SECURITY.md, "Hostile archives: second audit") ----
+@case("nested-15000", "/params/0/n/n/n/n")
+def _(f):
+    # 15,000 groups, each in the last: HDF5's recursive walk (H5Lvisit)
+    # overflowed the stack on it; every walk is iterative and bounded now
+    g = f["params/0"]
+    for _ in range(15000):
+        g = g.create_group("n")
+
+
+@case("params-sparse", "/params/0/embed/W", "params")
+def _(f):
+    # an 8192 x 16384 float64 tensor (1 GiB) never written: no chunk stored;
+    # the file is padded by 200 MB of holes below (SPARSE_PAD)
+    del f["params/0/embed/W"]
+    f.create_dataset("params/0/embed/W", shape=(8192, 16384), dtype="f8", chunks=(64, 16384))
+
+
+# bytes of holes appended to a case's file after it is written (truncate -s +N)
+SPARSE_PAD = {"params-sparse": 200 << 20}
+
+
 @case("cells-outside-grid", "/cells", "damage")
 def _(f):
     cells = f["cells"][:]
@@ -275,4 +297,6 @@ for name, obj, kind, fn in cases:
     shutil.copy(base, path)
     with h5py.File(path, "r+") as f:
         fn(f)
+    if name in SPARSE_PAD:
+        os.truncate(path, os.path.getsize(path) + SPARSE_PAD[name])
     print(name, obj, kind)

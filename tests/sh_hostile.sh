@@ -82,6 +82,99 @@ while read -r case obj kind; do
 done <cases.txt
 [[ $(wc -l <cases.txt) -ge 30 ]] && ok || bad "the corpus has $(wc -l <cases.txt) cases"
 
+# ---- Second audit (docs/SECURITY.md, "Hostile archives: second audit") ----
+# Each command on each case: its exit status, the object named, under 2 s
+# and 200 MB of RSS (/usr/bin/time; the sanitizer pass, which sets
+# CS_HOSTILE_SECONDS, keeps only its time bound), and no file outside the
+# command's output changed (sha256 of the case's files before and after).
+strict_s=${CS_HOSTILE_SECONDS:-2} strict_kb=204800
+[[ -n ${CS_HOSTILE_SECONDS:-} ]] && strict_kb=0
+case_sums() { local f; for f in "$@"; do if [[ -f $f ]]; then sha256sum "$f"; else stat -c '%n %F' "$f"; fi; done; }
+# strict WANT NAME OBJECT "FILES..." CMD ARGS...
+strict() {
+  local want=$1 name=$2 obj=$3 files=$4 rc t0 t1 kb before what
+  shift 4
+  what="$name: $*"
+  # shellcheck disable=SC2086 # files: a list of names without spaces
+  before=$(case_sums $files)
+  t0=${EPOCHREALTIME/[.,]/}
+  timeout -k 5 "$strict_s" /usr/bin/time -f %M -o rss.txt "$@" >out.txt 2>&1 </dev/null; rc=$?
+  t1=${EPOCHREALTIME/[.,]/}
+  { printf '== %s\n' "$what"; cat out.txt; } >>terminal.log
+  kb=$(tail -n 1 rss.txt 2>/dev/null)
+  if (( rc == 124 || rc == 137 )); then bad "$what: hung (killed after $strict_s s)"
+  elif (( rc > 128 )); then bad "$what: crashed (signal $((rc - 128)))"
+  elif (( rc != want )); then bad "$what: exit $rc, wanted $want"; head -3 out.txt
+  elif ! grep -qF -- "$obj" out.txt; then bad "$what: the output does not name $obj"; head -3 out.txt
+  else ok
+  fi
+  (( (t1 - t0) / 1000 < strict_s * 1000 )) || bad "$what: took $(( (t1 - t0) / 1000 )) ms"
+  [[ $kb =~ ^[0-9]+$ ]] || kb=0
+  (( strict_kb == 0 || kb < strict_kb )) && ok || bad "$what: $kb KB of RSS"
+  # shellcheck disable=SC2086
+  [[ $(case_sums $files) == "$before" ]] && ok || bad "$what: a file outside the output changed"
+}
+# the seven commands on archive A (WANTS: seven exit statuses in the order
+# info, info --check, analyze, export, merge, merge --salvage, run -o)
+seven() {
+  local name=$1 a=$2 obj=$3 files=$4 w
+  read -r -a w <<<"$5"
+  strict "${w[0]}" "$name" "$obj" "$files" "$bin" info "$a"
+  strict "${w[1]}" "$name" "$obj" "$files" "$bin" info --check "$a"
+  strict "${w[2]}" "$name" "$obj" "$files" "$bin" analyze "$a" -o "rep2-$name"
+  strict "${w[3]}" "$name" "$obj" "$files" "$bin" export "$a" --csv "csv2-$name"
+  strict "${w[4]}" "$name" "$obj" "$files" "$bin" merge "m2-$name.h5" "$a"
+  strict "${w[5]}" "$name" "$obj" "$files" "$bin" merge --salvage "s2-$name.h5" "$a"
+  strict "${w[6]}" "$name" "$obj" "$files" "$bin" run "$spec" -o "$a"
+}
+# 15,000 nested groups (2.3 MB): every command refuses at the structure walk
+seven nested corpus/nested-15000.h5 /params/0/n/n/n/n corpus/nested-15000.h5 "2 2 2 2 2 2 2"
+# an unwritten 1 GiB /params tensor in a file padded with 200 MB of holes:
+# refused where /params is read (info and export read none, analyze none of
+# this family; the salvage lists cell 0 pending); the rest exit 0 at once
+seven sparse corpus/params-sparse.h5 "" corpus/params-sparse.h5 "0 2 0 0 2 0 2"
+strict 0 sparse-salvage /params/0/embed/W corpus/params-sparse.h5 "$bin" merge --salvage s3.h5 corpus/params-sparse.h5
+strict 2 sparse-check "/params/0/embed/W declares 1073741824 bytes but stores 0" corpus/params-sparse.h5 \
+  "$bin" info --check corpus/params-sparse.h5
+# a FIFO as the archive: refused unopened by all seven
+mkfifo fifo.h5
+seven fifo fifo.h5 "fifo.h5 is not a regular file (a FIFO)" fifo.h5 "2 2 2 2 2 2 2"
+# a FIFO as the journal: merge and the resume refuse it, nothing blocks
+cp base.h5 y.h5 && mkfifo y.h5.journal
+seven fifo-journal y.h5 "" "y.h5 y.h5.journal" "0 0 0 0 2 0 2"
+strict 2 fifo-journal-merge "y.h5.journal of the archive y.h5 is not a regular file (a FIFO)" \
+  "y.h5 y.h5.journal" "$bin" merge m3.h5 y.h5
+strict 2 fifo-journal-run "y.h5.journal" "y.h5 y.h5.journal" "$bin" run "$spec" -o y.h5
+# journal records with a valid CRC and wild values (tests/support/journal_forge.c):
+# the resume refuses the record by index and cell before it writes anything;
+# merge refuses the interrupted archive (its dirty journal)
+for k in test-acc-7 nan-loss prefixes-64 field-512; do
+  cp base.h5 "j-$k.h5"
+  cell=$("${CS_BUILD_DIR:?}/journal_forge" "$spec" "j-$k.h5" "$k") || { bad "journal_forge $k failed"; continue; }
+  strict 2 "journal-$k" "(cell $cell) is refused" "j-$k.h5 j-$k.h5.journal" "$bin" run "$spec" -o "j-$k.h5"
+  strict 2 "journal-$k-merge" "interrupted" "j-$k.h5 j-$k.h5.journal" "$bin" merge "jm-$k.h5" "j-$k.h5"
+  strict 0 "journal-$k-info" "" "j-$k.h5 j-$k.h5.journal" "$bin" info "j-$k.h5"
+done
+# a resume that reaches the repair step (an unfinished /curvature tail past
+# committed_rows, the journal not dirty) with a wild record: refused before
+# the repair, committed_rows and every byte left alone
+cp base.h5 r.h5
+"${CS_BUILD_DIR:?}/journal_forge" "$spec" r.h5 test-acc-7 >/dev/null || bad "journal_forge on r.h5 failed"
+printf '\0\0\0\0' | dd of=r.h5.journal bs=1 seek=108 conv=notrunc status=none # the dirty flag (docs/ARCHIVE.md, "Journal")
+/usr/bin/python3 -c 'import sys, h5py; d = h5py.File(sys.argv[1], "r+")["curvature"]; d.resize((d.shape[0] + 3,))' r.h5 ||
+  bad "crafting r.h5 failed"
+committed() { /usr/bin/python3 -c 'import sys, h5py; d = h5py.File(sys.argv[1], "r")["curvature"]; print(int(d.attrs["committed_rows"]), d.shape[0])' r.h5; }
+rows_before=$(committed)
+strict 2 repair-step "(cell 0) is refused" "r.h5 r.h5.journal" "$bin" run "$spec" -o r.h5
+[[ $(committed) == "$rows_before" ]] && ok || bad "the refused resume changed committed_rows or the extent ($rows_before -> $(committed))"
+# a symbolic link at -o into another archive of the same sweep (a pending
+# cell there): refused naming the link, the other archive unchanged
+cp base.h5 other.h5
+/usr/bin/python3 -c 'import sys, h5py; f = h5py.File(sys.argv[1], "r+"); c = f["cells"][:]; c[3]["status"] = b"pending"; f["cells"][:] = c' other.h5
+ln -s other.h5 link.h5
+strict 2 symlink-o "link.h5 is a symbolic link" "other.h5" "$bin" run "$spec" -o link.h5
+[[ ! -e other.h5.journal && ! -e link.h5.journal ]] && ok || bad "a refused resume through a link left a journal"
+
 # A table whose extent declares 2^40 rows past its committed ones (no
 # write leaves such a tail; cutting it would visit every chunk slot): the
 # resume refuses at once (exit 2 within the bound, naming the table) and

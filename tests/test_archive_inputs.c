@@ -232,7 +232,7 @@ static void test_overwrite(void **state) {
   // a failed overwrite keeps the old file and its journal: a directory
   // squatting on the temporary name makes the new file impossible
   a = open_ok(path, other, ARCHIVE_RESUME, NULL);
-  cs_cell_result r2 = known_result(2, 1, CELL_DONE, 0, 0);
+  cs_cell_result r2 = known_result(2, spec_depth(other, 2), CELL_DONE, 0, 0);
   write_ok(a, &r2);
   close_ok(a);
   char tmp[200], h[65], hj[65], h2[65], hj2[65];
@@ -273,7 +273,7 @@ static void test_shards_and_merge(void **state) {
   cs_spec *spec = load_spec("tests/specs/demo-small.ini");
   cs_cell_result r[8];
   for (int c = 0; c < 8; c++)
-    r[c] = known_result(c, 1 + c % 2, c == 5 ? CELL_FAILED : CELL_DONE, c == 2 ? WITH_POINTS | WITH_PARAMS : 0, 0);
+    r[c] = known_result(c, c == 5 ? 2 : spec_depth(spec, c), c == 5 ? CELL_FAILED : CELL_DONE, c == 2 ? WITH_POINTS | WITH_PARAMS : 0, 0);
   unsigned char even[8], odd[8];
   for (int c = 0; c < 8; c++) even[c] = c % 2 == 0, odd[c] = c % 2 == 1;
 
@@ -357,7 +357,7 @@ static void test_shards_and_merge(void **state) {
   expect_refusal(archive_merge(pm, inputs, 2, 0, 0, NULL), CS_ERR_INPUT, pm, "already exists", pm, hm, 0);
   // a cell done in two inputs with different values (cell 2, another train_loss)
   cs_archive *c = open_ok(pc, spec, ARCHIVE_CREATE, NULL);
-  cs_cell_result r2x = known_result(2, 1, CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
+  cs_cell_result r2x = known_result(2, spec_depth(spec, 2), CELL_DONE, WITH_POINTS | WITH_PARAMS, 1.0 / 1024);
   write_ok(c, &r2x);
   close_ok(c);
   const char *conflict[2] = {pa, pc};

@@ -37,7 +37,7 @@ static void test_resume_and_journal_removal(void **state) {
   cs_spec *spec = scratch(dir, path, "resume", "r.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
   cs_cell_result r[8];
-  for (int c = 0; c < 8; c++) r[c] = known_result(c, 1 + c % 2, CELL_DONE, 0, 0);
+  for (int c = 0; c < 8; c++) r[c] = known_result(c, spec_depth(spec, c), CELL_DONE, 0, 0);
 
   // RESUME of a missing file creates it
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
@@ -106,8 +106,8 @@ static void test_journal_replay_after_kill(void **state) {
   char dir[64], path[128], journal[160];
   cs_spec *spec = scratch(dir, path, "replay", "j.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_cell_result r0 = known_result(0, 1, CELL_DONE, WITH_PARAMS, 0);
-  cs_cell_result r6 = known_result(6, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
+  cs_cell_result r0 = known_result(0, spec_depth(spec, 0), CELL_DONE, WITH_PARAMS, 0);
+  cs_cell_result r6 = known_result(6, spec_depth(spec, 6), CELL_DONE, WITH_POINTS | WITH_PARAMS, 0);
   crash_child(path, spec, &r0, 1, &r6);
   assert_true(file_exists(journal));
 
@@ -140,8 +140,8 @@ static void test_torn_and_corrupt_journal(void **state) {
   char dir[64], path[128], journal[160];
   cs_spec *spec = scratch(dir, path, "torn", "t.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_cell_result r1 = known_result(1, 1, CELL_DONE, 0, 0), r2 = known_result(2, 2, CELL_DONE, 0, 0);
-  cs_cell_result r3 = known_result(3, 2, CELL_DONE, 0, 0);
+  cs_cell_result r1 = known_result(1, spec_depth(spec, 1), CELL_DONE, 0, 0), r2 = known_result(2, spec_depth(spec, 2), CELL_DONE, 0, 0);
+  cs_cell_result r3 = known_result(3, spec_depth(spec, 3), CELL_DONE, 0, 0);
 
   // torn tail: record of cell 2 cut short
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
@@ -189,8 +189,8 @@ static void test_damaged_file_rebuilt(void **state) {
   char dir[64], path[128], journal[160], aside[4096];
   cs_spec *spec = scratch(dir, path, "damaged", "d.h5", NULL);
   snprintf(journal, sizeof journal, "%s.journal", path);
-  cs_cell_result r[3] = {known_result(0, 1, CELL_DONE, 0, 0),
-                         known_result(1, 2, CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
+  cs_cell_result r[3] = {known_result(0, spec_depth(spec, 0), CELL_DONE, 0, 0),
+                         known_result(1, spec_depth(spec, 1), CELL_DONE, WITH_POINTS | WITH_PARAMS, 0),
                          known_result(4, 0, CELL_FAILED, 0, 0)};
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   cs_run_info run = make_run("2026-03-03T00:00:00Z", 4);
@@ -246,7 +246,7 @@ static void test_damaged_file_rebuilt(void **state) {
 static void test_interrupted_write_and_rewrite(void **state) {
   char dir[64], path[128];
   cs_spec *spec = scratch(dir, path, "orphan", "o.h5", NULL);
-  cs_cell_result r0 = known_result(0, 2, CELL_DONE, 0, 0);
+  cs_cell_result r0 = known_result(0, spec_depth(spec, 0), CELL_DONE, 0, 0);
   cs_archive *a = open_ok(path, spec, ARCHIVE_CREATE, NULL);
   write_ok(a, &r0);
   close_ok(a);
@@ -278,7 +278,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
   cs_cell_result r3 = known_result(3, 1, CELL_FAILED, 0, 0);
   write_ok(a, &r3);
   // a retry of failed cell 3 that succeeds: the failed rows are replaced
-  cs_cell_result r3b = known_result(3, 2, CELL_DONE, WITH_POINTS, 0);
+  cs_cell_result r3b = known_result(3, spec_depth(spec, 3), CELL_DONE, WITH_POINTS, 0);
   write_ok(a, &r3b);
   close_ok(a);
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -289,7 +289,7 @@ static void test_interrupted_write_and_rewrite(void **state) {
   H5Sclose(sp), H5Dclose(ds);
   ds = H5Dopen2(f, "curvature", H5P_DEFAULT), sp = H5Dget_space(ds);
   H5Sget_simple_extent_dims(sp, &len, NULL);
-  assert_int_equal(len, 4);  // 2 + 2
+  assert_int_equal(len, spec_depth(spec, 0) + spec_depth(spec, 3));  // a prefix row each
   H5Sclose(sp), H5Dclose(ds);
   H5Fclose(f);
   res = read_ok(path, &n);
@@ -334,7 +334,7 @@ static void kill_trials(int group) {
       int64_t n_added = 0, n_durable = 0;
       for (int c = 0; c < ncells; c++) {
         if (archive_cell_status(a, c) == CELL_DONE) continue;
-        cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+        cs_cell_result r = known_result(c, spec_depth(spec, c), CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
         if (!group) {
           if (archive_write_result(a, &r)) _exit(4);
           int32_t id = c;
@@ -390,7 +390,7 @@ static void kill_trials(int group) {
   cs_archive *a = open_ok(path, spec, ARCHIVE_RESUME, NULL);
   for (int c = 0; c < ncells; c++) {
     if (archive_cell_status(a, c) == CELL_DONE) continue;
-    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, spec_depth(spec, c), CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     write_ok(a, &r);
     result_free(&r);
   }
@@ -399,7 +399,7 @@ static void kill_trials(int group) {
   cs_cell_result *res = read_ok(path, &n);
   assert_int_equal(n, ncells);
   for (int c = 0; c < ncells; c++) {
-    cs_cell_result r = known_result(c, 1 + c % 4, CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
+    cs_cell_result r = known_result(c, spec_depth(spec, c), CELL_DONE, c % 3 ? 0 : WITH_POINTS | WITH_PARAMS, 0);
     assert_same_result(&res[c], &r);
     result_free(&r);
   }

@@ -67,6 +67,10 @@ if(CS_SANITIZE)
            WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
   set_tests_properties(sanitize_sweep PROPERTIES ENVIRONMENT "${CS_TEST_ENV};OMPI_MCA_orte_tmpdir_base=/tmp/cs-mpi-${CS_BUILD_KEY}/sanitize_sweep" TIMEOUT 900)
 endif()
+# tests/sh_hostile.sh forges journal records with valid CRCs and wild
+# values with this (tests/support/journal_forge.c).
+add_executable(journal_forge ${PROJECT_SOURCE_DIR}/tests/support/journal_forge.c)
+target_link_libraries(journal_forge PRIVATE cs_test_support)
 # The hostile-archive corpus (tests/sh_hostile.sh, docs/SECURITY.md
 # "Archives"): ~30 crafted archives x 6 commands, each bounded by 10 s; the
 # sanitizer pass of scripts/test.sh runs it too, several times slower.

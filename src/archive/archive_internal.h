@@ -10,6 +10,7 @@
  *     archive_rows.c     the /cells rows in memory (struct cs_archive)
  *   HDF5 primitives and the checks of untrusted input
  *     archive_h5.c       quieting, errors, ids, files and the write session, types, attributes
+ *     archive_walk.c     bounded, iterative walks of a group's links; sets of object addresses
  *     archive_guard.c    untrusted input: plain objects, the budget, values in their domain
  *     archive_format.c   compound row types, 1-D tables, 2-D arrays and per-cell groups
  *   the objects of an archive
@@ -26,6 +27,7 @@
  *     archive_read.c     read-back (summary, spec, results)
  *     archive_write.c    apply batches of results, or a /runs row, to an open file
  *     archive_journal.c  the journal: records, scan, seed, replay, verify
+ *     archive_journal_check.c  its results checked against the spec before any is applied
  *   commands
  *     archive_open.c     open for writing: create, or resume (repair, replay, rebuild)
  *     archive_commit.c   add, group commit, flush, /runs rows, the verified close
@@ -214,8 +216,11 @@ typedef enum {
   ARCHIVE_PROBE_FOREIGN,    /* a readable HDF5 file that is not a curvsweep archive v1 */
   ARCHIVE_PROBE_HOSTILE     /* ours by its attributes, but not plain objects (a link out of the
                                file, a cycle, external storage): refused by every command */,
-  ARCHIVE_PROBE_BUSY        /* locked by a writer for longer than a reader waits (docs/ARCHIVE.md,
+  ARCHIVE_PROBE_BUSY,       /* locked by a writer for longer than a reader waits (docs/ARCHIVE.md,
                                "Live readers"): not damaged, read again later */
+  ARCHIVE_PROBE_NOT_FILE    /* not a regular file (a FIFO, a device, a directory): never opened,
+                               by HDF5 or anything else (docs/SECURITY.md, "Hostile archives:
+                               second audit") */
 } archive_probe_class;
 
 typedef struct {
@@ -339,6 +344,34 @@ int archive_attr_read_str(hid_t obj, const char *name, char *buf, size_t len, co
 int archive_attr_read_i64(hid_t obj, const char *name, int64_t *v, const char **why);
 int archive_link_exists(hid_t loc, const char *name);
 
+/* ======== archive_walk.c: bounded, iterative walks (docs/SECURITY.md, "Hostile archives: second audit") ======== */
+/* A set of object addresses (0 is never one: the superblock). */
+typedef struct {
+  haddr_t *slot;
+  size_t cap, n;
+} archive_addr_set;
+/* 1: added, 0: already there, -1: out of memory. */
+int archive_addr_add(archive_addr_set *s, haddr_t a);
+void archive_addr_free(archive_addr_set *s);
+/* The most levels of groups below a walk's start (a curvsweep archive has
+ * at most a few: /params/<id>/<tensor path>). */
+#define ARCHIVE_WALK_MAX_DEPTH 32
+#define ARCHIVE_WALK_TOO_DEEP (-2)
+/* fn gets every link under the start: g the group holding it, name its
+ * name there, rel its path from the start ("a/b/c"). It returns 0 to go
+ * on, 1 to stop the walk, -1 to abort it (its error recorded). */
+typedef int (*archive_walk_fn)(hid_t g, const char *name, const char *rel, const H5L_info_t *li,
+                               void *ctx);
+/* Walk every link under the group start (named start_name, "" for the
+ * root, in messages) without recursion: each group entered once, through
+ * hard links only, at most ARCHIVE_WALK_MAX_DEPTH levels down. Returns 0
+ * (all walked), 1 (fn stopped it), -1 (fn's error, or HDF5's: a refusal
+ * naming path and the group) or ARCHIVE_WALK_TOO_DEEP (a refusal naming
+ * path and the group too deep, whose full name goes into deep when not
+ * NULL). */
+int archive_walk(hid_t start, const char *start_name, const char *path, archive_walk_fn fn,
+                 void *ctx, char *deep, size_t deep_len);
+
 /* ======== archive_guard.c: untrusted input (docs/SECURITY.md, "Archives") ======== */
 /* The bytes one open may allocate from sizes the file declares: set from
  * the file's size at every open (archive_probe), taken before each such
@@ -351,6 +384,10 @@ int archive_budget_take(uint64_t n, uint64_t size, const char *path, const char 
 int archive_dataset_open(hid_t loc, const char *name, const char *path, hid_t *ds);
 int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g);
 int archive_dataset_plain(hid_t ds, const char *path, const char *full);
+/* A dataset stores at least a 1/1100 of the bytes it declares (none
+ * unwritten: an 8192 x 16384 tensor of fill values is refused before it
+ * is allocated). */
+int archive_dataset_check_stored_bytes(hid_t ds, const char *path, const char *full);
 /* A table's rows were all stored (chunks written), not declared only. */
 int archive_table_check_stored(hid_t ds, hsize_t rows, const char *path, const char *name);
 /* The same with up to ARCHIVE_TAIL_CHUNKS chunks declared but not stored:
@@ -454,6 +491,13 @@ int archive_write_fields(hid_t file, const cs_cell_result *r, const char *path);
  * N and r->depth imply, is a CS_ERR_INPUT naming it. */
 int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r);
 
+/* The values of a cell's curvature field in their domain (docs/ARCHIVE.md,
+ * "/fields"): N in 1..RESULT_FIELD_MAX and the spec's field (expect_n; -1:
+ * any), a finite box lo < hi, classes 0..3, predictions >= 0; a refusal
+ * naming path and name (the group) otherwise. The reader's check and the
+ * journal's (archive_journal_check.c). */
+int archive_fields_check_values(const char *path, const char *name, int expect_n,
+                                const cs_cell_result *r);
 /* ======== archive_params.c: /params/<cell_id> (docs/ARCHIVE.md, "/params") ======== */
 /* The /params/<id> group of a checked result. */
 int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
@@ -461,6 +505,9 @@ int archive_write_params(hid_t file, const cs_cell_result *r, const char *path);
  * cannot be read whole is a CS_ERR_INPUT naming it. */
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r);
 
+/* A cell's tensors: valid, distinct names, finite values (the reader's
+ * check and the journal's); a refusal naming path and name otherwise. */
+int archive_params_check_values(const char *path, const char *name, const cs_cell_result *r);
 /* ======== archive_points.c: /points written ======== */
 hid_t archive_point_row_type(void);
 /* Array k of /points (0: x, 1..RESULT_N_POINT_ARRAYS: the per-prefix
@@ -608,6 +655,9 @@ int archive_read_n_runs(cs_archive *a, hid_t file);
 int archive_check_replaceable(const char *path);
 
 /* ======== archive_points_read.c: /points read ======== */
+/* A cell's per-point arrays as its spec allows them: 1..points points of
+ * m = input_dim coordinates, 0..ARCHIVE_MAX_DEPTH prefixes (1, or 0). */
+int archive_points_fit(const cs_config *cfg, int n_points, int m, int depth);
 /* The valid rows of /points/index (malloc'ed) in storage order, each row of
  * a finished listed cell as a->spec allows it and not overlapping another's
  * values: a refusal naming the row otherwise (what every reader checks). */
@@ -710,6 +760,20 @@ int archive_journal_replay(cs_archive *a, hid_t file, const archive_journal_scan
                            int dry, int *needed);
 int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *s);
 int archive_check_not_interrupted(const char *path);
+/* The payload of a scanned record into a fresh buffer. */
+int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
+                                 unsigned char **buf);
+
+/* ======== archive_journal_check.c: records checked against the spec ======== */
+/* A result as the readers of an archive would accept it from its rows and
+ * groups, with the spec of the archive (the row validators of
+ * archive_guard.c, archive_tables.c, archive_points_read.c,
+ * archive_fields.c, archive_params.c): a refusal naming path and the cell. */
+int archive_result_check_spec(const char *path, const cs_spec *spec, const cs_cell_result *r);
+/* Every result record of s so checked before anything is applied: a
+ * refusal (CS_ERR_INPUT) names the journal, the record's index and its
+ * cell. */
+int archive_journal_check_records(cs_archive *a, const cs_spec *spec, const archive_journal_scan *s);
 /* The verified close (docs/ARCHIVE.md, "Resume protocol"): every finished
  * result the journal records (the last record of its cell) is read back
  * from the archive and compared with archive_same_values, and /runs is read.

@@ -33,6 +33,11 @@ enum { WITH_POINTS = 1, WITH_PARAMS = 2 };
  * tests/archive_h5py_check.py); salt shifts train_loss (merge conflicts). */
 cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int flags, double salt);
 
+/* The depth the spec gives a cell: a done result of the cell has exactly
+ * that many prefixes, as every reader, salvage and the journal check
+ * require (docs/SECURITY.md, "Hostile archives: second audit"). */
+int spec_depth(const cs_spec *spec, int64_t cell);
+
 /* Bitwise equality of doubles (NaN equals NaN), of every field of two
  * results, and the shape of a pending cell. */
 void assert_same_doubles(const double *a, const double *b, size_t n, const char *what);

@@ -65,6 +65,8 @@ static void archive_check_dataset(archive_check_state *c, hid_t loc, const char 
     archive_h5_error(CS_ERR_INPUT, "%s: cannot open %s", path, full);
     archive_check_report(c, full);
   } else if ((nd == 1 && archive_table_check_stored(ds, dims[0], path, full + 1) != CS_OK) ||
+             (nd == 2 && dims[0] * dims[1] > 0 &&
+              archive_dataset_check_stored_bytes(ds, path, full) != CS_OK) ||
              archive_budget_take(nd == 0 ? 1 : step, row_bytes ? row_bytes : 1, path, full) != CS_OK) {
     archive_check_report(c, full);
   } else if (nd == 0) {  // a scalar (the legacy /spec)
@@ -97,18 +99,20 @@ static void archive_check_dataset(archive_check_state *c, hid_t loc, const char 
   archive_h5_close_id(&ds, H5Dclose);
 }
 
-/* Every member of a group, at any depth: datasets read. HDF5's own walk
- * enters each object once (a cycle of hard links is walked once), and a
- * link that is not a hard link is damage, never followed. */
+/* Every member of a group, at any depth: datasets read. The walk
+ * (archive_walk.c) enters each group once (a cycle of hard links is walked
+ * once) and no deeper than ARCHIVE_WALK_MAX_DEPTH, and a link that is not
+ * a hard link is damage, never followed. */
 typedef struct {
   archive_check_state *c;
   const char *top, *path;
 } archive_check_walk;
 
-static herr_t archive_check_link(hid_t g, const char *name, const H5L_info_t *li, void *ctx) {
+static int archive_check_link(hid_t g, const char *name, const char *rel, const H5L_info_t *li,
+                              void *ctx) {
   archive_check_walk *w = ctx;
   char child[768];
-  snprintf(child, sizeof child, "%s/%s", w->top, name);
+  snprintf(child, sizeof child, "%s/%s", w->top, rel);
   if (li->type != H5L_TYPE_HARD) {
     cs_error(CS_ERR_INPUT, "%s: %s is not a hard link: only plain objects are read "
              "(docs/SECURITY.md, \"Archives\")", w->path, child);
@@ -133,10 +137,10 @@ static void archive_check_group(archive_check_state *c, hid_t file, const char *
     return;
   }
   archive_check_walk w = {c, full, path};
-  if (H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_check_link, &w) < 0) {
-    archive_h5_error(CS_ERR_INPUT, "%s: cannot list the members of %s", path, full);
-    archive_check_report(c, full);
-  }
+  char deep[768];
+  int e = archive_walk(g, full, path, archive_check_link, &w, deep, sizeof deep);
+  if (e == ARCHIVE_WALK_TOO_DEEP) archive_check_report(c, deep);
+  else if (e < 0) archive_check_report(c, full);
   H5Gclose(g);
 }
 
@@ -184,7 +188,7 @@ int archive_check(const char *path, cs_archive_check_fn fn, void *ctx,
     return CS_OK;
   }
   if (rc) {
-    if (!cs_file_exists(path) || cls == ARCHIVE_PROBE_BUSY) return rc;
+    if (!cs_file_exists(path) || cls == ARCHIVE_PROBE_BUSY || cls == ARCHIVE_PROBE_NOT_FILE) return rc;
     // ours or not, damaged: name what the identity check saw, then read what can be read
     archive_check_report(&c, "/ (root attributes, /spec)");
     file = archive_h5_open(path, H5F_ACC_RDONLY);

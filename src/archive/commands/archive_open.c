@@ -258,6 +258,20 @@ static int archive_resume_existing(cs_archive *a, const cs_spec *spec, const uns
   return rc;
 }
 
+/* Is the archive's own name a symbolic link (lstat)? The writer opens
+ * only the file at the path itself (docs/SECURITY.md, "Hostile archives:
+ * second audit"). */
+static int archive_path_is_link(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static int archive_link_refusal(const char *path) {
+  return cs_error(CS_ERR_INPUT, "%s is a symbolic link: curvsweep writes only the archive at the "
+                  "path itself, never through a link (docs/SECURITY.md, \"Hostile archives: "
+                  "second audit\"); give the archive's own path as -o", path);
+}
+
 static int archive_any_finished(const cs_archive *a) {
   for (int64_t r = 0; r < a->n_rows; r++)
     if (a->row_status[r] != CELL_PENDING) return 1;
@@ -279,8 +293,12 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   archive_journal_scan scan;
   memset(&scan, 0, sizeof scan);
 
-  // refusals that need no lock and touch nothing
-  if (mode == ARCHIVE_CREATE && exists)
+  // refusals that need no lock and touch nothing; first, a symbolic link
+  // at the path, which a resume would follow into another archive (of the
+  // same sweep: it would pass every identity check) and write there
+  if (archive_path_is_link(path))
+    rc = archive_link_refusal(path);
+  else if (mode == ARCHIVE_CREATE && exists)
     rc = cs_error(CS_ERR_INPUT, "%s already exists: use --overwrite to replace it, run the same "
                   "spec again to resume it, or use another -o path", path);
   else if (mode == ARCHIVE_CREATE && jexists)
@@ -289,13 +307,14 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   if (!rc && mode == ARCHIVE_OVERWRITE) rc = archive_check_replaceable(path);
   struct stat st;
   if (!rc && exists && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    rc = cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive: use another "
-                  "-o path", path);
+    rc = cs_error(CS_ERR_INPUT, "%s is not a regular file%s, so not a curvsweep archive: use another "
+                  "-o path", path, S_ISFIFO(st.st_mode) ? " (a FIFO)" : "");
   if (!rc) rc = archive_make_parent_dirs(path);
   if (!rc) rc = archive_journal_lock(a, &created);
   // look again now that this process is the only writer: another one may
   // have created, finished or removed things since the looks above
   if (!rc) exists = cs_file_exists(path), jexists = !created;
+  if (!rc && archive_path_is_link(path)) rc = archive_link_refusal(path);  // planted meanwhile
   if (!rc && mode == ARCHIVE_CREATE && (exists || jexists))
     rc = cs_error(CS_ERR_INPUT, "%s was created by another curvsweep process while this one "
                   "started: run the same spec again to resume it, or use another -o path", path);
@@ -304,6 +323,10 @@ int archive_writer_open(const char *path, const cs_spec *spec, cs_archive_mode m
   if (!rc && resume) {
     // read the journal (untouched until everything checks out)
     rc = archive_journal_scan_fd(a->journal_fd, a->journal_path, &scan);
+    // every result it holds checked against the spec before anything is
+    // touched (a journal of another spec is refused below, unread)
+    if (!rc && scan.header_ok && !strcmp(scan.sha, a->spec_sha256))
+      rc = archive_journal_check_records(a, spec, &scan);
     if (!rc && exists) rc = archive_resume_existing(a, spec, mask, &scan, created);
     else if (!rc) rc = archive_journal_check_spec(a, &scan);
     if (!rc && !exists) rc = archive_rebuild(a, spec, mask, &scan, 0);  // journal without archive

@@ -266,6 +266,7 @@ int archive_read_array(hid_t loc, const char *name, hid_t mtype, size_t elem_byt
     hsize_t n = 0;
     if (!rc && __builtin_mul_overflow(dims[0], dims[1], &n))
       rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: %s is too large", path, full);
+    if (!rc && n > 0) rc = archive_dataset_check_stored_bytes(ds, path, full);
     if (!rc) rc = archive_budget_take(n, elem_bytes, path, full);
     if (!rc && n > 0) {
       rc = cs_calloc_bytes(v, n, elem_bytes);
@@ -337,23 +338,27 @@ static int archive_members_is(const archive_members *M, const char *name, int pr
   return 0;
 }
 
-static herr_t archive_members_link(hid_t g, const char *name, const H5L_info_t *li, void *ctx) {
+static int archive_members_link(hid_t g, const char *name, const char *rel, const H5L_info_t *li,
+                                void *ctx) {
   archive_members *M = ctx;
   H5O_info_t oi;
   int ok = li->type == H5L_TYPE_HARD && H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0;
-  if (ok && oi.type == H5O_TYPE_GROUP) ok = archive_members_is(M, name, 1);
-  else if (ok) ok = oi.type == H5O_TYPE_DATASET && archive_members_is(M, name, 0);
-  if (!ok) snprintf(M->bad, sizeof M->bad, "%s", name);
+  if (ok && oi.type == H5O_TYPE_GROUP) ok = archive_members_is(M, rel, 1);
+  else if (ok) ok = oi.type == H5O_TYPE_DATASET && archive_members_is(M, rel, 0);
+  if (!ok) snprintf(M->bad, sizeof M->bad, "%s", rel);
   return ok ? 0 : 1;
 }
 
 int archive_group_members_check(hid_t g, const char *const *want, const char *names, int64_t n,
                                 const char *path, const char *group) {
   archive_members M = {want, names, n, ""};
-  herr_t e = H5Lvisit(g, H5_INDEX_NAME, H5_ITER_NATIVE, archive_members_link, &M);
+  char start[320];
+  snprintf(start, sizeof start, "/%s", group);
+  int e = archive_walk(g, start, path, archive_members_link, &M, NULL, 0);  // bounded, iterative
   if (M.bad[0])
     return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is not one of the group's "
                     "objects (docs/ARCHIVE.md)", path, group, M.bad);
-  if (e < 0) return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot list /%s", path, group);
+  if (e < 0) return cs_error_message()[0] ? CS_ERR_INPUT
+                                          : cs_error(CS_ERR_INPUT, "%s: damaged archive: cannot list /%s", path, group);
   return CS_OK;
 }

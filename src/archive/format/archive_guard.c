@@ -38,9 +38,17 @@
 static _Thread_local uint64_t archive_budget_left = ARCHIVE_BUDGET_BASE;
 static _Thread_local uint64_t archive_budget_total = ARCHIVE_BUDGET_BASE;
 
+/* The file's size is what it stores: st_blocks (512-byte units), not
+ * st_size, which a sparse file pads with holes at no cost (truncate -s
+ * +200M) to buy itself a larger budget (docs/SECURITY.md, "Hostile
+ * archives: second audit"). */
 void archive_budget_begin(const char *path) {
   struct stat st;
-  uint64_t size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+  uint64_t size = 0;
+  if (stat(path, &st) == 0 && st.st_size > 0 && st.st_blocks > 0) {
+    uint64_t held = (uint64_t)st.st_blocks * 512;
+    size = held < (uint64_t)st.st_size ? held : (uint64_t)st.st_size;
+  }
   uint64_t extra = size > (UINT64_MAX - ARCHIVE_BUDGET_BASE) / ARCHIVE_BUDGET_RATIO
                        ? UINT64_MAX - ARCHIVE_BUDGET_BASE
                        : size * ARCHIVE_BUDGET_RATIO;
@@ -133,6 +141,30 @@ int archive_group_open(hid_t loc, const char *name, const char *path, hid_t *g) 
   return archive_object_open(loc, name, path, 0, g);
 }
 
+/* A dataset stores what it declares: raw data of at least 1/ARCHIVE_STORED_RATIO
+ * of its declared bytes (deflate, which curvsweep does not even use for
+ * arrays, packs at most ~1032:1), so no dataset whose chunks were never
+ * written makes a reader allocate its declared size of fill values
+ * (docs/SECURITY.md, "Hostile archives: second audit"). */
+#define ARCHIVE_STORED_RATIO 1100
+int archive_dataset_check_stored_bytes(hid_t ds, const char *path, const char *full) {
+  hid_t space = H5Dget_space(ds), ft = H5Dget_type(ds);
+  hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  size_t size = ft >= 0 ? H5Tget_size(ft) : 0;
+  archive_h5_close_id(&ft, H5Tclose);
+  archive_h5_close_id(&space, H5Sclose);
+  if (n < 0 || size == 0)
+    return archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot read the extent of %s", path, full);
+  uint64_t declared;
+  if (__builtin_mul_overflow((uint64_t)n, (uint64_t)size, &declared)) declared = UINT64_MAX;
+  uint64_t stored = H5Dget_storage_size(ds);  // 0 also when it cannot be told
+  if (declared > 0 && (stored == 0 || declared / ARCHIVE_STORED_RATIO > stored))
+    return cs_error(CS_ERR_INPUT, "%s: damaged or hostile archive: %s declares %" PRIu64 " bytes "
+                    "but stores %" PRIu64 " (its data was never written)", path, full, declared,
+                    stored);
+  return CS_OK;
+}
+
 /* A table declares no more rows than its stored chunks hold, plus at most
  * `slack` chunks' worth never stored: rows past the chunks written would
  * read as fill values (cell 0, prefix 0) and cost their size in memory and
@@ -170,43 +202,6 @@ int archive_table_check_tail(hid_t ds, hsize_t rows, const char *path, const cha
 
 /* ---- the whole file: plain objects only ---- */
 
-/* Object addresses seen by a walk (open addressing; 0 marks a free slot,
- * so address 0, the superblock, is never an object). */
-typedef struct {
-  haddr_t *slot;
-  size_t cap, n;
-} archive_addr_set;
-
-static uint64_t archive_addr_hash(haddr_t a) {
-  uint64_t x = (uint64_t)a * 0x9E3779B97F4A7C15ull;
-  return x ^ (x >> 29);
-}
-
-/* 1: added, 0: already there, -1: out of memory. */
-static int archive_addr_add(archive_addr_set *s, haddr_t a) {
-  if (2 * (s->n + 1) > s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 1024;
-    haddr_t *slot = calloc(cap, sizeof *slot);
-    if (!slot) return -1;
-    for (size_t i = 0; i < s->cap; i++) {
-      if (!s->slot[i]) continue;
-      size_t j = archive_addr_hash(s->slot[i]) & (cap - 1);
-      while (slot[j]) j = (j + 1) & (cap - 1);
-      slot[j] = s->slot[i];
-    }
-    free(s->slot);
-    s->slot = slot, s->cap = cap;
-  }
-  size_t j = archive_addr_hash(a) & (s->cap - 1);
-  while (s->slot[j]) {
-    if (s->slot[j] == a) return 0;
-    j = (j + 1) & (s->cap - 1);
-  }
-  s->slot[j] = a;
-  s->n++;
-  return 1;
-}
-
 typedef struct {
   hid_t file;
   const char *path;
@@ -216,11 +211,11 @@ typedef struct {
   int64_t bad;
   int damaged;          /* an HDF5 read failed: the walk could not finish */
   char first[1024];     /* the first problem, for the error message */
-} archive_walk;
+} archive_guard_walk;
 
-static int archive_walk_problem(archive_walk *w, const char *object, const char *fmt, ...)
+static int archive_walk_problem(archive_guard_walk *w, const char *object, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int archive_walk_problem(archive_walk *w, const char *object, const char *fmt, ...) {
+static int archive_walk_problem(archive_guard_walk *w, const char *object, const char *fmt, ...) {
   char reason[512];
   va_list ap;
   va_start(ap, fmt);
@@ -231,10 +226,11 @@ static int archive_walk_problem(archive_walk *w, const char *object, const char 
   return w->fn ? 0 : 1;  // without a reporter the first problem ends the walk
 }
 
-static herr_t archive_walk_link(hid_t g, const char *name, const H5L_info_t *li, void *data) {
-  archive_walk *w = data;
+static int archive_walk_link(hid_t g, const char *name, const char *rel, const H5L_info_t *li,
+                             void *data) {
+  archive_guard_walk *w = data;
   char full[768];
-  snprintf(full, sizeof full, "/%s", name);
+  snprintf(full, sizeof full, "/%s", rel);
   if (li->type != H5L_TYPE_HARD) {
     if (li->type == H5L_TYPE_EXTERNAL) {
       char buf[512] = "";
@@ -280,7 +276,7 @@ static herr_t archive_walk_link(hid_t g, const char *name, const H5L_info_t *li,
 
 int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, void *ctx,
                             int *hostile) {
-  archive_walk w;
+  archive_guard_walk w;
   memset(&w, 0, sizeof w);
   w.file = file, w.path = path, w.fn = fn, w.ctx = ctx;
   *hostile = 0;
@@ -289,19 +285,29 @@ int archive_structure_check(hid_t file, const char *path, archive_guard_fn fn, v
   if (H5Oget_info2(file, &root, H5O_INFO_BASIC) < 0 || archive_addr_add(&w.seen, root.addr) < 0) {
     rc = archive_h5_error(CS_ERR_INPUT, "%s is damaged: its root group cannot be read", path);
   } else {
-    herr_t e = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_NATIVE, archive_walk_link, &w);
+    // iterative and bounded (archive_walk.c): a group nested too deep is hostile
+    char deep[768];
+    int e = archive_walk(file, "", path, archive_walk_link, &w, deep, sizeof deep);
+    if (e == ARCHIVE_WALK_TOO_DEEP) {
+      cs_error_clear();
+      archive_walk_problem(&w, deep, "a group nested more than %d levels deep (a curvsweep archive "
+                           "is a few levels deep; docs/SECURITY.md, \"Hostile archives: second "
+                           "audit\")", ARCHIVE_WALK_MAX_DEPTH);
+    }
     if (w.bad) {
       *hostile = 1;
       rc = cs_error(CS_ERR_INPUT, "%s: %s%s", path, w.first,
                     w.bad > 1 && fn ? " (and more, listed)" : "");
     } else if (e < 0 || w.damaged) {
-      if (!w.damaged) archive_h5_note();
+      if (!w.damaged && !w.first[0] && cs_error_message()[0])  // the walk's own refusal
+        cs_copy_str(w.first, sizeof w.first, cs_error_message());
+      else if (!w.damaged) archive_h5_note();
       rc = w.first[0] ? cs_error(CS_ERR_INPUT, "%s", w.first)
                       : archive_h5_error(CS_ERR_INPUT, "%s: damaged archive: cannot walk its "
                                          "groups", path);
     }
   }
-  free(w.seen.slot);
+  archive_addr_free(&w.seen);
   return rc;
 }
 

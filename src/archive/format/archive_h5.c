@@ -8,10 +8,14 @@
  * docs/SECURITY.md, "Archives"). */
 #include "archive_internal.h"
 
+#include "curvsweep/path.h"
+
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* HDF5 clears its error stack at the next API call, so a helper that must
  * close things after a failure notes the reason first (archive_h5_note). */
@@ -95,6 +99,16 @@ int archive_h5_lock_refused(void) {
  * file no reader knows yet (a temporary name). */
 hid_t archive_h5_open(const char *path, unsigned flags) {
   archive_open_refused = CS_OK;
+  // a regular file only, looked at without blocking (O_NONBLOCK): HDF5's
+  // open, and the lock's, would wait forever on a FIFO (docs/SECURITY.md,
+  // "Hostile archives: second audit")
+  const char *why = NULL;
+  int fd = cs_open_regular(path, O_RDONLY, 0, NULL, &why);
+  if (fd == -2) {
+    archive_open_refused = cs_error(CS_ERR_INPUT, "%s is %s, so not a curvsweep archive", path, why);
+    return H5I_INVALID_HID;
+  }
+  if (fd >= 0) close(fd);
   int lock_fd = -1;
   if (!(flags & H5F_ACC_RDWR)) {
     int rc = archive_file_lock(path, 0, ARCHIVE_READ_WAIT_SECONDS, &lock_fd, NULL);

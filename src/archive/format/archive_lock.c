@@ -169,7 +169,7 @@ static int archive_gate_up(int fd) {
 
 static void archive_gate_raise(const char *path) {
   if (archive_gate_fd >= 0) return;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
   struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = ARCHIVE_GATE_OFFSET,
                      .l_len = 1};
@@ -190,8 +190,15 @@ static void archive_gate_lower(void) {
  * flock is not supported here (nothing locked). */
 static int archive_flock_once(const char *path, int exclusive, int *fd_out, struct stat *st,
                               int *code) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC), got = 1, err = 0;
+  // O_NONBLOCK: a FIFO put at the path never blocks the open (it is then
+  // refused: not the regular file that was looked at)
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), got = 1, err = 0;
   struct stat now;
+  if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+    close(fd);
+    *code = cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive", path);
+    return -1;
+  }
   if (fd < 0) {
     *code = cs_error(errno == ENOENT ? CS_ERR_INPUT : CS_ERR_IO, "cannot open the archive %s: %s",
                      path, strerror(errno));

@@ -25,8 +25,11 @@ int archive_probe(const char *path, unsigned flags, hid_t *file, archive_meta *m
   if (stat(path, &st) != 0)
     return cs_error(errno == ENOENT ? CS_ERR_INPUT : CS_ERR_IO, "cannot open the archive %s: %s",
                     path, strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return cs_error(CS_ERR_INPUT, "%s is not a regular file, so not a curvsweep archive", path);
+  if (!S_ISREG(st.st_mode)) {  // a FIFO would block every open of it: never opened
+    *cls = ARCHIVE_PROBE_NOT_FILE;
+    return cs_error(CS_ERR_INPUT, "%s is not a regular file%s, so not a curvsweep archive", path,
+                    S_ISFIFO(st.st_mode) ? " (a FIFO)" : S_ISDIR(st.st_mode) ? " (a directory)" : "");
+  }
   if (st.st_size == 0)
     return cs_error(CS_ERR_INPUT, "%s is empty (0 bytes): not a curvsweep archive", path);
   htri_t is = H5Fis_hdf5(path);

@@ -81,6 +81,11 @@ static int archive_points_cmp_start(const void *x, const void *y) {
   return (p->x_start > q->x_start) - (p->x_start < q->x_start);
 }
 
+int archive_points_fit(const cs_config *cfg, int n_points, int m, int depth) {
+  return n_points > 0 && n_points <= cfg->points && m == cfg->input_dim && depth >= 0 &&
+         depth <= ARCHIVE_MAX_DEPTH;
+}
+
 /* Index row i describes a cell's arrays as its spec allows them (m its
  * input_dim, at most its points, at most ARCHIVE_MAX_DEPTH prefixes;
  * docs/SECURITY.md, "Archives"): pts gets its sizes. */
@@ -93,8 +98,8 @@ static int archive_points_shape(cs_cell_result *pts, const archive_point_row *ro
     return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s row %" PRId64 " names cell %" PRId64
                     ", outside its spec's grid", path, ARCHIVE_POINTS_INDEX, i, row->cell_id);
   }
-  if (row->n_points <= 0 || row->n_points > cfg.points || row->m != cfg.input_dim ||
-      row->depth < 0 || row->depth > ARCHIVE_MAX_DEPTH || row->x_start < 0 || row->start < 0)
+  if (!archive_points_fit(&cfg, row->n_points, row->m, row->depth) || row->x_start < 0 ||
+      row->start < 0)
     return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s row %" PRId64 " (cell %" PRId64
                     "): %d points, m %d, depth %d (its spec: at most %d points, m %d)", path,
                     ARCHIVE_POINTS_INDEX, i, row->cell_id, row->n_points, row->m, row->depth,

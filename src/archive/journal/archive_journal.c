@@ -247,7 +247,7 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
   return rc;
 }
 
-static int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
+int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
                                         unsigned char **buf) {
   *buf = NULL;
   int rc = cs_calloc_bytes((void **)buf, ref->length ? ref->length : 1, 1);
@@ -452,7 +452,17 @@ int archive_journal_check_spec(const cs_archive *a, const archive_journal_scan *
 int archive_check_not_interrupted(const char *path) {
   char *jpath = cs_strdup_printf("%s.journal", path);
   if (!jpath) return cs_error(CS_ERR_NOMEM, "out of memory");
-  int fd = open(jpath, O_RDONLY | O_CLOEXEC), rc = CS_OK;
+  // a regular file, never through a link, never blocking on a FIFO
+  // (docs/SECURITY.md, "Hostile archives: second audit")
+  const char *why = NULL;
+  int fd = cs_open_regular(jpath, O_RDONLY | O_NOFOLLOW, 0, NULL, &why), rc = CS_OK;
+  if (fd == -2 || (fd == -1 && errno == ELOOP)) {
+    rc = cs_error(CS_ERR_INPUT, "the journal %s of the archive %s is %s: a journal must be a "
+                  "regular file (docs/SECURITY.md); move it away", jpath, path,
+                  fd == -2 ? why : "a symbolic link");
+    free(jpath);
+    return rc;
+  }
   archive_journal_header h;
   if (fd >= 0 && archive_read_all(fd, &h, sizeof h) == 0 &&
       !memcmp(h.magic, ARCHIVE_JOURNAL_MAGIC, 8) && h.dirty)

@@ -130,7 +130,7 @@ static int salvage_open(salvage_state *s) {
   archive_probe_class cls;
   int rc = archive_probe(s->in, H5F_ACC_RDONLY, &s->file, &meta, &cls);
   if (rc && (cls == ARCHIVE_PROBE_FOREIGN || cls == ARCHIVE_PROBE_BUSY || cls == ARCHIVE_PROBE_HOSTILE ||
-             !cs_file_exists(s->in)))
+             cls == ARCHIVE_PROBE_NOT_FILE || !cs_file_exists(s->in)))
     return rc;
   if (rc) {
     cs_error_clear();

@@ -103,6 +103,26 @@ static int fields_read_one(hid_t g, const char *field, hid_t mt, size_t elem, H5
 static const char *const FIELDS_MEMBERS[RESULT_N_FIELD_ARRAYS + 2] = {
     "K", "K_tilde", "K_hat", "logdet_g", "aniso", "S_err", "class", "pred"};
 
+int archive_fields_check_values(const char *path, const char *name, int expect_n,
+                                const cs_cell_result *r) {
+  if (r->field_n < 1 || r->field_n > RESULT_FIELD_MAX || (expect_n >= 0 && r->field_n != expect_n))
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s has N = %d, its spec's field is %d",
+                    path, name, r->field_n, expect_n);
+  if (!isfinite(r->field_lo) || !isfinite(r->field_hi) || !(r->field_lo < r->field_hi))
+    return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s box [%g, %g] is not an interval", path,
+                    name, r->field_lo, r->field_hi);
+  size_t ng = (size_t)r->field_n * (size_t)r->field_n, L = r->depth > 0 ? (size_t)r->depth : 0;
+  for (size_t i = 0; r->fd_class && i < L * ng; i++)
+    if (r->fd_class[i] < GEOM_DEGENERATE || r->fd_class[i] > GEOM_UNRESOLVED)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/class holds %d, not a class", path,
+                      name, r->fd_class[i]);
+  for (size_t i = 0; r->fd_pred && i < ng; i++)
+    if (r->fd_pred[i] < 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/pred holds %d, not a class", path,
+                      name, r->fd_pred[i]);
+  return CS_OK;
+}
+
 static int fields_read_group(hid_t g, const char *path, const char *name, int expect_n,
                              cs_cell_result *r) {
   int64_t N = 0;
@@ -133,16 +153,9 @@ static int fields_read_group(hid_t g, const char *path, const char *name, int ex
   int rc = fields_read_one(g, "class", ct, sizeof(int8_t), H5T_ENUM, L, ng, path, (void **)&r->fd_class);
   H5Tclose(ct);
   CS_CHECK(rc);
-  for (hsize_t i = 0; i < L * ng; i++)
-    if (r->fd_class[i] < GEOM_DEGENERATE || r->fd_class[i] > GEOM_UNRESOLVED)
-      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/class holds %d, not a class", path,
-                      name, r->fd_class[i]);
   CS_CHECK(fields_read_one(g, "pred", H5T_NATIVE_INT8, sizeof(int8_t), H5T_INTEGER, (hsize_t)N,
                            (hsize_t)N, path, (void **)&r->fd_pred));
-  for (hsize_t i = 0; i < ng; i++)
-    if (r->fd_pred[i] < 0)
-      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/pred holds %d, not a class", path,
-                      name, r->fd_pred[i]);
+  return archive_fields_check_values(path, name, expect_n, r);
   return CS_OK;
 }
 

@@ -90,6 +90,25 @@ static int archive_read_tensor_names(hid_t g, const char *path, const char *name
   return rc;
 }
 
+int archive_params_check_values(const char *path, const char *name, const cs_cell_result *r) {
+  for (int i = 0; i < r->n_tensors; i++) {
+    const cs_tensor *T = &r->tensors[i];
+    if (archive_check_tensor_name(T->name) != 0)
+      return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s: tensor %d has no valid name", path,
+                      name, i);
+    for (int j = 0; j < i; j++)
+      if (!strcmp(r->tensors[j].name, T->name))
+        return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s names %.48s twice", path, name,
+                        T->name);
+    // trained weights of a finished cell are finite (only done cells save them)
+    for (size_t k = 0; T->v && k < (size_t)T->rows * (size_t)T->cols; k++)
+      if (!isfinite(T->v[k]))
+        return cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s holds a non-finite value", path,
+                        name, T->name);
+  }
+  return CS_OK;
+}
+
 int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
   char name[64];
   hid_t g;
@@ -111,12 +130,8 @@ int archive_read_params(hid_t file, const char *path, cs_cell_result *r) {
       rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s is %llu x %llu", path, name, T->name,
                     (unsigned long long)dims[0], (unsigned long long)dims[1]);
     T->rows = (int)dims[0], T->cols = (int)dims[1];
-    // trained weights of a finished cell are finite (only done cells save them)
-    for (size_t k = 0; !rc && k < (size_t)dims[0] * dims[1]; k++)
-      if (!isfinite(T->v[k]))
-        rc = cs_error(CS_ERR_INPUT, "%s: damaged archive: /%s/%s holds a non-finite value", path,
-                      name, T->name);
   }
+  if (!rc) rc = archive_params_check_values(path, name, r);
   free(names);
   H5Gclose(g);
   return rc;
