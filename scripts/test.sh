@@ -71,7 +71,7 @@ if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
   cmake -S "$root" -B "$san" -DCS_SANITIZE=ON >/dev/null
   # only what the sanitized tests below run (the other tests and the benches
   # stay unbuilt there: a third of the build)
-  cmake --build "$san" -j "$(nproc)" --target curvsweep test_archive test_archive_resume test_archive_inputs test_spec test_analysis >/dev/null
+  cmake --build "$san" -j "$(nproc)" --target curvsweep journal_forge test_archive test_archive_resume test_archive_inputs test_spec test_analysis >/dev/null
   reports=$(mktemp -d)
   # Reports go to files (a test that expects a failing exit status must not
   # hide one). halt_on_error: the first error ends the process; UBSan is built
