@@ -763,6 +763,9 @@ int archive_check_not_interrupted(const char *path);
 /* The payload of a scanned record into a fresh buffer. */
 int archive_journal_read_payload(int fd, const archive_record_ref *ref, const char *jpath,
                                  unsigned char **buf);
+/* A scanned result record read and unpacked into r (zeroed first; r is
+ * the caller's to result_free, also after a failure). */
+int archive_journal_read_result(const cs_archive *a, const archive_record_ref *ref, cs_cell_result *r);
 
 /* ======== archive_journal_check.c: records checked against the spec ======== */
 /* A result as the readers of an archive would accept it from its rows and

@@ -257,6 +257,15 @@ int archive_journal_read_payload(int fd, const archive_record_ref *ref, const ch
   return rc;
 }
 
+int archive_journal_read_result(const cs_archive *a, const archive_record_ref *ref, cs_cell_result *r) {
+  unsigned char *buf = NULL;
+  memset(r, 0, sizeof *r);
+  int rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf);
+  if (!rc) rc = result_unpack(buf, ref->length, r);
+  free(buf);
+  return rc;
+}
+
 int archive_journal_result(cs_archive *a, const cs_cell_result *r, int sync) {
   unsigned char *buf = NULL;
   size_t n = 0;
@@ -273,13 +282,9 @@ int archive_journal_apply_refs(cs_archive *a, hid_t file, const archive_record_r
   memset(&b, 0, sizeof b);
   int rc = CS_OK;
   for (int64_t i = 0; i < n && !rc; i++) {
-    unsigned char *buf = NULL;
     cs_cell_result res;
-    memset(&res, 0, sizeof res);
-    if ((rc = archive_journal_read_payload(a->journal_fd, &refs[i], a->journal_path, &buf))) break;
-    rc = result_unpack(buf, refs[i].length, &res);
-    free(buf);
-    if (rc) {
+    if ((rc = archive_journal_read_result(a, &refs[i], &res))) {
+      result_free(&res);
       rc = cs_error_context(rc, "%s: journal record of cell %" PRId64 ": ", a->journal_path,
                             refs[i].cell_id);
       break;
@@ -505,12 +510,8 @@ int archive_journal_verify(cs_archive *a, const archive_journal_scan *s, int *in
   for (int64_t r = 0; ok && !rc && r < n; r++) {
     if (last[r] < 0) continue;
     const archive_record_ref *ref = &s->recs[last[r]];
-    unsigned char *buf = NULL;
     cs_cell_result jr;
-    memset(&jr, 0, sizeof jr);
-    rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf);
-    if (!rc) rc = result_unpack(buf, ref->length, &jr);
-    free(buf);
+    rc = archive_journal_read_result(a, ref, &jr);
     if (!rc) ok = archive_same_values(&jr, &res[r]);
     result_free(&jr);
   }

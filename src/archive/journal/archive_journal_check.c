@@ -58,12 +58,8 @@ int archive_journal_check_records(cs_archive *a, const cs_spec *spec, const arch
   for (int64_t i = 0; i < s->n && !rc; i++) {
     const archive_record_ref *ref = &s->recs[i];
     if (ref->kind != ARCHIVE_REC_RESULT) continue;
-    unsigned char *buf = NULL;
     cs_cell_result r;
-    memset(&r, 0, sizeof r);
-    rc = archive_journal_read_payload(a->journal_fd, ref, a->journal_path, &buf);
-    if (!rc) rc = result_unpack(buf, ref->length, &r);
-    free(buf);
+    rc = archive_journal_read_result(a, ref, &r);
     if (!rc) rc = archive_result_check_spec(a->journal_path, spec, &r);
     if (!rc && archive_find_row(a, r.cell_id) >= 0) rc = archive_check_result(a, &r);
     result_free(&r);
