@@ -108,21 +108,10 @@ int analysis_render_begin(analysis_outdir *dir) {
   return CS_OK;
 }
 
-/* Write the n bytes of buf to fd; 0, or -1 with errno. */
-static int analysis_write_all(int fd, const char *buf, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, buf, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    buf += w, n -= (size_t)w;
-  }
-  return 0;
-}
-
 int analysis_render_stage(const analysis_outdir *dir, const char *name, const char *buf, size_t n) {
   const char *why = NULL;
   int fd = cs_create_fresh_at(dir->render_fd, name, 0600, &why);
-  if (fd >= 0 && analysis_write_all(fd, buf, n) != 0) why = strerror(errno);
+  if (fd >= 0 && cs_write_all(fd, buf, n) != 0) why = strerror(errno);
   if (fd >= 0 && close(fd) != 0 && !why) why = strerror(errno);
   if (fd >= 0 && !why) return CS_OK;
   return cs_error(CS_ERR_IO, "%s/%s/%s: cannot write gnuplot's copy: %s", dir->path, dir->render_name,

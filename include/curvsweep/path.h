@@ -41,6 +41,11 @@ int cs_mkdir_p(const char *dir);
  * (*why: "Is a directory", "not a regular file (a FIFO)", ...). */
 int cs_open_regular(const char *path, int flags, int mode, struct stat *st, const char **why);
 
+/* All n bytes at p written to fd, or read from it: short counts resumed,
+ * EINTR retried. 0, or -1 on an error (errno) or the end of the file. */
+int cs_write_all(int fd, const void *p, size_t n);
+int cs_read_all(int fd, void *p, size_t n);
+
 /* Where curvsweep writes (docs/SECURITY.md, "Shared directories"): files
  * are created and opened relative to a descriptor of their directory,
  * never through a symbolic link at their name, and renamed into place with

@@ -203,3 +203,18 @@ int cs_open_owned_at(int dirfd, const char *name, int mode, struct stat *st, int
   *why = strerror(errno);
   return -1;
 }
+
+static int cs_transfer_all(int fd, void *p, size_t n, int writing) {
+  unsigned char *b = p;
+  while (n > 0) {
+    ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    b += k, n -= (size_t)k;
+  }
+  return 0;
+}
+
+int cs_write_all(int fd, const void *p, size_t n) { return cs_transfer_all(fd, (void *)p, n, 1); }
+
+int cs_read_all(int fd, void *p, size_t n) { return cs_transfer_all(fd, p, n, 0); }

@@ -60,25 +60,6 @@ static void archive_journal_header_make(archive_journal_header *h, const char *s
   h->crc = archive_crc32(0, h, offsetof(archive_journal_header, crc));
 }
 
-/* n bytes at p written to fd (writing) or read from it, in full: short
- * counts resumed, EINTR retried; -1 on an error or the end of the file. */
-static int archive_transfer_all(int fd, void *p, size_t n, int writing) {
-  unsigned char *b = p;
-  while (n > 0) {
-    ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    b += k, n -= (size_t)k;
-  }
-  return 0;
-}
-
-static int archive_write_all(int fd, const void *p, size_t n) {
-  return archive_transfer_all(fd, (void *)p, n, 1);
-}
-
-static int archive_read_all(int fd, void *p, size_t n) { return archive_transfer_all(fd, p, n, 0); }
-
 /* Header and payload of a record in one system call (short writes resumed). */
 static int archive_writev_all(int fd, struct iovec iov[2]) {
   int k = 0;
@@ -124,7 +105,7 @@ int archive_journal_reset(cs_archive *a, int covers) {
   archive_journal_header h;
   archive_journal_header_make(&h, a->spec_sha256);
   if (ftruncate(a->journal_fd, 0) != 0 || lseek(a->journal_fd, 0, SEEK_SET) != 0 ||
-      archive_write_all(a->journal_fd, &h, sizeof h) != 0)
+      cs_write_all(a->journal_fd, &h, sizeof h) != 0)
     return cs_error(CS_ERR_IO, "cannot write the journal %s: %s", a->journal_path, strerror(errno));
   a->journal_records = 0;
   a->journal_covers = 0;
@@ -178,7 +159,7 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
   s->size = st.st_size;
   archive_journal_header h, want;
   archive_journal_header_make(&want, "");
-  if (s->size < (off_t)sizeof h || lseek(fd, 0, SEEK_SET) != 0 || archive_read_all(fd, &h, sizeof h) != 0)
+  if (s->size < (off_t)sizeof h || lseek(fd, 0, SEEK_SET) != 0 || cs_read_all(fd, &h, sizeof h) != 0)
     return CS_OK;  // empty or torn header: a journal that never got a record
   if (memcmp(h.magic, ARCHIVE_JOURNAL_MAGIC, 8) != 0 ||
       h.crc != archive_crc32(0, &h, offsetof(archive_journal_header, crc)))
@@ -201,7 +182,7 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
   for (;;) {
     archive_record_header rh;
     off_t at = s->good_end;
-    if (s->size - at < (off_t)sizeof rh || archive_read_all(fd, &rh, sizeof rh) != 0) break;
+    if (s->size - at < (off_t)sizeof rh || cs_read_all(fd, &rh, sizeof rh) != 0) break;
     if (rh.magic != ARCHIVE_RECORD_MAGIC || rh.length > (uint64_t)(s->size - at - (off_t)sizeof rh))
       break;
     if (rh.length > buf_cap) {
@@ -212,7 +193,7 @@ int archive_journal_scan_fd(int fd, const char *jpath, archive_journal_scan *s) 
       }
       buf = nb, buf_cap = rh.length;
     }
-    if (archive_read_all(fd, buf, rh.length) != 0) break;
+    if (cs_read_all(fd, buf, rh.length) != 0) break;
     uint32_t crc = archive_crc32(archive_crc32(0, &rh, offsetof(archive_record_header, crc)), buf, rh.length);
     if (crc != rh.crc) break;
     archive_record_ref ref = {rh.kind, at + (off_t)sizeof rh, rh.length, -1, 0, 0};
@@ -469,7 +450,7 @@ int archive_check_not_interrupted(const char *path) {
     return rc;
   }
   archive_journal_header h;
-  if (fd >= 0 && archive_read_all(fd, &h, sizeof h) == 0 &&
+  if (fd >= 0 && cs_read_all(fd, &h, sizeof h) == 0 &&
       !memcmp(h.magic, ARCHIVE_JOURNAL_MAGIC, 8) && h.dirty)
     rc = cs_error(CS_ERR_INPUT, "%s was interrupted during a write (its journal %s says so): resume "
                   "it first (curvsweep run with its spec and -o %s), then merge", path, jpath, path);

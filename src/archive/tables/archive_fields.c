@@ -156,7 +156,6 @@ static int fields_read_group(hid_t g, const char *path, const char *name, int ex
   CS_CHECK(fields_read_one(g, "pred", H5T_NATIVE_INT8, sizeof(int8_t), H5T_INTEGER, (hsize_t)N,
                            (hsize_t)N, path, (void **)&r->fd_pred));
   return archive_fields_check_values(path, name, expect_n, r);
-  return CS_OK;
 }
 
 int archive_read_fields(hid_t file, const char *path, int expect_n, cs_cell_result *r) {
