@@ -59,7 +59,7 @@ typedef struct {
   mem_cache *cache; /* L */
   /* backward buffers (N × …) */
   double *dh_a, *dh_b, *da, *du, *dz, *dob, *dalpha;
-  double *dsz, *dpw; /* N × score_ld, (n_gate + H·n) × d */
+  double *dsz, *dpw; /* N × score_ld, H·n × d (dP) */
 } mem_acts;
 
 /* Row stride of [z | s]: n_gate + H·n rounded up to a multiple of 8
@@ -181,17 +181,18 @@ static int attn_backward(cs_model *M, mem_acts *S, int N, const mem_layer *P, co
   softmax_backward_values((long)N * H, n, c->alpha, S->dalpha);
   copy_cols(N, Hn, S->dalpha, Hn, S->dsz + ng, lds); /* ds beside dz */
   LA_PROF_END(t1, LA_PROF_SOFTMAX);
-  CS_CHECK(la_gemm('T', 'N', 1.0, dsz, VIEW(M, N, d, d, (double *)a), 0.0,
-                   VIEW(M, ng + Hn, d, d, S->dpw)));
-  if (ng) {
-    LA_PROF_BEGIN(t2);
-    add_into(ng * d, S->dpw, G + P->Wg); /* dW_g += the W_g rows of d[W_g; P] */
-    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
-  }
+  /* d[W_g; P] = [dz | ds]ᵀ a as two products: dW_g += dzᵀ a straight into
+   * the gradient (beta 1: no zeroing of a temporary, no pass adding it in),
+   * dP = dsᵀ a into dpw */
+  if (ng)
+    CS_CHECK(la_gemm('T', 'N', 1.0, la_cols(dsz, 0, ng), VIEW(M, N, d, d, (double *)a), 1.0,
+                     VIEW(M, ng, d, d, G + P->Wg)));
+  CS_CHECK(la_gemm('T', 'N', 1.0, la_cols(dsz, ng, Hn), VIEW(M, N, d, d, (double *)a), 0.0,
+                   VIEW(M, Hn, d, d, S->dpw)));
   double scale = 1.0 / sqrt((double)dh);
   la_mat K = VIEW(M, n, d, d, W + P->K), dK = VIEW(M, n, d, d, G + P->K);
   for (int j = 0; j < H; j++) {
-    la_mat dPj = VIEW(M, n, d, d, S->dpw + (int64_t)(ng + j * n) * d);
+    la_mat dPj = VIEW(M, n, d, d, S->dpw + (int64_t)j * n * d);
     CS_CHECK(la_gemm('N', 'T', scale, dPj, VIEW(M, dh, d, d, W + P->Wq + (int64_t)j * dh * d),
                      1.0, la_cols(dK, j * dh, dh)));
     CS_CHECK(la_gemm('T', 'N', scale, la_cols(K, j * dh, dh), dPj, 1.0,
@@ -311,7 +312,7 @@ static int memory_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
     ALLOC(S->dob, N * d);
     ALLOC(S->dalpha, N * Hn);
     ALLOC(S->dsz, N * score_ld(M));
-    ALLOC(S->dpw, (Hn + M->n_gate) * d);
+    ALLOC(S->dpw, Hn * d);
   }
 #undef ALLOC
   return rc;
