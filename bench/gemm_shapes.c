@@ -39,7 +39,7 @@ typedef struct {
   int lda, ldb, ldc;
 } product;
 
-enum { MAX_PRODUCTS = 12 };
+enum { MAX_PRODUCTS = 13 };
 
 typedef struct {
   product p[MAX_PRODUCTS];
@@ -131,7 +131,8 @@ int main(int argc, char **argv) {
   if (!rc) rc = add(S, "du = dy Wo", 'N', 'N', N, d, d, 1.0, 0.0, d, d, d);
   if (!rc) rc = add(S, "dalpha = do U^T", 'N', 'T', N, n, d, 1.0, 0.0, d, d, n);
   if (!rc) rc = add(S, "dU += alpha^T do", 'T', 'N', n, d, N, 1.0, 1.0, n, d, d);
-  if (!rc) rc = add(S, "d[Wg; P] = [dz|ds]^T a", 'T', 'N', ng + n, d, N, 1.0, 0.0, lds, d, d);
+  if (!rc) rc = add(S, "dWg += dz^T a (beta 1)", 'T', 'N', ng, d, N, 1.0, 1.0, lds, d, d);
+  if (!rc) rc = add(S, "dP = ds^T a", 'T', 'N', n, d, N, 1.0, 0.0, lds, d, d);
   if (!rc) rc = add(S, "dK += dP Wq^T/sqrt(dh)", 'N', 'T', n, d, d, sc, 1.0, d, d, d);
   if (!rc) rc = add(S, "dWq += K^T dP/sqrt(dh)", 'T', 'N', d, d, n, sc, 1.0, d, d, d);
   if (!rc) rc = add(S, "da = [dz|ds] [Wg; P]", 'N', 'N', N, d, ng + n, 1.0, 0.0, lds, d, d);
