@@ -2,7 +2,7 @@
 # The teacher task end to end (docs/MODELS.md, "Estimation"): bad teacher
 # specs are refused naming file, line and key (exit 2); a tiny sweep of
 # family mha (tests/specs/estimation-tiny.ini) lands in a format_version 6
-# archive with one /estimation row per cell, no /curvature rows and NaN
+# archive with one /estimation row per cell (info counts them), no /curvature rows and NaN
 # accuracies, the same bits on 1, 2 and 3 ranks; every row's fn_error and
 # Voronoi loss agree with tests/estim_check.py's independent rebuild from
 # /params; the misspecified cells (H* = 4 > H = 3) are flagged; ungated
@@ -63,6 +63,10 @@ for k in ("fn_error", "param_error", "train_mse"):
 for m in fail: print("FAIL:", m)
 sys.exit(1 if fail else 0)
 PYEOF
+
+# info counts the /estimation rows the archive holds (12, as h5py read above)
+"$bin" info est1.h5 >info.txt 2>&1
+check info-tables 0 $? "^tables .*/curvature 0 rows, .*/estimation 12 rows, /gates 0 rows" info.txt
 
 # 4. the independent rebuild
 if $PY "$src/tests/estim_check.py" est1.h5 >check.txt 2>&1 && grep -q "12 rows checked, 0 differences" check.txt; then ok

@@ -104,6 +104,13 @@ typedef struct {
   double wall_s;          /* sum of wall_s over finished cells */
   int runs, max_ranks;
   char last_run_end[32];
+  /* the per-cell tables the file's format_version has, in the archive's
+   * order (docs/ARCHIVE.md), with the rows every reader takes from each */
+  int n_tables;
+  struct {
+    char name[32];
+    int64_t rows;
+  } table[8];
 } cs_archive_summary;
 
 int archive_summary(const char *path, cs_archive_summary *out);

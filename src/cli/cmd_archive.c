@@ -12,7 +12,8 @@ static const char *INFO_HELP =
     "usage: curvsweep info ARCHIVE\n"
     "       curvsweep info --check ARCHIVE\n\n"
     "Print the spec name, grid size, how many cells are done, pending, failed and\n"
-    "diverged, the total training time and the ranks used. Works on the archive of\n"
+    "diverged, the rows of each per-cell table (/curvature, /estimation, /gates, ...),\n"
+    "the total training time and the ranks used. Works on the archive of\n"
     "a running sweep (it is written between results). A journal beside the archive\n"
     "(ARCHIVE.journal: a run is writing it, or one was interrupted) adds two lines:\n"
     "what it holds that the archive does not yet, whether a process of this machine\n"
@@ -168,6 +169,10 @@ int cmd_info(int argc, char **argv) {
               (long long)s.cells, (long long)s.grid_cells, (long long)(s.grid_cells - s.cells),
               s.partial ? "merged with --partial: the missing shards were never merged"
                         : "curvsweep merge with the other shards completes the sweep");
+  cli_print(stdout, "tables   ");
+  for (int t = 0; t < s.n_tables; t++)
+    cli_print(stdout, "%s /%s %lld rows", t ? "," : "", s.table[t].name, (long long)s.table[t].rows);
+  cli_print(stdout, "\n");
   cli_print(stdout, "wall time %.1f s of training in finished cells\n", s.wall_s);
   cli_print(stdout, "runs      %d invocation(s), at most %d ranks%s%s\n", s.runs, s.max_ranks,
          s.last_run_end[0] ? ", last ended " : "", s.last_run_end);

@@ -142,6 +142,10 @@ static int archive_summary_runs_block(void *ctx, const void *rows, hsize_t start
   return CS_OK;
 }
 
+_Static_assert(ARCHIVE_N_CELL_TABLES <= sizeof ((cs_archive_summary *)0)->table /
+                                           sizeof ((cs_archive_summary *)0)->table[0],
+               "cs_archive_summary lists every per-cell table");
+
 int archive_summary(const char *path, cs_archive_summary *out) {
   ARCHIVE_QUIET;
   memset(out, 0, sizeof *out);
@@ -182,6 +186,10 @@ int archive_summary(const char *path, cs_archive_summary *out) {
     rc = archive_dataset_open(rd.file, T->name, path, &ds);
     if (!rc) rc = archive_table_valid_rows(rd.a, ds, path, T->name, &valid, &len);
     archive_h5_close_id(&ds, H5Dclose);
+    if (!rc) {
+      cs_copy_str(out->table[out->n_tables].name, sizeof out->table[0].name, T->name);
+      out->table[out->n_tables++].rows = (int64_t)valid;
+    }
     // rows that index the /points arrays: as archive_points_each reads them
     if (!rc && !T->place) rc = archive_points_index_check(rd.file, rd.a, path);
   }
