@@ -16,24 +16,8 @@ source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 gnuplot=$(command -v gnuplot || true)
 [[ -n $gnuplot ]] || { echo "gnuplot is not installed (scripts/install-deps.sh installs it)"; exit 1; }
 
-cat >tiny.ini <<'EOF'
-[sweep]
-name = tiny
-[grid]
-arch = ungated, gated
-depth = 1, 2
-[task]
-train_points = 64
-test_points = 64
-[model]
-width = 4
-[train]
-epochs = 2
-eval_every = 1
-[curvature]
-points = 8
-EOF
-"$bin" run tiny.ini -o a.h5 >o 2>&1 && ok || { bad "the tiny sweep failed"; cat o; }
+cp "$src/tests/specs/tiny.ini" tiny.ini
+"$bin" run tiny.ini --set grid.depth=1,2 -o a.h5 >o 2>&1 && ok || { bad "the tiny sweep failed"; cat o; }
 
 # ---- a normal run: the reference list of files, every figure rendered ----
 "$bin" analyze a.h5 -o N >n.out 2>&1 && ok || { bad "a normal analyze failed"; cat n.out; }

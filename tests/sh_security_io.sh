@@ -30,22 +30,7 @@ expect() { # NAME WANT_STATUS STATUS PATTERN FILE
   grep -q -- "$4" "$5" && ok || bad "$1: no '$4' in: $(head -c 600 "$5")"
 }
 
-cat >tiny.ini <<'EOF'
-[sweep]
-name = tiny
-[grid]
-arch = ungated, gated
-[task]
-train_points = 64
-test_points = 64
-[model]
-width = 4
-[train]
-epochs = 2
-eval_every = 1
-[curvature]
-points = 8
-EOF
+cp "$src/tests/specs/tiny.ini" tiny.ini
 "$bin" run tiny.ini -o a.h5 >o 2>&1 && ok || { bad "the tiny sweep failed"; cat o; }
 
 # ---- report temporaries: DIR/.NAME.tmp ----
