@@ -595,6 +595,12 @@ extern const archive_cell_table ARCHIVE_CELL_TABLES[ARCHIVE_N_CELL_TABLES];
 const archive_cell_table *archive_cell_table_named(const char *name);
 /* The archive of format_version version has table t. */
 int archive_cell_table_in(const archive_cell_table *t, int version);
+/* The rows of table t a cell of that status and config must have: done_rows
+ * for a done cell whose table states it, else -1 (any number up to
+ * max_per_cell). Salvage and the journal check hold every cell to it; the
+ * reader only refuses a done cell with none of the rows it should have. */
+int archive_cell_table_want_rows(const archive_cell_table *t, cs_cell_status status,
+                                 const cs_config *cfg);
 /* Rows of results on their way into the per-cell tables (a batch of the
  * writer, a block of the bulk builder): per table a growing buffer, and
  * the per-point arrays the /points/index rows point into. */

@@ -363,7 +363,7 @@ static int archive_results_room(archive_results_read *R, int64_t i) {
   if (r->status == CELL_DONE && n == 0 && T->done_rows) {
     cs_config cfg;
     CS_CHECK(spec_cell_config(R->rd->spec, r->cell_id, &cfg));
-    if (T->done_rows(&cfg) > 0)
+    if (archive_cell_table_want_rows(T, r->status, &cfg) > 0)
       return cs_error(CS_ERR_INPUT, "%s: damaged archive: cell %" PRId64 " is done but /%s has no "
                       "row of it", path, r->cell_id, T->name);
   }

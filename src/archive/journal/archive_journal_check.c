@@ -32,7 +32,7 @@ int archive_result_check_spec(const char *path, const cs_spec *spec, const cs_ce
   for (int t = 0; t < ARCHIVE_N_CELL_TABLES; t++) {
     const archive_cell_table *T = &ARCHIVE_CELL_TABLES[t];
     int n = T->rows_of(r);
-    int want = r->status == CELL_DONE && T->done_rows ? T->done_rows(&cfg) : -1;
+    int want = archive_cell_table_want_rows(T, r->status, &cfg);
     if (n < 0 || (T->max_per_cell && n > T->max_per_cell) || (want >= 0 && n != want))
       return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " (%s) makes %d /%s rows; its spec gives "
                       "it %d (depth %d)", path, r->cell_id, r->status == CELL_DONE ? "done"

@@ -278,7 +278,7 @@ static int salvage_rows(salvage_state *s, int64_t c, cs_cell_result *r, char *wh
     const unsigned char *rows = s->tab[t].rows;
     const int64_t *idx = s->tab_idx[t] + s->tab_start[t][c];
     int64_t n = s->tab_start[t][c + 1] - s->tab_start[t][c];
-    int want = r->status == CELL_DONE && T->done_rows ? T->done_rows(&cfg) : -1;
+    int want = archive_cell_table_want_rows(T, r->status, &cfg);
     if (want >= 0 ? n != want : !salvage_rows_whole(&s->tab[t], idx, n)) {
       snprintf(why, len, "its /%s rows are not all readable", T->name);
       break;

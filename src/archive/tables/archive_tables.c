@@ -446,6 +446,11 @@ int archive_cell_table_in(const archive_cell_table *t, int version) {
   return version >= t->since;
 }
 
+int archive_cell_table_want_rows(const archive_cell_table *t, cs_cell_status status,
+                                 const cs_config *cfg) {
+  return status == CELL_DONE && t->done_rows ? t->done_rows(cfg) : -1;
+}
+
 /* ---- rows on their way into the file ---- */
 
 int archive_table_rows_add(archive_table_rows *o, const cs_cell_result *r) {
