@@ -1,6 +1,7 @@
 /* test_la.c — la_gemm on the 1×1 team against a plain triple loop: every
  * op(A)/op(B) combination, column views with a row stride wider than the
- * view (attention heads, the fused [q | z] array), beta 0 and 1, and the
+ * view (attention heads, the fused [q | z] array), beta 0, 1 and −0.5,
+ * inner dimensions 1 to 4, beta 0 not reading C (NaN there), and the
  * small transposed-B path (a scratch copy, grown between calls) next to
  * the direct one; B itself is never written. The normal build has no
  * breakdown timers. */
@@ -73,15 +74,39 @@ static void test_gemm_matches_loops(void **state) {
   /* shapes of the models: width 16 (transposed-B copy), 3 slots, width 96
    * (96 × 96 > 4096: the direct path), one row, and a copy that has to
    * grow the scratch after a smaller one */
+  /* ... and inner dimensions 1 to 4 (the memory family's slots: OpenBLAS's
+   * small-matrix kernels) */
   const int shapes[][3] = {{256, 32, 16}, {37, 3, 16}, {37, 16, 3}, {64, 96, 96},
-                           {1, 7, 5},     {5, 60, 60}, {9, 2, 16}};
+                           {1, 7, 5},     {5, 60, 60}, {9, 2, 16},  {256, 128, 3},
+                           {8, 33, 1},    {5, 9, 2},   {12, 40, 4}, {3, 5, 4}};
+  const double betas[3] = {0.0, 1.0, -0.5}, alphas[3] = {0.5, 1.0, 2.0};
   uint64_t seed = 1;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int x = 0; x < 2; x++)
       for (int y = 0; y < 2; y++)
-        for (int beta = 0; beta <= 1; beta++)
-          check_product(ops[x], ops[y], shapes[s][0], shapes[s][1], shapes[s][2],
-                        beta ? 1.0 : 0.5, (double)beta, seed++);
+        for (int v = 0; v < 3; v++)
+          check_product(ops[x], ops[y], shapes[s][0], shapes[s][1], shapes[s][2], alphas[v],
+                        betas[v], seed++);
+}
+
+/* beta = 0 does not read C (BLAS): NaN there is overwritten, for a short
+ * and a longer inner dimension. */
+static void test_beta_zero_ignores_c(void **state) {
+  (void)state;
+  for (int k = 1; k <= 8; k += 7) {
+    double a[4 * 8], b[8 * 6], c[4 * 6];
+    for (int i = 0; i < 4 * 8; i++) a[i] = 0.25 * (i % 5) - 0.5;
+    for (int i = 0; i < 8 * 6; i++) b[i] = 0.125 * (i % 7);
+    for (int i = 0; i < 4 * 6; i++) c[i] = NAN;
+    assert_ok(la_gemm('N', 'N', 1.0, la_view(NULL, 4, k, 8, a), la_view(NULL, k, 6, 6, b), 0.0,
+                      la_view(NULL, 4, 6, 6, c)));
+    for (int r = 0; r < 4; r++)
+      for (int j = 0; j < 6; j++) {
+        double ref = 0.0;
+        for (int s = 0; s < k; s++) ref += a[r * 8 + s] * b[s * 6 + j];
+        assert_float_equal(c[r * 6 + j], ref, 1e-15);
+      }
+  }
 }
 
 /* A · Bᵀ with a small B goes through the transposed copy: the same result
@@ -125,6 +150,7 @@ static void test_no_timers_in_the_normal_build(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gemm_matches_loops),
+      cmocka_unit_test(test_beta_zero_ignores_c),
       cmocka_unit_test(test_transposed_copy_is_exact),
       cmocka_unit_test(test_no_timers_in_the_normal_build),
   };
