@@ -26,7 +26,8 @@ CS_VECTOR_CLONES static void exp_shifted(int V, double mx, const double *restric
  *   dℓ/dz_{p,t} = (softmax(z_{p,t}) − onehot(tok_{p,t+1})) / n_s, 0 elsewhere.
  * n_correct: scored targets whose argmax (the first on a tie) is right.
  * The exponentials in one vector pass per row, their sum in order after
- * (docs/DECISIONS.md, "The lm family's step in chunks of sequences"). */
+ * (docs/DECISIONS.md, "The lm family's weights transposed once per
+ * forward, its loss through the vector exp"). */
 double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   (void)y;
   LA_PROF_BEGIN(t0);

@@ -58,7 +58,9 @@ typedef struct {
  * W_v; W_g]ᵀ d × ldq, W_oᵀ d × d, W_1ᵀ d × f, W_2ᵀ f × d), the copies
  * la_gemm would otherwise make for every chunk's product; NULL for a
  * weight over LM_WT_MAX entries, which la_gemm does not copy either
- * (docs/DECISIONS.md, "Small transposed products through a copy"). */
+ * (docs/DECISIONS.md, "Small transposed products through a copy" and "The
+ * lm family's weights transposed once per forward, its loss through the
+ * vector exp"). */
 typedef struct {
   double *qkv, *o, *w1, *w2;
 } lm_wt;
