@@ -574,8 +574,15 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
     LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    return linear_forward(M, &vjs, NT, d, Y->V, S->lnf.a, W + M->readout_W, W + M->readout_b,
-                          A->logits);
+    /* the readout's product chunk by chunk: 128-row products take OpenBLAS's
+     * small-matrix kernels (docs/DECISIONS.md, "The lm family's weights
+     * transposed once per forward, its loss through the vector exp") */
+    int rows = lm_chunk_seqs(T) * T;
+    for (int r = 0; r < NT; r += rows)
+      CS_CHECK(linear_forward(M, &vjs, NT - r < rows ? NT - r : rows, d, Y->V,
+                              S->lnf.a + (int64_t)r * d, W + M->readout_W, W + M->readout_b,
+                              A->logits + (int64_t)r * Y->V));
+    return CS_OK;
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
   for (int l = 0; l < M->L; l++)

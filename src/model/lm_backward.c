@@ -209,9 +209,17 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   lm_acts *S = A->fam;
   int d = M->d, T = S->T, NT = N * T;
   double *W = M->params, *G = M->grads;
-  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r;  final LN */
+  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r (chunk by chunk, as
+   * the forward's product);  final LN */
   CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
-                           G + M->readout_W, G + M->readout_b, S->gr.da, 0.0));
+                           G + M->readout_W, G + M->readout_b, NULL, 0.0));
+  int rows = lm_chunk_seqs(T) * T;
+  for (int r = 0; r < NT; r += rows) {
+    int n = NT - r < rows ? NT - r : rows;
+    CS_CHECK(la_gemm('N', 'N', 1.0, VIEW(M, n, S->V, S->V, A->dlogits + (int64_t)r * S->V),
+                     VIEW(M, S->V, d, d, W + M->readout_W), 0.0,
+                     VIEW(M, n, d, d, S->gr.da + (int64_t)r * d)));
+  }
   double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
   LA_PROF_BEGIN(t0);
   layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dXn);
