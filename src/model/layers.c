@@ -62,12 +62,13 @@ fill_rows(int R, int w, const double *restrict b, double *restrict Y) {
 /* -------------------------------------------------------------- linear */
 
 /* Linear layer on jets: Y = X Wᵀ on all R rows, + b on the value rows.
- * X R × in, W out × in, Y R × out.
+ * X R × in, Y R × out; the weight W (out × in) as stored (trans_w 'T') or
+ * transposed (in × out, trans_w 'N': linear_forward_t).
  * Values (C = 1): Y is first filled with b and the product added to it
  * (beta = 1): b + XWᵀ rounds once, as XWᵀ + b did, without a second pass
  * over Y. Jets: the product, then b on the value rows. */
-int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
-                   const double *X, const double *W, const double *b, double *Y) {
+static int linear_op(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                     const double *X, char trans_w, const double *W, const double *b, double *Y) {
   int R = N * js->C;
   la_mat y = VIEW(M, R, out, out, Y);
   double beta = 0.0;
@@ -77,14 +78,28 @@ int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int ou
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
     beta = 1.0;
   }
-  CS_CHECK(la_gemm('N', 'T', 1.0, VIEW(M, R, in, in, (double *)X),
-                   VIEW(M, out, in, in, (double *)W), beta, y));
+  la_mat w = trans_w == 'T' ? VIEW(M, out, in, in, (double *)W)
+                            : VIEW(M, in, out, out, (double *)W);
+  CS_CHECK(la_gemm('N', trans_w, 1.0, VIEW(M, R, in, in, (double *)X), w, beta, y));
   if (b && js->C > 1) {
     LA_PROF_BEGIN(t0);
     la_add_row_vector(la_rows_strided(y, 0, js->C), b);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   }
   return CS_OK;
+}
+
+int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                   const double *X, const double *W, const double *b, double *Y) {
+  return linear_op(M, js, N, in, out, X, 'T', W, b, Y);
+}
+
+/* la_gemm runs X Wᵀ with a small W as X times a copy of Wᵀ (docs/DECISIONS.md,
+ * "Small transposed products through a copy"); given that copy, the same
+ * product without copying again. */
+int linear_forward_t(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                     const double *X, const double *Wt, const double *b, double *Y) {
+  return linear_op(M, js, N, in, out, X, 'N', Wt, b, Y);
 }
 
 /* Backward of Y = X Wᵀ + b on values. X N × in, dY N × out, W out × in.
@@ -425,18 +440,24 @@ void qkv_grads_free(qkv_grads *g) {
   free(g->dx_a), free(g->dx_b), free(g->da), free(g->du), free(g->dgated), free(g->dqkvz);
 }
 
-int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
-                int64_t bg, qkv_cache *c) {
+int qkv_forward_t(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
+                  const double *wt, int64_t bg, qkv_cache *c) {
   const double *W = M->params;
   int d = M->d, ldq = 3 * d + M->n_gate, col = qkv_gated_col(M);
   /* [Q | K | V | Z] = A [W_q; W_k; W_v; W_g]ᵀ: one product over all rows */
-  CS_CHECK(linear_forward(M, js, N, d, ldq, a, W + Wq, NULL, c->qkvz));
+  if (wt) CS_CHECK(linear_forward_t(M, js, N, d, ldq, a, wt, NULL, c->qkvz));
+  else CS_CHECK(linear_forward(M, js, N, d, ldq, a, W + Wq, NULL, c->qkvz));
   /* g2, g3, g4: pre = the gated tensor's columns;  gated = G ⊙ pre */
   if (col >= 0) {
     copy_cols((int64_t)N * js->C, d, c->qkvz + col, ldq, c->pre, d);
     gate_forward(M, js, N, c->qkvz + 3 * d, ldq, W + bg, c->g, c->pre, c->gated);
   }
   return CS_OK;
+}
+
+int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
+                int64_t bg, qkv_cache *c) {
+  return qkv_forward_t(M, js, N, a, Wq, NULL, bg, c);
 }
 
 int qkv_backward(cs_model *M, int N, const double *a, const qkv_cache *c, int64_t Wq, int64_t bg,

@@ -32,6 +32,10 @@ void add_into(int64_t n, const double *x, double *y);
 /* Y = X Wᵀ on all N·C rows (+ b on the value rows). X R × in, W out × in. */
 int linear_forward(const cs_model *M, const jet_shape *js, int N, int in, int out,
                    const double *X, const double *W, const double *b, double *Y);
+/* linear_forward with the weight given transposed: Wt in × out (what
+ * la_gemm would copy W into, kept by the caller across products). */
+int linear_forward_t(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                     const double *X, const double *Wt, const double *b, double *Y);
 /* Backward of Y = X Wᵀ + b on values: dW += dYᵀ X; db += Σ dY (skipped
  * when db is NULL); dX = dY W (+ beta_dx · dX; skipped when dX is NULL). */
 int linear_backward(const cs_model *M, int N, int in, int out, const double *X, const double *W,
@@ -129,6 +133,10 @@ void qkv_grads_free(qkv_grads *g);
  * W_g]) and bg are offsets into M->params. */
 int qkv_forward(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
                 int64_t bg, qkv_cache *c);
+/* qkv_forward through wt, the block [W_q; W_k; W_v; W_g] transposed
+ * (d × (3d + n_gate)), when not NULL. */
+int qkv_forward_t(const cs_model *M, const jet_shape *js, int N, const double *a, int64_t Wq,
+                  const double *wt, int64_t bg, qkv_cache *c);
 /* Backward on values, N rows, with g->dqkvz holding dQ, dK, dV and dZ
  * (dZ from qkv_out_backward) and g->dgated the gradient of c->gated
  * (g2..g4): the gate's dpre, dZ added in, then dW += dQKVZᵀ A;

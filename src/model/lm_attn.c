@@ -147,6 +147,30 @@ static void cache_free(lm_cache *c) {
   free(c->mid), free(c->u), free(c->act), free(c->phi);
 }
 
+/* Entries of a weight's transposed copy: out × in, or 0 over LM_WT_MAX. */
+static int64_t wt_entries(int out, int in) {
+  int64_t n = (int64_t)out * in;
+  return n <= LM_WT_MAX ? n : 0;
+}
+
+/* S->wt over one allocation S->wbuf (lm_wt): at most 4 · LM_WT_MAX entries
+ * per block, like la_gemm's own scratch outside the memory estimate. */
+static int wt_alloc(const cs_model *M, lm_acts *S) {
+  int d = M->d, f = S->f;
+  int64_t per = wt_entries(S->ldq, d) + wt_entries(d, d) + 2 * wt_entries(f, d);
+  CS_CHECK(CS_CALLOC(S->wt, M->L));
+  CS_CHECK(CS_CALLOC(S->wbuf, per * M->L + 1));
+  double *p = S->wbuf;
+  for (int l = 0; l < M->L; l++) {
+    lm_wt *w = &S->wt[l];
+    w->qkv = wt_entries(S->ldq, d) ? p : NULL, p += wt_entries(S->ldq, d);
+    w->o = wt_entries(d, d) ? p : NULL, p += wt_entries(d, d);
+    w->w1 = f && wt_entries(f, d) ? p : NULL, p += wt_entries(f, d);
+    w->w2 = f && wt_entries(f, d) ? p : NULL, p += wt_entries(f, d);
+  }
+  return CS_OK;
+}
+
 static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   const lm_layout *Y = M->layout;
   lm_acts *S;
@@ -161,6 +185,7 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   for (int l = 0; !rc && l < M->L; l++) rc = cache_alloc(M, S, &S->cache[l], NT);
   if (!rc) rc = ln_cache_alloc(&S->lnf, NT, (int)d);
   ALLOC(S->tmp, 2 * NT);
+  if (!rc) rc = wt_alloc(M, S);
   if (jet_order > 0) {
     const jet_shape *js = &A->js;
     if (!rc) rc = cache_alloc(M, S, &S->jet, (int64_t)A->max_points * js->C);
@@ -184,7 +209,7 @@ static void lm_acts_free(void *fam) {
     for (int l = 0; l < S->L; l++) cache_free(&S->cache[l]);
   cache_free(&S->jet);
   ln_cache_free(&S->lnf);
-  free(S->x), free(S->cache), free(S->tmp), free(S->jtmp);
+  free(S->x), free(S->cache), free(S->tmp), free(S->jtmp), free(S->wt), free(S->wbuf);
   qkv_grads_free(&S->gr);
   free(S->dmid), free(S->dff), free(S->dff2);
   free(S);
@@ -224,27 +249,62 @@ CS_VECTOR_CLONES static void bias_residual_values(int64_t R, int d, const double
   }
 }
 
+/* W (out × in) transposed into wt (in × out), entry by entry as la_gemm's
+ * copy. */
+static void transpose_weight(int out, int in, const double *W, double *wt) {
+  for (int i = 0; i < out; i++)
+    for (int j = 0; j < in; j++) wt[(int64_t)j * out + i] = W[(int64_t)i * in + j];
+}
+
+/* Every block's small weights transposed into S->wt, once per forward:
+ * the chunks' products (and the jet pass) read these copies. Timed as
+ * GEMM, the work la_gemm did in each product before. */
+static void weights_transpose(const cs_model *M, lm_acts *S) {
+  LA_PROF_BEGIN(t0);
+  const double *W = M->params;
+  int d = M->d, f = S->f;
+  for (int l = 0; l < M->L; l++) {
+    const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
+    const lm_wt *w = &S->wt[l];
+    if (w->qkv) transpose_weight(S->ldq, d, W + P->Wq, w->qkv);
+    if (w->o) transpose_weight(d, d, W + P->Wo, w->o);
+    if (w->w1) transpose_weight(f, d, W + P->W1, w->w1);
+    if (w->w2) transpose_weight(d, f, W + P->W2, w->w2);
+  }
+  LA_PROF_END(t0, LA_PROF_GEMM);
+}
+
+/* Y = X Wᵀ (+ b, linear_forward) through the transposed copy Wt when the
+ * block has one. */
+static int block_linear(const cs_model *M, const jet_shape *js, int N, int in, int out,
+                        const double *X, const double *W, const double *Wt, const double *b,
+                        double *Y) {
+  if (Wt) return linear_forward_t(M, js, N, in, out, X, Wt, b, Y);
+  return linear_forward(M, js, N, in, out, X, W, b, Y);
+}
+
 /* The MLP sublayer on N jet points (shapes: mid, out R × d; u, act, phi
- * R × f, phi on values only; R = N·C; tmp ≥ 2·R):
+ * R × f, phi on values only; R = N·C; tmp ≥ 2·R; wt the block's
+ * transposed weights):
  *   a = LN_2(mid)                      row-wise
  *   u = a W_1ᵀ + b_1                   one product (values: b_1 in the GELU pass)
  *   act = GELU(u) = u Φ(u)             element-wise (values: Φ(u) kept)
  *   out = mid + act W_2ᵀ + b_2         one product (values: b_2 and mid in one pass) */
 static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const lm_layer *P,
-                          const double *mid, ln_cache *ln2, double *u, double *act, double *phi,
-                          double *tmp, double *out) {
+                          const lm_wt *wt, const double *mid, ln_cache *ln2, double *u,
+                          double *act, double *phi, double *tmp, double *out) {
   const double *W = M->params;
   int d = M->d, f = ((const lm_layout *)M->layout)->f, values = js->C == 1;
   int64_t R = (int64_t)N * js->C;
   LA_PROF_BEGIN(t0);
   layernorm_forward(M, js, N, mid, W + P->mlp_ln_g, W + P->mlp_ln_b, ln2, tmp);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-  CS_CHECK(linear_forward(M, js, N, d, f, ln2->a, W + P->W1, values ? NULL : W + P->b1, u));
+  CS_CHECK(block_linear(M, js, N, d, f, ln2->a, W + P->W1, wt->w1, values ? NULL : W + P->b1, u));
   LA_PROF_BEGIN(t1);
   if (values) gelu_bias_values(R, f, W + P->b1, u, phi, act);
   else jet_unary(js, JET_GELU, N, f, u, act);
   LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-  CS_CHECK(linear_forward(M, js, N, f, d, act, W + P->W2, values ? NULL : W + P->b2, out));
+  CS_CHECK(block_linear(M, js, N, f, d, act, W + P->W2, wt->w2, values ? NULL : W + P->b2, out));
   LA_PROF_BEGIN(t2);
   if (values) bias_residual_values(R, d, W + P->b2, mid, out);
   else add_into(R * d, mid, out);
@@ -409,7 +469,7 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_
   LA_PROF_BEGIN(t1);
   layernorm_forward(M, js, np, hin, W + P->ln_g, W + P->ln_b, &at->ln, tmp);
   LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-  CS_CHECK(qkv_forward(M, js, np, at->ln.a, P->Wq, P->bg, at));
+  CS_CHECK(qkv_forward_t(M, js, np, at->ln.a, P->Wq, S->wt[l].qkv, P->bg, at));
   qkv_view a = qkv_split(M, at->qkvz, at->gated);
   if (jets) { /* the last query against the earlier keys and values (values) */
     qkv_view e = qkv_split(M, S->cache[l].at.qkvz, S->cache[l].at.gated);
@@ -426,8 +486,21 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_
   }
   /* Y = O W_oᵀ + b_o, gated at g1 or g5 (layers.h);  mid = h + Y (linear: every jet row);
    * MODEL_ABLATE_ATTENTION: mid = h */
+  int g5 = M->n_gate && M->cfg.gate == GATE_G5;
   if (ablate == MODEL_ABLATE_ATTENTION) {
     memcpy(c->mid, hin, sizeof(double) * (size_t)R * d);
+  } else if (!jets && !g5) {
+    /* values: U = O (g1: G ⊙ O);  mid = U W_oᵀ without b_o, then
+     * mid ← (mid + b_o) + h in one pass (rounded as b_o + U W_oᵀ, then + h) */
+    const double *U = at->o;
+    if (M->n_gate && M->cfg.gate == GATE_G1) {
+      gate_forward(M, js, np, at->qkvz + 3 * d, S->ldq, W + P->bg, at->g, at->o, at->gated);
+      U = at->gated;
+    }
+    CS_CHECK(block_linear(M, js, np, d, d, U, W + P->Wo, S->wt[l].o, NULL, c->mid));
+    LA_PROF_BEGIN(t2);
+    bias_residual_values(R, d, W + P->bo, hin, c->mid);
+    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
   } else {
     CS_CHECK(qkv_out_forward(M, js, np, at, P->Wo, P->bo, P->bg, c->mid));
     LA_PROF_BEGIN(t2);
@@ -436,7 +509,8 @@ static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_
   }
   /* the MLP sublayer, or hout = mid */
   if (S->f)
-    return lm_mlp_forward(M, js, np, P, c->mid, &c->ln2, c->u, c->act, c->phi, tmp, hout);
+    return lm_mlp_forward(M, js, np, P, &S->wt[l], c->mid, &c->ln2, c->u, c->act, c->phi, tmp,
+                          hout);
   memcpy(hout, c->mid, sizeof(double) * (size_t)R * d);
   return CS_OK;
 }
@@ -484,6 +558,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
       return cs_error(CS_ERR_INPUT, "lm forward: token %d at sequence %lld, position %lld is "
                       "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
                       (long long)(i % T), S->V, S->V);
+  weights_transpose(M, S);
   LA_PROF_BEGIN(t0);
   embed_values(M, N, tok, x, S->x[0]);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
@@ -499,8 +574,15 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
     LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    return linear_forward(M, &vjs, NT, d, Y->V, S->lnf.a, W + M->readout_W, W + M->readout_b,
-                          A->logits);
+    /* the readout's product chunk by chunk: 128-row products take OpenBLAS's
+     * small-matrix kernels (docs/DECISIONS.md, "The lm family's weights
+     * transposed once per forward, its loss through the vector exp") */
+    int rows = lm_chunk_seqs(T) * T;
+    for (int r = 0; r < NT; r += rows)
+      CS_CHECK(linear_forward(M, &vjs, NT - r < rows ? NT - r : rows, d, Y->V,
+                              S->lnf.a + (int64_t)r * d, W + M->readout_W, W + M->readout_b,
+                              A->logits + (int64_t)r * Y->V));
+    return CS_OK;
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
   for (int l = 0; l < M->L; l++)

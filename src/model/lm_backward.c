@@ -12,11 +12,22 @@
 
 /* ----------------------------------------------------------------- loss */
 
+/* e[k] = exp(z[k] − mx), k < V, through the vector exp (as the
+ * attention's softmax_tail, lm_attn.c). */
+CS_VECTOR_CLONES static void exp_shifted(int V, double mx, const double *restrict z,
+                                         double *restrict e) {
+#pragma omp simd
+  for (int k = 0; k < V; k++) e[k] = exp(z[k] - mx);
+}
+
 /* Next-token cross-entropy, logits NT × V (row p·T + t predicts token
  * t + 1 of sequence p), over the n_s scored targets:
  *   ℓ = (1/n_s) Σ_{scored (p, t+1)} (logsumexp(z_{p,t}) − z_{p,t}[tok_{p,t+1}])
  *   dℓ/dz_{p,t} = (softmax(z_{p,t}) − onehot(tok_{p,t+1})) / n_s, 0 elsewhere.
- * n_correct: scored targets whose argmax (the first on a tie) is right. */
+ * n_correct: scored targets whose argmax (the first on a tie) is right.
+ * The exponentials in one vector pass per row, their sum in order after
+ * (docs/DECISIONS.md, "The lm family's weights transposed once per
+ * forward, its loss through the vector exp"). */
 double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   (void)y;
   LA_PROF_BEGIN(t0);
@@ -27,19 +38,23 @@ double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   int64_t n_s = 0;
   for (int p = 0; p < N; p++)
     for (int t = 1; t < T; t++) n_s += sc[(int64_t)p * T + t] != 0;
-  memset(A->dlogits, 0, sizeof(double) * (size_t)N * T * V);
   double loss = 0.0;
   int correct = 0;
   for (int p = 0; p < N; p++)
-    for (int t = 0; t + 1 < T; t++) {
+    for (int t = 0; t < T; t++) {
       int64_t row = (int64_t)p * T + t;
-      if (!sc[row + 1]) continue;
+      double *dz = A->dlogits + row * V;
+      if (t + 1 == T || !sc[row + 1]) { /* no target scored from this row */
+        memset(dz, 0, sizeof(double) * (size_t)V);
+        continue;
+      }
       const double *z = A->logits + row * V;
-      double *dz = A->dlogits + row * V, mx = z[0], sum = 0.0;
+      double mx = z[0], sum = 0.0;
       int target = tok[row + 1], am = 0;
       for (int k = 1; k < V; k++)
         if (z[k] > mx) mx = z[k], am = k;
-      for (int k = 0; k < V; k++) sum += (dz[k] = exp(z[k] - mx));
+      exp_shifted(V, mx, z, dz);
+      for (int k = 0; k < V; k++) sum += dz[k];
       loss += mx + log(sum) - z[target];
       correct += am == target;
       for (int k = 0; k < V; k++) dz[k] = (dz[k] / sum - (k == target ? 1.0 : 0.0)) / n_s;
@@ -194,9 +209,17 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   lm_acts *S = A->fam;
   int d = M->d, T = S->T, NT = N * T;
   double *W = M->params, *G = M->grads;
-  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r;  final LN */
+  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r (chunk by chunk, as
+   * the forward's product);  final LN */
   CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
-                           G + M->readout_W, G + M->readout_b, S->gr.da, 0.0));
+                           G + M->readout_W, G + M->readout_b, NULL, 0.0));
+  int rows = lm_chunk_seqs(T) * T;
+  for (int r = 0; r < NT; r += rows) {
+    int n = NT - r < rows ? NT - r : rows;
+    CS_CHECK(la_gemm('N', 'N', 1.0, VIEW(M, n, S->V, S->V, A->dlogits + (int64_t)r * S->V),
+                     VIEW(M, S->V, d, d, W + M->readout_W), 0.0,
+                     VIEW(M, n, d, d, S->gr.da + (int64_t)r * d)));
+  }
   double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
   LA_PROF_BEGIN(t0);
   layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dXn);

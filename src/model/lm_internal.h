@@ -54,6 +54,21 @@ typedef struct {
   double *phi;         /* rows × f: Φ(u) of the value pass (the GELU's backward) */
 } lm_cache;
 
+/* A block's weights transposed once per forward (in × out: [W_q; W_k;
+ * W_v; W_g]ᵀ d × ldq, W_oᵀ d × d, W_1ᵀ d × f, W_2ᵀ f × d), the copies
+ * la_gemm would otherwise make for every chunk's product; NULL for a
+ * weight over LM_WT_MAX entries, which la_gemm does not copy either
+ * (docs/DECISIONS.md, "Small transposed products through a copy" and "The
+ * lm family's weights transposed once per forward, its loss through the
+ * vector exp"). */
+typedef struct {
+  double *qkv, *o, *w1, *w2;
+} lm_wt;
+
+/* la_gemm's LA_TRANSPOSE_B_MAX (src/la/la.c): the largest weight it runs
+ * as a copy of Wᵀ; the same products from the same copies keep the bits. */
+#define LM_WT_MAX 4096
+
 /* The family's workspace (A->fam). */
 typedef struct {
   int T, L, ng, ldq, f, V;
@@ -61,6 +76,8 @@ typedef struct {
   lm_cache *cache;     /* L */
   ln_cache lnf;        /* final LN, NT × d */
   double *tmp;         /* 2·NT: LayerNorm scratch */
+  lm_wt *wt;           /* L: the transposed weights (lm_attn.c), in wbuf */
+  double *wbuf;
   /* jets of the last position (jet_order 2) */
   lm_cache jet;        /* the jet pass's caches, N·C rows */
   double *jtmp;        /* 2·N·C */

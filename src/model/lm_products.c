@@ -70,10 +70,11 @@ CS_VECTOR_CLONES void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double
 }
 
 /* lm_internal.h: the causal dot products of two row sets. */
-void lm_causal_dots(int T, int dh, const double *A, int lda, const double *X, int ldx, double *xt,
-                    double *out) {
+CS_VECTOR_CLONES void lm_causal_dots(int T, int dh, const double *A, int lda, const double *X,
+                                     int ldx, double *restrict xt, double *out) {
   int Tp = (T + 7) / 8 * 8;
-  for (int s = 0; s < T; s++)
-    for (int i = 0; i < dh; i++) xt[(int64_t)i * Tp + s] = X[(int64_t)s * ldx + i];
+  for (int i = 0; i < dh; i++)
+#pragma omp simd
+    for (int s = 0; s < T; s++) xt[(int64_t)i * Tp + s] = X[(int64_t)s * ldx + i];
   lm_rows_gemm(LM_TRI_D_LOWER, T, dh, Tp, A, lda, xt, Tp, out, Tp);
 }
