@@ -67,6 +67,11 @@ la_mat la_cols(la_mat a, int c0, int n);
 /* Every k-th row starting at r0 (e.g. the value rows of a jet): needs ld scaling. */
 la_mat la_rows_strided(la_mat a, int r0, int step);
 
+/* B of a row-major A Bᵀ with at most this many entries is transposed into
+ * a scratch copy first (la_gemm); a caller that keeps such a copy itself
+ * and passes it as A·B gets the same product from the same kernel. */
+#define LA_TRANSPOSE_B_MAX 4096
+
 /* C = alpha · op(A) · op(B) + beta · C, op = 'N' (as is) or 'T' (transposed).
  * On a team of more than one rank: collective; A, B and C replicated on
  * every rank of the team, C identical everywhere afterwards. */

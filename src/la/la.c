@@ -31,9 +31,6 @@ la_mat la_rows_strided(la_mat a, int r0, int step) {
   return s;
 }
 
-/* B of a row-major A Bᵀ with at most this many entries is transposed into
- * a scratch copy first (la_gemm). */
-#define LA_TRANSPOSE_B_MAX 4096
 
 /* The transpose of the n × k view b, as a k × n view on this thread's
  * scratch (grown on demand and kept: no allocation per product once warm);

@@ -147,13 +147,13 @@ static void cache_free(lm_cache *c) {
   free(c->mid), free(c->u), free(c->act), free(c->phi);
 }
 
-/* Entries of a weight's transposed copy: out × in, or 0 over LM_WT_MAX. */
+/* Entries of a weight's transposed copy: out × in, or 0 over LA_TRANSPOSE_B_MAX. */
 static int64_t wt_entries(int out, int in) {
   int64_t n = (int64_t)out * in;
-  return n <= LM_WT_MAX ? n : 0;
+  return n <= LA_TRANSPOSE_B_MAX ? n : 0;
 }
 
-/* S->wt over one allocation S->wbuf (lm_wt): at most 4 · LM_WT_MAX entries
+/* S->wt over one allocation S->wbuf (lm_wt): at most 4 · LA_TRANSPOSE_B_MAX entries
  * per block, like la_gemm's own scratch outside the memory estimate. */
 static int wt_alloc(const cs_model *M, lm_acts *S) {
   int d = M->d, f = S->f;

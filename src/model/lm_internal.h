@@ -57,17 +57,13 @@ typedef struct {
 /* A block's weights transposed once per forward (in × out: [W_q; W_k;
  * W_v; W_g]ᵀ d × ldq, W_oᵀ d × d, W_1ᵀ d × f, W_2ᵀ f × d), the copies
  * la_gemm would otherwise make for every chunk's product; NULL for a
- * weight over LM_WT_MAX entries, which la_gemm does not copy either
+ * weight over LA_TRANSPOSE_B_MAX entries (la.h), which la_gemm does not copy either
  * (docs/DECISIONS.md, "Small transposed products through a copy" and "The
  * lm family's weights transposed once per forward, its loss through the
  * vector exp"). */
 typedef struct {
   double *qkv, *o, *w1, *w2;
 } lm_wt;
-
-/* la_gemm's LA_TRANSPOSE_B_MAX (src/la/la.c): the largest weight it runs
- * as a copy of Wᵀ; the same products from the same copies keep the bits. */
-#define LM_WT_MAX 4096
 
 /* The family's workspace (A->fam). */
 typedef struct {
