@@ -69,6 +69,29 @@ SELF_INLINE void weighted_rows(int T, int dh, double scale, const double *restri
   }
 }
 
+/* weighted_rows for dh = 8: one vector of 8 columns, the weights
+ * broadcast; the same sums in the same order. */
+typedef double vd8r __attribute__((vector_size(64)));
+SELF_INLINE void weighted_rows8(int T, double scale, const double *restrict w, int wst,
+                                const double *restrict rows, int64_t ld, double *restrict out) {
+  vd8r acc = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  for (int s = 0; s < T; s++) {
+    double ws = scale * w[s * wst];
+    vd8r r, vw = {ws, ws, ws, ws, ws, ws, ws, ws};
+    memcpy(&r, rows + s * ld, sizeof r);
+    acc += vw * r;
+  }
+  memcpy(out, &acc, sizeof acc);
+}
+
+SELF_INLINE void weighted(int T, int dh, double scale, const double *restrict w, int wst,
+                          const double *restrict rows, int64_t ld, double *restrict out) {
+  if (dh == 8)
+    weighted_rows8(T, scale, w, wst, rows, ld, out);
+  else
+    weighted_rows(T, dh, scale, w, wst, rows, ld, out);
+}
+
 SELF_INLINE void scores_points(int N, int T, int H, int dh, double scale, const double *restrict Q,
                                int ldq, const double *restrict K, int ldk, double *restrict out) {
   int HT = H * T;
@@ -92,21 +115,19 @@ SELF_INLINE void values_points(int N, int T, int H, int dh, const double *restri
     double *Op = out + (int64_t)p * T * d;
     for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++)
-        weighted_rows(T, dh, 1.0, Pp + (int64_t)t * HT + j * T, 1, Vp + j * dh, ldv,
+        weighted(T, dh, 1.0, Pp + (int64_t)t * HT + j * T, 1, Vp + j * dh, ldv,
                       Op + (int64_t)t * d + j * dh);
   }
 }
 
-SELF_INLINE void backward_points(int N, int T, int H, int dh, double scale,
-                                 const double *restrict P, const double *restrict dO,
-                                 const double *restrict Q, int ldq, const double *restrict K,
-                                 int ldk, const double *restrict V, int ldv, double *restrict dP,
-                                 double *restrict dQ, int lddq, double *restrict dK, int lddk,
-                                 double *restrict dV, int lddv) {
+/* dP[t,s] = ⟨dO_j[t], V_j[s]⟩, then dS = P ⊙ (dP − ⟨P, dP⟩) in place, per
+ * point, query t and head j. */
+SELF_INLINE void dscores_points(int N, int T, int H, int dh, const double *restrict P,
+                                const double *restrict dO, const double *restrict V, int ldv,
+                                double *restrict dP) {
   int HT = H * T, d = H * dh;
   for (int p = 0; p < N; p++) {
     int64_t base = (int64_t)p * T;
-    /* dP and dS, per query t and head j */
     for (int t = 0; t < T; t++) {
       const double *dot = dO + (base + t) * d, *pt = P + (base + t) * HT;
       double *dpt = dP + (base + t) * HT;
@@ -118,18 +139,29 @@ SELF_INLINE void backward_points(int N, int T, int H, int dh, double scale,
         for (int s = 0; s < T; s++) dptj[s] = ptj[s] * (dptj[s] - dotp);
       }
     }
-    /* dV_j[s] = Σ_t P_j[t,s] dO_j[t];  dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t] */
+  }
+}
+
+/* Given dS, per point: dV_j[s] = Σ_t P_j[t,s] dO_j[t];
+ * dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t];  dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s]. */
+SELF_INLINE void qkv_grads_points(int N, int T, int H, int dh, double scale,
+                                  const double *restrict P, const double *restrict dS,
+                                  const double *restrict dO, const double *restrict Q, int ldq,
+                                  const double *restrict K, int ldk, double *restrict dQ, int lddq,
+                                  double *restrict dK, int lddk, double *restrict dV, int lddv) {
+  int HT = H * T, d = H * dh;
+  for (int p = 0; p < N; p++) {
+    int64_t base = (int64_t)p * T;
     for (int s = 0; s < T; s++)
       for (int j = 0; j < H; j++) {
-        weighted_rows(T, dh, 1.0, P + base * HT + j * T + s, HT, dO + base * d + j * dh, d,
+        weighted(T, dh, 1.0, P + base * HT + j * T + s, HT, dO + base * d + j * dh, d,
                       dV + (base + s) * lddv + j * dh);
-        weighted_rows(T, dh, scale, dP + base * HT + j * T + s, HT, Q + base * ldq + j * dh, ldq,
+        weighted(T, dh, scale, dS + base * HT + j * T + s, HT, Q + base * ldq + j * dh, ldq,
                       dK + (base + s) * lddk + j * dh);
       }
-    /* dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s] */
     for (int t = 0; t < T; t++)
       for (int j = 0; j < H; j++)
-        weighted_rows(T, dh, scale, dP + (base + t) * HT + j * T, 1, K + base * ldk + j * dh, ldk,
+        weighted(T, dh, scale, dS + (base + t) * HT + j * T, 1, K + base * ldk + j * dh, ldk,
                       dQ + (base + t) * lddq + j * dh);
   }
 }
@@ -228,83 +260,36 @@ SELF_INLINE void scores_block(int T, int w, int H, int dh, double scale, const d
   store_lanes(sc, T * HT, out, (int64_t)T * HT);
 }
 
-/* O = P V of 8 points: per head j and query t,
- *   o_t[i] = Σ_s P[t, j·T + s] v_s[i]   (s ascending from 0) */
-SELF_INLINE void values_block(int T, int w, int H, int dh, const double *P, const double *V,
-                              int ldv, double *out) {
-  vd8 v[BLOCK_VECS], o[BLOCK_VECS], pv[BLOCK_VECS];
-  int HT = H * T, d = H * dh;
-  load_lanes(P, (int64_t)T * HT, T * HT, pv);
-  for (int c = 0; c < d; c += w) {
-    for (int s = 0; s < T; s++)
-      load_lanes(V + (int64_t)s * ldv + c, (int64_t)T * ldv, w, v + s * w);
-    for (int t = 0; t < T; t++)
-      for (int i = 0; i < w; i++) {
-        const vd8 *pt = pv + t * HT + (c + i) / dh * T;
-        vd8 acc = splat(0.0);
-        for (int s = 0; s < T; s++) acc += pt[s] * v[s * w + i];
-        o[t * w + i] = acc;
-      }
-    for (int t = 0; t < T; t++)
-      store_lanes(o + t * w, w, out + (int64_t)t * d + c, (int64_t)T * d);
-  }
-}
-
-/* The attention backward of 8 points (every array at the block's first
- * row), one head group after another. */
-SELF_INLINE void backward_block(int T, int w, int H, int dh, double scale, const double *P,
-                                const double *dO, const double *Q, int ldq, const double *K,
-                                int ldk, const double *V, int ldv, double *dQ, int lddq,
-                                double *dK, int lddk, double *dV, int lddv) {
-  vd8 q[BLOCK_VECS], k[BLOCK_VECS], v[BLOCK_VECS], go[BLOCK_VECS];
-  vd8 gq[BLOCK_VECS], gk[BLOCK_VECS], gv[BLOCK_VECS], pv[BLOCK_VECS], ds[BLOCK_VECS];
-  vd8 vs = splat(scale);
+/* dS of 8 points (every array at the block's first row): per head j and
+ * query t, dP[t,s] = ⟨dO[t], V[s]⟩ (i ascending from 0), then
+ *   dS[t, j·T + s] = P[t,s] (dP[t,s] − Σ_s' P[t,s'] dP[t,s'])   (s' ascending)
+ * written as the block's 8 rows of dS. */
+SELF_INLINE void dscores_block(int T, int w, int H, int dh, const double *P, const double *dO,
+                               const double *V, int ldv, double *dS) {
+  vd8 v[BLOCK_VECS], go[BLOCK_VECS], pv[BLOCK_VECS], ds[BLOCK_VECS];
   int HT = H * T, d = H * dh;
   load_lanes(P, (int64_t)T * HT, T * HT, pv);
   for (int c = 0; c < d; c += w) {
     for (int t = 0; t < T; t++) {
-      load_lanes(Q + (int64_t)t * ldq + c, (int64_t)T * ldq, w, q + t * w);
-      load_lanes(K + (int64_t)t * ldk + c, (int64_t)T * ldk, w, k + t * w);
       load_lanes(V + (int64_t)t * ldv + c, (int64_t)T * ldv, w, v + t * w);
       load_lanes(dO + (int64_t)t * d + c, (int64_t)T * d, w, go + t * w);
     }
     for (int c0 = 0; c0 < w; c0 += dh) {
-      const vd8 *pj = pv + (c + c0) / dh * T; /* P[t, s] of this head at pj[t·HT + s] */
-      /* dP[t,s] = ⟨dO[t], V[s]⟩;  dS[t,s] = P[t,s] (dP[t,s] − Σ_s' P[t,s'] dP[t,s']) */
+      int col = (c + c0) / dh * T; /* head j's first column in a row of P */
       for (int t = 0; t < T; t++) {
         vd8 dp[BLOCK_VECS], dotp = splat(0.0);
+        const vd8 *pt = pv + t * HT + col;
         for (int s = 0; s < T; s++) {
           vd8 acc = splat(0.0);
           for (int i = c0; i < c0 + dh; i++) acc += go[t * w + i] * v[s * w + i];
           dp[s] = acc;
         }
-        for (int s = 0; s < T; s++) dotp += pj[t * HT + s] * dp[s];
-        for (int s = 0; s < T; s++) ds[t * T + s] = pj[t * HT + s] * (dp[s] - dotp);
+        for (int s = 0; s < T; s++) dotp += pt[s] * dp[s];
+        for (int s = 0; s < T; s++) ds[t * HT + col + s] = pt[s] * (dp[s] - dotp);
       }
-      /* dV[s] = Σ_t P[t,s] dO[t];  dK[s] = Σ_t (scale dS[t,s]) Q[t];
-       * dQ[t] = Σ_s (scale dS[t,s]) K[s]   (t, s ascending from 0) */
-      for (int s = 0; s < T; s++)
-        for (int i = c0; i < c0 + dh; i++) {
-          vd8 av = splat(0.0), ak = splat(0.0);
-          for (int t = 0; t < T; t++) {
-            av += pj[t * HT + s] * go[t * w + i];
-            ak += (vs * ds[t * T + s]) * q[t * w + i];
-          }
-          gv[s * w + i] = av, gk[s * w + i] = ak;
-        }
-      for (int t = 0; t < T; t++)
-        for (int i = c0; i < c0 + dh; i++) {
-          vd8 aq = splat(0.0);
-          for (int s = 0; s < T; s++) aq += (vs * ds[t * T + s]) * k[s * w + i];
-          gq[t * w + i] = aq;
-        }
-    }
-    for (int t = 0; t < T; t++) {
-      store_lanes(gq + t * w, w, dQ + (int64_t)t * lddq + c, (int64_t)T * lddq);
-      store_lanes(gk + t * w, w, dK + (int64_t)t * lddk + c, (int64_t)T * lddk);
-      store_lanes(gv + t * w, w, dV + (int64_t)t * lddv + c, (int64_t)T * lddv);
     }
   }
+  store_lanes(ds, T * HT, dS, (int64_t)T * HT);
 }
 
 /* ----------------------------------------------------------- the calls */
@@ -331,23 +316,18 @@ CS_VECTOR_CLONES void self_scores_values(int N, int T, int H, int dh, double sca
     scores_points(N - nb, T, H, dh, scale, Q + r * ldq, ldq, K + r * ldk, ldk, out + r * HT);
 }
 
+/* O = P V, per point: weighted sums of V's rows, vectors over a head's
+ * columns (no transposes needed), dh = 8 as a constant in the T = 3 copy. */
 CS_VECTOR_CLONES void self_values_values(int N, int T, int H, int dh, const double *P,
                                          const double *V, int ldv, double *out) {
-  int w = group_width(T, H, dh), nb = w ? N / LANES * LANES : 0, HT = H * T, d = H * dh;
-  for (int p = 0; p < nb; p += LANES) {
-    int64_t r = (int64_t)p * T;
-    if (T == SELF_T_COMMON && dh == LANES)
-      values_block(SELF_T_COMMON, LANES, H, LANES, P + r * HT, V + r * ldv, ldv, out + r * d);
-    else
-      values_block(T, w, H, dh, P + r * HT, V + r * ldv, ldv, out + r * d);
-  }
-  int64_t r = (int64_t)nb * T;
-  if (T == SELF_T_COMMON)
-    values_points(N - nb, SELF_T_COMMON, H, dh, P + r * HT, V + r * ldv, ldv, out + r * d);
+  if (T == SELF_T_COMMON && dh == LANES)
+    values_points(N, SELF_T_COMMON, H, LANES, P, V, ldv, out);
   else
-    values_points(N - nb, T, H, dh, P + r * HT, V + r * ldv, ldv, out + r * d);
+    values_points(N, T, H, dh, P, V, ldv, out);
 }
 
+/* The backward: dS across points in blocks of 8 (per point after the last
+ * block) into dP, then the weighted sums dQ, dK, dV per point. */
 CS_VECTOR_CLONES void self_attention_backward(int N, int T, int H, int dh, const double *P,
                                               const double *dO, const double *Q, int ldq,
                                               const double *K, int ldk, const double *V, int ldv,
@@ -359,21 +339,24 @@ CS_VECTOR_CLONES void self_attention_backward(int N, int T, int H, int dh, const
   for (int p = 0; p < nb; p += LANES) {
     int64_t r = (int64_t)p * T;
     if (T == SELF_T_COMMON && dh == LANES)
-      backward_block(SELF_T_COMMON, LANES, H, LANES, scale, P + r * HT, dO + r * d, Q + r * ldq,
-                     ldq, K + r * ldk, ldk, V + r * ldv, ldv, dQ + r * lddq, lddq,
-                     dK + r * lddk, lddk, dV + r * lddv, lddv);
+      dscores_block(SELF_T_COMMON, LANES, H, LANES, P + r * HT, dO + r * d, V + r * ldv, ldv,
+                    dP + r * HT);
     else
-      backward_block(T, w, H, dh, scale, P + r * HT, dO + r * d, Q + r * ldq, ldq, K + r * ldk,
-                     ldk, V + r * ldv, ldv, dQ + r * lddq, lddq, dK + r * lddk, lddk,
-                     dV + r * lddv, lddv);
+      dscores_block(T, w, H, dh, P + r * HT, dO + r * d, V + r * ldv, ldv, dP + r * HT);
   }
   int64_t r = (int64_t)nb * T;
-  if (T == SELF_T_COMMON)
-    backward_points(N - nb, SELF_T_COMMON, H, dh, scale, P + r * HT, dO + r * d, Q + r * ldq, ldq,
-                    K + r * ldk, ldk, V + r * ldv, ldv, dP + r * HT, dQ + r * lddq, lddq,
-                    dK + r * lddk, lddk, dV + r * lddv, lddv);
-  else
-    backward_points(N - nb, T, H, dh, scale, P + r * HT, dO + r * d, Q + r * ldq, ldq,
-                    K + r * ldk, ldk, V + r * ldv, ldv, dP + r * HT, dQ + r * lddq, lddq,
-                    dK + r * lddk, lddk, dV + r * lddv, lddv);
+  if (T == SELF_T_COMMON) {
+    dscores_points(N - nb, SELF_T_COMMON, H, dh, P + r * HT, dO + r * d, V + r * ldv, ldv,
+                   dP + r * HT);
+    if (dh == LANES)
+      qkv_grads_points(N, SELF_T_COMMON, H, LANES, scale, P, dP, dO, Q, ldq, K, ldk, dQ, lddq,
+                       dK, lddk, dV, lddv);
+    else
+      qkv_grads_points(N, SELF_T_COMMON, H, dh, scale, P, dP, dO, Q, ldq, K, ldk, dQ, lddq, dK,
+                       lddk, dV, lddv);
+  } else {
+    dscores_points(N - nb, T, H, dh, P + r * HT, dO + r * d, V + r * ldv, ldv, dP + r * HT);
+    qkv_grads_points(N, T, H, dh, scale, P, dP, dO, Q, ldq, K, ldk, dQ, lddq, dK, lddk, dV,
+                     lddv);
+  }
 }
