@@ -142,6 +142,9 @@ SELF_INLINE void dscores_points(int N, int T, int H, int dh, const double *restr
   }
 }
 
+/* How many points ahead qkv_grads_points asks for Q and K. */
+#define PREFETCH_POINTS 4
+
 /* Given dS, per point: dV_j[s] = Σ_t P_j[t,s] dO_j[t];
  * dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t];  dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s]. */
 SELF_INLINE void qkv_grads_points(int N, int T, int H, int dh, double scale,
@@ -152,6 +155,12 @@ SELF_INLINE void qkv_grads_points(int N, int T, int H, int dh, double scale,
   int HT = H * T, d = H * dh;
   for (int p = 0; p < N; p++) {
     int64_t base = (int64_t)p * T;
+    if (p + PREFETCH_POINTS < N) /* the forward's Q and K of a point ahead, long out of L1 */
+      for (int t = 0; t < T; t++)
+        for (int c = 0; c < d; c += 8) {
+          __builtin_prefetch(Q + (base + PREFETCH_POINTS * T + t) * ldq + c);
+          __builtin_prefetch(K + (base + PREFETCH_POINTS * T + t) * ldk + c);
+        }
     for (int s = 0; s < T; s++)
       for (int j = 0; j < H; j++) {
         weighted(T, dh, 1.0, P + base * HT + j * T + s, HT, dO + base * d + j * dh, d,
