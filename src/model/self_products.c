@@ -1,20 +1,23 @@
 /* self_products.c — the self family's token products on values (C = 1,
  * the training pass): Q Kᵀ, P V and their backward, per point over its T
  * tokens and H heads (self_products.h states what each computes; the jet
- * path stays in self_attn.c).
+ * path stays in self_attn.c). docs/DECISIONS.md, "The self family's token
+ * products across points".
  *
- * Blocks of 8 points run across vector lanes (docs/DECISIONS.md, "The self
- * family's token products across points"): an 8-point block's rows of one
- * token, 8 columns wide, are an 8 × 8 tile that one register transpose
- * turns into 8 vectors, entry i of each of the 8 points in one vector.
- * Then a dot product over a head's dh columns is dh vector multiply-adds,
- * each lane summing its own point in ascending order from 0 (as the
- * per-point loops do), and the results go back through the same
- * transpose. A head group is w = max(dh, 8) columns, so heads of dh = 1,
- * 2, 4 share a tile and heads of dh = 8k span k tiles; other head sizes,
- * and the N mod 8 points after the last block, take the per-point loops.
- * Every sum is the same operations in the same order either way: same
- * bits, whichever path a point takes. */
+ * The dot products (the scores Q Kᵀ, and dP = dO Vᵀ with dS in the
+ * backward) run 8 points at a time across vector lanes: an 8-point
+ * block's rows of one token, 8 columns wide, are an 8 × 8 tile that one
+ * register transpose turns into 8 vectors, entry i of each of the 8 points
+ * in one vector. A dot product over a head's dh columns is then dh vector
+ * multiply-adds, each lane summing its own point in ascending order from 0
+ * (as the per-point loops do), and the results go back to the rows of P
+ * (or dS) through the same transpose. A head group is w = max(dh, 8)
+ * columns, so heads of dh = 1, 2, 4 share a tile and heads of dh = 8k
+ * span k tiles; other head sizes, and the N mod 8 points after the last
+ * block, take the per-point loops. The weighted sums (P V, dV, dK, dQ) need
+ * no transpose: per point, a head's dh = 8 columns are one vector and the
+ * weights are broadcast. Every sum is the same operations in the same
+ * order on every path: same bits, whichever path a point takes. */
 #include "self_products.h"
 
 #include "curvsweep/simd.h"
@@ -29,6 +32,16 @@
  * head group of dh = 8 get copies of the loops with T, w constants, which
  * the compiler unrolls; the same operations in the same order. */
 #define SELF_T_COMMON 3
+
+/* Vectors of 8 doubles (GCC vector extensions: one AVX-512 register, two
+ * AVX2 or four SSE2 registers in the clones of CS_VECTOR_CLONES). */
+#define LANES 8
+typedef double vd8 __attribute__((vector_size(8 * LANES)));
+typedef long long vi8 __attribute__((vector_size(8 * LANES)));
+
+/* x in every lane (a macro: a vector return value would change the
+ * baseline clone's ABI) */
+#define splat(x) ((vd8){(x), (x), (x), (x), (x), (x), (x), (x)})
 
 /* ------------------------------------------------------------ per point */
 
@@ -69,24 +82,22 @@ SELF_INLINE void weighted_rows(int T, int dh, double scale, const double *restri
   }
 }
 
-/* weighted_rows for dh = 8: one vector of 8 columns, the weights
+/* weighted_rows for dh = 8: the row's 8 columns one vector, the weight
  * broadcast; the same sums in the same order. */
-typedef double vd8r __attribute__((vector_size(64)));
 SELF_INLINE void weighted_rows8(int T, double scale, const double *restrict w, int wst,
                                 const double *restrict rows, int64_t ld, double *restrict out) {
-  vd8r acc = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  vd8 acc = splat(0.0);
   for (int s = 0; s < T; s++) {
-    double ws = scale * w[s * wst];
-    vd8r r, vw = {ws, ws, ws, ws, ws, ws, ws, ws};
+    vd8 r;
     memcpy(&r, rows + s * ld, sizeof r);
-    acc += vw * r;
+    acc += splat(scale * w[s * wst]) * r;
   }
   memcpy(out, &acc, sizeof acc);
 }
 
 SELF_INLINE void weighted(int T, int dh, double scale, const double *restrict w, int wst,
                           const double *restrict rows, int64_t ld, double *restrict out) {
-  if (dh == 8)
+  if (dh == LANES)
     weighted_rows8(T, scale, w, wst, rows, ld, out);
   else
     weighted_rows(T, dh, scale, w, wst, rows, ld, out);
@@ -177,18 +188,11 @@ SELF_INLINE void qkv_grads_points(int N, int T, int H, int dh, double scale,
 
 /* ------------------------------------------------- 8 points per vector */
 
-#define LANES 8
-typedef double vd8 __attribute__((vector_size(8 * LANES)));
-typedef long long vi8 __attribute__((vector_size(8 * LANES)));
-
 /* The most vectors one block keeps per operand: T·w of Q, K, V and their
  * gradients, T·H·T of P. Fixed sizes keep the block's arrays in the frame
  * (a variable-length array costs a pointer register per array). */
 #define BLOCK_VECS 64
 
-/* x in every lane (a macro: a vector return value would change the
- * baseline clone's ABI) */
-#define splat(x) ((vd8){(x), (x), (x), (x), (x), (x), (x), (x)})
 
 /* The head group width w (columns per block pass) when blocks of 8
  * points apply, else 0: dh a multiple of 8, or a divisor of 8 with d a

@@ -13,7 +13,8 @@
  * Every dot product and weighted sum adds its terms in ascending order from
  * 0, one rounding per operation: the bits depend only on the operands,
  * not on how points are grouped into vector lanes (docs/DECISIONS.md,
- * "The self family's token products across points"). */
+ * "The self family's token products across points"). Non-restrict
+ * pointers: the arrays may share one allocation, in disjoint columns. */
 #ifndef CURVSWEEP_MODEL_SELF_PRODUCTS_H
 #define CURVSWEEP_MODEL_SELF_PRODUCTS_H
 
@@ -24,9 +25,8 @@ void self_scores_values(int N, int T, int H, int dh, double scale, const double 
 void self_values_values(int N, int T, int H, int dh, const double *P, const double *V, int ldv,
                         double *out);
 /* P N·T × H·T, dO N·T × d, Q, K, V (ld ldq, ldk, ldv); dP N·T × H·T scratch
- * (dS on return where the per-point path ran); dQ, dK, dV (ld lddq, lddk,
- * lddv) overwritten; they may be column blocks of one array (disjoint
- * columns). */
+ * (dS on return); dQ, dK, dV (ld lddq, lddk, lddv) overwritten; they may
+ * be column blocks of one array (disjoint columns). */
 void self_attention_backward(int N, int T, int H, int dh, const double *P, const double *dO,
                              const double *Q, int ldq, const double *K, int ldk, const double *V,
                              int ldv, double *dP, double *dQ, int lddq, double *dK, int lddk,
