@@ -25,7 +25,8 @@
  *   value (0,0);  ∂_a (a,0) (0,a);  ∂_ab (ab,0) (a,b) (b,a) (0,ab).
  * The scores of query token t sit in its rows as H groups of T columns, so
  * the softmax over keys is jet_softmax_groups on N·T jet points. With C = 1
- * this is the training forward pass.
+ * (values: the training pass) the products and their backward are
+ * self_products.c's, blocks of points across vector lanes.
  *
  * The family's row of the family table is self_family_ops (at the end),
  * with the attention-sink sums of docs/MODELS.md as its sink_sums. */
