@@ -150,6 +150,66 @@ static void test_self_backward_matches_finite_differences(void **state) {
           }
 }
 
+/* Self family: the token products run 8 points at a time across vector
+ * lanes, the points after the last block and head sizes without blocks
+ * one by one (src/model/self_products.c). A forward and backward of 13
+ * points at once (one block, 5 after it) against each point alone (the
+ * per-point path, which the finite differences above check): the logits
+ * and the gradient (the mean loss's: the points' gradients summed / 13)
+ * agree to rounding, at head sizes 8 (T = 3 and T = 4), 4 and 2, every
+ * gate position of the gated arch. */
+static void test_self_blocks_match_points(void **state) {
+  (void)state;
+  enum { NB = 13 };
+  const int shapes[][3] = {{16, 2, 2}, {16, 2, 3}, {8, 2, 2}, {16, 8, 2}}; /* width, heads, m */
+  for (int sh = 0; sh < 4; sh++)
+    for (int g = 0; g < GATE_COUNT; g++) {
+      cs_config c = small_config(ARCH_GATED, 1, NORM_PRE, shapes[sh][1]);
+      c.family = FAMILY_SELF, c.gate = (cs_gate_pos)g, c.width = shapes[sh][0];
+      c.input_dim = shapes[sh][2];
+      cs_model *M;
+      cs_acts *A;
+      assert_ok(model_create(&c, NULL, &M));
+      assert_ok(model_acts_create(M, NB, 0, &A));
+      randomise_params(M, 11);
+      int m = c.input_dim, y[NB];
+      double x[NB * 4];
+      rng_stream s = rng_stream_make(5, "test", 0, "x");
+      for (int i = 0; i < NB * m; i++) x[i] = 2 * rng_uniform(&s) - 1;
+      for (int i = 0; i < NB; i++) y[i] = (int)rng_below(&s, 2);
+      int64_t np = model_param_count(M);
+      double *gr = model_grads(M), *g_all = malloc(sizeof(double) * np);
+      double *g_one = calloc((size_t)np, sizeof(double)), logits[NB * 2];
+      memset(gr, 0, sizeof(double) * np);
+      assert_ok(model_forward(M, A, NB, x));
+      memcpy(logits, model_logits(A), sizeof logits);
+      model_loss(A, NB, y, NULL);
+      assert_ok(model_backward(M, A, NB, x));
+      memcpy(g_all, gr, sizeof(double) * np);
+      double err = 0.0, ref = 0.0;
+      for (int p = 0; p < NB; p++) {
+        memset(gr, 0, sizeof(double) * np);
+        assert_ok(model_forward(M, A, 1, x + p * m));
+        for (int k = 0; k < 2; k++)
+          assert_true(fabs(model_logits(A)[k] - logits[p * 2 + k]) <=
+                      1e-13 * (1.0 + fabs(logits[p * 2 + k])));
+        model_loss(A, 1, y + p, NULL);
+        assert_ok(model_backward(M, A, 1, x + p * m));
+        for (int64_t i = 0; i < np; i++) g_one[i] += gr[i] / NB;
+      }
+      for (int64_t i = 0; i < np; i++) {
+        err = fmax(err, fabs(g_all[i] - g_one[i]));
+        ref = fmax(ref, fabs(g_all[i]));
+      }
+      if (!(err <= 1e-12 * ref && ref > 0.0))
+        fail_msg("self width %d heads %d m %d %s: gradient of 13 points vs one by one %.3e of %.3e",
+                 c.width, c.heads, m, config_gate_name(c.gate), err, ref);
+      free(g_all), free(g_one);
+      model_acts_free(A);
+      model_free(M);
+    }
+}
+
 /* Self family: a tensor two archs or two gate positions both have is the
  * same draw (paired comparisons); W_g/b_g differ in shape between gated
  * (d × d) and gated-headwise (H × d). */
@@ -540,6 +600,7 @@ int main(void) {
       cmocka_unit_test(test_self_backward_matches_finite_differences),
       cmocka_unit_test(test_self_shared_tensors_identical),
       cmocka_unit_test(test_self_parameter_counts),
+      cmocka_unit_test(test_self_blocks_match_points),
       cmocka_unit_test(test_backward_matches_finite_differences),
       cmocka_unit_test(test_forward_matches_textbook),
       cmocka_unit_test(test_shared_tensors_identical_across_archs),

@@ -25,14 +25,15 @@
  *   value (0,0);  ∂_a (a,0) (0,a);  ∂_ab (ab,0) (a,b) (b,a) (0,ab).
  * The scores of query token t sit in its rows as H groups of T columns, so
  * the softmax over keys is jet_softmax_groups on N·T jet points. With C = 1
- * this is the training forward pass.
+ * (values: the training pass) the products and their backward are
+ * self_products.c's, blocks of points across vector lanes.
  *
  * The family's row of the family table is self_family_ops (at the end),
  * with the attention-sink sums of docs/MODELS.md as its sink_sums. */
 #include "curvsweep/error.h"
-#include "curvsweep/simd.h"
 #include "layers.h"
 #include "model_internal.h"
+#include "self_products.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -169,100 +170,6 @@ static void tokens_forward(const cs_model *M, const jet_shape *js, int T, int N,
   }
 }
 
-/* out[s] = Σ_i q[i] K[s, i] (i = 0..dh−1 in order, as one dot product
- * would sum) for the T rows s of K (ld ldk). Four rows at a time, so four
- * independent sums are in flight instead of one chain of dependent adds;
- * a short last block repeats its last row and drops the copies. Each sum
- * is the same operations in the same order as the plain loop: same bits. */
-#define SELF_INLINE static inline __attribute__((always_inline))
-
-SELF_INLINE void row_dots(int T, int dh, const double *restrict q, const double *restrict K, int ldk,
-                     double *restrict out) {
-  for (int s0 = 0; s0 < T; s0 += 4) {
-    const double *k0 = K + (int64_t)s0 * ldk;
-    const double *k1 = K + (int64_t)(s0 + 1 < T ? s0 + 1 : T - 1) * ldk;
-    const double *k2 = K + (int64_t)(s0 + 2 < T ? s0 + 2 : T - 1) * ldk;
-    const double *k3 = K + (int64_t)(s0 + 3 < T ? s0 + 3 : T - 1) * ldk;
-    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
-    for (int i = 0; i < dh; i++) {
-      double qi = q[i];
-      a0 += qi * k0[i];
-      a1 += qi * k1[i];
-      a2 += qi * k2[i];
-      a3 += qi * k3[i];
-    }
-    out[s0] = a0;
-    if (s0 + 1 < T) out[s0 + 1] = a1;
-    if (s0 + 2 < T) out[s0 + 2] = a2;
-    if (s0 + 3 < T) out[s0 + 3] = a3;
-  }
-}
-
-/* Scores on values (C = 1), the training pass: the pairs loop of
- * scores_forward is one term, unrolled away. */
-SELF_INLINE void scores_values_body(int N, int T, int H, int dh, double scale, const double *restrict Q,
-                          int ldq, const double *restrict K, int ldk, double *restrict out) {
-  int HT = H * T;
-  for (int p = 0; p < N; p++) {
-    const double *Qp = Q + (int64_t)p * T * ldq, *Kp = K + (int64_t)p * T * ldk;
-    double *op = out + (int64_t)p * T * HT;
-    for (int t = 0; t < T; t++)
-      for (int j = 0; j < H; j++) {
-        double *orow = op + t * HT + j * T;
-        row_dots(T, dh, Qp + (int64_t)t * ldq + j * dh, Kp + j * dh, ldk, orow);
-        for (int s = 0; s < T; s++) orow[s] *= scale;
-      }
-  }
-}
-
-/* The token count T of the default tasks (m = 2, docs/MODELS.md) gets a
- * copy of the per-point loops with T a constant, which the compiler
- * unrolls; the same operations in the same order as the general copy. */
-#define SELF_T_COMMON 3
-
-CS_VECTOR_CLONES static void scores_values(int N, int T, int H, int dh, double scale, const double *Q, int ldq,
-                          const double *K, int ldk, double *out) {
-  if (T == SELF_T_COMMON)
-    scores_values_body(N, SELF_T_COMMON, H, dh, scale, Q, ldq, K, ldk, out);
-  else
-    scores_values_body(N, T, H, dh, scale, Q, ldq, K, ldk, out);
-}
-
-/* O = P V on values (C = 1). */
-/* out[i] = Σ_s (scale · w[s·wst]) rows[s, i] for i < dh, each summed over
- * s = 0..T−1 in order from 0 in a register (the order in which the plain
- * loops accumulated into memory: same bits). With T a constant the s loop
- * unrolls and the i loop vectorises. */
-SELF_INLINE void weighted_rows(int T, int dh, double scale, const double *restrict w, int wst,
-                               const double *restrict rows, int64_t ld, double *restrict out) {
-  for (int i = 0; i < dh; i++) {
-    double acc = 0.0;
-    for (int s = 0; s < T; s++) acc += (scale * w[s * wst]) * rows[s * ld + i];
-    out[i] = acc;
-  }
-}
-
-SELF_INLINE void values_values_body(int N, int T, int H, int dh, const double *restrict P,
-                                    const double *restrict V, int ldv, double *restrict out) {
-  int HT = H * T, d = H * dh;
-  for (int p = 0; p < N; p++) {
-    const double *Pp = P + (int64_t)p * T * HT, *Vp = V + (int64_t)p * T * ldv;
-    double *Op = out + (int64_t)p * T * d;
-    for (int t = 0; t < T; t++)
-      for (int j = 0; j < H; j++)
-        weighted_rows(T, dh, 1.0, Pp + (int64_t)t * HT + j * T, 1, Vp + j * dh, ldv,
-                      Op + (int64_t)t * d + j * dh);
-  }
-}
-
-CS_VECTOR_CLONES static void values_values(int N, int T, int H, int dh, const double *P, const double *V, int ldv,
-                          double *out) {
-  if (T == SELF_T_COMMON)
-    values_values_body(N, SELF_T_COMMON, H, dh, P, V, ldv, out);
-  else
-    values_values_body(N, T, H, dh, P, V, ldv, out);
-}
-
 /* Scores on jets, per point p, head j, query t, key s, jet row r:
  *   S[(p,t,r), j·T + s] = scale Σ_{(r1,r2) ∈ pairs(r)} ⟨Q[(p,t,r1), head j], K[(p,s,r2), head j]⟩
  * Q (ld ldq), K (ld ldk) hold d columns; out NTC × H·T. */
@@ -270,7 +177,7 @@ static void scores_forward(const jet_shape *js, int T, int N, int H, int dh, dou
                            const double *Q, int ldq, const double *K, int ldk, double *out) {
   int C = js->C, HT = H * T;
   if (C == 1) {
-    scores_values(N, T, H, dh, scale, Q, ldq, K, ldk, out);
+    self_scores_values(N, T, H, dh, scale, Q, ldq, K, ldk, out);
     return;
   }
   for (int p = 0; p < N; p++)
@@ -298,7 +205,7 @@ static void values_forward(const jet_shape *js, int T, int N, int H, int dh, con
                            const double *V, int ldv, double *out) {
   int C = js->C, HT = H * T, d = H * dh;
   if (C == 1) {
-    values_values(N, T, H, dh, P, V, ldv, out);
+    self_values_values(N, T, H, dh, P, V, ldv, out);
     return;
   }
   for (int p = 0; p < N; p++)
@@ -378,62 +285,6 @@ static int self_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
 
 /* ----------------------------------------------------------- backward */
 
-/* Attention backward on values, NT rows, given dO (NT × d):
- *   dP_j[t,s] = ⟨dO_j[t], V_j[s]⟩;   dV_j[s] = Σ_t P_j[t,s] dO_j[t]
- *   dS = P ⊙ (dP − ⟨P, dP⟩) per query and head
- *   dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s];   dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t]
- * dQ, dK, dV (ld lddq, lddk, lddv) are overwritten; they may be column
- * blocks of one array (disjoint columns: restrict holds). */
-SELF_INLINE void attention_backward_body(int T, int N, int H, int dh,
-                               const double *restrict P, const double *restrict dO,
-                               const double *restrict Q, int ldq, const double *restrict K,
-                               int ldk, const double *restrict V, int ldv, double *restrict dP,
-                               double *restrict dQ, int lddq, double *restrict dK, int lddk,
-                               double *restrict dV, int lddv) {
-  int HT = H * T, d = H * dh;
-  double scale = 1.0 / sqrt((double)dh);
-  for (int p = 0; p < N; p++) {
-    int64_t base = (int64_t)p * T;
-    /* dP and dS, per query t and head j */
-    for (int t = 0; t < T; t++) {
-      const double *dot = dO + (base + t) * d, *pt = P + (base + t) * HT;
-      double *dpt = dP + (base + t) * HT;
-      for (int j = 0; j < H; j++) {
-        const double *ptj = pt + j * T;
-        double *dptj = dpt + j * T, dotp = 0.0;
-        row_dots(T, dh, dot + j * dh, V + base * ldv + j * dh, ldv, dptj);
-        for (int s = 0; s < T; s++) dotp += ptj[s] * dptj[s];
-        for (int s = 0; s < T; s++) dptj[s] = ptj[s] * (dptj[s] - dotp);
-      }
-    }
-    /* dV_j[s] = Σ_t P_j[t,s] dO_j[t];  dK_j[s] = scale Σ_t dS_j[t,s] Q_j[t] */
-    for (int s = 0; s < T; s++)
-      for (int j = 0; j < H; j++) {
-        weighted_rows(T, dh, 1.0, P + base * HT + j * T + s, HT, dO + base * d + j * dh, d,
-                      dV + (base + s) * lddv + j * dh);
-        weighted_rows(T, dh, scale, dP + base * HT + j * T + s, HT, Q + base * ldq + j * dh, ldq,
-                      dK + (base + s) * lddk + j * dh);
-      }
-    /* dQ_j[t] = scale Σ_s dS_j[t,s] K_j[s] */
-    for (int t = 0; t < T; t++)
-      for (int j = 0; j < H; j++)
-        weighted_rows(T, dh, scale, dP + (base + t) * HT + j * T, 1, K + base * ldk + j * dh, ldk,
-                      dQ + (base + t) * lddq + j * dh);
-  }
-}
-
-CS_VECTOR_CLONES static void attention_backward(const self_acts *S, int N, int H, int dh, const double *P,
-                               const double *dO, const double *Q, int ldq, const double *K,
-                               int ldk, const double *V, int ldv, double *dP, double *dQ, int lddq,
-                               double *dK, int lddk, double *dV, int lddv) {
-  if (S->T == SELF_T_COMMON)
-    attention_backward_body(SELF_T_COMMON, N, H, dh, P, dO, Q, ldq, K, ldk, V, ldv, dP, dQ, lddq,
-                            dK, lddk, dV, lddv);
-  else
-    attention_backward_body(S->T, N, H, dh, P, dO, Q, ldq, K, ldk, V, ldv, dP, dQ, lddq, dK, lddk,
-                            dV, lddv);
-}
-
 /* One layer backward on values: dXn (NT × d, gradient of X_{l+1}) -> dX. */
 static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double *X,
                           const double *dXn, double *dX) {
@@ -449,8 +300,8 @@ static int layer_backward(cs_model *M, self_acts *S, int N, int l, const double 
   qkv_view v = qkv_split(M, c->qkvz, c->gated);
   qkv_view g = qkv_split(M, S->gr.dqkvz, S->gr.dgated);
   LA_PROF_BEGIN(t0);
-  attention_backward(S, N, M->H, M->dh, c->p, dO, v.q, v.ldq, v.k, v.ldk, v.v, v.ldv, S->dp, g.q,
-                     g.ldq, g.k, g.ldk, g.v, g.ldv);
+  self_attention_backward(N, S->T, M->H, M->dh, c->p, dO, v.q, v.ldq, v.k, v.ldk, v.v, v.ldv,
+                          S->dp, g.q, g.ldq, g.k, g.ldk, g.v, g.ldv);
   LA_PROF_END(t0, LA_PROF_TOKENS);
   /* [Q|K|V|Z] = A [W_q; W_k; W_v; W_g]ᵀ, gated at g2..g4 (layers.h): dA */
   double *dA = M->cfg.norm == NORM_PRE ? S->gr.da : dX;
