@@ -37,7 +37,6 @@
  * AVX2 or four SSE2 registers in the clones of CS_VECTOR_CLONES). */
 #define LANES 8
 typedef double vd8 __attribute__((vector_size(8 * LANES)));
-typedef long long vi8 __attribute__((vector_size(8 * LANES)));
 
 /* x in every lane (a macro: a vector return value would change the
  * baseline clone's ABI) */
@@ -203,24 +202,29 @@ static int group_width(int T, int H, int dh) {
 }
 
 /* o[i][l] = r[l][i]: three rounds of two-vector shuffles, each swapping one
- * bit of the row index with one of the column index. Moves only. */
+ * bit of the row index with one of the column index. Moves only.
+ * __builtin_shufflevector (constant lane indices into the pair of
+ * vectors, 8–15 the second) is both GCC's (from 12) and clang's. */
+#define SHUF_LO1(x, y) __builtin_shufflevector(x, y, 0, 8, 2, 10, 4, 12, 6, 14)
+#define SHUF_HI1(x, y) __builtin_shufflevector(x, y, 1, 9, 3, 11, 5, 13, 7, 15)
+#define SHUF_LO2(x, y) __builtin_shufflevector(x, y, 0, 1, 8, 9, 4, 5, 12, 13)
+#define SHUF_HI2(x, y) __builtin_shufflevector(x, y, 2, 3, 10, 11, 6, 7, 14, 15)
+#define SHUF_LO3(x, y) __builtin_shufflevector(x, y, 0, 1, 2, 3, 8, 9, 10, 11)
+#define SHUF_HI3(x, y) __builtin_shufflevector(x, y, 4, 5, 6, 7, 12, 13, 14, 15)
 SELF_INLINE void transpose8(const vd8 *r, vd8 *o) {
-  const vi8 lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};
-  const vi8 lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-  const vi8 lo3 = {0, 1, 2, 3, 8, 9, 10, 11}, hi3 = {4, 5, 6, 7, 12, 13, 14, 15};
   vd8 a[LANES], b[LANES];
   for (int l = 0; l < LANES; l += 2) {
-    a[l] = __builtin_shuffle(r[l], r[l + 1], lo1);
-    a[l + 1] = __builtin_shuffle(r[l], r[l + 1], hi1);
+    a[l] = SHUF_LO1(r[l], r[l + 1]);
+    a[l + 1] = SHUF_HI1(r[l], r[l + 1]);
   }
   for (int l = 0; l < LANES; l += 4)
     for (int e = 0; e < 2; e++) {
-      b[l + e] = __builtin_shuffle(a[l + e], a[l + e + 2], lo2);
-      b[l + e + 2] = __builtin_shuffle(a[l + e], a[l + e + 2], hi2);
+      b[l + e] = SHUF_LO2(a[l + e], a[l + e + 2]);
+      b[l + e + 2] = SHUF_HI2(a[l + e], a[l + e + 2]);
     }
   for (int e = 0; e < 4; e++) {
-    o[e] = __builtin_shuffle(b[e], b[e + 4], lo3);
-    o[e + 4] = __builtin_shuffle(b[e], b[e + 4], hi3);
+    o[e] = SHUF_LO3(b[e], b[e + 4]);
+    o[e + 4] = SHUF_HI3(b[e], b[e + 4]);
   }
 }
 
