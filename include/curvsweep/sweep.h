@@ -54,8 +54,9 @@ typedef struct {
 } sweep_options;
 
 /* Widths from which a team of 2 trains faster than one rank (bench/team on
- * the 2-core reference machine); narrower models should use 1×1. */
-#define SWEEP_TEAM_MIN_WIDTH 512
+ * the 2-core reference machine: faster from 256 in every run, from 128 in
+ * some; bench/RESULTS.md, "Teams"); narrower models should use 1×1. */
+#define SWEEP_TEAM_MIN_WIDTH 256
 
 /* Estimated cost of a cell in floating-point operations (train + curvature). */
 double sweep_cell_cost(const cs_config *cfg);
