@@ -726,6 +726,10 @@ void archive_results_free(cs_cell_result *res, int64_t n);
 
 /* ======== archive_write.c: results (batched) or a /runs row into an open file ======== */
 int archive_check_result(const cs_archive *a, const cs_cell_result *r);
+/* The part of archive_check_result that needs no archive: the result's
+ * arrays agree with its counts (depth, curve points, gate blocks, points,
+ * fields, tensors); path names it in the error. */
+int archive_check_result_shape(const char *path, const cs_cell_result *r);
 /* Results on their way into an open file: groups already written, table
  * rows and /cells rows kept for the batch's commit point. */
 typedef struct {

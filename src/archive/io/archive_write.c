@@ -28,23 +28,27 @@ int archive_check_result(const cs_archive *a, const cs_cell_result *r) {
   if (archive_find_row(a, r->cell_id) < 0)
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 " is not listed in this archive (another "
                     "shard's cell?)", a->path, r->cell_id);
+  return archive_check_result_shape(a->path, r);
+}
+
+int archive_check_result_shape(const char *path, const cs_cell_result *r) {
   if (r->depth < 0 || (r->depth > 0 && !r->curv) || r->n_curve < 0 || (r->n_curve > 0 && !r->curve))
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent result (depth %d, %d curve "
-                    "points)", a->path, r->cell_id, r->depth, r->n_curve);
+                    "points)", path, r->cell_id, r->depth, r->n_curve);
   if (r->n_gates < 0 || r->n_gates > r->depth || (r->n_gates > 0 && !r->gates))
     return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent gate scores (%d blocks of "
-                    "%d)", a->path, r->cell_id, r->n_gates, r->depth);
+                    "%d)", path, r->cell_id, r->n_gates, r->depth);
   if (r->pt_x && (r->n_points <= 0 || r->m <= 0 ||
                   (r->depth > 0 && !archive_has_point_arrays(r))))
-    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent per-point arrays", a->path,
+    return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": inconsistent per-point arrays", path,
                     r->cell_id);
-  CS_CHECK(archive_check_fields(a->path, r));
+  CS_CHECK(archive_check_fields(path, r));
   for (int i = 0; i < r->n_tensors; i++) {
     const cs_tensor *T = &r->tensors[i];
     if (archive_check_tensor_name(T->name) != 0 || T->rows < 0 || T->cols < 0 ||
         ((int64_t)T->rows * T->cols > 0 && !T->v))
       return cs_error(CS_ERR_INPUT, "%s: cell %" PRId64 ": bad parameter tensor %d '%.48s' "
-                      "(%d x %d)", a->path, r->cell_id, i, T->name, T->rows, T->cols);
+                      "(%d x %d)", path, r->cell_id, i, T->name, T->rows, T->cols);
   }
   return CS_OK;
 }
