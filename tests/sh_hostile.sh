@@ -97,6 +97,7 @@ strict() {
   what="$name: $*"
   # shellcheck disable=SC2086 # files: a list of names without spaces
   before=$(case_sums $files)
+  rm -f rss.txt # a killed /usr/bin/time writes none: never read the last command's
   t0=${EPOCHREALTIME/[.,]/}
   timeout -k 5 "$strict_s" /usr/bin/time -f %M -o rss.txt "$@" >out.txt 2>&1 </dev/null; rc=$?
   t1=${EPOCHREALTIME/[.,]/}
@@ -159,13 +160,13 @@ done
 # committed_rows, the journal not dirty) with a wild record: refused before
 # the repair, committed_rows and every byte left alone
 cp base.h5 r.h5
-"${CS_BUILD_DIR:?}/journal_forge" "$spec" r.h5 test-acc-7 >/dev/null || bad "journal_forge on r.h5 failed"
+rcell=$("${CS_BUILD_DIR:?}/journal_forge" "$spec" r.h5 test-acc-7) || bad "journal_forge on r.h5 failed"
 printf '\0\0\0\0' | dd of=r.h5.journal bs=1 seek=108 conv=notrunc status=none # the dirty flag (docs/ARCHIVE.md, "Journal")
 /usr/bin/python3 -c 'import sys, h5py; d = h5py.File(sys.argv[1], "r+")["curvature"]; d.resize((d.shape[0] + 3,))' r.h5 ||
   bad "crafting r.h5 failed"
 committed() { /usr/bin/python3 -c 'import sys, h5py; d = h5py.File(sys.argv[1], "r")["curvature"]; print(int(d.attrs["committed_rows"]), d.shape[0])' r.h5; }
 rows_before=$(committed)
-strict 2 repair-step "(cell 0) is refused" "r.h5 r.h5.journal" "$bin" run "$spec" -o r.h5
+strict 2 repair-step "(cell $rcell) is refused" "r.h5 r.h5.journal" "$bin" run "$spec" -o r.h5
 [[ $(committed) == "$rows_before" ]] && ok || bad "the refused resume changed committed_rows or the extent ($rows_before -> $(committed))"
 # a symbolic link at -o into another archive of the same sweep (a pending
 # cell there): refused naming the link, the other archive unchanged

@@ -77,7 +77,7 @@ attack() { # DIR KINDS (gp, dat, png): until the file stop appears
 }
 mkdir R
 # a first report to swap from the start, then runs under attack: the
-# figures alone (the scripts gnuplot would run are curvsweep's), the
+# figures alone (twice: each run is one chance for the race; the scripts gnuplot would run are curvsweep's),
 # scripts and data alone, all three
 "$bin" analyze a.h5 -o R >o 2>&1 && ok || { bad "the first report into R"; cat o; }
 for kinds in png png gp,dat gp,dat,png; do

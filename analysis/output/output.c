@@ -130,21 +130,13 @@ int analysis_file_write(const analysis_outdir *dir, const char *name, const char
 }
 
 FILE *analysis_file_read(const analysis_outdir *dir, const char *name, int *rc) {
-  int fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
   const char *why = NULL;
-  int input = 0; /* what is there is refused (CS_ERR_INPUT), not a system error */
-  if (fd < 0) input = errno == ELOOP, why = input ? "a symbolic link is there" : strerror(errno);
-  else if (fstat(fd, &st) != 0) why = strerror(errno);
-  else if (!S_ISREG(st.st_mode)) input = 1, why = "not a regular file";
-  FILE *f = NULL;
-  if (!why) {
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "r"))) why = strerror(errno);
-  }
+  int fd = cs_open_regular_at(dir->fd, name, O_RDONLY | O_NOFOLLOW, 0, NULL, &why);
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
   if (f) return f;
-  if (fd >= 0) close(fd);
-  *rc = cs_error(input ? CS_ERR_INPUT : CS_ERR_IO, "%s/%s: cannot read it: %s", dir->path, name, why);
+  if (fd >= 0) why = strerror(errno), close(fd);
+  /* what is there is refused (-2: CS_ERR_INPUT), not a system error */
+  *rc = cs_error(fd == -2 ? CS_ERR_INPUT : CS_ERR_IO, "%s/%s: cannot read it: %s", dir->path, name, why);
   return NULL;
 }
 

@@ -40,6 +40,11 @@ int cs_mkdir_p(const char *dir);
  * opened (*why: strerror, errno kept) or -2 when it is not a regular file
  * (*why: "Is a directory", "not a regular file (a FIFO)", ...). */
 int cs_open_regular(const char *path, int flags, int mode, struct stat *st, const char **why);
+/* The same for name relative to dirfd (AT_FDCWD: the working directory);
+ * with O_NOFOLLOW in flags a symbolic link at name is -2 ("a symbolic
+ * link"). */
+int cs_open_regular_at(int dirfd, const char *name, int flags, int mode, struct stat *st,
+                       const char **why);
 
 /* All n bytes at p written to fd, or read from it: short counts resumed,
  * EINTR retried. 0, or -1 on an error (errno) or the end of the file. */

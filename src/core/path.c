@@ -118,15 +118,24 @@ static int cs_fd_regular(int fd, struct stat *st, int owned, int keep_nonblock, 
   return r;
 }
 
-int cs_open_regular(const char *path, int flags, int mode, struct stat *st, const char **why) {
+int cs_open_regular_at(int dirfd, const char *name, int flags, int mode, struct stat *st,
+                       const char **why) {
   struct stat own;
   if (!st) st = &own;
-  int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, mode);
+  int fd = openat(dirfd, name, flags | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW)) {
+    *why = "a symbolic link";
+    return -2;
+  }
   if (fd < 0) {
     *why = strerror(errno);
     return -1;
   }
   return cs_fd_regular(fd, st, 0, flags & O_NONBLOCK, why);
+}
+
+int cs_open_regular(const char *path, int flags, int mode, struct stat *st, const char **why) {
+  return cs_open_regular_at(AT_FDCWD, path, flags, mode, st, why);
 }
 
 int cs_dir_open(const char *path, int *dirfd, const char **base, const char **why) {

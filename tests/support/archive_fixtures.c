@@ -93,6 +93,13 @@ int count_prefixed(const char *dir, const char *prefix, char *first, size_t len)
   return n;
 }
 
+/* The depth of a cell of spec (its config). */
+int spec_depth(const cs_spec *spec, int64_t cell) {
+  cs_config cfg;
+  assert_int_equal(spec_cell_config(spec, cell, &cfg), 0);
+  return cfg.depth;
+}
+
 /* A result with known numbers (the same formulas as tests/archive_h5py_check.py):
  *   rank = cell % 4, attempts = 1 (+1 when failed), wall_s = 1.5 + cell,
  *   train_loss = 0.25 + cell/64, train_acc = 0.5 + (cell mod 64)/128,
@@ -117,12 +124,6 @@ int count_prefixed(const char *dir, const char *prefix, char *first, size_t len)
  *   1.5 + cell/64; done: test_nll 0.5 + cell/512, test_brier 0.25 +
  *   (cell mod 64)/256, test_ece 0.0625 + (cell mod 16)/64; diverged: NaN.
  *   salt shifts train_loss (merge conflicts). */
-int spec_depth(const cs_spec *spec, int64_t cell) {
-  cs_config cfg;
-  assert_int_equal(spec_cell_config(spec, cell, &cfg), 0);
-  return cfg.depth;
-}
-
 cs_cell_result known_result(int64_t cell, int depth, cs_cell_status status, int flags,
                                    double salt) {
   cs_cell_result r = make_result(cell, depth, 0.0);
