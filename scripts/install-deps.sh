@@ -11,6 +11,7 @@ PACKAGES=(
   libhdf5-openmpi-dev hdf5-tools
   zlib1g-dev                     # the journal's CRC-32 (HDF5 depends on it too)
   libopenblas-dev
+  libxsmm-dev                    # JIT kernels for the small products of the transformer cells (docs/DECISIONS.md)
   libinih-dev
   libcmocka-dev
   libgsl-dev                     # distributions and special functions of the report's statistics

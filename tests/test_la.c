@@ -3,7 +3,10 @@
  * view (attention heads, the fused [q | z] array), beta 0, 1 and −0.5,
  * inner dimensions 1 to 4, beta 0 not reading C (NaN there), and the
  * small transposed-B path (a scratch copy, grown between calls) next to
- * the direct one; B itself is never written. The normal build has no
+ * the direct one; B itself is never written. Small products run in
+ * libxsmm's kernels (and only they: alpha ≠ 1, beta ∉ {0, 1} and large
+ * products stay in OpenBLAS), and a row of such a product has the same
+ * bits whatever the number of rows around it. The normal build has no
  * breakdown timers. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +135,84 @@ static void test_transposed_copy_is_exact(void **state) {
   free(a), free(b), free(bt), free(c1), free(c2);
 }
 
+/* Which library runs a product: alpha 1 and beta 0 or 1 with a small
+ * op(B) (any number of rows, a short last block included) or a small
+ * weight-gradient product Aᵀ B go to libxsmm (la_small_products counts
+ * them), each checked against the loops; alpha ≠ 1, beta ∉ {0, 1}, a
+ * 512 × 512 B or a 128 × 128 × 4096 gradient product do not. */
+static void test_small_products_run_in_libxsmm(void **state) {
+  (void)state;
+  const int small[][4] = {/* ta, m, n, k */
+                          {0, 256, 128, 128}, {0, 100, 131, 128}, {0, 768, 64, 16},
+                          {0, 5, 8, 8},       {0, 24, 16, 16},    {1, 128, 128, 256},
+                          {1, 16, 16, 768},   {1, 3, 128, 256}};
+  uint64_t seed = 100;
+  for (size_t s = 0; s < sizeof small / sizeof small[0]; s++)
+    for (int beta = 0; beta <= 1; beta++)
+      for (int tb = 0; tb <= 1; tb++) {
+        if (small[s][0] && tb) continue; /* Aᵀ Bᵀ: no product of the models */
+        uint64_t before = la_small_products();
+        check_product(small[s][0] ? 'T' : 'N', tb ? 'T' : 'N', small[s][1], small[s][2],
+                      small[s][3], 1.0, beta, seed++);
+        if (la_small_products() != before + 1)
+          fail_msg("%c%c %dx%dx%d beta %d did not run in libxsmm", small[s][0] ? 'T' : 'N',
+                   tb ? 'T' : 'N', small[s][1], small[s][2], small[s][3], beta);
+      }
+  const int large[][4] = {{0, 64, 512, 512}, {1, 128, 128, 4096}};
+  for (size_t s = 0; s < sizeof large / sizeof large[0]; s++) {
+    uint64_t before = la_small_products();
+    check_product(large[s][0] ? 'T' : 'N', 'N', large[s][1], large[s][2], large[s][3], 1.0, 1.0,
+                  seed++);
+    assert_true(la_small_products() == before);
+  }
+  const double scalars[][2] = {{0.5, 0.0}, {1.0, -0.5}, {2.0, 1.0}};
+  for (int v = 0; v < 3; v++) {
+    uint64_t before = la_small_products();
+    check_product('N', 'N', 40, 16, 16, scalars[v][0], scalars[v][1], seed++);
+    assert_true(la_small_products() == before);
+  }
+}
+
+/* A row of A B has the same bits in a product of 1, 7, 23, 24, 25 or 100
+ * rows (the curvature field and the per-point path evaluate one point in
+ * batches of different sizes): widths where libxsmm's register blocks
+ * differ (131 and 33 columns, 4 or 128 inner), beta 0 and 1. */
+static void test_rows_do_not_depend_on_the_batch(void **state) {
+  (void)state;
+  const int shapes[][2] = {{131, 128}, {33, 4}, {16, 16}, {64, 16}, {11, 8}, {3, 8}, {7, 4},
+                           {128, 32}};
+  const int batches[] = {1, 7, 23, 24, 25};
+  enum { M = 100 };
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int beta = 0; beta <= 1; beta++) {
+      int n = shapes[s][0], k = shapes[s][1];
+      double *a = malloc(sizeof(double) * M * k), *b = malloc(sizeof(double) * k * n);
+      double *c0 = malloc(sizeof(double) * M * n), *c = malloc(sizeof(double) * M * n);
+      double *part = malloc(sizeof(double) * M * n);
+      rng_stream r = rng_stream_make(7 + s, "test", beta, "la-rows");
+      for (int i = 0; i < M * k; i++) a[i] = rng_normal(&r) * exp(4.0 * rng_normal(&r));
+      for (int i = 0; i < k * n; i++) b[i] = rng_normal(&r);
+      for (int i = 0; i < M * n; i++) c0[i] = rng_normal(&r);
+      memcpy(c, c0, sizeof(double) * M * n);
+      la_mat B = la_view(NULL, k, n, n, b);
+      assert_ok(la_gemm('N', 'N', 1.0, la_view(NULL, M, k, k, a), B, beta, la_view(NULL, M, n, n, c)));
+      for (size_t q = 0; q < sizeof batches / sizeof batches[0]; q++) {
+        int size = batches[q];
+        memcpy(part, c0, sizeof(double) * M * n);
+        for (int r0 = 0; r0 < M; r0 += size) {
+          int rows = r0 + size <= M ? size : M - r0;
+          assert_ok(la_gemm('N', 'N', 1.0, la_view(NULL, rows, k, k, a + (size_t)r0 * k), B, beta,
+                            la_view(NULL, rows, n, n, part + (size_t)r0 * n)));
+        }
+        for (int i = 0; i < M * n; i++)
+          if (memcmp(&part[i], &c[i], sizeof(double)))
+            fail_msg("%d x %d, beta %d: row %d in batches of %d: %.17g, in one product %.17g", n,
+                     k, beta, i / n, size, part[i], c[i]);
+      }
+      free(a), free(b), free(c0), free(c), free(part);
+    }
+}
+
 static void test_no_timers_in_the_normal_build(void **state) {
   (void)state;
   assert_int_equal(la_prof_compiled(), 0);
@@ -152,6 +233,8 @@ int main(void) {
       cmocka_unit_test(test_gemm_matches_loops),
       cmocka_unit_test(test_beta_zero_ignores_c),
       cmocka_unit_test(test_transposed_copy_is_exact),
+      cmocka_unit_test(test_small_products_run_in_libxsmm),
+      cmocka_unit_test(test_rows_do_not_depend_on_the_batch),
       cmocka_unit_test(test_no_timers_in_the_normal_build),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

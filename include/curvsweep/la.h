@@ -81,6 +81,9 @@ void la_add_row_vector(la_mat y, const double *b);
 /* acc[:] += Σ_r Y[r, :]  (bias gradients). */
 void la_sum_rows(la_mat y, double *acc);
 
+/* Products of this thread that ran in libxsmm's small-matrix kernels
+ * rather than OpenBLAS (la_local.c; tests and benchmarks). */
+uint64_t la_small_products(void);
 /* Floating-point operations issued through la on this thread (benchmarks). */
 uint64_t la_flop_count(void);
 void la_flop_reset(void);

@@ -1,12 +1,12 @@
 /* la.c — dense linear algebra on row-major views; the 1×1 team path.
  *
  * On a 1×1 team every view is its own local block, so products go straight
- * to CBLAS (OpenBLAS, single-threaded per rank). */
+ * to the local product (la_local.c: libxsmm or OpenBLAS, single-threaded
+ * per rank). */
 #include "la_internal.h"
 
 #include "curvsweep/simd.h"
 
-#include <cblas.h>
 #include <stdlib.h>
 
 static _Thread_local uint64_t la_flops;
@@ -42,6 +42,7 @@ void la_workspace_release(void) {
   free(la_transpose_buf);
   la_transpose_buf = NULL;
   la_transpose_len = 0;
+  la_local_release();
 }
 
 static la_mat la_transposed_copy(la_mat b) {
@@ -54,21 +55,28 @@ static la_mat la_transposed_copy(la_mat b) {
     if (!p) return b;
     buf = la_transpose_buf = p, len = la_transpose_len = need;
   }
-  for (int i = 0; i < n; i++) {
-    const double *row = b.v + (int64_t)i * b.ld;
-    for (int j = 0; j < k; j++) buf[(size_t)j * n + i] = row[j];
-  }
+  /* 8 × 8 tiles: each tile reads 8 rows of b and writes 8 rows of the
+   * copy, a cache line each (one row at a time would write a line per entry) */
+  for (int i0 = 0; i0 < n; i0 += 8)
+    for (int j0 = 0; j0 < k; j0 += 8) {
+      int i1 = i0 + 8 < n ? i0 + 8 : n, j1 = j0 + 8 < k ? j0 + 8 : k;
+      for (int i = i0; i < i1; i++) {
+        const double *row = b.v + (int64_t)i * b.ld;
+        for (int j = j0; j < j1; j++) buf[(size_t)j * n + i] = row[j];
+      }
+    }
   la_mat t = b;
   t.v = buf, t.ld = n, t.rows = t.lrows = t.mb = k, t.cols = t.lcols = t.nb = n;
   return t;
 }
 
-/* A small op(B) = Bᵀ (a weight W in X Wᵀ, the slots K in q Kᵀ) is
- * transposed into scratch and the product run as A·B: OpenBLAS sends
- * row-major A·Bᵀ with a short inner dimension through its general packed
- * path but A·B through its small-matrix kernels (SkylakeX: 15% of the
- * reference training cell). The same exact products, summed by whichever
- * kernel OpenBLAS picks for the shape (DECISIONS.md). */
+/* op(B) = Bᵀ is transposed into scratch and the product run as A·B when
+ * B is small (a weight W in X Wᵀ, the slots K in q Kᵀ) or the product is
+ * one for libxsmm (la_local.c): OpenBLAS sends row-major A·Bᵀ with a short
+ * inner dimension through its general packed path but A·B through its
+ * small-matrix kernels (SkylakeX: 15% of the reference training cell), and
+ * libxsmm's kernels take no transposed B at all. The same exact products,
+ * summed by whichever kernel runs the shape (DECISIONS.md). */
 int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double beta, la_mat c) {
   int ta = (trans_a == 'T'), tb = (trans_b == 'T');
   int m = c.rows, n = c.cols, k = ta ? a.rows : a.cols;
@@ -77,15 +85,15 @@ int la_gemm(char trans_a, char trans_b, double alpha, la_mat a, la_mat b, double
   const la_team *t = c.team;
   LA_PROF_BEGIN(t0);
   int rc = 0;
-  if (!ta && tb && (int64_t)b.rows * b.cols <= LA_TRANSPOSE_B_MAX) {
+  if (!ta && tb &&
+      ((int64_t)b.rows * b.cols <= LA_TRANSPOSE_B_MAX || la_local_small(0, m, n, k, alpha, beta))) {
     la_mat bt = la_transposed_copy(b);
     if (bt.v != b.v) b = bt, tb = 0, trans_b = 'N';
   }
   if (t && t->size > 1 && k > 0 && 2.0 * m * n * k >= t->flop_threshold)
     rc = la_gemm_team(t, trans_a, trans_b, alpha, a, b, beta, c);
   else
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-                n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
+    rc = la_gemm_local(ta, tb, m, n, k, alpha, a.v, a.ld, b.v, b.ld, beta, c.v, c.ld);
   LA_PROF_END(t0, LA_PROF_GEMM);
   return rc;
 }

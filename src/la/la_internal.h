@@ -23,6 +23,18 @@ struct la_team {
   int *counts, *displs; /* all-gather counts and displacements, size entries each */
 };
 
+/* C = alpha op(A) op(B) + beta C on this rank alone, row-major, op(X) = Xᵀ
+ * when tX: libxsmm's kernel for small shapes, OpenBLAS otherwise
+ * (la_local.c). Every local product of la goes through here. CS_ERR_NOMEM
+ * when its padding scratch cannot grow. */
+int la_gemm_local(int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                  const double *b, int ldb, double beta, double *c, int ldc);
+/* 1 when libxsmm is to run an m × n × k product with these scalars (it
+ * may still decline a transposed B: la_gemm transposes B first). */
+int la_local_small(int ta, int m, int n, int k, double alpha, double beta);
+/* Frees this thread's padding scratch (la_workspace_release). */
+void la_local_release(void);
+
 int la_gemm_team(const la_team *t, char ta, char tb, double alpha, la_mat a, la_mat b,
                  double beta, la_mat c);
 

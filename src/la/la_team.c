@@ -21,9 +21,9 @@
 
 #include "curvsweep/error.h"
 
-#include <cblas.h>
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,9 +259,8 @@ static int la_gemm_rows(const la_team *t, char ta, char tb, double alpha, la_mat
   block_range(m, t->size, t->rank, &r0, &r1);
   const double *ap = ta == 'T' ? a.v + r0 : a.v + (int64_t)r0 * a.ld;
   if (r1 > r0)
-    cblas_dgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
-                tb == 'T' ? CblasTrans : CblasNoTrans, r1 - r0, n, k, alpha, ap, a.ld, b.v, b.ld,
-                beta, c.v + (int64_t)r0 * n, n);
+    CS_CHECK(la_gemm_local(ta == 'T', tb == 'T', r1 - r0, n, k, alpha, ap, a.ld, b.v, b.ld, beta,
+                           c.v + (int64_t)r0 * n, n));
   int *counts = t->counts, *displs = t->displs; /* the team's, kept: no allocation per product */
   for (int r = 0; r < t->size; r++) {
     int a0, a1;
@@ -284,9 +283,8 @@ static int la_gemm_blocks(const la_team *t, char ta, char tb, double alpha, la_m
   const double *ap = ta == 'T' ? a.v + r0 : a.v + (int64_t)r0 * a.ld;
   const double *bp = tb == 'T' ? b.v + (int64_t)c0 * b.ld : b.v + c0;
   if (r1 > r0 && c1 > c0)
-    cblas_dgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
-                tb == 'T' ? CblasTrans : CblasNoTrans, r1 - r0, c1 - c0, k, alpha, ap, a.ld, bp,
-                b.ld, beta, c.v + (int64_t)r0 * c.ld + c0, c.ld);
+    CS_CHECK(la_gemm_local(ta == 'T', tb == 'T', r1 - r0, c1 - c0, k, alpha, ap, a.ld, bp, b.ld,
+                           beta, c.v + (int64_t)r0 * c.ld + c0, c.ld));
   /* all-gather the blocks (packed row-major) */
   int *counts = t->counts, *displs = t->displs, rc = CS_OK;
   double *all = NULL;
