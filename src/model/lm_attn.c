@@ -574,7 +574,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
     layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
     LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    /* the readout's product chunk by chunk: 128-row products take OpenBLAS's
+    /* the readout's product chunk by chunk: chunk-row products take la's
      * small-matrix kernels (docs/DECISIONS.md, "The lm family's weights
      * transposed once per forward, its loss through the vector exp") */
     int rows = lm_chunk_seqs(T) * T;

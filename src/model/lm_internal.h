@@ -85,9 +85,10 @@ typedef struct {
 /* The value passes of a block run over chunks of whole sequences of about
  * LM_CHUNK_ROWS rows (at least one sequence): a chunk's activations stay
  * in the core's cache from one pass to the next (docs/DECISIONS.md,
- * "Training speed"). A constant: a cell's result does not depend on it
- * varying. */
-#define LM_CHUNK_ROWS 128
+ * "Training speed"); 192 is a multiple of the 24-row blocks of la's small
+ * products (src/la/la_local.c), which pad any other count. A constant: a
+ * cell's result does not depend on it varying. */
+#define LM_CHUNK_ROWS 192
 
 /* Sequences per chunk for T positions. */
 static inline int lm_chunk_seqs(int T) { return LM_CHUNK_ROWS / T > 0 ? LM_CHUNK_ROWS / T : 1; }
