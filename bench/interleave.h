@@ -55,11 +55,12 @@ static inline void bench_cpu_model(char *buf, size_t len) {
   fclose(f);
 }
 
-/* "CPU <model name>, BLAS kernel <kernel>": what goes beside an absolute time. */
+/* "CPU <model name>, BLAS kernel <kernel>, libxsmm <target>": what goes
+ * beside an absolute time. */
 static inline void bench_machine_tag(char *buf, size_t len) {
   char cpu[256];
   bench_cpu_model(cpu, sizeof cpu);
-  snprintf(buf, len, "%s, BLAS kernel %s", cpu, la_blas_kernel());
+  snprintf(buf, len, "%s, BLAS kernel %s, libxsmm %s", cpu, la_blas_kernel(), la_small_target());
 }
 
 /* One line naming the machine: CPU, BLAS kernel, the OpenBLAS

@@ -2,6 +2,7 @@
 # End-to-end checks of the command line: exit statuses, messages, train output.
 source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 "$bin" --version >"$tmp/o" 2>&1; check version 0 $? "curvsweep 0" "$tmp/o"
+check version-small-products 0 0 "^small products: libxsmm, kernels for [a-z0-9_][a-z0-9_]*$" "$tmp/o"
 # one BLAS thread per process unless the user chose (docs/SWEEP.md, "Threads"):
 # without the default, OpenBLAS would take one thread per core
 env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OMP_NUM_THREADS "$bin" --version >"$tmp/o" 2>&1

@@ -84,6 +84,10 @@ void la_sum_rows(la_mat y, double *acc);
 /* Products of this thread that ran in libxsmm's small-matrix kernels
  * rather than OpenBLAS (la_local.c; tests and benchmarks). */
 uint64_t la_small_products(void);
+/* The instruction set libxsmm generates its kernels for on this CPU (its
+ * own name, e.g. "cpx", "hsw"): with the BLAS kernel, what decides a
+ * product's last bits. */
+const char *la_small_target(void);
 /* Floating-point operations issued through la on this thread (benchmarks). */
 uint64_t la_flop_count(void);
 void la_flop_reset(void);

@@ -195,8 +195,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "--version") == 0) {
     int threads = la_blas_threads();
-    printf("curvsweep %s\nBLAS: OpenBLAS, kernel %s, %d thread%s per process\n", CS_VERSION,
-           la_blas_kernel(), threads, threads == 1 ? "" : "s");
+    printf("curvsweep %s\nBLAS: OpenBLAS, kernel %s, %d thread%s per process\n"
+           "small products: libxsmm, kernels for %s\n",
+           CS_VERSION, la_blas_kernel(), threads, threads == 1 ? "" : "s", la_small_target());
     return EXIT_OK;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -60,6 +60,8 @@ static _Thread_local size_t la_pad_len;
 
 uint64_t la_small_products(void) { return la_small_count; }
 
+const char *la_small_target(void) { return libxsmm_get_target_arch(); }
+
 void la_local_release(void) {
   free(la_pad);
   la_pad = NULL;
