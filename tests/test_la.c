@@ -139,13 +139,14 @@ static void test_transposed_copy_is_exact(void **state) {
  * op(B) (any number of rows, a short last block included) or a small
  * weight-gradient product Aᵀ B go to libxsmm (la_small_products counts
  * them), each checked against the loops; alpha ≠ 1, beta ∉ {0, 1}, a
- * 512 × 512 B or a 128 × 128 × 4096 gradient product do not. */
+ * 512 × 512 or a 16 × 16 B, or a 128 × 128 × 4096 gradient product do
+ * not. */
 static void test_small_products_run_in_libxsmm(void **state) {
   (void)state;
   const int small[][4] = {/* ta, m, n, k */
                           {0, 256, 128, 128}, {0, 100, 131, 128}, {0, 768, 64, 16},
-                          {0, 5, 8, 8},       {0, 24, 16, 16},    {1, 128, 128, 256},
-                          {1, 16, 16, 768},   {1, 3, 128, 256}};
+                          {0, 5, 32, 16},     {0, 24, 16, 32},    {1, 128, 128, 256},
+                          {1, 16, 16, 768},   {1, 3, 128, 256},   {1, 5, 8, 8}};
   uint64_t seed = 100;
   for (size_t s = 0; s < sizeof small / sizeof small[0]; s++)
     for (int beta = 0; beta <= 1; beta++)
@@ -158,7 +159,7 @@ static void test_small_products_run_in_libxsmm(void **state) {
           fail_msg("%c%c %dx%dx%d beta %d did not run in libxsmm", small[s][0] ? 'T' : 'N',
                    tb ? 'T' : 'N', small[s][1], small[s][2], small[s][3], beta);
       }
-  const int large[][4] = {{0, 64, 512, 512}, {1, 128, 128, 4096}};
+  const int large[][4] = {{0, 64, 512, 512}, {1, 128, 128, 4096}, {0, 256, 16, 16}, {0, 40, 3, 16}};
   for (size_t s = 0; s < sizeof large / sizeof large[0]; s++) {
     uint64_t before = la_small_products();
     check_product(large[s][0] ? 'T' : 'N', 'N', large[s][1], large[s][2], large[s][3], 1.0, 1.0,
@@ -176,11 +177,11 @@ static void test_small_products_run_in_libxsmm(void **state) {
 /* A row of A B has the same bits in a product of 1, 7, 23, 24, 25 or 100
  * rows (the curvature field and the per-point path evaluate one point in
  * batches of different sizes): widths where libxsmm's register blocks
- * differ (131 and 33 columns, 4 or 128 inner), beta 0 and 1. */
+ * differ (3 to 257 columns, 2 to 200 inner), beta 0 and 1. */
 static void test_rows_do_not_depend_on_the_batch(void **state) {
   (void)state;
-  const int shapes[][2] = {{131, 128}, {33, 4}, {16, 16}, {64, 16}, {11, 8}, {3, 8}, {7, 4},
-                           {128, 32}};
+  const int shapes[][2] = {{131, 128}, {33, 16}, {24, 24}, {64, 16}, {7, 80}, {3, 200},
+                           {257, 2}, {128, 32}};
   const int batches[] = {1, 7, 23, 24, 25};
   enum { M = 100 };
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)

@@ -30,13 +30,17 @@
 
 /* Which products libxsmm runs (bench/small_products.c measures both
  * libraries on the shapes of the cells and around these bounds):
- *   - A as is: when op(B) has at most 2^16 entries (512 KB: 256 × 256),
- *     whatever the number of rows m. At 2^17 the two are even; larger
- *     op(B) (512 × 512) run twice as fast in OpenBLAS's cache-blocked
- *     kernels.
+ *   - A as is: when op(B) has 2^9 to 2^16 entries (4 KB to 512 KB: 16 × 32
+ *     to 256 × 256), whatever the number of rows m. At 2^17 the two are
+ *     even; larger op(B) (512 × 512) run twice as fast in OpenBLAS's
+ *     cache-blocked kernels. Below 2^9 (the reference cell's 16 × 16,
+ *     16 × 3 and 19 × 16 weights) OpenBLAS's small-matrix kernels were as
+ *     fast, and the 24-row blocks' calls and padding cost more than they
+ *     gain: the cell was no faster.
  *   - A transposed (Aᵀ B: the weight gradients, summed over the rows of
  *     a batch): when m·n·k ≤ 2^24 (the 256³ product); longer inner
  *     dimensions (128 × 128 × 2048) are faster in OpenBLAS. */
+#define LA_LOCAL_PANEL_MIN ((int64_t)1 << 9)
 #define LA_LOCAL_PANEL_MAX ((int64_t)1 << 16)
 #define LA_LOCAL_GRADIENT_MAX ((int64_t)1 << 24)
 
@@ -54,6 +58,26 @@
  * same way; 16 or 32 would not (16 = 6 + 5 + 5). test_la checks it. */
 #define LA_LOCAL_ROWS 24
 
+/* libxsmm's generated kernels leave the upper halves of the vector
+ * registers dirty (its code generator emits no vzeroupper). The code that
+ * runs next is mostly compiled for baseline x86-64, and on Intel cores a
+ * legacy SSE instruction after such a kernel waits for a state transition:
+ * a 256 × 16 × 3 product took 5.4 µs through la against 1.2 µs in the
+ * kernel, the rest at the first SSE instruction after it. So every return
+ * from libxsmm's code is followed by vzeroupper, where the CPU has AVX
+ * (libxsmm generates AVX code only there). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx"))) static void la_upper_clear_avx(void) { _mm256_zeroupper(); }
+static void la_upper_clear(void) {
+  static int has_avx = -1;
+  if (has_avx < 0) has_avx = __builtin_cpu_supports("avx") ? 1 : 0;
+  if (has_avx) la_upper_clear_avx();
+}
+#else
+static void la_upper_clear(void) {}
+#endif
+
 static _Thread_local uint64_t la_small_count;
 static _Thread_local double *la_pad;
 static _Thread_local size_t la_pad_len;
@@ -70,7 +94,8 @@ void la_local_release(void) {
 
 int la_local_small(int ta, int m, int n, int k, double alpha, double beta) {
   if (alpha != 1.0 || (beta != 0.0 && beta != 1.0) || k <= 0) return 0;
-  return ta ? (int64_t)m * n * k <= LA_LOCAL_GRADIENT_MAX : (int64_t)n * k <= LA_LOCAL_PANEL_MAX;
+  if (ta) return (int64_t)m * n * k <= LA_LOCAL_GRADIENT_MAX;
+  return (int64_t)n * k >= LA_LOCAL_PANEL_MIN && (int64_t)n * k <= LA_LOCAL_PANEL_MAX;
 }
 
 /* libxsmm's kernel for N' = cols columns of Cᵀ, or NULL when libxsmm does
@@ -94,6 +119,7 @@ static int la_small_rows(libxsmm_dmmfunction f, int m, int n, int k, const doubl
   int full = m - m % LA_LOCAL_ROWS, rem = m - full;
   for (int r0 = 0; r0 < full; r0 += LA_LOCAL_ROWS)
     f(b, a + (int64_t)r0 * lda, c + (int64_t)r0 * ldc);
+  la_upper_clear();
   if (!rem) return CS_OK;
   size_t need = (size_t)LA_LOCAL_ROWS * ((size_t)lda + (size_t)ldc);
   if (la_pad_len < need) {
@@ -110,6 +136,7 @@ static int la_small_rows(libxsmm_dmmfunction f, int m, int n, int k, const doubl
     else memset(cr, 0, sizeof(double) * n);
   }
   f(b, ap, cp);
+  la_upper_clear();
   for (int r = 0; r < rem; r++)
     memcpy(c + (int64_t)(full + r) * ldc, cp + (int64_t)r * ldc, sizeof(double) * n);
   return CS_OK;
@@ -122,6 +149,7 @@ int la_gemm_local(int ta, int tb, int m, int n, int k, double alpha, const doubl
       la_small_kernel(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc, ta ? m : LA_LOCAL_ROWS);
   if (f && ta) {
     f(b, a, c);
+    la_upper_clear();
     la_small_count++;
     return CS_OK;
   }
