@@ -16,6 +16,11 @@ source "${CS_SOURCE_DIR:?}/tests/support/common.sh"
 K=${CS_RACE_PROCS:-6} TRIALS=${CS_RACE_TRIALS:-10}
 spec="$src/tests/specs/lock-race.ini"
 state() { /usr/bin/python3 "$src/tests/lock_race_check.py" --state "$1"; } # "RUNS PENDING" of an archive
+# Each of the K processes started at once gets Open MPI session directories
+# under a root of its own: singletons starting in the same instant under one
+# root can pick the same directory (seen once: "mkdir .../jf.0/1/0: File
+# exists", MPI_Init failing), a failure of the MPI start, not of the lock.
+mpiroot=${OMPI_MCA_orte_tmpdir_base:-${TMPDIR:-/tmp}/cs-mpi-race-$$}
 
 "$bin" run "$spec" -o ref.h5 2>/dev/null || { echo "FAIL: reference run"; exit 1; }
 
@@ -45,7 +50,10 @@ trial() {
   local runs0=0 pend0=6
   [[ -f t.h5 ]] && read -r runs0 pend0 <<<"${before[$case]}"
   local pids=() k
-  for ((k = 0; k < K; k++)); do "$bin" run "$spec" -o t.h5 >/dev/null 2>"err$k" & pids+=($!); done
+  for ((k = 0; k < K; k++)); do
+    OMPI_MCA_orte_tmpdir_base="$mpiroot/p$k" "$bin" run "$spec" -o t.h5 >/dev/null 2>"err$k" &
+    pids+=($!)
+  done
   local writers=0 ok=1
   for ((k = 0; k < K; k++)); do
     wait "${pids[$k]}"; local rc=$?
@@ -86,8 +94,9 @@ widened_trial() {
   local n=$1 k pids=() writers=0 ok=1
   rm -f t.h5 t.h5.journal
   for ((k = 0; k < K; k++)); do
-    strace -f -qq -o /dev/null -P t.h5.journal -e trace=newfstatat,stat,openat,flock \
-      -e inject=newfstatat,stat,flock:delay_exit=100000 "$bin" run "$spec" -o t.h5 >/dev/null 2>"err$k" &
+    OMPI_MCA_orte_tmpdir_base="$mpiroot/p$k" strace -f -qq -o /dev/null -P t.h5.journal \
+      -e trace=newfstatat,stat,openat,flock -e inject=newfstatat,stat,flock:delay_exit=100000 \
+      "$bin" run "$spec" -o t.h5 >/dev/null 2>"err$k" &
     pids+=($!)
     sleep 0.03
   done
