@@ -20,7 +20,7 @@ state() { /usr/bin/python3 "$src/tests/lock_race_check.py" --state "$1"; } # "RU
 # under a root of its own: singletons starting in the same instant under one
 # root can pick the same directory (seen once: "mkdir .../jf.0/1/0: File
 # exists", MPI_Init failing), a failure of the MPI start, not of the lock.
-mpiroot=${OMPI_MCA_orte_tmpdir_base:-${TMPDIR:-/tmp}/cs-mpi-race-$$}
+mpiroot=${OMPI_MCA_orte_tmpdir_base:-$tmp/mpi}
 
 "$bin" run "$spec" -o ref.h5 2>/dev/null || { echo "FAIL: reference run"; exit 1; }
 

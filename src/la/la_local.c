@@ -70,9 +70,7 @@
 #include <immintrin.h>
 __attribute__((target("avx"))) static void la_upper_clear_avx(void) { _mm256_zeroupper(); }
 static void la_upper_clear(void) {
-  static int has_avx = -1;
-  if (has_avx < 0) has_avx = __builtin_cpu_supports("avx") ? 1 : 0;
-  if (has_avx) la_upper_clear_avx();
+  if (__builtin_cpu_supports("avx")) la_upper_clear_avx();
 }
 #else
 static void la_upper_clear(void) {}
@@ -147,14 +145,13 @@ int la_gemm_local(int ta, int tb, int m, int n, int k, double alpha, const doubl
   if (m <= 0 || n <= 0) return CS_OK;
   libxsmm_dmmfunction f =
       la_small_kernel(ta, tb, m, n, k, alpha, lda, ldb, beta, ldc, ta ? m : LA_LOCAL_ROWS);
-  if (f && ta) {
-    f(b, a, c);
-    la_upper_clear();
-    la_small_count++;
-    return CS_OK;
-  }
   if (f) {
-    CS_CHECK(la_small_rows(f, m, n, k, a, lda, b, beta, c, ldc));
+    if (ta) {
+      f(b, a, c);
+      la_upper_clear();
+    } else {
+      CS_CHECK(la_small_rows(f, m, n, k, a, lda, b, beta, c, ldc));
+    }
     la_small_count++;
     return CS_OK;
   }

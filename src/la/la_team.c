@@ -21,7 +21,6 @@
 
 #include "curvsweep/error.h"
 
-
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
