@@ -249,11 +249,12 @@ static void randomise_params(cs_model *M, uint64_t seed) {
   for (int64_t i = 0; i < model_param_count(M); i++) p[i] += 0.3 * rng_normal(&s);
 }
 
-/* NSEQ random sequences: BOS then tokens in 0..V-1; about half the
- * targets t ≥ 1 scored (at least one per sequence). */
-static void random_batch(int *tok, unsigned char *sc) {
-  rng_stream s = rng_stream_make(9, "test", 0, "tokens");
-  for (int p = 0; p < NSEQ; p++) {
+/* n random sequences from stream (seed, "test", 0, name): BOS then
+ * tokens in 0..V-1; about half the targets t ≥ 1 scored (at least one per
+ * sequence). */
+static void random_sequences(int n, uint64_t seed, const char *name, int *tok, unsigned char *sc) {
+  rng_stream s = rng_stream_make(seed, "test", 0, name);
+  for (int p = 0; p < n; p++) {
     tok[p * TT] = VV, sc[p * TT] = 0;
     for (int t = 1; t < TT; t++) {
       tok[p * TT + t] = (int)rng_below(&s, VV);
@@ -261,6 +262,9 @@ static void random_batch(int *tok, unsigned char *sc) {
     }
   }
 }
+
+/* The fixtures' NSEQ sequences. */
+static void random_batch(int *tok, unsigned char *sc) { random_sequences(NSEQ, 9, "tokens", tok, sc); }
 
 typedef struct {
   cs_config cfg;
@@ -452,6 +456,47 @@ static void test_gradients_match_reference(void **state) {
     }
     free(dir);
     fixture_free(&F);
+  }
+}
+
+/* model_train_step, the lm family's step chunk by chunk (src/model/lm_step.c),
+ * against model_forward, model_loss and model_backward on one batch of 33
+ * sequences of 13 positions, three chunks of 14, 14 and 5 sequences
+ * (LM_CHUNK_ROWS 192): the same loss and every gradient entry the same,
+ * bitwise, in every case. */
+#define STEP_SEQS 33
+static void test_train_step_matches_three_calls(void **state) {
+  (void)state;
+  static int tok[STEP_SEQS * TT];
+  static unsigned char sc[STEP_SEQS * TT];
+  random_sequences(STEP_SEQS, 21, "step tokens", tok, sc);
+  for (int i = 0; i < NCASES; i++) {
+    cs_config cfg = case_config(i);
+    cs_model *M;
+    cs_acts *A;
+    assert_ok(model_create(&cfg, NULL, &M));
+    assert_ok(model_acts_create(M, STEP_SEQS, 0, &A));
+    randomise_params(M, 11 + (uint64_t)i);
+    model_acts_bind_tokens(A, &(cs_token_batch){TT, tok, sc});
+    int64_t np = model_param_count(M);
+    double *g = model_grads(M), *want = malloc(sizeof(double) * (size_t)np), loss;
+    assert_non_null(want);
+    memset(g, 0, sizeof(double) * (size_t)np);
+    assert_ok(model_forward(M, A, STEP_SEQS, NULL));
+    double want_loss = model_loss(A, STEP_SEQS, NULL, NULL);
+    assert_ok(model_backward(M, A, STEP_SEQS, NULL));
+    memcpy(want, g, sizeof(double) * (size_t)np);
+    memset(g, 0, sizeof(double) * (size_t)np);
+    assert_ok(model_train_step(M, A, STEP_SEQS, NULL, NULL, &loss));
+    if (memcmp(&loss, &want_loss, sizeof loss) != 0)
+      fail_msg("case %d: loss %.17g, three calls %.17g", i, loss, want_loss);
+    for (int64_t k = 0; k < np; k++)
+      if (memcmp(&g[k], &want[k], sizeof(double)) != 0)
+        fail_msg("case %d: gradient entry %lld %.17g, three calls %.17g", i, (long long)k, g[k],
+                 want[k]);
+    free(want);
+    model_acts_free(A);
+    model_free(M);
   }
 }
 
@@ -781,6 +826,7 @@ int main(void) {
       cmocka_unit_test(test_forward_matches_reference),
       cmocka_unit_test(test_ablations_and_block_stats_match_reference),
       cmocka_unit_test(test_gradients_match_reference),
+      cmocka_unit_test(test_train_step_matches_three_calls),
       cmocka_unit_test(test_backward_vs_finite_differences),
       cmocka_unit_test(test_jets_vs_finite_differences),
       cmocka_unit_test(test_jets_first_rows_match_reference),

@@ -86,6 +86,15 @@ int model_loss_mse(cs_acts *acts, int n, const double *y, double *loss);
 /* Backward of the last forward + loss: accumulates dL/dθ into the grads
  * array (the caller zeroes it). Needs a value forward (jet_order 0). */
 int model_backward(cs_model *model, cs_acts *acts, int n, const double *x);
+/* One training step of a classification family: model_forward on n
+ * points x, model_loss against y (*loss) and, when the loss is finite,
+ * model_backward. A family may run the three as one pass over chunks of
+ * its inputs (the lm family, docs/DECISIONS.md "The lm family's training
+ * step, chunk by chunk"): the same bits, but the activations after the
+ * step are not the forward's, and with a non-finite loss the grads hold
+ * the backward's terms (the caller discards the step). */
+int model_train_step(cs_model *model, cs_acts *acts, int n, const double *x, const int *y,
+                     double *loss);
 
 /* ---- the lm family (docs/MODELS.md, "Language-model family") ----
  * Its inputs are token sequences: n sequences of T tokens (BOS = vocab at

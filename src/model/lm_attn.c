@@ -2,8 +2,9 @@
  * decoder-only causal transformer over token sequences, the model of
  * lm_internal.h. This file: the layout, the workspace, the forward pass
  * on values (training, evaluation: every position) and on second-order
- * jets of the last position (geometry), and the family's row of the table.
- * The loss and the backward are lm_backward.c.
+ * jets of the last position (geometry). The loss and the backward are
+ * lm_backward.c, the training step lm_step.c, the family's row of the
+ * table lm_family.c.
  *
  * Jets (docs/NUMERICS.md, "The lm family's probe plane"): the input x ∈ R^m
  * moves only the last token's embedding, h_0[T−1] = E[tok] + P[T−1] + Σ_a
@@ -63,7 +64,7 @@ static int probe_directions(const cs_model *M, double *u) {
  * per block ln_g, ln_b, Wq, Wk, Wv, (Wg, bg), Wo, bo and with an MLP
  * mlp/ln_g, mlp/ln_b, mlp/W1 (f × d), mlp/b1, mlp/W2 (d × f), mlp/b2;
  * final/ln_g, final/ln_b, readout/W (V × d), readout/b (docs/MODELS.md). */
-static int lm_layout_create(cs_model *M) {
+int lm_layout_create(cs_model *M) {
   int d = M->d, ng = M->n_gate, V = M->cfg.vocab, T = M->cfg.seq_len;
   int f = M->cfg.mlp_ratio * d;
   if (V < 4 || T < 2 || T > 256 || M->cfg.mlp_ratio < 0)
@@ -117,7 +118,7 @@ static int lm_layout_create(cs_model *M) {
 
 /* Products per sequence: per position [Q|K|V|Z], W_o, the MLP and the
  * readout; per head the causal Q Kᵀ and P V (T(T+1)/2 pairs each). */
-static double lm_flops_per_point(const cs_config *c) {
+double lm_flops_per_point(const cs_config *c) {
   double d = c->width, T = c->seq_len, V = c->vocab, f = (double)c->mlp_ratio * c->width;
   double ng = config_arch_gate_width(c->arch, c->width, c->heads);
   double block = T * (2 * d * (3 * d + ng) + 2 * d * d + 4 * d * f) + 2 * T * (T + 1) * d;
@@ -171,7 +172,7 @@ static int wt_alloc(const cs_model *M, lm_acts *S) {
   return CS_OK;
 }
 
-static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
+int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
   const lm_layout *Y = M->layout;
   lm_acts *S;
   CS_CHECK(CS_CALLOC(S, 1));
@@ -200,7 +201,7 @@ static int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order) {
 }
 #undef ALLOC
 
-static void lm_acts_free(void *fam) {
+void lm_acts_free(void *fam) {
   lm_acts *S = fam;
   if (!S) return;
   if (S->x)
@@ -256,10 +257,10 @@ static void transpose_weight(int out, int in, const double *W, double *wt) {
     for (int j = 0; j < in; j++) wt[(int64_t)j * out + i] = W[(int64_t)i * in + j];
 }
 
-/* Every block's small weights transposed into S->wt, once per forward:
- * the chunks' products (and the jet pass) read these copies. Timed as
- * GEMM, the work la_gemm did in each product before. */
-static void weights_transpose(const cs_model *M, lm_acts *S) {
+/* lm_internal.h: every block's small weights transposed into S->wt, once
+ * per forward: the chunks' products (and the jet pass) read these copies.
+ * Timed as GEMM, the work la_gemm did in each product before. */
+void lm_weights_transpose(const cs_model *M, lm_acts *S) {
   LA_PROF_BEGIN(t0);
   const double *W = M->params;
   int d = M->d, f = S->f;
@@ -314,9 +315,9 @@ static int lm_mlp_forward(const cs_model *M, const jet_shape *js, int N, const l
 
 /* ------------------------------------------------------ value forward */
 
-/* h_0 on values, NT × d: h_0[p, t] = E[tok_{p,t}] + P[t], plus Σ_a
- * x[p, a] u_a at t = T − 1 when x is given. */
-static void embed_values(const cs_model *M, int N, const int *tok, const double *x, double *X0) {
+/* lm_internal.h: h_0 on values, NT × d: h_0[p, t] = E[tok_{p,t}] + P[t],
+ * plus Σ_a x[p, a] u_a at t = T − 1 when x is given. */
+void lm_embed_values(const cs_model *M, int N, const int *tok, const double *x, double *X0) {
   const lm_layout *Y = M->layout;
   int d = M->d, T = Y->T, m = M->m;
   const double *E = M->params + Y->tok_emb, *Pe = M->params + Y->pos_emb;
@@ -457,8 +458,8 @@ static void attention_jets(const cs_model *M, const jet_shape *js, int T, int N,
  *                   the earlier positions' keys and values from S->cache[l]
  * (np jet points, R = np·C rows; the attention is the only step that
  * differs). */
-static int block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_cache *c, int N,
-                         int l, int ablate, const double *hin, double *hout) {
+int lm_block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_cache *c, int N,
+                     int l, int ablate, const double *hin, double *hout) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const double *W = M->params;
   int jets = js->C > 1, d = M->d, np = jets ? N : N * S->T;
@@ -525,7 +526,7 @@ static int block_values(const cs_model *M, lm_acts *S, int N, int l, int ablate,
     int n = N - p0 < per ? N - p0 : per;
     int64_t r = (int64_t)p0 * T;
     lm_cache c = lm_cache_rows(&S->cache[l], r, d, S->ldq, S->ng, M->H * T, S->f);
-    CS_CHECK(block_forward(M, &vjs, S, &c, n, l, ablate, hin + r * d, hout + r * d));
+    CS_CHECK(lm_block_forward(M, &vjs, S, &c, n, l, ablate, hin + r * d, hout + r * d));
   }
   return CS_OK;
 }
@@ -546,21 +547,30 @@ static void embed_jets(const cs_model *M, const jet_shape *js, int N, int T, con
 
 /* -------------------------------------------------------------- forward */
 
-static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+/* lm_internal.h: the bound tokens of N sequences in 0..V. */
+int lm_tokens_check(const cs_acts *A, int N) {
+  const lm_acts *S = A->fam;
+  const int *tok = A->tok.tokens;
+  int T = S->T;
+  for (int64_t i = 0; i < (int64_t)N * T; i++)
+    if (tok[i] < 0 || tok[i] > S->V)
+      return cs_error(CS_ERR_INPUT, "lm forward: token %d at sequence %lld, position %lld is "
+                      "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
+                      (long long)(i % T), S->V, S->V);
+  return CS_OK;
+}
+
+int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   const lm_layout *Y = M->layout;
   lm_acts *S = A->fam;
   const jet_shape *js = &A->js;
   jet_shape vjs = {.m = M->m, .C = 1};
   int d = M->d, T = S->T, NT = N * T, C = js->C;
   const int *tok = A->tok.tokens;
-  for (int64_t i = 0; i < (int64_t)NT; i++)
-    if (tok[i] < 0 || tok[i] > S->V)
-      return cs_error(CS_ERR_INPUT, "lm forward: token %d at sequence %lld, position %lld is "
-                      "outside 0..%d (vocab %d and BOS)", tok[i], (long long)(i / T),
-                      (long long)(i % T), S->V, S->V);
-  weights_transpose(M, S);
+  CS_CHECK(lm_tokens_check(A, N));
+  lm_weights_transpose(M, S);
   LA_PROF_BEGIN(t0);
-  embed_values(M, N, tok, x, S->x[0]);
+  lm_embed_values(M, N, tok, x, S->x[0]);
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   /* an intervention (model_ablation_deltas) on values only, at its block */
   for (int l = 0; l < M->L; l++) {
@@ -586,7 +596,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);
   for (int l = 0; l < M->L; l++)
-    CS_CHECK(block_forward(M, js, S, &S->jet, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
+    CS_CHECK(lm_block_forward(M, js, S, &S->jet, N, l, MODEL_ABLATE_NONE, A->h[l], A->h[l + 1]));
   return CS_OK;
 }
 
@@ -596,7 +606,7 @@ static int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
  * (T positions) a value workspace and the backward buffers; jets in chunks
  * of at most 8192 positions (src/train/cell.c) through the value workspace,
  * then C rows of the last position; tokens and masks as data. */
-static void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over) {
+void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over) {
   uint64_t d = (uint64_t)c->width, L = (uint64_t)c->depth, V = (uint64_t)c->vocab;
   uint64_t T = (uint64_t)c->seq_len, H = (uint64_t)c->heads, f = SIZE_MUL((uint64_t)c->mlp_ratio, d);
   uint64_t train = (uint64_t)c->train_points, test = (uint64_t)c->test_points;
@@ -627,26 +637,8 @@ static void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, in
 
 /* Block l's causal attention and gate after a value forward
  * (model_block_view): every position a query over the keys s ≤ t. */
-static void lm_block_view(const cs_model *M, const cs_acts *A, int N, int l, model_block_view *v) {
+void lm_block_view(const cs_model *M, const cs_acts *A, int N, int l, model_block_view *v) {
   const lm_acts *S = A->fam;
   const qkv_cache *at = &S->cache[l].at;
   *v = (model_block_view){at->p, M->n_gate ? at->g : NULL, (int64_t)N * S->T, S->T, S->T, 1};
 }
-
-const model_family_ops lm_family_ops = {
-    .layout = lm_layout_create,
-    .acts_create = lm_acts_create,
-    .acts_free = lm_acts_free,
-    .forward = lm_forward,
-    .loss = lm_loss,
-    .backward = lm_backward,
-    .flops_per_point = lm_flops_per_point,
-    .sink_sums = lm_sink_sums,
-    .sink_per_head = 1,
-    .memory = lm_memory,
-    .attn_map_sums = lm_attn_map_sums,
-    .gate_sums = lm_gate_sums,
-    .extreme_collect = lm_extreme_collect,
-    .block_view = lm_block_view,
-    .ablates = 1,
-};

@@ -20,6 +20,14 @@ CS_VECTOR_CLONES static void exp_shifted(int V, double mx, const double *restric
   for (int k = 0; k < V; k++) e[k] = exp(z[k] - mx);
 }
 
+/* dz[k] ← (dz[k]/sum − [k = target])/n, k < V: one vector pass (a
+ * division rounds alike in every lane width: the bits of the scalar loop). */
+CS_VECTOR_CLONES static void softmax_grad_row(int V, double sum, int target, double n,
+                                              double *restrict dz) {
+#pragma omp simd
+  for (int k = 0; k < V; k++) dz[k] = (dz[k] / sum - (k == target ? 1.0 : 0.0)) / n;
+}
+
 /* Next-token cross-entropy, logits NT × V (row p·T + t predicts token
  * t + 1 of sequence p), over the n_s scored targets:
  *   ℓ = (1/n_s) Σ_{scored (p, t+1)} (logsumexp(z_{p,t}) − z_{p,t}[tok_{p,t+1}])
@@ -30,38 +38,51 @@ CS_VECTOR_CLONES static void exp_shifted(int V, double mx, const double *restric
  * forward, its loss through the vector exp"). */
 double lm_loss(cs_acts *A, int N, const int *y, int *n_correct) {
   (void)y;
+  int64_t n_s = lm_scored_count(A, N);
+  double loss = 0.0;
+  int correct = 0;
+  lm_loss_rows(A, 0, (int64_t)N * ((const lm_acts *)A->fam)->T, n_s, &loss, &correct);
+  if (n_correct) *n_correct = correct;
+  return n_s ? loss / n_s : 0.0;
+}
+
+/* lm_internal.h: the scored targets of the N bound sequences. */
+int64_t lm_scored_count(const cs_acts *A, int N) {
+  const lm_acts *S = A->fam;
+  int T = S->T;
+  const unsigned char *sc = A->tok.scored;
+  int64_t n_s = 0;
+  for (int p = 0; p < N; p++)
+    for (int t = 1; t < T; t++) n_s += sc[(int64_t)p * T + t] != 0;
+  return n_s;
+}
+
+/* lm_internal.h: lm_loss's terms of value rows r0 .. r1 − 1, in order. */
+void lm_loss_rows(cs_acts *A, int64_t r0, int64_t r1, int64_t n_s, double *loss, int *correct) {
   LA_PROF_BEGIN(t0);
   const lm_acts *S = A->fam;
   int T = S->T, V = S->V;
   const int *tok = A->tok.tokens;
   const unsigned char *sc = A->tok.scored;
-  int64_t n_s = 0;
-  for (int p = 0; p < N; p++)
-    for (int t = 1; t < T; t++) n_s += sc[(int64_t)p * T + t] != 0;
-  double loss = 0.0;
-  int correct = 0;
-  for (int p = 0; p < N; p++)
-    for (int t = 0; t < T; t++) {
-      int64_t row = (int64_t)p * T + t;
-      double *dz = A->dlogits + row * V;
-      if (t + 1 == T || !sc[row + 1]) { /* no target scored from this row */
-        memset(dz, 0, sizeof(double) * (size_t)V);
-        continue;
-      }
-      const double *z = A->logits + row * V;
-      double mx = z[0], sum = 0.0;
-      int target = tok[row + 1], am = 0;
-      for (int k = 1; k < V; k++)
-        if (z[k] > mx) mx = z[k], am = k;
-      exp_shifted(V, mx, z, dz);
-      for (int k = 0; k < V; k++) sum += dz[k];
-      loss += mx + log(sum) - z[target];
-      correct += am == target;
-      for (int k = 0; k < V; k++) dz[k] = (dz[k] / sum - (k == target ? 1.0 : 0.0)) / n_s;
+  for (int64_t row = r0; row < r1; row++) {
+    int t = (int)(row % T);
+    double *dz = A->dlogits + row * V;
+    if (t + 1 == T || !sc[row + 1]) { /* no target scored from this row */
+      memset(dz, 0, sizeof(double) * (size_t)V);
+      continue;
     }
-  if (n_correct) *n_correct = correct;
+    const double *z = A->logits + row * V;
+    double mx = z[0], sum = 0.0;
+    int target = tok[row + 1], am = 0;
+    for (int k = 1; k < V; k++)
+      if (z[k] > mx) mx = z[k], am = k;
+    exp_shifted(V, mx, z, dz);
+    for (int k = 0; k < V; k++) sum += dz[k];
+    *loss += mx + log(sum) - z[target];
+    *correct += am == target;
+    softmax_grad_row(V, sum, target, (double)n_s, dz);
+  }
   LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-  return n_s ? loss / n_s : 0.0;
 }
 
 /* ------------------------------------------------------------- backward */
@@ -148,11 +169,11 @@ static int mlp_backward_lm(cs_model *M, lm_acts *S, int NT, const lm_layer *P, c
   return CS_OK;
 }
 
-/* One block backward on values of N sequences (a chunk, block_backward):
+/* lm_internal.h: one block backward on values of N sequences (a chunk, block_backward):
  * dXn (NT × d, gradient of the block's output) -> dX (gradient of its
  * input X); c the chunk's caches, S's backward buffers the chunk's. */
-static int block_backward_rows(cs_model *M, lm_acts *S, const lm_cache *c, int N, int l,
-                               const double *dXn, double *dX) {
+int lm_block_backward_rows(cs_model *M, lm_acts *S, const lm_cache *c, int N, int l,
+                           const double *dXn, double *dX) {
   const lm_layer *P = &((const lm_layout *)M->layout)->layer[l];
   const qkv_cache *at = &c->at;
   double *W = M->params, *Gr = M->grads;
@@ -198,7 +219,7 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
     Sc.gr.da += r * d, Sc.gr.du += r * d, Sc.gr.dgated += r * d, Sc.gr.dqkvz += r * ldq;
     Sc.dmid += r * d;
     if (f) Sc.dff += r * f, Sc.dff2 += r * f;
-    CS_CHECK(block_backward_rows(M, &Sc, &c, n, l, dXn + r * d, dX + r * d));
+    CS_CHECK(lm_block_backward_rows(M, &Sc, &c, n, l, dXn + r * d, dX + r * d));
   }
   return CS_OK;
 }
@@ -230,18 +251,25 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
     dXn = dX;
     dX = t;
   }
-  /* h_0[p, t] = E[tok] + P[t]:  dE[tok] += dh_0[p, t];  dP[t] += dh_0[p, t] */
-  LA_PROF_BEGIN(t1);
-  const int *tok = A->tok.tokens;
-  double *dE = G + Y->tok_emb, *dP = G + Y->pos_emb;
-  for (int p = 0; p < N; p++)
-    for (int t = 0; t < T; t++) {
-      const double *g = dXn + ((int64_t)p * T + t) * d;
-      double *e = dE + (int64_t)tok[(int64_t)p * T + t] * d, *pe = dP + (int64_t)t * d;
-      for (int k = 0; k < d; k++) e[k] += g[k], pe[k] += g[k];
-    }
-  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
+  lm_embed_backward(M, A, 0, NT, dXn);
   return CS_OK;
+}
+
+/* lm_internal.h: h_0[p, t] = E[tok] + P[t]:  dE[tok] += dh_0[p, t];
+ * dP[t] += dh_0[p, t], rows r0 .. r0 + rows − 1 in order (dh0 from row r0). */
+void lm_embed_backward(cs_model *M, const cs_acts *A, int64_t r0, int64_t rows,
+                       const double *dh0) {
+  LA_PROF_BEGIN(t1);
+  const lm_layout *Y = M->layout;
+  int d = M->d, T = ((const lm_acts *)A->fam)->T;
+  const int *tok = A->tok.tokens;
+  double *dE = M->grads + Y->tok_emb, *dP = M->grads + Y->pos_emb;
+  for (int64_t i = 0; i < rows; i++) {
+    const double *g = dh0 + i * d;
+    double *e = dE + (int64_t)tok[r0 + i] * d, *pe = dP + (int64_t)((r0 + i) % T) * d;
+    for (int k = 0; k < d; k++) e[k] += g[k], pe[k] += g[k];
+  }
+  LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
 }
 
 /* ------------------------------------------------- first-token share */

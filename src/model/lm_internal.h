@@ -1,8 +1,10 @@
 /* lm_internal.h — what the files of the lm family share (not a public
  * header): lm_products.c (the attention's token products, used by both
  * passes), lm_attn.c (layout, workspace, forward on values and on jets of
- * the last position, the family's row of the table) and lm_backward.c
- * (next-token loss, backward on values, first-token share). The model is
+ * the last position, the family's row of the table), lm_backward.c
+ * (next-token loss, backward on values, first-token share), lm_step.c
+ * (the training step: the three passes chunk by chunk) and lm_family.c
+ * (the family's row of the table). The model is
  * docs/MODELS.md's "Language-model family":
  *
  *   h_0[t]   = E[tok_t] + P[t]       (+ x_1 u_1 + x_2 u_2 at t = T − 1: the probe plane)
@@ -135,12 +137,58 @@ void lm_rows_gemm(lm_tri tri, int R, int K, int D, const double *A, int lda, con
 void lm_causal_dots(int T, int dh, const double *A, int lda, const double *X, int ldx, double *xt,
                     double *out);
 
+/* ---- lm_attn.c ---- */
+/* The family's operations of this file (model_family_ops): the layout,
+ * the workspace, the forward on values and on jets, the nominal flops,
+ * the memory-estimate terms, a block's attention and gate. */
+int lm_layout_create(cs_model *M);
+int lm_acts_create(const cs_model *M, cs_acts *A, int jet_order);
+void lm_acts_free(void *fam);
+int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x);
+double lm_flops_per_point(const cs_config *c);
+void lm_memory(const cs_config *c, uint64_t ng, model_memory_terms *t, int *over);
+void lm_block_view(const cs_model *M, const cs_acts *A, int N, int l, model_block_view *v);
+/* CS_ERR_INPUT naming the first bound token of the N sequences outside
+ * 0..V (vocabulary and BOS). */
+int lm_tokens_check(const cs_acts *A, int N);
+/* The blocks' small weights transposed into S->wt (lm_wt), once per forward. */
+void lm_weights_transpose(const cs_model *M, lm_acts *S);
+/* h_0 of N sequences on values (N·T × d) from their tokens tok (N × T)
+ * and the probe offsets x (N × m, or NULL). */
+void lm_embed_values(const cs_model *M, int N, const int *tok, const double *x, double *X0);
+/* Block l forward, hin -> hout: on values (js->C = 1) of N whole
+ * sequences, caches c (a chunk's view, lm_cache_rows); on the jets of the
+ * last position (C > 1), caches S->jet. ablate: MODEL_ABLATE_NONE, or the
+ * intervention of model_ablation at this block (values only). */
+int lm_block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_cache *c, int N, int l,
+                     int ablate, const double *hin, double *hout);
+
 /* ---- lm_backward.c ---- */
 /* Next-token cross-entropy over the scored targets of the bound batch
  * (A->tok), the family's loss op. */
 double lm_loss(cs_acts *A, int N, const int *y, int *n_correct);
+/* The scored targets n_s of the N bound sequences (lm_loss's divisor). */
+int64_t lm_scored_count(const cs_acts *A, int N);
+/* lm_loss's terms of value rows r0 .. r1 − 1 in order, from A->logits:
+ * *loss += each scored row's −log p(target), *correct += its right
+ * argmaxes, dlogits of the rows (0 on unscored rows, divided by n_s). */
+void lm_loss_rows(cs_acts *A, int64_t r0, int64_t r1, int64_t n_s, double *loss, int *correct);
 /* Backward of the last value forward and lm_loss (the family's backward op). */
 int lm_backward(cs_model *M, cs_acts *A, int N, const double *x);
+/* Block l backward on the values of N whole sequences: dXn (N·T × d, the
+ * gradient at the block's output) -> dX (at its input), caches c (the
+ * forward's, lm_cache_rows), S's backward buffers from their first row. */
+int lm_block_backward_rows(cs_model *M, lm_acts *S, const lm_cache *c, int N, int l,
+                           const double *dXn, double *dX);
+/* The embeddings' gradients from dh0, the gradient of h_0 at value rows
+ * r0 .. r0 + rows − 1 (dh0 from row r0), added in row order. */
+void lm_embed_backward(cs_model *M, const cs_acts *A, int64_t r0, int64_t rows, const double *dh0);
+
+/* ---- lm_step.c ---- */
+/* The family's train_step op: lm_forward, lm_loss and lm_backward on N
+ * bound sequences in one pass over chunks of sequences, with the same
+ * bits; *loss lm_loss's value, the gradient accumulated into M->grads. */
+int lm_train_step(cs_model *M, cs_acts *A, int N, const double *x, double *loss);
 
 /* The lm family's sequence statistics (its row's sink_sums, attn_map_sums
  * and extreme_collect, model_family_ops). The attention-sink sums after a

@@ -22,7 +22,7 @@
  * defined at the end of the family's file. */
 extern const model_family_ops memory_family_ops; /* memory_attn.c */
 extern const model_family_ops self_family_ops;   /* self_attn.c */
-extern const model_family_ops lm_family_ops;     /* lm_attn.c */
+extern const model_family_ops lm_family_ops;     /* lm_family.c */
 extern const model_family_ops mha_family_ops;    /* mha.c */
 
 static const model_family_ops *const FAMILY_OPS[FAMILY_COUNT] = {
@@ -233,6 +233,25 @@ int model_loss_mse(cs_acts *A, int N, const double *y, double *loss) {
 int model_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   if (A->js.C != 1) return cs_error(CS_ERR_INTERNAL, "model_backward needs a value forward");
   return M->ops->backward(M, A, N, x);
+}
+
+int model_train_step(cs_model *M, cs_acts *A, int N, const double *x, const int *y,
+                     double *loss) {
+  *loss = NAN;
+  if (M->ops->train_step && A->js.C == 1 && A->ablate_kind == MODEL_ABLATE_NONE) {
+    if (N > A->max_points)
+      return cs_error(CS_ERR_INTERNAL, "model_train_step: %d points exceed workspace of %d", N,
+                      A->max_points);
+    if (config_family_tokens(M->cfg.family) && (!A->tok.tokens || A->tok.T != M->cfg.seq_len))
+      return cs_error(CS_ERR_INTERNAL, "model_train_step: the %s family needs sequences of %d "
+                      "tokens bound (model_acts_bind_tokens)",
+                      config_family_name(M->cfg.family), M->cfg.seq_len);
+    A->n = N;
+    return M->ops->train_step(M, A, N, x, loss);
+  }
+  CS_CHECK(model_forward(M, A, N, x));
+  *loss = model_loss(A, N, y, NULL);
+  return isfinite(*loss) ? model_backward(M, A, N, x) : CS_OK;
 }
 
 /* Value forwards of a model over n inputs, with visit(M, A, cnt, p0, ctx)

@@ -156,6 +156,11 @@ struct model_family_ops {
   double (*loss_mse)(cs_acts *A, int N, const double *y);
   /* Backward of the last value forward and loss: dL/dθ accumulated into M->grads. */
   int (*backward)(cs_model *M, cs_acts *A, int N, const double *x);
+  /* Optional: forward, loss and backward of one training step on N
+   * points in one call (*loss the loss op's value), with the bits of the
+   * three calls; the activations after it are not those of a forward.
+   * NULL: model_train_step makes the three calls. */
+  int (*train_step)(cs_model *M, cs_acts *A, int N, const double *x, double *loss);
   /* Nominal flops of one forward per point (products only). */
   double (*flops_per_point)(const cs_config *cfg);
   /* The attention-sink sums after a value forward of N inputs (points, or

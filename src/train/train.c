@@ -198,8 +198,8 @@ static int train_loop(cs_model *M, const cs_config *cfg, const cs_dataset *tr,
         }
       }
       if (Ts > 0) model_acts_bind_tokens(s->acts, &(cs_token_batch){Ts, s->tb, s->sb});
-      CS_CHECK(model_forward(M, s->acts, nb, s->xb));
-      double loss = model_loss(s->acts, nb, s->yb, NULL);
+      double loss;
+      CS_CHECK(model_train_step(M, s->acts, nb, s->xb, s->yb, &loss));
       if (!isfinite(loss)) {
         res->status = CELL_DIVERGED;
         snprintf(res->message, sizeof res->message, "non-finite loss at epoch %d, step %lld",
@@ -207,8 +207,7 @@ static int train_loop(cs_model *M, const cs_config *cfg, const cs_dataset *tr,
         res->train_loss = loss;
         return CS_OK;
       }
-      /* grad is zero here: before the first step, and adam_step leaves it zero */
-      CS_CHECK(model_backward(M, s->acts, nb, s->xb));
+      /* grad held zero before the step: before the first step, and adam_step leaves it zero */
       t++;
       LA_PROF_BEGIN(t1);
       train_adam_step(s->n_runs, s->runs, s->run_decays, theta, grad, s->m, s->v,
