@@ -203,16 +203,25 @@ const double *model_logits(const cs_acts *A) { return A->logits; }
 
 void model_acts_bind_tokens(cs_acts *A, const cs_token_batch *batch) { A->tok = *batch; }
 
-int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+/* The inputs of a forward of N points (model_forward, model_train_step,
+ * named by who): within the workspace, a token family's sequences bound,
+ * x given unless a token family runs on values. */
+static int forward_inputs_check(const cs_model *M, const cs_acts *A, int N, const double *x,
+                                const char *who) {
   if (N > A->max_points)
-    return cs_error(CS_ERR_INTERNAL, "model_forward: %d points exceed workspace of %d", N,
+    return cs_error(CS_ERR_INTERNAL, "%s: %d points exceed workspace of %d", who, N,
                     A->max_points);
   if (config_family_tokens(M->cfg.family) && (!A->tok.tokens || A->tok.T != M->cfg.seq_len))
-    return cs_error(CS_ERR_INTERNAL, "model_forward: the %s family needs sequences of %d tokens "
-                    "bound (model_acts_bind_tokens)", config_family_name(M->cfg.family),
+    return cs_error(CS_ERR_INTERNAL, "%s: the %s family needs sequences of %d tokens bound "
+                    "(model_acts_bind_tokens)", who, config_family_name(M->cfg.family),
                     M->cfg.seq_len);
   if (!x && (!config_family_tokens(M->cfg.family) || A->js.C > 1))
-    return cs_error(CS_ERR_INTERNAL, "model_forward: no inputs x");
+    return cs_error(CS_ERR_INTERNAL, "%s: no inputs x", who);
+  return CS_OK;
+}
+
+int model_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
+  CS_CHECK(forward_inputs_check(M, A, N, x, "model_forward"));
   A->n = N;
   return M->ops->forward(M, A, N, x);
 }
@@ -239,13 +248,7 @@ int model_train_step(cs_model *M, cs_acts *A, int N, const double *x, const int 
                      double *loss) {
   *loss = NAN;
   if (M->ops->train_step && A->js.C == 1 && A->ablate_kind == MODEL_ABLATE_NONE) {
-    if (N > A->max_points)
-      return cs_error(CS_ERR_INTERNAL, "model_train_step: %d points exceed workspace of %d", N,
-                      A->max_points);
-    if (config_family_tokens(M->cfg.family) && (!A->tok.tokens || A->tok.T != M->cfg.seq_len))
-      return cs_error(CS_ERR_INTERNAL, "model_train_step: the %s family needs sequences of %d "
-                      "tokens bound (model_acts_bind_tokens)",
-                      config_family_name(M->cfg.family), M->cfg.seq_len);
+    CS_CHECK(forward_inputs_check(M, A, N, x, "model_train_step"));
     A->n = N;
     return M->ops->train_step(M, A, N, x, loss);
   }
