@@ -71,7 +71,7 @@ if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
   cmake -S "$root" -B "$san" -DCS_SANITIZE=ON >/dev/null
   # only what the sanitized tests below run (the other tests and the benches
   # stay unbuilt there: a third of the build)
-  cmake --build "$san" -j "$(nproc)" --target curvsweep journal_forge test_archive test_archive_resume test_archive_inputs test_spec test_analysis >/dev/null
+  cmake --build "$san" -j "$(nproc)" --target curvsweep journal_forge test_archive test_archive_resume test_archive_inputs test_spec test_spec_errors test_analysis >/dev/null
   reports=$(mktemp -d)
   # Reports go to files (a test that expects a failing exit status must not
   # hide one). halt_on_error: the first error ends the process; UBSan is built
@@ -90,7 +90,7 @@ if [[ "${CS_SANITIZE_TESTS:-1}" == 1 ]]; then
   # (LeakSanitizer cannot run under ptrace). Two at a time (none of them
   # times anything but its own hang bound); sanitize_sweep is
   # tests/sanitize/sweep.sh, registered in this build only.
-  sanitized='^(test_archive|test_archive_resume|test_archive_inputs|test_spec|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_report_dir|sh_lock_race|sh_salvage|sh_hostile|sanitize_sweep)$'
+  sanitized='^(test_archive|test_archive_resume|test_archive_inputs|test_spec|test_spec_errors|test_analysis|sh_cli|sh_bad_inputs|sh_analyze|sh_report_dir|sh_lock_race|sh_salvage|sh_hostile|sanitize_sweep)$'
   (cd "$san" && CS_RACE_TRIALS=3 CS_RACE_WIDENED=0 CS_HOSTILE_SECONDS=60 ctest --output-on-failure -j 2 \
     -R "$sanitized") || status=1
   if compgen -G "$reports/*" >/dev/null; then

@@ -153,11 +153,25 @@ cs_spec *spec_from(const char *text) {
   return s;
 }
 
-cs_spec *load_spec(const char *rel) {
+void spec_expect_bad(const char *text, const char *message) {
+  cs_spec *s = (cs_spec *)0x1;
+  cs_error_clear();
+  int rc = spec_load_string(text, "bad.ini", &s);
+  assert_int_equal(rc, CS_ERR_INPUT);
+  assert_null(s);
+  assert_string_equal(cs_error_message(), message);
+}
+
+char *fixture_source_path(const char *rel, char *buf, size_t len) {
   const char *dir = getenv("CS_SOURCE_DIR");
   assert_non_null(dir);
+  snprintf(buf, len, "%s/%s", dir, rel);
+  return buf;
+}
+
+cs_spec *load_spec(const char *rel) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  fixture_source_path(rel, path, sizeof path);
   cs_spec *s = NULL;
   int rc = spec_load_file(path, &s);
   if (rc) print_error("%s:\n", path);

@@ -89,6 +89,11 @@ char *read_text(const char *path); /* whole file, NUL-terminated; free() it */
 /* A spec from text (source name "inline.ini"), or from a file relative to
  * the source tree ($CS_SOURCE_DIR, set by ctest); fails the test on error. */
 cs_spec *spec_from(const char *text);
+/* The spec text must be refused (loaded as "bad.ini") with CS_ERR_INPUT
+ * and exactly this message. */
+void spec_expect_bad(const char *text, const char *message);
+/* buf ← $CS_SOURCE_DIR/rel (set by ctest, tests/tests.cmake); returns buf. */
+char *fixture_source_path(const char *rel, char *buf, size_t len);
 cs_spec *load_spec(const char *rel);
 
 /* The n results of spec analysed in memory into DIR/report, DIR a fresh
