@@ -86,7 +86,8 @@ typedef struct {
 
 /* The value passes of a block run over chunks of whole sequences of about
  * LM_CHUNK_ROWS rows (at least one sequence): a chunk's activations stay
- * in the core's cache from one pass to the next (docs/DECISIONS.md,
+ * in the core's cache from one pass to the next, and in a training step
+ * (lm_step.c) from its forward to its backward (docs/DECISIONS.md,
  * "Training speed"); 192 is a multiple of the 24-row blocks of la's small
  * products (src/la/la_local.c), which pad any other count. A constant: a
  * cell's result does not depend on it varying. */

@@ -5,8 +5,8 @@
  *
  * lm_forward, lm_loss and lm_backward run each pass over every chunk of
  * the batch before the next pass starts, so a step's activations (about
- * 7 KB per position and block at width 32) leave the core's cache between
- * the forward and the backward and come back from memory. Here one chunk
+ * 6.6 KB per position and block at width 32) leave the core's L2 between
+ * the forward and the backward and come back from L3. Here one chunk
  * (lm_chunk_seqs sequences, LM_CHUNK_ROWS positions) goes through every
  * block forward, the readout and the loss, then every block backward,
  * before the next chunk starts, and every chunk reuses the first rows of
