@@ -22,6 +22,10 @@ typedef struct {
 /* The caches of R rows, allocated zeroed (CS_ERR_NOMEM on failure; the
  * caller's ln_cache_free releases what was made), and their release. */
 int ln_cache_alloc(ln_cache *c, int64_t rows, int d);
+/* The caches of c from row r on (width d): a view of its later rows. */
+static inline ln_cache ln_cache_rows(const ln_cache *c, int64_t r, int d) {
+  return (ln_cache){c->xhat + r * d, c->rstd + r, c->a + r * d};
+}
 void ln_cache_free(ln_cache *c);
 
 /* dst[r, 0:w] = src[r, 0:w] for rows rows; lds, ldd the row strides. */

@@ -547,6 +547,21 @@ static void embed_jets(const cs_model *M, const jet_shape *js, int N, int T, con
 
 /* -------------------------------------------------------------- forward */
 
+/* lm_internal.h: LN_f and the readout at value rows r .. r + rows − 1. */
+int lm_readout_rows(const cs_model *M, cs_acts *A, int64_t r, int rows, const double *hL) {
+  const lm_layout *Y = M->layout;
+  lm_acts *S = A->fam;
+  jet_shape vjs = {.m = M->m, .C = 1};
+  const double *W = M->params;
+  int d = M->d;
+  ln_cache f = ln_cache_rows(&S->lnf, r, d);
+  LA_PROF_BEGIN(t0);
+  layernorm_forward(M, &vjs, rows, hL, W + Y->lnf_g, W + Y->lnf_b, &f, S->tmp);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  return linear_forward(M, &vjs, rows, d, Y->V, f.a, W + M->readout_W, W + M->readout_b,
+                        A->logits + r * Y->V);
+}
+
 /* lm_internal.h: the bound tokens of N sequences in 0..V. */
 int lm_tokens_check(const cs_acts *A, int N) {
   const lm_acts *S = A->fam;
@@ -561,10 +576,8 @@ int lm_tokens_check(const cs_acts *A, int N) {
 }
 
 int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
-  const lm_layout *Y = M->layout;
   lm_acts *S = A->fam;
   const jet_shape *js = &A->js;
-  jet_shape vjs = {.m = M->m, .C = 1};
   int d = M->d, T = S->T, NT = N * T, C = js->C;
   const int *tok = A->tok.tokens;
   CS_CHECK(lm_tokens_check(A, N));
@@ -578,20 +591,15 @@ int lm_forward(const cs_model *M, cs_acts *A, int N, const double *x) {
     CS_CHECK(block_values(M, S, N, l, ablate, S->x[l], S->x[l + 1]));
   }
   if (C == 1) {
-    /* logits = LN_f(h_L) W_rᵀ + b_r at every position */
-    const double *W = M->params;
     LA_PROF_BEGIN(t1);
     for (int l = 0; l <= M->L; l++) gather_last(N, T, d, S->x[l], A->h[l]);
-    layernorm_forward(M, &vjs, NT, S->x[M->L], W + Y->lnf_g, W + Y->lnf_b, &S->lnf, S->tmp);
     LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    /* the readout's product chunk by chunk: chunk-row products take la's
+    /* the readout chunk by chunk: chunk-row products take la's
      * small-matrix kernels (docs/DECISIONS.md, "The lm family's weights
      * transposed once per forward, its loss through the vector exp") */
     int rows = lm_chunk_seqs(T) * T;
     for (int r = 0; r < NT; r += rows)
-      CS_CHECK(linear_forward(M, &vjs, NT - r < rows ? NT - r : rows, d, Y->V,
-                              S->lnf.a + (int64_t)r * d, W + M->readout_W, W + M->readout_b,
-                              A->logits + (int64_t)r * Y->V));
+      CS_CHECK(lm_readout_rows(M, A, r, NT - r < rows ? NT - r : rows, S->x[M->L] + (int64_t)r * d));
     return CS_OK;
   }
   embed_jets(M, js, N, T, S->x[0], A->h[0]);

@@ -226,25 +226,17 @@ static int block_backward(cs_model *M, lm_acts *S, int N, int l, const double *d
 
 int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
   (void)x; /* the probe offset is not trained through */
-  const lm_layout *Y = M->layout;
   lm_acts *S = A->fam;
   int d = M->d, T = S->T, NT = N * T;
   double *W = M->params, *G = M->grads;
-  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  da_f = dlogits W_r (chunk by chunk, as
-   * the forward's product);  final LN */
+  /* readout: dW_r += dlogitsᵀ a_f;  db_r;  then da_f and the final LN
+   * chunk by chunk, as the forward's product */
   CS_CHECK(linear_backward(M, NT, d, S->V, S->lnf.a, W + M->readout_W, A->dlogits,
                            G + M->readout_W, G + M->readout_b, NULL, 0.0));
-  int rows = lm_chunk_seqs(T) * T;
-  for (int r = 0; r < NT; r += rows) {
-    int n = NT - r < rows ? NT - r : rows;
-    CS_CHECK(la_gemm('N', 'N', 1.0, VIEW(M, n, S->V, S->V, A->dlogits + (int64_t)r * S->V),
-                     VIEW(M, S->V, d, d, W + M->readout_W), 0.0,
-                     VIEW(M, n, d, d, S->gr.da + (int64_t)r * d)));
-  }
   double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
-  LA_PROF_BEGIN(t0);
-  layernorm_backward(M, NT, &S->lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dXn);
-  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
+  int rows = lm_chunk_seqs(T) * T;
+  for (int r = 0; r < NT; r += rows)
+    CS_CHECK(lm_readout_backward_rows(M, A, r, NT - r < rows ? NT - r : rows, dXn + (int64_t)r * d));
   for (int l = M->L - 1; l >= 0; l--) {
     CS_CHECK(block_backward(M, S, N, l, dXn, dX));
     double *t = dXn;
@@ -252,6 +244,22 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x) {
     dX = t;
   }
   lm_embed_backward(M, A, 0, NT, dXn);
+  return CS_OK;
+}
+
+/* lm_internal.h: da_f = dlogits W_r and the final LN's backward at value
+ * rows r .. r + rows − 1. */
+int lm_readout_backward_rows(cs_model *M, cs_acts *A, int64_t r, int rows, double *dh) {
+  const lm_layout *Y = M->layout;
+  lm_acts *S = A->fam;
+  double *W = M->params, *G = M->grads;
+  int d = M->d, V = S->V;
+  CS_CHECK(la_gemm('N', 'N', 1.0, VIEW(M, rows, V, V, A->dlogits + r * V),
+                   VIEW(M, V, d, d, W + M->readout_W), 0.0, VIEW(M, rows, d, d, S->gr.da)));
+  ln_cache f = ln_cache_rows(&S->lnf, r, d);
+  LA_PROF_BEGIN(t0);
+  layernorm_backward(M, rows, &f, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b, dh);
+  LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
   return CS_OK;
 }
 

@@ -1,7 +1,7 @@
 /* lm_internal.h — what the files of the lm family share (not a public
  * header): lm_products.c (the attention's token products, used by both
  * passes), lm_attn.c (layout, workspace, forward on values and on jets of
- * the last position, the family's row of the table), lm_backward.c
+ * the last position), lm_backward.c
  * (next-token loss, backward on values, first-token share), lm_step.c
  * (the training step: the three passes chunk by chunk) and lm_family.c
  * (the family's row of the table). The model is
@@ -102,12 +102,12 @@ static inline int lm_chunk_seqs(int T) { return LM_CHUNK_ROWS / T > 0 ? LM_CHUNK
 static inline lm_cache lm_cache_rows(const lm_cache *c, int64_t r, int d, int ldq, int ng, int HT,
                                      int f) {
   lm_cache s = *c;
-  s.at.ln.xhat += r * d, s.at.ln.rstd += r, s.at.ln.a += r * d;
+  s.at.ln = ln_cache_rows(&c->at.ln, r, d);
   s.at.qkvz += r * ldq, s.at.p += r * HT, s.at.o += r * d;
   if (ng) s.at.g += r * ng, s.at.pre += r * d, s.at.gated += r * d;
   s.mid += r * d;
   if (f) {
-    s.ln2.xhat += r * d, s.ln2.rstd += r, s.ln2.a += r * d;
+    s.ln2 = ln_cache_rows(&c->ln2, r, d);
     s.u += r * f, s.act += r * f, s.phi += r * f;
   }
   return s;
@@ -163,6 +163,10 @@ void lm_embed_values(const cs_model *M, int N, const int *tok, const double *x, 
  * intervention of model_ablation at this block (values only). */
 int lm_block_forward(const cs_model *M, const jet_shape *js, lm_acts *S, lm_cache *c, int N, int l,
                      int ablate, const double *hin, double *hout);
+/* logits = LN_f(h_L) W_rᵀ + b_r at value rows r .. r + rows − 1 (hL those
+ * rows of h_L): the final LayerNorm's caches (S->lnf) and A->logits at
+ * those rows. */
+int lm_readout_rows(const cs_model *M, cs_acts *A, int64_t r, int rows, const double *hL);
 
 /* ---- lm_backward.c ---- */
 /* Next-token cross-entropy over the scored targets of the bound batch
@@ -181,6 +185,11 @@ int lm_backward(cs_model *M, cs_acts *A, int N, const double *x);
  * forward's, lm_cache_rows), S's backward buffers from their first row. */
 int lm_block_backward_rows(cs_model *M, lm_acts *S, const lm_cache *c, int N, int l,
                            const double *dXn, double *dX);
+/* The readout's backward to h_L at value rows r .. r + rows − 1, after
+ * lm_loss_rows: da_f = dlogits W_r (in the first rows of S->gr.da), then
+ * the final LayerNorm's (its γ and β gradients added in row order) into
+ * dh (those rows). dW_r and db_r are the caller's. */
+int lm_readout_backward_rows(cs_model *M, cs_acts *A, int64_t r, int rows, double *dh);
 /* The embeddings' gradients from dh0, the gradient of h_0 at value rows
  * r0 .. r0 + rows − 1 (dh0 from row r0), added in row order. */
 void lm_embed_backward(cs_model *M, const cs_acts *A, int64_t r0, int64_t rows, const double *dh0);

@@ -27,11 +27,9 @@
 /* lm_internal.h: the training step on N bound sequences, x the probe
  * offsets (or NULL), *loss the mean loss (lm_loss). */
 int lm_train_step(cs_model *M, cs_acts *A, int N, const double *x, double *loss) {
-  const lm_layout *Y = M->layout;
   lm_acts *S = A->fam;
   jet_shape vjs = {.m = M->m, .C = 1};
-  double *W = M->params, *G = M->grads;
-  int d = M->d, T = S->T, V = S->V, L = M->L, per = lm_chunk_seqs(T);
+  int d = M->d, T = S->T, L = M->L, per = lm_chunk_seqs(T);
   CS_CHECK(lm_tokens_check(A, N));
   lm_weights_transpose(M, S);
   int64_t n_s = lm_scored_count(A, N);
@@ -45,31 +43,19 @@ int lm_train_step(cs_model *M, cs_acts *A, int N, const double *x, double *loss)
     LA_PROF_BEGIN(t0);
     lm_embed_values(M, n, A->tok.tokens + r, x ? x + (int64_t)p0 * M->m : NULL, S->x[0]);
     LA_PROF_END(t0, LA_PROF_ELEMENTWISE);
-    for (int l = 0; l < L; l++) {
-      lm_cache c = lm_cache_rows(&S->cache[l], 0, d, S->ldq, S->ng, M->H * T, S->f);
-      CS_CHECK(lm_block_forward(M, &vjs, S, &c, n, l, MODEL_ABLATE_NONE, S->x[l], S->x[l + 1]));
-    }
-    /* logits = LN_f(h_L) W_rᵀ + b_r, the chunk's rows of S->lnf and A->logits
-     * (the readout's backward reads every row of both after the loop) */
-    ln_cache lnf = {S->lnf.xhat + r * d, S->lnf.rstd + r, S->lnf.a + r * d};
-    LA_PROF_BEGIN(t1);
-    layernorm_forward(M, &vjs, (int)rows, S->x[L], W + Y->lnf_g, W + Y->lnf_b, &lnf, S->tmp);
-    LA_PROF_END(t1, LA_PROF_ELEMENTWISE);
-    CS_CHECK(linear_forward(M, &vjs, (int)rows, d, V, lnf.a, W + M->readout_W, W + M->readout_b,
-                            A->logits + r * V));
+    for (int l = 0; l < L; l++)
+      CS_CHECK(lm_block_forward(M, &vjs, S, &S->cache[l], n, l, MODEL_ABLATE_NONE, S->x[l],
+                                S->x[l + 1]));
+    /* logits at the chunk's rows of S->lnf and A->logits (the readout's
+     * weight gradient reads every row of both after the loop), the loss */
+    CS_CHECK(lm_readout_rows(M, A, r, (int)rows, S->x[L]));
     lm_loss_rows(A, r, r + rows, n_s, &sum, &correct);
-    /* backward: da_f = dlogits W_r;  the final LN;  the blocks, last first;
+    /* backward: the readout and the final LN;  the blocks, last first;
      * the embeddings */
     double *dXn = S->gr.dx_a, *dX = S->gr.dx_b;
-    CS_CHECK(la_gemm('N', 'N', 1.0, VIEW(M, (int)rows, V, V, A->dlogits + r * V),
-                     VIEW(M, V, d, d, W + M->readout_W), 0.0, VIEW(M, (int)rows, d, d, S->gr.da)));
-    LA_PROF_BEGIN(t2);
-    layernorm_backward(M, (int)rows, &lnf, W + Y->lnf_g, S->gr.da, G + Y->lnf_g, G + Y->lnf_b,
-                       dXn);
-    LA_PROF_END(t2, LA_PROF_ELEMENTWISE);
+    CS_CHECK(lm_readout_backward_rows(M, A, r, (int)rows, dXn));
     for (int l = L - 1; l >= 0; l--) {
-      lm_cache c = lm_cache_rows(&S->cache[l], 0, d, S->ldq, S->ng, M->H * T, S->f);
-      CS_CHECK(lm_block_backward_rows(M, S, &c, n, l, dXn, dX));
+      CS_CHECK(lm_block_backward_rows(M, S, &S->cache[l], n, l, dXn, dX));
       double *t = dXn;
       dXn = dX;
       dX = t;
@@ -77,8 +63,8 @@ int lm_train_step(cs_model *M, cs_acts *A, int N, const double *x, double *loss)
     lm_embed_backward(M, A, r, rows, dXn);
   }
   /* dW_r += dlogitsᵀ a_f;  db_r += Σ dlogits: over the whole batch, as lm_backward */
-  CS_CHECK(linear_backward(M, N * T, d, V, S->lnf.a, W + M->readout_W, A->dlogits,
-                           G + M->readout_W, G + M->readout_b, NULL, 0.0));
+  CS_CHECK(linear_backward(M, N * T, d, S->V, S->lnf.a, M->params + M->readout_W, A->dlogits,
+                           M->grads + M->readout_W, M->grads + M->readout_b, NULL, 0.0));
   *loss = n_s ? sum / n_s : 0.0;
   return CS_OK;
 }
